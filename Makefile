@@ -1,0 +1,34 @@
+# zflux: `make demo` runs a live local cluster, `make test` runs every test.
+# Both install what they need first (libzmq3-dev via apt when it is missing).
+
+SWIFT  ?= swift
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+ZFLUX  := .build/debug/zflux
+
+.PHONY: all deps build demo test clean help
+
+all: build
+
+help:
+	@echo "make demo   start a local cluster (dispatcher + todo + counter stores) and watch it live"
+	@echo "make test   build and run every test (unit and real-process integration)"
+	@echo "make build  build the zflux binary (.build/debug/zflux)"
+
+# libzmq's headers and pkg-config file; installed only when missing.
+deps:
+	@if ! dpkg -s libzmq3-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
+		echo "==> installing libzmq3-dev and pkg-config"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+demo: build
+	$(ZFLUX) demo $(DEMO_ARGS)
+
+test: build
+	$(SWIFT) test $(TEST_ARGS)
+
+clean:
+	rm -rf .build .zflux

@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "zflux",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "FluxCore", targets: ["FluxCore"]),
+        .library(name: "Dispatcher", targets: ["Dispatcher"]),
+        .library(name: "StoreNode", targets: ["StoreNode"]),
+        .library(name: "ViewNode", targets: ["ViewNode"]),
+        .library(name: "Examples", targets: ["Examples"]),
+        .executable(name: "zflux", targets: ["zflux"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CZMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(name: "ZeroMQ", dependencies: ["CZMQ"]),
+        .target(name: "FluxCore", dependencies: []),
+        .target(name: "NodeSupport", dependencies: [
+            "ZeroMQ", "FluxCore", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "Dispatcher", dependencies: ["NodeSupport"]),
+        .target(name: "StoreNode", dependencies: ["NodeSupport"]),
+        .target(name: "ViewNode", dependencies: ["NodeSupport"]),
+        .target(name: "Examples", dependencies: ["FluxCore"]),
+        .executableTarget(name: "zflux", dependencies: [
+            "Dispatcher", "StoreNode", "ViewNode", "Examples",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples"]),
+        .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,273 @@
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+import ZeroMQ
+
+/// The single sequencer: stamps every accepted action with the next global sequence number, keeps it
+/// in its log, broadcasts it to every store, and serves replays of the log.
+///
+/// Sockets (all owned by the node's own thread):
+/// - intake ROUTER: DISPATCH → ACK(seq) or NACK(reason); STATUS-REQUEST → STATUS.
+/// - actions PUB: ACTION in sequence order, and HEARTBEAT(seq = newest) every heartbeat interval.
+/// - replay ROUTER: REPLAY-REQUEST(from) → REPLAY-BATCH… then REPLAY-END(newest).
+public final class DispatcherNode: Sendable {
+    public struct Configuration: Sendable {
+        public var intake: String
+        public var actions: String
+        public var replay: String
+        /// The apps whose actions are accepted; anything else is NACKed.
+        public var apps: [any AnyApp]
+        public var heartbeatMilliseconds: Int = 200
+        /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
+        public var replayBatchSize: Int = 512
+        public var replayBatchesPerRequest: Int = 64
+        /// Dispatches remembered per client for deduplicating retries.
+        public var dedupWindow: Int = 4096
+
+        public init(intake: String, actions: String, replay: String, apps: [any AnyApp]) {
+            self.intake = intake
+            self.actions = actions
+            self.replay = replay
+            self.apps = apps
+        }
+
+        public init(topology: Topology, apps: [any AnyApp]) {
+            self.init(intake: topology.dispatcher.intake, actions: topology.dispatcher.actions,
+                      replay: topology.dispatcher.replay, apps: apps)
+            heartbeatMilliseconds = topology.heartbeatMilliseconds
+        }
+    }
+
+    public let configuration: Configuration
+    private let context: Context
+    private let logger: Logger
+    private let control: NodeControl<Never>
+    /// Opens once every socket is bound (or with the bind error).
+    public let ready = ReadyLatch()
+
+    public init(configuration: Configuration, context: Context = .shared, logger: Logger) throws {
+        self.configuration = configuration
+        self.context = context
+        self.logger = logger
+        self.control = try NodeControl()
+    }
+
+    /// Runs until `stop()` or cancellation.
+    public func run() async throws {
+        let configuration = configuration, context = context, logger = logger, control = control, ready = ready
+        try await runOnNodeThread(name: "zflux-dispatcher", control: control) {
+            let loop: DispatcherLoop
+            do {
+                loop = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control)
+            } catch {
+                ready.open(error: "\(error)")
+                throw error
+            }
+            ready.open()
+            try loop.run()
+        }
+    }
+
+    public func stop() { control.requestStop() }
+}
+
+/// The dispatcher's event loop and everything it owns. Lives and dies on the node thread.
+final class DispatcherLoop {
+    let configuration: DispatcherNode.Configuration
+    let logger: Logger
+    let control: NodeControl<Never>
+    let intake: Socket
+    let publisher: Socket
+    let replay: Socket
+    let apps: [String: any AnyApp]
+
+    /// Every sequenced action, in order: `log[i]` has seq `i + 1`.
+    var log: [Message] = []
+    var head: UInt64 { UInt64(log.count) }
+    var dedup: DedupTable
+    var nextHeartbeat: UInt64 = 0
+    var accepted: UInt64 = 0
+    var rejected: UInt64 = 0
+    let startedAt = MonotonicClock.nowMilliseconds()
+
+    init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.control = control
+        self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.dedup = DedupTable(window: configuration.dedupWindow)
+        intake = try SocketDefaults.router(context)
+        publisher = try SocketDefaults.publisher(context)
+        replay = try SocketDefaults.router(context)
+        try publisher.bind(configuration.actions)
+        try replay.bind(configuration.replay)
+        // Bind the intake last: a client that gets through can be sure its action will be broadcast.
+        try intake.bind(configuration.intake)
+    }
+
+    deinit {
+        intake.close()
+        publisher.close()
+        replay.close()
+    }
+
+    func run() throws {
+        logger.info("dispatcher running", metadata: [
+            "intake": "\(configuration.intake)", "actions": "\(configuration.actions)", "replay": "\(configuration.replay)",
+        ])
+        var poller = Poller()
+        let intakeIndex = poller.add(.socket(intake))
+        let replayIndex = poller.add(.socket(replay))
+        let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
+        while !control.stopRequested {
+            let now = MonotonicClock.nowMilliseconds()
+            if now >= nextHeartbeat {
+                publishHeartbeat()
+                nextHeartbeat = now + UInt64(configuration.heartbeatMilliseconds)
+            }
+            _ = try poller.poll(timeoutMilliseconds: Int(nextHeartbeat - min(nextHeartbeat, MonotonicClock.nowMilliseconds())))
+            if poller.isReadable(wakeIndex) { _ = control.takeAll() }
+            if poller.isReadable(intakeIndex) { try drainIntake() }
+            if poller.isReadable(replayIndex) { try drainReplay() }
+        }
+        logger.info("dispatcher stopped", metadata: ["head": "\(head)"])
+    }
+
+    // MARK: Intake
+
+    func drainIntake() throws {
+        // Bounded so that replay requests and heartbeats are never starved by a flood.
+        for _ in 0..<4096 {
+            guard let frames = try intake.receive(dontWait: true) else { return }
+            handleIntake(frames)
+        }
+    }
+
+    func handleIntake(_ frames: [[UInt8]]) {
+        guard let peer = frames.first, !peer.isEmpty else { return }
+        let message: Message
+        do {
+            message = try Message.split(routed: frames).message
+        } catch {
+            rejected += 1
+            reply(intake, to: peer, Message(header: Header(kind: .nack), payload: Array("bad message: \(error)".utf8)))
+            return
+        }
+        let header = message.header
+        switch header.kind {
+        case .dispatch:
+            handleDispatch(message, from: peer)
+        case .statusRequest:
+            reply(intake, to: peer, Message(header: Header(kind: .status, seq: head), payload: statusDocument()))
+        default:
+            rejected += 1
+            nack(peer, header, "the intake accepts DISPATCH and STATUS-REQUEST, not \(header.kind)")
+        }
+    }
+
+    func handleDispatch(_ message: Message, from peer: [UInt8]) {
+        let header = message.header
+        if header.clientID != 0, let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
+            // A retry of something already sequenced: answer again, sequence nothing.
+            reply(intake, to: peer, Message(header: Header(
+                kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq)))
+            return
+        }
+        let appName = message.topicString
+        guard let app = apps[appName] else {
+            rejected += 1
+            let known = apps.keys.sorted().joined(separator: ", ")
+            nack(peer, header, "unknown app '\(appName)' (this cluster runs: \(known))")
+            return
+        }
+        guard !header.actionType.isEmpty else {
+            rejected += 1
+            nack(peer, header, "DISPATCH without an action type")
+            return
+        }
+        do {
+            try app.check(actionType: header.actionType, payload: message.payload)
+        } catch {
+            rejected += 1
+            nack(peer, header, error.reason)
+            return
+        }
+        let seq = head + 1
+        let action = Message(topic: message.topic, header: Header(
+            kind: .action, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq,
+            timestamp: WallClock.nowNanoseconds(), actionType: header.actionType), payload: message.payload)
+        log.append(action)
+        accepted += 1
+        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: seq) }
+        publish(action)
+        reply(intake, to: peer, Message(header: Header(
+            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq)))
+    }
+
+    func nack(_ peer: [UInt8], _ header: Header, _ reason: String) {
+        logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
+        reply(intake, to: peer, Message(header: Header(
+            kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8)))
+    }
+
+    /// Sends to one ROUTER peer. A peer that has gone (EHOSTUNREACH) or is not reading (EAGAIN) loses
+    /// this reply; its retry will be answered from the dedup table.
+    func reply(_ socket: Socket, to peer: [UInt8], _ message: Message) {
+        do {
+            try socket.send(message.routedFrames(to: peer), dontWait: true)
+        } catch {
+            logger.debug("reply not delivered", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func publish(_ message: Message) {
+        do {
+            try publisher.send(message.frames, dontWait: true)
+        } catch {
+            logger.warning("publish failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func publishHeartbeat() {
+        publish(Message(header: Header(kind: .heartbeat, seq: head, timestamp: WallClock.nowNanoseconds())))
+    }
+
+    // MARK: Replay
+
+    func drainReplay() throws {
+        for _ in 0..<256 {
+            guard let frames = try replay.receive(dontWait: true) else { return }
+            guard let peer = frames.first, !peer.isEmpty,
+                  let request = try? Message.split(routed: frames).message else { continue }
+            switch request.kind {
+            case .replayRequest: serveReplay(request.header, to: peer)
+            case .statusRequest: reply(replay, to: peer, Message(header: Header(kind: .status, seq: head), payload: statusDocument()))
+            default: continue
+            }
+        }
+    }
+
+    func serveReplay(_ request: Header, to peer: [UInt8]) {
+        let from = max(request.seq, 1)
+        let upTo = request.ref == 0 ? head : min(request.ref, head)
+        var next = from
+        var batches = 0
+        while next <= upTo && batches < configuration.replayBatchesPerRequest {
+            let end = min(upTo, next + UInt64(configuration.replayBatchSize) - 1)
+            let slice = Array(log[Int(next - 1)..<Int(end)])
+            reply(replay, to: peer, Message(header: Header(kind: .replayBatch, seq: next, ref: end), payload: ReplayBatch.encode(slice)))
+            next = end + 1
+            batches += 1
+        }
+        reply(replay, to: peer, Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1)))
+    }
+
+    func statusDocument() -> [UInt8] {
+        let status: [String: Any] = [
+            "role": "dispatcher", "pid": Int(getpid()), "head": Int(head), "accepted": Int(accepted),
+            "rejected": Int(rejected), "uptime_ms": Int(MonotonicClock.nowMilliseconds() - startedAt),
+        ]
+        return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
+    }
+}

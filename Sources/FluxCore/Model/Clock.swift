@@ -1,0 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Clock readings used by nodes: wall time for action timestamps, monotonic time for timeouts.
+public enum WallClock {
+    /// Nanoseconds since the Unix epoch.
+    public static func nowNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}
+
+public enum MonotonicClock {
+    /// Nanoseconds from an arbitrary fixed point; never goes backwards.
+    public static func nowNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    public static func nowMilliseconds() -> UInt64 { nowNanoseconds() / 1_000_000 }
+}

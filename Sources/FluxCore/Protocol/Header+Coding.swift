@@ -1,0 +1,74 @@
+extension Header {
+    /// The header's wire bytes.
+    public func encoded() -> [UInt8] {
+        let type = Array(actionType.utf8)
+        precondition(type.count <= Header.maxActionTypeLength, "action type longer than 255 bytes")
+        var out = [UInt8]()
+        out.reserveCapacity(Header.fixedSize + type.count)
+        out.append(Header.magic.0)
+        out.append(Header.magic.1)
+        out.append(Header.protocolVersion)
+        out.append(kind.rawValue)
+        out.appendLittleEndian(flags.rawValue)
+        out.appendLittleEndian(UInt16(type.count))
+        out.appendLittleEndian(seq)
+        out.appendLittleEndian(ref)
+        out.appendLittleEndian(clientID)
+        out.appendLittleEndian(clientSeq)
+        out.appendLittleEndian(UInt64(bitPattern: timestamp))
+        out.append(contentsOf: type)
+        return out
+    }
+
+    /// Decodes a header, or throws a `ProtocolError` naming the first thing that is wrong.
+    public init(decoding bytes: [UInt8]) throws(ProtocolError) {
+        guard bytes.count >= Header.fixedSize else {
+            throw ProtocolError(.truncated, "header is \(bytes.count) bytes, needs at least \(Header.fixedSize)")
+        }
+        guard bytes[0] == Header.magic.0, bytes[1] == Header.magic.1 else {
+            throw ProtocolError(.badMagic, "header magic is not 'ZF'")
+        }
+        guard bytes[2] == Header.protocolVersion else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[2]) is not supported (this node speaks 1)")
+        }
+        guard let kind = MessageKind(rawValue: bytes[3]) else {
+            throw ProtocolError(.unknownKind, "message kind \(bytes[3]) is unknown")
+        }
+        let typeLength = Int(bytes.readLittleEndian(UInt16.self, at: 6))
+        guard bytes.count == Header.fixedSize + typeLength else {
+            throw ProtocolError(.truncated, "header says the action type is \(typeLength) bytes but \(bytes.count - Header.fixedSize) follow")
+        }
+        let type = bytes[Header.fixedSize...]
+        if typeLength > 0 && !Header.isValidActionType(type) {
+            throw ProtocolError(.badActionType, "action type is not a name of letters, digits and '_'")
+        }
+        self.init(
+            kind: kind,
+            flags: Flags(rawValue: bytes.readLittleEndian(UInt16.self, at: 4)),
+            seq: bytes.readLittleEndian(UInt64.self, at: 8),
+            ref: bytes.readLittleEndian(UInt64.self, at: 16),
+            clientID: bytes.readLittleEndian(UInt64.self, at: 24),
+            clientSeq: bytes.readLittleEndian(UInt64.self, at: 32),
+            timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: 40)),
+            actionType: String(decoding: type, as: UTF8.self)
+        )
+    }
+}
+
+extension Array where Element == UInt8 {
+    @inlinable
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        var v = value.littleEndian
+        Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
+    }
+
+    /// Reads a little-endian integer; the caller has checked the bounds.
+    @inlinable
+    func readLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+        var value: T = 0
+        for index in 0..<MemoryLayout<T>.size {
+            value |= T(truncatingIfNeeded: self[offset + index]) << (8 * index)
+        }
+        return value
+    }
+}

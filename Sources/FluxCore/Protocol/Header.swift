@@ -1,0 +1,69 @@
+/// The fixed binary header carried in the second frame of every message (docs/PROTOCOL.md).
+///
+/// Layout, all integers little-endian:
+/// ```
+/// offset size field
+///      0    2 magic "ZF" (0x5A 0x46)
+///      2    1 protocol version (1)
+///      3    1 message kind
+///      4    2 flags
+///      6    2 action type length in bytes (n, at most 255)
+///      8    8 seq
+///     16    8 ref
+///     24    8 client id
+///     32    8 client seq
+///     40    8 timestamp, nanoseconds since the Unix epoch
+///     48    n action type, ASCII letters, digits and '_'
+/// ```
+public struct Header: Equatable, Sendable {
+    public static let magic: (UInt8, UInt8) = (0x5A, 0x46)
+    public static let protocolVersion: UInt8 = 1
+    public static let fixedSize = 48
+    public static let maxActionTypeLength = 255
+
+    public struct Flags: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt16
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// STATE / SNAPSHOT: the payload is the whole state (not a change).
+        public static let fullState = Flags(rawValue: 1 << 0)
+        /// HEARTBEAT from a store: the store is still catching up with the dispatcher.
+        public static let catchingUp = Flags(rawValue: 1 << 1)
+        /// REPLAY-END: the requested start is older than the dispatcher still holds.
+        public static let truncatedHistory = Flags(rawValue: 1 << 2)
+    }
+
+    public var kind: MessageKind
+    public var flags: Flags
+    /// ACTION, ACK, replay: the global sequence number. STATE, SNAPSHOT, store HEARTBEAT: the version.
+    public var seq: UInt64
+    /// STATE: the version this update follows. REPLAY-REQUEST: the last seq wanted (0 = up to the newest).
+    public var ref: UInt64
+    public var clientID: UInt64
+    public var clientSeq: UInt64
+    /// Nanoseconds since the Unix epoch; stamped by the dispatcher on ACTION.
+    public var timestamp: Int64
+    /// The action's case name (DISPATCH, ACTION); empty for other kinds.
+    public var actionType: String
+
+    public init(
+        kind: MessageKind, flags: Flags = [], seq: UInt64 = 0, ref: UInt64 = 0, clientID: UInt64 = 0,
+        clientSeq: UInt64 = 0, timestamp: Int64 = 0, actionType: String = ""
+    ) {
+        self.kind = kind
+        self.flags = flags
+        self.seq = seq
+        self.ref = ref
+        self.clientID = clientID
+        self.clientSeq = clientSeq
+        self.timestamp = timestamp
+        self.actionType = actionType
+    }
+
+    /// True for a non-empty name of ASCII letters, digits and '_' that starts with a letter or '_',
+    /// at most 255 bytes: the names Swift enum cases can have, and safe to splice into JSON.
+    public static func isValidActionType(_ name: some Collection<UInt8>) -> Bool {
+        guard let first = name.first, name.count <= maxActionTypeLength else { return false }
+        func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95 }
+        return isLetter(first) && name.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) }
+    }
+}

@@ -1,0 +1,47 @@
+/// Every kind of message in wire protocol v1 (docs/PROTOCOL.md).
+public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// client → dispatcher intake: an action to sequence.
+    case dispatch = 1
+    /// dispatcher → client: the action was sequenced as `seq`.
+    case ack = 2
+    /// dispatcher → client: the action was refused; the payload is the UTF-8 reason.
+    case nack = 3
+    /// dispatcher → stores (PUB), and inside replay batches: one sequenced action.
+    case action = 4
+    /// dispatcher or store → subscribers (PUB): liveness plus the newest seq / version.
+    case heartbeat = 5
+    /// store → views (PUB): state at `seq` = version.
+    case state = 6
+    /// view → store: send me your whole state.
+    case snapshotRequest = 7
+    /// store → view: the whole state at `seq` = version.
+    case snapshot = 8
+    /// store → dispatcher replay: send actions from `seq` on.
+    case replayRequest = 9
+    /// dispatcher → store: a batch of consecutive actions.
+    case replayBatch = 10
+    /// dispatcher → store: the end of a replay; `seq` is the dispatcher's newest seq.
+    case replayEnd = 11
+    /// anyone → a node's ROUTER: describe yourself.
+    case statusRequest = 12
+    /// node → asker: a JSON status document.
+    case status = 13
+
+    public var description: String {
+        switch self {
+        case .dispatch: "DISPATCH"
+        case .ack: "ACK"
+        case .nack: "NACK"
+        case .action: "ACTION"
+        case .heartbeat: "HEARTBEAT"
+        case .state: "STATE"
+        case .snapshotRequest: "SNAPSHOT-REQUEST"
+        case .snapshot: "SNAPSHOT"
+        case .replayRequest: "REPLAY-REQUEST"
+        case .replayBatch: "REPLAY-BATCH"
+        case .replayEnd: "REPLAY-END"
+        case .statusRequest: "STATUS-REQUEST"
+        case .status: "STATUS"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import FluxCore
+import Foundation
+import ZeroMQ
+
+/// The outcome of one dispatch.
+public enum DispatchOutcome: Equatable, Sendable {
+    /// Sequenced as `seq`.
+    case acknowledged(seq: UInt64)
+    /// Refused; nothing was sequenced.
+    case rejected(reason: String)
+    /// No answer within the timeout, after every retry.
+    case timedOut
+}
+
+/// A blocking client of the dispatcher's intake, for the CLI and for tests.
+///
+/// It owns a DEALER socket, so it belongs to the thread that created it. A dispatch that is not
+/// answered within `retryInterval` is sent again with the same (client id, client seq); the dispatcher
+/// deduplicates, so a retry never becomes a second action.
+public final class DispatchConnection {
+    public let clientID: UInt64
+    private var nextClientSeq: UInt64 = 1
+    private let socket: Socket
+    public var retryInterval: Duration = .milliseconds(1000)
+    public var timeout: Duration = .seconds(5)
+
+    public init(context: Context = .shared, intake endpoint: String, clientID: UInt64 = UInt64.random(in: 1...UInt64.max)) throws {
+        self.clientID = clientID
+        socket = try SocketDefaults.dealer(context)
+        try socket.connect(endpoint)
+    }
+
+    /// Dispatches one action (already in wire form) and waits for its answer.
+    public func dispatch(app: String, actionType: String, payload: [UInt8]) throws -> DispatchOutcome {
+        let clientSeq = nextClientSeq
+        nextClientSeq += 1
+        let message = Message(topic: app, header: Header(
+            kind: .dispatch, clientID: clientID, clientSeq: clientSeq, timestamp: WallClock.nowNanoseconds(),
+            actionType: actionType), payload: payload)
+        let frames = message.frames
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            try socket.send(frames, dontWait: true)
+            let resend = min(ContinuousClock.now + retryInterval, deadline)
+            while ContinuousClock.now < resend {
+                var poller = Poller()
+                poller.add(.socket(socket))
+                let remaining = ContinuousClock.now.duration(to: resend)
+                let ms = max(1, Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+                guard try poller.poll(timeoutMilliseconds: ms) > 0 else { continue }
+                while let reply = try socket.receive(dontWait: true) {
+                    guard let answer = try? Message(frames: reply),
+                          answer.header.clientID == clientID, answer.header.clientSeq == clientSeq else { continue }
+                    switch answer.kind {
+                    case .ack: return .acknowledged(seq: answer.header.seq)
+                    case .nack: return .rejected(reason: String(decoding: answer.payload, as: UTF8.self))
+                    default: continue
+                    }
+                }
+            }
+        }
+        return .timedOut
+    }
+
+    public func close() { socket.close() }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// How other threads talk to a node's poll-loop thread: a stop flag and a mailbox, both announced
+/// through an eventfd that sits in the node's poll set. Nothing else crosses the thread boundary.
+public final class NodeControl<Command: Sendable>: Sendable {
+    public let wake: EventFD
+    private let stopFlag = Atomic<Bool>(false)
+    private let mailbox = Mutex<[Command]>([])
+
+    public init() throws(ZMQError) { wake = try EventFD() }
+
+    public var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
+
+    public func requestStop() {
+        stopFlag.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    public func post(_ command: Command) {
+        mailbox.withLock { $0.append(command) }
+        wake.signal()
+    }
+
+    /// Called by the node thread when the eventfd is readable.
+    public func takeAll() -> [Command] {
+        wake.drain()
+        return mailbox.withLock { commands in
+            defer { commands.removeAll(keepingCapacity: true) }
+            return commands
+        }
+    }
+}
+
+/// Runs `body` on a dedicated thread (the node's event loop) and suspends until it returns, so the
+/// public API is async while the sockets stay on one thread and nothing blocks the cooperative pool.
+/// Cancelling the calling task asks the loop to stop.
+public func runOnNodeThread<Command: Sendable>(
+    name: String,
+    control: NodeControl<Command>,
+    _ body: @escaping @Sendable () throws -> Void
+) async throws {
+    try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let thread = Thread {
+                do {
+                    try body()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.name = name
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+    } onCancel: {
+        control.requestStop()
+    }
+}
+
+/// A one-shot, thread-safe latch that async code can wait on (for "the node has bound its sockets").
+public final class ReadyLatch: Sendable {
+    private let state = Mutex<(done: Bool, error: String?, waiters: [CheckedContinuation<Void, Error>])>((false, nil, []))
+
+    public init() {}
+
+    public func open(error: String? = nil) {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Error>] in
+            guard !s.done else { return [] }
+            s.done = true
+            s.error = error
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for waiter in waiters {
+            if let error { waiter.resume(throwing: NodeError(error)) } else { waiter.resume() }
+        }
+    }
+
+    public func wait() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let result = state.withLock { s -> (Bool, String?) in
+                if !s.done { s.waiters.append(continuation) }
+                return (s.done, s.error)
+            }
+            if result.0 {
+                if let error = result.1 { continuation.resume(throwing: NodeError(error)) } else { continuation.resume() }
+            }
+        }
+    }
+}
+
+/// A node-level failure with a message a person can act on.
+public struct NodeError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,43 @@
+import ZeroMQ
+
+/// Socket settings every node applies the same way.
+public enum SocketDefaults {
+    /// Largest message a node accepts from a peer; larger ones make libzmq drop the peer's connection.
+    public static let maxMessageSize: Int64 = 16 << 20
+
+    /// A ROUTER that reports unroutable replies instead of dropping them silently, and refuses
+    /// oversized messages.
+    public static func router(_ context: Context) throws(ZMQError) -> Socket {
+        let socket = try Socket(context, .router)
+        try socket.setOption(.routerMandatory, 1)
+        try socket.setMaxMessageSize(maxMessageSize)
+        try socket.setOption(.sendHighWaterMark, 100_000)
+        try socket.setOption(.receiveHighWaterMark, 100_000)
+        return socket
+    }
+
+    public static func publisher(_ context: Context) throws(ZMQError) -> Socket {
+        let socket = try Socket(context, .pub)
+        try socket.setOption(.sendHighWaterMark, 100_000)
+        return socket
+    }
+
+    public static func subscriber(_ context: Context) throws(ZMQError) -> Socket {
+        let socket = try Socket(context, .sub)
+        try socket.setOption(.receiveHighWaterMark, 100_000)
+        try socket.setMaxMessageSize(maxMessageSize)
+        try socket.setOption(.reconnectInterval, 50)
+        try socket.setOption(.reconnectIntervalMax, 1000)
+        return socket
+    }
+
+    public static func dealer(_ context: Context) throws(ZMQError) -> Socket {
+        let socket = try Socket(context, .dealer)
+        try socket.setMaxMessageSize(maxMessageSize)
+        try socket.setOption(.reconnectInterval, 50)
+        try socket.setOption(.reconnectIntervalMax, 1000)
+        try socket.setOption(.sendHighWaterMark, 100_000)
+        try socket.setOption(.receiveHighWaterMark, 100_000)
+        return socket
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Where every node of one cluster listens. `zflux cluster up` writes it to `RUN_DIR/cluster.json`;
+/// every other command reads it from there.
+public struct Topology: Codable, Equatable, Sendable {
+    public struct DispatcherEndpoints: Codable, Equatable, Sendable {
+        public var intake: String
+        public var actions: String
+        public var replay: String
+    }
+
+    public struct StoreEndpoints: Codable, Equatable, Sendable {
+        public var name: String
+        public var app: String
+        public var state: String
+        public var snapshot: String
+    }
+
+    public var dispatcher: DispatcherEndpoints
+    public var stores: [StoreEndpoints]
+    public var heartbeatMilliseconds: Int
+
+    public init(dispatcher: DispatcherEndpoints, stores: [StoreEndpoints], heartbeatMilliseconds: Int) {
+        self.dispatcher = dispatcher
+        self.stores = stores
+        self.heartbeatMilliseconds = heartbeatMilliseconds
+    }
+
+    public func store(named name: String) -> StoreEndpoints? { stores.first { $0.name == name } }
+
+    public enum Transport: String, Codable, Sendable, CaseIterable {
+        case ipc, tcp, inproc
+    }
+
+    /// Lays out endpoints for a list of (store name, app name).
+    /// - ipc: socket files in `runDirectory`; tcp: consecutive ports from `basePort` on `host`;
+    ///   inproc: names unique to `runDirectory`, for nodes inside one process.
+    public static func make(
+        transport: Transport, runDirectory: String, host: String = "127.0.0.1", basePort: Int = 5570,
+        stores: [(name: String, app: String)], heartbeatMilliseconds: Int = 200
+    ) throws -> Topology {
+        var port = basePort
+        func endpoint(_ file: String) throws -> String {
+            switch transport {
+            case .ipc:
+                let path = (runDirectory as NSString).appendingPathComponent("\(file).sock")
+                // sockaddr_un holds 107 bytes of path; libzmq fails late and obscurely past that.
+                guard path.utf8.count <= 107 else {
+                    throw NodeError("the ipc socket path \(path) is longer than 107 bytes; choose a shorter --run-dir")
+                }
+                return "ipc://\(path)"
+            case .tcp:
+                defer { port += 1 }
+                guard port < 65536 else { throw NodeError("tcp ports run past 65535; choose a lower base port") }
+                return "tcp://\(host):\(port)"
+            case .inproc:
+                return "inproc://\(runDirectory)/\(file)"
+            }
+        }
+        let dispatcher = DispatcherEndpoints(
+            intake: try endpoint("dispatcher-intake"), actions: try endpoint("dispatcher-actions"),
+            replay: try endpoint("dispatcher-replay"))
+        var seen = Set<String>()
+        var storeEndpoints: [StoreEndpoints] = []
+        for store in stores {
+            guard seen.insert(store.name).inserted else { throw NodeError("store name '\(store.name)' is used twice") }
+            storeEndpoints.append(StoreEndpoints(
+                name: store.name, app: store.app,
+                state: try endpoint("store-\(store.name)-state"), snapshot: try endpoint("store-\(store.name)-snapshot")))
+        }
+        return Topology(dispatcher: dispatcher, stores: storeEndpoints, heartbeatMilliseconds: heartbeatMilliseconds)
+    }
+
+    public static let fileName = "cluster.json"
+
+    public static func load(runDirectory: String) throws -> Topology {
+        let url = URL(fileURLWithPath: runDirectory).appendingPathComponent(fileName)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw NodeError("no cluster in \(runDirectory): \(url.path) is missing (start one with `zflux cluster up`, or pass --run-dir)")
+        }
+        do {
+            return try JSONDecoder().decode(Topology.self, from: data)
+        } catch {
+            throw NodeError("\(url.path) is not a valid cluster description: \(error)")
+        }
+    }
+
+    public func write(runDirectory: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let url = URL(fileURLWithPath: runDirectory).appendingPathComponent(Topology.fileName)
+        try encoder.encode(self).write(to: url, options: .atomic)
+    }
+
+    /// Every ipc socket file this topology binds.
+    public var ipcPaths: [String] {
+        ([dispatcher.intake, dispatcher.actions, dispatcher.replay] + stores.flatMap { [$0.state, $0.snapshot] })
+            .filter { $0.hasPrefix("ipc://") }
+            .map { String($0.dropFirst("ipc://".count)) }
+    }
+}

@@ -1,0 +1,308 @@
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+import ZeroMQ
+
+/// The store's event loop and everything it owns. Lives and dies on the node thread.
+final class StoreLoop {
+    let configuration: StoreNode.Configuration
+    let logger: Logger
+    let control: NodeControl<StoreNode.Command>
+    let actions: Socket
+    let replay: Socket
+    let effects: Socket
+    let statePublisher: Socket
+    let snapshots: Socket
+    let runtime: any AppRuntime
+    let appName: [UInt8]
+
+    /// The seq of the last action applied; the state's version.
+    var version: UInt64 = 0
+    /// The newest seq the dispatcher has announced (actions or heartbeats).
+    var dispatcherHead: UInt64 = 0
+    /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
+    var pending: [UInt64: Message] = [:]
+    static let maxPending = 200_000
+    var replayRequestedAt: UInt64? = nil
+    var lastPublishedVersion: UInt64 = 0
+    var lastHeardFromDispatcher: UInt64
+    var nextHeartbeat: UInt64 = 0
+    var effectClientSeq: UInt64 = 0
+    let effectClientID = UInt64.random(in: 1...UInt64.max)
+    var applied: UInt64 = 0
+    var replayed: UInt64 = 0
+    var gapsRepaired: UInt64 = 0
+    let startedAt = MonotonicClock.nowMilliseconds()
+    /// The whole state in wire form at `lastPublishedVersion`, for snapshot replies.
+    var encodedState: [UInt8] = []
+
+    init(configuration: StoreNode.Configuration, context: Context, logger: Logger, control: NodeControl<StoreNode.Command>) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.control = control
+        self.runtime = configuration.app.makeRuntime()
+        self.appName = Array(configuration.app.name.utf8)
+        self.lastHeardFromDispatcher = MonotonicClock.nowMilliseconds()
+        statePublisher = try SocketDefaults.publisher(context)
+        snapshots = try SocketDefaults.router(context)
+        actions = try SocketDefaults.subscriber(context)
+        replay = try SocketDefaults.dealer(context)
+        effects = try SocketDefaults.dealer(context)
+        try statePublisher.bind(configuration.state)
+        try snapshots.bind(configuration.snapshot)
+        // Subscribe before asking for the history, so nothing falls between the two (Clone pattern).
+        try actions.subscribe()
+        try actions.connect(configuration.dispatcherActions)
+        try replay.connect(configuration.dispatcherReplay)
+        try effects.connect(configuration.dispatcherIntake)
+        encodedState = try runtime.encodedState()
+    }
+
+    deinit {
+        for socket in [actions, replay, effects, statePublisher, snapshots] { socket.close() }
+    }
+
+    func run() throws {
+        logger.info("store running", metadata: [
+            "store": "\(configuration.name)", "app": "\(configuration.app.name)",
+            "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
+        ])
+        requestReplay()
+        var poller = Poller()
+        let actionsIndex = poller.add(.socket(actions))
+        let replayIndex = poller.add(.socket(replay))
+        let snapshotIndex = poller.add(.socket(snapshots))
+        let effectsIndex = poller.add(.socket(effects))
+        let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
+        while !control.stopRequested {
+            let now = MonotonicClock.nowMilliseconds()
+            if now >= nextHeartbeat {
+                publishHeartbeat()
+                nextHeartbeat = now + UInt64(configuration.heartbeatMilliseconds)
+            }
+            if let asked = replayRequestedAt, now - asked > UInt64(configuration.replayTimeoutMilliseconds) {
+                logger.notice("replay unanswered; asking again", metadata: ["store": "\(configuration.name)", "from": "\(version + 1)"])
+                requestReplay()
+            }
+            let wait = Int(nextHeartbeat - min(nextHeartbeat, MonotonicClock.nowMilliseconds()))
+            _ = try poller.poll(timeoutMilliseconds: wait)
+            if poller.isReadable(wakeIndex) { try handleCommands() }
+            if poller.isReadable(replayIndex) { try drainReplay() }
+            if poller.isReadable(actionsIndex) { try drainActions() }
+            if poller.isReadable(snapshotIndex) { try drainSnapshotRequests() }
+            if poller.isReadable(effectsIndex) { drainEffectReplies() }
+            publishStateIfChanged()
+        }
+        logger.info("store stopped", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
+    }
+
+    // MARK: Actions in order
+
+    func drainActions() throws {
+        // Drain what is queued (bounded), then publish once: bursts coalesce into one state update.
+        for _ in 0..<10_000 {
+            guard let frames = try actions.receive(dontWait: true) else { return }
+            guard let message = try? Message(frames: frames) else {
+                logger.warning("dropped a malformed message from the dispatcher", metadata: ["store": "\(configuration.name)"])
+                continue
+            }
+            lastHeardFromDispatcher = MonotonicClock.nowMilliseconds()
+            switch message.kind {
+            case .action:
+                dispatcherHead = max(dispatcherHead, message.header.seq)
+                receiveLive(message)
+            case .heartbeat:
+                dispatcherHead = max(dispatcherHead, message.header.seq)
+                if dispatcherHead > version && replayRequestedAt == nil {
+                    // The dispatcher has sequenced actions this store never saw: repair before going on.
+                    logger.notice("heartbeat shows missed actions", metadata: [
+                        "store": "\(configuration.name)", "version": "\(version)", "head": "\(dispatcherHead)",
+                    ])
+                    requestReplay()
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    func receiveLive(_ message: Message) {
+        let seq = message.header.seq
+        if seq <= version { return }
+        if seq == version + 1 && replayRequestedAt == nil {
+            apply(message, live: true)
+            applyPending()
+            return
+        }
+        if pending.count < StoreLoop.maxPending { pending[seq] = message }
+        if replayRequestedAt == nil {
+            logger.notice("gap in the action stream", metadata: [
+                "store": "\(configuration.name)", "version": "\(version)", "received": "\(seq)",
+            ])
+            gapsRepaired += 1
+            requestReplay()
+        }
+    }
+
+    func applyPending() {
+        while let next = pending.removeValue(forKey: version + 1) { apply(next, live: true) }
+        if !pending.isEmpty, let lowest = pending.keys.min(), lowest <= version {
+            pending = pending.filter { $0.key > version }
+        }
+    }
+
+    /// Applies one action; the version advances even when this app does not handle the action, since
+    /// every store sees the one global sequence.
+    func apply(_ message: Message, live: Bool) {
+        precondition(message.header.seq == version + 1, "actions apply strictly in order")
+        version = message.header.seq
+        guard message.topic == appName else { return }
+        do {
+            let effect = try runtime.apply(actionType: message.header.actionType, payload: message.payload)
+            applied += 1
+            // Effects run once, for live actions only: never again while recovering by replay.
+            if live, let effect { runEffect(effect) }
+        } catch {
+            // The dispatcher checked this action, so this means the nodes run different builds.
+            logger.error("action not applicable; state unchanged", metadata: [
+                "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
+            ])
+        }
+    }
+
+    func runEffect(_ effect: @escaping @Sendable (@escaping @Sendable (String, [UInt8]) -> Void) async -> Void) {
+        let control = control
+        Task.detached {
+            await effect { type, payload in control.post(.effectAction(type: type, payload: payload)) }
+        }
+    }
+
+    // MARK: Replay
+
+    func requestReplay() {
+        replayRequestedAt = MonotonicClock.nowMilliseconds()
+        let request = Message(header: Header(kind: .replayRequest, seq: version + 1))
+        do {
+            try replay.send(request.frames, dontWait: true)
+        } catch {
+            logger.warning("replay request not sent", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func drainReplay() throws {
+        for _ in 0..<1024 {
+            guard let frames = try replay.receive(dontWait: true) else { return }
+            guard let message = try? Message(frames: frames) else { continue }
+            switch message.kind {
+            case .replayBatch:
+                guard let batch = try? ReplayBatch.decode(message.payload) else {
+                    logger.warning("dropped a malformed replay batch", metadata: ["store": "\(configuration.name)"])
+                    continue
+                }
+                for action in batch where action.header.seq == version + 1 {
+                    apply(action, live: false)
+                    replayed += 1
+                }
+                replayRequestedAt = MonotonicClock.nowMilliseconds()
+            case .replayEnd:
+                dispatcherHead = max(dispatcherHead, message.header.seq)
+                replayRequestedAt = nil
+                applyPending()
+                if version < dispatcherHead { requestReplay() }
+            default:
+                continue
+            }
+        }
+    }
+
+    // MARK: Publishing
+
+    func publishStateIfChanged() {
+        guard version != lastPublishedVersion else { return }
+        do {
+            encodedState = try runtime.encodedState()
+        } catch {
+            logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+            return
+        }
+        let update = Message(topic: configuration.name, header: Header(
+            kind: .state, flags: .fullState, seq: version, ref: lastPublishedVersion,
+            timestamp: WallClock.nowNanoseconds()), payload: encodedState)
+        lastPublishedVersion = version
+        send(statePublisher, update.frames)
+    }
+
+    func publishHeartbeat() {
+        let flags: Header.Flags = (replayRequestedAt != nil || version < dispatcherHead) ? .catchingUp : []
+        send(statePublisher, Message(topic: configuration.name, header: Header(
+            kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead,
+            timestamp: WallClock.nowNanoseconds())).frames)
+    }
+
+    func send(_ socket: Socket, _ frames: [[UInt8]]) {
+        do {
+            try socket.send(frames, dontWait: true)
+        } catch {
+            logger.debug("send failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Snapshots and status
+
+    func drainSnapshotRequests() throws {
+        for _ in 0..<1024 {
+            guard let frames = try snapshots.receive(dontWait: true) else { return }
+            guard let peer = frames.first, !peer.isEmpty,
+                  let request = try? Message.split(routed: frames).message else { continue }
+            switch request.kind {
+            case .snapshotRequest:
+                // Answer with the state as last published, so the version matches the update stream.
+                let reply = Message(topic: configuration.name, header: Header(
+                    kind: .snapshot, flags: .fullState, seq: lastPublishedVersion,
+                    timestamp: WallClock.nowNanoseconds()), payload: encodedState)
+                send(snapshots, reply.routedFrames(to: peer))
+            case .statusRequest:
+                send(snapshots, Message(header: Header(kind: .status, seq: version), payload: statusDocument()).routedFrames(to: peer))
+            default:
+                continue
+            }
+        }
+    }
+
+    func statusDocument() -> [UInt8] {
+        let now = MonotonicClock.nowMilliseconds()
+        let connected = now - lastHeardFromDispatcher <= UInt64(configuration.dispatcherTimeoutMilliseconds)
+        let status: [String: Any] = [
+            "role": "store", "name": configuration.name, "app": configuration.app.name, "pid": Int(getpid()),
+            "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
+            "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
+            "dispatcher": connected ? "connected" : "silent", "uptime_ms": Int(now - startedAt),
+        ]
+        return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
+    }
+
+    // MARK: Effects
+
+    func handleCommands() throws {
+        for command in control.takeAll() {
+            switch command {
+            case .effectAction(let type, let payload):
+                effectClientSeq += 1
+                let message = Message(topic: appName, header: Header(
+                    kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
+                    timestamp: WallClock.nowNanoseconds(), actionType: type), payload: payload)
+                send(effects, message.frames)
+            }
+        }
+    }
+
+    func drainEffectReplies() {
+        while let frames = try? effects.receive(dontWait: true) {
+            guard let reply = try? Message(frames: frames), reply.kind == .nack else { continue }
+            logger.warning("an effect's action was refused", metadata: [
+                "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
+            ])
+        }
+    }
+}

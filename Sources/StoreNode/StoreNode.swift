@@ -1,0 +1,86 @@
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+import ZeroMQ
+
+/// Hosts one app's state: applies the dispatcher's actions strictly in sequence order, repairs gaps
+/// from the dispatcher's replay service, publishes its state to views, and answers snapshot requests.
+///
+/// Sockets (all owned by the node's own thread):
+/// - SUB to the dispatcher's actions; DEALER to its replay ROUTER; DEALER to its intake (effects).
+/// - state PUB: STATE(version, whole state) once per drained batch, and HEARTBEAT(version).
+/// - snapshot ROUTER: SNAPSHOT-REQUEST → SNAPSHOT(version, whole state); STATUS-REQUEST → STATUS.
+public final class StoreNode: Sendable {
+    public struct Configuration: Sendable {
+        public var name: String
+        public var app: any AnyApp
+        public var dispatcherActions: String
+        public var dispatcherReplay: String
+        public var dispatcherIntake: String
+        public var state: String
+        public var snapshot: String
+        public var heartbeatMilliseconds: Int = 200
+        /// How long a replay may go unanswered before it is asked again.
+        public var replayTimeoutMilliseconds: Int = 1000
+        /// Silence from the dispatcher past this marks the store as disconnected in its status.
+        public var dispatcherTimeoutMilliseconds: Int = 2000
+
+        public init(
+            name: String, app: any AnyApp, dispatcherActions: String, dispatcherReplay: String,
+            dispatcherIntake: String, state: String, snapshot: String
+        ) {
+            self.name = name
+            self.app = app
+            self.dispatcherActions = dispatcherActions
+            self.dispatcherReplay = dispatcherReplay
+            self.dispatcherIntake = dispatcherIntake
+            self.state = state
+            self.snapshot = snapshot
+        }
+
+        public init(topology: Topology, store: Topology.StoreEndpoints, app: any AnyApp) {
+            self.init(
+                name: store.name, app: app, dispatcherActions: topology.dispatcher.actions,
+                dispatcherReplay: topology.dispatcher.replay, dispatcherIntake: topology.dispatcher.intake,
+                state: store.state, snapshot: store.snapshot)
+            heartbeatMilliseconds = topology.heartbeatMilliseconds
+            dispatcherTimeoutMilliseconds = max(2000, topology.heartbeatMilliseconds * 10)
+        }
+    }
+
+    /// What an effect sends back, posted from effect tasks to the node thread.
+    enum Command: Sendable {
+        case effectAction(type: String, payload: [UInt8])
+    }
+
+    public let configuration: Configuration
+    private let context: Context
+    private let logger: Logger
+    private let control: NodeControl<Command>
+    public let ready = ReadyLatch()
+
+    public init(configuration: Configuration, context: Context = .shared, logger: Logger) throws {
+        self.configuration = configuration
+        self.context = context
+        self.logger = logger
+        self.control = try NodeControl()
+    }
+
+    public func run() async throws {
+        let configuration = configuration, context = context, logger = logger, control = control, ready = ready
+        try await runOnNodeThread(name: "zflux-store-\(configuration.name)", control: control) {
+            let loop: StoreLoop
+            do {
+                loop = try StoreLoop(configuration: configuration, context: context, logger: logger, control: control)
+            } catch {
+                ready.open(error: "\(error)")
+                throw error
+            }
+            ready.open()
+            try loop.run()
+        }
+    }
+
+    public func stop() { control.requestStop() }
+}

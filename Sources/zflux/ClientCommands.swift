@@ -1,0 +1,111 @@
+import ArgumentParser
+import Examples
+import FluxCore
+import Foundation
+import NodeSupport
+
+struct DispatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatch",
+        abstract: "Dispatch one action and print the sequence number it was given.",
+        discussion: """
+            ARGUMENTS is a JSON object with the action's arguments, e.g.
+              zflux dispatch todo addTodo '{"title":"Buy milk"}'
+              zflux dispatch counter incrementTapped
+            A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2.
+            `zflux apps` lists every app's actions.
+            """)
+
+    @Argument(help: "The app the action belongs to.") var app: String
+    @Argument(help: "The action's name.") var action: String
+    @Argument(help: "The action's arguments as a JSON object (default: {}).") var arguments: String?
+    @Option(help: "Seconds to wait for the dispatcher's answer, retrying meanwhile.") var timeout: Double = 5
+    @OptionGroup var runDir: RunDirOptions
+
+    func run() throws {
+        let app = try Catalog.require(app)
+        let payload: [UInt8]
+        do {
+            payload = try app.wirePayload(type: action, argumentsJSON: Array((arguments ?? "").utf8))
+        } catch {
+            throw CLIError("\(self.app) \(action): \(error.reason)")
+        }
+        let topology = try runDir.topology()
+        let connection = try DispatchConnection(intake: topology.dispatcher.intake)
+        defer { connection.close() }
+        connection.timeout = .milliseconds(Int(timeout * 1000))
+        connection.retryInterval = .milliseconds(min(1000, Int(timeout * 1000)))
+        switch try connection.dispatch(app: app.name, actionType: action, payload: payload) {
+        case .acknowledged(let seq):
+            emitLine(String(seq))
+        case .rejected(let reason):
+            printError("rejected: \(reason)")
+            throw ExitCode(1)
+        case .timedOut:
+            printError("no answer from the dispatcher at \(topology.dispatcher.intake) within \(timeout) s; is the cluster up?")
+            throw ExitCode(2)
+        }
+    }
+}
+
+struct StateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Print a store's current state as one JSON line: {\"version\": N, \"state\": {...}}.")
+
+    @Argument(help: "The store's name.") var store: String
+    @Option(help: "Seconds to wait for the store's answer.") var timeout: Double = 5
+    @OptionGroup var runDir: RunDirOptions
+
+    func run() throws {
+        let topology = try runDir.topology()
+        guard let endpoints = topology.store(named: store) else {
+            throw CLIError("the cluster has no store '\(store)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
+        }
+        let app = try Catalog.require(endpoints.app)
+        guard let reply = try requestReply(
+            endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
+            expecting: .snapshot, timeoutMilliseconds: Int(timeout * 1000))
+        else {
+            printError("no answer from store '\(store)' at \(endpoints.snapshot) within \(timeout) s")
+            throw ExitCode(2)
+        }
+        let state = String(decoding: try app.stateJSON(fromWire: reply.payload), as: UTF8.self)
+        emitLine("{\"version\":\(reply.header.seq),\"state\":\(state)}")
+    }
+}
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Print every node's status as JSON lines.")
+
+    @OptionGroup var runDir: RunDirOptions
+
+    func run() throws {
+        let topology = try runDir.topology()
+        var failed = false
+        let nodes = [("dispatcher", topology.dispatcher.intake)] + topology.stores.map { ($0.name, $0.snapshot) }
+        for (name, endpoint) in nodes {
+            if let reply = try requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
+                                            expecting: .status, timeoutMilliseconds: 2000) {
+                emitLine(String(decoding: reply.payload, as: UTF8.self))
+            } else {
+                printError("\(name) at \(endpoint) did not answer")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(2) }
+    }
+}
+
+struct AppsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps", abstract: "List the apps this binary can host and how to dispatch their actions.")
+
+    func run() throws {
+        emitLine("""
+            todo     addTodo '{"title":"Buy milk"}' | toggleTodo '{"index":0}' | removeTodo '{"index":0}' | clearCompleted
+            counter  incrementTapped | decrementTapped | addTapped '{"amount":5}' | resetTapped
+            """)
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import NodeSupport
+
+struct ClusterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cluster",
+        abstract: "Run a whole cluster on this machine.",
+        subcommands: [Up.self, Check.self]
+    )
+
+    struct ClusterOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("A cluster config (TOML). Default: the embedded config (todo and counter stores over ipc).", valueName: "file"))
+        var config: String?
+
+        @Option(help: "Override the config's transport: ipc or tcp.")
+        var transport: Topology.Transport?
+
+        @Option(help: ArgumentHelp("With tcp: the first of the consecutive ports the nodes listen on.", valueName: "port"))
+        var basePort: Int?
+
+        func topology(runDirectory: String) throws -> Topology {
+            try ClusterConfig.load(path: config)
+                .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort)
+        }
+    }
+
+    struct Up: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start the dispatcher and every store, each as its own process; stay in the foreground.",
+            discussion: """
+                Writes the endpoints to RUN_DIR/cluster.json (read by dispatch, state and view) and each node's
+                log to RUN_DIR/logs/. Ctrl-C or SIGTERM stops every node; none outlives this command, even if
+                it is killed outright.
+                """)
+
+        @OptionGroup var runDir: RunDirOptions
+        @OptionGroup var cluster: ClusterOptions
+        @Option(help: ArgumentHelp("Log level of the nodes.", valueName: "level"))
+        var logLevel: String = "info"
+
+        func run() async throws {
+            let topology = try cluster.topology(runDirectory: runDir.path)
+            let supervisor = Supervisor(topology: topology, runDirectory: runDir.path, logLevel: logLevel)
+            let signals = TerminationSignals { supervisor.forward(signal: $0) }
+            defer { withExtendedLifetime(signals) {} }
+            let status = try await supervise(supervisor) {
+                printError("cluster up in \(runDir.path): " + supervisor.pids.map { "\($0.0) (pid \($0.1))" }.joined(separator: ", "))
+                printError("logs in \(supervisor.logDirectory); Ctrl-C stops the cluster")
+            }
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Validate a cluster config and print the endpoints it gives.")
+        @Argument(help: "The config file (TOML).") var file: String
+        @OptionGroup var runDir: RunDirOptions
+
+        func run() throws {
+            let topology = try ClusterConfig.load(path: file)
+                .topology(runDirectory: runDir.path, transportOverride: nil, basePortOverride: nil)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            emitLine(String(decoding: try encoder.encode(topology), as: UTF8.self))
+        }
+    }
+}
+
+/// Starts the supervisor, runs `whenReady`, then waits for a signal or a node's death and tears down.
+/// Returns the exit status: 0 after a signal, 1 when a node died on its own.
+func supervise(_ supervisor: Supervisor, whenReady: @Sendable () async throws -> Void) async throws -> Int32 {
+    do {
+        try supervisor.start()
+        try supervisor.waitUntilReady()
+    } catch {
+        supervisor.stopAll()
+        throw error
+    }
+    try await whenReady()
+    var status: Int32 = 0
+    for await event in supervisor.events {
+        switch event {
+        case .signal:
+            break
+        case .childExited(let name, let code):
+            if supervisor.isStopping { continue }
+            printError("\(name) exited with status \(code); stopping the cluster (see \(supervisor.logDirectory)/\(name).log)")
+            status = 1
+        }
+        break
+    }
+    supervisor.stopAll()
+    return status
+}

@@ -1,0 +1,100 @@
+import Examples
+import Foundation
+import NodeSupport
+import TOMLKit
+
+/// The cluster config file (TOML). With no file, `ClusterConfig.embeddedDefault` is used.
+///
+/// ```toml
+/// [cluster]
+/// transport = "ipc"        # ipc (socket files in the run directory) or tcp
+/// host = "127.0.0.1"       # tcp only: the address every node binds and connects to
+/// base_port = 5570         # tcp only: first of the consecutive ports the nodes use
+/// heartbeat_ms = 200
+///
+/// [[store]]
+/// name = "todo"            # the store's name (views and `zflux state` use it)
+/// app = "todo"             # which app it hosts; defaults to the name
+/// ```
+struct ClusterConfig: Codable, Equatable {
+    struct Cluster: Codable, Equatable {
+        var transport: String?
+        var host: String?
+        var basePort: Int?
+        var heartbeatMs: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case transport, host
+            case basePort = "base_port"
+            case heartbeatMs = "heartbeat_ms"
+        }
+    }
+
+    struct Store: Codable, Equatable {
+        var name: String
+        var app: String?
+    }
+
+    var cluster: Cluster?
+    var store: [Store]?
+
+    static let embeddedDefault = """
+        # zflux's default cluster: a dispatcher and one store per example app, over ipc.
+        [cluster]
+        transport = "ipc"
+        heartbeat_ms = 200
+
+        [[store]]
+        name = "todo"
+
+        [[store]]
+        name = "counter"
+        """
+
+    static func parse(_ text: String, source: String) throws -> ClusterConfig {
+        do {
+            return try TOMLDecoder().decode(ClusterConfig.self, from: text)
+        } catch let error as TOMLParseError {
+            throw CLIError("\(source):\(error.source.begin.line): \(error.description)")
+        } catch let error as DecodingError {
+            throw CLIError("\(source): \(error.shortDescription)")
+        }
+    }
+
+    static func load(path: String?) throws -> ClusterConfig {
+        guard let path else { return try parse(embeddedDefault, source: "embedded default config") }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw CLIError("cannot read the config file \(path)")
+        }
+        return try parse(text, source: path)
+    }
+
+    /// Checks the config against the apps this binary knows and lays out its endpoints.
+    func topology(runDirectory: String, transportOverride: Topology.Transport?, basePortOverride: Int?) throws -> Topology {
+        let transportName = transportOverride?.rawValue ?? cluster?.transport ?? "ipc"
+        guard let transport = Topology.Transport(rawValue: transportName), transport != .inproc else {
+            throw CLIError("transport '\(transportName)' is not one of: ipc, tcp")
+        }
+        let stores = store ?? []
+        guard !stores.isEmpty else { throw CLIError("the config has no [[store]] entries") }
+        for entry in stores {
+            let app = entry.app ?? entry.name
+            guard Catalog.app(named: app) != nil else {
+                throw CLIError("store '\(entry.name)': unknown app '\(app)' (known apps: \(Catalog.names.joined(separator: ", ")))")
+            }
+            guard !entry.name.isEmpty, entry.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw CLIError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
+            }
+        }
+        let heartbeat = cluster?.heartbeatMs ?? 200
+        guard (10...60_000).contains(heartbeat) else { throw CLIError("heartbeat_ms must be between 10 and 60000") }
+        do {
+            return try Topology.make(
+                transport: transport, runDirectory: runDirectory, host: cluster?.host ?? "127.0.0.1",
+                basePort: basePortOverride ?? cluster?.basePort ?? 5570,
+                stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat)
+        } catch let error as NodeError {
+            throw CLIError(error.message)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Dispatcher
+import Examples
+import Foundation
+import NodeSupport
+import StoreNode
+
+struct DispatcherCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatcher",
+        abstract: "Run the dispatcher node of the cluster in the run directory (cluster up starts it for you).")
+
+    @OptionGroup var node: NodeOptions
+
+    func run() async throws {
+        LogSetup.bootstrap()
+        let topology = try node.runDir.topology()
+        let dispatcher = try DispatcherNode(
+            configuration: .init(topology: topology, apps: Catalog.apps), logger: node.logger("zflux.dispatcher"))
+        try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
+    }
+}
+
+struct StoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store",
+        abstract: "Run one store node of the cluster in the run directory (cluster up starts them for you).")
+
+    @Argument(help: "The store's name in the cluster config.") var name: String
+    @OptionGroup var node: NodeOptions
+
+    func run() async throws {
+        LogSetup.bootstrap()
+        let topology = try node.runDir.topology()
+        guard let endpoints = topology.store(named: name) else {
+            throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
+        }
+        let store = try StoreNode(
+            configuration: .init(topology: topology, store: endpoints, app: try Catalog.require(endpoints.app)),
+            logger: node.logger("zflux.store"))
+        try await runNode(stop: store.stop, supervisorPid: node.supervisorPid) { try await store.run() }
+    }
+}
+
+/// Runs a node until SIGINT/SIGTERM (or its supervisor's death), then lets it shut down cleanly.
+func runNode(stop: @escaping @Sendable () -> Void, supervisorPid: Int32?, _ body: () async throws -> Void) async throws {
+    let signals = TerminationSignals { _ in stop() }
+    let watch = ParentWatch(supervisorPid: supervisorPid, onGone: stop)
+    try await body()
+    withExtendedLifetime((signals, watch)) {}
+}

@@ -1,0 +1,132 @@
+import Foundation
+import NodeSupport
+import Synchronization
+import FluxCore
+
+/// Starts every node of a topology as its own `zflux` process, watches them, and tears them all
+/// down (reverse order, SIGTERM, then SIGKILL after a grace period) when asked or when one dies.
+final class Supervisor: Sendable {
+    struct Child: Sendable {
+        let name: String
+        let arguments: [String]
+        let process: Process
+    }
+
+    enum Event: Sendable {
+        case childExited(name: String, status: Int32)
+        case signal(Int32)
+    }
+
+    let topology: Topology
+    let runDirectory: String
+    let logLevel: String
+    private let children = Mutex<[Child]>([])
+    private let stopping = Atomic<Bool>(false)
+    let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    init(topology: Topology, runDirectory: String, logLevel: String) {
+        self.topology = topology
+        self.runDirectory = runDirectory
+        self.logLevel = logLevel
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    var logDirectory: String { runDirectory + "/logs" }
+    var pidDirectory: String { runDirectory + "/pids" }
+
+    /// Prepares the run directory and starts every node.
+    func start() throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: runDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try refuseIfRunning()
+        try fm.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: pidDirectory, withIntermediateDirectories: true)
+        // Socket files left by a cluster that was killed outright would make binds fail.
+        for path in topology.ipcPaths { try? fm.removeItem(atPath: path) }
+        try topology.write(runDirectory: runDirectory)
+        try String(getpid()).write(toFile: runDirectory + "/supervisor.pid", atomically: true, encoding: .utf8)
+
+        try spawn(name: "dispatcher", ["dispatcher"])
+        for store in topology.stores { try spawn(name: "store-\(store.name)", ["store", store.name]) }
+    }
+
+    private func refuseIfRunning() throws {
+        let pidFile = runDirectory + "/supervisor.pid"
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = Int32(text) else { return }
+        if pid != getpid() && kill(pid, 0) == 0 {
+            throw CLIError("a cluster is already running in \(runDirectory) (supervisor pid \(pid)); stop it or pass another --run-dir")
+        }
+    }
+
+    private func spawn(name: String, _ command: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let arguments = command + ["--run-dir", runDirectory, "--supervisor-pid", String(getpid()), "--log-level", logLevel]
+        process.arguments = arguments
+        let logPath = "\(logDirectory)/\(name).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        let continuation = continuation
+        process.terminationHandler = { process in
+            continuation.yield(.childExited(name: name, status: process.terminationStatus))
+        }
+        try process.run()
+        try String(process.processIdentifier).write(toFile: "\(pidDirectory)/\(name).pid", atomically: true, encoding: .utf8)
+        children.withLock { $0.append(Child(name: name, arguments: arguments, process: process)) }
+    }
+
+    func forward(signal: Int32) { continuation.yield(.signal(signal)) }
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.processIdentifier) } } }
+
+    /// Waits until every node answers a status request.
+    func waitUntilReady(timeout: Duration = .seconds(15)) throws {
+        let deadline = ContinuousClock.now + timeout
+        var endpoints = [("dispatcher", topology.dispatcher.intake)]
+        endpoints += topology.stores.map { ("store \($0.name)", $0.snapshot) }
+        for (name, endpoint) in endpoints {
+            while true {
+                if isStopping { throw CLIError("stopped while starting") }
+                if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
+                    throw CLIError("\(exited.name) exited during start-up; see \(logDirectory)/\(exited.name).log")
+                }
+                let reply = try? requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
+                                              expecting: .status, timeoutMilliseconds: 300)
+                if reply != nil { break }
+                if ContinuousClock.now > deadline { throw CLIError("\(name) did not answer within \(timeout); see \(logDirectory)") }
+            }
+        }
+    }
+
+    /// Stops every node, newest first; SIGKILL for any still alive after `grace`. Idempotent.
+    func stopAll(grace: Duration = .seconds(5)) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let all = children.withLock { $0 }
+        for child in all.reversed() where child.process.isRunning {
+            kill(child.process.processIdentifier, SIGTERM)
+            let deadline = ContinuousClock.now + grace
+            while child.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            if child.process.isRunning {
+                kill(child.process.processIdentifier, SIGKILL)
+                child.process.waitUntilExit()
+            }
+        }
+        cleanUp()
+        continuation.finish()
+    }
+
+    private func cleanUp() {
+        let fm = FileManager.default
+        for path in topology.ipcPaths { try? fm.removeItem(atPath: path) }
+        try? fm.removeItem(atPath: pidDirectory)
+        try? fm.removeItem(atPath: runDirectory + "/" + Topology.fileName)
+        try? fm.removeItem(atPath: runDirectory + "/supervisor.pid")
+    }
+}

@@ -1,0 +1,118 @@
+import ArgumentParser
+import Dispatch
+import Examples
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+
+/// A failure the user can act on; printed as `zflux: message` with exit status 1.
+struct CLIError: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// `--run-dir`, shared by every command.
+struct RunDirOptions: ParsableArguments {
+    @Option(name: .customLong("run-dir"), help: ArgumentHelp(
+        "The cluster's run directory: its ipc socket files, cluster.json, pids and logs. Default: $ZFLUX_RUN_DIR or ./.zflux",
+        valueName: "dir"))
+    var runDir: String?
+
+    /// The run directory as an absolute path.
+    var path: String {
+        let raw = runDir ?? ProcessInfo.processInfo.environment["ZFLUX_RUN_DIR"] ?? ".zflux"
+        let url = URL(fileURLWithPath: raw, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        return url.standardizedFileURL.path
+    }
+
+    func topology() throws -> Topology {
+        do { return try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+    }
+}
+
+/// Options of a node process.
+struct NodeOptions: ParsableArguments {
+    @OptionGroup var runDir: RunDirOptions
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel: String = ProcessInfo.processInfo.environment["ZFLUX_LOG_LEVEL"] ?? "info"
+
+    @Option(help: .hidden)
+    var supervisorPid: Int32?
+
+    func logger(_ label: String) -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        return logger
+    }
+}
+
+enum LogSetup {
+    /// Executables bootstrap logging once: to stderr, so stdout stays for results.
+    static func bootstrap() {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+    }
+}
+
+/// Keeps signal sources alive and turns SIGINT/SIGTERM into a callback.
+// @unchecked: dispatch sources are thread safe and never mutated after init.
+final class TerminationSignals: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable (Int32) -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { handler(sig) }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    deinit { sources.forEach { $0.cancel() } }
+}
+
+/// A node started by a supervisor stops when the supervisor is gone, even after `kill -9`, so no node
+/// is ever orphaned. (PR_SET_PDEATHSIG fires when the spawning *thread* exits, which Foundation's
+/// Process does not pin down, so the parent is watched instead.)
+// @unchecked: the timer source is thread safe and never mutated after init.
+final class ParentWatch: @unchecked Sendable {
+    private let timer: any DispatchSourceTimer
+
+    init?(supervisorPid: Int32?, onGone: @escaping @Sendable () -> Void) {
+        guard let supervisorPid else { return nil }
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now(), repeating: .milliseconds(200))
+        timer.setEventHandler {
+            if getppid() != supervisorPid { onGone() }
+        }
+        timer.resume()
+        self.timer = timer
+    }
+
+    deinit { timer.cancel() }
+}
+
+extension Catalog {
+    static func require(_ name: String) throws -> any AnyApp {
+        guard let app = app(named: name) else {
+            throw CLIError("unknown app '\(name)' (known apps: \(names.joined(separator: ", ")))")
+        }
+        return app
+    }
+}
+
+/// Writes to stdout and flushes, so piped output arrives line by line.
+func emitLine(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data(("zflux: " + line + "\n").utf8))
+}
+
+extension Topology.Transport: ExpressibleByArgument {}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Examples
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+import Synchronization
+import ViewNode
+
+struct ViewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "view",
+        abstract: "Follow stores' state live: a snapshot first, then every update.",
+        discussion: """
+            On a terminal each update is rendered by the store's app. When stdout is not a terminal, each
+            update is one JSON line: {"store":S,"version":N,"connection":"live","state":{...}}.
+            """)
+
+    @Argument(help: "The stores to follow.") var stores: [String]
+    @Flag(help: "Print JSON lines even on a terminal.") var json = false
+    @OptionGroup var node: NodeOptions
+
+    func run() async throws {
+        LogSetup.bootstrap()
+        let topology = try node.runDir.topology()
+        let plain = json || isatty(STDOUT_FILENO) == 0
+        var views: [ViewNode] = []
+        for name in stores {
+            guard let endpoints = topology.store(named: name) else {
+                throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
+            }
+            let printer = UpdatePrinter(app: try Catalog.require(endpoints.app), json: plain)
+            views.append(try ViewNode(
+                configuration: .init(topology: topology, store: endpoints), logger: node.logger("zflux.view"),
+                onUpdate: printer.print))
+        }
+        let all = views
+        try await runNode(stop: { all.forEach { $0.stop() } }, supervisorPid: node.supervisorPid) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for view in all { group.addTask { try await view.run() } }
+                try await group.waitForAll()
+            }
+        }
+    }
+}
+
+/// Prints view updates, one whole update at a time even with several views on several threads.
+struct UpdatePrinter: Sendable {
+    static let lock = Mutex<Void>(())
+    let app: any AnyApp
+    let json: Bool
+
+    func print(_ update: ViewUpdate) {
+        let text: String
+        if json {
+            let state = (try? app.stateJSON(fromWire: update.state)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+            let connection: String = switch update.connection {
+            case .live: "live"
+            case .catchingUp: "catching-up"
+            case .stale: "stale"
+            }
+            text = "{\"store\":\"\(update.store)\",\"version\":\(update.version),\"connection\":\"\(connection)\",\"state\":\(state)}"
+        } else {
+            let body = (try? app.render(wire: update.state)) ?? "(state cannot be decoded)"
+            text = "── \(update.store) · version \(update.version) · \(update.connection) ──\n\(body)\n"
+        }
+        UpdatePrinter.lock.withLock { _ in emitLine(text) }
+    }
+}

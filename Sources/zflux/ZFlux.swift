@@ -1,0 +1,25 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct ZFlux: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "zflux",
+        abstract: "Flux / Redux across processes over ZeroMQ.",
+        discussion: """
+            A dispatcher stamps every action with a global sequence number and broadcasts it; stores apply
+            their pure reducers in that order and publish their state; views render it.
+
+            Quick start:
+              zflux cluster up                                   # dispatcher + stores (foreground)
+              zflux view todo                                    # in another terminal
+              zflux dispatch todo addTodo '{"title":"Buy milk"}' # prints the assigned seq
+              zflux state todo                                   # {"version": N, "state": {...}}
+            """,
+        version: "0.1.0",
+        subcommands: [
+            DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
+            StatusCommand.self, DispatcherCommand.self, StoreCommand.self, AppsCommand.self,
+        ]
+    )
+}

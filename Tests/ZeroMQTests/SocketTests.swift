@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+@testable import ZeroMQ
+
+/// A unique endpoint per test and transport; ipc files go to a fresh temporary directory.
+func endpoint(_ transport: String, _ name: String = #function) -> String {
+    let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    switch transport {
+    case "ipc": return "ipc://\(NSTemporaryDirectory())zmqtest-\(unique).sock"
+    case "tcp": return "tcp://127.0.0.1:*"
+    default: return "inproc://test-\(unique)"
+    }
+}
+
+/// Receives with a deadline so a broken test fails instead of hanging.
+func receive(_ socket: Socket, timeoutMilliseconds: Int = 5000) throws -> [[UInt8]]? {
+    var poller = Poller()
+    poller.add(.socket(socket))
+    guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds) > 0 else { return nil }
+    return try socket.receive(dontWait: true)
+}
+
+@Suite("ZeroMQ sockets")
+struct SocketTests {
+    @Test("multipart DEALER → ROUTER → DEALER round trip", arguments: ["inproc", "ipc", "tcp"])
+    func dealerRouterRoundTrip(transport: String) throws {
+        let router = try Socket(.shared, .router)
+        try router.bind(endpoint(transport))
+        let bound = try router.lastEndpoint
+        let dealer = try Socket(.shared, .dealer)
+        try dealer.connect(bound)
+        defer { dealer.close(); router.close() }
+
+        let frames: [[UInt8]] = [Array("topic".utf8), [], [0, 1, 2, 255], Array(repeating: 7, count: 100_000)]
+        try #require(try dealer.send(frames))
+        let received = try #require(try receive(router))
+        #expect(received.count == frames.count + 1, "the ROUTER prefixes the peer's routing id")
+        #expect(Array(received.dropFirst()) == frames)
+
+        try router.send([received[0], Array("reply".utf8), []])
+        let reply = try #require(try receive(dealer))
+        #expect(reply == [Array("reply".utf8), []])
+    }
+
+    @Test("PUB/SUB delivers only subscribed topics", arguments: ["inproc", "ipc", "tcp"])
+    func publishSubscribe(transport: String) throws {
+        let pub = try Socket(.shared, .pub)
+        try pub.bind(endpoint(transport))
+        let sub = try Socket(.shared, .sub)
+        try sub.subscribe(Array("wanted".utf8))
+        try sub.connect(try pub.lastEndpoint)
+        defer { sub.close(); pub.close() }
+
+        // A subscription takes effect asynchronously: publish until one arrives (bounded).
+        var got: [[UInt8]]? = nil
+        for _ in 0..<200 where got == nil {
+            try pub.send([Array("other".utf8), [1]])
+            try pub.send([Array("wanted".utf8), [2]])
+            got = try receive(sub, timeoutMilliseconds: 25)
+        }
+        let message = try #require(got)
+        #expect(message == [Array("wanted".utf8), [2]])
+        while let more = try sub.receive(dontWait: true) { #expect(more[0] == Array("wanted".utf8)) }
+    }
+
+    @Test("receive(dontWait:) returns nil and poll times out when nothing is queued")
+    func nothingQueued() throws {
+        let pull = try Socket(.shared, .pull)
+        try pull.bind(endpoint("inproc"))
+        defer { pull.close() }
+        #expect(try pull.receive(dontWait: true) == nil)
+        var poller = Poller()
+        let index = poller.add(.socket(pull))
+        #expect(try poller.poll(timeoutMilliseconds: 20) == 0)
+        #expect(!poller.isReadable(index))
+    }
+
+    @Test("an eventfd wakes a poll from another thread")
+    func eventFDWakesPoll() async throws {
+        let fd = try EventFD()
+        let signaller = Thread { usleep(10_000); fd.signal() }
+        signaller.start()
+        var poller = Poller()
+        let index = poller.add(.fileDescriptor(fd.descriptor))
+        #expect(try poller.poll(timeoutMilliseconds: 5000) == 1)
+        #expect(poller.isReadable(index))
+        fd.drain()
+        #expect(try poller.poll(timeoutMilliseconds: 0) == 0, "drain resets the eventfd")
+    }
+
+    @Test("options read back what was set")
+    func optionsRoundTrip() throws {
+        let socket = try Socket(.shared, .dealer)
+        defer { socket.close() }
+        #expect(try socket.option(.linger) == 0, "sockets default to LINGER 0 so shutdown never hangs")
+        try socket.setOption(.sendHighWaterMark, 1234)
+        try socket.setOption(.receiveHighWaterMark, 4321)
+        try socket.setOption(.heartbeatInterval, 250)
+        try socket.setOption(.immediate, 1)
+        try socket.setMaxMessageSize(1 << 20)
+        #expect(try socket.option(.sendHighWaterMark) == 1234)
+        #expect(try socket.option(.receiveHighWaterMark) == 4321)
+        #expect(try socket.option(.heartbeatInterval) == 250)
+        #expect(try socket.option(.immediate) == 1)
+        #expect(try socket.maxMessageSize == 1 << 20)
+    }
+}
+
+@Suite("ZeroMQ errors")
+struct ErrorTests {
+    @Test("an unknown transport fails with EPROTONOSUPPORT, naming zmq_bind and the endpoint")
+    func unknownTransport() throws {
+        let socket = try Socket(.shared, .pub)
+        defer { socket.close() }
+        let error = #expect(throws: ZMQError.self) { try socket.bind("bogus://nowhere") }
+        #expect(error?.code == .protocolNotSupported)
+        #expect(error?.function == "zmq_bind")
+        #expect(error?.description.contains("bogus://nowhere") == true)
+    }
+
+    @Test("binding a tcp port twice fails with EADDRINUSE")
+    func addressInUse() throws {
+        let first = try Socket(.shared, .pull)
+        try first.bind("tcp://127.0.0.1:*")
+        let second = try Socket(.shared, .pull)
+        defer { first.close(); second.close() }
+        let error = #expect(throws: ZMQError.self) { try second.bind(try first.lastEndpoint) }
+        #expect(error?.code == .addressInUse)
+        #expect(error?.errno == EADDRINUSE)
+    }
+
+    @Test("a malformed endpoint fails with EINVAL")
+    func malformedEndpoint() throws {
+        let socket = try Socket(.shared, .dealer)
+        defer { socket.close() }
+        let error = #expect(throws: ZMQError.self) { try socket.connect("tcp://") }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.function == "zmq_connect")
+    }
+
+    @Test("ROUTER_MANDATORY reports an unknown peer with EHOSTUNREACH")
+    func routerMandatory() throws {
+        let router = try Socket(.shared, .router)
+        try router.setOption(.routerMandatory, 1)
+        try router.bind(endpoint("inproc"))
+        defer { router.close() }
+        let error = #expect(throws: ZMQError.self) { try router.send([Array("nobody".utf8), [1]]) }
+        #expect(error?.code == .hostUnreachable)
+        #expect(error?.function == "zmq_send")
+    }
+
+    @Test("a message over MAXMSGSIZE is refused: the receiver never sees it")
+    func maxMessageSize() throws {
+        let pull = try Socket(.shared, .pull)
+        try pull.setMaxMessageSize(1024)
+        try pull.bind("tcp://127.0.0.1:*")
+        let push = try Socket(.shared, .push)
+        try push.connect(try pull.lastEndpoint)
+        defer { push.close(); pull.close() }
+        try push.send([Array(repeating: 1, count: 4096)])
+        #expect(try receive(pull, timeoutMilliseconds: 300) == nil)
+    }
+}

@@ -37,6 +37,9 @@ extension FluxApp: AnyApp {
         } catch let error as DecodingError {
             // Synthesized enum decoding fails at the top level only when no case matches the key;
             // errors inside the arguments carry a path that starts with the case name.
+            if case .dataCorrupted = error, (try? JSONSerialization.jsonObject(with: Data(payload))) == nil {
+                throw ActionError("the payload of \(name).\(actionType) is not valid JSON")
+            }
             if error.codingPath.isEmpty {
                 throw ActionError("\(name) has no action '\(actionType)'")
             }

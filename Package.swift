@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples"]),
         .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -110,6 +110,7 @@ final class DispatcherLoop {
         intake.close()
         publisher.close()
         replay.close()
+        removeIPCFiles([configuration.intake, configuration.actions, configuration.replay])
     }
 
     func run() throws {

@@ -61,6 +61,7 @@ final class StoreLoop {
 
     deinit {
         for socket in [actions, replay, effects, statePublisher, snapshots] { socket.close() }
+        removeIPCFiles([configuration.state, configuration.snapshot])
     }
 
     func run() throws {

@@ -38,12 +38,15 @@ struct ClusterCommand: AsyncParsableCommand {
         @OptionGroup var cluster: ClusterOptions
         @Option(help: ArgumentHelp("Log level of the nodes.", valueName: "level"))
         var logLevel: String = "info"
+        /// Set by a parent (a test, a script) that wants the cluster gone when it is gone.
+        @Option(help: .hidden) var supervisorPid: Int32?
 
         func run() async throws {
             let topology = try cluster.topology(runDirectory: runDir.path)
             let supervisor = Supervisor(topology: topology, runDirectory: runDir.path, logLevel: logLevel)
             let signals = TerminationSignals { supervisor.forward(signal: $0) }
-            defer { withExtendedLifetime(signals) {} }
+            let watch = ParentWatch(supervisorPid: supervisorPid) { supervisor.forward(signal: SIGTERM) }
+            defer { withExtendedLifetime((signals, watch)) {} }
             let status = try await supervise(supervisor) {
                 printError("cluster up in \(runDir.path): " + supervisor.pids.map { "\($0.0) (pid \($0.1))" }.joined(separator: ", "))
                 printError("logs in \(supervisor.logDirectory); Ctrl-C stops the cluster")

@@ -22,6 +22,8 @@ final class Supervisor: Sendable {
     let logLevel: String
     private let children = Mutex<[Child]>([])
     private let stopping = Atomic<Bool>(false)
+    /// Set once this supervisor owns the run directory's files, so only then does it clean them up.
+    private let ownsRunDirectory = Atomic<Bool>(false)
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
@@ -40,6 +42,7 @@ final class Supervisor: Sendable {
         let fm = FileManager.default
         try fm.createDirectory(atPath: runDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try refuseIfRunning()
+        ownsRunDirectory.store(true, ordering: .releasing)
         try fm.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
         try fm.createDirectory(atPath: pidDirectory, withIntermediateDirectories: true)
         // Socket files left by a cluster that was killed outright would make binds fail.
@@ -123,6 +126,7 @@ final class Supervisor: Sendable {
     }
 
     private func cleanUp() {
+        guard ownsRunDirectory.load(ordering: .acquiring) else { return }
         let fm = FileManager.default
         for path in topology.ipcPaths { try? fm.removeItem(atPath: path) }
         try? fm.removeItem(atPath: pidDirectory)

@@ -1,0 +1,154 @@
+import Foundation
+import FluxCore
+import NodeSupport
+import Testing
+import ZeroMQ
+
+/// A real `zflux cluster up` in a fresh run directory. `stop()` shuts it down and checks that no
+/// process and no socket file is left; the run directory is removed whatever happens.
+final class ClusterProcess {
+    let runDir: String
+    let transport: String
+    let process = Process()
+    private(set) var topology: Topology!
+    private(set) var nodePids: [String: Int32] = [:]
+    private var stopped = false
+
+    init(transport: String) throws {
+        self.transport = transport
+        // Short paths: ipc socket paths must fit in 107 bytes.
+        var template = Array("/tmp/zf-XXXXXX".utf8CString)
+        guard let dir = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
+        runDir = String(cString: dir)
+        var arguments = ["cluster", "up", "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice"]
+        if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 7))] }
+        process.executableURL = URL(fileURLWithPath: zfluxBinary)
+        process.arguments = arguments
+        let log = runDir + "/cluster-up.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits (bounded) until every node answers a status request.
+    func waitUntilReady(timeout: Duration = .seconds(30)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                throw NodeError("cluster up exited with \(process.terminationStatus): \(logs())")
+            }
+            if topology == nil { topology = try? Topology.load(runDirectory: runDir) }
+            if let topology {
+                let endpoints = [topology.dispatcher.intake] + topology.stores.map(\.snapshot)
+                let answered = endpoints.allSatisfy { endpoint in
+                    (try? requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
+                                       expecting: .status, timeoutMilliseconds: 500)) != nil
+                }
+                if answered {
+                    nodePids = readPids()
+                    if nodePids.count == 1 + topology.stores.count { return }
+                }
+            }
+            usleep(50_000)
+        }
+        throw NodeError("the cluster did not become ready within \(timeout): \(logs())")
+    }
+
+    private func readPids() -> [String: Int32] {
+        let dir = runDir + "/pids"
+        var pids: [String: Int32] = [:]
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+            if let text = try? String(contentsOfFile: dir + "/" + file, encoding: .utf8), let pid = Int32(text) {
+                pids[String(file.dropLast(4))] = pid
+            }
+        }
+        return pids
+    }
+
+    func zflux(_ arguments: [String]) throws -> CommandResult {
+        try IntegrationTests.zflux(arguments + ["--run-dir", runDir])
+    }
+
+    /// Every log the cluster wrote, for failure messages.
+    func logs() -> String {
+        var text = ""
+        let files = [runDir + "/cluster-up.log"] + ((try? FileManager.default.contentsOfDirectory(atPath: runDir + "/logs")) ?? []).map { runDir + "/logs/" + $0 }
+        for file in files {
+            text += "\n== \(file)\n" + ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "")
+        }
+        return text
+    }
+
+    /// SIGTERM, then checks the supervisor exited 0, every node is gone and no socket file is left.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        if process.isRunning {
+            Issue.record("cluster up ignored SIGTERM")
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
+        for (name, pid) in nodePids {
+            #expect(waitUntilGone(pid), "\(name) (pid \(pid)) outlived the cluster")
+        }
+        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: runDir)) ?? []).filter { $0.hasSuffix(".sock") }
+        #expect(sockets.isEmpty, "socket files left behind: \(sockets)")
+    }
+
+    /// kill -9 of the supervisor: nothing of it gets to clean up; the nodes must go on their own.
+    func killSupervisorOutright() {
+        stopped = true
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// True once `pid` no longer exists (bounded wait). Zombies of other parents count as gone.
+func waitUntilGone(_ pid: Int32, timeout: Duration = .seconds(10)) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if kill(pid, 0) != 0 { return true }
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+           stat.split(separator: ")").last?.split(separator: " ").first == "Z" { return true }
+        usleep(10_000)
+    }
+    return false
+}
+
+/// A base port with `count` consecutive free tcp ports on 127.0.0.1.
+func freePortRange(count: Int) throws -> Int {
+    for _ in 0..<200 {
+        let base = Int.random(in: 20_000...59_000)
+        if (base..<base + count).allSatisfy(isPortFree) { return base }
+    }
+    throw NodeError("no free tcp port range found")
+}
+
+private func isPortFree(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
+/// Runs blocking work on its own thread (never on the cooperative pool) and awaits it.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

@@ -1,0 +1,205 @@
+import Examples
+import Foundation
+import FluxCore
+import NodeSupport
+import Testing
+import ZeroMQ
+
+/// What a client sent and the seq it was acknowledged with.
+enum SentAction: Sendable {
+    case todo(Todo.Action)
+    case counter(Counter.Action)
+}
+
+@Suite("Real processes: zflux cluster up, dispatch, state, view", .serialized, .timeLimit(.minutes(5)))
+struct ClusterTests {
+    @Test("two clients × 1,000 actions; stores agree with the reduction of the acked actions; a late view agrees; junk changes nothing",
+          arguments: ["ipc", "tcp"])
+    func fullPipeline(transport: String) async throws {
+        let cluster = try ClusterProcess(transport: transport)
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let topology = try #require(cluster.topology)
+
+        // Two concurrent clients, each on its own thread with its own connection.
+        let acked = Locked<[(UInt64, SentAction)]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<2 {
+                group.addTask {
+                    try await onThread {
+                        let connection = try DispatchConnection(intake: topology.dispatcher.intake)
+                        defer { connection.close() }
+                        for i in 0..<1000 {
+                            let sent: SentAction, app: String, type: String, payload: [UInt8]
+                            switch i % 4 {
+                            case 0:
+                                sent = .counter(.addTapped(amount: i))
+                                (app, type, payload) = ("counter", "addTapped", try JSONPayloadCodec().encode(Counter.Action.addTapped(amount: i)))
+                            case 3:
+                                // Order-sensitive: which item a toggle hits depends on what came before.
+                                sent = .todo(.toggleTodo(index: i % 7))
+                                (app, type, payload) = ("todo", "toggleTodo", try JSONPayloadCodec().encode(Todo.Action.toggleTodo(index: i % 7)))
+                            default:
+                                let action = Todo.Action.addTodo(title: "client \(client) item \(i)")
+                                sent = .todo(action)
+                                (app, type, payload) = ("todo", "addTodo", try JSONPayloadCodec().encode(action))
+                            }
+                            let outcome = try connection.dispatch(app: app, actionType: type, payload: payload)
+                            guard case .acknowledged(let seq) = outcome else {
+                                Issue.record("dispatch \(i) of client \(client): \(outcome)")
+                                return
+                            }
+                            acked.withLock { $0.append((seq, sent)) }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sent = acked.withLock { $0 }.sorted { $0.0 < $1.0 }
+        #expect(sent.map(\.0) == Array(1...2000), "2,000 acknowledged actions with seqs 1…2000, no hole or repeat")
+
+        var expectedTodo = Todo.State()
+        var expectedCounter = Counter.State()
+        for (_, action) in sent {
+            switch action {
+            case .todo(let a): _ = Todo.reducer(&expectedTodo, a, .live)
+            case .counter(let a): _ = Counter.reducer(&expectedCounter, a, .live)
+            }
+        }
+
+        // Every store reaches version 2,000 with exactly the reduced state (read through the CLI).
+        let todo = try await waitForState(cluster, "todo", version: 2000, as: Todo.State.self)
+        let counter = try await waitForState(cluster, "counter", version: 2000, as: Counter.State.self)
+        #expect(todo == expectedTodo)
+        #expect(counter == expectedCounter)
+
+        // A view that joins now shows the same final state.
+        let runDir = cluster.runDir
+        let viewed = try await onThread { try lateViewStates(runDir: runDir, stores: ["todo", "counter"], version: 2000) }
+        #expect(try JSONDecoder().decode(Todo.State.self, from: try #require(viewed["todo"])) == expectedTodo)
+        #expect(try JSONDecoder().decode(Counter.State.self, from: try #require(viewed["counter"])) == expectedCounter)
+
+        // Junk at every bound socket: every node keeps running and no state changes.
+        let endpoints = [topology.dispatcher.intake, topology.dispatcher.actions, topology.dispatcher.replay]
+            + topology.stores.flatMap { [$0.state, $0.snapshot] }
+        for endpoint in endpoints { Hostile.rawBytes(to: endpoint) }
+        for endpoint in [topology.dispatcher.intake, topology.dispatcher.replay] + topology.stores.map(\.snapshot) {
+            try Hostile.garbageMessages(to: endpoint)
+        }
+        for (name, pid) in cluster.nodePids { #expect(kill(pid, 0) == 0, "\(name) died from junk input") }
+        let status = try cluster.zflux(["status"])
+        #expect(status.status == 0, "every node answers status: \(status.stderr)")
+        #expect(try await waitForState(cluster, "todo", version: 2000, as: Todo.State.self) == expectedTodo)
+        #expect(try await waitForState(cluster, "counter", version: 2000, as: Counter.State.self) == expectedCounter)
+        #expect(status.stdout.contains("\"head\":2000"), "junk was never sequenced: \(status.stdout)")
+
+        // The CLI contract still holds afterwards.
+        let ok = try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"Buy milk"}"#])
+        #expect(ok.status == 0 && ok.stdout == "2001\n", "\(ok)")
+        let refused = try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"ab"}"#])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("at least 3 characters"))
+        let state = try await waitForState(cluster, "todo", version: 2001, as: Todo.State.self)
+        #expect(state.todos.last?.title == "Buy milk")
+    }
+
+    @Test("killing the supervisor outright (kill -9) still leaves no node behind")
+    func noOrphans() async throws {
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { try? FileManager.default.removeItem(atPath: cluster.runDir) }
+        try cluster.waitUntilReady()
+        #expect(cluster.nodePids.count == 3)
+        cluster.killSupervisorOutright()
+        for (name, pid) in cluster.nodePids {
+            #expect(waitUntilGone(pid), "\(name) (pid \(pid)) was orphaned")
+        }
+        let sockets = try FileManager.default.contentsOfDirectory(atPath: cluster.runDir).filter { $0.hasSuffix(".sock") }
+        #expect(sockets.isEmpty, "nodes that stop on their own remove their socket files: \(sockets)")
+    }
+
+    @Test("clear errors: no cluster, unknown store, unknown app, second cluster in the same run directory")
+    func clearErrors() async throws {
+        var template = Array("/tmp/zf-XXXXXX".utf8CString)
+        let empty = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        let none = try zflux(["state", "todo", "--run-dir", empty])
+        #expect(none.status != 0 && none.stderr.contains("zflux cluster up"), "\(none)")
+
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let unknownStore = try cluster.zflux(["state", "nosuch"])
+        #expect(unknownStore.status != 0 && unknownStore.stderr.contains("no store 'nosuch'"))
+        let unknownApp = try cluster.zflux(["dispatch", "nosuch", "x"])
+        #expect(unknownApp.status != 0 && unknownApp.stderr.contains("unknown app 'nosuch'"))
+        let second = try cluster.zflux(["cluster", "up"])
+        #expect(second.status != 0 && second.stderr.contains("already running"))
+        // The refused second start must not have disturbed the first.
+        #expect(try cluster.zflux(["status"]).status == 0)
+    }
+}
+
+/// One line of `zflux state`.
+struct StateReply<S: Decodable>: Decodable {
+    var version: UInt64
+    var state: S
+}
+
+/// Polls `zflux state STORE` until it reports `version` (bounded), then decodes the state.
+func waitForState<S: Decodable>(_ cluster: ClusterProcess, _ store: String, version: UInt64, as: S.Type,
+                                timeout: Duration = .seconds(30)) async throws -> S {
+    let deadline = ContinuousClock.now + timeout
+    var last = ""
+    while ContinuousClock.now < deadline {
+        let result = try cluster.zflux(["state", store])
+        last = result.stdout + result.stderr
+        if result.status == 0, let reply = try? JSONDecoder().decode(StateReply<S>.self, from: Data(result.stdout.utf8)) {
+            if reply.version == version { return reply.state }
+            #expect(reply.version < version, "store \(store) went past version \(version)")
+        }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("store \(store) did not reach version \(version): \(last)\n\(cluster.logs())")
+    throw CancellationError()
+}
+
+/// Starts `zflux view STORES…` (stdout is a pipe, so it prints JSON lines), reads until every store
+/// shows `version`, stops it, and returns each store's state JSON.
+func lateViewStates(runDir: String, stores: [String], version: UInt64) throws -> [String: Data] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: zfluxBinary)
+    process.arguments = ["view"] + stores + ["--run-dir", runDir, "--supervisor-pid", String(getpid())]
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    defer {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+    }
+    struct Line: Decodable { var store: String; var version: UInt64; var connection: String }
+    var states: [String: Data] = [:]
+    var buffer = Data()
+    let deadline = ContinuousClock.now + .seconds(30)
+    let fd = out.fileHandleForReading.fileDescriptor
+    while states.count < stores.count && ContinuousClock.now < deadline {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, 200) > 0 else { continue }
+        let chunk = out.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        buffer.append(chunk)
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = buffer[buffer.startIndex..<newline]
+            buffer.removeSubrange(buffer.startIndex...newline)
+            guard let parsed = try? JSONDecoder().decode(Line.self, from: line) else { continue }
+            #expect(parsed.version <= version, "a view never shows a version the stores have not reached")
+            if parsed.version == version && parsed.connection == "live",
+               let object = try JSONSerialization.jsonObject(with: line) as? [String: Any], let state = object["state"] {
+                states[parsed.store] = try JSONSerialization.data(withJSONObject: state)
+            }
+        }
+    }
+    #expect(states.count == stores.count, "the view showed every store at version \(version)")
+    return states
+}

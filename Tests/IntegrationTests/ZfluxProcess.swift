@@ -1,0 +1,66 @@
+import Foundation
+import FluxCore
+import NodeSupport
+import Testing
+import ZeroMQ
+
+/// The built `zflux` binary: $ZFLUX_BIN, or next to the test bundle, or the package's debug build.
+let zfluxBinary: String = {
+    if let path = ProcessInfo.processInfo.environment["ZFLUX_BIN"] { return path }
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("zflux").path
+    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/zflux").path
+}()
+
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs `zflux ARGS` to completion (bounded) and captures its output.
+func zflux(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: zfluxBinary)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Drain both pipes while the child runs, so a full pipe can never block it.
+    let captured = Locked<[Int: Data]>([:])
+    let readers = DispatchGroup()
+    for (index, pipe) in [out, err].enumerated() {
+        DispatchQueue.global().async(group: readers) {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            captured.withLock { $0[index] = data }
+        }
+    }
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        Issue.record("zflux \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+    }
+    process.waitUntilExit()
+    _ = readers.wait(timeout: .now() + 10)
+    let data = captured.withLock { $0 }
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: data[0] ?? Data(), as: UTF8.self),
+        stderr: String(decoding: data[1] ?? Data(), as: UTF8.self))
+}
+
+/// A value shared between threads.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access goes through the lock.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

@@ -45,10 +45,20 @@ struct ViewCommand: AsyncParsableCommand {
 }
 
 /// Prints view updates, one whole update at a time even with several views on several threads.
-struct UpdatePrinter: Sendable {
+///
+/// JSON lines report every version (scripts wait for versions). Rendered output skips updates that
+/// change nothing visible: every action advances every store's version, so a todo view would otherwise
+/// repeat itself for each counter action.
+final class UpdatePrinter: Sendable {
     static let lock = Mutex<Void>(())
     let app: any AnyApp
     let json: Bool
+    private let lastShown = Mutex<(state: [UInt8], connection: ViewUpdate.Connection)?>(nil)
+
+    init(app: any AnyApp, json: Bool) {
+        self.app = app
+        self.json = json
+    }
 
     func print(_ update: ViewUpdate) {
         let text: String
@@ -61,6 +71,11 @@ struct UpdatePrinter: Sendable {
             }
             text = "{\"store\":\"\(update.store)\",\"version\":\(update.version),\"connection\":\"\(connection)\",\"state\":\(state)}"
         } else {
+            let unchanged = lastShown.withLock { last in
+                defer { last = (update.state, update.connection) }
+                return last?.state == update.state && last?.connection == update.connection
+            }
+            if unchanged { return }
             let body = (try? app.render(wire: update.state)) ?? "(state cannot be decoded)"
             text = "── \(update.store) · version \(update.version) · \(update.connection) ──\n\(body)\n"
         }

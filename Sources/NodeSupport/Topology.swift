@@ -14,6 +14,8 @@ public struct Topology: Codable, Equatable, Sendable {
         public var app: String
         public var state: String
         public var snapshot: String
+        /// Whether this store runs its app's effects (nil: yes). Replicas of an app set it false.
+        public var runsEffects: Bool? = nil
     }
 
     public var dispatcher: DispatcherEndpoints

@@ -15,7 +15,6 @@ final class StoreLoop {
     let statePublisher: Socket
     let snapshots: Socket
     let runtime: any AppRuntime
-    let appName: [UInt8]
 
     /// The seq of the last action applied; the state's version.
     var version: UInt64 = 0
@@ -30,6 +29,8 @@ final class StoreLoop {
     var nextHeartbeat: UInt64 = 0
     var effectClientSeq: UInt64 = 0
     let effectClientID = UInt64.random(in: 1...UInt64.max)
+    /// Effect actions sent to the intake and not yet answered, by client seq: (frames, last sent).
+    var unansweredEffects: [UInt64: (frames: [[UInt8]], sentAt: UInt64)] = [:]
     var applied: UInt64 = 0
     var replayed: UInt64 = 0
     var gapsRepaired: UInt64 = 0
@@ -41,8 +42,9 @@ final class StoreLoop {
         self.configuration = configuration
         self.logger = logger
         self.control = control
-        self.runtime = configuration.app.makeRuntime()
-        self.appName = Array(configuration.app.name.utf8)
+        self.runtime = configuration.app.makeRuntime { [control] app, type, payload in
+            control.post(.effectAction(app: app, type: type, payload: payload))
+        }
         self.lastHeardFromDispatcher = MonotonicClock.nowMilliseconds()
         statePublisher = try SocketDefaults.publisher(context)
         snapshots = try SocketDefaults.router(context)
@@ -60,6 +62,7 @@ final class StoreLoop {
     }
 
     deinit {
+        runtime.cancelEffects()
         for socket in [actions, replay, effects, statePublisher, snapshots] { socket.close() }
         removeIPCFiles([configuration.state, configuration.snapshot])
     }
@@ -93,6 +96,7 @@ final class StoreLoop {
             if poller.isReadable(actionsIndex) { try drainActions() }
             if poller.isReadable(snapshotIndex) { try drainSnapshotRequests() }
             if poller.isReadable(effectsIndex) { drainEffectReplies() }
+            retryUnansweredEffects()
             publishStateIfChanged()
         }
         logger.info("store stopped", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
@@ -158,24 +162,17 @@ final class StoreLoop {
     func apply(_ message: Message, live: Bool) {
         precondition(message.header.seq == version + 1, "actions apply strictly in order")
         version = message.header.seq
-        guard message.topic == appName else { return }
         do {
-            let effect = try runtime.apply(actionType: message.header.actionType, payload: message.payload)
-            applied += 1
             // Effects run once, for live actions only: never again while recovering by replay.
-            if live, let effect { runEffect(effect) }
+            let handled = try runtime.apply(
+                app: message.topicString, actionType: message.header.actionType, payload: message.payload,
+                runEffects: live && configuration.runsEffects)
+            if handled { applied += 1 }
         } catch {
             // The dispatcher checked this action, so this means the nodes run different builds.
             logger.error("action not applicable; state unchanged", metadata: [
                 "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
             ])
-        }
-    }
-
-    func runEffect(_ effect: @escaping @Sendable (@escaping @Sendable (String, [UInt8]) -> Void) async -> Void) {
-        let control = control
-        Task.detached {
-            await effect { type, payload in control.post(.effectAction(type: type, payload: payload)) }
         }
     }
 
@@ -279,6 +276,7 @@ final class StoreLoop {
             "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
             "dispatcher": connected ? "connected" : "silent", "uptime_ms": Int(now - startedAt),
+            "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
     }
@@ -288,11 +286,12 @@ final class StoreLoop {
     func handleCommands() throws {
         for command in control.takeAll() {
             switch command {
-            case .effectAction(let type, let payload):
+            case .effectAction(let app, let type, let payload):
                 effectClientSeq += 1
-                let message = Message(topic: appName, header: Header(
+                let message = Message(topic: app, header: Header(
                     kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
                     timestamp: WallClock.nowNanoseconds(), actionType: type), payload: payload)
+                unansweredEffects[effectClientSeq] = (message.frames, MonotonicClock.nowMilliseconds())
                 send(effects, message.frames)
             }
         }
@@ -300,10 +299,23 @@ final class StoreLoop {
 
     func drainEffectReplies() {
         while let frames = try? effects.receive(dontWait: true) {
-            guard let reply = try? Message(frames: frames), reply.kind == .nack else { continue }
-            logger.warning("an effect's action was refused", metadata: [
-                "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
-            ])
+            guard let reply = try? Message(frames: frames), reply.header.clientID == effectClientID else { continue }
+            unansweredEffects[reply.header.clientSeq] = nil
+            if reply.kind == .nack {
+                logger.warning("an effect's action was refused", metadata: [
+                    "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
+                ])
+            }
+        }
+    }
+
+    /// Sends again what the intake has not answered; the dispatcher deduplicates by client seq.
+    func retryUnansweredEffects() {
+        guard !unansweredEffects.isEmpty else { return }
+        let now = MonotonicClock.nowMilliseconds()
+        for (clientSeq, entry) in unansweredEffects where now - entry.sentAt >= UInt64(configuration.effectRetryMilliseconds) {
+            unansweredEffects[clientSeq]?.sentAt = now
+            send(effects, entry.frames)
         }
     }
 }

@@ -25,6 +25,11 @@ public final class StoreNode: Sendable {
         public var replayTimeoutMilliseconds: Int = 1000
         /// Silence from the dispatcher past this marks the store as disconnected in its status.
         public var dispatcherTimeoutMilliseconds: Int = 2000
+        /// Whether this store runs its reducer's effects. Exactly one store per app should: a replica
+        /// of an app that runs effects too would send every follow-up action twice.
+        public var runsEffects: Bool = true
+        /// An effect's action that gets no ACK within this is sent again (same client seq: deduplicated).
+        public var effectRetryMilliseconds: Int = 1000
 
         public init(
             name: String, app: any AnyApp, dispatcherActions: String, dispatcherReplay: String,
@@ -45,13 +50,14 @@ public final class StoreNode: Sendable {
                 dispatcherReplay: topology.dispatcher.replay, dispatcherIntake: topology.dispatcher.intake,
                 state: store.state, snapshot: store.snapshot)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
+            runsEffects = store.runsEffects ?? true
             dispatcherTimeoutMilliseconds = max(2000, topology.heartbeatMilliseconds * 10)
         }
     }
 
     /// What an effect sends back, posted from effect tasks to the node thread.
     enum Command: Sendable {
-        case effectAction(type: String, payload: [UInt8])
+        case effectAction(app: String, type: String, payload: [UInt8])
     }
 
     public let configuration: Configuration

@@ -104,8 +104,13 @@ struct AppsCommand: ParsableCommand {
 
     func run() throws {
         emitLine("""
-            todo     addTodo '{"title":"Buy milk"}' | toggleTodo '{"index":0}' | removeTodo '{"index":0}' | clearCompleted
+            todo     addTodo '{"title":"Buy milk"}' | toggleTodo '{"index":0}' | removeTodo '{"index":0}' | clearCompleted | loadTapped
+            star     starTapped
+            filter   filterToggled '{"filter":"issueOpen"}' | groupEntered '{"group":"issues"}' | groupLeft | resetAllTapped | resetGroupTapped '{"group":"issues"}'
+                     (filters: issues photos links text issueOpen issueInReview issueClosed assignedToMe; groups: types issues)
+            login    usernameChanged '{"username":"ada@example.com"}' | passwordChanged '{"password":"secret1"}' | loginTapped | logoutTapped
             counter  incrementTapped | decrementTapped | addTapped '{"amount":5}' | resetTapped
+            stats    goalSet '{"done":2}' | goalCleared   (reads the todo store's state)
             """)
     }
 }

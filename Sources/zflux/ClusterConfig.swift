@@ -1,4 +1,5 @@
 import Examples
+import FluxCore
 import Foundation
 import NodeSupport
 import TOMLKit
@@ -15,6 +16,7 @@ import TOMLKit
 /// [[store]]
 /// name = "todo"            # the store's name (views and `zflux state` use it)
 /// app = "todo"             # which app it hosts; defaults to the name
+/// effects = true           # false for a replica of an app another store already runs effects for
 /// ```
 struct ClusterConfig: Codable, Equatable {
     struct Cluster: Codable, Equatable {
@@ -33,6 +35,8 @@ struct ClusterConfig: Codable, Equatable {
     struct Store: Codable, Equatable {
         var name: String
         var app: String?
+        /// false for a replica: only one store per app should run the app's effects.
+        var effects: Bool?
     }
 
     var cluster: Cluster?
@@ -48,7 +52,20 @@ struct ClusterConfig: Codable, Equatable {
         name = "todo"
 
         [[store]]
+        name = "star"
+
+        [[store]]
+        name = "filter"
+
+        [[store]]
+        name = "login"
+
+        [[store]]
         name = "counter"
+
+        # reads the todo store's state (waitFor)
+        [[store]]
+        name = "stats"
         """
 
     static func parse(_ text: String, source: String) throws -> ClusterConfig {
@@ -86,13 +103,28 @@ struct ClusterConfig: Codable, Equatable {
                 throw CLIError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
             }
         }
+        do {
+            try DependencyGraph.check(stores.compactMap { Catalog.app(named: $0.app ?? $0.name) })
+        } catch {
+            throw CLIError(error.reason)
+        }
+        var effectsOwners: [String: String] = [:]
+        for entry in stores where entry.effects ?? true {
+            let app = entry.app ?? entry.name
+            if let owner = effectsOwners[app] {
+                throw CLIError("stores '\(owner)' and '\(entry.name)' both run app '\(app)' with effects, so every follow-up action would be sent twice; set effects = false on the replica")
+            }
+            effectsOwners[app] = entry.name
+        }
         let heartbeat = cluster?.heartbeatMs ?? 200
         guard (10...60_000).contains(heartbeat) else { throw CLIError("heartbeat_ms must be between 10 and 60000") }
         do {
-            return try Topology.make(
+            var topology = try Topology.make(
                 transport: transport, runDirectory: runDirectory, host: cluster?.host ?? "127.0.0.1",
                 basePort: basePortOverride ?? cluster?.basePort ?? 5570,
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat)
+            for (index, entry) in stores.enumerated() where entry.effects == false { topology.stores[index].runsEffects = false }
+            return topology
         } catch let error as NodeError {
             throw CLIError(error.message)
         }

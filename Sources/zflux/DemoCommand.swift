@@ -9,7 +9,7 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Start a local cluster, follow its stores in a view, and drive it with a stream of actions.",
-        discussion: "The dispatcher and the todo and counter stores run as separate processes over ipc. Ctrl-C stops everything.")
+        discussion: "The dispatcher and one store per example app (todo, star, filter, login, counter, stats) run as separate processes over ipc. Ctrl-C stops everything.")
 
     @OptionGroup var runDir: RunDirOptions
     @Option(help: "Milliseconds between the driver's actions.") var intervalMs: Int = 700
@@ -24,7 +24,7 @@ struct DemoCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(signals) {} }
         let interval = intervalMs, duration = duration
         let status = try await supervise(supervisor) {
-            emitLine("zflux demo: dispatcher, todo and counter stores running as processes " +
+            emitLine("zflux demo: dispatcher and stores running as processes " +
                      supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + "; Ctrl-C stops everything\n")
             let views = try topology.stores.map { endpoints in
                 try ViewNode(configuration: .init(topology: topology, store: endpoints), logger: .init(label: "zflux.view"),
@@ -51,19 +51,27 @@ func runDemoDriver(intake: String, intervalMs: Int, stopping: @Sendable () -> Bo
     guard let connection = try? DispatchConnection(intake: intake) else { return }
     defer { connection.close() }
     connection.timeout = .seconds(2)
-    let todo = Catalog.app(named: "todo")!, counter = Catalog.app(named: "counter")!
+    func app(_ name: String) -> any AnyApp { Catalog.app(named: name)! }
     let story: [(any AnyApp, String, String)] = [
-        (todo, "addTodo", #"{"title":"Buy milk"}"#),
-        (counter, "incrementTapped", ""),
-        (todo, "addTodo", #"{"title":"Write the docs"}"#),
-        (counter, "addTapped", #"{"amount":10}"#),
-        (todo, "toggleTodo", #"{"index":0}"#),
-        (todo, "addTodo", #"{"title":"Ship zflux"}"#),
-        (counter, "decrementTapped", ""),
-        (todo, "clearCompleted", ""),
-        (todo, "removeTodo", #"{"index":0}"#),
-        (todo, "removeTodo", #"{"index":0}"#),
-        (counter, "resetTapped", ""),
+        (app("todo"), "loadTapped", ""),
+        (app("star"), "starTapped", ""),
+        (app("todo"), "addTodo", #"{"title":"Buy milk"}"#),
+        (app("login"), "usernameChanged", #"{"username":"ada@example.com"}"#),
+        (app("stats"), "goalSet", #"{"done":2}"#),
+        (app("login"), "passwordChanged", #"{"password":"analytical"}"#),
+        (app("filter"), "groupEntered", #"{"group":"issues"}"#),
+        (app("filter"), "filterToggled", #"{"filter":"issueOpen"}"#),
+        (app("login"), "loginTapped", ""),
+        (app("todo"), "toggleTodo", #"{"index":0}"#),
+        (app("counter"), "addTapped", #"{"amount":10}"#),
+        (app("star"), "starTapped", ""),
+        (app("todo"), "toggleTodo", #"{"index":2}"#),
+        (app("filter"), "resetAllTapped", ""),
+        (app("filter"), "groupLeft", ""),
+        (app("todo"), "clearCompleted", ""),
+        (app("login"), "logoutTapped", ""),
+        (app("counter"), "resetTapped", ""),
+        (app("todo"), "removeTodo", #"{"index":0}"#),
     ]
     var step = 0
     while !stopping() {

@@ -2,14 +2,18 @@ import Foundation
 
 /// An app with its types erased, so nodes and the CLI can host any app by name.
 public protocol AnyApp: Sendable {
+    /// The app's name: the topic of its actions.
     var name: String { get }
+    /// The apps whose state this app reads (Flux's `waitFor`), by name.
+    var reads: [String] { get }
     var codec: any PayloadCodec { get }
     /// Decodes and validates a wire action; the dispatcher NACKs with the error's reason.
     func check(actionType: String, payload: [UInt8]) throws(ActionError)
     /// Turns a case name and JSON arguments (from the CLI) into a checked wire payload.
     func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8]
-    /// A fresh instance of the app's state machine, owned by one store thread.
-    func makeRuntime() -> any AppRuntime
+    /// A fresh instance of the app's state machine, owned by one store thread. The actions its effects
+    /// send are handed to `deliver` as (app, case name, wire payload), from any thread.
+    func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime
     /// The state (wire bytes) as JSON for people and scripts.
     func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8]
     /// The state (wire bytes) rendered as plain text.
@@ -18,16 +22,21 @@ public protocol AnyApp: Sendable {
 
 /// One app's live state machine inside a store: not shared between threads.
 public protocol AppRuntime: AnyObject {
-    /// Applies a wire action. Returns the effect's actions runner (nil when there is nothing to run),
-    /// already bound to the app's environment; each action it sends arrives as (case name, payload).
-    func apply(actionType: String, payload: [UInt8]) throws(ActionError) -> (@Sendable (@escaping @Sendable (String, [UInt8]) -> Void) async -> Void)?
+    /// Offers one sequenced action of any app. Returns whether this runtime's state may have changed.
+    /// Effects run only when `runEffects` is true (live actions, never replayed ones).
+    func apply(app: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool
     /// The whole state in wire bytes.
     func encodedState() throws -> [UInt8]
     /// Replaces the state from wire bytes (snapshots).
     func loadState(_ bytes: [UInt8]) throws
+    /// Effects still running.
+    var effectsInFlight: Int { get }
+    /// Cancels every running effect (on shutdown).
+    func cancelEffects()
 }
 
 extension FluxApp: AnyApp {
+    public var reads: [String] { [] }
     public var codec: any PayloadCodec { JSONPayloadCodec() }
 
     func decodeAction(actionType: String, payload: [UInt8]) throws(ActionError) -> Action {
@@ -35,11 +44,11 @@ extension FluxApp: AnyApp {
         do {
             action = try codec.decode(Action.self, from: payload)
         } catch let error as DecodingError {
-            // Synthesized enum decoding fails at the top level only when no case matches the key;
-            // errors inside the arguments carry a path that starts with the case name.
             if case .dataCorrupted = error, (try? JSONSerialization.jsonObject(with: Data(payload))) == nil {
                 throw ActionError("the payload of \(name).\(actionType) is not valid JSON")
             }
+            // Synthesized enum decoding fails at the top level only when no case matches the key;
+            // errors inside the arguments carry a path that starts with the case name.
             if error.codingPath.isEmpty {
                 throw ActionError("\(name) has no action '\(actionType)'")
             }
@@ -66,7 +75,9 @@ extension FluxApp: AnyApp {
         return json
     }
 
-    public func makeRuntime() -> any AppRuntime { FluxAppRuntime(app: self) }
+    public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
+        FluxAppRuntime(app: self, deliver: deliver)
+    }
 
     public func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] {
         try JSONPayloadCodec().encode(try codec.decode(State.self, from: bytes))
@@ -75,32 +86,39 @@ extension FluxApp: AnyApp {
     public func render(wire bytes: [UInt8]) throws -> String {
         render(try codec.decode(State.self, from: bytes))
     }
+
+    /// Encodes an action an effect sent, for the dispatcher's intake.
+    func deliverer(_ deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> Send<Action> {
+        let codec = codec, name = name
+        return Send { action in
+            guard let bytes = try? codec.encode(action) else { return }
+            deliver(name, ActionCoding.caseName(of: action), bytes)
+        }
+    }
 }
 
 final class FluxAppRuntime<State, Action, Environment>: AppRuntime
 where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable {
     let app: FluxApp<State, Action, Environment>
     var state: State
+    let effects: EffectRunner<Action>
 
-    init(app: FluxApp<State, Action, Environment>) {
+    init(app: FluxApp<State, Action, Environment>, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
         self.app = app
         self.state = app.initialState
+        self.effects = EffectRunner(send: app.deliverer(deliver))
     }
 
-    func apply(actionType: String, payload: [UInt8]) throws(ActionError) -> (@Sendable (@escaping @Sendable (String, [UInt8]) -> Void) async -> Void)? {
+    func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
+        guard name == app.name else { return false }
         let action = try app.decodeAction(actionType: actionType, payload: payload)
         let effect = app.reducer(&state, action, app.environment)
-        if effect.isNone { return nil }
-        let codec = app.codec
-        return { deliver in
-            await effect.run(send: Send { action in
-                guard let bytes = try? codec.encode(action) else { return }
-                deliver(ActionCoding.caseName(of: action), bytes)
-            })
-        }
+        if runEffects { effects.run(effect) }
+        return true
     }
 
     func encodedState() throws -> [UInt8] { try app.codec.encode(state) }
-
     func loadState(_ bytes: [UInt8]) throws { state = try app.codec.decode(State.self, from: bytes) }
+    var effectsInFlight: Int { effects.inFlight }
+    func cancelEffects() { effects.cancelAll() }
 }

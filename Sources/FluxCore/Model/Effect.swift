@@ -1,12 +1,12 @@
 /// Work a reducer asks its store to do after an action: never done inside the reducer itself.
 ///
-/// A store runs the effects its reducer returns with the app's `Environment`; the actions an effect
-/// sends go back through the dispatcher's intake, so they are sequenced and journaled like any other.
-/// When a store recovers by replay, effects are not run again.
+/// A store runs the effects its reducer returns with the app's `Environment`. The actions an effect
+/// sends go back through the dispatcher's intake, so they are sequenced and journaled like any other
+/// action. When a store recovers by replay, effects are not run again.
 public struct Effect<Action: Sendable>: Sendable {
     enum Operation: Sendable {
-        case none
-        case run(@Sendable (Send<Action>) async -> Void)
+        case run(id: EffectID?, cancelInFlight: Bool, body: @Sendable (Send<Action>) async -> Void)
+        case cancel(EffectID)
     }
 
     let operations: [Operation]
@@ -16,7 +16,7 @@ public struct Effect<Action: Sendable>: Sendable {
 
     /// An async operation that may send any number of actions.
     public static func run(_ operation: @escaping @Sendable (Send<Action>) async -> Void) -> Effect {
-        Effect(operations: [.run(operation)])
+        Effect(operations: [.run(id: nil, cancelInFlight: false, body: operation)])
     }
 
     /// Sends one action once the current one has been applied.
@@ -24,14 +24,28 @@ public struct Effect<Action: Sendable>: Sendable {
         .run { send in send(action) }
     }
 
-    /// Work that sends nothing back (the seeds' `Effect<Never>`): logging, analytics, a write.
-    public static func fireAndForget(_ work: @escaping @Sendable () async -> Void) -> Effect {
-        .run { _ in await work() }
+    /// Cancels every running effect marked with `id`.
+    public static func cancel(id: some Hashable & Sendable) -> Effect {
+        Effect(operations: [.cancel(EffectID(id))])
     }
 
     /// Runs several effects concurrently.
-    public static func merge(_ effects: Effect...) -> Effect {
+    public static func merge(_ effects: Effect...) -> Effect { merge(effects) }
+
+    public static func merge(_ effects: [Effect]) -> Effect {
         Effect(operations: effects.flatMap(\.operations))
+    }
+
+    /// Marks this effect's work with `id`, so `.cancel(id:)` can stop it. With `cancelInFlight`, starting
+    /// it first cancels any running work with the same id (a newer request replaces an older one).
+    public func cancellable(id: some Hashable & Sendable, cancelInFlight: Bool = false) -> Effect {
+        let id = EffectID(id)
+        return Effect(operations: operations.map { op in
+            switch op {
+            case .run(_, _, let body): .run(id: id, cancelInFlight: cancelInFlight, body: body)
+            case .cancel: op
+            }
+        })
     }
 
     public var isNone: Bool { operations.isEmpty }
@@ -40,20 +54,28 @@ public struct Effect<Action: Sendable>: Sendable {
     public func map<Other: Sendable>(_ transform: @escaping @Sendable (Action) -> Other) -> Effect<Other> {
         Effect<Other>(operations: operations.map { op in
             switch op {
-            case .none: .none
-            case .run(let body): .run { send in await body(Send { send(transform($0)) }) }
+            case .run(let id, let cancelInFlight, let body):
+                .run(id: id, cancelInFlight: cancelInFlight, body: { send in await body(Send { send(transform($0)) }) })
+            case .cancel(let id):
+                .cancel(id)
             }
         })
     }
+}
 
-    /// Runs every operation, concurrently, and returns when all have finished.
-    public func run(send: Send<Action>) async {
-        await withTaskGroup(of: Void.self) { group in
-            for op in operations {
-                if case .run(let body) = op { group.addTask { await body(send) } }
-            }
-        }
+extension Effect {
+    /// Work that sends nothing back (the seeds' `Effect<Never>`): logging, analytics, a write. The work
+    /// is given no `Send`, so it cannot send an action, whatever this effect's action type.
+    public static func fireAndForget(_ work: @escaping @Sendable () async -> Void) -> Effect {
+        Effect(operations: [.run(id: nil, cancelInFlight: false, body: { _ in await work() })])
     }
+}
+
+/// The identity of cancellable work.
+public struct EffectID: Hashable, @unchecked Sendable {
+    // @unchecked: the wrapped value is required to be Sendable at the only initializer.
+    let value: AnyHashable
+    init(_ value: some Hashable & Sendable) { self.value = AnyHashable(value) }
 }
 
 /// How an effect sends actions back into the system.

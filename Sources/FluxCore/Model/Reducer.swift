@@ -1,9 +1,13 @@
 /// A pure function from the current state and an action to the next state, plus the effects to run.
 ///
 /// Reducers are total and deterministic: no clock, no randomness, no I/O. What they need from the
-/// world arrives in actions; what they want done in the world they return as an `Effect`, which the
-/// store runs with the `Environment`. Because a reducer returns effects instead of dispatching,
-/// re-entrant dispatch (an action dispatched while another is being reduced) cannot happen.
+/// world arrives in actions (the dispatcher stamps each with a time); what they want done in the world
+/// they return as an `Effect`, which the store runs with the `Environment`.
+///
+/// A reducer cannot dispatch. It has no store to call, only a value to return, so an action can never
+/// be dispatched while another is being reduced (the re-entrancy ReSwift, Redux and Flux forbid at run
+/// time is impossible here by construction). What an effect sends later is a new action: it goes
+/// through the dispatcher and gets its own, later, sequence number.
 public struct Reducer<State, Action: Sendable, Environment>: Sendable {
     public let reduce: @Sendable (inout State, Action, Environment) -> Effect<Action>
 
@@ -16,11 +20,26 @@ public struct Reducer<State, Action: Sendable, Environment>: Sendable {
     }
 
     /// Runs several reducers in order on the same state and merges their effects.
-    public static func combine(_ reducers: Reducer...) -> Reducer {
+    public static func combine(_ reducers: Reducer...) -> Reducer { combine(reducers) }
+
+    public static func combine(_ reducers: [Reducer]) -> Reducer {
         Reducer { state, action, environment in
-            var effects: [Effect<Action>] = []
-            for reducer in reducers { effects.append(reducer(&state, action, environment)) }
-            return Effect(operations: effects.flatMap(\.operations))
+            .merge(reducers.map { $0(&state, action, environment) })
+        }
+    }
+
+    /// Lifts a reducer of a part of the state into a reducer of the whole: `state` picks the part,
+    /// `action` picks the child's actions out of the parent's (nil: not for this child) and `embed`
+    /// puts them back, `environment` derives the child's environment.
+    public func scope<ParentState, ParentAction: Sendable, ParentEnvironment>(
+        state: WritableKeyPath<ParentState, State> & Sendable,
+        action: @escaping @Sendable (ParentAction) -> Action?,
+        embed: @escaping @Sendable (Action) -> ParentAction,
+        environment: @escaping @Sendable (ParentEnvironment) -> Environment
+    ) -> Reducer<ParentState, ParentAction, ParentEnvironment> {
+        Reducer<ParentState, ParentAction, ParentEnvironment> { parent, parentAction, parentEnvironment in
+            guard let childAction = action(parentAction) else { return .none }
+            return self(&parent[keyPath: state], childAction, environment(parentEnvironment)).map(embed)
         }
     }
 }

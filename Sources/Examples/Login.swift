@@ -1,0 +1,121 @@
+import FluxCore
+
+/// MVVM login validation: the username must be an e-mail address, the password at least 6 characters,
+/// and login is enabled only when both hold. Logging in goes through a mockable client.
+public enum Login {
+    public struct State: Codable, Equatable, Sendable {
+        public var username = ""
+        public var password = ""
+        public var isLoggingIn = false
+        public var loggedInAs: String? = nil
+        public var error: String? = nil
+        public init(username: String = "", password: String = "", isLoggingIn: Bool = false,
+                    loggedInAs: String? = nil, error: String? = nil) {
+            self.username = username
+            self.password = password
+            self.isLoggingIn = isLoggingIn
+            self.loggedInAs = loggedInAs
+            self.error = error
+        }
+
+        public var isUsernameValid: Bool { Login.isEmail(username) }
+        public var isPasswordValid: Bool { password.count >= Login.minimumPasswordLength }
+        public var isLoginEnabled: Bool { isUsernameValid && isPasswordValid && !isLoggingIn }
+    }
+
+    public enum Action: Codable, Equatable, Sendable {
+        case usernameChanged(username: String)
+        case passwordChanged(password: String)
+        case loginTapped
+        case loginSucceeded(user: String)
+        case loginFailed(reason: String)
+        case logoutTapped
+    }
+
+    public struct Environment: Sendable {
+        /// Checks credentials with the server; returns the signed-in user's display name.
+        public var login: @Sendable (_ username: String, _ password: String) async throws -> String
+
+        public init(login: @escaping @Sendable (String, String) async throws -> String) { self.login = login }
+
+        /// A stand-in for the login service: a second's delay; the password "wrongpass" is refused.
+        public static let live = Environment { username, password in
+            try await Task.sleep(for: .seconds(1))
+            guard password != "wrongpass" else { throw Refused(reason: "wrong username or password") }
+            return username
+        }
+
+        public static func mock(_ result: Result<String, Refused>) -> Environment {
+            Environment { _, _ in try result.get() }
+        }
+    }
+
+    public struct Refused: Error, Equatable, Sendable {
+        public let reason: String
+        public init(reason: String) { self.reason = reason }
+    }
+
+    public static let minimumPasswordLength = 6
+
+    /// Something, an @, something, a dot, something: the check MVVM login forms use, not RFC 5322.
+    public static func isEmail(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !text.contains(" ") else { return false }
+        let domain = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        return domain.count >= 2 && domain.allSatisfy { !$0.isEmpty }
+    }
+
+    public static let reducer = Reducer<State, Action, Environment> { state, action, environment in
+        switch action {
+        case .usernameChanged(let username):
+            state.username = username
+            state.error = nil
+            return .none
+        case .passwordChanged(let password):
+            state.password = password
+            state.error = nil
+            return .none
+        case .loginTapped:
+            guard state.isLoginEnabled else { return .none }
+            state.isLoggingIn = true
+            state.error = nil
+            let (username, password) = (state.username, state.password)
+            return .run { send in
+                do {
+                    send(.loginSucceeded(user: try await environment.login(username, password)))
+                } catch let refused as Refused {
+                    send(.loginFailed(reason: refused.reason))
+                } catch {
+                    send(.loginFailed(reason: "the login service is unreachable"))
+                }
+            }
+        case .loginSucceeded(let user):
+            state.isLoggingIn = false
+            state.loggedInAs = user
+            state.password = ""
+            return .none
+        case .loginFailed(let reason):
+            state.isLoggingIn = false
+            state.error = reason
+            return .none
+        case .logoutTapped:
+            state = State()
+            return .none
+        }
+    }
+
+    public static func render(_ state: State) -> String {
+        if let user = state.loggedInAs { return "Signed in as \(user)" }
+        let check = { (ok: Bool) in ok ? "✓" : "✗" }
+        return [
+            "username: \(state.username) \(check(state.isUsernameValid))",
+            "password: \(String(repeating: "•", count: state.password.count)) \(check(state.isPasswordValid))",
+            "[Log in]" + (state.isLoggingIn ? " signing in…" : state.isLoginEnabled ? " enabled" : " disabled")
+                + (state.error.map { "  ! \($0)" } ?? ""),
+        ].joined(separator: "\n")
+    }
+
+    public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
+        FluxApp(name: "login", initialState: State(), reducer: reducer, environment: environment, render: render)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// What a reducer that reads another store sees: its own environment, and the other store's state as of
+/// the action being applied.
+public struct Reading<Environment: Sendable, Other: Sendable>: Sendable {
+    public let environment: Environment
+    /// The other store's state at the same version: it has already applied this action (`waitFor`).
+    public let other: Other
+
+    public init(environment: Environment, other: Other) {
+        self.environment = environment
+        self.other = other
+    }
+}
+
+/// An app whose store reads another app's state: Flux's `waitFor`, across processes.
+///
+/// The store keeps its own replica of the other app's state by applying the other app's actions with
+/// the other app's reducer. Every store sees every action in the same order and reducers are
+/// deterministic, so when this store applies action N the replica is exactly the other store's state at
+/// version N, with no extra round trip and no way to read a stale or a future state. The replica never
+/// runs effects: effects run once, in the store that owns the state.
+///
+/// The other app's actions reach `onOtherAction` after the replica applied them, so this store can react
+/// to them (both stores handle the same action; this one waits for the other).
+public struct DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: Sendable
+where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
+      OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable {
+    public let base: FluxApp<State, Action, Reading<Environment, OtherState>>
+    public let other: FluxApp<OtherState, OtherAction, OtherEnvironment>
+    public let environment: Environment
+    public let onOtherAction: @Sendable (inout State, OtherAction, OtherState) -> Void
+
+    public init(
+        name: String, reading other: FluxApp<OtherState, OtherAction, OtherEnvironment>, initialState: State,
+        reducer: Reducer<State, Action, Reading<Environment, OtherState>>, environment: Environment,
+        onOtherAction: @escaping @Sendable (inout State, OtherAction, OtherState) -> Void = { _, _, _ in },
+        validate: @escaping @Sendable (Action) -> String? = { _ in nil },
+        render: @escaping @Sendable (State) -> String = { String(describing: $0) }
+    ) {
+        // The environment's `other` is filled in per action by the runtime; this one is a placeholder.
+        self.base = FluxApp(
+            name: name, initialState: initialState, reducer: reducer,
+            environment: Reading(environment: environment, other: other.initialState), validate: validate, render: render)
+        self.other = other
+        self.environment = environment
+        self.onOtherAction = onOtherAction
+    }
+}
+
+extension DependentApp: AnyApp {
+    public var name: String { base.name }
+    public var reads: [String] { [other.name] + other.reads }
+    public var codec: any PayloadCodec { base.codec }
+    public func check(actionType: String, payload: [UInt8]) throws(ActionError) { try base.check(actionType: actionType, payload: payload) }
+    public func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] {
+        try base.wirePayload(type: type, argumentsJSON: argumentsJSON)
+    }
+    public func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try base.stateJSON(fromWire: bytes) }
+    public func render(wire bytes: [UInt8]) throws -> String { try base.render(wire: bytes) }
+
+    public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
+        DependentRuntime(app: self, deliver: deliver)
+    }
+}
+
+final class DependentRuntime<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: AppRuntime
+where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
+      OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable {
+    let app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>
+    var state: State
+    var other: OtherState
+    let effects: EffectRunner<Action>
+
+    init(app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>,
+         deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
+        self.app = app
+        self.state = app.base.initialState
+        self.other = app.other.initialState
+        self.effects = EffectRunner(send: app.base.deliverer(deliver))
+    }
+
+    func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
+        if name == app.other.name {
+            let action = try app.other.decodeAction(actionType: actionType, payload: payload)
+            // The replica applies first (waitFor); its effects belong to the other store and never run here.
+            _ = app.other.reducer(&other, action, app.other.environment)
+            app.onOtherAction(&state, action, other)
+            return true
+        }
+        guard name == app.base.name else { return false }
+        let action = try app.base.decodeAction(actionType: actionType, payload: payload)
+        let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other))
+        if runEffects { effects.run(effect) }
+        return true
+    }
+
+    /// Only this store's own state is published; the replica is private.
+    func encodedState() throws -> [UInt8] { try app.base.codec.encode(state) }
+    func loadState(_ bytes: [UInt8]) throws { state = try app.base.codec.decode(State.self, from: bytes) }
+    var effectsInFlight: Int { effects.inFlight }
+    func cancelEffects() { effects.cancelAll() }
+}
+
+/// Checks that no app reads itself through a chain of others.
+public enum DependencyGraph {
+    /// Throws naming the cycle, e.g. "a → b → a", if one exists among `apps`.
+    public static func check(_ apps: [any AnyApp]) throws(ActionError) {
+        let edges = Dictionary(apps.map { ($0.name, $0.reads) }, uniquingKeysWith: { a, _ in a })
+        var done = Set<String>()
+        func visit(_ node: String, _ path: [String]) throws(ActionError) {
+            if let start = path.firstIndex(of: node) {
+                throw ActionError("apps read each other in a cycle: \((path[start...] + [node]).joined(separator: " → "))")
+            }
+            guard !done.contains(node) else { return }
+            for next in edges[node] ?? [] { try visit(next, path + [node]) }
+            done.insert(node)
+        }
+        for app in apps { try visit(app.name, []) }
+    }
+}

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "StoreNode", targets: ["StoreNode"]),
         .library(name: "ViewNode", targets: ["ViewNode"]),
         .library(name: "Examples", targets: ["Examples"]),
+        .library(name: "FluxTesting", targets: ["FluxTesting"]),
         .executable(name: "zflux", targets: ["zflux"]),
     ],
     dependencies: [
@@ -33,6 +34,7 @@ let package = Package(
         .target(name: "StoreNode", dependencies: ["NodeSupport"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
+        .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode"]),
         .executableTarget(name: "zflux", dependencies: [
             "Dispatcher", "StoreNode", "ViewNode", "Examples",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -41,7 +43,9 @@ let package = Package(
         ]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples"]),
-        .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples"]),
+        .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting", "Examples"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples"]),
+        .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples"]),
     ],
     swiftLanguageModes: [.v6]

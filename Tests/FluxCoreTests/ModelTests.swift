@@ -1,6 +1,5 @@
 import Examples
 import Foundation
-import Synchronization
 import Testing
 @testable import FluxCore
 
@@ -47,7 +46,7 @@ struct ModelTests {
     @Test("the todo reducer adds, toggles, removes and clears; its title counts")
     func todoReducer() {
         var state = Todo.State()
-        let env = Todo.Environment()
+        let env = Todo.Environment.mock()
         _ = Todo.reducer(&state, .addTodo(title: "Buy milk"), env)
         _ = Todo.reducer(&state, .addTodo(title: "Walk dog"), env)
         #expect(state.title == "TODO - (2)")
@@ -61,7 +60,7 @@ struct ModelTests {
 
     @Test("combined reducers run in order and merge their effects")
     func combine() async {
-        let log = Mutex<[Int]>([])
+        let log = Locked<[Int]>([])
         let first = Reducer<Int, Int, Void> { state, action, _ in
             state += action
             return .fireAndForget { log.withLock { $0.append(1) } }
@@ -73,14 +72,51 @@ struct ModelTests {
         var state = 1
         let effect = Reducer.combine(first, second)(&state, 2, ())
         #expect(state == 30)
-        let sent = Mutex<[Int]>([])
-        await effect.run(send: Send { value in sent.withLock { $0.append(value) } })
+        let sent = Locked<[Int]>([])
+        let runner = EffectRunner<Int>(send: Send { value in sent.withLock { $0.append(value) } })
+        runner.run(effect)
+        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
         #expect(sent.withLock { $0 } == [3])
         #expect(log.withLock { $0 } == [1])
         #expect(Effect<Int>.none.isNone)
     }
 
-    @Test("a hosted app applies wire actions and hands back its effects' actions in wire form")
+    @Test("cancellable effects: cancel(id:) stops them, cancelInFlight replaces the older one")
+    func cancellation() async {
+        enum ID: Hashable, Sendable { case slow }
+        let sent = Locked<[Int]>([])
+        let runner = EffectRunner<Int>(send: Send { value in sent.withLock { $0.append(value) } })
+        func slow(_ value: Int) -> Effect<Int> {
+            Effect<Int>.run { send in
+                try? await Task.sleep(for: .seconds(30))
+                send(value)
+            }.cancellable(id: ID.slow, cancelInFlight: true)
+        }
+        runner.run(slow(1))
+        runner.run(slow(2))
+        #expect(runner.inFlight == 1, "starting the second cancelled the first")
+        runner.run(.cancel(id: ID.slow))
+        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(sent.withLock { $0 }.isEmpty, "a cancelled effect sends nothing")
+    }
+
+    @Test("scope lifts a child reducer into a parent's state and actions")
+    func scope() {
+        struct Parent: Equatable { var count = 0; var other = "x" }
+        enum ParentAction: Equatable { case child(Int), unrelated }
+        let child = Reducer<Int, Int, Void> { state, action, _ in state += action; return .none }
+        let parent = child.scope(
+            state: \Parent.count,
+            action: { if case .child(let n) = $0 { n } else { nil } },
+            embed: ParentAction.child,
+            environment: { (_: Void) in () })
+        var state = Parent()
+        _ = parent(&state, .child(5), ())
+        _ = parent(&state, .unrelated, ())
+        #expect(state == Parent(count: 5, other: "x"))
+    }
+
+    @Test("a hosted app applies its own actions, ignores others, and runs effects only when told")
     func runtime() async throws {
         let app = FluxApp<Int, Counter.Action, Void>(
             name: "echo", initialState: 0,
@@ -90,17 +126,52 @@ struct ModelTests {
                 return .none
             },
             environment: ())
-        let runtime = app.makeRuntime()
-        let effect = try runtime.apply(actionType: "addTapped", payload: Array(#"{"addTapped":{"amount":5}}"#.utf8))
-        #expect(try runtime.encodedState() == Array("5".utf8))
-        let sent = Mutex<[(String, [UInt8])]>([])
-        let runEffect = try #require(effect)
-        await runEffect { type, payload in sent.withLock { $0.append((type, payload)) } }
-        let delivered = sent.withLock { $0 }
-        #expect(delivered.count == 1)
-        #expect(delivered.first?.0 == "incrementTapped")
-        #expect(delivered.first.map { String(decoding: $0.1, as: UTF8.self) } == #"{"incrementTapped":{}}"#)
-        #expect(throws: ActionError.self) { try runtime.apply(actionType: "addTapped", payload: Array("{".utf8)) }
-        #expect(try runtime.encodedState() == Array("5".utf8), "a refused action leaves the state as it was")
+        let delivered = Locked<[(String, String, String)]>([])
+        let runtime = app.makeRuntime { app, type, payload in
+            delivered.withLock { $0.append((app, type, String(decoding: payload, as: UTF8.self))) }
+        }
+        let add = Array(#"{"addTapped":{"amount":5}}"#.utf8)
+        #expect(try runtime.apply(app: "other", actionType: "addTapped", payload: add, runEffects: true) == false)
+        #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, runEffects: false))
+        #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, runEffects: true))
+        #expect(try runtime.encodedState() == Array("10".utf8))
+        while runtime.effectsInFlight > 0 { try await Task.sleep(for: .milliseconds(1)) }
+        let sent = delivered.withLock { $0 }
+        #expect(sent.count == 1, "the replayed-style apply (runEffects: false) ran no effect")
+        #expect(sent.first?.0 == "echo" && sent.first?.1 == "incrementTapped" && sent.first?.2 == #"{"incrementTapped":{}}"#)
+        #expect(throws: ActionError.self) { try runtime.apply(app: "echo", actionType: "addTapped", payload: Array("{".utf8), runEffects: true) }
+        #expect(try runtime.encodedState() == Array("10".utf8), "a refused action leaves the state as it was")
+    }
+
+    @Test("dependency cycles are rejected with the cycle named")
+    func cycles() throws {
+        struct Named: AnyApp {
+            let name: String, reads: [String]
+            var codec: any PayloadCodec { JSONPayloadCodec() }
+            func check(actionType: String, payload: [UInt8]) throws(ActionError) {}
+            func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] { [] }
+            func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime { fatalError() }
+            func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }
+            func render(wire bytes: [UInt8]) throws -> String { "" }
+        }
+        let error = #expect(throws: ActionError.self) {
+            try DependencyGraph.check([Named(name: "a", reads: ["b"]), Named(name: "b", reads: ["c"]), Named(name: "c", reads: ["a"])])
+        }
+        #expect(error?.reason == "apps read each other in a cycle: a → b → c → a")
+        try DependencyGraph.check([Named(name: "a", reads: ["b"]), Named(name: "b", reads: []), TodoStats.app(), Todo.app()])
+        #expect(TodoStats.app().reads == ["todo"])
+    }
+}
+
+/// A value shared between test tasks.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access goes through the lock.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

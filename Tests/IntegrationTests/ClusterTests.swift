@@ -109,7 +109,7 @@ struct ClusterTests {
         let cluster = try ClusterProcess(transport: "ipc")
         defer { try? FileManager.default.removeItem(atPath: cluster.runDir) }
         try cluster.waitUntilReady()
-        #expect(cluster.nodePids.count == 3)
+        #expect(cluster.nodePids.count == 1 + cluster.topology.stores.count)
         cluster.killSupervisorOutright()
         for (name, pid) in cluster.nodePids {
             #expect(waitUntilGone(pid), "\(name) (pid \(pid)) was orphaned")

@@ -1,6 +1,7 @@
 import Dispatcher
 import Examples
 import FluxCore
+import FluxTesting
 import Foundation
 import NodeSupport
 import StoreNode
@@ -13,8 +14,7 @@ import ZeroMQ
 struct PipelineTests {
     @Test("two concurrent clients: every store applies every action once, in seq order")
     func concurrentClients() async throws {
-        let cluster = try InprocCluster()
-        try await cluster.startDispatcher()
+        let cluster = try await TestCluster.todoAndCounter()
         try await cluster.startStore("todo")
         try await cluster.startStore("counter")
         let acked = Locked<[(UInt64, Todo.Action)]>([])
@@ -45,17 +45,16 @@ struct PipelineTests {
             }
             try await group.waitForAll()
         }
-        let todoState = try await cluster.waitForVersion("todo", 400)
-        let counterState = try await cluster.waitForVersion("counter", 400)
-        #expect(try JSONDecoder().decode(Todo.State.self, from: Data(todoState)) == expectedTodo(acked.withLock { $0 }))
-        #expect(try JSONDecoder().decode(Counter.State.self, from: Data(counterState)).count == counterTotal.withLock { $0 })
+        let todoState = try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 400)
+        let counterState = try await cluster.state(of: "counter", as: Counter.State.self, atLeast: 400)
+        #expect(todoState == expectedTodo(acked.withLock { $0 }))
+        #expect(counterState.count == counterTotal.withLock { $0 })
         try await cluster.shutdown()
     }
 
     @Test("a store that joins late catches up from the replay service")
     func lateStoreReplays() async throws {
-        let cluster = try InprocCluster()
-        try await cluster.startDispatcher()
+        let cluster = try await TestCluster.todoAndCounter()
         let connection = try DispatchConnection(intake: cluster.topology.dispatcher.intake)
         defer { connection.close() }
         // More than one replay answer's worth (64 batches × 512) is not needed; several batches are.
@@ -64,18 +63,17 @@ struct PipelineTests {
             #expect(try connection.dispatch(app: "counter", actionType: "addTapped", payload: payload) == .acknowledged(seq: UInt64(i + 1)))
         }
         try await cluster.startStore("counter")
-        let state = try await cluster.waitForVersion("counter", 1500)
-        #expect(try JSONDecoder().decode(Counter.State.self, from: Data(state)).count == (0..<1500).reduce(0, +))
+        let state = try await cluster.state(of: "counter", as: Counter.State.self, atLeast: 1500)
+        #expect(state.count == (0..<1500).reduce(0, +))
         try await cluster.shutdown()
     }
 
     @Test("a store repairs gaps in the live stream, including a lost last action (seen by heartbeat)")
     func gapRepair() async throws {
-        let cluster = try InprocCluster()
-        try await cluster.startDispatcher()
+        let cluster = try await TestCluster.todoAndCounter()
         let relay = try LossyRelay(from: cluster.topology.dispatcher.actions, dropEvery: 7, dropSeqs: [60])
         defer { relay.stop() }
-        try await cluster.startStore("todo", actionsFrom: relay.endpoint)
+        try await cluster.startStore("todo") { $0.dispatcherActions = relay.endpoint }
         // Make sure the relay's path is live before counting on it.
         try await eventually("the relay to carry heartbeats") { relay.forwarded.load(ordering: .relaxed) > 0 }
         let connection = try DispatchConnection(intake: cluster.topology.dispatcher.intake)
@@ -88,16 +86,15 @@ struct PipelineTests {
             }
             acked.append((seq, action))
         }
-        let state = try await cluster.waitForVersion("todo", 60)
+        let state = try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 60)
         #expect(relay.dropped.load(ordering: .relaxed) >= 8, "the relay really dropped actions")
-        #expect(try JSONDecoder().decode(Todo.State.self, from: Data(state)) == expectedTodo(acked))
+        #expect(state == expectedTodo(acked))
         try await cluster.shutdown()
     }
 
     @Test("a retried dispatch is acknowledged with its first seq and sequenced once")
     func deduplication() async throws {
-        let cluster = try InprocCluster()
-        try await cluster.startDispatcher()
+        let cluster = try await TestCluster.todoAndCounter()
         let socket = try Socket(.shared, .dealer)
         defer { socket.close() }
         try socket.connect(cluster.topology.dispatcher.intake)
@@ -112,15 +109,14 @@ struct PipelineTests {
         }
         #expect(seqs == [1, 1, 1])
         try await cluster.startStore("counter")
-        let state = try await cluster.waitForVersion("counter", 1)
-        #expect(try JSONDecoder().decode(Counter.State.self, from: Data(state)).count == 1)
+        let state = try await cluster.state(of: "counter", as: Counter.State.self, atLeast: 1)
+        #expect(state.count == 1)
         try await cluster.shutdown()
     }
 
     @Test("bad input is NACKed with a reason and sequences nothing")
     func nacks() async throws {
-        let cluster = try InprocCluster()
-        try await cluster.startDispatcher()
+        let cluster = try await TestCluster.todoAndCounter()
         let socket = try Socket(.shared, .dealer)
         defer { socket.close() }
         try socket.connect(cluster.topology.dispatcher.intake)
@@ -152,21 +148,16 @@ struct PipelineTests {
 
     @Test("a view joining late gets a snapshot, then live updates, and ends equal to the store")
     func lateView() async throws {
-        let cluster = try InprocCluster()
-        try await cluster.startDispatcher()
+        let cluster = try await TestCluster.todoAndCounter()
         try await cluster.startStore("todo")
         let connection = try DispatchConnection(intake: cluster.topology.dispatcher.intake)
         defer { connection.close() }
         for i in 0..<20 {
             _ = try connection.dispatch(app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(Todo.Action.addTodo(title: "early \(i)")))
         }
-        _ = try await cluster.waitForVersion("todo", 20)
+        _ = try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 20)
         let seen = Locked<[ViewUpdate]>([])
-        let endpoints = try #require(cluster.topology.store(named: "todo"))
-        let view = try ViewNode(configuration: .init(topology: cluster.topology, store: endpoints), logger: InprocCluster.logger) { update in
-            seen.withLock { $0.append(update) }
-        }
-        cluster.start(stop: view.stop) { try await view.run() }
+        try await cluster.startView("todo") { update in seen.withLock { $0.append(update) } }
         try await eventually("the view's snapshot") { seen.withLock { $0.last?.version } == 20 }
         for i in 0..<20 {
             _ = try connection.dispatch(app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(Todo.Action.addTodo(title: "late \(i)")))
@@ -176,7 +167,8 @@ struct PipelineTests {
         #expect(updates.first?.version == 20, "the first thing shown is the snapshot")
         #expect(zip(updates, updates.dropFirst()).allSatisfy { $0.version <= $1.version }, "never goes back in time")
         #expect(updates.last?.connection == .live)
-        #expect(updates.last?.state == (try cluster.snapshot("todo"))?.state)
+        let shown = try JSONDecoder().decode(Todo.State.self, from: Data(try #require(updates.last?.state)))
+        #expect(shown == (try cluster.snapshot(of: "todo", as: Todo.State.self))?.state)
         try await cluster.shutdown()
     }
 }

@@ -1,0 +1,181 @@
+import Dispatcher
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+import StoreNode
+import Synchronization
+import ViewNode
+import ZeroMQ
+
+/// A whole cluster inside one test process over `inproc://`: a dispatcher and stores running on their
+/// own node threads, as in production, with no process to spawn.
+///
+/// ```swift
+/// let cluster = try await TestCluster.start(stores: ["star": Star.app(environment: .mock(succeeds: true))])
+/// try await cluster.dispatch(Star.Action.starTapped, to: "star")
+/// let state = try await cluster.state(of: "star", as: Star.State.self, atLeast: 2)  // the effect's answer is seq 2
+/// try await cluster.shutdown()
+/// ```
+public final class TestCluster: Sendable {
+    public let topology: Topology
+    private let apps: [String: any AnyApp]
+    private let tasks = Mutex<[Task<Void, Error>]>([])
+    private let stops = Mutex<[@Sendable () -> Void]>([])
+    private let connection: Mutex<DispatchConnectionBox?> = Mutex(nil)
+    public let logger: Logger
+
+    /// Starts a dispatcher and one store per entry (store name → app). Returns once all are listening.
+    /// With `startStores: false` only the dispatcher starts; start stores later with `startStore(_:)`.
+    public static func start(
+        stores: KeyValuePairs<String, any AnyApp>, startStores: Bool = true, heartbeatMilliseconds: Int = 50,
+        logLevel: Logger.Level = .error
+    ) async throws -> TestCluster {
+        let cluster = try TestCluster(stores: Array(stores), heartbeatMilliseconds: heartbeatMilliseconds, logLevel: logLevel)
+        try await cluster.startDispatcher()
+        if startStores { for (name, _) in stores { try await cluster.startStore(name) } }
+        return cluster
+    }
+
+    init(stores: [(String, any AnyApp)], heartbeatMilliseconds: Int, logLevel: Logger.Level) throws {
+        var logger = Logger(label: "zflux.test-cluster")
+        logger.logLevel = logLevel
+        self.logger = logger
+        topology = try Topology.make(
+            transport: .inproc, runDirectory: "test-cluster-\(UInt64.random(in: 0...UInt64.max))",
+            stores: stores.map { ($0.0, $0.1.name) }, heartbeatMilliseconds: heartbeatMilliseconds)
+        apps = Dictionary(stores.map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
+        var catalog: [String: any AnyApp] = [:]
+        for (_, app) in stores { catalog[app.name] = app }
+        try DependencyGraph.check(Array(catalog.values))
+    }
+
+    private func startDispatcher() async throws {
+        var catalog: [String: any AnyApp] = [:]
+        for app in apps.values { catalog[app.name] = app }
+        let dispatcher = try DispatcherNode(configuration: .init(topology: topology, apps: Array(catalog.values)), logger: logger)
+        run(stop: dispatcher.stop) { try await dispatcher.run() }
+        try await dispatcher.ready.wait()
+    }
+
+    /// Starts (or starts again) the named store. `configure` may change its configuration, e.g. to put
+    /// a relay between it and the dispatcher.
+    @discardableResult
+    public func startStore(_ name: String, configure: (inout StoreNode.Configuration) -> Void = { _ in }) async throws -> StoreNode {
+        guard let endpoints = topology.store(named: name), let app = apps[name] else {
+            throw NodeError("the test cluster has no store '\(name)'")
+        }
+        var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
+        configuration.replayTimeoutMilliseconds = 300
+        configure(&configuration)
+        let store = try StoreNode(configuration: configuration, logger: logger)
+        run(stop: store.stop) { try await store.run() }
+        try await store.ready.wait()
+        return store
+    }
+
+    /// Starts a view of the named store; `onUpdate` sees every update on the view's thread.
+    @discardableResult
+    public func startView(_ name: String, onUpdate: @escaping @Sendable (ViewUpdate) -> Void) async throws -> ViewNode {
+        guard let endpoints = topology.store(named: name) else { throw NodeError("the test cluster has no store '\(name)'") }
+        let view = try ViewNode(configuration: .init(topology: topology, store: endpoints), logger: logger, onUpdate: onUpdate)
+        run(stop: view.stop) { try await view.run() }
+        try await view.ready.wait()
+        return view
+    }
+
+    private func run(stop: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () async throws -> Void) {
+        stops.withLock { $0.append(stop) }
+        tasks.withLock { $0.append(Task { try await body() }) }
+    }
+
+    /// Dispatches an action through the intake, like any client, and returns its seq.
+    @discardableResult
+    public func dispatch<A: Encodable>(_ action: A, to app: String) async throws -> UInt64 {
+        let payload = try JSONPayloadCodec().encode(action)
+        let type = ActionCoding.caseName(of: action)
+        let intake = topology.dispatcher.intake
+        let box = try connection.withLock { box -> DispatchConnectionBox in
+            if let box { return box }
+            let made = try DispatchConnectionBox(intake: intake)
+            box = made
+            return made
+        }
+        let outcome = try await box.dispatch(app: app, type: type, payload: payload)
+        switch outcome {
+        case .acknowledged(let seq): return seq
+        case .rejected(let reason): throw NodeError("\(app).\(type) was rejected: \(reason)")
+        case .timedOut: throw NodeError("\(app).\(type) was not answered")
+        }
+    }
+
+    /// The store's current (version, state), straight from its snapshot service.
+    public func snapshot<S: Decodable>(of store: String, as: S.Type) throws -> (version: UInt64, state: S)? {
+        guard let endpoints = topology.store(named: store) else { throw NodeError("the test cluster has no store '\(store)'") }
+        guard let reply = try requestReply(
+            endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
+            expecting: .snapshot, timeoutMilliseconds: 1000)
+        else { return nil }
+        return (reply.header.seq, try JSONPayloadCodec().decode(S.self, from: reply.payload))
+    }
+
+    /// Waits (bounded) until the store has reached `version`, and returns its state then.
+    public func state<S: Decodable>(of store: String, as type: S.Type, atLeast version: UInt64,
+                                    timeout: Duration = .seconds(20)) async throws -> S {
+        let deadline = ContinuousClock.now + timeout
+        var seen: UInt64 = 0
+        while ContinuousClock.now < deadline {
+            if let snap = try snapshot(of: store, as: type) {
+                seen = snap.version
+                if snap.version >= version { return snap.state }
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw NodeError("store \(store) reached version \(seen), not \(version), within \(timeout)")
+    }
+
+    /// Stops every node and waits for their threads to end.
+    public func shutdown() async throws {
+        connection.withLock { $0 = nil }
+        for stop in stops.withLock({ $0 }) { stop() }
+        for task in tasks.withLock({ $0 }) { try await task.value }
+    }
+}
+
+/// A dispatch connection on a thread of its own, so async callers never block the cooperative pool.
+final class DispatchConnectionBox: Sendable {
+    private let control: NodeControl<Request>
+    private let finished = ReadyLatch()
+
+    struct Request: Sendable {
+        let app: String, type: String, payload: [UInt8]
+        let reply: @Sendable (Result<DispatchOutcome, Error>) -> Void
+    }
+
+    init(intake: String) throws {
+        control = try NodeControl()
+        let control = control, finished = finished
+        let thread = Thread {
+            defer { finished.open() }
+            guard let connection = try? DispatchConnection(intake: intake) else { return }
+            defer { connection.close() }
+            while !control.stopRequested {
+                var poller = Poller()
+                poller.add(.fileDescriptor(control.wake.descriptor))
+                _ = try? poller.poll(timeoutMilliseconds: 100)
+                for request in control.takeAll() {
+                    request.reply(Result { try connection.dispatch(app: request.app, actionType: request.type, payload: request.payload) })
+                }
+            }
+        }
+        thread.start()
+    }
+
+    func dispatch(app: String, type: String, payload: [UInt8]) async throws -> DispatchOutcome {
+        try await withCheckedThrowingContinuation { continuation in
+            control.post(Request(app: app, type: type, payload: payload) { continuation.resume(with: $0) })
+        }
+    }
+
+    deinit { control.requestStop() }
+}

@@ -1,0 +1,204 @@
+import FluxCore
+import Foundation
+import Testing
+
+/// A store for tests, in the spirit of TCA's `TestStore`: feed it actions, say how the state must change,
+/// and say which actions its effects must send back.
+///
+/// Exhaustive by default: a state change you did not assert, an action an effect sent that you did not
+/// `receive`, or an effect still running at `finish()` fails the test, with the action named and a diff
+/// of expected and actual state (`−` expected, `+` actual).
+///
+/// ```swift
+/// let store = TestStore(initialState: Todo.State(), reducer: Todo.reducer,
+///                       environment: .mock(.success([Todo.Item(title: "Saved")])))
+/// await store.send(.loadTapped) { $0.isLoading = true }
+/// await store.receive(.todosLoaded(todos: [Todo.Item(title: "Saved")])) {
+///     $0.isLoading = false
+///     $0.todos = [Todo.Item(title: "Saved")]
+/// }
+/// await store.finish()
+/// ```
+///
+/// As in a real store, actions sent by effects are applied only when they are received: in a cluster
+/// they go through the dispatcher and come back as new, later actions.
+public final class TestStore<State, Action, Environment>
+where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Environment: Sendable {
+    public enum Exhaustivity: Sendable {
+        /// Every change and every received action must be asserted.
+        case on
+        /// Assert only what you care about: asserted fields are checked, other changes are allowed,
+        /// received actions you skip are allowed, and effects still running at the end are cancelled.
+        case off
+    }
+
+    /// A failure, reported through this closure. The default records a Swift Testing issue; a test of
+    /// `TestStore` itself (or an XCTest suite) can pass its own.
+    public typealias FailureReporter = @Sendable (_ message: String, _ location: SourceLocation) -> Void
+
+    public private(set) var state: State
+    public var environment: Environment
+    public var exhaustivity: Exhaustivity
+    /// How long `receive` waits for an effect's action.
+    public var timeout: Duration
+
+    private let reducer: Reducer<State, Action, Environment>
+    private let inbox = Inbox<Action>()
+    private let effects: EffectRunner<Action>
+    private let reportFailure: FailureReporter
+    private var finished = false
+
+    public init(
+        initialState: State,
+        reducer: Reducer<State, Action, Environment>,
+        environment: Environment,
+        exhaustivity: Exhaustivity = .on,
+        timeout: Duration = .seconds(2),
+        reportFailure: @escaping FailureReporter = { message, location in
+            Issue.record(Comment(rawValue: message), sourceLocation: location)
+        }
+    ) {
+        self.state = initialState
+        self.reducer = reducer
+        self.environment = environment
+        self.exhaustivity = exhaustivity
+        self.timeout = timeout
+        self.reportFailure = reportFailure
+        let inbox = inbox
+        self.effects = EffectRunner(send: Send { inbox.append($0) })
+    }
+
+    /// Builds a test store from an app definition; `environment` replaces the app's own.
+    public convenience init(
+        _ app: FluxApp<State, Action, Environment>, environment: Environment? = nil, exhaustivity: Exhaustivity = .on,
+        reportFailure: FailureReporter? = nil
+    ) where Action: Codable {
+        if let reportFailure {
+            self.init(initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
+                      exhaustivity: exhaustivity, reportFailure: reportFailure)
+        } else {
+            self.init(initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
+                      exhaustivity: exhaustivity)
+        }
+    }
+
+    /// Sends an action and checks the state change: `assert` turns the state before into the expected
+    /// state after. Without `assert`, the action must not change the state (in exhaustive mode).
+    public func send(
+        _ action: Action, assert: ((inout State) throws -> Void)? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async {
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        if exhaustivity == .on, let pending = inbox.first {
+            fail("sent \(describe(action)) while \(inbox.count) received action(s) were not yet asserted, the first: \(describe(pending))",
+                 location)
+        }
+        apply(action, verb: "send", assert: assert, location: location)
+    }
+
+    /// Waits for the next action an effect sent, checks it is `expected`, applies it and checks the state
+    /// change as `send` does. With exhaustivity off, earlier non-matching actions are skipped.
+    public func receive(
+        _ expected: Action, timeout: Duration? = nil, assert: ((inout State) throws -> Void)? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async {
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        let deadline = ContinuousClock.now + (timeout ?? self.timeout)
+        while true {
+            if let next = inbox.popFirst() {
+                if next == expected { break }
+                if exhaustivity == .off {
+                    apply(next, verb: "skip", assert: nil, location: location, check: false)
+                    continue
+                }
+                fail("expected to receive \(describe(expected)), but received \(describe(next))", location)
+                return
+            }
+            if ContinuousClock.now >= deadline {
+                fail("expected to receive \(describe(expected)), but no action arrived within \(timeout ?? self.timeout)"
+                     + (effects.inFlight > 0 ? " (\(effects.inFlight) effect(s) still running)" : ""), location)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        apply(expected, verb: "receive", assert: assert, location: location)
+    }
+
+    /// Ends the test: waits (bounded) for running effects, then fails for any effect still running or any
+    /// received action not asserted. With exhaustivity off, leftovers are cancelled and dropped.
+    public func finish(
+        timeout: Duration? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async {
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        finished = true
+        let idle = await effects.waitUntilIdle(timeout: timeout ?? self.timeout)
+        guard exhaustivity == .on else {
+            effects.cancelAll()
+            return
+        }
+        if !idle {
+            fail("\(effects.inFlight) effect(s) still running at the end of the test; await what they send, or cancel them", location)
+            effects.cancelAll()
+        }
+        let leftover = inbox.drain()
+        if !leftover.isEmpty {
+            fail("\(leftover.count) received action(s) were never asserted: " + leftover.map(describe).joined(separator: ", "), location)
+        }
+    }
+
+    deinit {
+        if !finished && effects.inFlight > 0 && exhaustivity == .on {
+            reportFailure("the TestStore was released with \(effects.inFlight) effect(s) running; call `await store.finish()`",
+                          SourceLocation(fileID: #fileID, filePath: #filePath, line: #line, column: #column))
+        }
+        effects.cancelAll()
+    }
+
+    private func apply(
+        _ action: Action, verb: String, assert: ((inout State) throws -> Void)?, location: SourceLocation, check: Bool = true
+    ) {
+        let before = state
+        let effect = reducer(&state, action, environment)
+        effects.run(effect)
+        guard check else { return }
+        var expected: State
+        switch exhaustivity {
+        case .on:
+            expected = before
+        case .off:
+            // Only what the assertion sets is checked: apply it to the actual state and compare.
+            guard assert != nil else { return }
+            expected = state
+        }
+        do {
+            try assert?(&expected)
+        } catch {
+            fail("the assertion for \(verb) \(describe(action)) threw \(error)", location)
+            return
+        }
+        if expected != state {
+            let what = assert == nil
+                ? "\(verb) \(describe(action)) changed the state, but the test asserted no change"
+                : "the state after \(verb) \(describe(action)) is not what the test expected"
+            fail("\(what) (− expected, + actual):\n\(StateDiff.describe(expected: expected, actual: state))", location)
+        }
+    }
+
+    private func describe(_ action: Action) -> String { "'\(action)'" }
+
+    private func fail(_ message: String, _ location: SourceLocation) { reportFailure(message, location) }
+}
+
+/// The actions effects sent, in order, shared with the effects' tasks.
+final class Inbox<Action: Sendable>: @unchecked Sendable {
+    // @unchecked: every access goes through the lock.
+    private let lock = NSLock()
+    private var actions: [Action] = []
+
+    func append(_ action: Action) { lock.withLock { actions.append(action) } }
+    func popFirst() -> Action? { lock.withLock { actions.isEmpty ? nil : actions.removeFirst() } }
+    var first: Action? { lock.withLock { actions.first } }
+    var count: Int { lock.withLock { actions.count } }
+    func drain() -> [Action] { lock.withLock { defer { actions = [] }; return actions } }
+}

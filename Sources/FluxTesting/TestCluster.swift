@@ -71,6 +71,13 @@ public final class TestCluster: Sendable {
         let store = try StoreNode(configuration: configuration, logger: logger)
         run(stop: store.stop) { try await store.run() }
         try await store.ready.wait()
+        // Ready for a test once the store hears the dispatcher: every action dispatched from now on
+        // reaches it live (and runs its effects).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !nodeIsReady(endpoint: endpoints.snapshot) {
+            guard ContinuousClock.now < deadline else { throw NodeError("store \(name) did not hear the dispatcher within 10 s") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return store
     }
 

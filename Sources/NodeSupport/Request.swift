@@ -1,4 +1,5 @@
 import FluxCore
+import Foundation
 import ZeroMQ
 
 /// One request/reply exchange with a node's ROUTER (snapshot, status), on the calling thread.
@@ -20,4 +21,20 @@ public func requestReply(
         guard let frames = try socket.receive(dontWait: true), let reply = try? Message(frames: frames) else { continue }
         if reply.kind == kind { return reply }
     }
+}
+
+/// Asks a node for its status (bounded) and returns the decoded JSON document, or nil without an answer.
+public func nodeStatus(context: Context = .shared, endpoint: String, timeoutMilliseconds: Int = 500) -> [String: Any]? {
+    guard let reply = try? requestReply(
+        context: context, endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
+        expecting: .status, timeoutMilliseconds: timeoutMilliseconds)
+    else { return nil }
+    return (try? JSONSerialization.jsonObject(with: Data(reply.payload))) as? [String: Any]
+}
+
+/// True once the node answers, and, for a store, once its subscription to the dispatcher carries
+/// messages: from then on every action dispatched reaches it live and runs its effects.
+public func nodeIsReady(context: Context = .shared, endpoint: String) -> Bool {
+    guard let status = nodeStatus(context: context, endpoint: endpoint) else { return false }
+    return status["role"] as? String != "store" || status["subscribed"] as? Bool == true
 }

@@ -24,6 +24,11 @@ final class StoreLoop {
     var pending: [UInt64: Message] = [:]
     static let maxPending = 200_000
     var replayRequestedAt: UInt64? = nil
+    /// The dispatcher's newest seq when this store first heard it over its subscription. Actions after
+    /// it were sequenced while the store was subscribed: they are live, and run effects however they
+    /// arrive (directly, or repaired by replay). Actions up to it are history this store recovers, and
+    /// their effects are not run again (DESIGN rule 3).
+    var liveAfter: UInt64? = nil
     var lastPublishedVersion: UInt64 = 0
     var lastHeardFromDispatcher: UInt64
     var nextHeartbeat: UInt64 = 0
@@ -92,8 +97,9 @@ final class StoreLoop {
             let wait = Int(nextHeartbeat - min(nextHeartbeat, MonotonicClock.nowMilliseconds()))
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) { try handleCommands() }
-            if poller.isReadable(replayIndex) { try drainReplay() }
+            // The subscription first: what it carries decides which replayed actions are live.
             if poller.isReadable(actionsIndex) { try drainActions() }
+            if poller.isReadable(replayIndex) { try drainReplay() }
             if poller.isReadable(snapshotIndex) { try drainSnapshotRequests() }
             if poller.isReadable(effectsIndex) { drainEffectReplies() }
             retryUnansweredEffects()
@@ -115,9 +121,11 @@ final class StoreLoop {
             lastHeardFromDispatcher = MonotonicClock.nowMilliseconds()
             switch message.kind {
             case .action:
+                if liveAfter == nil { liveAfter = message.header.seq - 1 }
                 dispatcherHead = max(dispatcherHead, message.header.seq)
                 receiveLive(message)
             case .heartbeat:
+                if liveAfter == nil { liveAfter = message.header.seq }
                 dispatcherHead = max(dispatcherHead, message.header.seq)
                 if dispatcherHead > version && replayRequestedAt == nil {
                     // The dispatcher has sequenced actions this store never saw: repair before going on.
@@ -136,7 +144,7 @@ final class StoreLoop {
         let seq = message.header.seq
         if seq <= version { return }
         if seq == version + 1 && replayRequestedAt == nil {
-            apply(message, live: true)
+            apply(message)
             applyPending()
             return
         }
@@ -151,7 +159,7 @@ final class StoreLoop {
     }
 
     func applyPending() {
-        while let next = pending.removeValue(forKey: version + 1) { apply(next, live: true) }
+        while let next = pending.removeValue(forKey: version + 1) { apply(next) }
         if !pending.isEmpty, let lowest = pending.keys.min(), lowest <= version {
             pending = pending.filter { $0.key > version }
         }
@@ -159,11 +167,12 @@ final class StoreLoop {
 
     /// Applies one action; the version advances even when this app does not handle the action, since
     /// every store sees the one global sequence.
-    func apply(_ message: Message, live: Bool) {
+    func apply(_ message: Message) {
         precondition(message.header.seq == version + 1, "actions apply strictly in order")
         version = message.header.seq
+        let live = liveAfter.map { message.header.seq > $0 } ?? false
         do {
-            // Effects run once, for live actions only: never again while recovering by replay.
+            // Effects run once, for live actions only: never again for history recovered by replay.
             let handled = try runtime.apply(
                 app: message.topicString, actionType: message.header.actionType, payload: message.payload,
                 runEffects: live && configuration.runsEffects)
@@ -199,7 +208,7 @@ final class StoreLoop {
                     continue
                 }
                 for action in batch where action.header.seq == version + 1 {
-                    apply(action, live: false)
+                    apply(action)
                     replayed += 1
                 }
                 replayRequestedAt = MonotonicClock.nowMilliseconds()
@@ -276,7 +285,7 @@ final class StoreLoop {
             "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
             "dispatcher": connected ? "connected" : "silent", "uptime_ms": Int(now - startedAt),
-            "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
+            "subscribed": liveAfter != nil, "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
     }

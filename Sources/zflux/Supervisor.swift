@@ -89,7 +89,7 @@ final class Supervisor: Sendable {
 
     var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.processIdentifier) } } }
 
-    /// Waits until every node answers a status request.
+    /// Waits until every node answers a status request and every store is subscribed to the dispatcher.
     func waitUntilReady(timeout: Duration = .seconds(15)) throws {
         let deadline = ContinuousClock.now + timeout
         var endpoints = [("dispatcher", topology.dispatcher.intake)]
@@ -100,9 +100,8 @@ final class Supervisor: Sendable {
                 if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
                     throw CLIError("\(exited.name) exited during start-up; see \(logDirectory)/\(exited.name).log")
                 }
-                let reply = try? requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
-                                              expecting: .status, timeoutMilliseconds: 300)
-                if reply != nil { break }
+                if nodeIsReady(endpoint: endpoint) { break }
+                usleep(20_000)
                 if ContinuousClock.now > deadline { throw CLIError("\(name) did not answer within \(timeout); see \(logDirectory)") }
             }
         }

@@ -21,7 +21,8 @@ final class ClusterProcess {
         guard let dir = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
         runDir = String(cString: dir)
         var arguments = ["cluster", "up", "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice"]
-        if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 7))] }
+        // The default cluster binds 3 dispatcher ports and 2 per store; reserve room for more.
+        if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 32))] }
         process.executableURL = URL(fileURLWithPath: zfluxBinary)
         process.arguments = arguments
         let log = runDir + "/cluster-up.log"
@@ -42,10 +43,7 @@ final class ClusterProcess {
             if topology == nil { topology = try? Topology.load(runDirectory: runDir) }
             if let topology {
                 let endpoints = [topology.dispatcher.intake] + topology.stores.map(\.snapshot)
-                let answered = endpoints.allSatisfy { endpoint in
-                    (try? requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
-                                       expecting: .status, timeoutMilliseconds: 500)) != nil
-                }
+                let answered = endpoints.allSatisfy { nodeIsReady(endpoint: $0) }
                 if answered {
                     nodePids = readPids()
                     if nodePids.count == 1 + topology.stores.count { return }
@@ -124,10 +122,15 @@ func waitUntilGone(_ pid: Int32, timeout: Duration = .seconds(10)) -> Bool {
     return false
 }
 
-/// A base port with `count` consecutive free tcp ports on 127.0.0.1.
+/// A base port with `count` consecutive free tcp ports on 127.0.0.1, below the kernel's ephemeral range:
+/// inside it, the cluster's own outgoing connections could take a port before a node binds it.
 func freePortRange(count: Int) throws -> Int {
+    let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+        .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+    let ephemeralStart = range?.first ?? 32_768
+    let upper = max(ephemeralStart - count - 1, 10_001)
     for _ in 0..<200 {
-        let base = Int.random(in: 20_000...59_000)
+        let base = Int.random(in: 10_000...upper)
         if (base..<base + count).allSatisfy(isPortFree) { return base }
     }
     throw NodeError("no free tcp port range found")

@@ -28,6 +28,8 @@ demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)
 
 test: build
+	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
+	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	$(SWIFT) test $(TEST_ARGS)
 
 clean:

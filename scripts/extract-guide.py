@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+"""Writes docs/GUIDE.md's Swift code into Tests/ExamplesTests/GuideTimer.swift, so `make test` compiles and runs it.
+
+Run from the package root after editing the guide: python3 scripts/extract-guide.py
+(`make test` runs it too, so the guide and its test never drift apart).
+"""
+import re, pathlib
+guide = pathlib.Path("docs/GUIDE.md").read_text()
+blocks = re.findall(r"```swift\n(.*?)```", guide, re.S)
+# The catalog snippet is an edit to another file, not code to compile here.
+blocks = [b for b in blocks if "public static let apps" not in b]
+imports = sorted({line for b in blocks for line in b.splitlines() if line.startswith("import ")})
+body = "\n".join("\n".join(l for l in b.splitlines() if not l.startswith("import ")) for b in blocks)
+out = "// Generated from docs/GUIDE.md by scripts/extract-guide.py: edit the guide, not this file.\n" \
+      + "\n".join(imports + ["import Examples"]) + "\n" + body
+path = pathlib.Path("Tests/ExamplesTests/GuideTimer.swift")
+if not path.exists() or path.read_text() != out:
+    path.write_text(out)

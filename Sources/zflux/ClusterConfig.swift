@@ -74,6 +74,13 @@ struct ClusterConfig: Codable, Equatable {
         } catch let error as TOMLParseError {
             throw CLIError("\(source):\(error.source.begin.line): \(error.description)")
         } catch let error as DecodingError {
+            // TOMLKit reports a value of the wrong type as a missing key, so name both possibilities.
+            if case .keyNotFound(let key, let context) = error {
+                let keys = (context.codingPath + [key]).map { $0.intValue.map { "[\($0 + 1)]" } ?? $0.stringValue }
+                let path = keys.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+                    .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+                throw CLIError("\(source): '\(path)' is missing or has the wrong type")
+            }
             throw CLIError("\(source): \(error.shortDescription)")
         }
     }

@@ -14,7 +14,7 @@ final class ClusterProcess {
     private(set) var nodePids: [String: Int32] = [:]
     private var stopped = false
 
-    init(transport: String) throws {
+    init(transport: String, extraArguments: [String] = []) throws {
         self.transport = transport
         // Short paths: ipc socket paths must fit in 107 bytes.
         var template = Array("/tmp/zf-XXXXXX".utf8CString)
@@ -24,7 +24,7 @@ final class ClusterProcess {
         // The default cluster binds 3 dispatcher ports and 2 per store; reserve room for more.
         if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 32))] }
         process.executableURL = URL(fileURLWithPath: zfluxBinary)
-        process.arguments = arguments
+        process.arguments = arguments + extraArguments
         let log = runDir + "/cluster-up.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

@@ -1,0 +1,70 @@
+import Examples
+import Foundation
+import FluxCore
+import NodeSupport
+import Testing
+
+/// The package root, where deploy/ lives.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+@Suite("Cluster configs", .serialized, .timeLimit(.minutes(3)))
+struct ConfigTests {
+    @Test("cluster check explains each error, with the line for syntax errors")
+    func check() throws {
+        let cases: [(String, String)] = [
+            ("[[store]]\nname = \"todo\"\n[[store]\nname = \"x\"\n", ":3: "),
+            ("[cluster]\ntransport = \"udp\"\n[[store]]\nname = \"todo\"\n", "transport 'udp' is not one of: ipc, tcp"),
+            ("[[store]]\nname = \"x\"\napp = \"nope\"\n", "unknown app 'nope'"),
+            ("[[store]]\nname = \"todo\"\n[[store]]\nname = \"t2\"\napp = \"todo\"\n", "set effects = false on the replica"),
+            ("[cluster]\nbase_port = \"x\"\n[[store]]\nname = \"todo\"\n", "'cluster.base_port' is missing or has the wrong type"),
+            ("[[store]]\napp = \"todo\"\n", "'store[1].name' is missing or has the wrong type"),
+            ("[cluster]\ntransport = \"ipc\"\n", "no [[store]] entries"),
+        ]
+        for (text, expected) in cases {
+            let file = NSTemporaryDirectory() + "zflux-config-\(UUID().uuidString).toml"
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let result = try zflux(["cluster", "check", file])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains(expected), "\(expected) in \(result.stderr)")
+        }
+        let example = try zflux(["cluster", "check", packageRoot + "/deploy/cluster.example.toml"])
+        #expect(example.status == 0, "\(example.stderr)")
+        #expect(example.stdout.contains("tcp://127.0.0.1:5570"))
+    }
+
+    @Test("the example config: a replica agrees with its original, stats reads todo, and only the owner runs effects")
+    func replicaAndStats() async throws {
+        let cluster = try ClusterProcess(
+            transport: "ipc", extraArguments: ["--config", packageRoot + "/deploy/cluster.example.toml", "--transport", "ipc"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let topology = try #require(cluster.topology)
+        #expect(topology.stores.map(\.name) == ["todo", "todo-replica", "stats"])
+
+        // The live environment takes a second to load: long enough to see who runs the effect.
+        #expect(try cluster.zflux(["dispatch", "todo", "loadTapped"]).stdout == "1\n")
+        let todo = try #require(topology.store(named: "todo")), replica = try #require(topology.store(named: "todo-replica"))
+        let deadline = ContinuousClock.now + .seconds(10)
+        var running: (owner: Int, replica: Int) = (0, 0)
+        while ContinuousClock.now < deadline {
+            running = (nodeStatus(endpoint: todo.snapshot)?["effects_running"] as? Int ?? 0,
+                       nodeStatus(endpoint: replica.snapshot)?["effects_running"] as? Int ?? 0)
+            if running.owner > 0 || (try? cluster.zflux(["state", "todo"]).stdout.hasPrefix("{\"version\":2")) == true { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(running.owner == 1, "the owning store runs the load")
+        #expect(running.replica == 0, "the replica (effects = false) does not")
+
+        let loaded = try await waitForState(cluster, "todo", version: 2, as: Todo.State.self)
+        #expect(loaded.todos.count == 2 && !loaded.isLoading)
+        // Had the replica sent todosLoaded too, this would not be seq 3.
+        #expect(try cluster.zflux(["dispatch", "todo", "toggleTodo", #"{"index":0}"#]).stdout == "3\n")
+        let original = try await waitForState(cluster, "todo", version: 3, as: Todo.State.self)
+        let copy = try await waitForState(cluster, "todo-replica", version: 3, as: Todo.State.self)
+        #expect(original == copy)
+        let stats = try await waitForState(cluster, "stats", version: 3, as: TodoStats.State.self)
+        #expect(stats.total == original.todos.count)
+        #expect(stats.done == original.todos.filter(\.done).count)
+    }
+}

@@ -42,11 +42,11 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples"]),
+        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting", "Examples"]),
         .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples"]),
         .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -56,16 +56,8 @@ public final class DispatcherNode: Sendable {
     /// Runs until `stop()` or cancellation.
     public func run() async throws {
         let configuration = configuration, context = context, logger = logger, control = control, ready = ready
-        try await runOnNodeThread(name: "zflux-dispatcher", control: control) {
-            let loop: DispatcherLoop
-            do {
-                loop = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control)
-            } catch {
-                ready.open(error: "\(error)")
-                throw error
-            }
-            ready.open()
-            try loop.run()
+        try await runOnNodeThread(name: "zflux-dispatcher", control: control, ready: ready) {
+            try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control)
         }
     }
 
@@ -73,7 +65,7 @@ public final class DispatcherNode: Sendable {
 }
 
 /// The dispatcher's event loop and everything it owns. Lives and dies on the node thread.
-final class DispatcherLoop {
+final class DispatcherLoop: NodeLoop {
     let configuration: DispatcherNode.Configuration
     let logger: Logger
     let control: NodeControl<Never>

@@ -33,23 +33,39 @@ public final class NodeControl<Command: Sendable>: Sendable {
     }
 }
 
-/// Runs `body` on a dedicated thread (the node's event loop) and suspends until it returns, so the
+/// A node's event loop: built and run on the node's own thread, which owns its sockets.
+public protocol NodeLoop: AnyObject {
+    /// Runs until the node is asked to stop.
+    func run() throws
+}
+
+/// Builds a node's loop on a dedicated thread (the node's event loop), opens `ready` once it is built
+/// (its sockets bound) or with the error that stopped it, runs it, and suspends until it returns. So the
 /// public API is async while the sockets stay on one thread and nothing blocks the cooperative pool.
 /// Cancelling the calling task asks the loop to stop.
 public func runOnNodeThread<Command: Sendable>(
     name: String,
     control: NodeControl<Command>,
-    _ body: @escaping @Sendable () throws -> Void
+    ready: ReadyLatch,
+    makeLoop: @escaping @Sendable () throws -> any NodeLoop
 ) async throws {
+    @Sendable func runLoop() throws {
+        let loop: any NodeLoop
+        do {
+            loop = try makeLoop()
+        } catch {
+            ready.open(error: "\(error)")
+            throw error
+        }
+        ready.open()
+        try loop.run()
+    }
     try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let thread = Thread {
-                do {
-                    try body()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+                // The loop is built, run and released inside `runLoop`, so its sockets are closed (and its
+                // ipc files removed) before the caller resumes and, in a node process, exits.
+                continuation.resume(with: Result { try runLoop() })
             }
             thread.name = name
             thread.stackSize = 4 << 20

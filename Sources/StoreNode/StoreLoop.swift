@@ -5,7 +5,7 @@ import NodeSupport
 import ZeroMQ
 
 /// The store's event loop and everything it owns. Lives and dies on the node thread.
-final class StoreLoop {
+final class StoreLoop: NodeLoop {
     let configuration: StoreNode.Configuration
     let logger: Logger
     let control: NodeControl<StoreNode.Command>

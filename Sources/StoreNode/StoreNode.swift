@@ -75,16 +75,8 @@ public final class StoreNode: Sendable {
 
     public func run() async throws {
         let configuration = configuration, context = context, logger = logger, control = control, ready = ready
-        try await runOnNodeThread(name: "zflux-store-\(configuration.name)", control: control) {
-            let loop: StoreLoop
-            do {
-                loop = try StoreLoop(configuration: configuration, context: context, logger: logger, control: control)
-            } catch {
-                ready.open(error: "\(error)")
-                throw error
-            }
-            ready.open()
-            try loop.run()
+        try await runOnNodeThread(name: "zflux-store-\(configuration.name)", control: control, ready: ready) {
+            try StoreLoop(configuration: configuration, context: context, logger: logger, control: control)
         }
     }
 

@@ -77,23 +77,15 @@ public final class ViewNode: Sendable {
     public func run() async throws {
         let configuration = configuration, context = context, logger = logger, control = control
         let ready = ready, onUpdate = onUpdate
-        try await runOnNodeThread(name: "zflux-view-\(configuration.store)", control: control) {
-            let loop: ViewLoop
-            do {
-                loop = try ViewLoop(configuration: configuration, context: context, logger: logger, control: control, onUpdate: onUpdate)
-            } catch {
-                ready.open(error: "\(error)")
-                throw error
-            }
-            ready.open()
-            try loop.run()
+        try await runOnNodeThread(name: "zflux-view-\(configuration.store)", control: control, ready: ready) {
+            try ViewLoop(configuration: configuration, context: context, logger: logger, control: control, onUpdate: onUpdate)
         }
     }
 
     public func stop() { control.requestStop() }
 }
 
-final class ViewLoop {
+final class ViewLoop: NodeLoop {
     enum Phase { case awaitingSnapshot, live }
 
     let configuration: ViewNode.Configuration

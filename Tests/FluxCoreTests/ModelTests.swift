@@ -1,5 +1,6 @@
 import Examples
 import Foundation
+import FluxTesting
 import Testing
 @testable import FluxCore
 
@@ -160,18 +161,5 @@ struct ModelTests {
         #expect(error?.reason == "apps read each other in a cycle: a → b → c → a")
         try DependencyGraph.check([Named(name: "a", reads: ["b"]), Named(name: "b", reads: []), TodoStats.app(), Todo.app()])
         #expect(TodoStats.app().reads == ["todo"])
-    }
-}
-
-/// A value shared between test tasks.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: every access goes through the lock.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -1,5 +1,6 @@
 import Examples
 import Foundation
+import FluxTesting
 import FluxCore
 import NodeSupport
 import Testing

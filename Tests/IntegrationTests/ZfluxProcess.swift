@@ -1,4 +1,5 @@
 import Foundation
+import FluxTesting
 import FluxCore
 import NodeSupport
 import Testing
@@ -50,17 +51,4 @@ func zflux(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> Co
     return CommandResult(
         status: process.terminationStatus, stdout: String(decoding: data[0] ?? Data(), as: UTF8.self),
         stderr: String(decoding: data[1] ?? Data(), as: UTF8.self))
-}
-
-/// A value shared between threads.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: every access goes through the lock.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
 }

@@ -35,10 +35,3 @@ func expectedTodo(_ actions: [(UInt64, Todo.Action)]) -> Todo.State {
     for (_, action) in actions.sorted(by: { $0.0 < $1.0 }) { _ = Todo.reducer(&state, action, .live) }
     return state
 }
-
-/// A value shared between test threads.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}

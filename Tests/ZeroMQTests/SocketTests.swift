@@ -12,6 +12,12 @@ func endpoint(_ transport: String, _ name: String = #function) -> String {
     }
 }
 
+/// Removes an ipc endpoint's socket file: libzmq unlinks it on its I/O thread, which a test process may
+/// not let run before it exits.
+func removeSocketFile(_ endpoint: String) {
+    if endpoint.hasPrefix("ipc://") { unlink(String(endpoint.dropFirst(6))) }
+}
+
 /// Receives with a deadline so a broken test fails instead of hanging.
 func receive(_ socket: Socket, timeoutMilliseconds: Int = 5000) throws -> [[UInt8]]? {
     var poller = Poller()
@@ -29,7 +35,7 @@ struct SocketTests {
         let bound = try router.lastEndpoint
         let dealer = try Socket(.shared, .dealer)
         try dealer.connect(bound)
-        defer { dealer.close(); router.close() }
+        defer { dealer.close(); router.close(); removeSocketFile(bound) }
 
         let frames: [[UInt8]] = [Array("topic".utf8), [], [0, 1, 2, 255], Array(repeating: 7, count: 100_000)]
         try #require(try dealer.send(frames))
@@ -48,8 +54,9 @@ struct SocketTests {
         try pub.bind(endpoint(transport))
         let sub = try Socket(.shared, .sub)
         try sub.subscribe(Array("wanted".utf8))
-        try sub.connect(try pub.lastEndpoint)
-        defer { sub.close(); pub.close() }
+        let bound = try pub.lastEndpoint
+        try sub.connect(bound)
+        defer { sub.close(); pub.close(); removeSocketFile(bound) }
 
         // A subscription takes effect asynchronously: publish until one arrives (bounded).
         var got: [[UInt8]]? = nil

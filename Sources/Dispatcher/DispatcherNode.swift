@@ -24,6 +24,11 @@ public final class DispatcherNode: Sendable {
         public var replayBatchesPerRequest: Int = 64
         /// Dispatches remembered per client for deduplicating retries.
         public var dedupWindow: Int = 4096
+        /// Where sequenced actions are kept. nil: in memory only (tests, embedded clusters).
+        public var journal: JournalConfiguration? = nil
+        /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages
+        /// (and repairs the gap from replay).
+        public var publishHighWaterMark: Int32 = 100_000
 
         public init(intake: String, actions: String, replay: String, apps: [any AnyApp]) {
             self.intake = intake
@@ -36,6 +41,17 @@ public final class DispatcherNode: Sendable {
             self.init(intake: topology.dispatcher.intake, actions: topology.dispatcher.actions,
                       replay: topology.dispatcher.replay, apps: apps)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
+        }
+    }
+
+    public struct JournalConfiguration: Sendable {
+        public var directory: String
+        public var policy: Journal.FsyncPolicy
+        public var segmentBytes: Int
+        public init(directory: String, policy: Journal.FsyncPolicy = .batch, segmentBytes: Int = 64 << 20) {
+            self.directory = directory
+            self.policy = policy
+            self.segmentBytes = segmentBytes
         }
     }
 
@@ -74,14 +90,17 @@ final class DispatcherLoop: NodeLoop {
     let replay: Socket
     let apps: [String: any AnyApp]
 
-    /// Every sequenced action, in order: `log[i]` has seq `i + 1`.
-    var log: [Message] = []
-    var head: UInt64 { UInt64(log.count) }
+    /// Every sequenced action, in order.
+    let log: any ActionLog
+    var head: UInt64 { log.lastSeq }
     var dedup: DedupTable
     var nextHeartbeat: UInt64 = 0
     var accepted: UInt64 = 0
     var rejected: UInt64 = 0
     let startedAt = MonotonicClock.nowMilliseconds()
+    /// The drained batch: stamped actions and the replies that wait for them to be durable.
+    var batch: [Message] = []
+    var batchReplies: [(peer: [UInt8], reply: Message)] = []
 
     init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>) throws {
         self.configuration = configuration
@@ -89,8 +108,35 @@ final class DispatcherLoop: NodeLoop {
         self.control = control
         self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.dedup = DedupTable(window: configuration.dedupWindow)
+        if let journal = configuration.journal {
+            let opened = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes)
+            if opened.recovery.trimmedBytes > 0 {
+                logger.warning("journal had a torn tail; trimmed it", metadata: [
+                    "bytes": "\(opened.recovery.trimmedBytes)", "where": "\(opened.recovery.trimmedReason ?? "")",
+                ])
+            }
+            logger.info("journal opened", metadata: [
+                "directory": "\(journal.directory)", "fsync": "\(journal.policy.rawValue)", "recovered": "\(opened.recovery)",
+            ])
+            log = opened
+        } else {
+            log = MemoryLog()
+        }
+        // Retries of dispatches acknowledged before a restart must still be recognised.
+        var rebuilt = dedup
+        var next = log.lastSeq > 65_536 ? log.lastSeq - 65_535 : 1
+        while next <= log.lastSeq {
+            let records = try log.read(from: next, limit: 4096)
+            guard let last = records.last else { break }
+            for record in records where record.header.clientID != 0 {
+                rebuilt.record(client: record.header.clientID, clientSeq: record.header.clientSeq, seq: record.header.seq)
+            }
+            next = last.header.seq + 1
+        }
+        dedup = rebuilt
         intake = try SocketDefaults.router(context)
         publisher = try SocketDefaults.publisher(context)
+        try publisher.setOption(.sendHighWaterMark, configuration.publishHighWaterMark)
         replay = try SocketDefaults.router(context)
         try publisher.bind(configuration.actions)
         try replay.bind(configuration.replay)
@@ -132,9 +178,22 @@ final class DispatcherLoop: NodeLoop {
     func drainIntake() throws {
         // Bounded so that replay requests and heartbeats are never starved by a flood.
         for _ in 0..<4096 {
-            guard let frames = try intake.receive(dontWait: true) else { return }
+            guard let frames = try intake.receive(dontWait: true) else { break }
             handleIntake(frames)
         }
+        try commitBatch()
+    }
+
+    /// Makes the batch durable (one write and, under `batch`, one fsync), then broadcasts it and
+    /// answers its clients: nothing is published or acknowledged before it is in the log.
+    func commitBatch() throws {
+        guard !batch.isEmpty || !batchReplies.isEmpty else { return }
+        try log.append(batch)
+        try log.commit()
+        for action in batch { publish(action) }
+        for (peer, reply) in batchReplies { self.reply(intake, to: peer, reply) }
+        batch.removeAll(keepingCapacity: true)
+        batchReplies.removeAll(keepingCapacity: true)
     }
 
     func handleIntake(_ frames: [[UInt8]]) {
@@ -162,9 +221,9 @@ final class DispatcherLoop: NodeLoop {
     func handleDispatch(_ message: Message, from peer: [UInt8]) {
         let header = message.header
         if header.clientID != 0, let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
-            // A retry of something already sequenced: answer again, sequence nothing.
-            reply(intake, to: peer, Message(header: Header(
-                kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq)))
+            // A retry of something already sequenced: answer again (once it is durable), sequence nothing.
+            batchReplies.append((peer, Message(header: Header(
+                kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))))
             return
         }
         let appName = message.topicString
@@ -186,16 +245,15 @@ final class DispatcherLoop: NodeLoop {
             nack(peer, header, error.reason)
             return
         }
-        let seq = head + 1
+        let seq = head + UInt64(batch.count) + 1
         let action = Message(topic: message.topic, header: Header(
             kind: .action, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq,
             timestamp: WallClock.nowNanoseconds(), actionType: header.actionType), payload: message.payload)
-        log.append(action)
+        batch.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: seq) }
-        publish(action)
-        reply(intake, to: peer, Message(header: Header(
-            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq)))
+        batchReplies.append((peer, Message(header: Header(
+            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))))
     }
 
     func nack(_ peer: [UInt8], _ header: Header, _ reason: String) {
@@ -242,15 +300,21 @@ final class DispatcherLoop: NodeLoop {
     }
 
     func serveReplay(_ request: Header, to peer: [UInt8]) {
-        let from = max(request.seq, 1)
         let upTo = request.ref == 0 ? head : min(request.ref, head)
-        var next = from
+        var next = max(request.seq, 1)
         var batches = 0
         while next <= upTo && batches < configuration.replayBatchesPerRequest {
-            let end = min(upTo, next + UInt64(configuration.replayBatchSize) - 1)
-            let slice = Array(log[Int(next - 1)..<Int(end)])
-            reply(replay, to: peer, Message(header: Header(kind: .replayBatch, seq: next, ref: end), payload: ReplayBatch.encode(slice)))
-            next = end + 1
+            let slice: [Message]
+            do {
+                slice = try log.read(from: next, limit: Int(min(UInt64(configuration.replayBatchSize), upTo - next + 1)))
+            } catch {
+                logger.error("journal read failed", metadata: ["from": "\(next)", "error": "\(error)"])
+                break
+            }
+            guard let last = slice.last else { break }
+            reply(replay, to: peer, Message(header: Header(kind: .replayBatch, seq: next, ref: last.header.seq),
+                                            payload: ReplayBatch.encode(slice)))
+            next = last.header.seq + 1
             batches += 1
         }
         reply(replay, to: peer, Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1)))
@@ -260,6 +324,8 @@ final class DispatcherLoop: NodeLoop {
         let status: [String: Any] = [
             "role": "dispatcher", "pid": Int(getpid()), "head": Int(head), "accepted": Int(accepted),
             "rejected": Int(rejected), "uptime_ms": Int(MonotonicClock.nowMilliseconds() - startedAt),
+            "journal": configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory",
+            "journal_bytes": (log as? Journal)?.sizeInBytes ?? 0,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
     }

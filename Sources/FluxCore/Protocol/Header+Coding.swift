@@ -57,14 +57,14 @@ extension Header {
 
 extension Array where Element == UInt8 {
     @inlinable
-    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+    public mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
         var v = value.littleEndian
         Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
     }
 
     /// Reads a little-endian integer; the caller has checked the bounds.
     @inlinable
-    func readLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+    public func readLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
         var value: T = 0
         for index in 0..<MemoryLayout<T>.size {
             value |= T(truncatingIfNeeded: self[offset + index]) << (8 * index)

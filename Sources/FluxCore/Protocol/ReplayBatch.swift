@@ -6,13 +6,36 @@ public enum ReplayBatch {
     public static func encode(_ messages: [Message]) -> [UInt8] {
         var out = [UInt8]()
         out.appendLittleEndian(UInt32(messages.count))
-        for message in messages {
-            for part in [message.topic, message.header.encoded(), message.payload] {
-                out.appendLittleEndian(UInt32(part.count))
-                out.append(contentsOf: part)
-            }
-        }
+        for message in messages { appendEntry(message, to: &out) }
         return out
+    }
+
+    /// One message as `u32 topic length, topic, u32 header length, header, u32 payload length, payload`:
+    /// the entry format of replay batches and of journal records.
+    public static func appendEntry(_ message: Message, to out: inout [UInt8]) {
+        for part in [message.topic, message.header.encoded(), message.payload] {
+            out.appendLittleEndian(UInt32(part.count))
+            out.append(contentsOf: part)
+        }
+    }
+
+    /// Decodes one entry that fills `bytes` exactly.
+    public static func decodeEntry(_ bytes: ArraySlice<UInt8>) throws(ProtocolError) -> Message {
+        let array = Array(bytes)
+        var offset = 0
+        func readPart() throws(ProtocolError) -> [UInt8] {
+            guard array.count - offset >= 4 else { throw ProtocolError(.truncated, "entry ends inside a length") }
+            let length = Int(array.readLittleEndian(UInt32.self, at: offset))
+            offset += 4
+            guard array.count - offset >= length else { throw ProtocolError(.truncated, "entry ends inside a \(length)-byte part") }
+            defer { offset += length }
+            return Array(array[offset..<offset + length])
+        }
+        let topic = try readPart()
+        let header = try Header(decoding: try readPart())
+        let payload = try readPart()
+        guard offset == array.count else { throw ProtocolError(.malformedPayload, "entry has \(array.count - offset) trailing bytes") }
+        return Message(topic: topic, header: header, payload: payload)
     }
 
     public static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> [Message] {

@@ -1,0 +1,311 @@
+import FluxCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The dispatcher's durable log: append-only segment files of length-prefixed, CRC-checked records.
+///
+/// A segment is named after the first seq it holds (`00000000000000000001.journal`) and rolls over at
+/// `segmentBytes`. A record is `u32 body length, u32 CRC-32 of the body, body`, all little-endian, where
+/// the body is the ACTION message as a replay entry (`ReplayBatch.appendEntry`). Opening a journal
+/// checks every record: a torn or corrupt tail of the newest segment (a crash in mid-write) is cut off
+/// and reported; damage anywhere else stops the open, because acknowledged actions would be lost.
+public final class Journal: ActionLog {
+    public enum FsyncPolicy: String, Sendable, CaseIterable, Codable {
+        /// fsync after every record, before its ACK.
+        case always
+        /// one fsync per drained batch of records (group commit), before their ACKs.
+        case batch
+        /// never fsync: ACKed once written to the OS (survives a process crash, not a power cut).
+        case none
+    }
+
+    /// What opening the journal found.
+    public struct Recovery: Sendable, CustomStringConvertible {
+        public var segments = 0
+        public var records: UInt64 = 0
+        public var lastSeq: UInt64 = 0
+        /// Bytes cut from the end of the newest segment (a torn or corrupt tail).
+        public var trimmedBytes = 0
+        public var trimmedReason: String? = nil
+        public var description: String {
+            "\(records) records in \(segments) segments, last seq \(lastSeq)"
+                + (trimmedBytes > 0 ? "; trimmed a torn tail of \(trimmedBytes) bytes (\(trimmedReason ?? ""))" : "")
+        }
+    }
+
+    struct Segment {
+        let firstSeq: UInt64
+        let path: String
+    }
+
+    /// Every `indexStride`-th record's place, for reads from any seq without scanning whole segments.
+    struct IndexEntry {
+        let seq: UInt64
+        let segment: Int
+        let offset: Int
+    }
+
+    public let directory: String
+    public let policy: FsyncPolicy
+    public let segmentBytes: Int
+    public private(set) var lastSeq: UInt64 = 0
+    public private(set) var recovery = Recovery()
+    private var segments: [Segment] = []
+    private var index: [IndexEntry] = []
+    private let indexStride: UInt64 = 256
+    private var fd: Int32 = -1
+    private var segmentSize = 0
+    private var unsynced = false
+    /// The newest records, for the common replay (gap repair) without touching the disk.
+    private var tail: [Message] = []
+    private let tailCapacity: Int
+    /// The segment last read from disk. Segments only grow by appends, so the copy stays valid for
+    /// every record inside its length.
+    private var readCache: (segment: Int, bytes: [UInt8])? = nil
+
+    /// Opens (or creates) the journal in `directory`. With `repair: false` nothing is changed on disk:
+    /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`).
+    public init(
+        directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true,
+        tailCapacity: Int = 65_536
+    ) throws {
+        self.tailCapacity = max(tailCapacity, 1)
+        self.directory = directory
+        self.policy = policy
+        self.segmentBytes = max(segmentBytes, 4096)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            .filter { $0.hasSuffix(".journal") }.sorted()
+        for name in names {
+            guard let first = UInt64(name.dropLast(".journal".count)) else { continue }
+            segments.append(Segment(firstSeq: first, path: directory + "/" + name))
+        }
+        try scan(repair: repair)
+        if repair { try openForAppend() }
+    }
+
+    deinit { if fd >= 0 { _ = Glibc.close(fd) } }
+
+    /// Reads and checks every record, rebuilding the index, the tail cache and `lastSeq`.
+    private func scan(repair: Bool) throws {
+        recovery.segments = segments.count
+        for (number, segment) in segments.enumerated() {
+            let isLast = number == segments.count - 1
+            let bytes = try readFile(segment.path)
+            var offset = 0
+            var expected = segment.firstSeq
+            if number > 0 && segment.firstSeq != lastSeq + 1 {
+                throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
+            }
+            while offset < bytes.count {
+                let problem: String?
+                var message: Message? = nil
+                var length = 0
+                if bytes.count - offset < 8 {
+                    problem = "record header cut short"
+                } else {
+                    length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
+                    let crc = bytes.readLittleEndian(UInt32.self, at: offset + 4)
+                    if length > bytes.count - offset - 8 {
+                        problem = "record of \(length) bytes cut short"
+                    } else if bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(offset + 8)..<(offset + 8 + length)])) }) != crc {
+                        problem = "record checksum mismatch"
+                    } else if let decoded = try? ReplayBatch.decodeEntry(bytes[(offset + 8)..<(offset + 8 + length)]),
+                              decoded.kind == .action {
+                        message = decoded
+                        problem = decoded.header.seq == expected ? nil : "record seq \(decoded.header.seq) where \(expected) was due"
+                    } else {
+                        problem = "record does not hold an action"
+                    }
+                }
+                if let problem {
+                    guard isLast else {
+                        throw JournalError("\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup")
+                    }
+                    recovery.trimmedBytes = bytes.count - offset
+                    recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"
+                    if repair { try truncate(segment.path, to: offset) }
+                    break
+                }
+                let action = message!
+                if (expected - 1) % indexStride == 0 { index.append(IndexEntry(seq: expected, segment: number, offset: offset)) }
+                remember(action)
+                lastSeq = expected
+                recovery.records += 1
+                expected += 1
+                offset += 8 + length
+            }
+            if isLast { segmentSize = offset }
+        }
+        recovery.lastSeq = lastSeq
+    }
+
+    private func remember(_ message: Message) {
+        tail.append(message)
+        if tail.count > tailCapacity + tailCapacity / 4 { tail.removeFirst(tail.count - tailCapacity) }
+    }
+
+    private func openForAppend() throws {
+        if segments.isEmpty { segments.append(Segment(firstSeq: 1, path: segmentPath(firstSeq: 1))); segmentSize = 0 }
+        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
+        try syncDirectory()
+    }
+
+    private func segmentPath(firstSeq: UInt64) -> String {
+        let digits = String(firstSeq)
+        return directory + "/" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".journal"
+    }
+
+    public func append(_ actions: [Message]) throws {
+        guard !actions.isEmpty else { return }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(actions.count * 160)
+        for action in actions {
+            precondition(action.header.seq == lastSeq + 1, "journal records are appended in seq order")
+            if segmentSize + buffer.count > 0 && segmentSize + buffer.count >= segmentBytes {
+                try write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+                try roll(firstSeq: action.header.seq)
+            }
+            let start = buffer.count
+            buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+            ReplayBatch.appendEntry(action, to: &buffer)
+            let length = buffer.count - start - 8
+            let crc = buffer.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + 8)...])) }
+            withUnsafeBytes(of: UInt32(length).littleEndian) { buffer.replaceSubrange(start..<start + 4, with: $0) }
+            withUnsafeBytes(of: crc.littleEndian) { buffer.replaceSubrange(start + 4..<start + 8, with: $0) }
+            if (action.header.seq - 1) % indexStride == 0 {
+                index.append(IndexEntry(seq: action.header.seq, segment: segments.count - 1, offset: segmentSize + start))
+            }
+            lastSeq = action.header.seq
+            remember(action)
+            if policy == .always {
+                try write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+                try sync()
+            }
+        }
+        try write(buffer)
+    }
+
+    public func commit() throws {
+        if policy == .batch && unsynced { try sync() }
+    }
+
+    private func write(_ bytes: [UInt8]) throws {
+        guard !bytes.isEmpty else { return }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw JournalError.posix("write", segments[segments.count - 1].path)
+            }
+            written += n
+        }
+        segmentSize += bytes.count
+        unsynced = true
+    }
+
+    private func sync() throws {
+        guard fdatasync(fd) == 0 else { throw JournalError.posix("fdatasync", segments[segments.count - 1].path) }
+        unsynced = false
+    }
+
+    private func roll(firstSeq: UInt64) throws {
+        if unsynced && policy != .none { try sync() }
+        _ = Glibc.close(fd)
+        segments.append(Segment(firstSeq: firstSeq, path: segmentPath(firstSeq: firstSeq)))
+        segmentSize = 0
+        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
+        try syncDirectory()
+    }
+
+    private func syncDirectory() throws {
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dir >= 0 else { throw JournalError.posix("open", directory) }
+        defer { _ = Glibc.close(dir) }
+        _ = fsync(dir)
+    }
+
+    public func read(from: UInt64, limit: Int) throws -> [Message] {
+        let from = max(from, 1)
+        guard from <= lastSeq, limit > 0 else { return [] }
+        if let first = tail.first?.header.seq, from >= first {
+            let start = Int(from - first)
+            return Array(tail[start..<min(tail.count, start + limit)])
+        }
+        // Older than the cache: read from disk, starting at the nearest indexed record.
+        var lo = 0, hi = index.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if index[mid].seq <= from { lo = mid } else { hi = mid - 1 }
+        }
+        guard !index.isEmpty else { return [] }
+        var entry = index[lo]
+        var result: [Message] = []
+        var segment = entry.segment
+        var offset = entry.offset
+        var seq = entry.seq
+        while result.count < limit && segment < segments.count {
+            let stale = readCache?.segment != segment || readCache!.bytes.count < offset + 8
+                || (segment == segments.count - 1 && readCache!.bytes.count < segmentSize)
+            if stale {
+                readCache = (segment, try readFile(segments[segment].path))
+            }
+            let bytes = readCache!.bytes
+            while offset + 8 <= bytes.count && result.count < limit {
+                let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
+                guard offset + 8 + length <= bytes.count else { break }
+                if seq >= from {
+                    result.append(try ReplayBatch.decodeEntry(bytes[(offset + 8)..<(offset + 8 + length)]))
+                }
+                offset += 8 + length
+                seq += 1
+                if seq > lastSeq { return result }
+            }
+            segment += 1
+            offset = 0
+            entry = IndexEntry(seq: seq, segment: segment, offset: 0)
+        }
+        return result
+    }
+
+    /// Every record in order, for `zflux journal dump` and time travel.
+    public func forEach(from: UInt64 = 1, through last: UInt64 = .max, _ body: (Message) throws -> Void) throws {
+        var next = from
+        while next <= min(last, lastSeq) {
+            let batch = try read(from: next, limit: 4096)
+            guard !batch.isEmpty else { return }
+            for message in batch where message.header.seq <= last { try body(message) }
+            next = batch.last!.header.seq + 1
+        }
+    }
+
+    /// Bytes on disk across every segment.
+    public var sizeInBytes: Int {
+        segments.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
+    }
+
+    private func readFile(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw JournalError("cannot read \(path)") }
+        return [UInt8](data)
+    }
+
+    private func truncate(_ path: String, to length: Int) throws {
+        guard Glibc.truncate(path, off_t(length)) == 0 else { throw JournalError.posix("truncate", path) }
+    }
+}
+
+public struct JournalError: Error, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+    static func posix(_ call: String, _ path: String) -> JournalError {
+        JournalError("\(call) \(path) failed: \(String(cString: strerror(errno)))")
+    }
+}

@@ -41,6 +41,7 @@ public final class DispatcherNode: Sendable {
             self.init(intake: topology.dispatcher.intake, actions: topology.dispatcher.actions,
                       replay: topology.dispatcher.replay, apps: apps)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
+            if let hwm = topology.highWaterMark { publishHighWaterMark = Int32(hwm) }
         }
     }
 

@@ -32,9 +32,11 @@ public func nodeStatus(context: Context = .shared, endpoint: String, timeoutMill
     return (try? JSONSerialization.jsonObject(with: Data(reply.payload))) as? [String: Any]
 }
 
-/// True once the node answers, and, for a store, once its subscription to the dispatcher carries
-/// messages: from then on every action dispatched reaches it live and runs its effects.
+/// True once the node answers, and, for a store, once it has caught up with the dispatcher (it answers
+/// views) and its subscription carries messages (every action dispatched from now on reaches it live
+/// and runs its effects).
 public func nodeIsReady(context: Context = .shared, endpoint: String) -> Bool {
     guard let status = nodeStatus(context: context, endpoint: endpoint) else { return false }
-    return status["role"] as? String != "store" || status["subscribed"] as? Bool == true
+    return status["role"] as? String != "store"
+        || (status["subscribed"] as? Bool == true && status["caught_up"] as? Bool == true)
 }

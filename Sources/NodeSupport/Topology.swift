@@ -18,9 +18,34 @@ public struct Topology: Codable, Equatable, Sendable {
         public var runsEffects: Bool? = nil
     }
 
+    /// Where the cluster keeps what must survive a crash.
+    public struct Durability: Codable, Equatable, Sendable {
+        /// The dispatcher's journal.
+        public var journalDirectory: String
+        /// always, batch or none (see `Journal.FsyncPolicy`).
+        public var fsync: String
+        public var segmentBytes: Int
+        /// Store snapshots (one file per store).
+        public var snapshotDirectory: String
+        /// A store writes a snapshot after this many applied actions (and when it stops).
+        public var snapshotEveryActions: Int
+
+        public init(journalDirectory: String, fsync: String, segmentBytes: Int, snapshotDirectory: String, snapshotEveryActions: Int) {
+            self.journalDirectory = journalDirectory
+            self.fsync = fsync
+            self.segmentBytes = segmentBytes
+            self.snapshotDirectory = snapshotDirectory
+            self.snapshotEveryActions = snapshotEveryActions
+        }
+    }
+
     public var dispatcher: DispatcherEndpoints
     public var stores: [StoreEndpoints]
     public var heartbeatMilliseconds: Int
+    /// nil: nothing is kept on disk.
+    public var durability: Durability? = nil
+    /// Queue limit of every publisher and subscriber (nil: the nodes' default, 100,000 messages).
+    public var highWaterMark: Int? = nil
 
     public init(dispatcher: DispatcherEndpoints, stores: [StoreEndpoints], heartbeatMilliseconds: Int) {
         self.dispatcher = dispatcher

@@ -14,7 +14,7 @@ final class StoreLoop: NodeLoop {
     let effects: Socket
     let statePublisher: Socket
     let snapshots: Socket
-    let runtime: any AppRuntime
+    var runtime: any AppRuntime
 
     /// The seq of the last action applied; the state's version.
     var version: UInt64 = 0
@@ -42,18 +42,24 @@ final class StoreLoop: NodeLoop {
     let startedAt = MonotonicClock.nowMilliseconds()
     /// The whole state in wire form at `lastPublishedVersion`, for snapshot replies.
     var encodedState: [UInt8] = []
+    /// The version of the last snapshot written to (or read from) disk.
+    var snapshotVersion: UInt64 = 0
+    /// True once the store has caught up with the dispatcher after starting; views are answered then.
+    var caughtUp = false
+    /// Snapshot requests that arrived while catching up.
+    var waitingViews: [[UInt8]] = []
 
     init(configuration: StoreNode.Configuration, context: Context, logger: Logger, control: NodeControl<StoreNode.Command>) throws {
         self.configuration = configuration
         self.logger = logger
         self.control = control
-        self.runtime = configuration.app.makeRuntime { [control] app, type, payload in
-            control.post(.effectAction(app: app, type: type, payload: payload))
-        }
+        self.runtime = StoreLoop.makeRuntime(configuration.app, control)
         self.lastHeardFromDispatcher = MonotonicClock.nowMilliseconds()
         statePublisher = try SocketDefaults.publisher(context)
+        try statePublisher.setOption(.sendHighWaterMark, configuration.highWaterMark)
         snapshots = try SocketDefaults.router(context)
         actions = try SocketDefaults.subscriber(context)
+        try actions.setOption(.receiveHighWaterMark, configuration.highWaterMark)
         replay = try SocketDefaults.dealer(context)
         effects = try SocketDefaults.dealer(context)
         try statePublisher.bind(configuration.state)
@@ -63,7 +69,45 @@ final class StoreLoop: NodeLoop {
         try actions.connect(configuration.dispatcherActions)
         try replay.connect(configuration.dispatcherReplay)
         try effects.connect(configuration.dispatcherIntake)
+        loadSnapshot()
         encodedState = try runtime.encodedState()
+    }
+
+    static func makeRuntime(_ app: any AnyApp, _ control: NodeControl<StoreNode.Command>) -> any AppRuntime {
+        app.makeRuntime { app, type, payload in control.post(.effectAction(app: app, type: type, payload: payload)) }
+    }
+
+    /// Resumes from the snapshot on disk, if there is a usable one; otherwise starts from nothing (the
+    /// dispatcher's journal holds every action).
+    func loadSnapshot() {
+        guard let path = configuration.snapshotPath else { return }
+        do {
+            guard let snapshot = try SnapshotFile.read(path) else { return }
+            guard snapshot.app == configuration.app.name else {
+                throw SnapshotError("\(path) holds app '\(snapshot.app)', not '\(configuration.app.name)'")
+            }
+            try runtime.loadSnapshot(snapshot.state)
+            version = snapshot.version
+            lastPublishedVersion = version
+            snapshotVersion = version
+            logger.info("resumed from snapshot", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
+        } catch {
+            logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(configuration.name)", "reason": "\(error)"])
+            runtime = StoreLoop.makeRuntime(configuration.app, control)
+            version = 0
+            lastPublishedVersion = 0
+        }
+    }
+
+    func writeSnapshotIfDue(force: Bool = false) {
+        guard let path = configuration.snapshotPath, version > snapshotVersion else { return }
+        guard force || version - snapshotVersion >= UInt64(configuration.snapshotEveryActions) else { return }
+        do {
+            try SnapshotFile.write(.init(version: version, app: configuration.app.name, state: try runtime.encodedSnapshot()), to: path)
+            snapshotVersion = version
+        } catch {
+            logger.error("snapshot not written", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+        }
     }
 
     deinit {
@@ -104,7 +148,9 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(effectsIndex) { drainEffectReplies() }
             retryUnansweredEffects()
             publishStateIfChanged()
+            writeSnapshotIfDue()
         }
+        writeSnapshotIfDue(force: true)
         logger.info("store stopped", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
     }
 
@@ -213,10 +259,33 @@ final class StoreLoop: NodeLoop {
                 }
                 replayRequestedAt = MonotonicClock.nowMilliseconds()
             case .replayEnd:
+                if message.header.seq < version && !caughtUp {
+                    // This store's snapshot is ahead of the dispatcher's whole history: it belongs to another
+                    // history (a journal wiped or replaced). Trusting it would skip real actions.
+                    logger.error("snapshot is ahead of the dispatcher; discarding it and replaying", metadata: [
+                        "store": "\(configuration.name)", "snapshot": "\(version)", "dispatcher": "\(message.header.seq)",
+                    ])
+                    runtime = StoreLoop.makeRuntime(configuration.app, control)
+                    version = 0
+                    lastPublishedVersion = 0
+                    snapshotVersion = 0
+                    encodedState = (try? runtime.encodedState()) ?? []
+                    pending.removeAll()
+                    dispatcherHead = message.header.seq
+                    requestReplay()
+                    continue
+                }
                 dispatcherHead = max(dispatcherHead, message.header.seq)
                 replayRequestedAt = nil
                 applyPending()
-                if version < dispatcherHead { requestReplay() }
+                if version < dispatcherHead {
+                    requestReplay()
+                } else if !caughtUp {
+                    caughtUp = true
+                    publishStateIfChanged()
+                    for peer in waitingViews { answerSnapshot(peer) }
+                    waitingViews.removeAll()
+                }
             default:
                 continue
             }
@@ -264,17 +333,22 @@ final class StoreLoop: NodeLoop {
                   let request = try? Message.split(routed: frames).message else { continue }
             switch request.kind {
             case .snapshotRequest:
-                // Answer with the state as last published, so the version matches the update stream.
-                let reply = Message(topic: configuration.name, header: Header(
-                    kind: .snapshot, flags: .fullState, seq: lastPublishedVersion,
-                    timestamp: WallClock.nowNanoseconds()), payload: encodedState)
-                send(snapshots, reply.routedFrames(to: peer))
+                // Views are served once the store has recovered, so nobody sees a state it is about to leave.
+                if caughtUp { answerSnapshot(peer) } else if waitingViews.count < 10_000 { waitingViews.append(peer) }
             case .statusRequest:
                 send(snapshots, Message(header: Header(kind: .status, seq: version), payload: statusDocument()).routedFrames(to: peer))
             default:
                 continue
             }
         }
+    }
+
+    /// Answers with the state as last published, so the version matches the update stream.
+    func answerSnapshot(_ peer: [UInt8]) {
+        let reply = Message(topic: configuration.name, header: Header(
+            kind: .snapshot, flags: .fullState, seq: lastPublishedVersion,
+            timestamp: WallClock.nowNanoseconds()), payload: encodedState)
+        send(snapshots, reply.routedFrames(to: peer))
     }
 
     func statusDocument() -> [UInt8] {
@@ -285,7 +359,7 @@ final class StoreLoop: NodeLoop {
             "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
             "dispatcher": connected ? "connected" : "silent", "uptime_ms": Int(now - startedAt),
-            "subscribed": liveAfter != nil, "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
+            "subscribed": liveAfter != nil, "caught_up": caughtUp, "snapshot_version": Int(snapshotVersion), "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
     }

@@ -30,6 +30,12 @@ public final class StoreNode: Sendable {
         public var runsEffects: Bool = true
         /// An effect's action that gets no ACK within this is sent again (same client seq: deduplicated).
         public var effectRetryMilliseconds: Int = 1000
+        /// Where the store keeps its snapshot (nil: no snapshots; a restart replays everything).
+        public var snapshotPath: String? = nil
+        /// A snapshot is written after this many actions, and when the store stops.
+        public var snapshotEveryActions: Int = 10_000
+        /// Queue limit of the subscription and the state publisher.
+        public var highWaterMark: Int32 = 100_000
 
         public init(
             name: String, app: any AnyApp, dispatcherActions: String, dispatcherReplay: String,
@@ -51,6 +57,11 @@ public final class StoreNode: Sendable {
                 state: store.state, snapshot: store.snapshot)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             runsEffects = store.runsEffects ?? true
+            if let durability = topology.durability {
+                snapshotPath = durability.snapshotDirectory + "/" + store.name + ".snapshot"
+                snapshotEveryActions = durability.snapshotEveryActions
+            }
+            if let hwm = topology.highWaterMark { highWaterMark = Int32(hwm) }
             dispatcherTimeoutMilliseconds = max(2000, topology.heartbeatMilliseconds * 10)
         }
     }

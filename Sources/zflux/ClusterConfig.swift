@@ -12,6 +12,14 @@ import TOMLKit
 /// host = "127.0.0.1"       # tcp only: the address every node binds and connects to
 /// base_port = 5570         # tcp only: first of the consecutive ports the nodes use
 /// heartbeat_ms = 200
+/// high_water_mark = 100000 # messages a publisher queues for a slow subscriber before dropping
+///
+/// [journal]
+/// directory = "journal"    # relative to the run directory
+/// fsync = "batch"          # always | batch (group commit) | none
+/// segment_mb = 64
+/// snapshot_directory = "snapshots"
+/// snapshot_every = 10000   # actions between store snapshots
 ///
 /// [[store]]
 /// name = "todo"            # the store's name (views and `zflux state` use it)
@@ -24,11 +32,28 @@ struct ClusterConfig: Codable, Equatable {
         var host: String?
         var basePort: Int?
         var heartbeatMs: Int?
+        var highWaterMark: Int?
 
         enum CodingKeys: String, CodingKey {
             case transport, host
             case basePort = "base_port"
             case heartbeatMs = "heartbeat_ms"
+            case highWaterMark = "high_water_mark"
+        }
+    }
+
+    struct JournalSection: Codable, Equatable {
+        var directory: String?
+        var fsync: String?
+        var segmentMb: Int?
+        var snapshotDirectory: String?
+        var snapshotEvery: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case directory, fsync
+            case segmentMb = "segment_mb"
+            case snapshotDirectory = "snapshot_directory"
+            case snapshotEvery = "snapshot_every"
         }
     }
 
@@ -40,6 +65,7 @@ struct ClusterConfig: Codable, Equatable {
     }
 
     var cluster: Cluster?
+    var journal: JournalSection?
     var store: [Store]?
 
     static let embeddedDefault = """
@@ -47,6 +73,9 @@ struct ClusterConfig: Codable, Equatable {
         [cluster]
         transport = "ipc"
         heartbeat_ms = 200
+
+        [journal]
+        fsync = "batch"
 
         [[store]]
         name = "todo"
@@ -93,6 +122,19 @@ struct ClusterConfig: Codable, Equatable {
         return try parse(text, source: path)
     }
 
+    func durability(runDirectory: String) throws -> Topology.Durability {
+        func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : runDirectory + "/" + path }
+        let fsync = journal?.fsync ?? "batch"
+        guard ["always", "batch", "none"].contains(fsync) else { throw CLIError("journal fsync '\(fsync)' is not one of: always, batch, none") }
+        let segmentMb = journal?.segmentMb ?? 64
+        guard (1...4096).contains(segmentMb) else { throw CLIError("journal segment_mb must be between 1 and 4096") }
+        let every = journal?.snapshotEvery ?? 10_000
+        guard every >= 1 else { throw CLIError("journal snapshot_every must be at least 1") }
+        return Topology.Durability(
+            journalDirectory: resolve(journal?.directory ?? "journal"), fsync: fsync, segmentBytes: segmentMb << 20,
+            snapshotDirectory: resolve(journal?.snapshotDirectory ?? "snapshots"), snapshotEveryActions: every)
+    }
+
     /// Checks the config against the apps this binary knows and lays out its endpoints.
     func topology(runDirectory: String, transportOverride: Topology.Transport?, basePortOverride: Int?) throws -> Topology {
         let transportName = transportOverride?.rawValue ?? cluster?.transport ?? "ipc"
@@ -123,6 +165,9 @@ struct ClusterConfig: Codable, Equatable {
             }
             effectsOwners[app] = entry.name
         }
+        if let hwm = cluster?.highWaterMark, !(1...10_000_000).contains(hwm) {
+            throw CLIError("high_water_mark must be between 1 and 10000000")
+        }
         let heartbeat = cluster?.heartbeatMs ?? 200
         guard (10...60_000).contains(heartbeat) else { throw CLIError("heartbeat_ms must be between 10 and 60000") }
         do {
@@ -131,6 +176,8 @@ struct ClusterConfig: Codable, Equatable {
                 basePort: basePortOverride ?? cluster?.basePort ?? 5570,
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat)
             for (index, entry) in stores.enumerated() where entry.effects == false { topology.stores[index].runsEffects = false }
+            topology.highWaterMark = cluster?.highWaterMark
+            topology.durability = try durability(runDirectory: runDirectory)
             return topology
         } catch let error as NodeError {
             throw CLIError(error.message)

@@ -15,8 +15,13 @@ struct DispatcherCommand: AsyncParsableCommand {
     func run() async throws {
         LogSetup.bootstrap()
         let topology = try node.runDir.topology()
-        let dispatcher = try DispatcherNode(
-            configuration: .init(topology: topology, apps: Catalog.apps), logger: node.logger("zflux.dispatcher"))
+        var configuration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
+        if let durability = topology.durability {
+            configuration.journal = .init(
+                directory: durability.journalDirectory, policy: Journal.FsyncPolicy(rawValue: durability.fsync) ?? .batch,
+                segmentBytes: durability.segmentBytes)
+        }
+        let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
         try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
     }
 }

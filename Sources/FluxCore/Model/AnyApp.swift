@@ -29,6 +29,10 @@ public protocol AppRuntime: AnyObject {
     func encodedState() throws -> [UInt8]
     /// Replaces the state from wire bytes (snapshots).
     func loadState(_ bytes: [UInt8]) throws
+    /// Everything needed to resume this runtime later (for a plain app, its state).
+    func encodedSnapshot() throws -> [UInt8]
+    /// Resumes from `encodedSnapshot()` bytes.
+    func loadSnapshot(_ bytes: [UInt8]) throws
     /// Effects still running.
     var effectsInFlight: Int { get }
     /// Cancels every running effect (on shutdown).
@@ -119,6 +123,8 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
 
     func encodedState() throws -> [UInt8] { try app.codec.encode(state) }
     func loadState(_ bytes: [UInt8]) throws { state = try app.codec.decode(State.self, from: bytes) }
+    func encodedSnapshot() throws -> [UInt8] { try encodedState() }
+    func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
     var effectsInFlight: Int { effects.inFlight }
     func cancelEffects() { effects.cancelAll() }
 }

@@ -98,6 +98,21 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     /// Only this store's own state is published; the replica is private.
     func encodedState() throws -> [UInt8] { try app.base.codec.encode(state) }
     func loadState(_ bytes: [UInt8]) throws { state = try app.base.codec.decode(State.self, from: bytes) }
+
+    /// The snapshot holds the replica too: without it, a restored store would read a stale other state.
+    struct Snapshot: Codable {
+        var state: State
+        var other: OtherState
+    }
+
+    func encodedSnapshot() throws -> [UInt8] { try JSONPayloadCodec().encode(Snapshot(state: state, other: other)) }
+
+    func loadSnapshot(_ bytes: [UInt8]) throws {
+        let snapshot = try JSONPayloadCodec().decode(Snapshot.self, from: bytes)
+        state = snapshot.state
+        other = snapshot.other
+    }
+
     var effectsInFlight: Int { effects.inFlight }
     func cancelEffects() { effects.cancelAll() }
 }

@@ -1,0 +1,77 @@
+import FluxCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store's state on disk: `ZFSNAP01`, u64 version, u32 app-name length, app name, u32 CRC-32 of the
+/// state, u32 state length, state (little-endian). Written atomically: a temporary file is written and
+/// fsynced, renamed over the old one, and the directory fsynced, so a crash leaves the old snapshot or
+/// the new one, never half of one.
+enum SnapshotFile {
+    static let magic = Array("ZFSNAP01".utf8)
+
+    struct Contents: Equatable {
+        var version: UInt64
+        var app: String
+        var state: [UInt8]
+    }
+
+    static func write(_ contents: Contents, to path: String) throws {
+        var bytes = magic
+        bytes.appendLittleEndian(contents.version)
+        let name = Array(contents.app.utf8)
+        bytes.appendLittleEndian(UInt32(name.count))
+        bytes += name
+        bytes.appendLittleEndian(CRC32.checksum(contents.state))
+        bytes.appendLittleEndian(UInt32(contents.state.count))
+        bytes += contents.state
+        let directory = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SnapshotError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { _ = close(fd); throw SnapshotError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+            written += n
+        }
+        guard fsync(fd) == 0 else { _ = close(fd); throw SnapshotError("cannot fsync \(temporary)") }
+        _ = close(fd)
+        guard rename(temporary, path) == 0 else { throw SnapshotError("cannot rename \(temporary) to \(path)") }
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { _ = fsync(dir); _ = close(dir) }
+    }
+
+    /// The snapshot at `path`, nil when there is none; throws when it is there but unusable.
+    static func read(_ path: String) throws -> Contents? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        var offset = magic.count
+        func need(_ n: Int) throws {
+            guard bytes.count - offset >= n else { throw SnapshotError("\(path) is cut short") }
+        }
+        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else { throw SnapshotError("\(path) is not a zflux snapshot") }
+        try need(12)
+        let version = bytes.readLittleEndian(UInt64.self, at: offset)
+        let nameLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 8))
+        offset += 12
+        try need(nameLength + 8)
+        let app = String(decoding: bytes[offset..<offset + nameLength], as: UTF8.self)
+        offset += nameLength
+        let crc = bytes.readLittleEndian(UInt32.self, at: offset)
+        let stateLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 4))
+        offset += 8
+        guard bytes.count - offset == stateLength else { throw SnapshotError("\(path) has a state of the wrong length") }
+        let state = Array(bytes[offset...])
+        guard CRC32.checksum(state) == crc else { throw SnapshotError("\(path) fails its checksum") }
+        return Contents(version: version, app: app, state: state)
+    }
+}
+
+struct SnapshotError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

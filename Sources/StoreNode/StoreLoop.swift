@@ -178,6 +178,7 @@ final class StoreLoop: NodeLoop {
                     logger.notice("heartbeat shows missed actions", metadata: [
                         "store": "\(configuration.name)", "version": "\(version)", "head": "\(dispatcherHead)",
                     ])
+                    if caughtUp { gapsRepaired += 1 }
                     requestReplay()
                 }
             default:

@@ -70,8 +70,9 @@ struct ClusterCommand: AsyncParsableCommand {
     }
 }
 
-/// Starts the supervisor, runs `whenReady`, then waits for a signal or a node's death and tears down.
-/// Returns the exit status: 0 after a signal, 1 when a node died on its own.
+/// Starts the supervisor, runs `whenReady`, then watches: a node that dies is restarted with backoff,
+/// until more die than the restart intensity allows; a signal stops everything. Returns the exit status:
+/// 0 after a signal, 1 when the cluster had to stop because nodes kept dying.
 func supervise(_ supervisor: Supervisor, whenReady: @Sendable () async throws -> Void) async throws -> Int32 {
     do {
         try supervisor.start()
@@ -82,16 +83,30 @@ func supervise(_ supervisor: Supervisor, whenReady: @Sendable () async throws ->
     }
     try await whenReady()
     var status: Int32 = 0
-    for await event in supervisor.events {
+    eventLoop: for await event in supervisor.events {
         switch event {
         case .signal:
-            break
+            break eventLoop
         case .childExited(let name, let code):
             if supervisor.isStopping { continue }
-            printError("\(name) exited with status \(code); stopping the cluster (see \(supervisor.logDirectory)/\(name).log)")
-            status = 1
+            let log = "\(supervisor.logDirectory)/\(name).log"
+            guard let delay = supervisor.restartDelay(for: name) else {
+                let policy = supervisor.restartPolicy
+                printError("\(name) exited with status \(code); more than \(policy.maxRestarts) restarts within \(policy.window): stopping the cluster (see \(log))")
+                status = 1
+                break eventLoop
+            }
+            printError("\(name) exited with status \(code); restarting it in \(delay) (see \(log))")
+            Task {
+                try? await Task.sleep(for: delay)
+                do {
+                    try supervisor.restart(name)
+                } catch {
+                    printError("\(name) could not be restarted: \(error)")
+                    supervisor.forward(signal: SIGTERM)
+                }
+            }
         }
-        break
     }
     supervisor.stopAll()
     return status

@@ -8,8 +8,16 @@ import FluxCore
 final class Supervisor: Sendable {
     struct Child: Sendable {
         let name: String
-        let arguments: [String]
+        let command: [String]
         let process: Process
+    }
+
+    /// OTP's restart intensity: more than `maxRestarts` crashes within `window` stops the cluster.
+    struct RestartPolicy: Sendable {
+        var maxRestarts = 5
+        var window: Duration = .seconds(30)
+        var initialBackoff: Duration = .milliseconds(100)
+        var maxBackoff: Duration = .seconds(5)
     }
 
     enum Event: Sendable {
@@ -21,14 +29,18 @@ final class Supervisor: Sendable {
     let runDirectory: String
     let logLevel: String
     private let children = Mutex<[Child]>([])
+    let restartPolicy: RestartPolicy
+    /// When each restart happened, for the intensity limit, and how many each node had.
+    private let restarts = Mutex<(times: [ContinuousClock.Instant], perNode: [String: Int])>(([], [:]))
     private let stopping = Atomic<Bool>(false)
     /// Set once this supervisor owns the run directory's files, so only then does it clean them up.
     private let ownsRunDirectory = Atomic<Bool>(false)
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
-    init(topology: Topology, runDirectory: String, logLevel: String) {
+    init(topology: Topology, runDirectory: String, logLevel: String, restartPolicy: RestartPolicy = RestartPolicy()) {
         self.topology = topology
+        self.restartPolicy = restartPolicy
         self.runDirectory = runDirectory
         self.logLevel = logLevel
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
@@ -63,6 +75,7 @@ final class Supervisor: Sendable {
     }
 
     private func spawn(name: String, _ command: [String]) throws {
+        if isStopping { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let arguments = command + ["--run-dir", runDirectory, "--supervisor-pid", String(getpid()), "--log-level", logLevel]
@@ -80,10 +93,36 @@ final class Supervisor: Sendable {
         }
         try process.run()
         try String(process.processIdentifier).write(toFile: "\(pidDirectory)/\(name).pid", atomically: true, encoding: .utf8)
-        children.withLock { $0.append(Child(name: name, arguments: arguments, process: process)) }
+        children.withLock { children in
+            let child = Child(name: name, command: command, process: process)
+            if let index = children.firstIndex(where: { $0.name == name }) { children[index] = child } else { children.append(child) }
+        }
     }
 
     func forward(signal: Int32) { continuation.yield(.signal(signal)) }
+
+    /// Decides what to do about a node that died: nil when the restart intensity is exceeded (the
+    /// cluster must stop), otherwise the backoff to wait before starting it again.
+    func restartDelay(for name: String) -> Duration? {
+        let now = ContinuousClock.now
+        return restarts.withLock { r -> Duration? in
+            r.times = r.times.filter { now - $0 < restartPolicy.window }
+            guard r.times.count < restartPolicy.maxRestarts else { return nil }
+            r.times.append(now)
+            let recent = r.perNode[name, default: 0]
+            r.perNode[name] = recent + 1
+            let backoff = restartPolicy.initialBackoff * (1 << min(r.times.count - 1, 16))
+            return min(backoff, restartPolicy.maxBackoff)
+        }
+    }
+
+    /// Starts a dead node again with the command it had.
+    func restart(_ name: String) throws {
+        guard let command = children.withLock({ $0.first { $0.name == name }?.command }) else { return }
+        try spawn(name: name, command)
+    }
+
+    var restartCounts: [String: Int] { restarts.withLock { $0.perNode } }
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 

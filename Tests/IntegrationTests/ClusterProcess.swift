@@ -14,12 +14,16 @@ final class ClusterProcess {
     private(set) var nodePids: [String: Int32] = [:]
     private var stopped = false
 
-    init(transport: String, extraArguments: [String] = []) throws {
+    init(transport: String, runDir existing: String? = nil, extraArguments: [String] = []) throws {
         self.transport = transport
-        // Short paths: ipc socket paths must fit in 107 bytes.
-        var template = Array("/tmp/zf-XXXXXX".utf8CString)
-        guard let dir = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
-        runDir = String(cString: dir)
+        if let existing {
+            runDir = existing
+        } else {
+            // Short paths: ipc socket paths must fit in 107 bytes.
+            var template = Array("/tmp/zf-XXXXXX".utf8CString)
+            guard let dir = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
+            runDir = String(cString: dir)
+        }
         var arguments = ["cluster", "up", "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice"]
         // The default cluster binds 3 dispatcher ports and 2 per store; reserve room for more.
         if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 32))] }
@@ -27,6 +31,7 @@ final class ClusterProcess {
         process.arguments = arguments + extraArguments
         let log = runDir + "/cluster-up.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
+        nodePids = [:]
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -54,6 +59,9 @@ final class ClusterProcess {
         throw NodeError("the cluster did not become ready within \(timeout): \(logs())")
     }
 
+    /// The node's pid now (it changes when the supervisor restarts the node).
+    func currentPid(_ name: String) -> Int32? { readPids()[name] }
+
     private func readPids() -> [String: Int32] {
         let dir = runDir + "/pids"
         var pids: [String: Int32] = [:]
@@ -79,11 +87,17 @@ final class ClusterProcess {
         return text
     }
 
+    /// The pids of every node that ran, including those the supervisor restarted.
+    func refreshPids() {
+        for (name, pid) in readPids() where nodePids[name] != pid { nodePids[name + "#\(pid)"] = pid }
+    }
+
     /// SIGTERM, then checks the supervisor exited 0, every node is gone and no socket file is left.
-    func stop() {
+    func stop(keepRunDirectory: Bool = false) {
         guard !stopped else { return }
         stopped = true
-        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        defer { if !keepRunDirectory { try? FileManager.default.removeItem(atPath: runDir) } }
+        refreshPids()
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         let deadline = ContinuousClock.now + .seconds(20)
         while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }

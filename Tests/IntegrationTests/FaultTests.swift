@@ -1,0 +1,326 @@
+import Examples
+import Foundation
+import FluxCore
+import FluxTesting
+import NodeSupport
+import Testing
+
+/// One acknowledged dispatch: what was sent, by whom, and the seq it got.
+struct Acked: Sendable {
+    var seq: UInt64
+    var client: UInt64
+    var clientSeq: UInt64
+    var app: String
+    var payload: [UInt8]
+}
+
+/// Writes a cluster config to a temporary file and returns its path.
+func writeConfig(_ text: String) throws -> String {
+    let path = NSTemporaryDirectory() + "zflux-fault-\(UUID().uuidString).toml"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// `clients` concurrent clients, each on its own thread, each dispatching `perClient` actions made by
+/// `make(client, i)`. Unanswered dispatches are retried with the same client seq (the dispatcher
+/// deduplicates) for up to a minute, so a dispatcher restart mid-load loses nothing. `progress` is
+/// called with the running count of acknowledged actions.
+func runLoad(
+    intake: String, clients: Int, perClient: Int,
+    make: @escaping @Sendable (Int, Int) -> (app: String, type: String, payload: [UInt8]),
+    progress: @escaping @Sendable (Int) -> Void = { _ in }
+) async throws -> [Acked] {
+    let acked = Locked<[Acked]>([])
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for client in 0..<clients {
+            group.addTask {
+                try await onThread {
+                    let connection = try DispatchConnection(intake: intake)
+                    defer { connection.close() }
+                    connection.timeout = .seconds(60)
+                    connection.retryInterval = .milliseconds(250)
+                    for i in 0..<perClient {
+                        let (app, type, payload) = make(client, i)
+                        let outcome = try connection.dispatch(app: app, actionType: type, payload: payload)
+                        guard case .acknowledged(let seq) = outcome else {
+                            Issue.record("client \(client) dispatch \(i): \(outcome)")
+                            return
+                        }
+                        // Client seqs count from 1, one per dispatch.
+                        let count = acked.withLock {
+                            $0.append(Acked(seq: seq, client: connection.clientID, clientSeq: UInt64(i + 1), app: app, payload: payload))
+                            return $0.count
+                        }
+                        progress(count)
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    return acked.withLock { $0 }.sorted { $0.seq < $1.seq }
+}
+
+func counterAction(_ amount: Int) -> (app: String, type: String, payload: [UInt8]) {
+    ("counter", "addTapped", try! JSONPayloadCodec().encode(Counter.Action.addTapped(amount: amount)))
+}
+
+func todoAction(_ title: String) -> (app: String, type: String, payload: [UInt8]) {
+    ("todo", "addTodo", try! JSONPayloadCodec().encode(Todo.Action.addTodo(title: title)))
+}
+
+/// The states every store must end with: the reduction of the acknowledged actions in seq order.
+func expectedStates(_ acked: [Acked]) throws -> (todo: Todo.State, counter: Counter.State) {
+    var todo = Todo.State(), counter = Counter.State()
+    for entry in acked {
+        switch entry.app {
+        case "todo": _ = Todo.reducer(&todo, try JSONDecoder().decode(Todo.Action.self, from: Data(entry.payload)), .mock())
+        default: _ = Counter.reducer(&counter, try JSONDecoder().decode(Counter.Action.self, from: Data(entry.payload)), .live)
+        }
+    }
+    return (todo, counter)
+}
+
+/// Waits until `condition` holds, polling every 20 ms, for at most `timeout`.
+func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("timed out waiting for \(what)")
+    throw CancellationError()
+}
+
+let faultConfig = """
+    [cluster]
+    transport = "ipc"
+    heartbeat_ms = 100
+
+    [journal]
+    fsync = "%FSYNC%"
+    snapshot_every = 2000
+
+    [[store]]
+    name = "todo"
+
+    [[store]]
+    name = "counter"
+    """
+
+@Suite("Fault injection (real processes)", .serialized, .timeLimit(.minutes(5)))
+struct FaultTests {
+    @Test("1. kill -9 a store while 2 clients dispatch 50,000 actions: it is restarted and ends exactly right")
+    func killStore() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let intake = cluster.topology.dispatcher.intake
+        let killed = Locked<[Int32]>([])
+        let runDir = cluster.runDir
+        let acked = try await runLoad(intake: intake, clients: 2, perClient: 25_000, make: { client, i in
+            i % 50 == 0 ? todoAction("c\(client)-\(i)") : counterAction(client * 100_000 + i)
+        }, progress: { count in
+            // kill -9 both stores, once each, mid-load.
+            for (at, name) in [(10_000, "store-counter"), (20_000, "store-todo")] where count == at {
+                if let text = try? String(contentsOfFile: "\(runDir)/pids/\(name).pid", encoding: .utf8), let pid = Int32(text) {
+                    kill(pid, SIGKILL)
+                    killed.withLock { $0.append(pid) }
+                }
+            }
+        })
+        #expect(killed.withLock { $0.count } == 2, "both stores were killed mid-load")
+        #expect(acked.map(\.seq) == Array(1...50_000), "every action acknowledged once, seqs without holes")
+        let expected = try expectedStates(acked)
+        #expect(try await waitForState(cluster, "counter", version: 50_000, as: Counter.State.self, timeout: .seconds(60)) == expected.counter)
+        #expect(try await waitForState(cluster, "todo", version: 50_000, as: Todo.State.self, timeout: .seconds(60)) == expected.todo)
+        for pid in killed.withLock({ $0 }) { #expect(cluster.currentPid("store-counter") != pid && cluster.currentPid("store-todo") != pid) }
+    }
+
+    @Test("2. kill -9 the dispatcher mid-load (fsync batch): nothing acknowledged is lost, no hole or repeat, retries deduplicated")
+    func killDispatcher() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "batch"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let runDir = cluster.runDir
+        let killedDispatcher = Locked<Int32?>(nil)
+        let acked = try await runLoad(intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 3_000, make: { client, i in
+            counterAction(client * 100_000 + i)
+        }, progress: { count in
+            if count == 2_500, let text = try? String(contentsOfFile: "\(runDir)/pids/dispatcher.pid", encoding: .utf8), let pid = Int32(text) {
+                kill(pid, SIGKILL)
+                killedDispatcher.withLock { $0 = pid }
+            }
+        })
+        let killed = try #require(killedDispatcher.withLock { $0 })
+        #expect(cluster.currentPid("dispatcher") != killed, "the supervisor restarted the dispatcher")
+        #expect(acked.count == 6_000)
+
+        // The journal: seqs 1…N with no hole or repeat, each (client, client seq) once, every ack in it.
+        let dump = try cluster.zflux(["journal", "dump"])
+        #expect(dump.status == 0, "\(dump.stderr)")
+        struct Record: Decodable { var seq: UInt64; var client: UInt64; var client_seq: UInt64 }
+        let records = try dump.stdout.split(separator: "\n").map { try JSONDecoder().decode(Record.self, from: Data($0.utf8)) }
+        #expect(records.map(\.seq) == Array(1...UInt64(records.count)), "no hole, no repeat")
+        #expect(Set(records.map { "\($0.client)/\($0.client_seq)" }).count == records.count, "no dispatch was sequenced twice")
+        #expect(records.count == 6_000, "every dispatch sequenced exactly once")
+        let bySeq = Dictionary(uniqueKeysWithValues: records.map { ($0.seq, $0) })
+        for entry in acked {
+            let record = bySeq[entry.seq]
+            #expect(record?.client == entry.client && record?.client_seq == entry.clientSeq, "ack \(entry.seq) is in the journal")
+        }
+        let expected = try expectedStates(acked)
+        #expect(try await waitForState(cluster, "counter", version: 6_000, as: Counter.State.self, timeout: .seconds(60)) == expected.counter)
+        #expect(try cluster.zflux(["journal", "verify"]).status == 0)
+    }
+
+    @Test("3. a torn journal tail is detected, trimmed and reported; the sequence continues after the last good record")
+    func tornTail() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "always"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        var template = Array("/tmp/zf-XXXXXX".utf8CString)
+        let runDir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        func up() async throws -> ClusterProcess {
+            let cluster = try ClusterProcess(transport: "ipc", runDir: runDir, extraArguments: ["--config", config])
+            try cluster.waitUntilReady()
+            return cluster
+        }
+        var cluster = try await up()
+        for i in 1...20 { #expect(try cluster.zflux(["dispatch", "counter", "addTapped", "{\"amount\":\(i)}"]).stdout == "\(i)\n") }
+        cluster.stop(keepRunDirectory: true)
+
+        let journalDir = runDir + "/journal"
+        let segment = journalDir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: journalDir).first { $0.hasSuffix(".journal") }))
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
+        #expect(truncate(segment, off_t(size - 5)) == 0)
+        let verify = try zflux(["journal", "verify", "--journal", journalDir])
+        #expect(verify.status == 1)
+        #expect(verify.stderr.contains("torn tail") && verify.stdout.contains("seqs 1…19"), "\(verify)")
+
+        cluster = try await up()
+        let log = try String(contentsOfFile: runDir + "/logs/dispatcher.log", encoding: .utf8)
+        #expect(log.contains("torn tail"), "the dispatcher reports what it trimmed")
+        #expect(try cluster.zflux(["dispatch", "counter", "addTapped", "{\"amount\":100}"]).stdout == "20\n", "seq 20 is given again: the torn one was never acknowledged")
+        let state = try await waitForState(cluster, "counter", version: 20, as: Counter.State.self)
+        #expect(state.count == (1...19).reduce(0, +) + 100)
+        cluster.stop(keepRunDirectory: true)
+        #expect(try zflux(["journal", "verify", "--journal", journalDir]).status == 0)
+    }
+
+    @Test("4. a store and a view stopped past their high-water marks (SIGSTOP) recover and end consistent")
+    func slowSubscribers() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none")
+            .replacingOccurrences(of: "heartbeat_ms = 100", with: "heartbeat_ms = 100\nhigh_water_mark = 50"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let view = try ViewProcess(runDir: cluster.runDir, stores: ["counter"])
+        defer { view.stop() }
+        try await view.waitForVersion(store: "counter", 0)
+        let store = try #require(cluster.currentPid("store-counter"))
+        kill(store, SIGSTOP)
+        kill(view.process.processIdentifier, SIGSTOP)
+        let acked = try await runLoad(intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 5_000) { client, i in
+            counterAction(client * 100_000 + i)
+        }
+        kill(store, SIGCONT)
+        kill(view.process.processIdentifier, SIGCONT)
+        let expected = try expectedStates(acked).counter
+        #expect(try await waitForState(cluster, "counter", version: 10_000, as: Counter.State.self, timeout: .seconds(60)) == expected)
+        let counterEndpoints = try #require(cluster.topology.store(named: "counter"))
+        let status = try #require(nodeStatus(endpoint: counterEndpoints.snapshot))
+        #expect((status["gaps_repaired"] as? Int ?? 0) > 0, "the store really lost messages and repaired them: \(status)")
+        let shown = try await view.waitForVersion(store: "counter", 10_000)
+        #expect(try JSONDecoder().decode(Counter.State.self, from: shown) == expected)
+        #expect(view.versionsNeverWentBack)
+    }
+
+    @Test("5. a view joining during heavy load never shows a state older than its snapshot and ends equal to the store")
+    func lateViewUnderLoad() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let runDir = cluster.runDir
+        let view = Locked<ViewProcess?>(nil)
+        let acked = try await runLoad(intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 4_000, make: { client, i in
+            i % 4 == 0 ? todoAction("c\(client)-\(i)") : counterAction(i)
+        }, progress: { count in
+            if count == 3_000 { view.withLock { $0 = try? ViewProcess(runDir: runDir, stores: ["todo"]) } }
+        })
+        let late = try #require(view.withLock { $0 })
+        defer { late.stop() }
+        let expected = try expectedStates(acked).todo
+        let storeState = try await waitForState(cluster, "todo", version: 8_000, as: Todo.State.self, timeout: .seconds(60))
+        #expect(storeState == expected)
+        let shown = try await late.waitForVersion(store: "todo", 8_000)
+        #expect(try JSONDecoder().decode(Todo.State.self, from: shown) == expected)
+        #expect(late.firstVersion ?? 0 > 0, "it joined mid-load, with a snapshot")
+        #expect(late.versionsNeverWentBack, "never older than what it had shown")
+    }
+}
+
+/// A real `zflux view` whose JSON lines are collected as they come.
+final class ViewProcess: @unchecked Sendable {
+    // @unchecked: the reader thread and the test share state only through `lines`, which is locked.
+    let process = Process()
+    private let lines = Locked<[(store: String, version: UInt64, state: Data)]>([])
+
+    init(runDir: String, stores: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: zfluxBinary)
+        process.arguments = ["view"] + stores + ["--run-dir", runDir, "--supervisor-pid", String(getpid())]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let lines = lines
+        Thread {
+            var buffer = Data()
+            while true {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = buffer[buffer.startIndex..<newline]
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                          let store = object["store"] as? String, let version = object["version"] as? Int, let state = object["state"],
+                          let stateData = try? JSONSerialization.data(withJSONObject: state) else { continue }
+                    lines.withLock { $0.append((store, UInt64(version), stateData)) }
+                }
+            }
+        }.start()
+    }
+
+    /// Waits until the view has shown `store` at `version` (bounded) and returns that state.
+    @discardableResult
+    func waitForVersion(store: String, _ version: UInt64, timeout: Duration = .seconds(60)) async throws -> Data {
+        var found: Data? = nil
+        try await waitFor("the view to show \(store) at version \(version)", timeout: timeout) {
+            found = lines.withLock { $0.last { $0.store == store && $0.version == version }?.state }
+            return found != nil
+        }
+        return found!
+    }
+
+    var firstVersion: UInt64? { lines.withLock { $0.first?.version } }
+
+    var versionsNeverWentBack: Bool {
+        lines.withLock { all in zip(all, all.dropFirst()).allSatisfy { $0.store != $1.store || $0.version <= $1.version } }
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGCONT)
+            kill(process.processIdentifier, SIGTERM)
+        }
+        process.waitUntilExit()
+    }
+}

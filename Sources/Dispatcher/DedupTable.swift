@@ -28,7 +28,12 @@ struct DedupTable {
     mutating func record(client: UInt64, clientSeq: UInt64, seq: UInt64) {
         tick += 1
         if clients[client] == nil && clients.count >= maxClients { forgetOldestClients() }
-        var entries = clients[client, default: ClientEntries()]
+        let window = window, tick = tick
+        // Mutated in place through the dictionary's subscript: no copy of the client's entries.
+        Self.update(&clients[client, default: ClientEntries()], clientSeq: clientSeq, seq: seq, tick: tick, window: window)
+    }
+
+    private static func update(_ entries: inout ClientEntries, clientSeq: UInt64, seq: UInt64, tick: UInt64, window: Int) {
         entries.lastSeen = tick
         entries.seqs[clientSeq] = seq
         entries.order.append(clientSeq)
@@ -40,7 +45,6 @@ struct DedupTable {
                 entries.start = 0
             }
         }
-        clients[client] = entries
     }
 
     var clientCount: Int { clients.count }

@@ -5,6 +5,14 @@ public enum SocketDefaults {
     /// Largest message a node accepts from a peer; larger ones make libzmq drop the peer's connection.
     public static let maxMessageSize: Int64 = 16 << 20
 
+    /// ZMTP heartbeats on every connection, both ways: a peer silent for `heartbeatTimeout` is dropped
+    /// (and a connecting side reconnects), so dead peers are noticed even when no messages flow.
+    static func heartbeat(_ socket: Socket) throws(ZMQError) {
+        try socket.setOption(.heartbeatInterval, 1000)
+        try socket.setOption(.heartbeatTimeout, 3000)
+        try socket.setOption(.heartbeatTTL, 3000)
+    }
+
     /// A ROUTER that reports unroutable replies instead of dropping them silently, and refuses
     /// oversized messages.
     public static func router(_ context: Context) throws(ZMQError) -> Socket {
@@ -13,12 +21,14 @@ public enum SocketDefaults {
         try socket.setMaxMessageSize(maxMessageSize)
         try socket.setOption(.sendHighWaterMark, 100_000)
         try socket.setOption(.receiveHighWaterMark, 100_000)
+        try heartbeat(socket)
         return socket
     }
 
     public static func publisher(_ context: Context) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .pub)
         try socket.setOption(.sendHighWaterMark, 100_000)
+        try heartbeat(socket)
         return socket
     }
 
@@ -28,6 +38,7 @@ public enum SocketDefaults {
         try socket.setMaxMessageSize(maxMessageSize)
         try socket.setOption(.reconnectInterval, 50)
         try socket.setOption(.reconnectIntervalMax, 1000)
+        try heartbeat(socket)
         return socket
     }
 
@@ -38,6 +49,7 @@ public enum SocketDefaults {
         try socket.setOption(.reconnectIntervalMax, 1000)
         try socket.setOption(.sendHighWaterMark, 100_000)
         try socket.setOption(.receiveHighWaterMark, 100_000)
+        try heartbeat(socket)
         return socket
     }
 }

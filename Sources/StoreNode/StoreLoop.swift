@@ -9,8 +9,11 @@ final class StoreLoop: NodeLoop {
     let configuration: StoreNode.Configuration
     let logger: Logger
     let control: NodeControl<StoreNode.Command>
-    let actions: Socket
-    let replay: Socket
+    var actions: Socket
+    var replay: Socket
+    let context: Context
+    var reconnects: UInt64 = 0
+    var lastReconnect: UInt64 = 0
     let effects: Socket
     let statePublisher: Socket
     let snapshots: Socket
@@ -55,15 +58,17 @@ final class StoreLoop: NodeLoop {
         self.control = control
         self.runtime = StoreLoop.makeRuntime(configuration.app, control)
         self.lastHeardFromDispatcher = MonotonicClock.nowMilliseconds()
+        self.context = context
         statePublisher = try SocketDefaults.publisher(context)
         try statePublisher.setOption(.sendHighWaterMark, configuration.highWaterMark)
         snapshots = try SocketDefaults.router(context)
         actions = try SocketDefaults.subscriber(context)
-        try actions.setOption(.receiveHighWaterMark, configuration.highWaterMark)
         replay = try SocketDefaults.dealer(context)
         effects = try SocketDefaults.dealer(context)
         try statePublisher.bind(configuration.state)
         try snapshots.bind(configuration.snapshot)
+        // HWM before connecting: libzmq applies it to connections made afterwards.
+        try actions.setOption(.receiveHighWaterMark, configuration.highWaterMark)
         // Subscribe before asking for the history, so nothing falls between the two (Clone pattern).
         try actions.subscribe()
         try actions.connect(configuration.dispatcherActions)
@@ -122,22 +127,27 @@ final class StoreLoop: NodeLoop {
             "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
         ])
         requestReplay()
-        var poller = Poller()
-        let actionsIndex = poller.add(.socket(actions))
-        let replayIndex = poller.add(.socket(replay))
-        let snapshotIndex = poller.add(.socket(snapshots))
-        let effectsIndex = poller.add(.socket(effects))
-        let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         while !control.stopRequested {
             let now = MonotonicClock.nowMilliseconds()
             if now >= nextHeartbeat {
                 publishHeartbeat()
                 nextHeartbeat = now + UInt64(configuration.heartbeatMilliseconds)
             }
+            let timeout = UInt64(configuration.dispatcherTimeoutMilliseconds)
+            if now - lastHeardFromDispatcher > timeout && now - lastReconnect > timeout {
+                try reconnect()
+            }
             if let asked = replayRequestedAt, now - asked > UInt64(configuration.replayTimeoutMilliseconds) {
                 logger.notice("replay unanswered; asking again", metadata: ["store": "\(configuration.name)", "from": "\(version + 1)"])
                 requestReplay()
             }
+            // Built each turn: `reconnect()` replaces the dispatcher-facing sockets.
+            var poller = Poller()
+            let actionsIndex = poller.add(.socket(actions))
+            let replayIndex = poller.add(.socket(replay))
+            let snapshotIndex = poller.add(.socket(snapshots))
+            let effectsIndex = poller.add(.socket(effects))
+            let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
             let wait = Int(nextHeartbeat - min(nextHeartbeat, MonotonicClock.nowMilliseconds()))
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) { try handleCommands() }
@@ -152,6 +162,25 @@ final class StoreLoop: NodeLoop {
         }
         writeSnapshotIfDue(force: true)
         logger.info("store stopped", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
+    }
+
+    /// Nothing from the dispatcher past the timeout (it heartbeats several times a second): say so, drop
+    /// the connections and make new ones, then ask for whatever was missed.
+    func reconnect() throws {
+        logger.warning("no word from the dispatcher; reconnecting", metadata: [
+            "store": "\(configuration.name)", "silent_ms": "\(MonotonicClock.nowMilliseconds() - lastHeardFromDispatcher)",
+        ])
+        reconnects += 1
+        actions.close()
+        replay.close()
+        actions = try SocketDefaults.subscriber(context)
+        try actions.setOption(.receiveHighWaterMark, configuration.highWaterMark)
+        try actions.subscribe()
+        try actions.connect(configuration.dispatcherActions)
+        replay = try SocketDefaults.dealer(context)
+        try replay.connect(configuration.dispatcherReplay)
+        lastReconnect = MonotonicClock.nowMilliseconds()
+        requestReplay()
     }
 
     // MARK: Actions in order
@@ -359,7 +388,7 @@ final class StoreLoop: NodeLoop {
             "role": "store", "name": configuration.name, "app": configuration.app.name, "pid": Int(getpid()),
             "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
-            "dispatcher": connected ? "connected" : "silent", "uptime_ms": Int(now - startedAt),
+            "dispatcher": connected ? "connected" : "silent", "reconnects": Int(reconnects), "uptime_ms": Int(now - startedAt),
             "subscribed": liveAfter != nil, "caught_up": caughtUp, "snapshot_version": Int(snapshotVersion), "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())

@@ -5,11 +5,11 @@ import FluxCore
 import Foundation
 import NodeSupport
 
-struct JournalCommand: ParsableCommand {
+struct JournalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "journal",
         abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq.",
-        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self])
+        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Bench.self])
 
     struct Location: ParsableArguments {
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's (RUN_DIR/journal).", valueName: "dir"))

@@ -265,6 +265,34 @@ struct FaultTests {
         #expect(late.firstVersion ?? 0 > 0, "it joined mid-load, with a snapshot")
         #expect(late.versionsNeverWentBack, "never older than what it had shown")
     }
+
+    @Test("6. a store that hears nothing from the dispatcher says so, reconnects, and goes on once it is back")
+    func silentDispatcher() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        #expect(try cluster.zflux(["dispatch", "counter", "incrementTapped"]).stdout == "1\n")
+        let dispatcher = try #require(cluster.currentPid("dispatcher"))
+        let endpoint = try #require(cluster.topology.store(named: "counter")).snapshot
+        kill(dispatcher, SIGSTOP)
+        var status: [String: Any] = [:]
+        do {
+            try await waitFor("the store to report the dispatcher silent and reconnect") {
+                status = nodeStatus(endpoint: endpoint) ?? [:]
+                return status["dispatcher"] as? String == "silent" && (status["reconnects"] as? Int ?? 0) > 0
+            }
+        } catch {
+            kill(dispatcher, SIGCONT)
+            Issue.record("last status: \(status)\n\(cluster.logs())")
+            throw error
+        }
+        kill(dispatcher, SIGCONT)
+        #expect(try cluster.zflux(["dispatch", "counter", "incrementTapped"]).stdout == "2\n")
+        #expect(try await waitForState(cluster, "counter", version: 2, as: Counter.State.self).count == 2)
+        try await waitFor("the store to hear the dispatcher again") { nodeStatus(endpoint: endpoint)?["dispatcher"] as? String == "connected" }
+    }
 }
 
 /// A real `zflux view` whose JSON lines are collected as they come.

@@ -82,14 +82,14 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
 
     func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
         if name == app.other.name {
-            let action = try app.other.decodeAction(actionType: actionType, payload: payload)
+            let action = try app.other.decodeAction(actionType: actionType, payload: payload, verifyType: false)
             // The replica applies first (waitFor); its effects belong to the other store and never run here.
             _ = app.other.reducer(&other, action, app.other.environment)
             app.onOtherAction(&state, action, other)
             return true
         }
         guard name == app.base.name else { return false }
-        let action = try app.base.decodeAction(actionType: actionType, payload: payload)
+        let action = try app.base.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other))
         if runEffects { effects.run(effect) }
         return true

@@ -5,14 +5,15 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps build demo test clean help
+.PHONY: all deps build demo test bench clean help
 
 all: build
 
 help:
-	@echo "make demo   start a local cluster (dispatcher + todo + counter stores) and watch it live"
+	@echo "make demo   start a local cluster (dispatcher + one store per example app) and watch it live"
 	@echo "make test   build and run every test (unit and real-process integration)"
 	@echo "make build  build the zflux binary (.build/debug/zflux)"
+	@echo "make bench  release build, then the journal and recovery measurements of docs/GUARANTEES.md"
 
 # libzmq's headers and pkg-config file; installed only when missing.
 deps:
@@ -23,6 +24,11 @@ deps:
 
 build: deps
 	$(SWIFT) build
+
+bench: deps
+	$(SWIFT) build -c release
+	.build/release/zflux journal bench --records 200000 --batch 64 --catch-up 1000000 --dir .build
+	.build/release/zflux journal bench --records 20000 --batch 1 --dir .build
 
 demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)

@@ -49,7 +49,10 @@ final class ClusterProcess {
             if let topology {
                 let endpoints = [topology.dispatcher.intake] + topology.stores.map(\.snapshot)
                 let answered = endpoints.allSatisfy { nodeIsReady(endpoint: $0) }
-                if answered {
+                // The supervisor's own word that start-up is over: a node dying before it stops the cluster.
+                let supervisorReady = (try? String(contentsOfFile: runDir + "/cluster-up.log", encoding: .utf8))?
+                    .contains("cluster up in") == true
+                if answered && supervisorReady {
                     nodePids = readPids()
                     if nodePids.count == 1 + topology.stores.count { return }
                 }

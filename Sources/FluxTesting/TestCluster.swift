@@ -22,7 +22,7 @@ public final class TestCluster: Sendable {
     private let apps: [String: any AnyApp]
     private let tasks = Mutex<[Task<Void, Error>]>([])
     private let stops = Mutex<[@Sendable () -> Void]>([])
-    private let connection: Mutex<DispatchConnectionBox?> = Mutex(nil)
+    private let connection: Mutex<DispatchClient?> = Mutex(nil)
     public let logger: Logger
 
     /// Starts a dispatcher and one store per entry (store name → app). Returns once all are listening.
@@ -102,13 +102,13 @@ public final class TestCluster: Sendable {
         let payload = try JSONPayloadCodec().encode(action)
         let type = ActionCoding.caseName(of: action)
         let intake = topology.dispatcher.intake
-        let box = try connection.withLock { box -> DispatchConnectionBox in
-            if let box { return box }
-            let made = try DispatchConnectionBox(intake: intake)
-            box = made
+        let client = try connection.withLock { client -> DispatchClient in
+            if let client { return client }
+            let made = try DispatchClient(intake: intake)
+            client = made
             return made
         }
-        let outcome = try await box.dispatch(app: app, type: type, payload: payload)
+        let outcome = try await client.dispatch(app: app, type: type, payload: payload)
         switch outcome {
         case .acknowledged(let seq): return seq
         case .rejected(let reason): throw NodeError("\(app).\(type) was rejected: \(reason)")
@@ -147,42 +147,4 @@ public final class TestCluster: Sendable {
         for stop in stops.withLock({ $0 }) { stop() }
         for task in tasks.withLock({ $0 }) { try await task.value }
     }
-}
-
-/// A dispatch connection on a thread of its own, so async callers never block the cooperative pool.
-final class DispatchConnectionBox: Sendable {
-    private let control: NodeControl<Request>
-    private let finished = ReadyLatch()
-
-    struct Request: Sendable {
-        let app: String, type: String, payload: [UInt8]
-        let reply: @Sendable (Result<DispatchOutcome, Error>) -> Void
-    }
-
-    init(intake: String) throws {
-        control = try NodeControl()
-        let control = control, finished = finished
-        let thread = Thread {
-            defer { finished.open() }
-            guard let connection = try? DispatchConnection(intake: intake) else { return }
-            defer { connection.close() }
-            while !control.stopRequested {
-                var poller = Poller()
-                poller.add(.fileDescriptor(control.wake.descriptor))
-                _ = try? poller.poll(timeoutMilliseconds: 100)
-                for request in control.takeAll() {
-                    request.reply(Result { try connection.dispatch(app: request.app, actionType: request.type, payload: request.payload) })
-                }
-            }
-        }
-        thread.start()
-    }
-
-    func dispatch(app: String, type: String, payload: [UInt8]) async throws -> DispatchOutcome {
-        try await withCheckedThrowingContinuation { continuation in
-            control.post(Request(app: app, type: type, payload: payload) { continuation.resume(with: $0) })
-        }
-    }
-
-    deinit { control.requestStop() }
 }

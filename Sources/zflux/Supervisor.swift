@@ -109,8 +109,11 @@ final class Supervisor: Sendable {
             r.times = r.times.filter { now - $0 < restartPolicy.window }
             guard r.times.count < restartPolicy.maxRestarts else { return nil }
             r.times.append(now)
-            let recent = r.perNode[name, default: 0]
-            r.perNode[name] = recent + 1
+            r.perNode[name, default: 0] += 1
+            // For `zflux top`.
+            if let data = try? JSONEncoder().encode(r.perNode) {
+                try? data.write(to: URL(fileURLWithPath: runDirectory + "/restarts.json"), options: .atomic)
+            }
             let backoff = restartPolicy.initialBackoff * (1 << min(r.times.count - 1, 16))
             return min(backoff, restartPolicy.maxBackoff)
         }
@@ -170,5 +173,6 @@ final class Supervisor: Sendable {
         try? fm.removeItem(atPath: pidDirectory)
         try? fm.removeItem(atPath: runDirectory + "/" + Topology.fileName)
         try? fm.removeItem(atPath: runDirectory + "/supervisor.pid")
+        try? fm.removeItem(atPath: runDirectory + "/restarts.json")
     }
 }

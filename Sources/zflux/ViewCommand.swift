@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExampleViews
 import Examples
 import FluxCore
 import Foundation
@@ -12,8 +13,14 @@ struct ViewCommand: AsyncParsableCommand {
         commandName: "view",
         abstract: "Follow stores' state live: a snapshot first, then every update.",
         discussion: """
-            On a terminal each update is rendered by the store's app. When stdout is not a terminal, each
-            update is one JSON line: {"store":S,"version":N,"connection":"live","state":{...}}.
+            On a terminal the view is full-screen: each example app has its own screen and keys that
+            dispatch its actions (shown at the bottom); any other store is shown as a collapsible tree with
+            the values that changed highlighted. A status line shows each dispatch's outcome, and a status
+            bar the version, time since the last update, the end-to-end latency of your own dispatches
+            and the connection state. Ctrl-N switches between stores, Ctrl-C quits. NO_COLOR turns colours off.
+
+            When stdout is not a terminal (or with --json), each update is one JSON line:
+            {"store":S,"version":N,"connection":"live","state":{...}}.
             """)
 
     @Argument(help: "The stores to follow.") var stores: [String]
@@ -23,6 +30,10 @@ struct ViewCommand: AsyncParsableCommand {
     func run() async throws {
         LogSetup.bootstrap()
         let topology = try node.runDir.topology()
+        if !json && Terminal.isInteractive {
+            try await runInteractive(topology)
+            return
+        }
         let plain = json || isatty(STDOUT_FILENO) == 0
         var views: [ViewNode] = []
         for name in stores {
@@ -41,6 +52,28 @@ struct ViewCommand: AsyncParsableCommand {
                 try await group.waitForAll()
             }
         }
+    }
+}
+
+extension ViewCommand {
+    func runInteractive(_ topology: Topology) async throws {
+        let stores = try self.stores.map { name -> InteractiveView.Store in
+            guard let endpoints = topology.store(named: name) else {
+                throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
+            }
+            return InteractiveView.Store(
+                name: name, app: endpoints.app, configuration: .init(topology: topology, store: endpoints),
+                screen: ExampleScreens.screen(forApp: endpoints.app))
+        }
+        var logger = node.logger("zflux.view")
+        logger.logLevel = .critical  // the screen is the output; log lines would tear it
+        let view = try InteractiveView(stores: stores, intake: topology.dispatcher.intake, logger: logger)
+        let signals = TerminationSignals { _ in view.stop() }
+        let watch = ParentWatch(supervisorPid: node.supervisorPid, onGone: view.stop)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread { continuation.resume(with: Result { try view.run() }) }.start()
+        }
+        withExtendedLifetime((signals, watch)) {}
     }
 }
 

@@ -1,0 +1,199 @@
+import FluxCore
+import Foundation
+import Logging
+import NodeSupport
+import Synchronization
+import ZeroMQ
+
+/// `zflux view` on a terminal: the stores' screens full-screen, keys dispatching actions, a status line
+/// with each dispatch's outcome, and a status bar with the store, version, time since the last update,
+/// the end-to-end latency of this viewer's own dispatches and the connection state.
+public final class InteractiveView: @unchecked Sendable {
+    // @unchecked: everything mutable is touched only by the UI thread (`run`); other threads reach it
+    // through `inbox` (locked) and the eventfd.
+    public struct Store {
+        public var name: String
+        public var app: String
+        public var configuration: ViewNode.Configuration
+        public var screen: any StoreScreen
+        public init(name: String, app: String, configuration: ViewNode.Configuration, screen: any StoreScreen) {
+            self.name = name
+            self.app = app
+            self.configuration = configuration
+            self.screen = screen
+        }
+    }
+
+    enum Event: Sendable {
+        case update(ViewUpdate)
+        case outcome(type: String, sentAt: UInt64, Result<DispatchOutcome, Error>)
+    }
+
+    struct Shown {
+        var update: ViewUpdate?
+        var previous: [UInt8]?
+        var updatedAt: UInt64 = 0
+    }
+
+    private var stores: [Store]
+    private var shown: [Shown]
+    private var current = 0
+    private let client: DispatchClient
+    private let inbox = Mutex<[Event]>([])
+    private let wake: EventFD
+    private let stopFlag = Atomic<Bool>(false)
+    private var statusLine = StyledLine("")
+    /// Sent dispatches waiting to be seen in a view: seq → when they were sent.
+    private var awaitingView: [UInt64: UInt64] = [:]
+    private var lastLatencyMicroseconds: UInt64? = nil
+    private let logger: Logger
+
+    public init(stores: [Store], intake: String, logger: Logger) throws {
+        precondition(!stores.isEmpty)
+        self.stores = stores
+        self.shown = Array(repeating: Shown(), count: stores.count)
+        self.client = try DispatchClient(intake: intake, timeout: .seconds(3))
+        self.wake = try EventFD()
+        self.logger = logger
+    }
+
+    public func stop() {
+        stopFlag.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    private func post(_ event: Event) {
+        inbox.withLock { $0.append(event) }
+        wake.signal()
+    }
+
+    /// Runs the view nodes and the UI until Ctrl-C or `stop()`. Blocks the calling thread (not the pool).
+    public func run() throws {
+        let nodes = try stores.map { store in
+            try ViewNode(configuration: store.configuration, logger: logger) { [weak self] update in self?.post(.update(update)) }
+        }
+        let tasks = nodes.map { node in Task { try await node.run() } }
+        defer {
+            nodes.forEach { $0.stop() }
+            tasks.forEach { $0.cancel() }
+        }
+        let terminal = Terminal()
+        terminal.enter()
+        defer { terminal.leave() }
+        var dirty = true
+        var lastDraw: UInt64 = 0
+        while !stopFlag.load(ordering: .acquiring) {
+            var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, 250)
+            if fds[1].revents != 0 { wake.drain() }
+            if terminal.updateSize() { dirty = true }
+            for event in inbox.withLock({ events in defer { events.removeAll() }; return events }) {
+                handle(event)
+                dirty = true
+            }
+            if fds[0].revents != 0 {
+                for key in terminal.readKeys(timeoutMilliseconds: 0) {
+                    if key == .control("c") || key == .control("q") { return }
+                    if key == .control("n") { current = (current + 1) % stores.count; dirty = true; continue }
+                    if press(key) { dirty = true }
+                }
+            }
+            // The status bar's "updated N s ago" ticks even when nothing else changes.
+            let now = MonotonicClock.nowMilliseconds()
+            if dirty || now - lastDraw >= 1000 {
+                terminal.draw(frame(width: terminal.width, height: terminal.height))
+                dirty = false
+                lastDraw = now
+            }
+        }
+    }
+
+    private func handle(_ event: Event) {
+        switch event {
+        case .update(let update):
+            guard let index = stores.firstIndex(where: { $0.name == update.store }) else { return }
+            if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
+            shown[index].update = update
+            shown[index].updatedAt = MonotonicClock.nowMilliseconds()
+            let now = MonotonicClock.nowNanoseconds() / 1000
+            for (seq, sentAt) in awaitingView where seq <= update.version {
+                lastLatencyMicroseconds = now - sentAt
+                awaitingView[seq] = nil
+            }
+        case .outcome(let type, let sentAt, let result):
+            switch result {
+            case .success(.acknowledged(let seq)):
+                statusLine = StyledLine("✓ \(type) sequenced as \(seq)", .good)
+                if let version = shown[current].update?.version, version >= seq {
+                    lastLatencyMicroseconds = MonotonicClock.nowNanoseconds() / 1000 - sentAt
+                } else {
+                    awaitingView[seq] = sentAt
+                }
+            case .success(.rejected(let reason)):
+                statusLine = StyledLine("✗ \(type) rejected: \(reason)", .bad)
+            case .success(.timedOut):
+                statusLine = StyledLine("… \(type): no answer from the dispatcher", .bad)
+            case .failure(let error):
+                statusLine = StyledLine("✗ \(type): \(error)", .bad)
+            }
+        }
+    }
+
+    /// Lets the current screen react to a key; returns whether anything is to be redrawn.
+    private func press(_ key: Key) -> Bool {
+        let state = Data(shown[current].update?.state ?? [])
+        switch stores[current].screen.handle(key, state: state) {
+        case .ignored:
+            return false
+        case .redraw:
+            return true
+        case .dispatch(let app, let type, let arguments):
+            do {
+                // Only the form is checked here: whether the action is acceptable is the dispatcher's
+                // call, and its answer is what the status line shows.
+                let payload = try ActionCoding.json(type: type, arguments: Array(arguments.utf8))
+                let sentAt = MonotonicClock.nowNanoseconds() / 1000
+                statusLine = StyledLine("→ \(type)…", .dim)
+                client.dispatch(app: app, type: type, payload: payload) { [weak self] result in
+                    self?.post(.outcome(type: type, sentAt: sentAt, result))
+                }
+            } catch {
+                statusLine = StyledLine("✗ \(type): \(error.reason)", .bad)
+            }
+            return true
+        }
+    }
+
+    func frame(width: Int, height: Int) -> Frame {
+        let store = stores[current]
+        let info = shown[current]
+        var frame: Frame = [StyledLine(" zflux view · \(store.name)", .bold)
+            + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), ""]
+        if let update = info.update {
+            frame += store.screen.render(state: Data(update.state), previous: info.previous.map { Data($0) }, width: width)
+        } else {
+            frame.append(StyledLine("waiting for \(store.name)…", .dim))
+        }
+        let footer: Frame = [statusLine, StyledLine(store.screen.help, .dim), statusBar(store, info)]
+        let room = max(0, height - footer.count)
+        frame = Array(frame.prefix(room))
+        while frame.count < room { frame.append("") }
+        return frame + footer
+    }
+
+    func statusBar(_ store: Store, _ info: Shown) -> StyledLine {
+        var parts = [store.name]
+        if let update = info.update {
+            parts.append("version \(update.version)")
+            let age = Double(MonotonicClock.nowMilliseconds() - info.updatedAt) / 1000
+            parts.append(String(format: "updated %.0f s ago", age))
+        }
+        if let latency = lastLatencyMicroseconds {
+            parts.append(latency < 1000 ? "e2e \(latency) µs" : String(format: "e2e %.1f ms", Double(latency) / 1000))
+        }
+        let connection = info.update?.connection.description ?? "connecting"
+        let style: StyledLine.Style = if case .live = info.update?.connection { .inverse } else { .bad }
+        return StyledLine(" " + parts.joined(separator: " · ") + " · ", .inverse) + StyledLine(connection + " ", style)
+    }
+}

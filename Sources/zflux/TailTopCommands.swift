@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import FluxCore
+import NodeSupport
+import Synchronization
+import ViewNode
+import ZeroMQ
+
+struct TailCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tail",
+        abstract: "Print the ordered action stream as it happens: seq, time, app.type, payload.",
+        discussion: "Live actions only (the journal's history is `zflux journal dump`). Ctrl-C stops.")
+
+    @Option(help: "Only this app's actions.") var app: String?
+    @Option(help: "Only actions of this type (case name).") var type: String?
+    @Flag(help: "One JSON object per line, as `zflux journal dump` prints.") var json = false
+    @OptionGroup var runDir: RunDirOptions
+
+    func run() async throws {
+        let topology = try runDir.topology()
+        let stop = Atomic<Bool>(false)
+        let signals = TerminationSignals { _ in stop.store(true, ordering: .releasing) }
+        let (app, type, json) = (app, type, json)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread {
+                continuation.resume(with: Result {
+                    let socket = try SocketDefaults.subscriber(.shared)
+                    defer { socket.close() }
+                    try socket.subscribe(Array((app ?? "").utf8))
+                    try socket.connect(topology.dispatcher.actions)
+                    while !stop.load(ordering: .acquiring) {
+                        var poller = Poller()
+                        poller.add(.socket(socket))
+                        guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
+                        while let frames = try socket.receive(dontWait: true) {
+                            guard let message = try? Message(frames: frames), message.kind == .action,
+                                  app == nil || message.topicString == app, type == nil || message.header.actionType == type
+                            else { continue }
+                            emitLine(json ? jsonLine(message) : plainLine(message))
+                        }
+                    }
+                })
+            }.start()
+        }
+        withExtendedLifetime(signals) {}
+    }
+
+    func plainLine(_ message: Message) -> String {
+        let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(message.header.timestamp) / 1e9))
+        return "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: message.payload, as: UTF8.self))"
+    }
+}
+
+struct TopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "top",
+        abstract: "A live dashboard of the cluster: every node, its role, pid, uptime, version, rate, lag, journal size, restarts.",
+        discussion: "Refreshes every second on a terminal (q or Ctrl-C quits). Not on a terminal, or with --once, prints the table once.")
+
+    @Flag(help: "Print the table once and exit.") var once = false
+    @OptionGroup var runDir: RunDirOptions
+
+    func run() async throws {
+        let topology = try runDir.topology()
+        let table = TopTable(topology: topology, runDirectory: runDir.path)
+        guard !once && Terminal.isInteractive else {
+            table.sample()
+            for line in table.lines() { emitLine(line.plainText) }
+            return
+        }
+        let stop = Atomic<Bool>(false)
+        let signals = TerminationSignals { _ in stop.store(true, ordering: .releasing) }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread {
+                let terminal = Terminal()
+                terminal.enter()
+                defer { terminal.leave() }
+                var nextSample: UInt64 = 0
+                while !stop.load(ordering: .acquiring) {
+                    let now = MonotonicClock.nowMilliseconds()
+                    if now >= nextSample {
+                        table.sample()
+                        nextSample = now + 1000
+                        terminal.updateSize()
+                        terminal.draw(table.lines())
+                    }
+                    let keys = terminal.readKeys(timeoutMilliseconds: 100)
+                    if keys.contains(.character("q")) || keys.contains(.control("c")) { break }
+                }
+                continuation.resume()
+            }.start()
+        }
+        withExtendedLifetime(signals) {}
+    }
+}
+
+/// The rows of `zflux top`, from every node's status; rates come from the change between samples.
+final class TopTable: @unchecked Sendable {
+    // @unchecked: sampled and read by one thread at a time (the command's UI thread).
+    let topology: Topology
+    let runDirectory: String
+    private var rows: [[String]] = []
+    private var previous: [String: (count: Int, at: UInt64)] = [:]
+
+    init(topology: Topology, runDirectory: String) {
+        self.topology = topology
+        self.runDirectory = runDirectory
+    }
+
+    func sample() {
+        let restarts = (try? JSONDecoder().decode([String: Int].self, from: Data(contentsOf: URL(fileURLWithPath: runDirectory + "/restarts.json")))) ?? [:]
+        let nodes = [("dispatcher", "dispatcher", topology.dispatcher.intake)] + topology.stores.map { ("store-\($0.name)", $0.name, $0.snapshot) }
+        var head = 0
+        rows = []
+        for (key, name, endpoint) in nodes {
+            guard let status = nodeStatus(endpoint: endpoint, timeoutMilliseconds: 300) else {
+                rows.append([name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering"])
+                continue
+            }
+            let count = (status["head"] as? Int) ?? (status["version"] as? Int) ?? 0
+            if key == "dispatcher" { head = count }
+            let now = MonotonicClock.nowMilliseconds()
+            var rate = "-"
+            if let last = previous[key], now > last.at { rate = String(format: "%.0f", Double(count - last.count) * 1000 / Double(now - last.at)) }
+            previous[key] = (count, now)
+            let uptime = String(format: "%.0f s", Double(status["uptime_ms"] as? Int ?? 0) / 1000)
+            let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
+            let journal = (status["journal_bytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+            let state = key == "dispatcher" ? "ok" : "\(status["dispatcher"] as? String ?? "?")\((status["caught_up"] as? Bool) == false ? ", catching up" : "")"
+            rows.append([name, status["role"] as? String ?? "?", "\(status["pid"] as? Int ?? 0)", uptime, "\(count)", rate, lag, journal,
+                         "\(restarts[key] ?? 0)", state])
+        }
+    }
+
+    func lines() -> Frame {
+        let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "JOURNAL", "RESTARTS", "STATE"]
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        func format(_ row: [String]) -> String {
+            row.enumerated().map { $1.padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0) }.joined()
+        }
+        return [StyledLine(" zflux top · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
+            + rows.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
+            + ["", StyledLine("q quit", .dim)]
+    }
+}

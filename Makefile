@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps build demo test bench clean help
+.PHONY: all deps test-deps build demo test bench clean help
 
 all: build
 
@@ -22,6 +22,13 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config >/dev/null; \
 	fi
 
+# The terminal viewer's test drives the real `zflux view` through tmux.
+test-deps: deps
+	@if ! command -v tmux >/dev/null 2>&1; then \
+		echo "==> installing tmux"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
@@ -33,7 +40,7 @@ bench: deps
 demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)
 
-test: build
+test: test-deps build
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	$(SWIFT) test $(TEST_ARGS)

@@ -1,0 +1,95 @@
+import ExampleViews
+import Examples
+import Foundation
+import Testing
+import ViewNode
+
+func json<T: Encodable>(_ value: T) -> Data { try! JSONEncoder().encode(value) }
+
+@Suite("Example screens are pure functions of state")
+struct ScreenTests {
+    let todos = Todo.State(todos: [Todo.Item(title: "Buy milk"), Todo.Item(title: "Walk dog", done: true)])
+
+    @Test("todo: title with count, items, and an input line that says whether Add is enabled")
+    func todoScreen() {
+        var screen = TodoScreen()
+        screen.input = "ab"
+        #expect(screen.render(state: json(todos), previous: nil, width: 80).map(\.plainText) == [
+            "TODO - (2)", "", "  [ ] Buy milk", "  [x] Walk dog", "", "New todo: ab▏   [Add] disabled (3+ characters)",
+        ])
+        screen.input = "abc"
+        #expect(screen.render(state: json(todos), previous: nil, width: 80).last?.plainText == "New todo: abc▏   [Add] enabled")
+        #expect(TodoScreen().render(state: json(Todo.State(isLoading: true)), previous: nil, width: 80).map(\.plainText)
+                == ["TODO - (0)  loading…", "", "  (nothing to do)", "", "New todo: ▏   [Add] disabled (3+ characters)"])
+    }
+
+    @Test("todo keys: typing and Enter adds; Tab to the list, arrows, space toggles, d removes")
+    func todoKeys() {
+        var screen = TodoScreen()
+        let state = json(todos)
+        for c in "Tea" { #expect(screen.handle(.character(c), state: state) == .redraw) }
+        #expect(screen.handle(.enter, state: state) == .dispatch(app: "todo", type: "addTodo", arguments: #"{"title":"Tea"}"#))
+        #expect(screen.input.isEmpty)
+        #expect(screen.handle(.tab, state: state) == .redraw)
+        #expect(screen.handle(.down, state: state) == .redraw)
+        #expect(screen.handle(.character(" "), state: state) == .dispatch(app: "todo", type: "toggleTodo", arguments: #"{"index":1}"#))
+        #expect(screen.handle(.character("d"), state: state) == .dispatch(app: "todo", type: "removeTodo", arguments: #"{"index":1}"#))
+        #expect(screen.selected == 0, "the selection stays on a row that exists")
+        #expect(screen.handle(.character("l"), state: state) == .dispatch(app: "todo", type: "loadTapped", arguments: "{}"))
+        #expect(screen.render(state: state, previous: nil, width: 80)[2].runs.first?.style == .inverse, "the selected row is shown")
+        // Quotes in a title are escaped, not spliced into the JSON.
+        var typing = TodoScreen()
+        for c in #"say "hi""# { _ = typing.handle(.character(c), state: state) }
+        #expect(typing.handle(.enter, state: state) == .dispatch(app: "todo", type: "addTodo", arguments: #"{"title":"say \"hi\""}"#))
+    }
+
+    @Test("star: the button and count; s stars")
+    func starScreen() {
+        var screen = StarScreen()
+        #expect(screen.render(state: json(Star.State(status: .starred, count: 3)), previous: nil, width: 80).map(\.plainText) == ["[★ Starred]  3 stars"])
+        #expect(screen.render(state: json(Star.State(status: .staring)), previous: nil, width: 80).map(\.plainText)
+                == ["[★ Starring…]  0 stars", "request under way…"])
+        #expect(screen.handle(.character("s"), state: Data()) == .dispatch(app: "star", type: "starTapped", arguments: "{}"))
+        #expect(screen.handle(.character("x"), state: Data()) == .ignored)
+    }
+
+    @Test("filter: the groups with their marks; keys toggle, open groups and reset")
+    func filterScreen() {
+        var screen = FilterScreen()
+        let state = json(AnnotationFilter.State(active: [.issues, .issueOpen], openGroup: .issues))
+        #expect(screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
+            "Filters  filtering  › in group issues", "  types", "    [x] issues", "    [ ] photos", "    [ ] links", "    [ ] text",
+            "  issues", "    [x] issueOpen", "    [ ] issueInReview", "    [ ] issueClosed", "    [ ] assignedToMe",
+        ])
+        #expect(screen.handle(.character(" "), state: state) == .dispatch(app: "filter", type: "filterToggled", arguments: #"{"filter":"issues"}"#))
+        for _ in 0..<4 { _ = screen.handle(.down, state: state) }
+        #expect(screen.handle(.character("g"), state: state) == .dispatch(app: "filter", type: "groupLeft", arguments: "{}"))
+        #expect(screen.handle(.character("r"), state: state) == .dispatch(app: "filter", type: "resetGroupTapped", arguments: #"{"group":"issues"}"#))
+        #expect(screen.handle(.character("R"), state: state) == .dispatch(app: "filter", type: "resetAllTapped", arguments: "{}"))
+    }
+
+    @Test("login: fields with validity marks, masked password, button state; every edit is an action")
+    func loginScreen() {
+        var screen = LoginScreen()
+        let state = json(Login.State(username: "ada@example.com", password: "secret"))
+        #expect(screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
+            "Username: ada@example.com▏ ✓", "Password: •••••• ✓", "", "[Log in] enabled",
+        ])
+        #expect(screen.handle(.character("x"), state: state) == .dispatch(app: "login", type: "usernameChanged", arguments: #"{"username":"ada@example.comx"}"#))
+        #expect(screen.handle(.tab, state: state) == .redraw)
+        #expect(screen.handle(.backspace, state: state) == .dispatch(app: "login", type: "passwordChanged", arguments: #"{"password":"secre"}"#))
+        #expect(screen.handle(.enter, state: state) == .dispatch(app: "login", type: "loginTapped", arguments: "{}"))
+        #expect(LoginScreen().render(state: json(Login.State(loggedInAs: "Ada")), previous: nil, width: 80).first?.plainText == "Signed in as Ada")
+        let invalid = json(Login.State(username: "ada", password: "1", error: "wrong username or password"))
+        #expect(LoginScreen().render(state: invalid, previous: nil, width: 80).map(\.plainText) == [
+            "Username: ada▏ ✗", "Password: • ✗", "", "[Log in] disabled", "! wrong username or password",
+        ])
+    }
+
+    @Test("each example app has its own screen; other stores get the state tree")
+    func catalog() {
+        #expect(ExampleScreens.screen(forApp: "todo") is TodoScreen)
+        #expect(ExampleScreens.screen(forApp: "login") is LoginScreen)
+        #expect(ExampleScreens.screen(forApp: "stats") is StateTreeScreen)
+    }
+}

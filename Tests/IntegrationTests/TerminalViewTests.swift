@@ -1,0 +1,123 @@
+import Foundation
+import FluxTesting
+import Testing
+
+/// Runs tmux on a private server socket, so a test never touches anyone else's sessions.
+struct Tmux {
+    let socket = "zflux-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+    /// Runs a tmux command through posix_spawn and waitpid. Foundation's Process does not reliably see
+    /// the exit of a client that leaves a daemon (the tmux server) behind, and the server keeps any pipe
+    /// it inherits, so output goes through a file.
+    @discardableResult
+    func run(_ arguments: [String], capture: Bool = false) throws -> CommandResult {
+        let output = NSTemporaryDirectory() + "\(socket)-\(UUID().uuidString).out"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, capture ? output : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = (["tmux", "-L", socket] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, "tmux", &actions, nil, argv, environ)
+        guard rc == 0 else { throw CancellationError() }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exitCode = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let text = capture ? ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "") : ""
+        return CommandResult(status: exitCode, stdout: text, stderr: "")
+    }
+
+    func screen() throws -> String { try run(["capture-pane", "-p", "-t", "view"], capture: true).stdout }
+
+    /// Waits (bounded) until the screen contains every one of `texts`; returns the screen.
+    @discardableResult
+    func waitFor(_ texts: [String], timeout: Duration = .seconds(20)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        var last = ""
+        while ContinuousClock.now < deadline {
+            last = try screen()
+            if texts.allSatisfy(last.contains) { return last }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the screen never showed \(texts):\n\(last)")
+        throw CancellationError()
+    }
+}
+
+@Suite("The terminal viewer, driven through tmux", .serialized, .timeLimit(.minutes(2)))
+struct TerminalViewTests {
+    @Test("type a todo and Enter: it is listed and the title counts it; a 2-character title shows Add disabled and, sent anyway, the rejection")
+    func todoInTmux() async throws {
+        let tmux = Tmux()
+        #expect(try tmux.run(["-V"]).status == 0, "tmux is installed (make test installs it)")
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        defer { _ = try? tmux.run(["kill-server"]) }
+        // No --supervisor-pid: inside tmux the parent is the tmux server; kill-server ends the viewer.
+        let command = "\(zfluxBinary) view todo --run-dir \(cluster.runDir)"
+        try tmux.run(["new-session", "-d", "-s", "view", "-x", "100", "-y", "24", command])
+        try await tmux.waitFor(["TODO - (0)", "todo · version 0", "live"])
+
+        try tmux.run(["send-keys", "-t", "view", "-l", "Buy milk"])
+        try await tmux.waitFor(["New todo: Buy milk", "[Add] enabled"])
+        try tmux.run(["send-keys", "-t", "view", "Enter"])
+        let added = try await tmux.waitFor(["TODO - (1)", "[ ] Buy milk", "addTodo sequenced as 1", "version 1"])
+        #expect(added.contains("e2e "), "the status bar shows the latency of this viewer's own dispatch:\n\(added)")
+
+        try tmux.run(["send-keys", "-t", "view", "-l", "ab"])
+        try await tmux.waitFor(["New todo: ab", "[Add] disabled"])
+        try tmux.run(["send-keys", "-t", "view", "Enter"])
+        try await tmux.waitFor(["addTodo rejected: a todo title needs at least 3 characters", "TODO - (1)"])
+
+        // The list: Tab to it, d removes the selected todo.
+        try tmux.run(["send-keys", "-t", "view", "Tab"])
+        try tmux.run(["send-keys", "-t", "view", "-l", "d"])
+        try await tmux.waitFor(["TODO - (0)", "removeTodo sequenced as 2"])
+
+        // Ctrl-C leaves the alternate screen and ends the viewer.
+        try tmux.run(["send-keys", "-t", "view", "C-c"])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try tmux.run(["has-session", "-t", "view"]).status == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try tmux.run(["has-session", "-t", "view"]).status != 0, "the viewer exited on Ctrl-C")
+    }
+
+    @Test("tail prints each action as it happens; top --once lists every node")
+    func tailAndTop() async throws {
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let tail = Process()
+        tail.executableURL = URL(fileURLWithPath: zfluxBinary)
+        tail.arguments = ["tail", "--json", "--app", "counter", "--run-dir", cluster.runDir]
+        let out = Pipe()
+        tail.standardOutput = out
+        tail.standardError = FileHandle.nullDevice
+        try tail.run()
+        defer { if tail.isRunning { kill(tail.processIdentifier, SIGTERM) }; tail.waitUntilExit() }
+        // The subscription takes a moment: dispatch until tail shows one (bounded).
+        let collected = Locked(Data())
+        Thread { while true { let d = out.fileHandleForReading.availableData; if d.isEmpty { return }; collected.withLock { $0.append(d) } } }.start()
+        try await waitFor("tail to show a counter action") {
+            _ = try cluster.zflux(["dispatch", "counter", "incrementTapped"])
+            _ = try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"not shown"}"#])
+            return collected.withLock { String(decoding: $0, as: UTF8.self) }.contains("\"type\":\"incrementTapped\"")
+        }
+        let text = collected.withLock { String(decoding: $0, as: UTF8.self) }
+        #expect(!text.contains("not shown"), "--app filters")
+        kill(tail.processIdentifier, SIGTERM)
+        tail.waitUntilExit()
+        #expect(tail.terminationStatus == 0)
+
+        let top = try cluster.zflux(["top", "--once"])
+        #expect(top.status == 0)
+        for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats"] { #expect(top.stdout.contains(name)) }
+        #expect(top.stdout.contains("RESTARTS") && top.stdout.contains("JOURNAL"))
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import ViewNode
+
+@Suite("Terminal rendering")
+struct TerminalTests {
+    @Test("a styled line is cut or padded to the width, with ANSI codes only when colour is on")
+    func styledLine() {
+        let line = StyledLine("abc", .bold) + StyledLine("defgh")
+        #expect(line.rendered(width: 5, colour: false) == "abcde")
+        #expect(line.rendered(width: 10, colour: false) == "abcdefgh  ")
+        #expect(line.rendered(width: 10, colour: true) == "\u{1B}[1mabc\u{1B}[0mdefgh  ")
+        #expect(line.plainText == "abcdefgh")
+    }
+
+    @Test("redraws write only the rows that changed, and clear rows that went away")
+    func frameDiff() {
+        #expect(FrameDiff.output(from: nil, to: ["a", "b"]) == "\u{1B}[1;1Ha\u{1B}[2;1Hb")
+        #expect(FrameDiff.output(from: ["a", "b", "c"], to: ["a", "B", "c"]) == "\u{1B}[2;1HB")
+        #expect(FrameDiff.output(from: ["a", "b"], to: ["a", "b"]) == "")
+        #expect(FrameDiff.output(from: ["a", "b", "c"], to: ["a"]) == "\u{1B}[2;1H\u{1B}[2K\u{1B}[3;1H\u{1B}[2K")
+    }
+
+    @Test("key bytes decode to keys, several per read")
+    func keys() {
+        #expect(Key.decode(Array("ab".utf8)) == [.character("a"), .character("b")])
+        #expect(Key.decode([0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x42, 0x0D, 0x7F, 0x09, 0x03]) == [.up, .down, .enter, .backspace, .tab, .control("c")])
+        #expect(Key.decode([0x1B, 0x5B, 0x33, 0x7E]) == [.delete])
+        #expect(Key.decode(Array("é".utf8)) == [.character("é")])
+        #expect(Key.decode([0x1B]) == [.escape])
+    }
+
+    @Test("the state tree shows any JSON, collapses containers, and highlights what changed")
+    func stateTree() {
+        let before = Data(#"{"count":1,"items":["a","b"],"name":"x","on":true}"#.utf8)
+        let after = Data(#"{"count":2,"items":["a","b"],"name":"x","on":true}"#.utf8)
+        var tree = StateTree()
+        tree.selected = -1
+        let frame = tree.render(after, previous: before)
+        #expect(frame.map(\.plainText) == [
+            "▾ {4}", "    count: 2", "  ▾ items: [2]", "      0: \"a\"", "      1: \"b\"", "    name: \"x\"", "    on: true",
+        ])
+        #expect(frame.filter { $0.runs.first?.style == .highlight }.map(\.plainText) == ["▾ {4}", "    count: 2"])
+        tree.selected = 2
+        tree.toggle(after)
+        #expect(tree.render(after, previous: nil).map(\.plainText) == ["▾ {4}", "    count: 2", "  ▸ items: [2]", "    name: \"x\"", "    on: true"])
+        #expect(tree.rowCount(after) == 5)
+    }
+
+    @Test("the generic screen moves its selection and toggles with keys")
+    func genericScreen() {
+        var screen = StateTreeScreen()
+        let state = Data(#"{"a":{"b":1}}"#.utf8)
+        #expect(screen.handle(.down, state: state) == .redraw)
+        #expect(screen.handle(.enter, state: state) == .redraw)
+        #expect(screen.render(state: state, previous: nil, width: 40).map(\.plainText) == ["▾ {1}", "  ▸ a: {1}"])
+        #expect(screen.handle(.character("x"), state: state) == .ignored)
+    }
+}

@@ -89,6 +89,8 @@ final class DispatcherLoop: NodeLoop {
     let intake: Socket
     let publisher: Socket
     let replay: Socket
+    /// Who is subscribed to the action stream (stores, `zflux tail`), for the status.
+    let subscribers: SocketMonitor
     let apps: [String: any AnyApp]
 
     /// Every sequenced action, in order.
@@ -138,6 +140,7 @@ final class DispatcherLoop: NodeLoop {
         intake = try SocketDefaults.router(context)
         publisher = try SocketDefaults.publisher(context)
         try publisher.setOption(.sendHighWaterMark, configuration.publishHighWaterMark)
+        subscribers = try SocketMonitor(publisher, context: context, name: "dispatcher-\(UInt64.random(in: 0...UInt64.max))")
         replay = try SocketDefaults.router(context)
         try publisher.bind(configuration.actions)
         try replay.bind(configuration.replay)
@@ -146,6 +149,7 @@ final class DispatcherLoop: NodeLoop {
     }
 
     deinit {
+        subscribers.socket.close()
         intake.close()
         publisher.close()
         replay.close()
@@ -160,6 +164,7 @@ final class DispatcherLoop: NodeLoop {
         let intakeIndex = poller.add(.socket(intake))
         let replayIndex = poller.add(.socket(replay))
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
+        let monitorIndex = poller.add(.socket(subscribers.socket))
         while !control.stopRequested {
             let now = MonotonicClock.nowMilliseconds()
             if now >= nextHeartbeat {
@@ -170,6 +175,7 @@ final class DispatcherLoop: NodeLoop {
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
             if poller.isReadable(intakeIndex) { try drainIntake() }
             if poller.isReadable(replayIndex) { try drainReplay() }
+            if poller.isReadable(monitorIndex) { subscribers.drain() }
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(head)"])
     }
@@ -326,7 +332,7 @@ final class DispatcherLoop: NodeLoop {
             "role": "dispatcher", "pid": Int(getpid()), "head": Int(head), "accepted": Int(accepted),
             "rejected": Int(rejected), "uptime_ms": Int(MonotonicClock.nowMilliseconds() - startedAt),
             "journal": configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory",
-            "journal_bytes": (log as? Journal)?.sizeInBytes ?? 0,
+            "journal_bytes": (log as? Journal)?.sizeInBytes ?? 0, "subscribers": subscribers.connected,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
     }

@@ -16,6 +16,8 @@ final class StoreLoop: NodeLoop {
     var lastReconnect: UInt64 = 0
     let effects: Socket
     let statePublisher: Socket
+    /// Who is subscribed to this store's state (views), for the status.
+    let subscribers: SocketMonitor
     let snapshots: Socket
     var runtime: any AppRuntime
 
@@ -61,6 +63,7 @@ final class StoreLoop: NodeLoop {
         self.context = context
         statePublisher = try SocketDefaults.publisher(context)
         try statePublisher.setOption(.sendHighWaterMark, configuration.highWaterMark)
+        subscribers = try SocketMonitor(statePublisher, context: context, name: "store-\(configuration.name)-\(UInt64.random(in: 0...UInt64.max))")
         snapshots = try SocketDefaults.router(context)
         actions = try SocketDefaults.subscriber(context)
         replay = try SocketDefaults.dealer(context)
@@ -117,6 +120,7 @@ final class StoreLoop: NodeLoop {
 
     deinit {
         runtime.cancelEffects()
+        subscribers.socket.close()
         for socket in [actions, replay, effects, statePublisher, snapshots] { socket.close() }
         removeIPCFiles([configuration.state, configuration.snapshot])
     }
@@ -148,6 +152,7 @@ final class StoreLoop: NodeLoop {
             let snapshotIndex = poller.add(.socket(snapshots))
             let effectsIndex = poller.add(.socket(effects))
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
+            let monitorIndex = poller.add(.socket(subscribers.socket))
             let wait = Int(nextHeartbeat - min(nextHeartbeat, MonotonicClock.nowMilliseconds()))
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) { try handleCommands() }
@@ -156,6 +161,7 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(replayIndex) { try drainReplay() }
             if poller.isReadable(snapshotIndex) { try drainSnapshotRequests() }
             if poller.isReadable(effectsIndex) { drainEffectReplies() }
+            if poller.isReadable(monitorIndex) { subscribers.drain() }
             retryUnansweredEffects()
             publishStateIfChanged()
             writeSnapshotIfDue()
@@ -389,7 +395,7 @@ final class StoreLoop: NodeLoop {
             "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
             "dispatcher": connected ? "connected" : "silent", "reconnects": Int(reconnects), "uptime_ms": Int(now - startedAt),
-            "subscribed": liveAfter != nil, "caught_up": caughtUp, "snapshot_version": Int(snapshotVersion), "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
+            "subscribers": subscribers.connected, "subscribed": liveAfter != nil, "caught_up": caughtUp, "snapshot_version": Int(snapshotVersion), "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
     }

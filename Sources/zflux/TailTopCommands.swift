@@ -55,7 +55,7 @@ struct TailCommand: AsyncParsableCommand {
 struct TopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "top",
-        abstract: "A live dashboard of the cluster: every node, its role, pid, uptime, version, rate, lag, journal size, restarts.",
+        abstract: "A live dashboard of the cluster: every node, its role, pid, uptime, version, rate, lag, subscribers, journal size, restarts.",
         discussion: "Refreshes every second on a terminal (q or Ctrl-C quits). Not on a terminal, or with --once, prints the table once.")
 
     @Flag(help: "Print the table once and exit.") var once = false
@@ -115,7 +115,7 @@ final class TopTable: @unchecked Sendable {
         rows = []
         for (key, name, endpoint) in nodes {
             guard let status = nodeStatus(endpoint: endpoint, timeoutMilliseconds: 300) else {
-                rows.append([name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering"])
+                rows.append([name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering"])
                 continue
             }
             let count = (status["head"] as? Int) ?? (status["version"] as? Int) ?? 0
@@ -124,17 +124,17 @@ final class TopTable: @unchecked Sendable {
             var rate = "-"
             if let last = previous[key], now > last.at { rate = String(format: "%.0f", Double(count - last.count) * 1000 / Double(now - last.at)) }
             previous[key] = (count, now)
-            let uptime = String(format: "%.0f s", Double(status["uptime_ms"] as? Int ?? 0) / 1000)
+            let uptime = String(format: "%.0fs", Double(status["uptime_ms"] as? Int ?? 0) / 1000)
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
             let journal = (status["journal_bytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
             let state = key == "dispatcher" ? "ok" : "\(status["dispatcher"] as? String ?? "?")\((status["caught_up"] as? Bool) == false ? ", catching up" : "")"
-            rows.append([name, status["role"] as? String ?? "?", "\(status["pid"] as? Int ?? 0)", uptime, "\(count)", rate, lag, journal,
-                         "\(restarts[key] ?? 0)", state])
+            rows.append([name, status["role"] as? String ?? "?", "\(status["pid"] as? Int ?? 0)", uptime, "\(count)", rate, lag,
+                         "\(status["subscribers"] as? Int ?? 0)", journal, "\(restarts[key] ?? 0)", state])
         }
     }
 
     func lines() -> Frame {
-        let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "JOURNAL", "RESTARTS", "STATE"]
+        let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "RESTARTS", "STATE"]
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         func format(_ row: [String]) -> String {

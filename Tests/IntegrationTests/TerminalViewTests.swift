@@ -111,13 +111,16 @@ struct TerminalViewTests {
         }
         let text = collected.withLock { String(decoding: $0, as: UTF8.self) }
         #expect(!text.contains("not shown"), "--app filters")
+
+        // The running tail is one of the dispatcher's subscribers, beside the six stores.
+        let top = try cluster.zflux(["top", "--once"])
+        #expect(top.status == 0)
+        let dispatcherRow = top.stdout.split(separator: "\n").first { $0.hasPrefix("dispatcher") }.map { $0.split(separator: " ").map(String.init) }
+        #expect(dispatcherRow?[7] == "7", "6 stores and the tail subscribe to the actions: \(top.stdout)")
+        for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats"] { #expect(top.stdout.contains(name)) }
+        #expect(top.stdout.contains("RESTARTS") && top.stdout.contains("JOURNAL"))
         kill(tail.processIdentifier, SIGTERM)
         tail.waitUntilExit()
         #expect(tail.terminationStatus == 0)
-
-        let top = try cluster.zflux(["top", "--once"])
-        #expect(top.status == 0)
-        for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats"] { #expect(top.stdout.contains(name)) }
-        #expect(top.stdout.contains("RESTARTS") && top.stdout.contains("JOURNAL"))
     }
 }

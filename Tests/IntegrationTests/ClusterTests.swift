@@ -76,10 +76,11 @@ struct ClusterTests {
         #expect(counter == expectedCounter)
 
         // A view that joins now shows the same final state.
-        let runDir = cluster.runDir
-        let viewed = try await onThread { try lateViewStates(runDir: runDir, stores: ["todo", "counter"], version: 2000) }
-        #expect(try JSONDecoder().decode(Todo.State.self, from: try #require(viewed["todo"])) == expectedTodo)
-        #expect(try JSONDecoder().decode(Counter.State.self, from: try #require(viewed["counter"])) == expectedCounter)
+        let view = try ViewProcess(runDir: cluster.runDir, stores: ["todo", "counter"])
+        defer { view.stop() }
+        #expect(try JSONDecoder().decode(Todo.State.self, from: try await view.waitForVersion(store: "todo", 2000)) == expectedTodo)
+        #expect(try JSONDecoder().decode(Counter.State.self, from: try await view.waitForVersion(store: "counter", 2000)) == expectedCounter)
+        #expect(view.versionsNeverWentBack)
 
         // Junk at every bound socket: every node keeps running and no state changes.
         let endpoints = [topology.dispatcher.intake, topology.dispatcher.actions, topology.dispatcher.replay]
@@ -163,44 +164,4 @@ func waitForState<S: Decodable>(_ cluster: ClusterProcess, _ store: String, vers
     }
     Issue.record("store \(store) did not reach version \(version): \(last)\n\(cluster.logs())")
     throw CancellationError()
-}
-
-/// Starts `zflux view STORES…` (stdout is a pipe, so it prints JSON lines), reads until every store
-/// shows `version`, stops it, and returns each store's state JSON.
-func lateViewStates(runDir: String, stores: [String], version: UInt64) throws -> [String: Data] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: zfluxBinary)
-    process.arguments = ["view"] + stores + ["--run-dir", runDir, "--supervisor-pid", String(getpid())]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    defer {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
-    }
-    struct Line: Decodable { var store: String; var version: UInt64; var connection: String }
-    var states: [String: Data] = [:]
-    var buffer = Data()
-    let deadline = ContinuousClock.now + .seconds(30)
-    let fd = out.fileHandleForReading.fileDescriptor
-    while states.count < stores.count && ContinuousClock.now < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 200) > 0 else { continue }
-        let chunk = out.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        buffer.append(chunk)
-        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = buffer[buffer.startIndex..<newline]
-            buffer.removeSubrange(buffer.startIndex...newline)
-            guard let parsed = try? JSONDecoder().decode(Line.self, from: line) else { continue }
-            #expect(parsed.version <= version, "a view never shows a version the stores have not reached")
-            if parsed.version == version && parsed.connection == "live",
-               let object = try JSONSerialization.jsonObject(with: line) as? [String: Any], let state = object["state"] {
-                states[parsed.store] = try JSONSerialization.data(withJSONObject: state)
-            }
-        }
-    }
-    #expect(states.count == stores.count, "the view showed every store at version \(version)")
-    return states
 }

@@ -56,6 +56,8 @@ public final class Journal: ActionLog {
     private var index: [IndexEntry] = []
     private let indexStride: UInt64 = 256
     private var fd: Int32 = -1
+    /// Held while this journal is open for appending: one writer per journal, ever.
+    private var lockFD: Int32 = -1
     private var segmentSize = 0
     private var unsynced = false
     /// The newest records, for the common replay (gap repair) without touching the disk.
@@ -76,6 +78,7 @@ public final class Journal: ActionLog {
         self.policy = policy
         self.segmentBytes = max(segmentBytes, 4096)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if repair { try lock() }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { $0.hasSuffix(".journal") }.sorted()
         for name in names {
@@ -86,7 +89,27 @@ public final class Journal: ActionLog {
         if repair { try openForAppend() }
     }
 
-    deinit { if fd >= 0 { _ = Glibc.close(fd) } }
+    deinit {
+        if fd >= 0 { _ = Glibc.close(fd) }
+        if lockFD >= 0 { _ = Glibc.close(lockFD) }  // releases the lock
+    }
+
+    /// Takes the journal's writer lock, or explains who holds it. Two dispatchers appending to one
+    /// journal would give the same seq to different actions.
+    private func lock() throws {
+        let path = directory + "/LOCK"
+        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lockFD >= 0 else { throw JournalError.posix("open", path) }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            _ = Glibc.close(lockFD)
+            lockFD = -1
+            throw JournalError("the journal in \(directory) is in use by another dispatcher (pid \(holder))")
+        }
+        _ = ftruncate(lockFD, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
+    }
 
     /// Reads and checks every record, rebuilding the index, the tail cache and `lastSeq`.
     private func scan(repair: Bool) throws {

@@ -68,10 +68,12 @@ struct JournalTests {
         #expect(inspected.recovery.trimmedReason?.contains("cut short") == true)
         #expect(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int == size - 3, "verify changes nothing")
 
-        let repaired = try Journal(directory: dir)
-        #expect(repaired.lastSeq == 49)
-        try repaired.append([action(50)])
-        try repaired.commit()
+        do {
+            let repaired = try Journal(directory: dir)
+            #expect(repaired.lastSeq == 49)
+            try repaired.append([action(50)])
+            try repaired.commit()
+        }
         let again = try Journal(directory: dir)
         #expect(again.lastSeq == 50 && again.recovery.trimmedBytes == 0)
     }
@@ -84,7 +86,7 @@ struct JournalTests {
             let journal = try Journal(directory: dir)
             try journal.append((1...3).map { action($0) })
         }
-        let segment = dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first))
+        let segment = dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".journal") }))
         var bytes = try #require(FileManager.default.contents(atPath: segment))
         bytes[bytes.count - 2] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: segment))
@@ -101,11 +103,24 @@ struct JournalTests {
             let journal = try Journal(directory: dir, segmentBytes: 4096)
             try journal.append((1...200).map { action($0) })
         }
-        let first = dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).sorted().first))
+        let first = dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
         var bytes = try #require(FileManager.default.contents(atPath: first))
         bytes[20] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: first))
         let error = #expect(throws: JournalError.self) { try Journal(directory: dir) }
         #expect(error?.description.contains("not the newest segment") == true)
+    }
+
+    @Test("one writer per journal: a second open for appending is refused, reading is not")
+    func exclusive() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var first: Journal? = try Journal(directory: dir)
+        try first?.append([action(1)])
+        let error = #expect(throws: JournalError.self) { try Journal(directory: dir) }
+        #expect(error?.description.contains("in use by another dispatcher (pid \(getpid()))") == true)
+        #expect(try Journal(directory: dir, repair: false).lastSeq == 1, "verify and dump still read it")
+        first = nil
+        #expect(try Journal(directory: dir).lastSeq == 1, "the lock goes with its holder")
     }
 }

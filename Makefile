@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test bench clean help
+.PHONY: all deps test-deps build demo test bench fuzz clean help
 
 all: build
 
@@ -14,6 +14,7 @@ help:
 	@echo "make test   build and run every test (unit and real-process integration)"
 	@echo "make build  build the zflux binary (.build/debug/zflux)"
 	@echo "make bench  release build, then the journal and recovery measurements of docs/GUARANTEES.md"
+	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
 
 # libzmq's headers and pkg-config file; installed only when missing.
 deps:
@@ -44,6 +45,13 @@ test: test-deps build
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	$(SWIFT) test $(TEST_ARGS)
+	@# Every decoder, fuzzed briefly over its committed corpus (make fuzz runs longer).
+	scripts/fuzz.sh 5
+
+# Fuzz every decoder for longer (FUZZ_SECONDS each).
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf .build .zflux

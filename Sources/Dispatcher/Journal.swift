@@ -123,25 +123,18 @@ public final class Journal: ActionLog {
                 throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
             }
             while offset < bytes.count {
-                let problem: String?
+                var problem: String? = nil
                 var message: Message? = nil
                 var length = 0
-                if bytes.count - offset < 8 {
-                    problem = "record header cut short"
-                } else {
-                    length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
-                    let crc = bytes.readLittleEndian(UInt32.self, at: offset + 4)
-                    if length > bytes.count - offset - 8 {
-                        problem = "record of \(length) bytes cut short"
-                    } else if bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(offset + 8)..<(offset + 8 + length)])) }) != crc {
-                        problem = "record checksum mismatch"
-                    } else if let decoded = try? ReplayBatch.decodeEntry(bytes[(offset + 8)..<(offset + 8 + length)]),
-                              decoded.kind == .action {
-                        message = decoded
-                        problem = decoded.header.seq == expected ? nil : "record seq \(decoded.header.seq) where \(expected) was due"
-                    } else {
-                        problem = "record does not hold an action"
+                switch JournalRecord.read(bytes, at: offset) {
+                case .success(let record):
+                    message = record.message
+                    length = record.size - JournalRecord.headerSize
+                    if record.message.header.seq != expected {
+                        problem = "record seq \(record.message.header.seq) where \(expected) was due"
                     }
+                case .failure(let error):
+                    problem = error.message
                 }
                 if let problem {
                     guard isLast else {
@@ -194,12 +187,7 @@ public final class Journal: ActionLog {
                 try roll(firstSeq: action.header.seq)
             }
             let start = buffer.count
-            buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
-            ReplayBatch.appendEntry(action, to: &buffer)
-            let length = buffer.count - start - 8
-            let crc = buffer.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + 8)...])) }
-            withUnsafeBytes(of: UInt32(length).littleEndian) { buffer.replaceSubrange(start..<start + 4, with: $0) }
-            withUnsafeBytes(of: crc.littleEndian) { buffer.replaceSubrange(start + 4..<start + 8, with: $0) }
+            JournalRecord.append(action, to: &buffer)
             if (action.header.seq - 1) % indexStride == 0 {
                 index.append(IndexEntry(seq: action.header.seq, segment: segments.count - 1, offset: segmentSize + start))
             }
@@ -281,13 +269,14 @@ public final class Journal: ActionLog {
                 readCache = (segment, try readFile(segments[segment].path))
             }
             let bytes = readCache!.bytes
-            while offset + 8 <= bytes.count && result.count < limit {
+            while offset + JournalRecord.headerSize <= bytes.count && result.count < limit {
                 let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
-                guard offset + 8 + length <= bytes.count else { break }
+                guard offset + JournalRecord.headerSize + length <= bytes.count else { break }
                 if seq >= from {
+                    // Checked when the journal was opened or written: decode without a second checksum.
                     result.append(try ReplayBatch.decodeEntry(bytes[(offset + 8)..<(offset + 8 + length)]))
                 }
-                offset += 8 + length
+                offset += JournalRecord.headerSize + length
                 seq += 1
                 if seq > lastSeq { return result }
             }

@@ -9,8 +9,6 @@ import Glibc
 /// fsynced, renamed over the old one, and the directory fsynced, so a crash leaves the old snapshot or
 /// the new one, never half of one.
 enum SnapshotFile {
-    static let magic = Array("ZFSNAP01".utf8)
-
     struct Contents: Equatable {
         var version: UInt64
         var app: String
@@ -18,14 +16,7 @@ enum SnapshotFile {
     }
 
     static func write(_ contents: Contents, to path: String) throws {
-        var bytes = magic
-        bytes.appendLittleEndian(contents.version)
-        let name = Array(contents.app.utf8)
-        bytes.appendLittleEndian(UInt32(name.count))
-        bytes += name
-        bytes.appendLittleEndian(CRC32.checksum(contents.state))
-        bytes.appendLittleEndian(UInt32(contents.state.count))
-        bytes += contents.state
+        let bytes = SnapshotFormat.encode(version: contents.version, app: contents.app, state: contents.state)
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = path + ".tmp"
@@ -48,26 +39,12 @@ enum SnapshotFile {
     /// The snapshot at `path`, nil when there is none; throws when it is there but unusable.
     static func read(_ path: String) throws -> Contents? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
-        var offset = magic.count
-        func need(_ n: Int) throws {
-            guard bytes.count - offset >= n else { throw SnapshotError("\(path) is cut short") }
+        do {
+            let decoded = try SnapshotFormat.decode([UInt8](data))
+            return Contents(version: decoded.version, app: decoded.app, state: decoded.state)
+        } catch {
+            throw SnapshotError("\(path): \(error.message)")
         }
-        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else { throw SnapshotError("\(path) is not a zflux snapshot") }
-        try need(12)
-        let version = bytes.readLittleEndian(UInt64.self, at: offset)
-        let nameLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 8))
-        offset += 12
-        try need(nameLength + 8)
-        let app = String(decoding: bytes[offset..<offset + nameLength], as: UTF8.self)
-        offset += nameLength
-        let crc = bytes.readLittleEndian(UInt32.self, at: offset)
-        let stateLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 4))
-        offset += 8
-        guard bytes.count - offset == stateLength else { throw SnapshotError("\(path) has a state of the wrong length") }
-        let state = Array(bytes[offset...])
-        guard CRC32.checksum(state) == crc else { throw SnapshotError("\(path) fails its checksum") }
-        return Contents(version: version, app: app, state: state)
     }
 }
 

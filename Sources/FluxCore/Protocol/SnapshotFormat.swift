@@ -1,0 +1,44 @@
+/// A store snapshot's bytes: `ZFSNAP01`, u64 version, u32 app-name length, app name, u32 CRC-32 of the
+/// state, u32 state length, state (little-endian).
+public enum SnapshotFormat {
+    static let magic = Array("ZFSNAP01".utf8)
+
+    public static func encode(version: UInt64, app: String, state: [UInt8]) -> [UInt8] {
+        var bytes = magic
+        bytes.appendLittleEndian(version)
+        let name = Array(app.utf8)
+        bytes.appendLittleEndian(UInt32(name.count))
+        bytes += name
+        bytes.appendLittleEndian(CRC32.checksum(state))
+        bytes.appendLittleEndian(UInt32(state.count))
+        bytes += state
+        return bytes
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> (version: UInt64, app: String, state: [UInt8]) {
+        guard bytes.count >= magic.count, bytes.starts(with: magic) else {
+            throw ProtocolError(.badMagic, "not a zflux snapshot")
+        }
+        var offset = magic.count
+        func need(_ n: Int) throws(ProtocolError) {
+            guard n >= 0, bytes.count - offset >= n else { throw ProtocolError(.truncated, "snapshot is cut short") }
+        }
+        try need(12)
+        let version = bytes.readLittleEndian(UInt64.self, at: offset)
+        let nameLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 8))
+        offset += 12
+        try need(nameLength)
+        let app = String(decoding: bytes[offset..<offset + nameLength], as: UTF8.self)
+        offset += nameLength
+        try need(8)
+        let crc = bytes.readLittleEndian(UInt32.self, at: offset)
+        let stateLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 4))
+        offset += 8
+        guard bytes.count - offset == stateLength else {
+            throw ProtocolError(.truncated, "snapshot state is \(bytes.count - offset) bytes, its header says \(stateLength)")
+        }
+        let state = Array(bytes[offset...])
+        guard CRC32.checksum(state) == crc else { throw ProtocolError(.malformedPayload, "snapshot fails its checksum") }
+        return (version, app, state)
+    }
+}

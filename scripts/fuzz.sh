@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds zflux's decoder fuzzer (libFuzzer, with the address sanitizer) and runs every target for a
+# bounded time over its committed corpus: Fuzz/corpus/TARGET. A crash fails the run; its input is
+# written to Fuzz/crashes/ and belongs in the target's corpus once fixed, as a regression test.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-10}"; shift || true
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action)
+out=.build/fuzz
+mkdir -p "$out" Fuzz/crashes
+binary="$out/zflux-fuzz"
+sources=$(find Sources/FluxCore Sources/Examples Fuzz -name '*.swift' | sort)
+if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
+  echo "==> building the fuzzer"
+  flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -I "$out")
+  # ld.gold warns about sanitizer-internal symbols it cannot export; those warnings are harmless.
+  quiet() { "$@" 2>&1 | grep -v "Cannot export local symbol" || true; }
+  quiet swiftc "${flags[@]}" -module-name FluxCore -emit-module -emit-module-path "$out/FluxCore.swiftmodule" \
+    -c $(find Sources/FluxCore -name '*.swift' | sort) -o "$out/FluxCore.o"
+  quiet swiftc "${flags[@]}" -module-name Examples -emit-module -emit-module-path "$out/Examples.swiftmodule" \
+    -c $(find Sources/Examples -name '*.swift' | sort) -o "$out/Examples.o"
+  rm -f "$binary"
+  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift "$out/FluxCore.o" "$out/Examples.o" -o "$binary"
+  [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
+fi
+failed=0
+for target in "${targets[@]}"; do
+  corpus="Fuzz/corpus/$target"
+  mkdir -p "$corpus"
+  work=$(mktemp -d)
+  if ZFLUX_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
+      -artifact_prefix="Fuzz/crashes/$target-" "$work" "$corpus" > "$out/$target.log" 2>&1; then
+    echo "fuzz $target: $(grep -Eo 'Done [0-9]+ runs' "$out/$target.log" | tail -1) in ${seconds}s, no crash"
+  else
+    echo "fuzz $target: FAILED (see $out/$target.log and Fuzz/crashes/)"; tail -20 "$out/$target.log"; failed=1
+  fi
+  rm -rf "$work"
+done
+exit $failed

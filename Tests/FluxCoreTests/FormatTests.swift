@@ -1,0 +1,43 @@
+import Testing
+@testable import FluxCore
+
+@Suite("Journal records and snapshot files")
+struct FormatTests {
+    let action = Message(topic: Array("todo".utf8), header: Header(kind: .action, seq: 3, actionType: "addTodo"),
+                         payload: Array(#"{"addTodo":{"title":"x"}}"#.utf8))
+
+    @Test("records round-trip; a cut or flipped byte is named, never read as an action")
+    func journalRecord() throws {
+        var bytes: [UInt8] = []
+        JournalRecord.append(action, to: &bytes)
+        JournalRecord.append(action, to: &bytes)
+        guard case .success(let first) = JournalRecord.read(bytes, at: 0) else { Issue.record("not read"); return }
+        #expect(first.message == action && first.size * 2 == bytes.count)
+        guard case .success = JournalRecord.read(bytes, at: first.size) else { Issue.record("second not read"); return }
+        for cut in 0..<first.size {
+            guard case .failure(let error) = JournalRecord.read(Array(bytes.prefix(cut)), at: 0) else { Issue.record("cut \(cut) read"); continue }
+            #expect(error.message.contains("cut short"))
+        }
+        var flipped = bytes
+        flipped[20] ^= 1
+        guard case .failure(let error) = JournalRecord.read(flipped, at: 0) else { Issue.record("flipped byte read"); return }
+        #expect(error.message == "record checksum mismatch")
+        guard case .failure = JournalRecord.read(bytes, at: -1) else { Issue.record("negative offset read"); return }
+    }
+
+    @Test("snapshots round-trip; wrong magic, cut bytes and a bad checksum are refused")
+    func snapshot() throws {
+        let bytes = SnapshotFormat.encode(version: 42, app: "todo", state: Array("{}".utf8))
+        let decoded = try SnapshotFormat.decode(bytes)
+        #expect(decoded.version == 42 && decoded.app == "todo" && decoded.state == Array("{}".utf8))
+        for cut in 0..<bytes.count { #expect(throws: ProtocolError.self) { try SnapshotFormat.decode(Array(bytes.prefix(cut))) } }
+        var flipped = bytes
+        flipped[bytes.count - 1] ^= 1
+        let error = #expect(throws: ProtocolError.self) { try SnapshotFormat.decode(flipped) }
+        #expect(error?.message == "snapshot fails its checksum")
+        #expect((#expect(throws: ProtocolError.self) { try SnapshotFormat.decode(Array("NOTASNAP".utf8)) })?.code == .badMagic)
+        var hugeName = bytes
+        hugeName[16] = 0xFF; hugeName[17] = 0xFF; hugeName[18] = 0xFF; hugeName[19] = 0x7F
+        #expect(throws: ProtocolError.self) { try SnapshotFormat.decode(hugeName) }
+    }
+}

@@ -26,6 +26,12 @@ public final class DispatcherNode: Sendable {
         public var dedupWindow: Int = 4096
         /// Where sequenced actions are kept. nil: in memory only (tests, embedded clusters).
         public var journal: JournalConfiguration? = nil
+        /// Actions per second one client may dispatch (a burst of as many is allowed); more are NACKed
+        /// "rate limited". nil: no limit.
+        public var clientRate: Int? = nil
+        /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
+        public var maxPayloadBytes = 1 << 20
+        public var maxPayloadBytesByType: [String: Int] = [:]
         /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages
         /// (and repairs the gap from replay).
         public var publishHighWaterMark: Int32 = 100_000
@@ -42,6 +48,11 @@ public final class DispatcherNode: Sendable {
                       replay: topology.dispatcher.replay, apps: apps)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             if let hwm = topology.highWaterMark { publishHighWaterMark = Int32(hwm) }
+            if let limits = topology.limits {
+                clientRate = limits.clientRate
+                if let max = limits.maxPayloadBytes { maxPayloadBytes = max }
+                maxPayloadBytesByType = limits.maxPayloadBytesByType ?? [:]
+            }
         }
     }
 
@@ -97,6 +108,7 @@ final class DispatcherLoop: NodeLoop {
     let log: any ActionLog
     var head: UInt64 { log.lastSeq }
     var dedup: DedupTable
+    var rateLimiter: RateLimiter?
     var nextHeartbeat: UInt64 = 0
     var accepted: UInt64 = 0
     var rejected: UInt64 = 0
@@ -111,6 +123,7 @@ final class DispatcherLoop: NodeLoop {
         self.control = control
         self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.dedup = DedupTable(window: configuration.dedupWindow)
+        self.rateLimiter = configuration.clientRate.map { RateLimiter(perSecond: $0) }
         if let journal = configuration.journal {
             let opened = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes)
             if opened.recovery.trimmedBytes > 0 {
@@ -234,6 +247,21 @@ final class DispatcherLoop: NodeLoop {
             return
         }
         let appName = message.topicString
+        let limit = configuration.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? configuration.maxPayloadBytes
+        guard message.payload.count <= limit else {
+            rejected += 1
+            nack(peer, header, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
+            return
+        }
+        if var limiter = rateLimiter {
+            let allowed = limiter.allow(header.clientID != 0 ? header.clientID : RateLimiter.key(peer))
+            rateLimiter = limiter
+            guard allowed else {
+                rejected += 1
+                nack(peer, header, "rate limited: this client may dispatch \(limiter.perSecond) actions per second")
+                return
+            }
+        }
         guard let app = apps[appName] else {
             rejected += 1
             let known = apps.keys.sorted().joined(separator: ", ")

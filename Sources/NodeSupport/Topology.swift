@@ -46,6 +46,20 @@ public struct Topology: Codable, Equatable, Sendable {
     public var durability: Durability? = nil
     /// Queue limit of every publisher and subscriber (nil: the nodes' default, 100,000 messages).
     public var highWaterMark: Int? = nil
+    /// What the dispatcher's intake accepts.
+    public var limits: Limits? = nil
+
+    public struct Limits: Codable, Equatable, Sendable {
+        public var clientRate: Int?
+        public var maxPayloadBytes: Int?
+        /// Per action, keyed "app.type".
+        public var maxPayloadBytesByType: [String: Int]?
+        public init(clientRate: Int? = nil, maxPayloadBytes: Int? = nil, maxPayloadBytesByType: [String: Int]? = nil) {
+            self.clientRate = clientRate
+            self.maxPayloadBytes = maxPayloadBytes
+            self.maxPayloadBytesByType = maxPayloadBytesByType
+        }
+    }
 
     public init(dispatcher: DispatcherEndpoints, stores: [StoreEndpoints], heartbeatMilliseconds: Int) {
         self.dispatcher = dispatcher

@@ -21,6 +21,11 @@ import TOMLKit
 /// snapshot_directory = "snapshots"
 /// snapshot_every = 10000   # actions between store snapshots
 ///
+/// [limits]
+/// client_rate = 1000       # actions/s per client; more are NACKed "rate limited" (default: no limit)
+/// max_payload_bytes = 65536
+/// payload = { "todo.addTodo" = 1024 }   # per action type
+///
 /// [[store]]
 /// name = "todo"            # the store's name (views and `zflux state` use it)
 /// app = "todo"             # which app it hosts; defaults to the name
@@ -66,6 +71,19 @@ struct ClusterConfig: Codable, Equatable {
 
     var cluster: Cluster?
     var journal: JournalSection?
+    var limits: LimitsSection?
+
+    struct LimitsSection: Codable, Equatable {
+        var clientRate: Int?
+        var maxPayloadBytes: Int?
+        var payload: [String: Int]?
+
+        enum CodingKeys: String, CodingKey {
+            case clientRate = "client_rate"
+            case maxPayloadBytes = "max_payload_bytes"
+            case payload
+        }
+    }
     var store: [Store]?
 
     static let embeddedDefault = """
@@ -177,6 +195,14 @@ struct ClusterConfig: Codable, Equatable {
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat)
             for (index, entry) in stores.enumerated() where entry.effects == false { topology.stores[index].runsEffects = false }
             topology.highWaterMark = cluster?.highWaterMark
+            if let limits {
+                if let rate = limits.clientRate, rate < 1 { throw CLIError("limits client_rate must be at least 1") }
+                if let max = limits.maxPayloadBytes, !(1...(16 << 20)).contains(max) {
+                    throw CLIError("limits max_payload_bytes must be between 1 and 16777216")
+                }
+                topology.limits = .init(clientRate: limits.clientRate, maxPayloadBytes: limits.maxPayloadBytes,
+                                        maxPayloadBytesByType: limits.payload)
+            }
             topology.durability = try durability(runDirectory: runDirectory)
             return topology
         } catch let error as NodeError {

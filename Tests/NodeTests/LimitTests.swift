@@ -1,0 +1,71 @@
+import Dispatcher
+import Examples
+import FluxCore
+import Foundation
+import NodeSupport
+import Testing
+import ZeroMQ
+
+@Suite("Intake limits")
+struct LimitTests {
+    func dispatcher(_ configure: (inout DispatcherNode.Configuration) -> Void) async throws -> (DispatcherNode, Task<Void, Error>, String) {
+        let topology = try Topology.make(transport: .inproc, runDirectory: "limits-\(UInt64.random(in: 0...UInt64.max))", stores: [])
+        var configuration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
+        configure(&configuration)
+        let node = try DispatcherNode(configuration: configuration, logger: .init(label: "test"))
+        let task = Task { try await node.run() }
+        try await node.ready.wait()
+        return (node, task, topology.dispatcher.intake)
+    }
+
+    func send(_ socket: Socket, client: UInt64, seq: UInt64, payload: [UInt8], type: String = "addTodo") throws -> Message {
+        try socket.send(Message(topic: "todo", header: Header(kind: .dispatch, clientID: client, clientSeq: seq, actionType: type), payload: payload).frames)
+        return try Message(frames: try #require(try receiveWithin(socket)))
+    }
+
+    @Test("a client over its rate gets NACK 'rate limited', never a silent drop; a retry of a sequenced action still gets its ACK")
+    func rateLimit() async throws {
+        let (node, task, intake) = try await dispatcher { $0.clientRate = 2 }
+        let socket = try Socket(.shared, .dealer)
+        defer { socket.close() }
+        try socket.connect(intake)
+        let payload = Array(#"{"addTodo":{"title":"tea"}}"#.utf8)
+        var kinds: [MessageKind] = []
+        var reasons: Set<String> = []
+        for seq in 1...20 {
+            let reply = try send(socket, client: 1, seq: UInt64(seq), payload: payload)
+            kinds.append(reply.kind)
+            if reply.kind == .nack { reasons.insert(String(decoding: reply.payload, as: UTF8.self)) }
+        }
+        #expect(kinds.count == 20, "every dispatch was answered")
+        #expect(kinds.prefix(2).allSatisfy { $0 == .ack }, "the burst is allowed")
+        #expect(kinds.filter { $0 == .nack }.count >= 10)
+        #expect(reasons == ["rate limited: this client may dispatch 2 actions per second"])
+        #expect(try send(socket, client: 1, seq: 1, payload: payload).kind == .ack, "a retry is answered from dedup, not limited")
+        #expect(try send(socket, client: 2, seq: 1, payload: payload).kind == .ack, "each client has its own budget")
+        node.stop()
+        try await task.value
+    }
+
+    @Test("payloads over the limit, global or per action type, are NACKed with the sizes")
+    func payloadLimit() async throws {
+        let (node, task, intake) = try await dispatcher {
+            $0.maxPayloadBytes = 200
+            $0.maxPayloadBytesByType = ["todo.addTodo": 40]
+        }
+        let socket = try Socket(.shared, .dealer)
+        defer { socket.close() }
+        try socket.connect(intake)
+        let long = Array(#"{"addTodo":{"title":"a title that is too long"}}"#.utf8)
+        let reply = try send(socket, client: 1, seq: 1, payload: long)
+        #expect(reply.kind == .nack)
+        #expect(String(decoding: reply.payload, as: UTF8.self) == "the payload of todo.addTodo is \(long.count) bytes; the limit is 40")
+        #expect(try send(socket, client: 1, seq: 2, payload: Array(#"{"addTodo":{"title":"ok"}}"#.utf8)).kind == .nack, "too short a title is still refused by the app")
+        #expect(try send(socket, client: 1, seq: 3, payload: Array(#"{"addTodo":{"title":"fine"}}"#.utf8)).kind == .ack)
+        let big = Array(("{\"removeTodo\":{\"index\":1" + String(repeating: " ", count: 300) + "}}").utf8)
+        let bigReply = try send(socket, client: 1, seq: 4, payload: big, type: "removeTodo")
+        #expect(String(decoding: bigReply.payload, as: UTF8.self).contains("the limit is 200"))
+        node.stop()
+        try await task.value
+    }
+}

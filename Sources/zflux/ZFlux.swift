@@ -7,14 +7,15 @@ struct ZFlux: AsyncParsableCommand {
         commandName: "zflux",
         abstract: "Flux / Redux across processes over ZeroMQ.",
         discussion: """
-            A dispatcher stamps every action with a global sequence number and broadcasts it; stores apply
-            their pure reducers in that order and publish their state; views render it.
+            A dispatcher stamps every action with a global sequence number and
+            broadcasts it; stores apply their reducers in that order and publish
+            their state; views render it.
 
-            Quick start:
-              zflux cluster up                                   # dispatcher + stores (foreground)
-              zflux view todo                                    # in another terminal
-              zflux dispatch todo addTodo '{"title":"Buy milk"}' # prints the assigned seq
-              zflux state todo                                   # {"version": N, "state": {...}}
+            Quick start (cluster up stays in the foreground):
+              zflux cluster up
+              zflux view todo
+              zflux dispatch todo addTodo '{"title":"Buy milk"}'
+              zflux state todo
             """,
         version: "0.1.0",
         subcommands: [

@@ -155,10 +155,10 @@ final class DispatcherLoop: NodeLoop {
         try publisher.setOption(.sendHighWaterMark, configuration.publishHighWaterMark)
         subscribers = try SocketMonitor(publisher, context: context, name: "dispatcher-\(UInt64.random(in: 0...UInt64.max))")
         replay = try SocketDefaults.router(context)
-        try publisher.bind(configuration.actions)
-        try replay.bind(configuration.replay)
+        try publisher.bindSecurely(configuration.actions)
+        try replay.bindSecurely(configuration.replay)
         // Bind the intake last: a client that gets through can be sure its action will be broadcast.
-        try intake.bind(configuration.intake)
+        try intake.bindSecurely(configuration.intake)
     }
 
     deinit {

@@ -27,7 +27,7 @@ public final class DispatchConnection {
     public init(context: Context = .shared, intake endpoint: String, clientID: UInt64 = UInt64.random(in: 1...UInt64.max)) throws {
         self.clientID = clientID
         socket = try SocketDefaults.dealer(context)
-        try socket.connect(endpoint)
+        try socket.connectSecurely(endpoint)
     }
 
     /// Dispatches one action (already in wire form) and waits for its answer.

@@ -9,7 +9,7 @@ public func requestReply(
 ) throws -> Message? {
     let socket = try SocketDefaults.dealer(context)
     defer { socket.close() }
-    try socket.connect(endpoint)
+    try socket.connectSecurely(endpoint)
     try socket.send(request.frames)
     let deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds)
     while true {

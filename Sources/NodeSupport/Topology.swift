@@ -48,6 +48,26 @@ public struct Topology: Codable, Equatable, Sendable {
     public var highWaterMark: Int? = nil
     /// What the dispatcher's intake accepts.
     public var limits: Limits? = nil
+    /// CURVE on every tcp socket (nil: none).
+    public var security: SecurityFiles? = nil
+
+    public struct SecurityFiles: Codable, Equatable, Sendable {
+        /// The server key pair's secret file: nodes bind with it.
+        public var serverKeyFile: String
+        /// Its public half, for everyone who connects.
+        public var serverPublicKey: String
+        /// The key pair nodes and local commands connect with.
+        public var clientKeyFile: String
+        /// The public keys allowed in, one per line.
+        public var authorizedKeysFile: String
+
+        public init(serverKeyFile: String, serverPublicKey: String, clientKeyFile: String, authorizedKeysFile: String) {
+            self.serverKeyFile = serverKeyFile
+            self.serverPublicKey = serverPublicKey
+            self.clientKeyFile = clientKeyFile
+            self.authorizedKeysFile = authorizedKeysFile
+        }
+    }
 
     public struct Limits: Codable, Equatable, Sendable {
         public var clientRate: Int?

@@ -68,15 +68,15 @@ final class StoreLoop: NodeLoop {
         actions = try SocketDefaults.subscriber(context)
         replay = try SocketDefaults.dealer(context)
         effects = try SocketDefaults.dealer(context)
-        try statePublisher.bind(configuration.state)
-        try snapshots.bind(configuration.snapshot)
+        try statePublisher.bindSecurely(configuration.state)
+        try snapshots.bindSecurely(configuration.snapshot)
         // HWM before connecting: libzmq applies it to connections made afterwards.
         try actions.setOption(.receiveHighWaterMark, configuration.highWaterMark)
         // Subscribe before asking for the history, so nothing falls between the two (Clone pattern).
         try actions.subscribe()
-        try actions.connect(configuration.dispatcherActions)
-        try replay.connect(configuration.dispatcherReplay)
-        try effects.connect(configuration.dispatcherIntake)
+        try actions.connectSecurely(configuration.dispatcherActions)
+        try replay.connectSecurely(configuration.dispatcherReplay)
+        try effects.connectSecurely(configuration.dispatcherIntake)
         loadSnapshot()
         encodedState = try runtime.encodedState()
     }
@@ -182,9 +182,9 @@ final class StoreLoop: NodeLoop {
         actions = try SocketDefaults.subscriber(context)
         try actions.setOption(.receiveHighWaterMark, configuration.highWaterMark)
         try actions.subscribe()
-        try actions.connect(configuration.dispatcherActions)
+        try actions.connectSecurely(configuration.dispatcherActions)
         replay = try SocketDefaults.dealer(context)
-        try replay.connect(configuration.dispatcherReplay)
+        try replay.connectSecurely(configuration.dispatcherReplay)
         lastReconnect = MonotonicClock.nowMilliseconds()
         requestReplay()
     }

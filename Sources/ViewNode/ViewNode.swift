@@ -119,9 +119,9 @@ final class ViewLoop: NodeLoop {
         self.lastHeard = MonotonicClock.nowMilliseconds()
         subscriber = try SocketDefaults.subscriber(context)
         try subscriber.subscribe(topic)
-        try subscriber.connect(configuration.state)
+        try subscriber.connectSecurely(configuration.state)
         snapshots = try SocketDefaults.dealer(context)
-        try snapshots.connect(configuration.snapshot)
+        try snapshots.connectSecurely(configuration.snapshot)
     }
 
     deinit {
@@ -230,7 +230,7 @@ final class ViewLoop: NodeLoop {
             // The request or its answer was lost (or the store restarted): ask again on a fresh socket.
             snapshots.close()
             if let fresh = try? SocketDefaults.dealer(context) {
-                try? fresh.connect(configuration.snapshot)
+                try? fresh.connectSecurely(configuration.snapshot)
                 snapshots = fresh
             }
             let reason: String = if case .stale(let why) = connection { why } else { "snapshot unanswered" }

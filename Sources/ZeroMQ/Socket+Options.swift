@@ -19,6 +19,7 @@ public struct SocketOption: Sendable, Hashable {
     public static let reconnectIntervalMax = SocketOption(raw: ZMQ_RECONNECT_IVL_MAX, name: "ZMQ_RECONNECT_IVL_MAX")
     public static let ipv6 = SocketOption(raw: ZMQ_IPV6, name: "ZMQ_IPV6")
     public static let handshakeInterval = SocketOption(raw: ZMQ_HANDSHAKE_IVL, name: "ZMQ_HANDSHAKE_IVL")
+    public static let curveServer = SocketOption(raw: ZMQ_CURVE_SERVER, name: "ZMQ_CURVE_SERVER")
 }
 
 extension Socket {

@@ -26,6 +26,11 @@ import TOMLKit
 /// max_payload_bytes = 65536
 /// payload = { "todo.addTodo" = 1024 }   # per action type
 ///
+/// [security]               # CURVE on every tcp socket (make keys with `zflux keygen`)
+/// server_key = "keys/server.key"
+/// client_key = "keys/client.key"
+/// authorized_keys = "keys/authorized_keys"
+///
 /// [[store]]
 /// name = "todo"            # the store's name (views and `zflux state` use it)
 /// app = "todo"             # which app it hosts; defaults to the name
@@ -72,6 +77,21 @@ struct ClusterConfig: Codable, Equatable {
     var cluster: Cluster?
     var journal: JournalSection?
     var limits: LimitsSection?
+    var security: SecuritySection?
+    /// The config file's directory: relative key paths are resolved against it.
+    var baseDirectory: String?
+
+    struct SecuritySection: Codable, Equatable {
+        var serverKey: String
+        var clientKey: String
+        var authorizedKeys: String
+
+        enum CodingKeys: String, CodingKey {
+            case serverKey = "server_key"
+            case clientKey = "client_key"
+            case authorizedKeys = "authorized_keys"
+        }
+    }
 
     struct LimitsSection: Codable, Equatable {
         var clientRate: Int?
@@ -137,7 +157,10 @@ struct ClusterConfig: Codable, Equatable {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw CLIError("cannot read the config file \(path)")
         }
-        return try parse(text, source: path)
+        var config = try parse(text, source: path)
+        let absolute = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL
+        config.baseDirectory = absolute.deletingLastPathComponent().path
+        return config
     }
 
     func durability(runDirectory: String) throws -> Topology.Durability {
@@ -204,6 +227,16 @@ struct ClusterConfig: Codable, Equatable {
                                         maxPayloadBytesByType: limits.payload)
             }
             topology.durability = try durability(runDirectory: runDirectory)
+            if let security {
+                func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : (baseDirectory ?? ".") + "/" + path }
+                let server = try KeyPair.load(resolve(security.serverKey))
+                _ = try KeyPair.load(resolve(security.clientKey))
+                let authorized = resolve(security.authorizedKeys)
+                guard FileManager.default.fileExists(atPath: authorized) else { throw CLIError("the authorized keys file \(authorized) is missing") }
+                topology.security = .init(
+                    serverKeyFile: resolve(security.serverKey), serverPublicKey: server.publicKey,
+                    clientKeyFile: resolve(security.clientKey), authorizedKeysFile: authorized)
+            }
             return topology
         } catch let error as NodeError {
             throw CLIError(error.message)

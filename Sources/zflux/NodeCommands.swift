@@ -21,8 +21,10 @@ struct DispatcherCommand: AsyncParsableCommand {
                 directory: durability.journalDirectory, policy: Journal.FsyncPolicy(rawValue: durability.fsync) ?? .batch,
                 segmentBytes: durability.segmentBytes)
         }
+        let zap = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
         try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
+        withExtendedLifetime(zap) {}
     }
 }
 
@@ -40,10 +42,12 @@ struct StoreCommand: AsyncParsableCommand {
         guard let endpoints = topology.store(named: name) else {
             throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
+        let zap = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         let store = try StoreNode(
             configuration: .init(topology: topology, store: endpoints, app: try Catalog.require(endpoints.app)),
             logger: node.logger("zflux.store"))
         try await runNode(stop: store.stop, supervisorPid: node.supervisorPid) { try await store.run() }
+        withExtendedLifetime(zap) {}
     }
 }
 

@@ -5,6 +5,7 @@ import FluxCore
 import Foundation
 import Logging
 import NodeSupport
+import ZeroMQ
 
 /// A failure the user can act on; printed as `zflux: message` with exit status 1.
 struct CLIError: Error, CustomStringConvertible {
@@ -27,8 +28,33 @@ struct RunDirOptions: ParsableArguments {
         return url.standardizedFileURL.path
     }
 
+    /// The cluster's topology; also gives this process the cluster's CURVE client settings, so every
+    /// command connects over tcp the way the cluster requires.
     func topology() throws -> Topology {
-        do { return try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+        let topology: Topology
+        do { topology = try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+        if let security = topology.security {
+            let keyFile = ProcessInfo.processInfo.environment["ZFLUX_KEY"] ?? security.clientKeyFile
+            do {
+                Security.configure(.init(server: nil, serverPublicKey: security.serverPublicKey, client: try KeyPair.load(keyFile)))
+            } catch let error as NodeError {
+                throw CLIError(error.message)
+            }
+        }
+        return topology
+    }
+
+    /// For nodes: the server key pair too, and a ZAP handler that admits only authorized keys.
+    func nodeSecurity(_ topology: Topology, logger: Logger) throws -> ZAPHandler? {
+        guard let security = topology.security else { return nil }
+        do {
+            Security.configure(.init(
+                server: try KeyPair.load(security.serverKeyFile), serverPublicKey: security.serverPublicKey,
+                client: try KeyPair.load(security.clientKeyFile)))
+            return try ZAPHandler(authorizedKeys: security.authorizedKeysFile, logger: logger)
+        } catch let error as NodeError {
+            throw CLIError(error.message)
+        }
     }
 }
 

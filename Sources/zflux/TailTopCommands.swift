@@ -28,7 +28,7 @@ struct TailCommand: AsyncParsableCommand {
                     let socket = try SocketDefaults.subscriber(.shared)
                     defer { socket.close() }
                     try socket.subscribe(Array((app ?? "").utf8))
-                    try socket.connect(topology.dispatcher.actions)
+                    try socket.connectSecurely(topology.dispatcher.actions)
                     while !stop.load(ordering: .acquiring) {
                         var poller = Poller()
                         poller.add(.socket(socket))

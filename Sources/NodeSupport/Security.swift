@@ -1,0 +1,147 @@
+import FluxCore
+import Foundation
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// A CURVE key pair on disk. The secret file (mode 0600) holds both halves; the `.pub` file beside it
+/// only the public one, for authorized-keys files.
+public struct KeyPair: Equatable, Sendable {
+    public var publicKey: String
+    public var secretKey: String
+
+    public init(publicKey: String, secretKey: String) {
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+    }
+
+    /// Writes `NAME.key` (secret, 0600) and `NAME.pub` in `directory`; refuses to overwrite.
+    public static func generate(name: String, directory: String) throws -> (secretFile: String, publicFile: String) {
+        let pair = try Curve.keyPair()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let secretFile = directory + "/" + name + ".key", publicFile = directory + "/" + name + ".pub"
+        for file in [secretFile, publicFile] where FileManager.default.fileExists(atPath: file) {
+            throw NodeError("\(file) exists; remove it first to make a new key pair")
+        }
+        let secret = "# zflux CURVE key pair '\(name)': keep this file secret\npublic-key = \(pair.publicKey)\nsecret-key = \(pair.secretKey)\n"
+        guard FileManager.default.createFile(atPath: secretFile, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw NodeError("cannot write \(secretFile)")
+        }
+        try "# zflux CURVE public key '\(name)'\n\(pair.publicKey)\n".write(toFile: publicFile, atomically: true, encoding: .utf8)
+        return (secretFile, publicFile)
+    }
+
+    /// Reads a secret key file written by `generate`.
+    public static func load(_ path: String) throws -> KeyPair {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw NodeError("cannot read the key file \(path)") }
+        var values: [String: String] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2 { values[parts[0]] = parts[1] }
+        }
+        guard let publicKey = values["public-key"], Curve.decode(publicKey) != nil,
+              let secretKey = values["secret-key"], Curve.decode(secretKey) != nil else {
+            throw NodeError("\(path) is not a zflux key file (make one with `zflux keygen`)")
+        }
+        return KeyPair(publicKey: publicKey, secretKey: secretKey)
+    }
+}
+
+/// This process's CURVE settings: when set, every tcp socket it binds is a CURVE server and every tcp
+/// socket it connects is a CURVE client. ipc and inproc are unaffected (the run directory's file mode
+/// guards ipc).
+public enum Security {
+    public struct Settings: Sendable {
+        /// The cluster's server key pair: the nodes' bound sockets use it.
+        public var server: KeyPair?
+        /// The public half of the server key, for connecting.
+        public var serverPublicKey: String
+        /// This process's own key pair when connecting.
+        public var client: KeyPair
+
+        public init(server: KeyPair?, serverPublicKey: String, client: KeyPair) {
+            self.server = server
+            self.serverPublicKey = serverPublicKey
+            self.client = client
+        }
+    }
+
+    private static let current = Mutex<Settings?>(nil)
+
+    public static func configure(_ settings: Settings?) { current.withLock { $0 = settings } }
+    public static var settings: Settings? { current.withLock { $0 } }
+}
+
+extension Socket {
+    /// Binds, as a CURVE server when this process has security settings and the endpoint is tcp.
+    public func bindSecurely(_ endpoint: String) throws {
+        if endpoint.hasPrefix("tcp://"), let server = Security.settings?.server {
+            try makeCurveServer(secretKey: server.secretKey)
+        }
+        try bind(endpoint)
+    }
+
+    /// Connects, as a CURVE client when this process has security settings and the endpoint is tcp.
+    public func connectSecurely(_ endpoint: String) throws {
+        if endpoint.hasPrefix("tcp://"), let settings = Security.settings {
+            try makeCurveClient(serverKey: settings.serverPublicKey, publicKey: settings.client.publicKey, secretKey: settings.client.secretKey)
+        }
+        try connect(endpoint)
+    }
+}
+
+/// libzmq's ZAP handler for this process: admits a CURVE client only when its public key is listed in
+/// the authorized-keys file (one Z85 key per line, `#` comments). The file is read again whenever it
+/// changes, so keys are added or revoked without a restart. Every refusal is logged with the peer's
+/// address and key.
+public final class ZAPHandler: Sendable {
+    private let control: NodeControl<Never>
+
+    public init(authorizedKeys path: String, context: Context = .shared, logger: Logger) throws {
+        control = try NodeControl()
+        let control = control
+        let socket = try Socket(context, .rep)
+        try socket.bind("inproc://zeromq.zap.01")
+        // The socket is handed to the handler's thread and never touched here again.
+        nonisolated(unsafe) let zap = socket
+        let thread = Thread {
+            defer { zap.close() }
+            var keys = Set<[UInt8]>()
+            var loadedAt: Date? = nil
+            func reload() {
+                let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
+                guard modified != loadedAt else { return }
+                loadedAt = modified
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                keys = Set(text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty && !$0.hasPrefix("#") }.compactMap(Curve.decode))
+                logger.info("authorized keys loaded", metadata: ["file": "\(path)", "keys": "\(keys.count)"])
+            }
+            while !control.stopRequested {
+                var poller = Poller()
+                poller.add(.socket(zap))
+                poller.add(.fileDescriptor(control.wake.descriptor))
+                guard (try? poller.poll(timeoutMilliseconds: 500)) ?? 0 > 0, let request = try? zap.receive(dontWait: true) else { continue }
+                // ZAP 1.0 request: version, request id, domain, address, identity, mechanism, credentials…
+                guard request.count >= 6 else { continue }
+                reload()
+                let address = String(decoding: request[3], as: UTF8.self)
+                let mechanism = String(decoding: request[5], as: UTF8.self)
+                let key = request.count >= 7 ? request[6] : []
+                let allowed = mechanism == "CURVE" && keys.contains(key)
+                if !allowed {
+                    logger.warning("refused a peer", metadata: [
+                        "address": "\(address)", "mechanism": "\(mechanism)", "key": "\(Curve.encode(key) ?? "none")",
+                    ])
+                }
+                let reply: [[UInt8]] = [Array("1.0".utf8), request[1], Array((allowed ? "200" : "400").utf8),
+                                        Array((allowed ? "OK" : "key not authorized").utf8), allowed ? Array((Curve.encode(key) ?? "").utf8) : [], []]
+                _ = try? zap.send(reply)
+            }
+        }
+        thread.name = "zflux-zap"
+        thread.start()
+    }
+
+    deinit { control.requestStop() }
+}

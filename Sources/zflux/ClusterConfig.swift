@@ -10,6 +10,7 @@ import TOMLKit
 /// [cluster]
 /// transport = "ipc"        # ipc (socket files in the run directory) or tcp
 /// host = "127.0.0.1"       # tcp only: the address every node binds and connects to
+/// allow_remote = false     # a host that is not loopback needs this set to true
 /// base_port = 5570         # tcp only: first of the consecutive ports the nodes use
 /// heartbeat_ms = 200
 /// high_water_mark = 100000 # messages a publisher queues for a slow subscriber before dropping
@@ -43,9 +44,11 @@ struct ClusterConfig: Codable, Equatable {
         var basePort: Int?
         var heartbeatMs: Int?
         var highWaterMark: Int?
+        var allowRemote: Bool?
 
         enum CodingKeys: String, CodingKey {
             case transport, host
+            case allowRemote = "allow_remote"
             case basePort = "base_port"
             case heartbeatMs = "heartbeat_ms"
             case highWaterMark = "high_water_mark"
@@ -208,6 +211,10 @@ struct ClusterConfig: Codable, Equatable {
         }
         if let hwm = cluster?.highWaterMark, !(1...10_000_000).contains(hwm) {
             throw CLIError("high_water_mark must be between 1 and 10000000")
+        }
+        let host = cluster?.host ?? "127.0.0.1"
+        if transport == .tcp && !["127.0.0.1", "localhost", "::1"].contains(host) && cluster?.allowRemote != true {
+            throw CLIError("host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)")
         }
         let heartbeat = cluster?.heartbeatMs ?? 200
         guard (10...60_000).contains(heartbeat) else { throw CLIError("heartbeat_ms must be between 10 and 60000") }

@@ -19,6 +19,7 @@ struct ConfigTests {
             ("[cluster]\nbase_port = \"x\"\n[[store]]\nname = \"todo\"\n", "'cluster.base_port' is missing or has the wrong type"),
             ("[[store]]\napp = \"todo\"\n", "'store[1].name' is missing or has the wrong type"),
             ("[cluster]\ntransport = \"ipc\"\n", "no [[store]] entries"),
+            ("[cluster]\ntransport = \"tcp\"\nhost = \"0.0.0.0\"\n[[store]]\nname = \"todo\"\n", "set allow_remote = true"),
         ]
         for (text, expected) in cases {
             let file = NSTemporaryDirectory() + "zflux-config-\(UUID().uuidString).toml"

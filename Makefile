@@ -42,11 +42,11 @@ demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)
 
 test: test-deps build
+	@# Every decoder, fuzzed briefly over its committed corpus (make fuzz runs longer).
+	scripts/fuzz.sh 5
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	$(SWIFT) test $(TEST_ARGS)
-	@# Every decoder, fuzzed briefly over its committed corpus (make fuzz runs longer).
-	scripts/fuzz.sh 5
 
 # Fuzz every decoder for longer (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 120

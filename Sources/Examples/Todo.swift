@@ -115,6 +115,16 @@ public enum Todo {
         }
     }
 
+    /// What only the current state can refuse: an index with no todo.
+    public static func reject(_ state: State, _ action: Action) -> String? {
+        switch action {
+        case .toggleTodo(let index), .removeTodo(let index):
+            state.todos.indices.contains(index) ? nil : "there is no todo at index \(index) (the list has \(state.todos.count))"
+        default:
+            nil
+        }
+    }
+
     public static func render(_ state: State) -> String {
         var lines = [state.title + (state.isLoading ? "  (loading…)" : "")]
         if let error = state.loadError { lines.append("  ! could not load: \(error)") }
@@ -127,6 +137,6 @@ public enum Todo {
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
         FluxApp(
             name: "todo", initialState: State(), reducer: reducer, environment: environment,
-            validate: validate, render: render)
+            validate: validate, reject: reject, render: render)
     }
 }

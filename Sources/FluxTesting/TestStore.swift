@@ -43,6 +43,8 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     public var timeout: Duration
 
     private let reducer: Reducer<State, Action, Environment>
+    /// The app's state-dependent refusal (`FluxApp.reject`): a refused action changes nothing.
+    private let reject: @Sendable (State, Action) -> String?
     private let inbox = Inbox<Action>()
     private let effects: EffectRunner<Action>
     private let reportFailure: FailureReporter
@@ -54,12 +56,14 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         environment: Environment,
         exhaustivity: Exhaustivity = .on,
         timeout: Duration = .seconds(2),
+        reject: @escaping @Sendable (State, Action) -> String? = { _, _ in nil },
         reportFailure: @escaping FailureReporter = { message, location in
             Issue.record(Comment(rawValue: message), sourceLocation: location)
         }
     ) {
         self.state = initialState
         self.reducer = reducer
+        self.reject = reject
         self.environment = environment
         self.exhaustivity = exhaustivity
         self.timeout = timeout
@@ -75,10 +79,10 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     ) where Action: Codable {
         if let reportFailure {
             self.init(initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
-                      exhaustivity: exhaustivity, reportFailure: reportFailure)
+                      exhaustivity: exhaustivity, reject: app.reject, reportFailure: reportFailure)
         } else {
             self.init(initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
-                      exhaustivity: exhaustivity)
+                      exhaustivity: exhaustivity, reject: app.reject)
         }
     }
 
@@ -93,7 +97,25 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
             fail("sent \(describe(action)) while \(inbox.count) received action(s) were not yet asserted, the first: \(describe(pending))",
                  location)
         }
+        if let reason = reject(state, action) {
+            fail("the app rejected \(describe(action)): \(reason)", location)
+            return
+        }
         apply(action, verb: "send", assert: assert, location: location)
+    }
+
+    /// Sends an action the app must reject in the current state with `reason`; the state must not change.
+    public func send(
+        _ action: Action, rejectedWith reason: String,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async {
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        guard let actual = reject(state, action) else {
+            fail("expected the app to reject \(describe(action)) with '\(reason)', but it accepted it", location)
+            apply(action, verb: "send", assert: nil, location: location, check: false)
+            return
+        }
+        if actual != reason { fail("\(describe(action)) was rejected with '\(actual)', not '\(reason)'", location) }
     }
 
     /// Waits for the next action an effect sent, checks it is `expected`, applies it and checks the state
@@ -106,7 +128,13 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         let deadline = ContinuousClock.now + (timeout ?? self.timeout)
         while true {
             if let next = inbox.popFirst() {
-                if next == expected { break }
+                if next == expected {
+                    if let reason = reject(state, next) {
+                        fail("the app rejected the received \(describe(next)): \(reason)", location)
+                        return
+                    }
+                    break
+                }
                 if exhaustivity == .off {
                     apply(next, verb: "skip", assert: nil, location: location, check: false)
                     continue

@@ -42,6 +42,7 @@ final class StoreLoop: NodeLoop {
     /// Effect actions sent to the intake and not yet answered, by client seq: (frames, last sent).
     var unansweredEffects: [UInt64: (frames: [[UInt8]], sentAt: UInt64)] = [:]
     var applied: UInt64 = 0
+    var rejected: UInt64 = 0
     var replayed: UInt64 = 0
     var gapsRepaired: UInt64 = 0
     let startedAt = MonotonicClock.nowMilliseconds()
@@ -260,10 +261,15 @@ final class StoreLoop: NodeLoop {
                 runEffects: live && configuration.runsEffects)
             if handled { applied += 1 }
         } catch {
-            // The dispatcher checked this action, so this means the nodes run different builds.
-            logger.error("action not applicable; state unchanged", metadata: [
+            // Refused in this state (or, if undecodable, the nodes run different builds): the state is
+            // unchanged, and the reason is published for views and `zflux tail`.
+            rejected += 1
+            logger.notice("action rejected; state unchanged", metadata: [
                 "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
             ])
+            send(statePublisher, Message(topic: configuration.name, header: Header(
+                kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
+                timestamp: WallClock.nowNanoseconds(), actionType: message.header.actionType), payload: Array(error.reason.utf8)).frames)
         }
     }
 
@@ -392,7 +398,7 @@ final class StoreLoop: NodeLoop {
         let connected = now - lastHeardFromDispatcher <= UInt64(configuration.dispatcherTimeoutMilliseconds)
         let status: [String: Any] = [
             "role": "store", "name": configuration.name, "app": configuration.app.name, "pid": Int(getpid()),
-            "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied),
+            "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied), "rejected": Int(rejected),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
             "dispatcher": connected ? "connected" : "silent", "reconnects": Int(reconnects), "uptime_ms": Int(now - startedAt),
             "subscribers": subscribers.connected, "subscribed": liveAfter != nil, "caught_up": caughtUp, "snapshot_version": Int(snapshotVersion), "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,

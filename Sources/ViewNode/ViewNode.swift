@@ -23,11 +23,21 @@ public struct ViewUpdate: Sendable, Equatable {
         }
     }
 
+    /// An action the store refused (its state did not change).
+    public struct Rejection: Sendable, Equatable {
+        public var seq: UInt64
+        public var actionType: String
+        public var clientID: UInt64
+        public var reason: String
+    }
+
     public var store: String
     public var version: UInt64
     /// The whole state in wire form.
     public var state: [UInt8]
     public var connection: Connection
+    /// Set on the update that reports a rejection; the state is the unchanged one.
+    public var rejection: Rejection? = nil
 }
 
 /// Follows one store's state the Clone way: subscribe first, then ask for a snapshot, drop queued
@@ -187,6 +197,12 @@ final class ViewLoop: NodeLoop {
                 } else {
                     applyUpdate(message)
                 }
+            case .rejected:
+                guard let state else { continue }
+                onUpdate(ViewUpdate(
+                    store: configuration.store, version: version, state: state, connection: connection,
+                    rejection: .init(seq: message.header.seq, actionType: message.header.actionType,
+                                     clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self))))
             case .heartbeat:
                 guard phase == .live else { continue }
                 if message.header.seq > version {

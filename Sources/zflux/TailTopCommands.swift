@@ -29,15 +29,31 @@ struct TailCommand: AsyncParsableCommand {
                     defer { socket.close() }
                     try socket.subscribe(Array((app ?? "").utf8))
                     try socket.connectSecurely(topology.dispatcher.actions)
+                    // The stores' REJECTED notices: what a store refused in its state.
+                    let stores = try SocketDefaults.subscriber(.shared)
+                    defer { stores.close() }
+                    for store in topology.stores where app == nil || store.app == app {
+                        try stores.subscribe(Array(store.name.utf8))
+                        try stores.connectSecurely(store.state)
+                    }
                     while !stop.load(ordering: .acquiring) {
                         var poller = Poller()
                         poller.add(.socket(socket))
+                        poller.add(.socket(stores))
                         guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
                         while let frames = try socket.receive(dontWait: true) {
                             guard let message = try? Message(frames: frames), message.kind == .action,
                                   app == nil || message.topicString == app, type == nil || message.header.actionType == type
                             else { continue }
                             emitLine(json ? jsonLine(message) : plainLine(message))
+                        }
+                        while let frames = try stores.receive(dontWait: true) {
+                            guard let message = try? Message(frames: frames), message.kind == .rejected,
+                                  type == nil || message.header.actionType == type else { continue }
+                            let reason = String(decoding: message.payload, as: UTF8.self)
+                            emitLine(json
+                                ? "{\"seq\":\(message.header.seq),\"rejected_by\":\"\(message.topicString)\",\"type\":\"\(message.header.actionType)\",\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
+                                : "\(message.header.seq)  rejected by \(message.topicString): \(message.header.actionType): \(reason)")
                         }
                     }
                 })

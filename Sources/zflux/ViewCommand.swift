@@ -95,6 +95,13 @@ final class UpdatePrinter: Sendable {
 
     func print(_ update: ViewUpdate) {
         let text: String
+        if let rejection = update.rejection {
+            text = json
+                ? "{\"store\":\"\(update.store)\",\"rejected\":{\"seq\":\(rejection.seq),\"type\":\"\(rejection.actionType)\",\"reason\":\(quotedJSON(rejection.reason))}}"
+                : "✗ \(update.store) rejected \(rejection.actionType) (seq \(rejection.seq)): \(rejection.reason)"
+            UpdatePrinter.lock.withLock { _ in emitLine(text) }
+            return
+        }
         if json {
             let state = (try? app.stateJSON(fromWire: update.state)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
             let connection: String = switch update.connection {
@@ -114,4 +121,9 @@ final class UpdatePrinter: Sendable {
         }
         UpdatePrinter.lock.withLock { _ in emitLine(text) }
     }
+}
+
+/// A string as a JSON string literal.
+func quotedJSON(_ text: String) -> String {
+    String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
 }

@@ -2,6 +2,7 @@ import Examples
 import FluxCore
 import FluxTesting
 import Testing
+import Foundation
 
 @Suite("Todo")
 struct TodoTests {
@@ -14,9 +15,9 @@ struct TodoTests {
         await store.send(.addTodo(title: "Walk dog")) { $0.todos.append(Todo.Item(title: "Walk dog")) }
         #expect(store.state.title == "TODO - (2)")
         await store.send(.toggleTodo(index: 0)) { $0.todos[0].done = true }
-        await store.send(.toggleTodo(index: 9))
+        await store.send(.toggleTodo(index: 9), rejectedWith: "there is no todo at index 9 (the list has 2)")
         await store.send(.removeTodo(index: 1)) { $0.todos.remove(at: 1) }
-        await store.send(.removeTodo(index: 5))
+        await store.send(.removeTodo(index: 5), rejectedWith: "there is no todo at index 5 (the list has 1)")
         await store.send(.clearCompleted) { $0.todos = [] }
         #expect(store.state.title == "TODO - (0)")
         await store.finish()
@@ -66,6 +67,22 @@ struct TodoTests {
         #expect(try await cluster.dispatch(Todo.Action.loadTapped, to: "todo") == 1)
         let state = try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 2)
         #expect(state == Todo.State(todos: saved))
+        try await cluster.shutdown()
+    }
+
+    @Test("in a cluster: an action the store rejects keeps its seq, changes nothing, and its reason reaches views")
+    func rejection() async throws {
+        let cluster = try await TestCluster.start(stores: ["todo": Todo.app(environment: .mock())])
+        let seen = Locked<[String]>([])
+        try await cluster.startView("todo") { update in
+            if let rejection = update.rejection { seen.withLock { $0.append("\(rejection.seq) \(rejection.actionType): \(rejection.reason)") } }
+        }
+        try await cluster.dispatch(Todo.Action.addTodo(title: "only one"), to: "todo")
+        #expect(try await cluster.dispatch(Todo.Action.removeTodo(index: 3), to: "todo") == 2, "accepted by the dispatcher: it is well formed")
+        #expect(try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 2) == Todo.State(todos: [Todo.Item(title: "only one")]))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while seen.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(seen.withLock { $0 } == ["2 removeTodo: there is no todo at index 3 (the list has 1)"])
         try await cluster.shutdown()
     }
 

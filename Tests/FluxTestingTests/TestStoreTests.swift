@@ -184,4 +184,23 @@ struct TestStoreTests {
         await store.finish()
         #expect(log.all.isEmpty, "\(log.all)")
     }
+
+    @Test("rejections: an expected one passes, an unexpected one and a missing one fail")
+    func rejections() async {
+        let log = FailureLog()
+        let store = TestStore(initialState: Probe.State(), reducer: Probe.reducer, environment: Probe.Environment(),
+                              reject: { state, action in action == .increment && state.count >= 1 ? "at most 1" : nil },
+                              reportFailure: log.reporter)
+        await store.send(.increment) { $0.count = 1 }
+        await store.send(.increment, rejectedWith: "at most 1")
+        #expect(log.all.isEmpty, "\(log.all)")
+        await store.send(.increment) { $0.count = 2 }
+        #expect(log.all.last == "the app rejected 'increment': at most 1")
+        await store.send(.increment, rejectedWith: "something else")
+        #expect(log.all.last == "'increment' was rejected with 'at most 1', not 'something else'")
+        await store.send(.setNote("x"), rejectedWith: "never")
+        #expect(log.all.last?.contains("but it accepted it") == true)
+        #expect(store.state.count == 1, "rejected actions changed nothing")
+        await store.finish()
+    }
 }

@@ -113,10 +113,27 @@ struct TerminalViewTests {
         #expect(!text.contains("not shown"), "--app filters")
 
         // The running tail is one of the dispatcher's subscribers, beside the six stores.
+        // Unfiltered, tail also shows what a store rejected.
+        let all = Process()
+        all.executableURL = URL(fileURLWithPath: zfluxBinary)
+        all.arguments = ["tail", "--json", "--run-dir", cluster.runDir]
+        let allOut = Pipe()
+        all.standardOutput = allOut
+        all.standardError = FileHandle.nullDevice
+        try all.run()
+        defer { if all.isRunning { kill(all.processIdentifier, SIGTERM) }; all.waitUntilExit() }
+        let allText = Locked(Data())
+        Thread { while true { let d = allOut.fileHandleForReading.availableData; if d.isEmpty { return }; allText.withLock { $0.append(d) } } }.start()
+        try await waitFor("tail to show a rejection") {
+            _ = try cluster.zflux(["dispatch", "todo", "removeTodo", #"{"index":42}"#])
+            return allText.withLock { String(decoding: $0, as: UTF8.self) }.contains(#""rejected_by":"todo","type":"removeTodo""#)
+        }
+        #expect(allText.withLock { String(decoding: $0, as: UTF8.self) }.contains("there is no todo at index 42"))
+
         let top = try cluster.zflux(["top", "--once"])
         #expect(top.status == 0)
         let dispatcherRow = top.stdout.split(separator: "\n").first { $0.hasPrefix("dispatcher") }.map { $0.split(separator: " ").map(String.init) }
-        #expect(dispatcherRow?[7] == "7", "6 stores and the tail subscribe to the actions: \(top.stdout)")
+        #expect(dispatcherRow?[7] == "8", "6 stores and the two tails subscribe to the actions: \(top.stdout)")
         for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats"] { #expect(top.stdout.contains(name)) }
         #expect(top.stdout.contains("RESTARTS") && top.stdout.contains("JOURNAL"))
         kill(tail.processIdentifier, SIGTERM)

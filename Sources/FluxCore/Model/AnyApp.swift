@@ -23,7 +23,8 @@ public protocol AnyApp: Sendable {
 /// One app's live state machine inside a store: not shared between threads.
 public protocol AppRuntime: AnyObject {
     /// Offers one sequenced action of any app. Returns whether this runtime's state may have changed.
-    /// Effects run only when `runEffects` is true (live actions, never replayed ones).
+    /// Effects run only when `runEffects` is true (live actions, never replayed ones). Throws when the
+    /// action cannot be decoded or the app rejects it in the current state; the state is unchanged then.
     func apply(app: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool
     /// The whole state in wire bytes.
     func encodedState() throws -> [UInt8]
@@ -121,6 +122,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
         guard name == app.name else { return false }
         let action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
+        if let reason = app.reject(state, action) { throw ActionError(reason) }
         let effect = app.reducer(&state, action, app.environment)
         if runEffects { effects.run(effect) }
         return true

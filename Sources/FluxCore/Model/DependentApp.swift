@@ -90,6 +90,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         }
         guard name == app.base.name else { return false }
         let action = try app.base.decodeAction(actionType: actionType, payload: payload, verifyType: false)
+        if let reason = app.base.reject(state, action) { throw ActionError(reason) }
         let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other))
         if runEffects { effects.run(effect) }
         return true

@@ -14,6 +14,10 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     /// Checks an action on its own, before it is sequenced: the dispatcher NACKs it with the returned
     /// reason and nothing reaches the journal or a state. Return nil to accept.
     public let validate: @Sendable (Action) -> String?
+    /// Checks an action against the current state, in the store, before reducing: a reason refuses it.
+    /// A refused action leaves the state as it was; the store publishes the reason (REJECTED), where
+    /// views and `zflux tail` show it. Return nil to accept.
+    public let reject: @Sendable (State, Action) -> String?
     /// Plain-text rendering of a state for `zflux view` when it is not a terminal.
     public let render: @Sendable (State) -> String
 
@@ -23,6 +27,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         reducer: Reducer<State, Action, Environment>,
         environment: Environment,
         validate: @escaping @Sendable (Action) -> String? = { _ in nil },
+        reject: @escaping @Sendable (State, Action) -> String? = { _, _ in nil },
         render: @escaping @Sendable (State) -> String = { state in String(describing: state) }
     ) {
         self.name = name
@@ -30,6 +35,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         self.reducer = reducer
         self.environment = environment
         self.validate = validate
+        self.reject = reject
         self.render = render
     }
 }

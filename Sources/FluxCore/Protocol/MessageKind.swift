@@ -26,6 +26,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case statusRequest = 12
     /// node → asker: a JSON status document.
     case status = 13
+    /// store → views and `zflux tail` (state PUB): the store could not accept the action at `seq` in its
+    /// state; the payload is the UTF-8 reason. The state is unchanged.
+    case rejected = 14
 
     public var description: String {
         switch self {
@@ -42,6 +45,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .replayEnd: "REPLAY-END"
         case .statusRequest: "STATUS-REQUEST"
         case .status: "STATUS"
+        case .rejected: "REJECTED"
         }
     }
 }

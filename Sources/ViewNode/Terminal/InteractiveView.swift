@@ -113,6 +113,11 @@ public final class InteractiveView: @unchecked Sendable {
         switch event {
         case .update(let update):
             guard let index = stores.firstIndex(where: { $0.name == update.store }) else { return }
+            if let rejection = update.rejection {
+                statusLine = StyledLine("✗ \(rejection.actionType) (seq \(rejection.seq)) rejected by \(update.store): \(rejection.reason)", .bad)
+                awaitingView[rejection.seq] = nil
+                return
+            }
             if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
             shown[index].update = update
             shown[index].updatedAt = MonotonicClock.nowMilliseconds()

@@ -28,6 +28,7 @@ final class StoreLoop: NodeLoop {
     /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
     var pending: [UInt64: Message] = [:]
     static let maxPending = 200_000
+    static let maxUnansweredEffects = 100_000
     var replayRequestedAt: UInt64? = nil
     /// The dispatcher's newest seq when this store first heard it over its subscription. Actions after
     /// it were sequenced while the store was subscribed: they are live, and run effects however they
@@ -412,6 +413,13 @@ final class StoreLoop: NodeLoop {
         for command in control.takeAll() {
             switch command {
             case .effectAction(let app, let type, let payload):
+                // Bounded: effects that send faster than the intake answers lose the excess, loudly.
+                guard unansweredEffects.count < StoreLoop.maxUnansweredEffects else {
+                    logger.error("an effect's action was dropped: too many unanswered", metadata: [
+                        "store": "\(configuration.name)", "type": "\(type)", "unanswered": "\(unansweredEffects.count)",
+                    ])
+                    continue
+                }
                 effectClientSeq += 1
                 let message = Message(topic: app, header: Header(
                     kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,

@@ -53,6 +53,8 @@ final class Supervisor: Sendable {
     func start() throws {
         let fm = FileManager.default
         try fm.createDirectory(atPath: runDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Also for a directory that existed: the ipc socket files inside are reachable only by this user.
+        guard chmod(runDirectory, 0o700) == 0 else { throw CLIError("cannot make \(runDirectory) private (chmod 0700)") }
         try refuseIfRunning()
         ownsRunDirectory.store(true, ordering: .releasing)
         try fm.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)

@@ -68,4 +68,35 @@ struct ConfigTests {
         #expect(stats.total == original.todos.count)
         #expect(stats.done == original.todos.filter(\.done).count)
     }
+
+    @Test("the config decoder never crashes: mutated configs get a clear error or are valid")
+    func mutatedConfigs() throws {
+        let example = try String(contentsOfFile: packageRoot + "/deploy/cluster.example.toml", encoding: .utf8)
+        var rng = SystemRandomNumberGenerator()
+        let dir = NSTemporaryDirectory() + "zflux-config-fuzz-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // toml++ used to abort on these (an assertion instead of a parse error); they stay as regressions.
+        for (index, text) in ["[= \"x\"\n", "[[= \"x\"]]\n", "[.a]\n", "[cluster]\n[ = 1]\n"].enumerated() {
+            let file = dir + "/regression-\(index).toml"
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try zflux(["cluster", "check", file])
+            #expect(result.status == 1 && result.stderr.contains("a table name must start with"), "\(text): \(result)")
+        }
+        for round in 0..<150 {
+            var bytes = Array(example.utf8)
+            switch round % 3 {
+            case 0: bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &rng)))
+            case 1: for _ in 0..<Int.random(in: 1...8, using: &rng) { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            default:
+                let start = Int.random(in: 0..<bytes.count, using: &rng)
+                bytes.insert(contentsOf: bytes[start..<min(bytes.count, start + 40)], at: Int.random(in: 0..<bytes.count, using: &rng))
+            }
+            let file = dir + "/\(round).toml"
+            _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
+            let result = try zflux(["cluster", "check", file])
+            #expect(result.status == 0 || result.status == 1, "round \(round): exit \(result.status) (a crash?)\n\(String(decoding: bytes, as: UTF8.self))")
+            if result.status == 1 { #expect(result.stderr.hasPrefix("Error: "), "round \(round): \(result.stderr)") }
+        }
+    }
 }

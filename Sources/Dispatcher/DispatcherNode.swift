@@ -253,14 +253,11 @@ final class DispatcherLoop: NodeLoop {
             nack(peer, header, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
             return
         }
-        if var limiter = rateLimiter {
-            let allowed = limiter.allow(header.clientID != 0 ? header.clientID : RateLimiter.key(peer))
-            rateLimiter = limiter
-            guard allowed else {
-                rejected += 1
-                nack(peer, header, "rate limited: this client may dispatch \(limiter.perSecond) actions per second")
-                return
-            }
+        // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
+        if rateLimiter?.allow(header.clientID != 0 ? header.clientID : RateLimiter.key(peer)) == false {
+            rejected += 1
+            nack(peer, header, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second")
+            return
         }
         guard let app = apps[appName] else {
             rejected += 1

@@ -123,35 +123,28 @@ public final class Journal: ActionLog {
                 throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
             }
             while offset < bytes.count {
-                var problem: String? = nil
-                var message: Message? = nil
-                var length = 0
+                let problem: String
                 switch JournalRecord.read(bytes, at: offset) {
+                case .success(let record) where record.message.header.seq == expected:
+                    if (expected - 1) % indexStride == 0 { index.append(IndexEntry(seq: expected, segment: number, offset: offset)) }
+                    remember(record.message)
+                    lastSeq = expected
+                    recovery.records += 1
+                    expected += 1
+                    offset += record.size
+                    continue
                 case .success(let record):
-                    message = record.message
-                    length = record.size - JournalRecord.headerSize
-                    if record.message.header.seq != expected {
-                        problem = "record seq \(record.message.header.seq) where \(expected) was due"
-                    }
+                    problem = "record seq \(record.message.header.seq) where \(expected) was due"
                 case .failure(let error):
                     problem = error.message
                 }
-                if let problem {
-                    guard isLast else {
-                        throw JournalError("\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup")
-                    }
-                    recovery.trimmedBytes = bytes.count - offset
-                    recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"
-                    if repair { try truncate(segment.path, to: offset) }
-                    break
+                guard isLast else {
+                    throw JournalError("\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup")
                 }
-                let action = message!
-                if (expected - 1) % indexStride == 0 { index.append(IndexEntry(seq: expected, segment: number, offset: offset)) }
-                remember(action)
-                lastSeq = expected
-                recovery.records += 1
-                expected += 1
-                offset += 8 + length
+                recovery.trimmedBytes = bytes.count - offset
+                recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"
+                if repair { try truncate(segment.path, to: offset) }
+                break
             }
             if isLast { segmentSize = offset }
         }

@@ -81,17 +81,6 @@ func expectedStates(_ acked: [Acked]) throws -> (todo: Todo.State, counter: Coun
     return (todo, counter)
 }
 
-/// Waits until `condition` holds, polling every 20 ms, for at most `timeout`.
-func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting for \(what)")
-    throw CancellationError()
-}
-
 let faultConfig = """
     [cluster]
     transport = "ipc"
@@ -279,7 +268,7 @@ struct FaultTests {
         kill(dispatcher, SIGSTOP)
         var status: [String: Any] = [:]
         do {
-            try await waitFor("the store to report the dispatcher silent and reconnect") {
+            try await eventually("the store to report the dispatcher silent and reconnect") {
                 status = nodeStatus(endpoint: endpoint) ?? [:]
                 return status["dispatcher"] as? String == "silent" && (status["reconnects"] as? Int ?? 0) > 0
             }
@@ -300,7 +289,7 @@ struct FaultTests {
         #expect(seq == 2 || seq == 3)
         let state = try await waitForState(cluster, "counter", version: seq, as: Counter.State.self)
         #expect(state.count == (seq == 2 ? 2 : 1), "the reset, if sequenced, came before the increment")
-        try await waitFor("the store to hear the dispatcher again") { nodeStatus(endpoint: endpoint)?["dispatcher"] as? String == "connected" }
+        try await eventually("the store to hear the dispatcher again") { nodeStatus(endpoint: endpoint)?["dispatcher"] as? String == "connected" }
     }
 
     @Test("7. a node that keeps crashing exhausts the restart intensity and stops the cluster with a clear error")
@@ -311,7 +300,7 @@ struct FaultTests {
         defer { cluster.stop(expectCleanExit: false) }
         try cluster.waitUntilReady()
         var killed: Set<Int32> = []
-        try await waitFor("the cluster to give up", timeout: .seconds(60)) {
+        try await eventually("the cluster to give up", timeout: .seconds(60)) {
             if !cluster.process.isRunning { return true }
             if let pid = cluster.currentPid("store-counter"), !killed.contains(pid), kill(pid, 0) == 0 {
                 kill(pid, SIGKILL)
@@ -364,7 +353,7 @@ final class ViewProcess: @unchecked Sendable {
     @discardableResult
     func waitForVersion(store: String, _ version: UInt64, timeout: Duration = .seconds(60)) async throws -> Data {
         var found: Data? = nil
-        try await waitFor("the view to show \(store) at version \(version)", timeout: timeout) {
+        try await eventually("the view to show \(store) at version \(version)", timeout: timeout) {
             found = lines.withLock { $0.last { $0.store == store && $0.version == version }?.state }
             return found != nil
         }

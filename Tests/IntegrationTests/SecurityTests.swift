@@ -96,7 +96,7 @@ struct SecurityTests {
         let rogue = try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["dispatch", "todo", "addTodo", #"{"title":"rogue"}"#, "--timeout", "1"])
         #expect(rogue.status == 2, "\(rogue)")
         let rogueKey = try publicKey("rogue")
-        try await waitFor("the refusal in the dispatcher's log") {
+        try await eventually("the refusal in the dispatcher's log") {
             ((try? String(contentsOfFile: cluster.runDir + "/logs/dispatcher.log", encoding: .utf8)) ?? "").contains("key=\(rogueKey)")
         }
 
@@ -111,7 +111,7 @@ struct SecurityTests {
 
         // Authorize the rogue key: it gets in without a restart.
         try (try publicKey("client") + "\n" + rogueKey + "\n").write(toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
-        try await waitFor("the newly authorized key to get in") {
+        try await eventually("the newly authorized key to get in") {
             try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["dispatch", "todo", "incrementTapped", "--timeout", "1"]).stderr.contains("rejected")
                 || (try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["state", "todo", "--timeout", "1"])).status == 0
         }

@@ -93,18 +93,10 @@ struct TerminalViewTests {
         let cluster = try ClusterProcess(transport: "ipc")
         defer { cluster.stop() }
         try cluster.waitUntilReady()
-        let tail = Process()
-        tail.executableURL = URL(fileURLWithPath: zfluxBinary)
-        tail.arguments = ["tail", "--json", "--app", "counter", "--run-dir", cluster.runDir]
-        let out = Pipe()
-        tail.standardOutput = out
-        tail.standardError = FileHandle.nullDevice
-        try tail.run()
+        let (tail, collected) = try startTail(["--app", "counter"], runDir: cluster.runDir)
         defer { if tail.isRunning { kill(tail.processIdentifier, SIGTERM) }; tail.waitUntilExit() }
         // The subscription takes a moment: dispatch until tail shows one (bounded).
-        let collected = Locked(Data())
-        Thread { while true { let d = out.fileHandleForReading.availableData; if d.isEmpty { return }; collected.withLock { $0.append(d) } } }.start()
-        try await waitFor("tail to show a counter action") {
+        try await eventually("tail to show a counter action") {
             _ = try cluster.zflux(["dispatch", "counter", "incrementTapped"])
             _ = try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"not shown"}"#])
             return collected.withLock { String(decoding: $0, as: UTF8.self) }.contains("\"type\":\"incrementTapped\"")
@@ -114,17 +106,9 @@ struct TerminalViewTests {
 
         // The running tail is one of the dispatcher's subscribers, beside the six stores.
         // Unfiltered, tail also shows what a store rejected.
-        let all = Process()
-        all.executableURL = URL(fileURLWithPath: zfluxBinary)
-        all.arguments = ["tail", "--json", "--run-dir", cluster.runDir]
-        let allOut = Pipe()
-        all.standardOutput = allOut
-        all.standardError = FileHandle.nullDevice
-        try all.run()
+        let (all, allText) = try startTail([], runDir: cluster.runDir)
         defer { if all.isRunning { kill(all.processIdentifier, SIGTERM) }; all.waitUntilExit() }
-        let allText = Locked(Data())
-        Thread { while true { let d = allOut.fileHandleForReading.availableData; if d.isEmpty { return }; allText.withLock { $0.append(d) } } }.start()
-        try await waitFor("tail to show a rejection") {
+        try await eventually("tail to show a rejection") {
             _ = try cluster.zflux(["dispatch", "todo", "removeTodo", #"{"index":42}"#])
             return allText.withLock { String(decoding: $0, as: UTF8.self) }.contains(#""rejected_by":"todo","type":"removeTodo""#)
         }
@@ -140,4 +124,24 @@ struct TerminalViewTests {
         tail.waitUntilExit()
         #expect(tail.terminationStatus == 0)
     }
+}
+
+/// Starts `zflux tail --json ARGS` and collects what it prints as it comes.
+func startTail(_ arguments: [String], runDir: String) throws -> (Process, Locked<Data>) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: zfluxBinary)
+    process.arguments = ["tail", "--json"] + arguments + ["--run-dir", runDir]
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let collected = Locked(Data())
+    Thread {
+        while true {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { return }
+            collected.withLock { $0.append(data) }
+        }
+    }.start()
+    return (process, collected)
 }

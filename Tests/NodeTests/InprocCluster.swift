@@ -18,17 +18,6 @@ extension TestCluster {
     }
 }
 
-/// Waits for a condition with a deadline; records an issue when it never holds.
-func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting for \(what)")
-    throw CancellationError()
-}
-
 /// Reduces todo actions locally: what every store must end up with.
 func expectedTodo(_ actions: [(UInt64, Todo.Action)]) -> Todo.State {
     var state = Todo.State()

@@ -355,7 +355,7 @@ final class DispatcherLoop: NodeLoop {
     func statusDocument() -> [UInt8] {
         let status: [String: Any] = [
             "role": "dispatcher", "pid": Int(getpid()), "head": Int(head), "accepted": Int(accepted),
-            "rejected": Int(rejected), "uptime_ms": Int(MonotonicClock.nowMilliseconds() - startedAt),
+            "rejected": Int(rejected), "uptime_ms": Int(MonotonicClock.elapsed(since: startedAt, now: MonotonicClock.nowMilliseconds())),
             "journal": configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory",
             "journal_bytes": (log as? Journal)?.sizeInBytes ?? 0, "subscribers": subscribers.connected,
         ]

@@ -140,10 +140,10 @@ final class StoreLoop: NodeLoop {
                 nextHeartbeat = now + UInt64(configuration.heartbeatMilliseconds)
             }
             let timeout = UInt64(configuration.dispatcherTimeoutMilliseconds)
-            if now - lastHeardFromDispatcher > timeout && now - lastReconnect > timeout {
+            if MonotonicClock.elapsed(since: lastHeardFromDispatcher, now: now) > timeout && MonotonicClock.elapsed(since: lastReconnect, now: now) > timeout {
                 try reconnect()
             }
-            if let asked = replayRequestedAt, now - asked > UInt64(configuration.replayTimeoutMilliseconds) {
+            if let asked = replayRequestedAt, MonotonicClock.elapsed(since: asked, now: now) > UInt64(configuration.replayTimeoutMilliseconds) {
                 logger.notice("replay unanswered; asking again", metadata: ["store": "\(configuration.name)", "from": "\(version + 1)"])
                 requestReplay()
             }
@@ -176,7 +176,7 @@ final class StoreLoop: NodeLoop {
     /// the connections and make new ones, then ask for whatever was missed.
     func reconnect() throws {
         logger.warning("no word from the dispatcher; reconnecting", metadata: [
-            "store": "\(configuration.name)", "silent_ms": "\(MonotonicClock.nowMilliseconds() - lastHeardFromDispatcher)",
+            "store": "\(configuration.name)", "silent_ms": "\(MonotonicClock.elapsed(since: lastHeardFromDispatcher, now: MonotonicClock.nowMilliseconds()))",
         ])
         reconnects += 1
         actions.close()
@@ -396,12 +396,12 @@ final class StoreLoop: NodeLoop {
 
     func statusDocument() -> [UInt8] {
         let now = MonotonicClock.nowMilliseconds()
-        let connected = now - lastHeardFromDispatcher <= UInt64(configuration.dispatcherTimeoutMilliseconds)
+        let connected = MonotonicClock.elapsed(since: lastHeardFromDispatcher, now: now) <= UInt64(configuration.dispatcherTimeoutMilliseconds)
         let status: [String: Any] = [
             "role": "store", "name": configuration.name, "app": configuration.app.name, "pid": Int(getpid()),
             "version": Int(version), "dispatcher_head": Int(dispatcherHead), "applied": Int(applied), "rejected": Int(rejected),
             "replayed": Int(replayed), "gaps_repaired": Int(gapsRepaired), "pending": pending.count,
-            "dispatcher": connected ? "connected" : "silent", "reconnects": Int(reconnects), "uptime_ms": Int(now - startedAt),
+            "dispatcher": connected ? "connected" : "silent", "reconnects": Int(reconnects), "uptime_ms": Int(MonotonicClock.elapsed(since: startedAt, now: now)),
             "subscribers": subscribers.connected, "subscribed": liveAfter != nil, "caught_up": caughtUp, "snapshot_version": Int(snapshotVersion), "effects_running": runtime.effectsInFlight, "effects_unanswered": unansweredEffects.count,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data())
@@ -446,7 +446,7 @@ final class StoreLoop: NodeLoop {
     func retryUnansweredEffects() {
         guard !unansweredEffects.isEmpty else { return }
         let now = MonotonicClock.nowMilliseconds()
-        for (clientSeq, entry) in unansweredEffects where now - entry.sentAt >= UInt64(configuration.effectRetryMilliseconds) {
+        for (clientSeq, entry) in unansweredEffects where MonotonicClock.elapsed(since: entry.sentAt, now: now) >= UInt64(configuration.effectRetryMilliseconds) {
             unansweredEffects[clientSeq]?.sentAt = now
             send(effects, entry.frames)
         }

@@ -237,12 +237,12 @@ final class ViewLoop: NodeLoop {
     func checkSilence() {
         let now = MonotonicClock.nowMilliseconds()
         let timeout = UInt64(configuration.silenceTimeoutMilliseconds)
-        if now - lastHeard > timeout {
+        if MonotonicClock.elapsed(since: lastHeard, now: now) > timeout {
             if case .stale = connection {} else {
-                setConnection(.stale("no word from \(configuration.store) for \(now - lastHeard) ms"))
+                setConnection(.stale("no word from \(configuration.store) for \(MonotonicClock.elapsed(since: lastHeard, now: now)) ms"))
             }
         }
-        if phase == .awaitingSnapshot && now - snapshotAskedAt > timeout {
+        if phase == .awaitingSnapshot && MonotonicClock.elapsed(since: snapshotAskedAt, now: now) > timeout {
             // The request or its answer was lost (or the store restarted): ask again on a fresh socket.
             snapshots.close()
             if let fresh = try? SocketDefaults.dealer(context) {
@@ -251,7 +251,7 @@ final class ViewLoop: NodeLoop {
             }
             let reason: String = if case .stale(let why) = connection { why } else { "snapshot unanswered" }
             askForSnapshot(because: reason)
-            if now - lastHeard > timeout { connection = .stale(reason) }
+            if MonotonicClock.elapsed(since: lastHeard, now: now) > timeout { connection = .stale(reason) }
         }
     }
 

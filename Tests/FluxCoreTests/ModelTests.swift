@@ -144,6 +144,13 @@ struct ModelTests {
         #expect(try runtime.encodedState() == Array("10".utf8), "a refused action leaves the state as it was")
     }
 
+    @Test("elapsed time never traps when a stamp is newer than the `now` it is compared with")
+    func elapsed() {
+        #expect(MonotonicClock.elapsed(since: 100, now: 250) == 150)
+        #expect(MonotonicClock.elapsed(since: 251, now: 250) == 0, "a store once crashed here: replay stamped after `now` was read")
+        #expect(MonotonicClock.elapsed(since: .max, now: 0) == 0)
+    }
+
     @Test("dependency cycles are rejected with the cycle named")
     func cycles() throws {
         struct Named: AnyApp {

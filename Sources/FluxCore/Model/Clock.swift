@@ -21,4 +21,8 @@ public enum MonotonicClock {
     }
 
     public static func nowMilliseconds() -> UInt64 { nowNanoseconds() / 1_000_000 }
+
+    /// `now - earlier`, or 0 when `earlier` was stamped after `now` was read (a loop reads `now` once,
+    /// then code in the same turn stamps something newer): never an overflow trap.
+    public static func elapsed(since earlier: UInt64, now: UInt64) -> UInt64 { now > earlier ? now - earlier : 0 }
 }

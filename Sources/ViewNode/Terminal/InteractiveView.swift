@@ -101,7 +101,7 @@ public final class InteractiveView: @unchecked Sendable {
             }
             // The status bar's "updated N s ago" ticks even when nothing else changes.
             let now = MonotonicClock.nowMilliseconds()
-            if dirty || now - lastDraw >= 1000 {
+            if dirty || MonotonicClock.elapsed(since: lastDraw, now: now) >= 1000 {
                 terminal.draw(frame(width: terminal.width, height: terminal.height))
                 dirty = false
                 lastDraw = now
@@ -123,7 +123,7 @@ public final class InteractiveView: @unchecked Sendable {
             shown[index].updatedAt = MonotonicClock.nowMilliseconds()
             let now = MonotonicClock.nowNanoseconds() / 1000
             for (seq, sentAt) in awaitingView where seq <= update.version {
-                lastLatencyMicroseconds = now - sentAt
+                lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: now)
                 awaitingView[seq] = nil
             }
         case .outcome(let type, let sentAt, let result):
@@ -131,7 +131,7 @@ public final class InteractiveView: @unchecked Sendable {
             case .success(.acknowledged(let seq)):
                 statusLine = StyledLine("✓ \(type) sequenced as \(seq)", .good)
                 if let version = shown[current].update?.version, version >= seq {
-                    lastLatencyMicroseconds = MonotonicClock.nowNanoseconds() / 1000 - sentAt
+                    lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: MonotonicClock.nowNanoseconds() / 1000)
                 } else {
                     awaitingView[seq] = sentAt
                 }
@@ -191,7 +191,7 @@ public final class InteractiveView: @unchecked Sendable {
         var parts = [store.name]
         if let update = info.update {
             parts.append("version \(update.version)")
-            let age = Double(MonotonicClock.nowMilliseconds() - info.updatedAt) / 1000
+            let age = Double(MonotonicClock.elapsed(since: info.updatedAt, now: MonotonicClock.nowMilliseconds())) / 1000
             parts.append(String(format: "updated %.0f s ago", age))
         }
         if let latency = lastLatencyMicroseconds {

@@ -47,10 +47,13 @@ struct HostilePeerTests {
                         try Hostile.garbageMessages(to: endpoint, count: 300)
                     }
                 }
-                // A 20 MiB frame: over the 16 MiB limit, libzmq drops the connection.
+                // A 20 MiB message: over the 16 MiB limit, the dispatcher's libzmq drops the connection.
+                // One frame on purpose: a multipart message cut off mid-send trips an assertion in the
+                // *sender's* libzmq 4.3.4 (zeromq/libzmq#3442, session_base.cpp) and would abort this test
+                // process; what is under test is the receiving node, which is the same either way.
                 let big = try Socket(.shared, .dealer)
                 try big.connect(topology.dispatcher.intake)
-                try big.send([Array("counter".utf8), Array(repeating: 0x41, count: 20 << 20), []], dontWait: true)
+                try big.send([Array(repeating: 0x41, count: 20 << 20)], dontWait: true)
                 big.close()
                 // A flood: 2,000 dispatches without waiting, from one client id, far past 200/s.
                 let flood = try Socket(.shared, .dealer)

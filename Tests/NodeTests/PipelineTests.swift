@@ -187,18 +187,16 @@ final class LossyRelay: Sendable {
     let dropped = Atomic<Int>(0)
     let forwarded = Atomic<Int>(0)
     private let control: NodeControl<Never>
-    private let done = ReadyLatch()
 
     init(from upstream: String, dropEvery: UInt64, dropSeqs: Set<UInt64>) throws {
         control = try NodeControl()
         let downstream = try Socket(.shared, .pub)
         try downstream.bind(endpoint)
-        let control = control, done = done, endpoint = endpoint
-        _ = endpoint
+        let control = control
         // The sockets are handed to the relay thread and never touched here again.
         nonisolated(unsafe) let output = downstream
         let thread = Thread { [self] in
-            defer { output.close(); done.open() }
+            defer { output.close() }
             guard let input = try? Socket(.shared, .sub) else { return }
             defer { input.close() }
             try? input.subscribe()

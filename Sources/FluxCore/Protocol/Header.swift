@@ -28,8 +28,6 @@ public struct Header: Equatable, Sendable {
         public static let fullState = Flags(rawValue: 1 << 0)
         /// HEARTBEAT from a store: the store is still catching up with the dispatcher.
         public static let catchingUp = Flags(rawValue: 1 << 1)
-        /// REPLAY-END: the requested start is older than the dispatcher still holds.
-        public static let truncatedHistory = Flags(rawValue: 1 << 2)
     }
 
     public var kind: MessageKind

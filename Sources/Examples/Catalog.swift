@@ -3,7 +3,7 @@ import FluxCore
 /// The apps the `zflux` binary can host, by name.
 public enum Catalog {
     public static let apps: [any AnyApp] = [
-        Todo.app(), Star.app(), AnnotationFilter.app(), Login.app(), Counter.app(), TodoStats.app(),
+        Todo.app(), Star.app(), AnnotationFilter.app(), Login.app(), Counter.app(), TodoStats.app(), Ledger.app(),
     ]
 
     public static func app(named name: String) -> (any AnyApp)? {

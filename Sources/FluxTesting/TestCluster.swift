@@ -85,7 +85,7 @@ public final class TestCluster: Sendable {
     @discardableResult
     public func startView(_ name: String, onUpdate: @escaping @Sendable (ViewUpdate) -> Void) async throws -> ViewNode {
         guard let endpoints = topology.store(named: name) else { throw NodeError("the test cluster has no store '\(name)'") }
-        let view = try ViewNode(configuration: .init(topology: topology, store: endpoints), logger: logger, onUpdate: onUpdate)
+        let view = try ViewNode(configuration: .init(topology: topology, store: endpoints, app: apps[name]), logger: logger, onUpdate: onUpdate)
         run(stop: view.stop) { try await view.run() }
         try await view.ready.wait()
         return view
@@ -123,7 +123,7 @@ public final class TestCluster: Sendable {
             endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
             expecting: .snapshot, timeoutMilliseconds: 1000)
         else { return nil }
-        return (reply.header.seq, try JSONPayloadCodec().decode(S.self, from: reply.payload))
+        return (reply.header.seq, try WireCodec().decode(S.self, from: reply.payload))
     }
 
     /// Waits (bounded) until the store has reached `version`, and returns its state then.

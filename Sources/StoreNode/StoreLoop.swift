@@ -47,8 +47,12 @@ final class StoreLoop: NodeLoop {
     var replayed: UInt64 = 0
     var gapsRepaired: UInt64 = 0
     let startedAt = MonotonicClock.nowMilliseconds()
-    /// The whole state in wire form at `lastPublishedVersion`, for snapshot replies.
-    var encodedState: [UInt8] = []
+    /// The whole state in wire form and its version, for snapshot replies: encoded when first asked for
+    /// (or when published whole), so a store publishing changes only does not encode its whole state per update.
+    var fullState: (version: UInt64, bytes: [UInt8])?
+    /// The version from which the runtime's record of changes runs. A changes-only update is published
+    /// only when that is the last published version, so the update applies exactly to what views hold.
+    var changesSince: UInt64 = 0
     /// The version of the last snapshot written to (or read from) disk.
     var snapshotVersion: UInt64 = 0
     /// True once the store has caught up with the dispatcher after starting; views are answered then.
@@ -80,7 +84,8 @@ final class StoreLoop: NodeLoop {
         try replay.connectSecurely(configuration.dispatcherReplay)
         try effects.connectSecurely(configuration.dispatcherIntake)
         loadSnapshot()
-        encodedState = try runtime.encodedState()
+        runtime.forgetChanges()
+        changesSince = version
     }
 
     static func makeRuntime(_ app: any AnyApp, _ control: NodeControl<StoreNode.Command>) -> any AppRuntime {
@@ -312,7 +317,8 @@ final class StoreLoop: NodeLoop {
                     version = 0
                     lastPublishedVersion = 0
                     snapshotVersion = 0
-                    encodedState = (try? runtime.encodedState()) ?? []
+                    fullState = nil
+                    changesSince = 0
                     pending.removeAll()
                     dispatcherHead = message.header.seq
                     requestReplay()
@@ -337,17 +343,29 @@ final class StoreLoop: NodeLoop {
 
     // MARK: Publishing
 
+    /// Publishes what changed since the last update: the changes alone when the state records them
+    /// (`IncrementalState`), else the whole state. `ref` names the version the update applies to.
     func publishStateIfChanged() {
         guard version != lastPublishedVersion else { return }
+        var flags: Header.Flags = []
+        let payload: [UInt8]
         do {
-            encodedState = try runtime.encodedState()
+            if changesSince == lastPublishedVersion, let changes = try runtime.takeChanges() {
+                payload = changes
+            } else {
+                payload = try runtime.encodedState()
+                runtime.forgetChanges()
+                flags = .fullState
+                fullState = (version, payload)
+            }
         } catch {
             logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
             return
         }
+        changesSince = version
         let update = Message(topic: configuration.name, header: Header(
-            kind: .state, flags: .fullState, seq: version, ref: lastPublishedVersion,
-            timestamp: WallClock.nowNanoseconds()), payload: encodedState)
+            kind: .state, flags: flags, seq: version, ref: lastPublishedVersion,
+            timestamp: WallClock.nowNanoseconds()), payload: payload)
         lastPublishedVersion = version
         send(statePublisher, update.frames)
     }
@@ -388,9 +406,18 @@ final class StoreLoop: NodeLoop {
 
     /// Answers with the state as last published, so the version matches the update stream.
     func answerSnapshot(_ peer: [UInt8]) {
+        publishStateIfChanged()
+        if fullState?.version != lastPublishedVersion {
+            do {
+                fullState = (lastPublishedVersion, try runtime.encodedState())
+            } catch {
+                logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+                return
+            }
+        }
         let reply = Message(topic: configuration.name, header: Header(
             kind: .snapshot, flags: .fullState, seq: lastPublishedVersion,
-            timestamp: WallClock.nowNanoseconds()), payload: encodedState)
+            timestamp: WallClock.nowNanoseconds()), payload: fullState?.bytes ?? [])
         send(snapshots, reply.routedFrames(to: peer))
     }
 

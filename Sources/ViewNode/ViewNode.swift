@@ -51,15 +51,19 @@ public final class ViewNode: Sendable {
         public var heartbeatMilliseconds: Int = 200
         /// Silence from the store past this makes the view stale and re-snapshot.
         public var silenceTimeoutMilliseconds: Int = 1500
+        /// The store's app, to apply changes-only updates. Without it, such an update makes the view
+        /// ask for a whole snapshot instead.
+        public var app: (any AnyApp)?
 
-        public init(store: String, state: String, snapshot: String) {
+        public init(store: String, state: String, snapshot: String, app: (any AnyApp)? = nil) {
             self.store = store
             self.state = state
             self.snapshot = snapshot
+            self.app = app
         }
 
-        public init(topology: Topology, store: Topology.StoreEndpoints) {
-            self.init(store: store.name, state: store.state, snapshot: store.snapshot)
+        public init(topology: Topology, store: Topology.StoreEndpoints, app: (any AnyApp)? = nil) {
+            self.init(store: store.name, state: store.state, snapshot: store.snapshot, app: app)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             silenceTimeoutMilliseconds = max(1500, topology.heartbeatMilliseconds * 8)
         }
@@ -115,6 +119,10 @@ final class ViewLoop: NodeLoop {
     var queued: [Message] = []
     var snapshotAskedAt: UInt64 = 0
     var lastHeard: UInt64
+    /// The view's decoded copy of the state, when the app is known: changes-only updates apply to it.
+    let replica: (any StateReplica)?
+    /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
+    var replicaAhead = false
 
     init(
         configuration: ViewNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>,
@@ -127,6 +135,7 @@ final class ViewLoop: NodeLoop {
         self.context = context
         self.topic = Array(configuration.store.utf8)
         self.lastHeard = MonotonicClock.nowMilliseconds()
+        self.replica = configuration.app?.makeReplica()
         subscriber = try SocketDefaults.subscriber(context)
         try subscriber.subscribe(topic)
         try subscriber.connectSecurely(configuration.state)
@@ -173,7 +182,7 @@ final class ViewLoop: NodeLoop {
             // Never go back in time: an older snapshot than what is shown is ignored (then re-asked).
             if state == nil || reply.header.seq >= version {
                 version = reply.header.seq
-                state = reply.payload
+                setWholeState(reply.payload)
             }
             phase = .live
             connection = .live
@@ -185,6 +194,7 @@ final class ViewLoop: NodeLoop {
     }
 
     func drainUpdates() throws {
+        defer { if replicaAhead { emit() } }
         for _ in 0..<10_000 {
             guard let frames = try subscriber.receive(dontWait: true) else { return }
             guard let message = try? Message(frames: frames), message.topic == topic else { continue }
@@ -198,6 +208,7 @@ final class ViewLoop: NodeLoop {
                     applyUpdate(message)
                 }
             case .rejected:
+                if replicaAhead { emit() }
                 guard let state else { continue }
                 onUpdate(ViewUpdate(
                     store: configuration.store, version: version, state: state, connection: connection,
@@ -223,12 +234,24 @@ final class ViewLoop: NodeLoop {
         if header.flags.contains(.fullState) {
             // A whole state stands on its own: it repairs any gap before it.
             version = header.seq
-            state = update.payload
+            setWholeState(update.payload)
             connection = .live
             emit()
         } else if header.ref == version {
-            // Changes-only updates arrive with the compact codec; until then nothing sends them.
-            askForSnapshot(because: "unsupported partial update")
+            guard let replica else {
+                askForSnapshot(because: "changes-only update and no app to apply it")
+                return
+            }
+            do {
+                try replica.apply(changes: update.payload)
+            } catch {
+                logger.warning("update not applicable; resynchronising", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+                askForSnapshot(because: "update not applicable")
+                return
+            }
+            version = header.seq
+            connection = .live
+            replicaAhead = true
         } else {
             askForSnapshot(because: "gap: have \(version), update follows \(header.ref)")
         }
@@ -261,7 +284,23 @@ final class ViewLoop: NodeLoop {
         emit()
     }
 
+    func setWholeState(_ bytes: [UInt8]) {
+        state = bytes
+        replicaAhead = false
+        do {
+            try replica?.load(bytes)
+        } catch {
+            logger.warning("state not decodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+        }
+    }
+
     func emit() {
+        if replicaAhead, let replica {
+            replicaAhead = false
+            do { state = try replica.encodedState() } catch {
+                logger.warning("state not encodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+            }
+        }
         guard let state else { return }
         onUpdate(ViewUpdate(store: configuration.store, version: version, state: state, connection: connection))
     }

@@ -27,7 +27,7 @@ struct DemoCommand: AsyncParsableCommand {
             emitLine("zflux demo: dispatcher and stores running as processes " +
                      supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + "; Ctrl-C stops everything\n")
             let views = try topology.stores.map { endpoints in
-                try ViewNode(configuration: .init(topology: topology, store: endpoints), logger: .init(label: "zflux.view"),
+                try ViewNode(configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)), logger: .init(label: "zflux.view"),
                              onUpdate: UpdatePrinter(app: try Catalog.require(endpoints.app), json: false).print)
             }
             for view in views { Task { try await view.run() } }

@@ -114,8 +114,8 @@ func jsonLine(_ message: Message) -> String {
     let header = message.header
     let seconds = Double(header.timestamp) / 1e9
     let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: seconds))
-    let payload = (try? JSONSerialization.jsonObject(with: Data(message.payload))) != nil
-        ? String(decoding: message.payload, as: UTF8.self) : "null"
+    let json = readablePayload(message)
+    let payload = (try? JSONSerialization.jsonObject(with: Data(json))) != nil ? String(decoding: json, as: UTF8.self) : "null"
     return "{\"seq\":\(header.seq),\"time\":\"\(time)\",\"app\":\"\(message.topicString)\",\"type\":\"\(header.actionType)\","
         + "\"client\":\(header.clientID),\"client_seq\":\(header.clientSeq),\"payload\":\(payload)}"
 }
@@ -126,4 +126,12 @@ extension ISO8601DateFormatter {
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter
     }()
+}
+
+/// An action's payload as JSON: binary payloads are converted by their app; JSON is shown as it is.
+func readablePayload(_ message: Message) -> [UInt8] {
+    guard WireCodec.isBinary(message.payload) else { return message.payload }
+    guard let app = Catalog.app(named: message.topicString),
+          let json = try? app.actionJSON(fromWire: message.payload) else { return Array("null".utf8) }
+    return json
 }

@@ -64,7 +64,7 @@ struct TailCommand: AsyncParsableCommand {
 
     func plainLine(_ message: Message) -> String {
         let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(message.header.timestamp) / 1e9))
-        return "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: message.payload, as: UTF8.self))"
+        return "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: readablePayload(message), as: UTF8.self))"
     }
 }
 

@@ -42,7 +42,7 @@ struct ViewCommand: AsyncParsableCommand {
             }
             let printer = UpdatePrinter(app: try Catalog.require(endpoints.app), json: plain)
             views.append(try ViewNode(
-                configuration: .init(topology: topology, store: endpoints), logger: node.logger("zflux.view"),
+                configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)), logger: node.logger("zflux.view"),
                 onUpdate: printer.print))
         }
         let all = views
@@ -62,7 +62,7 @@ extension ViewCommand {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
             return InteractiveView.Store(
-                name: name, app: endpoints.app, configuration: .init(topology: topology, store: endpoints),
+                name: name, app: endpoints.app, configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)),
                 screen: ExampleScreens.screen(forApp: endpoints.app))
         }
         var logger = node.logger("zflux.view")

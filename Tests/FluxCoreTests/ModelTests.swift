@@ -17,9 +17,11 @@ struct ActionCodingTests {
     func cliArguments() throws {
         let app = Todo.app()
         let payload = try app.wirePayload(type: "addTodo", argumentsJSON: Array(#"{"title":"Buy milk"}"#.utf8))
-        #expect(try JSONDecoder().decode(Todo.Action.self, from: Data(payload)) == .addTodo(title: "Buy milk"))
+        #expect(WireCodec.isBinary(payload), "the CLI's JSON is sent in the binary codec")
+        #expect(try WireCodec().decode(Todo.Action.self, from: payload) == .addTodo(title: "Buy milk"))
         let bare = try Counter.app().wirePayload(type: "incrementTapped", argumentsJSON: [])
-        #expect(try JSONDecoder().decode(Counter.Action.self, from: Data(bare)) == .incrementTapped)
+        #expect(try WireCodec().decode(Counter.Action.self, from: bare) == .incrementTapped)
+        #expect(String(decoding: try app.actionJSON(fromWire: payload), as: UTF8.self) == #"{"addTodo":{"title":"Buy milk"}}"#)
     }
 
     @Test("bad actions are refused with a reason that names the problem")
@@ -129,19 +131,20 @@ struct ModelTests {
             environment: ())
         let delivered = Locked<[(String, String, String)]>([])
         let runtime = app.makeRuntime { app, type, payload in
-            delivered.withLock { $0.append((app, type, String(decoding: payload, as: UTF8.self))) }
+            let json = (try? JSONPayloadCodec().encode(try WireCodec().decode(Counter.Action.self, from: payload))) ?? []
+            delivered.withLock { $0.append((app, type, String(decoding: json, as: UTF8.self))) }
         }
         let add = Array(#"{"addTapped":{"amount":5}}"#.utf8)
         #expect(try runtime.apply(app: "other", actionType: "addTapped", payload: add, runEffects: true) == false)
         #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, runEffects: false))
         #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, runEffects: true))
-        #expect(try runtime.encodedState() == Array("10".utf8))
+        #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 10)
         while runtime.effectsInFlight > 0 { try await Task.sleep(for: .milliseconds(1)) }
         let sent = delivered.withLock { $0 }
         #expect(sent.count == 1, "the replayed-style apply (runEffects: false) ran no effect")
         #expect(sent.first?.0 == "echo" && sent.first?.1 == "incrementTapped" && sent.first?.2 == #"{"incrementTapped":{}}"#)
         #expect(throws: ActionError.self) { try runtime.apply(app: "echo", actionType: "addTapped", payload: Array("{".utf8), runEffects: true) }
-        #expect(try runtime.encodedState() == Array("10".utf8), "a refused action leaves the state as it was")
+        #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 10, "a refused action leaves the state as it was")
     }
 
     @Test("elapsed time never traps when a stamp is newer than the `now` it is compared with")
@@ -161,6 +164,8 @@ struct ModelTests {
             func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime { fatalError() }
             func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }
             func render(wire bytes: [UInt8]) throws -> String { "" }
+            func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }
+            func makeReplica() -> any StateReplica { fatalError() }
         }
         let error = #expect(throws: ActionError.self) {
             try DependencyGraph.check([Named(name: "a", reads: ["b"]), Named(name: "b", reads: ["c"]), Named(name: "c", reads: ["a"])])

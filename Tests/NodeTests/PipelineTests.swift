@@ -167,7 +167,7 @@ struct PipelineTests {
         #expect(updates.first?.version == 20, "the first thing shown is the snapshot")
         #expect(zip(updates, updates.dropFirst()).allSatisfy { $0.version <= $1.version }, "never goes back in time")
         #expect(updates.last?.connection == .live)
-        let shown = try JSONDecoder().decode(Todo.State.self, from: Data(try #require(updates.last?.state)))
+        let shown = try WireCodec().decode(Todo.State.self, from: try #require(updates.last?.state))
         #expect(shown == (try cluster.snapshot(of: "todo", as: Todo.State.self))?.state)
         try await cluster.shutdown()
     }

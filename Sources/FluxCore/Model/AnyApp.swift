@@ -18,6 +18,20 @@ public protocol AnyApp: Sendable {
     func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8]
     /// The state (wire bytes) rendered as plain text.
     func render(wire bytes: [UInt8]) throws -> String
+    /// A wire action (either codec) as JSON, for people and scripts.
+    func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8]
+    /// A copy of the state that follows a store's updates, whole or changes only (views, the bench).
+    func makeReplica() -> any StateReplica
+}
+
+/// A view's copy of one app's state, owned by one thread.
+public protocol StateReplica: AnyObject {
+    /// Replaces the state with a whole one (wire bytes).
+    func load(_ bytes: [UInt8]) throws
+    /// Applies a changes-only update (wire bytes) to the current state.
+    func apply(changes bytes: [UInt8]) throws
+    /// The whole state in wire bytes.
+    func encodedState() throws -> [UInt8]
 }
 
 /// One app's live state machine inside a store: not shared between threads.
@@ -28,6 +42,11 @@ public protocol AppRuntime: AnyObject {
     func apply(app: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool
     /// The whole state in wire bytes.
     func encodedState() throws -> [UInt8]
+    /// What changed since the last call (or `forgetChanges`), in wire bytes, clearing the record; nil
+    /// when the state does not record its changes (it is not an `IncrementalState`).
+    func takeChanges() throws -> [UInt8]?
+    /// Clears the record of changes (after a whole state was published or loaded).
+    func forgetChanges()
     /// Replaces the state from wire bytes (snapshots).
     func loadState(_ bytes: [UInt8]) throws
     /// Everything needed to resume this runtime later (for a plain app, its state).
@@ -42,7 +61,7 @@ public protocol AppRuntime: AnyObject {
 
 extension FluxApp: AnyApp {
     public var reads: [String] { [] }
-    public var codec: any PayloadCodec { JSONPayloadCodec() }
+    public var codec: any PayloadCodec { WireFormat.codec }
 
     /// Decodes a wire action. With `verifyType` (at the intake) the decoded case must match the header's
     /// action type; stores skip that check, since the dispatcher made it before sequencing.
@@ -51,7 +70,8 @@ extension FluxApp: AnyApp {
         do {
             action = try codec.decode(Action.self, from: payload)
         } catch let error as DecodingError {
-            if case .dataCorrupted = error, (try? JSONSerialization.jsonObject(with: Data(payload))) == nil {
+            if case .dataCorrupted = error, !WireCodec.isBinary(payload),
+               (try? JSONSerialization.jsonObject(with: Data(payload))) == nil {
                 throw ActionError("the payload of \(name).\(actionType) is not valid JSON")
             }
             // Synthesized enum decoding fails at the top level only when no case matches the key;
@@ -64,7 +84,8 @@ extension FluxApp: AnyApp {
             throw ActionError("cannot decode \(name).\(actionType): \(error)")
         }
         guard verifyType else { return action }
-        // Fast path: our own encoders write `{"caseName":` first; anything else is checked by reflection.
+        // Fast path: both codecs write the case name first; anything else is checked by reflection.
+        if BinaryPayloadCodec.firstKey(of: payload, is: actionType) { return action }
         let prefix = Array("{\"\(actionType)\":".utf8)
         if payload.count > prefix.count && payload.starts(with: prefix) { return action }
         guard ActionCoding.caseName(of: action) == actionType else {
@@ -80,10 +101,18 @@ extension FluxApp: AnyApp {
 
     public func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] {
         let json = try ActionCoding.json(type: type, arguments: argumentsJSON)
-        // The JSON form is the wire form while JSON is the wire codec; check it all the same.
         try check(actionType: type, payload: json)
-        return json
+        guard WireFormat.current == .binary else { return json }
+        let action = try decodeAction(actionType: type, payload: json)
+        do { return try BinaryPayloadCodec().encode(action) } catch { throw ActionError("cannot encode \(name).\(type): \(error)") }
     }
+
+    public func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] {
+        guard WireCodec.isBinary(bytes) else { return bytes }
+        return try JSONPayloadCodec().encode(try codec.decode(Action.self, from: bytes))
+    }
+
+    public func makeReplica() -> any StateReplica { FluxStateReplica(initial: initialState) }
 
     public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
         FluxAppRuntime(app: self, deliver: deliver)
@@ -129,9 +158,63 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     }
 
     func encodedState() throws -> [UInt8] { try app.codec.encode(state) }
-    func loadState(_ bytes: [UInt8]) throws { state = try app.codec.decode(State.self, from: bytes) }
+    func loadState(_ bytes: [UInt8]) throws { state = try app.codec.decode(State.self, from: bytes); forgetChanges() }
+    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state) }
+    func forgetChanges() { _ = try? ChangeTracking.take(&state) }
     func encodedSnapshot() throws -> [UInt8] { try encodedState() }
     func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
     var effectsInFlight: Int { effects.inFlight }
     func cancelEffects() { effects.cancelAll() }
+}
+
+final class FluxStateReplica<State: Codable & Sendable>: StateReplica {
+    var state: State
+
+    init(initial: State) { state = initial }
+
+    func load(_ bytes: [UInt8]) throws { state = try WireCodec().decode(State.self, from: bytes) }
+
+    func apply(changes bytes: [UInt8]) throws {
+        guard try ChangeTracking.apply(bytes, to: &state) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(State.self) does not take changes-only updates"))
+        }
+    }
+
+    func encodedState() throws -> [UInt8] { try WireFormat.codec.encode(state) }
+}
+
+/// Reaches a state's `IncrementalState` conformance from code that is generic over any state, in place
+/// (no copy of the state: a copy of a large collection is exactly the cost changes-only updates avoid).
+enum ChangeTracking {
+    fileprivate enum Opener<S> {}
+    fileprivate protocol Opening {
+        static func take(_ state: UnsafeMutableRawPointer) throws -> [UInt8]
+        static func apply(_ bytes: [UInt8], _ state: UnsafeMutableRawPointer) throws
+    }
+
+    /// The encoded changes of `state`, clearing its record; nil when `S` does not track changes.
+    static func take<S>(_ state: inout S) throws -> [UInt8]? {
+        guard let opener = Opener<S>.self as? any Opening.Type else { return nil }
+        return try withUnsafeMutablePointer(to: &state) { try opener.take(UnsafeMutableRawPointer($0)) }
+    }
+
+    /// Applies encoded changes to `state`; false when `S` does not track changes.
+    static func apply<S>(_ bytes: [UInt8], to state: inout S) throws -> Bool {
+        guard let opener = Opener<S>.self as? any Opening.Type else { return false }
+        try withUnsafeMutablePointer(to: &state) { try opener.apply(bytes, UnsafeMutableRawPointer($0)) }
+        return true
+    }
+
+    static func tracksChanges<S>(_ type: S.Type) -> Bool { Opener<S>.self is any Opening.Type }
+}
+
+extension ChangeTracking.Opener: ChangeTracking.Opening where S: IncrementalState {
+    static func take(_ state: UnsafeMutableRawPointer) throws -> [UInt8] {
+        try WireFormat.codec.encode(state.assumingMemoryBound(to: S.self).pointee.takeChanges())
+    }
+
+    static func apply(_ bytes: [UInt8], _ state: UnsafeMutableRawPointer) throws {
+        let changes = try WireCodec().decode(S.Changes.self, from: bytes)
+        state.assumingMemoryBound(to: S.self).pointee.apply(changes)
+    }
 }

@@ -58,6 +58,8 @@ extension DependentApp: AnyApp {
     }
     public func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try base.stateJSON(fromWire: bytes) }
     public func render(wire bytes: [UInt8]) throws -> String { try base.render(wire: bytes) }
+    public func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try base.actionJSON(fromWire: bytes) }
+    public func makeReplica() -> any StateReplica { base.makeReplica() }
 
     public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
         DependentRuntime(app: self, deliver: deliver)
@@ -98,7 +100,9 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
 
     /// Only this store's own state is published; the replica is private.
     func encodedState() throws -> [UInt8] { try app.base.codec.encode(state) }
-    func loadState(_ bytes: [UInt8]) throws { state = try app.base.codec.decode(State.self, from: bytes) }
+    func loadState(_ bytes: [UInt8]) throws { state = try app.base.codec.decode(State.self, from: bytes); forgetChanges() }
+    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state) }
+    func forgetChanges() { _ = try? ChangeTracking.take(&state) }
 
     /// The snapshot holds the replica too: without it, a restored store would read a stale other state.
     struct Snapshot: Codable {
@@ -106,10 +110,10 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         var other: OtherState
     }
 
-    func encodedSnapshot() throws -> [UInt8] { try JSONPayloadCodec().encode(Snapshot(state: state, other: other)) }
+    func encodedSnapshot() throws -> [UInt8] { try app.base.codec.encode(Snapshot(state: state, other: other)) }
 
     func loadSnapshot(_ bytes: [UInt8]) throws {
-        let snapshot = try JSONPayloadCodec().decode(Snapshot.self, from: bytes)
+        let snapshot = try app.base.codec.decode(Snapshot.self, from: bytes)
         state = snapshot.state
         other = snapshot.other
     }

@@ -147,7 +147,7 @@ public final class InteractiveView: @unchecked Sendable {
 
     /// Lets the current screen react to a key; returns whether anything is to be redrawn.
     private func press(_ key: Key) -> Bool {
-        let state = Data(shown[current].update?.state ?? [])
+        let state = readable(shown[current].update?.state ?? [], stores[current])
         switch stores[current].screen.handle(key, state: state) {
         case .ignored:
             return false
@@ -170,13 +170,20 @@ public final class InteractiveView: @unchecked Sendable {
         }
     }
 
+    /// Screens read JSON; the wire may carry the binary codec.
+    private func readable(_ wire: [UInt8], _ store: Store) -> Data {
+        guard WireCodec.isBinary(wire), let app = store.configuration.app else { return Data(wire) }
+        return Data((try? app.stateJSON(fromWire: wire)) ?? [])
+    }
+
     func frame(width: Int, height: Int) -> Frame {
         let store = stores[current]
         let info = shown[current]
         var frame: Frame = [StyledLine(" zflux view · \(store.name)", .bold)
             + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), ""]
         if let update = info.update {
-            frame += store.screen.render(state: Data(update.state), previous: info.previous.map { Data($0) }, width: width)
+            frame += store.screen.render(
+                state: readable(update.state, store), previous: info.previous.map { readable($0, store) }, width: width)
         } else {
             frame.append(StyledLine("waiting for \(store.name)…", .dim))
         }

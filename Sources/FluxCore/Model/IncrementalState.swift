@@ -1,0 +1,124 @@
+import Synchronization
+
+/// A state that records what its reducer changed, so stores publish the change instead of the whole
+/// state: the cost of an update then follows the size of the change, not of the state (the Clone
+/// pattern's key-value updates). Views apply the changes to their copy; late joiners and views that
+/// missed an update still get a whole snapshot.
+///
+/// Most states conform by keeping their large collections in `TrackedDictionary` and listing them:
+/// ```swift
+/// struct Ledger: IncrementalState {
+///     var accounts = TrackedDictionary<Int, Account>()
+///     var total = 0
+///
+///     struct Changes: Codable, Sendable { var accounts: TrackedDictionary<Int, Account>.Changes; var total: Int }
+///     mutating func takeChanges() -> Changes { Changes(accounts: accounts.takeChanges(), total: total) }
+///     mutating func apply(_ changes: Changes) { accounts.apply(changes.accounts); total = changes.total }
+/// }
+/// ```
+/// Small fields can be sent whole in every change, as `total` is here.
+public protocol IncrementalState: Codable, Equatable, Sendable {
+    associatedtype Changes: Codable & Sendable
+    /// What changed since the last call (or since the state was created or decoded), clearing the record.
+    mutating func takeChanges() -> Changes
+    /// Applies changes taken from a state that was equal to this one.
+    mutating func apply(_ changes: Changes)
+}
+
+/// A dictionary that remembers which keys were set or removed since its changes were last taken.
+/// Equality and the encoded form ignore that record; a decoded value starts with none.
+public struct TrackedDictionary<Key: Hashable & Codable & Sendable, Value: Codable & Equatable & Sendable>: Sendable, Equatable {
+    public private(set) var storage: [Key: Value]
+    private var changed: Set<Key> = []
+
+    public init(_ storage: [Key: Value] = [:]) { self.storage = storage }
+
+    public subscript(key: Key) -> Value? {
+        get { storage[key] }
+        set {
+            storage[key] = newValue
+            changed.insert(key)
+        }
+    }
+
+    public var count: Int { storage.count }
+    public var isEmpty: Bool { storage.isEmpty }
+    public var keys: Dictionary<Key, Value>.Keys { storage.keys }
+    public var values: Dictionary<Key, Value>.Values { storage.values }
+
+    /// Changes a value in place without copying it out (and back) first.
+    public mutating func update(_ key: Key, _ body: (inout Value) -> Void) {
+        guard storage[key] != nil else { return }
+        body(&storage[key]!)
+        changed.insert(key)
+    }
+
+    @discardableResult
+    public mutating func removeValue(forKey key: Key) -> Value? {
+        changed.insert(key)
+        return storage.removeValue(forKey: key)
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.storage == b.storage }
+
+    public struct Changes: Codable, Sendable, Equatable {
+        public var updated: [Entry]
+        public var removed: [Key]
+
+        public struct Entry: Codable, Sendable, Equatable {
+            public var key: Key
+            public var value: Value
+        }
+
+        public var isEmpty: Bool { updated.isEmpty && removed.isEmpty }
+    }
+
+    public mutating func takeChanges() -> Changes {
+        var changes = Changes(updated: [], removed: [])
+        for key in changed {
+            if let value = storage[key] { changes.updated.append(.init(key: key, value: value)) } else { changes.removed.append(key) }
+        }
+        changed.removeAll(keepingCapacity: true)
+        return changes
+    }
+
+    public mutating func apply(_ changes: Changes) {
+        for entry in changes.updated { storage[entry.key] = entry.value }
+        for key in changes.removed { storage.removeValue(forKey: key) }
+    }
+}
+
+extension TrackedDictionary: Codable {
+    /// Encoded as a flat list of key, value, key, value… (any key type, one container).
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        var storage: [Key: Value] = [:]
+        if let count = container.count { storage.reserveCapacity(count / 2) }
+        while !container.isAtEnd {
+            let key = try container.decode(Key.self)
+            storage[key] = try container.decode(Value.self)
+        }
+        self.init(storage)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for (key, value) in storage {
+            try container.encode(key)
+            try container.encode(value)
+        }
+    }
+}
+
+/// Which codec this process writes with (it reads both). Set once at start from the cluster's
+/// configuration; binary unless the cluster says `codec = "json"`.
+public enum WireFormat {
+    private static let json = Atomic<Bool>(false)
+
+    public static var current: WireCodec.Format {
+        get { json.load(ordering: .relaxed) ? .json : .binary }
+        set { json.store(newValue == .json, ordering: .relaxed) }
+    }
+
+    public static var codec: WireCodec { WireCodec(current) }
+}

@@ -1,0 +1,127 @@
+import Examples
+import Foundation
+import Testing
+@testable import FluxCore
+
+@Suite("The binary wire codec and changes-only state updates")
+struct BinaryCodecTests {
+    struct Everything: Codable, Equatable {
+        enum Kind: Codable, Equatable { case plain, labelled(name: String, weight: Double), positional(Int, [String]) }
+        var int = -42, big = Int64.min, unsigned = UInt64.max, small: UInt8 = 200, flag = true
+        var double = 3.25, float: Float = -1.5, text = "héllo \u{1F600}", empty = ""
+        var optional: String? = nil, present: Int? = 7, nested: [[Int]] = [[], [1, 2], [3]]
+        var byName: [String: Int] = ["a": 1, "b": 2], byNumber: [Int: String] = [10: "ten", -1: "minus"]
+        var kinds: [Kind] = [.plain, .labelled(name: "x", weight: 0.5), .positional(-3, ["p", "q"])]
+        var date = Date(timeIntervalSince1970: 1_700_000_000.25), data = Data([0, 1, 255])
+        var set: Set<String> = ["s"], nilInArray: [Int?] = [1, nil, 3]
+    }
+
+    let binary = BinaryPayloadCodec()
+
+    @Test("every kind of Codable value round-trips, and WireCodec reads both codecs")
+    func roundTrip() throws {
+        let value = Everything()
+        let bytes = try binary.encode(value)
+        #expect(bytes.first == BinaryPayloadCodec.marker)
+        #expect(try binary.decode(Everything.self, from: bytes) == value)
+        #expect(try WireCodec().decode(Everything.self, from: bytes) == value)
+        #expect(try WireCodec().decode(Everything.self, from: try JSONPayloadCodec().encode(value)) == value)
+        var other = value
+        other.optional = "now set"
+        other.kinds = []
+        #expect(try binary.decode(Everything.self, from: try binary.encode(other)) == other)
+        #expect(try binary.decode(Int.self, from: try binary.encode(5)) == 5)
+        #expect(try binary.decode([String].self, from: try binary.encode(["a"])) == ["a"])
+    }
+
+    @Test("every example app's actions and states round-trip; the first key names the action")
+    func exampleApps() throws {
+        let actions: [Todo.Action] = [.addTodo(title: "Milk"), .toggleTodo(index: 2), .clearCompleted, .loadTapped]
+        for action in actions {
+            let bytes = try binary.encode(action)
+            #expect(try binary.decode(Todo.Action.self, from: bytes) == action)
+            #expect(BinaryPayloadCodec.firstKey(of: bytes, is: ActionCoding.caseName(of: action)))
+            #expect(!BinaryPayloadCodec.firstKey(of: bytes, is: "removeTodo"))
+        }
+        let state = Todo.State(todos: (0..<50).map { Todo.Item(title: "item \($0)", done: $0 % 2 == 0) }, loadError: "x")
+        #expect(try binary.decode(Todo.State.self, from: try binary.encode(state)) == state)
+    }
+
+    @Test("a value of the wrong type, a missing field, or an out-of-range number is a DecodingError with its path")
+    func typeErrors() throws {
+        struct Small: Codable, Equatable { var a: UInt8; var b: String }
+        struct Wide: Codable { var a: Int; var b: String }
+        let wide = try binary.encode(Wide(a: 300, b: "x"))
+        #expect {
+            try binary.decode(Small.self, from: wide)
+        } throws: { error in
+            guard let error = error as? DecodingError, case .dataCorrupted(let context) = error else { return false }
+            return context.codingPath.map(\.stringValue) == ["a"]
+        }
+        struct OnlyA: Codable { var a: Int }
+        #expect(throws: DecodingError.self) { try binary.decode(Wide.self, from: try binary.encode(OnlyA(a: 1))) }
+        #expect(throws: DecodingError.self) { try binary.decode(String.self, from: try binary.encode(1)) }
+        #expect(throws: DecodingError.self) { try binary.decode(Int.self, from: try binary.encode(1) + [0]) }
+    }
+
+    @Test("every cut and every single-byte change of an encoded state is refused or decodes; none traps")
+    func garbage() throws {
+        let bytes = try binary.encode(Everything())
+        for cut in 0..<bytes.count {
+            #expect(throws: (any Error).self) { try binary.decode(Everything.self, from: Array(bytes.prefix(cut))) }
+        }
+        var decodedAnyway = 0
+        for index in bytes.indices {
+            for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                var changed = bytes
+                changed[index] ^= flip
+                if (try? binary.decode(Everything.self, from: changed)) != nil { decodedAnyway += 1 }
+            }
+        }
+        // Flipping bits inside a string or a number still gives a well-formed value; it must not be most.
+        #expect(decodedAnyway < bytes.count * 3 / 2)
+    }
+
+    @Test("a tracked dictionary records exactly the keys set and removed; applying them reproduces the state")
+    func changes() throws {
+        var state = Ledger.State()
+        _ = Ledger.reducer(&state, .open(count: 1000), ())
+        var replica = try binary.decode(Ledger.State.self, from: try binary.encode(state))
+        _ = state.takeChanges()
+        _ = Ledger.reducer(&state, .post(account: 7, amount: 5, memo: "m"), ())
+        _ = Ledger.reducer(&state, .close(account: 9), ())
+        _ = Ledger.reducer(&state, .post(account: 5000, amount: 1, memo: ""), ())
+        let changes = state.takeChanges()
+        #expect(Set(changes.accounts.updated.map(\.key)) == [7, 5000])
+        #expect(changes.accounts.removed == [9])
+        #expect(state.takeChanges().accounts.isEmpty)
+        replica.apply(try binary.decode(Ledger.State.Changes.self, from: try binary.encode(changes)))
+        #expect(replica == state)
+    }
+
+    @Test("a store runtime publishes changes only; a view replica applies them in place")
+    func runtimeAndReplica() throws {
+        let app = Ledger.app()
+        let runtime = app.makeRuntime { _, _, _ in }
+        let replica = app.makeReplica()
+        let open = try app.wirePayload(type: "open", argumentsJSON: Array(#"{"count":100}"#.utf8))
+        #expect(try runtime.apply(app: "ledger", actionType: "open", payload: open, runEffects: false))
+        try replica.load(try runtime.encodedState())
+        runtime.forgetChanges()
+        let post = try app.wirePayload(type: "post", argumentsJSON: Array(#"{"account":3,"amount":9,"memo":"hi"}"#.utf8))
+        _ = try runtime.apply(app: "ledger", actionType: "post", payload: post, runEffects: false)
+        let changes = try #require(try runtime.takeChanges())
+        #expect(changes.count * 5 < (try runtime.encodedState()).count, "one account's change, not the 100 accounts")
+        try replica.apply(changes: changes)
+        let expected = try app.stateJSON(fromWire: try runtime.encodedState())
+        let got = try app.stateJSON(fromWire: try replica.encodedState())
+        let decode = { (bytes: [UInt8]) in try JSONDecoder().decode(Ledger.State.self, from: Data(bytes)) }
+        #expect(try decode(expected) == decode(got))
+        // A state that does not track changes says so, and its replica refuses a changes-only update.
+        let todo = Todo.app().makeRuntime { _, _, _ in }
+        #expect(try todo.takeChanges() == nil)
+        #expect(throws: (any Error).self) { try Todo.app().makeReplica().apply(changes: changes) }
+        // The wire action reads back as JSON for people.
+        #expect(String(decoding: try app.actionJSON(fromWire: post), as: UTF8.self).contains(#""memo":"hi""#))
+    }
+}

@@ -37,8 +37,11 @@ let package = Package(
         .target(name: "Examples", dependencies: ["FluxCore"]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
+        .target(name: "Bench", dependencies: [
+            "NodeSupport", "ViewNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ]),
         .executableTarget(name: "zflux", dependencies: [
-            "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews",
+            "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -47,6 +50,7 @@ let package = Package(
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting", "Examples"]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
+        .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode"]),
         .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting"]),

@@ -284,8 +284,9 @@ final class DispatcherLoop: NodeLoop {
         batch.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: seq) }
+        // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
         batchReplies.append((peer, Message(header: Header(
-            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))))
+            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp))))
     }
 
     func nack(_ peer: [UInt8], _ header: Header, _ reason: String) {

@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 
 /// Where every node of one cluster listens. `zflux cluster up` writes it to `RUN_DIR/cluster.json`;
@@ -50,6 +51,8 @@ public struct Topology: Codable, Equatable, Sendable {
     public var limits: Limits? = nil
     /// CURVE on every tcp socket (nil: none).
     public var security: SecurityFiles? = nil
+    /// The codec nodes and commands write actions and states in (nil: binary). Readers take both.
+    public var codec: WireCodec.Format? = nil
 
     public struct SecurityFiles: Codable, Equatable, Sendable {
         /// The server key pair's secret file: nodes bind with it.
@@ -140,7 +143,9 @@ public struct Topology: Codable, Equatable, Sendable {
             throw NodeError("no cluster in \(runDirectory): \(url.path) is missing (start one with `zflux cluster up`, or pass --run-dir)")
         }
         do {
-            return try JSONDecoder().decode(Topology.self, from: data)
+            let topology = try JSONDecoder().decode(Topology.self, from: data)
+            WireFormat.current = topology.codec ?? .binary
+            return topology
         } catch {
             throw NodeError("\(url.path) is not a valid cluster description: \(error)")
         }

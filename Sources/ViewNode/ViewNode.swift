@@ -38,6 +38,10 @@ public struct ViewUpdate: Sendable, Equatable {
     public var connection: Connection
     /// Set on the update that reports a rejection; the state is the unchanged one.
     public var rejection: Rejection? = nil
+    /// When the store published the newest update applied (its wall clock, nanoseconds since the epoch).
+    public var publishedAt: Int64 = 0
+    /// Wire bytes of the newest update applied (a whole state or only its changes).
+    public var updateBytes: Int = 0
 }
 
 /// Follows one store's state the Clone way: subscribe first, then ask for a snapshot, drop queued
@@ -54,6 +58,9 @@ public final class ViewNode: Sendable {
         /// The store's app, to apply changes-only updates. Without it, such an update makes the view
         /// ask for a whole snapshot instead.
         public var app: (any AnyApp)?
+        /// False: updates report versions only, and `state` stays empty unless a whole state arrived
+        /// (a load test's subscriber, which must not pay for re-encoding the state per update).
+        public var materializesState = true
 
         public init(store: String, state: String, snapshot: String, app: (any AnyApp)? = nil) {
             self.store = store
@@ -123,6 +130,8 @@ final class ViewLoop: NodeLoop {
     let replica: (any StateReplica)?
     /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
     var replicaAhead = false
+    var publishedAt: Int64 = 0
+    var updateBytes = 0
 
     init(
         configuration: ViewNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>,
@@ -231,6 +240,8 @@ final class ViewLoop: NodeLoop {
     func applyUpdate(_ update: Message) {
         let header = update.header
         guard header.seq > version else { return }  // already covered by what is shown
+        publishedAt = header.timestamp
+        updateBytes = update.payload.count
         if header.flags.contains(.fullState) {
             // A whole state stands on its own: it repairs any gap before it.
             version = header.seq
@@ -295,13 +306,14 @@ final class ViewLoop: NodeLoop {
     }
 
     func emit() {
-        if replicaAhead, let replica {
+        if replicaAhead, let replica, configuration.materializesState {
             replicaAhead = false
             do { state = try replica.encodedState() } catch {
                 logger.warning("state not encodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
             }
         }
+        replicaAhead = false
         guard let state else { return }
-        onUpdate(ViewUpdate(store: configuration.store, version: version, state: state, connection: connection))
+        onUpdate(ViewUpdate(store: configuration.store, version: version, state: state, connection: connection, publishedAt: publishedAt, updateBytes: updateBytes))
     }
 }

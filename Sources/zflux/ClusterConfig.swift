@@ -14,6 +14,7 @@ import TOMLKit
 /// base_port = 5570         # tcp only: first of the consecutive ports the nodes use
 /// heartbeat_ms = 200
 /// high_water_mark = 100000 # messages a publisher queues for a slow subscriber before dropping
+/// codec = "binary"         # what nodes write on the wire: binary (compact) or json (readable); both are read
 ///
 /// [journal]
 /// directory = "journal"    # relative to the run directory
@@ -45,9 +46,10 @@ struct ClusterConfig: Codable, Equatable {
         var heartbeatMs: Int?
         var highWaterMark: Int?
         var allowRemote: Bool?
+        var codec: String?
 
         enum CodingKeys: String, CodingKey {
-            case transport, host
+            case transport, host, codec
             case allowRemote = "allow_remote"
             case basePort = "base_port"
             case heartbeatMs = "heartbeat_ms"
@@ -243,6 +245,10 @@ struct ClusterConfig: Codable, Equatable {
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat)
             for (index, entry) in stores.enumerated() where entry.effects == false { topology.stores[index].runsEffects = false }
             topology.highWaterMark = cluster?.highWaterMark
+            if let name = cluster?.codec {
+                guard let codec = WireCodec.Format(rawValue: name) else { throw CLIError("codec '\(name)' is not one of: binary, json") }
+                topology.codec = codec
+            }
             if let limits {
                 if let rate = limits.clientRate, rate < 1 { throw CLIError("limits client_rate must be at least 1") }
                 if let max = limits.maxPayloadBytes, !(1...(16 << 20)).contains(max) {

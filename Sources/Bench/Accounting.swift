@@ -1,0 +1,109 @@
+/// What happened to each action of one open-loop run, by its index in the schedule.
+public struct TrialLog: Sendable {
+    public let schedule: OpenLoopSchedule
+    /// Nanoseconds after the start when the ACK arrived (0: no ACK).
+    public var ackAt: [UInt64]
+    /// The global sequence number the ACK gave (0: none).
+    public var seq: [UInt64]
+    /// When the dispatcher sequenced the action (its wall clock, from the ACK; 0: unknown).
+    public var sequencedAt: [Int64]
+    public var nacked = 0
+    public var sent = 0
+
+    public init(schedule: OpenLoopSchedule) {
+        self.schedule = schedule
+        ackAt = Array(repeating: 0, count: schedule.count)
+        seq = Array(repeating: 0, count: schedule.count)
+        sequencedAt = Array(repeating: 0, count: schedule.count)
+    }
+
+    public mutating func acknowledge(index: Int, seq: UInt64, at elapsed: UInt64, sequencedAt stamp: Int64) {
+        guard ackAt.indices.contains(index), self.seq[index] == 0 else { return }
+        ackAt[index] = max(elapsed, 1)
+        self.seq[index] = seq
+        sequencedAt[index] = stamp
+    }
+
+    public var acked: Int { seq.reduce(0) { $1 != 0 ? $0 + 1 : $0 } }
+    public var maxSeq: UInt64 { seq.max() ?? 0 }
+}
+
+/// A subscriber saw the state reach `version` at `at` nanoseconds after the start; the store had
+/// published it at `publishedAt` (wall clock, 0: unknown).
+public struct Arrival: Sendable, Equatable {
+    public var version: UInt64
+    public var at: UInt64
+    public var publishedAt: Int64
+
+    public init(version: UInt64, at: UInt64, publishedAt: Int64 = 0) {
+        self.version = version
+        self.at = at
+        self.publishedAt = publishedAt
+    }
+}
+
+/// The figures of one run.
+public struct TrialResult: Sendable {
+    public var ack = LatencyHistogram()
+    /// Dispatch (scheduled) → the state containing the action visible, over every subscriber.
+    public var e2e = LatencyHistogram()
+    /// Same-host breakdown of e2e from the nodes' wall-clock stamps: client → sequenced, sequenced →
+    /// published by the store, published → visible in the subscriber.
+    public var stages: [String: LatencyHistogram] = [:]
+    public var sent = 0
+    public var acked = 0
+    public var nacked = 0
+    /// Acknowledged actions that some subscriber never saw (must be zero).
+    public var lost = 0
+    /// Acknowledged actions per second, from the start until the last one was visible everywhere.
+    public var rateAchieved: Double = 0
+
+    public static let stageNames = ["sequence", "publish", "deliver"]
+}
+
+public enum Accounting {
+    /// Matches every acknowledged action with the first arrival, in each subscriber, of a version that
+    /// contains it. Actions scheduled before `warmUp` nanoseconds count for loss but not for latency.
+    public static func evaluate(_ log: TrialLog, subscribers: [[Arrival]], warmUp: UInt64, startWall: Int64) -> TrialResult {
+        var result = TrialResult()
+        result.sent = log.sent
+        result.nacked = log.nacked
+        let schedule = log.schedule
+        // Acknowledged actions in seq order; arrivals are in version order already.
+        var bySeq: [(seq: UInt64, index: Int)] = []
+        bySeq.reserveCapacity(log.seq.count)
+        for (index, seq) in log.seq.enumerated() where seq != 0 { bySeq.append((seq, index)) }
+        bySeq.sort { $0.seq < $1.seq }
+        result.acked = bySeq.count
+        for (index, at) in log.ackAt.enumerated() where at != 0 && schedule.offset(of: index) >= warmUp {
+            result.ack.record(nanoseconds: at &- min(at, schedule.offset(of: index)))
+        }
+        var lostAnywhere = Set<Int>()
+        var lastVisible: UInt64 = 0
+        var stages = Dictionary(uniqueKeysWithValues: TrialResult.stageNames.map { ($0, LatencyHistogram()) })
+        for (number, arrivals) in subscribers.enumerated() {
+            var next = 0
+            for (seq, index) in bySeq {
+                while next < arrivals.count && arrivals[next].version < seq { next += 1 }
+                guard next < arrivals.count else { lostAnywhere.insert(index); continue }
+                let arrival = arrivals[next]
+                lastVisible = max(lastVisible, arrival.at)
+                let scheduled = schedule.offset(of: index)
+                guard scheduled >= warmUp else { continue }
+                result.e2e.record(nanoseconds: arrival.at &- min(arrival.at, scheduled))
+                // Stages from one subscriber: they describe the pipeline, not each copy of it.
+                guard number == 0, log.sequencedAt[index] > 0, arrival.publishedAt > 0 else { continue }
+                let sentWall = startWall + Int64(scheduled)
+                let seenWall = startWall + Int64(arrival.at)
+                stages["sequence"]!.record(nanoseconds: UInt64(max(0, log.sequencedAt[index] - sentWall)))
+                stages["publish"]!.record(nanoseconds: UInt64(max(0, arrival.publishedAt - log.sequencedAt[index])))
+                stages["deliver"]!.record(nanoseconds: UInt64(max(0, seenWall - arrival.publishedAt)))
+            }
+        }
+        result.stages = stages.filter { $0.value.count > 0 }
+        result.lost = lostAnywhere.count
+        if subscribers.isEmpty { lastVisible = log.ackAt.max() ?? 0 }
+        if lastVisible > 0 { result.rateAchieved = Double(result.acked) / (Double(lastVisible) / 1e9) }
+        return result
+    }
+}

@@ -1,0 +1,217 @@
+import FluxCore
+import Foundation
+import NodeSupport
+import Synchronization
+import ZeroMQ
+
+/// Counters the sending thread updates and the main thread reads for the progress line.
+public final class LoadProgress: Sendable {
+    let sentCount = Atomic<Int>(0)
+    let ackedCount = Atomic<Int>(0)
+    public init() {}
+    public var sent: Int { sentCount.load(ordering: .relaxed) }
+    public var acked: Int { ackedCount.load(ordering: .relaxed) }
+}
+
+/// The dispatching side of a run: `clients` DEALER connections on one thread, each its own client id,
+/// sending DISPATCH at the scheduled instants (a timerfd wakes the thread on time) and reading ACKs.
+public struct LoadClient: Sendable {
+    public var intake: String
+    public var app: String
+    public var actionType: String
+    /// Payloads used in turn (action `i` sends `payloads[i % count]`).
+    public var payloads: [[UInt8]]
+    public var clients: Int
+    /// After the last action is due, how long to wait for outstanding answers.
+    public var answerTimeoutNanoseconds: UInt64 = 10_000_000_000
+
+    public init(intake: String, app: String, actionType: String, payloads: [[UInt8]], clients: Int) {
+        self.intake = intake
+        self.app = app
+        self.actionType = actionType
+        self.payloads = payloads
+        self.clients = max(1, clients)
+    }
+
+    /// Runs the schedule from `start` (monotonic ns) on the calling thread.
+    public func run(_ schedule: OpenLoopSchedule, start: UInt64, progress: LoadProgress, context: Context = .shared) throws -> TrialLog {
+        TimerFD.tightenTimerSlack()
+        var log = TrialLog(schedule: schedule)
+        var sockets: [Socket] = []
+        defer { for socket in sockets { socket.close() } }
+        for _ in 0..<clients {
+            let socket = try SocketDefaults.dealer(context)
+            try socket.setOption(.linger, 0)
+            try socket.connectSecurely(intake)
+            sockets.append(socket)
+        }
+        let clientIDs = (0..<clients).map { _ in UInt64.random(in: 1...UInt64.max) }
+        let timer = try TimerFD()
+        let topic = Array(app.utf8)
+        var next = 0
+        var answered = 0
+        while true {
+            let now = MonotonicClock.nowNanoseconds()
+            let elapsed = now >= start ? now - start : 0
+            if now >= start {
+                let due = schedule.dueCount(atElapsed: elapsed)
+                while next < due {
+                    let client = next % clients
+                    let header = Header(kind: .dispatch, clientID: clientIDs[client], clientSeq: UInt64(next + 1), actionType: actionType)
+                    guard try sockets[client].send([topic, header.encoded(), payloads[next % payloads.count]], dontWait: true) else { break }
+                    next += 1
+                }
+                log.sent = next
+                progress.sentCount.store(next, ordering: .relaxed)
+            }
+            if next >= schedule.count {
+                if answered >= schedule.count || elapsed > schedule.span + answerTimeoutNanoseconds { break }
+            } else {
+                // Blocked by a full queue: look again shortly; otherwise wake when the next one is due.
+                let dueAt = start + schedule.offset(of: next)
+                timer.arm(atMonotonicNanoseconds: dueAt > now ? dueAt : now + 20_000)
+            }
+            var poller = Poller()
+            for socket in sockets { poller.add(.socket(socket)) }
+            let timerIndex = poller.add(.fileDescriptor(timer.descriptor))
+            _ = try poller.poll(timeoutMilliseconds: 100)
+            if poller.isReadable(timerIndex) { timer.drain() }
+            for (index, socket) in sockets.enumerated() where poller.isReadable(index) {
+                let at = MonotonicClock.nowNanoseconds() - start
+                while let frames = try socket.receive(dontWait: true) {
+                    guard let reply = try? Message(frames: frames) else { continue }
+                    let position = Int(reply.header.clientSeq) - 1
+                    guard (0..<schedule.count).contains(position) else { continue }
+                    switch reply.kind {
+                    case .ack:
+                        log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAt: reply.header.timestamp)
+                        answered += 1
+                    case .nack:
+                        log.nacked += 1
+                        answered += 1
+                    default:
+                        continue
+                    }
+                }
+                progress.ackedCount.store(answered, ordering: .relaxed)
+            }
+        }
+        return log
+    }
+}
+
+/// Records what one subscriber sees, from any thread.
+public final class ArrivalLog: Sendable {
+    private let arrivals = Mutex<[Arrival]>([])
+    private let updateBytes = Atomic<Int>(0)
+    private let updateCount = Atomic<Int>(0)
+    public let name: String
+
+    public init(name: String) { self.name = name }
+
+    public func record(_ arrival: Arrival) {
+        arrivals.withLock { list in
+            if let last = list.last, last.version >= arrival.version { return }
+            list.append(arrival)
+        }
+    }
+
+    public func countUpdate(bytes: Int) {
+        updateBytes.add(bytes, ordering: .relaxed)
+        updateCount.add(1, ordering: .relaxed)
+    }
+
+    public var latestVersion: UInt64 { arrivals.withLock { $0.last?.version ?? 0 } }
+    public var all: [Arrival] { arrivals.withLock { $0 } }
+    public func reset() { arrivals.withLock { $0.removeAll(keepingCapacity: true) } }
+    public var meanUpdateBytes: Double? {
+        let count = updateCount.load(ordering: .relaxed)
+        return count == 0 ? nil : Double(updateBytes.load(ordering: .relaxed)) / Double(count)
+    }
+}
+
+/// A raw SUB socket (the floor's sink): every message's header seq is a version.
+public final class RawSubscriber: Sendable {
+    let endpoint: String
+    let log: ArrivalLog
+    let stopFlag = Atomic<Bool>(false)
+    let startNanos = Atomic<UInt64>(0)
+
+    public init(endpoint: String, log: ArrivalLog) {
+        self.endpoint = endpoint
+        self.log = log
+    }
+
+    /// Times are recorded relative to `start` (monotonic ns) from now on.
+    public func setStart(_ start: UInt64) { startNanos.store(start, ordering: .relaxed) }
+    public func stop() { stopFlag.store(true, ordering: .relaxed) }
+
+    public func run(context: Context = .shared) throws {
+        let socket = try SocketDefaults.subscriber(context)
+        defer { socket.close() }
+        try socket.setOption(.linger, 0)
+        try socket.subscribe()
+        try socket.connectSecurely(endpoint)
+        while !stopFlag.load(ordering: .relaxed) {
+            var poller = Poller()
+            poller.add(.socket(socket))
+            guard try poller.poll(timeoutMilliseconds: 50) > 0 else { continue }
+            let now = MonotonicClock.nowNanoseconds()
+            let start = startNanos.load(ordering: .relaxed)
+            var newest: Header?
+            while let frames = try socket.receive(dontWait: true) {
+                guard frames.count >= 2, let header = try? Header(decoding: frames[1]) else { continue }
+                newest = header
+            }
+            if let newest {
+                log.record(Arrival(version: newest.seq, at: now >= start ? now - start : 0, publishedAt: newest.timestamp))
+            }
+        }
+    }
+}
+
+/// The floor's relays: the same hops as zflux with none of its logic. The sequencer relay is where the
+/// dispatcher would be (ROUTER in; numbers each message, ACKs it and publishes it); the forward relay is
+/// where a store would be (SUB in, PUB out, message unchanged).
+public enum FloorRelay {
+    public static func sequencer(listen: String, publish: String, stop: @Sendable () -> Bool, context: Context = .shared) throws {
+        let intake = try SocketDefaults.router(context)
+        let out = try SocketDefaults.publisher(context)
+        defer { intake.close(); out.close() }
+        try intake.bindSecurely(listen)
+        try out.bindSecurely(publish)
+        var seq: UInt64 = 0
+        while !stop() {
+            var poller = Poller()
+            poller.add(.socket(intake))
+            guard try poller.poll(timeoutMilliseconds: 100) > 0 else { continue }
+            while let frames = try intake.receive(dontWait: true) {
+                guard frames.count == 4, var header = try? Header(decoding: frames[2]) else { continue }
+                seq += 1
+                header.kind = .action
+                header.seq = seq
+                header.timestamp = WallClock.nowNanoseconds()
+                _ = try out.send([frames[1], header.encoded(), frames[3]], dontWait: true)
+                header.kind = .ack
+                _ = try intake.send([frames[0], [], header.encoded(), []], dontWait: true)
+            }
+        }
+    }
+
+    public static func forward(connect: String, publish: String, stop: @Sendable () -> Bool, context: Context = .shared) throws {
+        let input = try SocketDefaults.subscriber(context)
+        let out = try SocketDefaults.publisher(context)
+        defer { input.close(); out.close() }
+        try input.subscribe()
+        try input.connectSecurely(connect)
+        try out.bindSecurely(publish)
+        while !stop() {
+            var poller = Poller()
+            poller.add(.socket(input))
+            guard try poller.poll(timeoutMilliseconds: 100) > 0 else { continue }
+            while let frames = try input.receive(dontWait: true) {
+                _ = try out.send(frames, dontWait: true)
+            }
+        }
+    }
+}

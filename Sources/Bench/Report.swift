@@ -1,0 +1,221 @@
+import Foundation
+
+/// One bench run as `--json` prints it (keys in snake_case: `rate_target`, `e2e.p99_us`, …).
+public struct BenchReport: Codable, Sendable {
+    public struct Setup: Codable, Sendable {
+        public var transport: String
+        public var stores: Int
+        public var views: Int
+        public var clients: Int
+        public var codec: String
+        public var fsync: String
+        public var payloadBytes: Int
+        public var stateItems: Int
+        public var durationS: Double
+        public var warmUpS: Double
+
+        public init(transport: String, stores: Int, views: Int, clients: Int, codec: String, fsync: String,
+                    payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double) {
+            self.transport = transport
+            self.stores = stores
+            self.views = views
+            self.clients = clients
+            self.codec = codec
+            self.fsync = fsync
+            self.payloadBytes = payloadBytes
+            self.stateItems = stateItems
+            self.durationS = durationS
+            self.warmUpS = warmUpS
+        }
+    }
+
+    public struct Floor: Codable, Sendable {
+        public var rateAchieved: Double
+        public var acked: Int
+        public var lost: Int
+        public var e2e: LatencyStats
+        public var ack: LatencyStats
+    }
+
+    /// zflux's figure divided by the floor's, per percentile of e2e and ack.
+    public struct Ratios: Codable, Sendable {
+        public var e2eP50: Double
+        public var e2eP99: Double
+        public var e2eP999: Double
+        public var ackP50: Double
+        public var ackP99: Double
+    }
+
+    public var setup: Setup
+    public var rateTarget: Double
+    public var rateAchieved: Double
+    public var sent: Int
+    public var acked: Int
+    public var nacked: Int
+    public var lost: Int
+    public var e2e: LatencyStats
+    public var ack: LatencyStats
+    public var stages: [String: LatencyStats]
+    /// Mean bytes of one STATE update on the wire, and how many the subscribers received.
+    public var stateUpdateBytes: Double?
+    /// CPU seconds (user + system) each process used during the measured run.
+    public var cpuSeconds: [String: Double]
+    public var floor: Floor?
+    public var ratios: Ratios?
+    /// With `--max`: every rate tried and whether it held (zero loss, achieved ≥ 95% of target).
+    public var search: [SearchStep]?
+
+    public struct SearchStep: Codable, Sendable {
+        public var rateTarget: Double
+        public var rateAchieved: Double
+        public var lost: Int
+        public var e2eP99Us: Double
+        public var held: Bool
+    }
+
+    public init(setup: Setup, rateTarget: Double, result: TrialResult, cpuSeconds: [String: Double], floor: TrialResult?, stateUpdateBytes: Double?) {
+        self.setup = setup
+        self.rateTarget = rateTarget
+        rateAchieved = result.rateAchieved
+        sent = result.sent
+        acked = result.acked
+        nacked = result.nacked
+        lost = result.lost
+        e2e = result.e2e.stats
+        ack = result.ack.stats
+        stages = result.stages.mapValues(\.stats)
+        self.cpuSeconds = cpuSeconds
+        self.stateUpdateBytes = stateUpdateBytes
+        if let floor {
+            let f = Floor(rateAchieved: floor.rateAchieved, acked: floor.acked, lost: floor.lost, e2e: floor.e2e.stats, ack: floor.ack.stats)
+            self.floor = f
+            func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 0 }
+            ratios = Ratios(
+                e2eP50: ratio(e2e.p50Us, f.e2e.p50Us), e2eP99: ratio(e2e.p99Us, f.e2e.p99Us), e2eP999: ratio(e2e.p999Us, f.e2e.p999Us),
+                ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us))
+        }
+    }
+
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The human table.
+    public func table() -> String {
+        var lines: [String] = []
+        let s = setup
+        lines.append("zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
+            + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
+            + "payload \(s.payloadBytes) B, codec \(s.codec), fsync \(s.fsync), state \(s.stateItems) items")
+        lines.append("")
+        lines.append(Self.row("latency (µs)", ["p50", "p90", "p99", "p99.9", "p99.99", "max"]))
+        func statsRow(_ name: String, _ stats: LatencyStats) -> String {
+            Self.row(name, [stats.p50Us, stats.p90Us, stats.p99Us, stats.p999Us, stats.p9999Us, stats.maxUs].map(Self.number))
+        }
+        lines.append(statsRow("dispatch → ack", ack))
+        lines.append(statsRow("dispatch → view", e2e))
+        for name in TrialResult.stageNames {
+            if let stage = stages[name] { lines.append(statsRow("  \(name)", stage)) }
+        }
+        if let floor, let ratios {
+            lines.append(statsRow("floor → ack", floor.ack))
+            lines.append(statsRow("floor → sink", floor.e2e))
+            lines.append(Self.row("e2e / floor", [ratios.e2eP50, 0, ratios.e2eP99, ratios.e2eP999].enumerated()
+                .map { $0.offset == 1 ? "" : String(format: "%.2f×", $0.element) }))
+        }
+        lines.append("")
+        var throughput = "throughput: target \(Self.rate(rateTarget)), achieved \(Self.rate(rateAchieved)); "
+            + "sent \(sent), acked \(acked), nacked \(nacked), lost \(lost)"
+        if let floor { throughput += "; floor achieved \(Self.rate(floor.rateAchieved)), lost \(floor.lost)" }
+        lines.append(throughput)
+        if let bytes = stateUpdateBytes { lines.append(String(format: "state updates: %.0f B on average", bytes)) }
+        if !cpuSeconds.isEmpty {
+            lines.append("cpu: " + cpuSeconds.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.number($0.value)) s" }.joined(separator: ", "))
+        }
+        if let search {
+            lines.append("search for the highest rate with zero loss:")
+            for step in search {
+                lines.append("  \(Self.rate(step.rateTarget)): achieved \(Self.rate(step.rateAchieved)), lost \(step.lost), "
+                    + "e2e p99 \(Self.number(step.e2eP99Us)) µs: \(step.held ? "held" : "did not hold")")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func row(_ name: String, _ cells: [String]) -> String {
+        name.padding(toLength: 18, withPad: " ", startingAt: 0) + cells.map { String(repeating: " ", count: max(0, 10 - $0.count)) + $0 }.joined()
+    }
+
+    static func number(_ value: Double) -> String {
+        if value >= 100 || value == value.rounded() { return String(format: "%.0f", value) }
+        return String(format: value >= 10 ? "%.1f" : "%.2f", value)
+    }
+
+    static func rate(_ perSecond: Double) -> String {
+        perSecond >= 10_000 ? String(format: "%.0fk/s", perSecond / 1000) : String(format: "%.0f/s", perSecond)
+    }
+}
+
+/// A latency-by-percentile plot as a standalone SVG: percentile on a log scale of 1/(1−p), as
+/// HdrHistogram's own plotter draws it, so the tail gets as much room as the median.
+public enum PercentilePlot {
+    public static func svg(title: String, series: [(name: String, histogram: LatencyHistogram)]) -> String {
+        let width = 820.0, height = 480.0, left = 70.0, right = 160.0, top = 40.0, bottom = 50.0
+        let plotW = width - left - right, plotH = height - top - bottom
+        let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+        let maxX = 5.0  // up to 99.999%
+        func x(_ percentile: Double) -> Double {
+            let p = min(percentile, 99.999) / 100
+            return left + min(maxX, log10(1 / max(1e-9, 1 - p))) / maxX * plotW
+        }
+        let points = series.map { $0.histogram.percentilePoints }
+        let maxValue = max(1, points.flatMap { $0.map(\.1) }.max() ?? 1)
+        let yMax = pow(10, ceil(log10(maxValue)))
+        let yMin = max(1, pow(10, floor(log10(max(1, points.flatMap { $0.map(\.1) }.min() ?? 1)))))
+        func y(_ us: Double) -> Double {
+            let v = log10(max(yMin, us)), lo = log10(yMin), hi = log10(yMax)
+            return top + plotH - (v - lo) / max(1e-9, hi - lo) * plotH
+        }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(left)" y="24" font-size="15">\(escape(title))</text>
+
+            """
+        for (i, label) in ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"].enumerated() {
+            let gx = left + Double(i) / maxX * plotW
+            svg += "<line x1=\"\(gx)\" y1=\"\(top)\" x2=\"\(gx)\" y2=\"\(top + plotH)\" stroke=\"#ddd\"/>"
+            svg += "<text x=\"\(gx)\" y=\"\(top + plotH + 18)\" text-anchor=\"middle\">\(label)</text>\n"
+        }
+        var decade = yMin
+        while decade <= yMax {
+            let gy = y(decade)
+            svg += "<line x1=\"\(left)\" y1=\"\(gy)\" x2=\"\(left + plotW)\" y2=\"\(gy)\" stroke=\"#ddd\"/>"
+            svg += "<text x=\"\(left - 6)\" y=\"\(gy + 4)\" text-anchor=\"end\">\(PercentilePlot.label(decade))</text>\n"
+            decade *= 10
+        }
+        svg += "<text x=\"\(left + plotW / 2)\" y=\"\(height - 10)\" text-anchor=\"middle\">percentile</text>\n"
+        svg += "<text x=\"16\" y=\"\(top + plotH / 2)\" transform=\"rotate(-90 16 \(top + plotH / 2))\" text-anchor=\"middle\">latency (µs, log scale)</text>\n"
+        for (index, line) in points.enumerated() where !line.isEmpty {
+            let color = colors[index % colors.count]
+            let path = line.map { String(format: "%.1f,%.1f", x($0.0), y($0.1)) }.joined(separator: " ")
+            svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" points=\"\(path)\"/>\n"
+            let ly = top + 20 + Double(index) * 20
+            svg += "<line x1=\"\(left + plotW + 15)\" y1=\"\(ly - 4)\" x2=\"\(left + plotW + 35)\" y2=\"\(ly - 4)\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+            svg += "<text x=\"\(left + plotW + 40)\" y=\"\(ly)\">\(escape(series[index].name))</text>\n"
+        }
+        svg += "</svg>\n"
+        return svg
+    }
+
+    static func label(_ us: Double) -> String {
+        us >= 1_000_000 ? "\(Int(us / 1_000_000)) s" : us >= 1000 ? "\(Int(us / 1000)) ms" : "\(Int(us)) µs"
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+@testable import Bench
+
+@Suite("Bench logic: schedule, accounting, histograms, report")
+struct BenchLogicTests {
+    @Test("the open-loop schedule spaces actions evenly and counts what is due")
+    func schedule() {
+        let schedule = OpenLoopSchedule(rate: 10_000, seconds: 2)
+        #expect(schedule.count == 20_000)
+        #expect(schedule.offset(of: 0) == 0)
+        #expect(schedule.offset(of: 1) == 100_000)
+        #expect(schedule.offset(of: 10_000) == 1_000_000_000)
+        #expect(schedule.dueCount(atElapsed: 0) == 1)
+        #expect(schedule.dueCount(atElapsed: 99_999) == 1)
+        #expect(schedule.dueCount(atElapsed: 100_000) == 2)
+        #expect(schedule.dueCount(atElapsed: 10_000_000_000) == 20_000, "never more than the run holds")
+        #expect(schedule.span == 1_999_900_000)
+    }
+
+    @Test("latency counts from the scheduled instant, so a stall shows in every action behind it")
+    func coordinatedOmission() {
+        // 10 actions at 1,000/s; the system stalls and answers all of them at 20 ms.
+        let schedule = OpenLoopSchedule(rate: 1000, count: 10)
+        var log = TrialLog(schedule: schedule)
+        log.sent = 10
+        for i in 0..<10 { log.acknowledge(index: i, seq: UInt64(i + 1), at: 20_000_000, sequencedAt: 0) }
+        let result = Accounting.evaluate(log, subscribers: [[Arrival(version: 10, at: 20_000_000)]], warmUp: 0, startWall: 0)
+        #expect(result.ack.stats.maxUs >= 19_900 && result.ack.stats.maxUs <= 20_100, "the first action waited 20 ms")
+        #expect(result.ack.stats.p50Us >= 14_900 && result.ack.stats.p50Us <= 16_100, "the median one waited 15-16 ms, not 0")
+        #expect(result.e2e.count == 10 && result.lost == 0)
+    }
+
+    @Test("loss: an acked action no subscriber version covers is lost once, whichever subscriber missed it")
+    func loss() {
+        let schedule = OpenLoopSchedule(rate: 1000, count: 6)
+        var log = TrialLog(schedule: schedule)
+        log.sent = 6
+        for i in 0..<5 { log.acknowledge(index: i, seq: UInt64(100 + i), at: schedule.offset(of: i) + 50_000, sequencedAt: 0) }
+        log.nacked = 1
+        // Subscriber A saw everything; B stopped at 102, so 103 and 104 are lost.
+        let a = [Arrival(version: 101, at: 1_100_000), Arrival(version: 104, at: 4_100_000)]
+        let b = [Arrival(version: 102, at: 2_100_000)]
+        let result = Accounting.evaluate(log, subscribers: [a, b], warmUp: 0, startWall: 0)
+        #expect(result.acked == 5 && result.nacked == 1 && result.sent == 6)
+        #expect(result.lost == 2)
+        #expect(result.e2e.count == 5 + 3, "A covers 5 actions, B covers 3")
+        // Version 101 covers seqs 100 and 101 (the first arrival at or past each seq).
+        #expect(result.e2e.stats.p50Us > 0)
+    }
+
+    @Test("warm-up actions count for loss but not for latency; stages come from the nodes' stamps")
+    func warmUpAndStages() {
+        let schedule = OpenLoopSchedule(rate: 1000, count: 4)
+        var log = TrialLog(schedule: schedule)
+        log.sent = 4
+        let startWall: Int64 = 1_000_000_000_000
+        for i in 0..<4 {
+            let sent = startWall + Int64(schedule.offset(of: i))
+            log.acknowledge(index: i, seq: UInt64(i + 1), at: schedule.offset(of: i) + 30_000, sequencedAt: sent + 10_000)
+        }
+        let arrivals = (0..<4).map { i in
+            Arrival(version: UInt64(i + 1), at: schedule.offset(of: i) + 60_000, publishedAt: startWall + Int64(schedule.offset(of: i)) + 50_000)
+        }
+        let result = Accounting.evaluate(log, subscribers: [arrivals], warmUp: 2_000_000, startWall: startWall)
+        #expect(result.ack.count == 2 && result.e2e.count == 2)
+        #expect(abs(result.e2e.stats.p50Us - 60) < 0.5)
+        #expect(abs((result.stages["sequence"]?.stats.p50Us ?? 0) - 10) < 0.5)
+        #expect(abs((result.stages["publish"]?.stats.p50Us ?? 0) - 40) < 0.5)
+        #expect(abs((result.stages["deliver"]?.stats.p50Us ?? 0) - 10) < 0.5)
+    }
+
+    @Test("histograms merge their counts; percentiles stay within the histogram's precision")
+    func histogramMerge() {
+        var a = LatencyHistogram(), b = LatencyHistogram()
+        for i in 1...1000 { a.record(nanoseconds: UInt64(i) * 1000) }
+        for _ in 1...1000 { b.record(nanoseconds: 5_000_000) }
+        a.merge(b)
+        #expect(a.count == 2000)
+        let stats = a.stats
+        #expect(abs(stats.p50Us - 1000) <= 1)
+        #expect(abs(stats.p99Us - 5000) <= 5)
+        #expect(abs(stats.maxUs - 5000) <= 5)
+        #expect(a.percentileDistribution.contains("Percentile"))
+    }
+
+    @Test("the report: JSON has the documented keys, the table shows ratios to the floor, the SVG is a plot")
+    func report() throws {
+        var zflux = TrialResult(), floor = TrialResult()
+        for _ in 0..<100 { zflux.e2e.record(nanoseconds: 30_000); zflux.ack.record(nanoseconds: 20_000) }
+        for _ in 0..<100 { floor.e2e.record(nanoseconds: 20_000); floor.ack.record(nanoseconds: 10_000) }
+        zflux.acked = 100
+        zflux.sent = 100
+        zflux.rateAchieved = 9_990
+        let setup = BenchReport.Setup(transport: "ipc", stores: 1, views: 1, clients: 1, codec: "binary", fsync: "batch",
+                                      payloadBytes: 64, stateItems: 10, durationS: 1, warmUpS: 0)
+        let report = BenchReport(setup: setup, rateTarget: 10_000, result: zflux, cpuSeconds: ["dispatcher": 0.5], floor: floor, stateUpdateBytes: 40)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        for key in ["rate_target", "rate_achieved", "acked", "lost", "e2e", "ack", "floor"] { #expect(object[key] != nil, "\(key)") }
+        let e2e = try #require(object["e2e"] as? [String: Any])
+        for key in ["p50_us", "p99_us", "p999_us", "max_us"] { #expect(e2e[key] != nil, "e2e.\(key)") }
+        let floorE2E = try #require((object["floor"] as? [String: Any])?["e2e"] as? [String: Any])
+        #expect(floorE2E["p50_us"] as? Double == 20)
+        #expect(abs((report.ratios?.e2eP50 ?? 0) - 1.5) < 0.01)
+        let table = report.table()
+        #expect(table.contains("1.50×"))
+        #expect(table.contains("lost 0"))
+        let svg = PercentilePlot.svg(title: "t <1>", series: [("zflux e2e", zflux.e2e), ("floor e2e", floor.e2e)])
+        #expect(svg.hasPrefix("<svg") && svg.contains("<polyline") && svg.contains("t &lt;1&gt;"))
+    }
+}

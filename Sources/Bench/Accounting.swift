@@ -59,6 +59,8 @@ public struct TrialResult: Sendable {
     public var rateAchieved: Double = 0
 
     public static let stageNames = ["sequence", "publish", "deliver"]
+
+    public init() {}
 }
 
 public enum Accounting {

@@ -71,6 +71,14 @@ public struct BenchReport: Codable, Sendable {
         public var lost: Int
         public var e2eP99Us: Double
         public var held: Bool
+
+        public init(rateTarget: Double, rateAchieved: Double, lost: Int, e2eP99Us: Double, held: Bool) {
+            self.rateTarget = rateTarget
+            self.rateAchieved = rateAchieved
+            self.lost = lost
+            self.e2eP99Us = e2eP99Us
+            self.held = held
+        }
     }
 
     public init(setup: Setup, rateTarget: Double, result: TrialResult, cpuSeconds: [String: Double], floor: TrialResult?, stateUpdateBytes: Double?) {
@@ -149,12 +157,12 @@ public struct BenchReport: Codable, Sendable {
         name.padding(toLength: 18, withPad: " ", startingAt: 0) + cells.map { String(repeating: " ", count: max(0, 10 - $0.count)) + $0 }.joined()
     }
 
-    static func number(_ value: Double) -> String {
+    public static func number(_ value: Double) -> String {
         if value >= 100 || value == value.rounded() { return String(format: "%.0f", value) }
         return String(format: value >= 10 ? "%.1f" : "%.2f", value)
     }
 
-    static func rate(_ perSecond: Double) -> String {
+    public static func rate(_ perSecond: Double) -> String {
         perSecond >= 10_000 ? String(format: "%.0fk/s", perSecond / 1000) : String(format: "%.0f/s", perSecond)
     }
 }

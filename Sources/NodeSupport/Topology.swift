@@ -8,6 +8,12 @@ public struct Topology: Codable, Equatable, Sendable {
         public var intake: String
         public var actions: String
         public var replay: String
+
+        public init(intake: String, actions: String, replay: String) {
+            self.intake = intake
+            self.actions = actions
+            self.replay = replay
+        }
     }
 
     public struct StoreEndpoints: Codable, Equatable, Sendable {

@@ -142,3 +142,4 @@ func printError(_ line: String) {
 }
 
 extension Topology.Transport: ExpressibleByArgument {}
+extension WireCodec.Format: ExpressibleByArgument {}

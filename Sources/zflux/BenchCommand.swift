@@ -29,7 +29,7 @@ struct BenchCommand: AsyncParsableCommand {
               zflux bench --max --floor --fsync none
               zflux bench --state-items 10000 --rate 2000 --json
             """,
-        subcommands: [Run.self, Relay.self],
+        subcommands: [Run.self, Codec.self, Relay.self],
         defaultSubcommand: Run.self
     )
 
@@ -206,7 +206,6 @@ final class BenchSession {
         func set(_ new: UInt64) { value.store(new, ordering: .releasing) }
         var current: UInt64 { value.load(ordering: .acquiring) }
     }
-    let interactive = isatty(STDERR_FILENO) == 1
 
     init(options: BenchCommand.Run) throws {
         self.options = options
@@ -437,7 +436,6 @@ final class BenchSession {
     }
 
     func progress(_ line: String) {
-        guard !options.json || interactive else { return }
         FileHandle.standardError.write(Data(("zflux bench: " + line + "\n").utf8))
     }
 

@@ -170,12 +170,12 @@ final class BinaryWriter {
     /// Writes one value at `depth`, with fast paths for the common scalars.
     func encodeValue<T: Encodable>(_ value: T, depth: Int, codingPath: [any CodingKey]) throws {
         closeContainers(deeperThan: depth)
-        switch value {
-        case let v as String: string(v)
-        case let v as Int: int(Int64(v))
-        case let v as UInt64: uint(v)
-        case let v as Bool: bool(v)
-        case let v as Double: double(v)
+        switch T.self {
+        case is String.Type: string(value as! String)
+        case is Int.Type: int(Int64(value as! Int))
+        case is UInt64.Type: uint(value as! UInt64)
+        case is Bool.Type: bool(value as! Bool)
+        case is Double.Type: double(value as! Double)
         default:
             let start = bytes.count
             try value.encode(to: _BinaryEncoder(writer: self, depth: depth, codingPath: codingPath))
@@ -246,17 +246,17 @@ struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         entry(key)
-        try writer.encodeValue(value, depth: depth + 1, codingPath: codingPath + [key])
+        try writer.encodeValue(value, depth: depth + 1, codingPath: codingPath)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         entry(key)
-        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath + [key]).container(keyedBy: keyType)
+        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         entry(key)
-        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath + [key]).unkeyedContainer()
+        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
@@ -264,7 +264,7 @@ struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         // The caller must write exactly one value through the returned encoder.
         entry(key)
-        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath + [key])
+        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath)
     }
 }
 
@@ -407,7 +407,7 @@ final class BinaryReader {
     func container(_ expected: BinaryTag, at offset: Int, _ codingPath: [any CodingKey]) throws -> (Int, Int, Int) {
         let found = try tag(at: offset, codingPath)
         guard found == expected else {
-            throw DecodingError.typeMismatch(expected == .map ? [String: Any].self : [Any].self, .init(
+            throw DecodingError.typeMismatch(expected == .map ? [String: Int].self : [Int].self, .init(
                 codingPath: codingPath, debugDescription: "expected \(expected == .map ? "an object" : "an array"), found \(found)"))
         }
         let length = try u32(at: offset + 1, codingPath)
@@ -625,21 +625,21 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try reader.integer(type, at: value(key), codingPath + [key]) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try reader.decodeValue(type, at: value(key), codingPath: codingPath + [key])
+        try reader.decodeValue(type, at: value(key), codingPath: codingPath)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key]).container(keyedBy: type)
+        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath + [key]).unkeyedContainer()
+        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder { try superDecoder(forKey: Key(stringValue: "super")!) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        _BinaryDecoder(reader: reader, offset: try value(key), codingPath: codingPath + [key])
+        _BinaryDecoder(reader: reader, offset: try value(key), codingPath: codingPath)
     }
 }
 
@@ -687,7 +687,10 @@ struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: next(), codingPath) }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try reader.decodeValue(type, at: next(), codingPath: codingPath)
+        let index = currentIndex
+        do { return try reader.decodeValue(type, at: next(), codingPath: []) } catch let error as DecodingError {
+            throw error.prepending(IndexKey(intValue: index))
+        }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
@@ -724,4 +727,25 @@ struct BinarySingleValueDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decodeValue(type, at: offset, codingPath: codingPath) }
+}
+
+struct IndexKey: CodingKey {
+    var intValue: Int?
+    var stringValue: String { "\(intValue ?? 0)" }
+    init(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { nil }
+}
+
+extension DecodingError {
+    /// The same error one level up: `key` in front of its coding path.
+    func prepending(_ key: any CodingKey) -> DecodingError {
+        func lift(_ c: Context) -> Context { Context(codingPath: [key] + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError) }
+        switch self {
+        case .typeMismatch(let type, let c): return .typeMismatch(type, lift(c))
+        case .valueNotFound(let type, let c): return .valueNotFound(type, lift(c))
+        case .keyNotFound(let k, let c): return .keyNotFound(k, lift(c))
+        case .dataCorrupted(let c): return .dataCorrupted(lift(c))
+        @unknown default: return self
+        }
+    }
 }

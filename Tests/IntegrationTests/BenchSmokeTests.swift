@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@Suite("zflux bench (real processes)")
+struct BenchSmokeTests {
+    /// Processes whose command line mentions `text`.
+    func processes(mentioning text: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard pid != getpid(), let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text)
+        }
+    }
+
+    @Test("a short run with two stores, two clients and the floor completes, loses nothing, and leaves nothing behind")
+    func smoke() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let result = try zflux([
+            "bench", "--rate", "2000", "--duration", "1", "--warm-up", "0.2", "--stores", "2", "--clients", "2",
+            "--state-items", "500", "--floor", "--json", "--svg", dir + "/plot.svg", "--hgrm", dir + "/e2e.hgrm",
+        ], timeout: .seconds(120))
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+        #expect(report["lost"] as? Int == 0)
+        #expect(report["acked"] as? Int == 2400 && report["sent"] as? Int == 2400)
+        #expect((report["rate_target"] as? Double) == 2000)
+        let e2e = try #require(report["e2e"] as? [String: Any])
+        #expect((e2e["count"] as? Int ?? 0) == 2 * 2000, "two stores' views each saw every measured action")
+        let floor = try #require(report["floor"] as? [String: Any])
+        #expect(floor["lost"] as? Int == 0)
+        #expect(((floor["e2e"] as? [String: Any])?["p50_us"] as? Double ?? 0) > 0)
+        #expect(report["ratios"] != nil)
+        let updateBytes = try #require(report["state_update_bytes"] as? Double)
+        #expect(updateBytes < 2000, "changes only, not the 500-account state (\(updateBytes) B)")
+        let svg = try String(contentsOfFile: dir + "/plot.svg", encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.contains("<polyline"))
+        #expect(try String(contentsOfFile: dir + "/e2e.hgrm", encoding: .utf8).contains("Percentile"))
+        // Its cluster and relays lived in its own directory; none of them outlives the bench.
+        let started = result.stderr.split(separator: "\n").first { $0.contains("starting a cluster in") }
+        let clusterDir = try #require(started.map { String($0.split(separator: " ").last ?? "") })
+        #expect(processes(mentioning: clusterDir).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: clusterDir))
+    }
+
+    @Test("bad options are refused before anything starts")
+    func badOptions() throws {
+        let result = try zflux(["bench", "--rate", "0"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--rate must be"))
+        let fsync = try zflux(["bench", "--fsync", "sometimes"])
+        #expect(fsync.status != 0 && fsync.stderr.contains("--fsync"))
+    }
+}

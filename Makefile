@@ -37,6 +37,14 @@ bench: deps
 	$(SWIFT) build -c release
 	.build/release/zflux journal bench --records 200000 --batch 64 --catch-up 1000000 --dir .build
 	.build/release/zflux journal bench --records 20000 --batch 1 --dir .build
+	.build/release/zflux bench codec
+	.build/release/zflux bench --rate 10000 --duration 10 --floor --fsync batch --svg .build/bench-ipc-batch.svg --hgrm .build/bench-ipc-batch.hgrm
+	.build/release/zflux bench --rate 10000 --duration 10 --floor --fsync none
+	.build/release/zflux bench --rate 10000 --duration 10 --floor --fsync batch --transport tcp
+	.build/release/zflux bench --rate 10000 --duration 10 --floor --fsync none --transport tcp
+	.build/release/zflux bench --rate 5000 --duration 5 --fsync none --state-items 10
+	.build/release/zflux bench --rate 5000 --duration 5 --fsync none --state-items 10000
+	.build/release/zflux bench --max --rate 25000 --duration 2 --warm-up 0.5 --floor --fsync batch
 
 demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)

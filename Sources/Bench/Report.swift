@@ -44,6 +44,8 @@ public struct BenchReport: Codable, Sendable {
         public var e2eP999: Double
         public var ackP50: Double
         public var ackP99: Double
+        /// Achieved rates: with `--max`, the highest rate zflux sustained over the floor's.
+        public var rateAchieved: Double
     }
 
     public var setup: Setup
@@ -100,7 +102,8 @@ public struct BenchReport: Codable, Sendable {
             func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 0 }
             ratios = Ratios(
                 e2eP50: ratio(e2e.p50Us, f.e2e.p50Us), e2eP99: ratio(e2e.p99Us, f.e2e.p99Us), e2eP999: ratio(e2e.p999Us, f.e2e.p999Us),
-                ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us))
+                ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us),
+                rateAchieved: ratio(rateAchieved, f.rateAchieved))
         }
     }
 
@@ -139,6 +142,10 @@ public struct BenchReport: Codable, Sendable {
             + "sent \(sent), acked \(acked), nacked \(nacked), lost \(lost)"
         if let floor { throughput += "; floor achieved \(Self.rate(floor.rateAchieved)), lost \(floor.lost)" }
         lines.append(throughput)
+        if let ratios, search != nil {
+            lines.append(String(format: "highest rate with zero loss: %@, %.0f%% of the floor's %@ (latencies above are at those rates)",
+                                Self.rate(rateAchieved), ratios.rateAchieved * 100, Self.rate(floor?.rateAchieved ?? 0)))
+        }
         if let bytes = stateUpdateBytes { lines.append(String(format: "state updates: %.0f B on average", bytes)) }
         if !cpuSeconds.isEmpty {
             lines.append("cpu: " + cpuSeconds.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.number($0.value)) s" }.joined(separator: ", "))

@@ -44,8 +44,9 @@ public final class DispatcherNode: Sendable {
         }
 
         public init(topology: Topology, apps: [any AnyApp]) {
-            self.init(intake: topology.dispatcher.intake, actions: topology.dispatcher.actions,
-                      replay: topology.dispatcher.replay, apps: apps)
+            // The dispatcher binds these; with `listen` set, on that address instead of the advertised one.
+            let bound = topology.dispatcher.bound
+            self.init(intake: bound.intake, actions: bound.actions, replay: bound.replay, apps: apps)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             if let hwm = topology.highWaterMark { publishHighWaterMark = Int32(hwm) }
             if let limits = topology.limits {

@@ -9,10 +9,24 @@ public struct Topology: Codable, Equatable, Sendable {
         public var actions: String
         public var replay: String
 
+        /// The address it binds instead of the one in its endpoints (e.g. 0.0.0.0 behind a service name).
+        public var listen: String? = nil
+        /// Its HTTP port for metrics, readiness and liveness (nil: none).
+        public var metricsPort: Int? = nil
+
         public init(intake: String, actions: String, replay: String) {
             self.intake = intake
             self.actions = actions
             self.replay = replay
+        }
+
+        /// The endpoints it binds.
+        public var bound: DispatcherEndpoints {
+            var copy = self
+            copy.intake = Topology.bindEndpoint(intake, listen: listen)
+            copy.actions = Topology.bindEndpoint(actions, listen: listen)
+            copy.replay = Topology.bindEndpoint(replay, listen: listen)
+            return copy
         }
     }
 
@@ -23,6 +37,15 @@ public struct Topology: Codable, Equatable, Sendable {
         public var snapshot: String
         /// Whether this store runs its app's effects (nil: yes). Replicas of an app set it false.
         public var runsEffects: Bool? = nil
+        public var listen: String? = nil
+        public var metricsPort: Int? = nil
+    }
+
+    /// `endpoint` with its host replaced by `listen` (tcp only): where a node binds when the address
+    /// others use to reach it is not one of its own (a NAT, a Kubernetes service).
+    public static func bindEndpoint(_ endpoint: String, listen: String?) -> String {
+        guard let listen, endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":") else { return endpoint }
+        return "tcp://\(listen)\(endpoint[colon...])"
     }
 
     /// Where the cluster keeps what must survive a crash.
@@ -57,6 +80,20 @@ public struct Topology: Codable, Equatable, Sendable {
     public var limits: Limits? = nil
     /// CURVE on every tcp socket (nil: none).
     public var security: SecurityFiles? = nil
+    /// Silence after which a store reconnects to the dispatcher and a view shows itself stale
+    /// (nil: ten heartbeats, at least 2 s).
+    public var timeoutMilliseconds: Int? = nil
+    /// `cluster up`'s restart policy: at most `maxRestarts` within `windowSeconds` (nil: 5 in 30 s).
+    public var restart: RestartPolicy? = nil
+
+    public struct RestartPolicy: Codable, Equatable, Sendable {
+        public var maxRestarts: Int
+        public var windowSeconds: Int
+        public init(maxRestarts: Int, windowSeconds: Int) {
+            self.maxRestarts = maxRestarts
+            self.windowSeconds = windowSeconds
+        }
+    }
     /// The codec nodes and commands write actions and states in (nil: binary). Readers take both.
     public var codec: WireCodec.Format? = nil
 
@@ -107,9 +144,15 @@ public struct Topology: Codable, Equatable, Sendable {
     ///   inproc: names unique to `runDirectory`, for nodes inside one process.
     public static func make(
         transport: Transport, runDirectory: String, host: String = "127.0.0.1", basePort: Int = 5570,
-        stores: [(name: String, app: String)], heartbeatMilliseconds: Int = 200
+        stores: [(name: String, app: String)], heartbeatMilliseconds: Int = 200,
+        placement: [String: (host: String?, port: Int?)] = [:]
     ) throws -> Topology {
         var port = basePort
+        var nodeHost = host
+        func place(_ node: String) {
+            nodeHost = placement[node]?.host ?? host
+            if let first = placement[node]?.port { port = first }
+        }
         func endpoint(_ file: String) throws -> String {
             switch transport {
             case .ipc:
@@ -122,11 +165,12 @@ public struct Topology: Codable, Equatable, Sendable {
             case .tcp:
                 defer { port += 1 }
                 guard port < 65536 else { throw NodeError("tcp ports run past 65535; choose a lower base port") }
-                return "tcp://\(host):\(port)"
+                return "tcp://\(nodeHost.contains(":") ? "[\(nodeHost)]" : nodeHost):\(port)"
             case .inproc:
                 return "inproc://\(runDirectory)/\(file)"
             }
         }
+        place("dispatcher")
         let dispatcher = DispatcherEndpoints(
             intake: try endpoint("dispatcher-intake"), actions: try endpoint("dispatcher-actions"),
             replay: try endpoint("dispatcher-replay"))
@@ -134,11 +178,17 @@ public struct Topology: Codable, Equatable, Sendable {
         var storeEndpoints: [StoreEndpoints] = []
         for store in stores {
             guard seen.insert(store.name).inserted else { throw NodeError("store name '\(store.name)' is used twice") }
+            place(store.name)
             storeEndpoints.append(StoreEndpoints(
                 name: store.name, app: store.app,
                 state: try endpoint("store-\(store.name)-state"), snapshot: try endpoint("store-\(store.name)-snapshot")))
         }
-        return Topology(dispatcher: dispatcher, stores: storeEndpoints, heartbeatMilliseconds: heartbeatMilliseconds)
+        let topology = Topology(dispatcher: dispatcher, stores: storeEndpoints, heartbeatMilliseconds: heartbeatMilliseconds)
+        var endpoints = Set<String>()
+        for endpoint in [dispatcher.intake, dispatcher.actions, dispatcher.replay] + storeEndpoints.flatMap({ [$0.state, $0.snapshot] }) {
+            guard endpoints.insert(endpoint).inserted else { throw NodeError("two nodes would listen on \(endpoint): check the ports") }
+        }
+        return topology
     }
 
     public static let fileName = "cluster.json"

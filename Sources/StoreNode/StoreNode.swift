@@ -54,7 +54,8 @@ public final class StoreNode: Sendable {
             self.init(
                 name: store.name, app: app, dispatcherActions: topology.dispatcher.actions,
                 dispatcherReplay: topology.dispatcher.replay, dispatcherIntake: topology.dispatcher.intake,
-                state: store.state, snapshot: store.snapshot)
+                state: Topology.bindEndpoint(store.state, listen: store.listen),
+                snapshot: Topology.bindEndpoint(store.snapshot, listen: store.listen))
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             runsEffects = store.runsEffects ?? true
             if let durability = topology.durability {
@@ -62,7 +63,7 @@ public final class StoreNode: Sendable {
                 snapshotEveryActions = durability.snapshotEveryActions
             }
             if let hwm = topology.highWaterMark { highWaterMark = Int32(hwm) }
-            dispatcherTimeoutMilliseconds = max(2000, topology.heartbeatMilliseconds * 10)
+            dispatcherTimeoutMilliseconds = topology.timeoutMilliseconds ?? max(2000, topology.heartbeatMilliseconds * 10)
         }
     }
 

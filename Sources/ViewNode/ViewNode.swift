@@ -72,7 +72,7 @@ public final class ViewNode: Sendable {
         public init(topology: Topology, store: Topology.StoreEndpoints, app: (any AnyApp)? = nil) {
             self.init(store: store.name, state: store.state, snapshot: store.snapshot, app: app)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
-            silenceTimeoutMilliseconds = max(1500, topology.heartbeatMilliseconds * 8)
+            silenceTimeoutMilliseconds = topology.timeoutMilliseconds ?? max(1500, topology.heartbeatMilliseconds * 8)
         }
     }
 

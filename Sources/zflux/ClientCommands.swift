@@ -79,13 +79,14 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Print every node's status as JSON lines.")
 
+    @Option(help: ArgumentHelp("Ask the node whose status endpoint this is (a dispatcher's intake, a store's snapshot endpoint); repeat for more. Default: every node of the cluster.", valueName: "endpoint"))
+    var endpoint: [String] = []
     @OptionGroup var runDir: RunDirOptions
 
     func run() throws {
-        let topology = try runDir.topology()
         var failed = false
-        let nodes = [("dispatcher", topology.dispatcher.intake)] + topology.stores.map { ($0.name, $0.snapshot) }
-        for (name, endpoint) in nodes {
+        for target in try statusTargets(endpoints: endpoint, runDir: runDir) {
+            let (name, endpoint) = (target.name, target.endpoint)
             if let reply = try requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
                                             expecting: .status, timeoutMilliseconds: 2000) {
                 emitLine(String(decoding: reply.payload, as: UTF8.self))

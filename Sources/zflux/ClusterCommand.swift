@@ -10,16 +10,13 @@ struct ClusterCommand: AsyncParsableCommand {
     )
 
     struct ClusterOptions: ParsableArguments {
-        @Option(help: ArgumentHelp("A cluster config (TOML). Default: the embedded config (todo and counter stores over ipc).", valueName: "file"))
-        var config: String?
-
         @Option(help: "Override the config's transport: ipc or tcp.")
         var transport: Topology.Transport?
 
         @Option(help: ArgumentHelp("With tcp: the first of the consecutive ports the nodes listen on.", valueName: "port"))
         var basePort: Int?
 
-        func topology(runDirectory: String) throws -> Topology {
+        func topology(runDirectory: String, config: String?) throws -> Topology {
             let topology = try ClusterConfig.load(path: config)
                 .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort)
             // The supervisor's own probes connect like any client.
@@ -51,8 +48,13 @@ struct ClusterCommand: AsyncParsableCommand {
         @Option(help: .hidden) var supervisorPid: Int32?
 
         func run() async throws {
-            let topology = try cluster.topology(runDirectory: runDir.path)
-            let supervisor = Supervisor(topology: topology, runDirectory: runDir.path, logLevel: logLevel)
+            let topology = try cluster.topology(runDirectory: runDir.path, config: runDir.configPath)
+            var policy = Supervisor.RestartPolicy()
+            if let restart = topology.restart {
+                policy.maxRestarts = restart.maxRestarts
+                policy.window = .seconds(restart.windowSeconds)
+            }
+            let supervisor = Supervisor(topology: topology, runDirectory: runDir.path, logLevel: logLevel, restartPolicy: policy)
             let signals = TerminationSignals { supervisor.forward(signal: $0) }
             let watch = ParentWatch(supervisorPid: supervisorPid) { supervisor.forward(signal: SIGTERM) }
             defer { withExtendedLifetime((signals, watch)) {} }

@@ -47,9 +47,11 @@ struct ClusterConfig: Codable, Equatable {
         var highWaterMark: Int?
         var allowRemote: Bool?
         var codec: String?
+        var timeoutMs: Int?
 
         enum CodingKeys: String, CodingKey {
             case transport, host, codec
+            case timeoutMs = "timeout_ms"
             case allowRemote = "allow_remote"
             case basePort = "base_port"
             case heartbeatMs = "heartbeat_ms"
@@ -77,14 +79,118 @@ struct ClusterConfig: Codable, Equatable {
         var app: String?
         /// false for a replica: only one store per app should run the app's effects.
         var effects: Bool?
+        var host: String?
+        var listen: String?
+        var port: Int?
+        var metricsPort: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case name, app, effects, host, listen, port
+            case metricsPort = "metrics_port"
+        }
+    }
+
+    /// Where the dispatcher runs, when the nodes are on several hosts.
+    struct DispatcherSection: Codable, Equatable {
+        var host: String?
+        var listen: String?
+        var port: Int?
+        var metricsPort: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case host, listen, port
+            case metricsPort = "metrics_port"
+        }
+    }
+
+    /// `zflux cluster up`'s restart policy for its nodes.
+    struct RestartSection: Codable, Equatable {
+        var maxRestarts: Int?
+        var windowS: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case maxRestarts = "max_restarts"
+            case windowS = "window_s"
+        }
     }
 
     var cluster: Cluster?
+    var dispatcher: DispatcherSection?
     var journal: JournalSection?
     var limits: LimitsSection?
     var security: SecuritySection?
+    var restart: RestartSection?
     /// The config file's directory: relative key paths are resolved against it.
     var baseDirectory: String?
+    /// The file's text and name, to point errors at their line.
+    var text: String?
+    var source: String?
+
+    enum CodingKeys: String, CodingKey {
+        case cluster, dispatcher, journal, limits, security, restart, store
+    }
+
+    /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
+    static let knownKeys: [String: Set<String>] = [
+        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store"],
+        "cluster": ["transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "codec"],
+        "dispatcher": ["host", "listen", "port", "metrics_port"],
+        "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
+        "limits": ["client_rate", "max_payload_bytes", "payload"],
+        "security": ["server_key", "client_key", "authorized_keys"],
+        "restart": ["max_restarts", "window_s"],
+        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port"],
+    ]
+
+    /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
+    func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> CLIError {
+        CLIError("\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)")
+    }
+
+    static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
+        var current = "", storeCount = -1
+        var tableLine: Int?
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[[") {
+                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
+                if current == "store" { storeCount += 1 }
+            } else if line.hasPrefix("[") {
+                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
+            } else {
+                guard current == (table ?? ""), storeIndex == nil || storeIndex == storeCount else { continue }
+                if tableLine == nil { tableLine = index }
+                if let key, line.hasPrefix(key), line.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") {
+                    return index + 1
+                }
+                continue
+            }
+            if current == (table ?? ""), storeIndex == nil || storeIndex == storeCount, key == nil { return index + 1 }
+        }
+        return tableLine.map { $0 }
+    }
+
+    /// Refuses keys the config format does not have, naming the line.
+    func checkKeys() throws {
+        guard let text, let table = try? TOMLTable(string: text) else { return }
+        func check(_ table: TOMLTable, name: String, storeIndex: Int?) throws {
+            let known = ClusterConfig.knownKeys[name] ?? []
+            for key in table.keys where !known.contains(key) {
+                let place = name.isEmpty ? "at the top level" : (name == "store" ? "in [[store]]" : "in [\(name)]")
+                throw error("unknown key '\(key)' \(place) (known: \(known.sorted().joined(separator: ", ")))",
+                            key: key, table: name, storeIndex: storeIndex)
+            }
+        }
+        try check(table, name: "", storeIndex: nil)
+        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart"] {
+            if let sub = table[name]?.table { try check(sub, name: name, storeIndex: nil) }
+        }
+        if let stores = table["store"]?.array {
+            for (index, entry) in stores.enumerated() {
+                if let sub = entry.table { try check(sub, name: "store", storeIndex: index) }
+            }
+        }
+    }
 
     struct SecuritySection: Codable, Equatable {
         var serverKey: String
@@ -143,7 +249,13 @@ struct ClusterConfig: Codable, Equatable {
     static func parse(_ text: String, source: String) throws -> ClusterConfig {
         try checkTableHeaders(text, source: source)
         do {
-            return try TOMLDecoder().decode(ClusterConfig.self, from: text)
+            var config = try TOMLDecoder().decode(ClusterConfig.self, from: text)
+            config.text = text
+            config.source = source
+            try config.checkKeys()
+            return config
+        } catch let error as CLIError {
+            throw error
         } catch let error as TOMLParseError {
             throw CLIError("\(source):\(error.source.begin.line): \(error.description)")
         } catch let error as DecodingError {
@@ -185,6 +297,41 @@ struct ClusterConfig: Codable, Equatable {
         config.baseDirectory = absolute.deletingLastPathComponent().path
         return config
     }
+
+    /// Ports, hosts and metrics ports: in range, tcp-only where they mean tcp, and no two alike.
+    func checkPlacement(transport: Topology.Transport, stores: [Store]) throws {
+        var metricsPorts: [Int: String] = [:]
+        func checkNode(_ name: String, host: String?, port: Int?, listen: String?, metrics: Int?, table: String, index: Int?) throws {
+            if let port, !(1...65_000).contains(port) {
+                throw error("port \(port) of \(name) is not between 1 and 65000", key: "port", table: table, storeIndex: index)
+            }
+            if transport != .tcp, host != nil || port != nil || listen != nil {
+                throw error("\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
+                            key: host != nil ? "host" : port != nil ? "port" : "listen", table: table, storeIndex: index)
+            }
+            if let host, !ClusterConfig.isLoopback(host), cluster?.allowRemote != true {
+                throw error("\(name)'s host \(host) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
+                            key: "host", table: table, storeIndex: index)
+            }
+            if let metrics {
+                guard (1...65_535).contains(metrics) else { throw error("metrics_port \(metrics) of \(name) is not a port", key: "metrics_port", table: table, storeIndex: index) }
+                // Nodes on different hosts may share a metrics port; on one host they may not.
+                let key = metrics
+                if let other = metricsPorts[key], (host ?? cluster?.host) == nil || transport != .tcp {
+                    throw error("\(name) and \(other) both use metrics_port \(metrics)", key: "metrics_port", table: table, storeIndex: index)
+                }
+                metricsPorts[key] = name
+            }
+        }
+        if let dispatcher {
+            try checkNode("the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort, table: "dispatcher", index: nil)
+        }
+        for (index, entry) in stores.enumerated() {
+            try checkNode("store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort, table: "store", index: index)
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool { ["127.0.0.1", "localhost", "::1"].contains(host) }
 
     func durability(runDirectory: String) throws -> Topology.Durability {
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : runDirectory + "/" + path }
@@ -239,11 +386,33 @@ struct ClusterConfig: Codable, Equatable {
         let heartbeat = cluster?.heartbeatMs ?? 200
         guard (10...60_000).contains(heartbeat) else { throw CLIError("heartbeat_ms must be between 10 and 60000") }
         do {
+            var placement: [String: (host: String?, port: Int?)] = [:]
+            if let dispatcher { placement["dispatcher"] = (dispatcher.host, dispatcher.port) }
+            for entry in stores { placement[entry.name] = (entry.host, entry.port) }
+            try checkPlacement(transport: transport, stores: stores)
             var topology = try Topology.make(
                 transport: transport, runDirectory: runDirectory, host: cluster?.host ?? "127.0.0.1",
                 basePort: basePortOverride ?? cluster?.basePort ?? 5570,
-                stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat)
-            for (index, entry) in stores.enumerated() where entry.effects == false { topology.stores[index].runsEffects = false }
+                stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat, placement: placement)
+            for (index, entry) in stores.enumerated() {
+                if entry.effects == false { topology.stores[index].runsEffects = false }
+                topology.stores[index].listen = entry.listen
+                topology.stores[index].metricsPort = entry.metricsPort
+            }
+            topology.dispatcher.listen = dispatcher?.listen
+            topology.dispatcher.metricsPort = dispatcher?.metricsPort
+            if let timeout = cluster?.timeoutMs {
+                guard (100...600_000).contains(timeout), timeout > heartbeat else {
+                    throw error("timeout_ms must be between 100 and 600000 and above heartbeat_ms", key: "timeout_ms", table: "cluster")
+                }
+                topology.timeoutMilliseconds = timeout
+            }
+            if let restart {
+                let max = restart.maxRestarts ?? 5, window = restart.windowS ?? 30
+                guard (0...1000).contains(max) else { throw error("max_restarts must be between 0 and 1000", key: "max_restarts", table: "restart") }
+                guard (1...86_400).contains(window) else { throw error("window_s must be between 1 and 86400", key: "window_s", table: "restart") }
+                topology.restart = .init(maxRestarts: max, windowSeconds: window)
+            }
             topology.highWaterMark = cluster?.highWaterMark
             if let name = cluster?.codec {
                 guard let codec = WireCodec.Format(rawValue: name) else { throw CLIError("codec '\(name)' is not one of: binary, json") }

@@ -11,6 +11,12 @@ struct DispatcherCommand: AsyncParsableCommand {
         abstract: "Run the dispatcher node of the cluster in the run directory (cluster up starts it for you).")
 
     @OptionGroup var node: NodeOptions
+    @Option(name: .customLong("node"), help: ArgumentHelp("With --config: this node's name (the dispatcher is 'dispatcher').", valueName: "name"))
+    var nodeName: String?
+
+    func validate() throws {
+        if let nodeName, nodeName != "dispatcher" { throw ValidationError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`") }
+    }
 
     func run() async throws {
         LogSetup.bootstrap()
@@ -23,6 +29,14 @@ struct DispatcherCommand: AsyncParsableCommand {
         }
         let zap = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
+        let endpoints = topology.dispatcher
+        let metrics = try endpoints.metricsPort.map { port in
+            try MetricsServer(
+                host: Topology.metricsHost(endpoint: endpoints.intake, listen: endpoints.listen), port: port,
+                statusEndpoint: Topology.localEndpoint(endpoints.intake, listen: endpoints.listen), node: "dispatcher",
+                logger: node.logger("zflux.metrics"))
+        }
+        defer { withExtendedLifetime(metrics) {} }
         try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
         withExtendedLifetime(zap) {}
     }
@@ -33,11 +47,19 @@ struct StoreCommand: AsyncParsableCommand {
         commandName: "store",
         abstract: "Run one store node of the cluster in the run directory (cluster up starts them for you).")
 
-    @Argument(help: "The store's name in the cluster config.") var name: String
+    @Argument(help: "The store's name in the cluster config.") var storeName: String?
     @OptionGroup var node: NodeOptions
+    @Option(name: .customLong("node"), help: ArgumentHelp("The same as the NAME argument (with --config, as the dispatcher takes it).", valueName: "name"))
+    var nodeName: String?
+
+    func validate() throws {
+        guard storeName != nil || nodeName != nil else { throw ValidationError("name the store: `zflux store NAME` or `--node NAME`") }
+        if let storeName, let nodeName, storeName != nodeName { throw ValidationError("NAME '\(storeName)' and --node '\(nodeName)' differ") }
+    }
 
     func run() async throws {
         LogSetup.bootstrap()
+        let name = storeName ?? nodeName ?? ""
         let topology = try node.runDir.topology()
         guard let endpoints = topology.store(named: name) else {
             throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
@@ -46,6 +68,13 @@ struct StoreCommand: AsyncParsableCommand {
         let store = try StoreNode(
             configuration: .init(topology: topology, store: endpoints, app: try Catalog.require(endpoints.app)),
             logger: node.logger("zflux.store"))
+        let metrics = try endpoints.metricsPort.map { port in
+            try MetricsServer(
+                host: Topology.metricsHost(endpoint: endpoints.snapshot, listen: endpoints.listen), port: port,
+                statusEndpoint: Topology.localEndpoint(endpoints.snapshot, listen: endpoints.listen), node: name,
+                logger: node.logger("zflux.metrics"))
+        }
+        defer { withExtendedLifetime(metrics) {} }
         try await runNode(stop: store.stop, supervisorPid: node.supervisorPid) { try await store.run() }
         withExtendedLifetime(zap) {}
     }

@@ -21,6 +21,13 @@ struct RunDirOptions: ParsableArguments {
         valueName: "dir"))
     var runDir: String?
 
+    @Option(help: ArgumentHelp(
+        "A cluster config (TOML) to take the endpoints from, instead of RUN_DIR/cluster.json: how nodes and commands on other hosts find the cluster. Default: $ZFLUX_CONFIG",
+        valueName: "file"))
+    var config: String?
+
+    var configPath: String? { config ?? ProcessInfo.processInfo.environment["ZFLUX_CONFIG"] }
+
     /// The run directory as an absolute path.
     var path: String {
         let raw = runDir ?? ProcessInfo.processInfo.environment["ZFLUX_RUN_DIR"] ?? ".zflux"
@@ -32,7 +39,12 @@ struct RunDirOptions: ParsableArguments {
     /// command connects over tcp the way the cluster requires.
     func topology() throws -> Topology {
         let topology: Topology
-        do { topology = try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+        if let configPath {
+            topology = try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil)
+            WireFormat.current = topology.codec ?? .binary
+        } else {
+            do { topology = try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+        }
         if let security = topology.security {
             let keyFile = ProcessInfo.processInfo.environment["ZFLUX_KEY"] ?? security.clientKeyFile
             do {

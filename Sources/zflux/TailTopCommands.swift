@@ -75,11 +75,13 @@ struct TopCommand: AsyncParsableCommand {
         discussion: "Refreshes every second on a terminal (q or Ctrl-C quits). Not on a terminal, or with --once, prints the table once.")
 
     @Flag(help: "Print the table once and exit.") var once = false
+    @Option(help: ArgumentHelp("Watch the node whose status endpoint this is (its intake or snapshot endpoint); repeat for more. Default: every node of the cluster.", valueName: "endpoint"))
+    var endpoint: [String] = []
     @OptionGroup var runDir: RunDirOptions
 
     func run() async throws {
-        let topology = try runDir.topology()
-        let table = TopTable(topology: topology, runDirectory: runDir.path)
+        let nodes = try statusTargets(endpoints: endpoint, runDir: runDir)
+        let table = TopTable(nodes: nodes, runDirectory: runDir.path)
         guard !once && Terminal.isInteractive else {
             table.sample()
             for line in table.lines() { emitLine(line.plainText) }
@@ -114,19 +116,19 @@ struct TopCommand: AsyncParsableCommand {
 /// The rows of `zflux top`, from every node's status; rates come from the change between samples.
 final class TopTable: @unchecked Sendable {
     // @unchecked: sampled and read by one thread at a time (the command's UI thread).
-    let topology: Topology
+    let nodes: [StatusTarget]
     let runDirectory: String
     private var rows: [[String]] = []
     private var previous: [String: (count: Int, at: UInt64)] = [:]
 
-    init(topology: Topology, runDirectory: String) {
-        self.topology = topology
+    init(nodes: [StatusTarget], runDirectory: String) {
+        self.nodes = nodes
         self.runDirectory = runDirectory
     }
 
     func sample() {
         let restarts = (try? JSONDecoder().decode([String: Int].self, from: Data(contentsOf: URL(fileURLWithPath: runDirectory + "/restarts.json")))) ?? [:]
-        let nodes = [("dispatcher", "dispatcher", topology.dispatcher.intake)] + topology.stores.map { ("store-\($0.name)", $0.name, $0.snapshot) }
+        let nodes = self.nodes.map { ($0.key, $0.name, $0.endpoint) }
         var head = 0
         rows = []
         for (key, name, endpoint) in nodes {
@@ -160,4 +162,25 @@ final class TopTable: @unchecked Sendable {
             + rows.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
             + ["", StyledLine("q quit", .dim)]
     }
+}
+
+/// A node to ask for its status: (supervisor key, display name, status endpoint).
+struct StatusTarget {
+    var key: String
+    var name: String
+    var endpoint: String
+}
+
+/// The nodes `status` and `top` ask: the given endpoints, or every node of the cluster.
+func statusTargets(endpoints: [String], runDir: RunDirOptions) throws -> [StatusTarget] {
+    if !endpoints.isEmpty {
+        // CURVE settings still come from the cluster, when one is described here.
+        if runDir.configPath != nil || FileManager.default.fileExists(atPath: runDir.path + "/" + Topology.fileName) {
+            _ = try? runDir.topology()
+        }
+        return endpoints.map { StatusTarget(key: $0, name: $0, endpoint: $0) }
+    }
+    let topology = try runDir.topology()
+    return [StatusTarget(key: "dispatcher", name: "dispatcher", endpoint: topology.dispatcher.intake)]
+        + topology.stores.map { StatusTarget(key: "store-\($0.name)", name: $0.name, endpoint: $0.snapshot) }
 }

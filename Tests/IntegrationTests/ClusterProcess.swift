@@ -18,6 +18,7 @@ final class ClusterProcess {
         self.transport = transport
         if let existing {
             runDir = existing
+            try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: true)
         } else {
             // Short paths: ipc socket paths must fit in 107 bytes.
             var template = Array("/tmp/zf-XXXXXX".utf8CString)
@@ -103,6 +104,7 @@ final class ClusterProcess {
     func stop(keepRunDirectory: Bool = false, expectCleanExit: Bool = true) {
         guard !stopped else { return }
         stopped = true
+        guard process.processIdentifier != 0 else { return }  // never started
         defer { if !keepRunDirectory { try? FileManager.default.removeItem(atPath: runDir) } }
         refreshPids()
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }

@@ -1,0 +1,229 @@
+import Foundation
+import FluxTesting
+import Testing
+
+
+/// Runs a program to completion with stdin from `input`.
+func run(_ path: String, _ arguments: [String], input: String = "") throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe(), inPipe = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = inPipe
+    try process.run()
+    inPipe.fileHandleForWriting.write(Data(input.utf8))
+    try inPipe.fileHandleForWriting.close()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+func which(_ program: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(program)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// A scratch directory with a server and a client key pair and an authorized-keys file in keys/.
+func directoryWithKeys(_ name: String) throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())").path
+    try? FileManager.default.removeItem(atPath: dir)
+    try FileManager.default.createDirectory(atPath: dir + "/keys", withIntermediateDirectories: true)
+    for pair in ["server", "client"] {
+        let made = try zflux(["keygen", pair, "--dir", dir + "/keys"])
+        #expect(made.status == 0, "\(made.stderr)")
+    }
+    let pub = try String(contentsOfFile: dir + "/keys/client.pub", encoding: .utf8)
+    try pub.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        .write(toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
+    return dir
+}
+
+@Suite("Deployment files and multi-host configs")
+struct DeployTests {
+    @Test("the systemd units pass systemd-analyze verify (with this build's binary in ExecStart)")
+    func systemdUnits() throws {
+        guard let analyze = which("systemd-analyze") else {
+            Issue.record("systemd-analyze is missing: `make test-deps` installs systemd")
+            return
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for unit in ["zflux-dispatcher.service", "zflux-store@.service"] {
+            let text = try String(contentsOfFile: packageRoot + "/deploy/systemd/" + unit, encoding: .utf8)
+            #expect(text.contains("ExecStart=/usr/local/bin/zflux "))
+            #expect(text.contains("User=zflux") && text.contains("StateDirectory=zflux") && text.contains("Restart=on-failure"))
+            let local = text.replacingOccurrences(of: "/usr/local/bin/zflux", with: zfluxBinary)
+            try local.write(toFile: dir + "/" + unit.replacingOccurrences(of: "@.service", with: "@todo.service"), atomically: true, encoding: .utf8)
+        }
+        let verified = try run(analyze, ["verify", dir + "/zflux-dispatcher.service", dir + "/zflux-store@todo.service"])
+        #expect(verified.status == 0 && verified.stderr.isEmpty, "\(verified.stderr)")
+        // The check bites: a misspelt key is reported.
+        let bad = try String(contentsOfFile: dir + "/zflux-dispatcher.service", encoding: .utf8).replacingOccurrences(of: "Restart=", with: "Restrat=")
+        try bad.write(toFile: dir + "/bad.service", atomically: true, encoding: .utf8)
+        #expect(try !run(analyze, ["verify", dir + "/bad.service"]).stderr.isEmpty)
+    }
+
+    @Test("the Kubernetes manifests parse, have the expected kinds and probes, and carry a config that passes cluster check")
+    func kubernetesManifests() throws {
+        let python = which("python3") ?? "/usr/bin/python3"
+        let yaml = try String(contentsOfFile: packageRoot + "/deploy/k8s/zflux.yaml", encoding: .utf8)
+        let parsed = try run(python, ["-c", "import sys, json, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)"], input: yaml)
+        try #require(parsed.status == 0, "PyYAML is needed (`make test-deps` installs it): \(parsed.stderr)")
+        let docs = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]])
+        let kinds = docs.compactMap { $0["kind"] as? String }
+        #expect(Set(kinds) == ["Secret", "ConfigMap", "Service", "StatefulSet", "Deployment"])
+        func name(_ doc: [String: Any]) -> String { (doc["metadata"] as? [String: Any])?["name"] as? String ?? "" }
+        let config = try #require(docs.first { $0["kind"] as? String == "ConfigMap" }.flatMap { ($0["data"] as? [String: String])?["cluster.toml"] })
+
+        // The config in the ConfigMap is valid (keys in place, as the Secret mounts them).
+        let dir = try directoryWithKeys("k8s")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try config.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let checked = try zflux(["cluster", "check", dir + "/cluster.toml", "--run-dir", dir + "/run"])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        let topology = try #require(try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any])
+        let dispatcher = try #require(topology["dispatcher"] as? [String: Any])
+        let stores = try #require(topology["stores"] as? [[String: Any]])
+
+        // Every workload runs a node of that config, and probes /ready and /live on its metrics port.
+        let workloads = docs.filter { ["StatefulSet", "Deployment"].contains($0["kind"] as? String) }
+        #expect(workloads.count == 1 + stores.count)
+        for workload in workloads {
+            let spec = try #require(workload["spec"] as? [String: Any])
+            let template = try #require(spec["template"] as? [String: Any])
+            let labels = try #require((template["metadata"] as? [String: Any])?["labels"] as? [String: String])
+            let container = try #require(((template["spec"] as? [String: Any])?["containers"] as? [[String: Any]])?.first)
+            let args = try #require(container["args"] as? [String])
+            let node = try #require(args.firstIndex(of: "--node").map { args[$0 + 1] })
+            let metricsPort = node == "dispatcher" ? dispatcher["metricsPort"] as? Int : stores.first { $0["name"] as? String == node }?["metricsPort"] as? Int
+            let port = try #require(metricsPort, "node \(node) of \(name(workload)) has a metrics_port in the config")
+            let ports = try #require(container["ports"] as? [[String: Any]])
+            #expect(ports.contains { $0["name"] as? String == "metrics" && $0["containerPort"] as? Int == port })
+            for (probe, path) in [("readinessProbe", "/ready"), ("livenessProbe", "/live")] {
+                let get = try #require((container[probe] as? [String: Any])?["httpGet"] as? [String: Any], "\(name(workload)) has a \(probe)")
+                #expect(get["path"] as? String == path && get["port"] as? String == "metrics")
+            }
+            // A Service selects these pods and exposes the metrics port.
+            let services = docs.filter { $0["kind"] as? String == "Service" }
+            #expect(services.contains { service in
+                let selector = (service["spec"] as? [String: Any])?["selector"] as? [String: String] ?? [:]
+                return !selector.isEmpty && selector.allSatisfy { labels[$0.key] == $0.value }
+            }, "a Service selects \(name(workload))")
+        }
+        let dispatcherSet = try #require(docs.first { $0["kind"] as? String == "StatefulSet" })
+        #expect(((dispatcherSet["spec"] as? [String: Any])?["volumeClaimTemplates"] as? [Any])?.isEmpty == false, "the journal is on a persistent volume")
+    }
+
+    @Test("the multi-host example config is valid once its keys exist, and every node has its own host")
+    func multiHostExample() throws {
+        let dir = try directoryWithKeys("multihost")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.copyItem(atPath: packageRoot + "/deploy/multi-host.example.toml", toPath: dir + "/cluster.toml")
+        let checked = try zflux(["cluster", "check", dir + "/cluster.toml", "--run-dir", dir + "/run"])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(checked.stdout.contains("tcp://10.0.0.1:5570") && checked.stdout.contains("tcp://10.0.0.2:5580") && checked.stdout.contains("tcp://10.0.0.3:5581"))
+        let container = try String(contentsOfFile: packageRoot + "/deploy/Containerfile", encoding: .utf8)
+        #expect(container.contains("libzmq5") && container.contains("USER zflux") && container.contains("--static-swift-stdlib"))
+    }
+
+    @Test("config errors name their line: unknown keys, remote hosts without allow_remote, clashing ports, host on ipc")
+    func configErrors() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cfgerr-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cases: [(String, String)] = [
+            ("[cluster]\ntransport = \"tcp\"\n\n[[store]]\nname = \"todo\"\nhots = \"10.0.0.2\"\n", ":6: unknown key 'hots' in [[store]]"),
+            ("[cluster]\ntransport = \"tcp\"\n[[store]]\nname = \"todo\"\nhost = \"10.0.0.2\"\n", ":5: store 'todo''s host 10.0.0.2 is not a loopback address"),
+            ("[cluster]\ntransport = \"tcp\"\n[dispatcher]\nport = 6000\n[[store]]\nname = \"todo\"\nport = 6001\n", "two nodes would listen on tcp://127.0.0.1:6001"),
+            ("[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"todo\"\nport = 6001\n", ":5: store 'todo' sets host, port or listen"),
+            ("[cluster]\ntransport = \"tcp\"\ntimeout_ms = 50\n[[store]]\nname = \"todo\"\n", ":3: timeout_ms must be"),
+            ("[restart]\nmax_restarts = -1\n[[store]]\nname = \"todo\"\n", ":2: max_restarts must be"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            let path = dir + "/c\(index).toml"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try zflux(["cluster", "check", path, "--run-dir", dir + "/run"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains(expected), "case \(index): \(result.stderr)")
+        }
+    }
+
+    /// A plain HTTP/1.1 GET to 127.0.0.1: (status, body), or nil when nothing answers.
+    func get(_ port: Int, _ path: String) -> (Int, String)? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { break }
+            response += buffer[0..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard let statusText = text.split(separator: " ", maxSplits: 2).dropFirst().first, let status = Int(statusText) else { return nil }
+        let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+        return (status, body)
+    }
+
+    @Test("a node's metrics port serves Prometheus text, /ready and /live; status --endpoint asks one node")
+    func metricsAndReadiness() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let base = try freePortRange(count: 4)
+        let config = """
+            [cluster]
+            transport = "ipc"
+            [dispatcher]
+            metrics_port = \(base)
+            [[store]]
+            name = "counter"
+            metrics_port = \(base + 1)
+            """
+        try config.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        for _ in 0..<3 {
+            let sent = try cluster.zflux(["dispatch", "counter", "addTapped", #"{"amount":2}"#])
+            #expect(sent.status == 0, "\(sent.stderr)")
+        }
+        try await eventually("the store reports version 3 in its metrics") {
+            guard let (status, body) = get(base + 1, "/metrics") else { return false }
+            return status == 200 && body.contains(#"zflux_store_version{node="counter"} 3"#)
+        }
+        let dispatcherMetrics = get(base, "/metrics")?.1 ?? ""
+        #expect(dispatcherMetrics.contains(#"zflux_dispatcher_accepted_total{node="dispatcher"} 3"#), "\(dispatcherMetrics)")
+        #expect(get(base, "/ready")?.0 == 200)
+        #expect(get(base + 1, "/ready")?.0 == 200)
+        #expect(get(base + 1, "/live")?.0 == 200)
+        #expect(get(base + 1, "/nothing")?.0 == 404)
+        let topology = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/run/cluster.json"))) as? [String: Any]
+        let snapshot = try #require(((topology?["stores"] as? [[String: Any]])?.first)?["snapshot"] as? String)
+        let one = try cluster.zflux(["status", "--endpoint", snapshot])
+        #expect(one.status == 0 && one.stdout.split(separator: "\n").count == 1 && one.stdout.contains(#""name":"counter""#), "\(one.stdout)")
+        // A stopped store fails its probes.
+        cluster.stop()
+        #expect(get(base + 1, "/live")?.0 != 200)
+    }
+}

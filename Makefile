@@ -13,7 +13,7 @@ help:
 	@echo "make demo   start a local cluster (dispatcher + one store per example app) and watch it live"
 	@echo "make test   build and run every test (unit and real-process integration)"
 	@echo "make build  build the zflux binary (.build/debug/zflux)"
-	@echo "make bench  release build, then the journal and recovery measurements of docs/GUARANTEES.md"
+	@echo "make bench  release build, then the journal, codec and load measurements of BENCHMARKS.md"
 	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
 
 # libzmq's headers and pkg-config file; installed only when missing.
@@ -23,12 +23,18 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config >/dev/null; \
 	fi
 
-# The terminal viewer's test drives the real `zflux view` through tmux.
+# The terminal viewer's test drives the real `zflux view` through tmux; the deploy tests run
+# systemd-analyze and parse the Kubernetes manifests with PyYAML; the multi-host test uses ip netns.
 test-deps: deps
-	@if ! command -v tmux >/dev/null 2>&1; then \
-		echo "==> installing tmux"; \
-		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; \
+	@missing=""; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@python3 -c 'import yaml' 2>/dev/null || { echo "==> installing PyYAML"; python3 -m pip install -q pyyaml; }
 
 build: deps
 	$(SWIFT) build

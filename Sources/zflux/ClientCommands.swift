@@ -20,7 +20,13 @@ struct DispatchCommand: ParsableCommand {
     @Argument(help: "The action's name.") var action: String
     @Argument(help: "The action's arguments as a JSON object (default: {}).") var arguments: String?
     @Option(help: "Seconds to wait for the dispatcher's answer, retrying meanwhile.") var timeout: Double = 5
+    @Option(help: "Dispatch the action this many times, one after the other (each acknowledged before the next); prints the last seq.")
+    var `repeat` = 1
     @OptionGroup var runDir: RunDirOptions
+
+    func validate() throws {
+        guard `repeat` >= 1 else { throw ValidationError("--repeat must be at least 1") }
+    }
 
     func run() throws {
         let app = try Catalog.require(app)
@@ -35,16 +41,20 @@ struct DispatchCommand: ParsableCommand {
         defer { connection.close() }
         connection.timeout = .milliseconds(Int(timeout * 1000))
         connection.retryInterval = .milliseconds(min(1000, Int(timeout * 1000)))
-        switch try connection.dispatch(app: app.name, actionType: action, payload: payload) {
-        case .acknowledged(let seq):
-            emitLine(String(seq))
-        case .rejected(let reason):
-            printError("rejected: \(reason)")
-            throw ExitCode(1)
-        case .timedOut:
-            printError("no answer from the dispatcher at \(topology.dispatcher.intake) within \(timeout) s; is the cluster up?")
-            throw ExitCode(2)
+        var last: UInt64 = 0
+        for done in 0..<`repeat` {
+            switch try connection.dispatch(app: app.name, actionType: action, payload: payload) {
+            case .acknowledged(let seq):
+                last = seq
+            case .rejected(let reason):
+                printError(`repeat` == 1 ? "rejected: \(reason)" : "rejected after \(done) acknowledged: \(reason)")
+                throw ExitCode(1)
+            case .timedOut:
+                printError("no answer from the dispatcher at \(topology.dispatcher.intake) within \(timeout) s\(done > 0 ? " after \(done) acknowledged" : ""); is the cluster up?")
+                throw ExitCode(2)
+            }
         }
+        emitLine(String(last))
     }
 }
 

@@ -141,8 +141,6 @@ struct MultiHostTests {
         nodes.append(try HostProcess(lab: lab, host: "d", arguments: ["dispatcher", "--node", "dispatcher", "--run-dir", dir + "/d"] + common, log: dir + "/d.log"))
         nodes.append(try HostProcess(lab: lab, host: "s1", arguments: ["store", "--node", "s1", "--run-dir", dir + "/s1"] + common, log: dir + "/s1.log"))
         nodes.append(try HostProcess(lab: lab, host: "s2", arguments: ["store", "--node", "s2", "--run-dir", dir + "/s2"] + common, log: dir + "/s2.log"))
-        let view = try HostProcess(lab: lab, host: "v", arguments: ["view", "s1", "--json", "--config", configPath, "--run-dir", dir + "/v"], log: dir + "/view.log")
-        defer { view.stop() }
 
         // From this (the "operator's") host, through the bridge, with the cluster's client key.
         let cli = ["--config", configPath, "--run-dir", dir + "/cli"]
@@ -156,6 +154,21 @@ struct MultiHostTests {
         try await eventually("every node answers across the hosts", timeout: .seconds(60)) {
             status(dispatcherEndpoint) != nil && storeEndpoints.values.allSatisfy { status($0)?["caught_up"] as? Bool == true }
         }
+        func diagnostics() -> String {
+            ["d", "s1", "s2", "view", "load"].map { name in
+                "\(name).log: " + String(((try? String(contentsOfFile: dir + "/\(name).log", encoding: .utf8)) ?? "").suffix(800))
+            }.joined(separator: "\n") 
+        }
+        func step(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
+            do { try await eventually(what, timeout: timeout, condition) } catch {
+                Issue.record("\(diagnostics())")
+                throw error
+            }
+        }
+
+        let view = try HostProcess(lab: lab, host: "v", arguments: ["view", "s1", "--json", "--config", configPath, "--run-dir", dir + "/v"], log: dir + "/view.log")
+        defer { view.stop() }
+        try await step("the view on the fourth host shows s1") { view.output.contains(#""store":"s1""#) }
 
         // Load: 6,000 actions, each acknowledged before the next, from the operator's host.
         let total = 6000
@@ -170,11 +183,11 @@ struct MultiHostTests {
         defer { if load.isRunning { kill(load.processIdentifier, SIGKILL) } }
 
         // Mid-load, cut s1's link; keep it cut while the dispatcher moves on and past s1's timeout.
-        try await eventually("s1 has applied some of the load") { version("s1") >= 500 }
+        try await step("s1 has applied some of the load") { version("s1") >= 500 }
         try lab.ip(["link", "set", lab.link("s1"), "down"])
         let cutAt = ContinuousClock.now
         let headAtCut = status(dispatcherEndpoint)?["head"] as? Int ?? 0
-        try await eventually("the dispatcher goes on while s1 is cut off") {
+        try await step("the dispatcher goes on while s1 is cut off") {
             (status(dispatcherEndpoint)?["head"] as? Int ?? 0) >= headAtCut + 1000
         }
         #expect(status(storeEndpoints["s1"]!) == nil, "s1 is unreachable while its link is down")
@@ -185,12 +198,12 @@ struct MultiHostTests {
         try lab.ip(["link", "set", lab.link("s1"), "up"])
 
         // The load completes; every store and the view end exactly at its reduction.
-        try await eventually("the load finishes", timeout: .seconds(120)) { !load.isRunning }
+        try await step("the load finishes", timeout: .seconds(120)) { !load.isRunning }
         #expect(load.terminationStatus == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
         let lastSeq = Int(String(decoding: loadOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         #expect(lastSeq == total, "the cluster's only actions are the load's, so the last seq is \(total)")
-        try await eventually("s1 and s2 reach the dispatcher's head", timeout: .seconds(60)) {
+        try await step("s1 and s2 reach the dispatcher's head", timeout: .seconds(60)) {
             version("s1") == total && version("s2") == total
         }
         for store in ["s1", "s2"] {
@@ -201,7 +214,7 @@ struct MultiHostTests {
         let recovered = (s1["reconnects"] as? Int ?? 0) + (s1["gaps_repaired"] as? Int ?? 0)
         #expect(recovered > 0, "s1 noticed the cut and repaired it (reconnects or gap repair): \(s1)")
         #expect((status(dispatcherEndpoint)?["head"] as? Int) == total, "nothing acknowledged was lost or repeated")
-        try await eventually("the view on its own host shows s1 at \(total)") {
+        try await step("the view on its own host shows s1 at \(total)") {
             view.output.split(separator: "\n").last.map { $0.contains(#""version":\#(total)"#) && $0.contains(#""count":\#(total)"#) } ?? false
         }
         let journal = try zflux(["journal", "verify", "--run-dir", dir + "/d", "--config", configPath])

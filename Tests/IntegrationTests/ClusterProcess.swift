@@ -81,8 +81,8 @@ final class ClusterProcess {
         return pids
     }
 
-    func zflux(_ arguments: [String]) throws -> CommandResult {
-        try IntegrationTests.zflux(arguments + ["--run-dir", runDir])
+    func zflux(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+        try IntegrationTests.zflux(arguments + ["--run-dir", runDir], environment: environment)
     }
 
     /// Every log the cluster wrote, for failure messages.

@@ -137,7 +137,5 @@ struct SecurityTests {
 }
 
 func zfluxWithKey(_ cluster: ClusterProcess, key: String, _ arguments: [String]) throws -> CommandResult {
-    setenv("ZFLUX_KEY", key, 1)
-    defer { unsetenv("ZFLUX_KEY") }
-    return try cluster.zflux(arguments)
+    try cluster.zflux(arguments, environment: ["ZFLUX_KEY": key])
 }

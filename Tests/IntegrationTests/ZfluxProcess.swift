@@ -21,10 +21,15 @@ struct CommandResult {
 }
 
 /// Runs `zflux ARGS` to completion (bounded) and captures its output.
-func zflux(_ arguments: [String], timeout: Duration = .seconds(30)) throws -> CommandResult {
+/// `environment` adds variables for this child only (never `setenv`: tests run concurrently, and every
+/// process another test spawns meanwhile would inherit it).
+func zflux(_ arguments: [String], timeout: Duration = .seconds(30), environment: [String: String] = [:]) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: zfluxBinary)
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

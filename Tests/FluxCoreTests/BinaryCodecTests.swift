@@ -125,3 +125,31 @@ struct BinaryCodecTests {
         #expect(String(decoding: try app.actionJSON(fromWire: post), as: UTF8.self).contains(#""memo":"hi""#))
     }
 }
+
+extension BinaryCodecTests {
+    class Base: Codable { var id = 1 }
+    final class Derived: Base, @unchecked Sendable {
+        var name = "n"
+        enum Keys: String, CodingKey { case name }
+        override init() { super.init() }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            name = try container.decode(String.self, forKey: .name)
+            try super.init(from: container.superDecoder())
+        }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(name, forKey: .name)
+            try super.encode(to: container.superEncoder())
+        }
+    }
+
+    @Test("a subclass encoding its superclass under 'super' round-trips, though its keys have no such case")
+    func superclass() throws {
+        let value = Derived()
+        value.id = 42
+        value.name = "x"
+        let decoded = try binary.decode(Derived.self, from: try binary.encode(value))
+        #expect(decoded.id == 42 && decoded.name == "x")
+    }
+}

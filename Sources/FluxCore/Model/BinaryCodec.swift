@@ -221,11 +221,13 @@ struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     /// Writes the key of a new entry (children sit one level deeper than the container).
-    private mutating func entry(_ key: Key) {
+    private mutating func entry(_ key: Key) { entry(named: key.stringValue) }
+
+    private mutating func entry(named name: String) {
         writer.closeContainers(deeperThan: depth)
         count += 1
         writer.patch(count, at: countAt)
-        writer.key(key.stringValue)
+        writer.key(name)
     }
 
     mutating func encodeNil(forKey key: Key) throws { entry(key); writer.null() }
@@ -259,7 +261,11 @@ struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath).unkeyedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+    mutating func superEncoder() -> any Encoder {
+        // Under the key "super", as Foundation's encoders do; `Key` itself need not have that case.
+        entry(named: "super")
+        return _BinaryEncoder(writer: writer, depth: depth + 1, codingPath: codingPath)
+    }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         // The caller must write exactly one value through the returned encoder.
@@ -636,7 +642,19 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).unkeyedContainer()
     }
 
-    func superDecoder() throws -> any Decoder { try superDecoder(forKey: Key(stringValue: "super")!) }
+    func superDecoder() throws -> any Decoder {
+        guard let key = Key(stringValue: "super") else {
+            // `Key` has no "super" case: find the entry by name all the same.
+            var offset = first
+            for _ in 0..<count {
+                let (equal, valueAt) = try reader.keyEquals(at: offset, "super", codingPath)
+                if equal { return _BinaryDecoder(reader: reader, offset: valueAt, codingPath: codingPath) }
+                offset = try reader.valueEnd(at: valueAt, codingPath: codingPath)
+            }
+            throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "no value for 'super'"))
+        }
+        return try superDecoder(forKey: key)
+    }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         _BinaryDecoder(reader: reader, offset: try value(key), codingPath: codingPath)

@@ -160,7 +160,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     func encodedState() throws -> [UInt8] { try app.codec.encode(state) }
     func loadState(_ bytes: [UInt8]) throws { state = try app.codec.decode(State.self, from: bytes); forgetChanges() }
     func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state) }
-    func forgetChanges() { _ = try? ChangeTracking.take(&state) }
+    func forgetChanges() { ChangeTracking.forget(&state) }
     func encodedSnapshot() throws -> [UInt8] { try encodedState() }
     func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
     var effectsInFlight: Int { effects.inFlight }
@@ -190,6 +190,7 @@ enum ChangeTracking {
     fileprivate protocol Opening {
         static func take(_ state: UnsafeMutableRawPointer) throws -> [UInt8]
         static func apply(_ bytes: [UInt8], _ state: UnsafeMutableRawPointer) throws
+        static func forget(_ state: UnsafeMutableRawPointer)
     }
 
     /// The encoded changes of `state`, clearing its record; nil when `S` does not track changes.
@@ -205,7 +206,12 @@ enum ChangeTracking {
         return true
     }
 
-    static func tracksChanges<S>(_ type: S.Type) -> Bool { Opener<S>.self is any Opening.Type }
+    /// Clears `state`'s record of changes without encoding them (after a whole state was published or
+    /// loaded, the record can be as large as the state).
+    static func forget<S>(_ state: inout S) {
+        guard let opener = Opener<S>.self as? any Opening.Type else { return }
+        withUnsafeMutablePointer(to: &state) { opener.forget(UnsafeMutableRawPointer($0)) }
+    }
 }
 
 extension ChangeTracking.Opener: ChangeTracking.Opening where S: IncrementalState {
@@ -216,5 +222,9 @@ extension ChangeTracking.Opener: ChangeTracking.Opening where S: IncrementalStat
     static func apply(_ bytes: [UInt8], _ state: UnsafeMutableRawPointer) throws {
         let changes = try WireCodec().decode(S.Changes.self, from: bytes)
         state.assumingMemoryBound(to: S.self).pointee.apply(changes)
+    }
+
+    static func forget(_ state: UnsafeMutableRawPointer) {
+        _ = state.assumingMemoryBound(to: S.self).pointee.takeChanges()
     }
 }

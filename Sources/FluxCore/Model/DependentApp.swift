@@ -102,7 +102,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     func encodedState() throws -> [UInt8] { try app.base.codec.encode(state) }
     func loadState(_ bytes: [UInt8]) throws { state = try app.base.codec.decode(State.self, from: bytes); forgetChanges() }
     func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state) }
-    func forgetChanges() { _ = try? ChangeTracking.take(&state) }
+    func forgetChanges() { ChangeTracking.forget(&state) }
 
     /// The snapshot holds the replica too: without it, a restored store would read a stale other state.
     struct Snapshot: Codable {

@@ -3,24 +3,6 @@ import FluxTesting
 import Testing
 
 
-/// Runs a program to completion with stdin from `input`.
-func run(_ path: String, _ arguments: [String], input: String = "") throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe(), inPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = inPipe
-    try process.run()
-    inPipe.fileHandleForWriting.write(Data(input.utf8))
-    try inPipe.fileHandleForWriting.close()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-}
-
 func which(_ program: String) -> String? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
         let path = "\(dir)/\(program)"
@@ -62,19 +44,19 @@ struct DeployTests {
             let local = text.replacingOccurrences(of: "/usr/local/bin/zflux", with: zfluxBinary)
             try local.write(toFile: dir + "/" + unit.replacingOccurrences(of: "@.service", with: "@todo.service"), atomically: true, encoding: .utf8)
         }
-        let verified = try run(analyze, ["verify", dir + "/zflux-dispatcher.service", dir + "/zflux-store@todo.service"])
+        let verified = try runProgram(analyze, ["verify", dir + "/zflux-dispatcher.service", dir + "/zflux-store@todo.service"])
         #expect(verified.status == 0 && verified.stderr.isEmpty, "\(verified.stderr)")
         // The check bites: a misspelt key is reported.
         let bad = try String(contentsOfFile: dir + "/zflux-dispatcher.service", encoding: .utf8).replacingOccurrences(of: "Restart=", with: "Restrat=")
         try bad.write(toFile: dir + "/bad.service", atomically: true, encoding: .utf8)
-        #expect(try !run(analyze, ["verify", dir + "/bad.service"]).stderr.isEmpty)
+        #expect(try !runProgram(analyze, ["verify", dir + "/bad.service"]).stderr.isEmpty)
     }
 
     @Test("the Kubernetes manifests parse, have the expected kinds and probes, and carry a config that passes cluster check")
     func kubernetesManifests() throws {
         let python = which("python3") ?? "/usr/bin/python3"
         let yaml = try String(contentsOfFile: packageRoot + "/deploy/k8s/zflux.yaml", encoding: .utf8)
-        let parsed = try run(python, ["-c", "import sys, json, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)"], input: yaml)
+        let parsed = try runProgram(python, ["-c", "import sys, json, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)"], input: yaml)
         try #require(parsed.status == 0, "PyYAML is needed (`make test-deps` installs it): \(parsed.stderr)")
         let docs = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]])
         let kinds = docs.compactMap { $0["kind"] as? String }

@@ -13,13 +13,13 @@ final class NetworkLab {
     static let isAvailable: Bool = {
         guard geteuid() == 0, let ip = which("ip") else { return false }
         let probe = "zfprobe\(getpid())"
-        guard (try? run(ip, ["netns", "add", probe]))?.status == 0 else { return false }
-        _ = try? run(ip, ["netns", "del", probe])
+        guard (try? runProgram(ip, ["netns", "add", probe]))?.status == 0 else { return false }
+        _ = try? runProgram(ip, ["netns", "del", probe])
         return true
     }()
 
     func ip(_ arguments: [String]) throws {
-        let result = try run(which("ip") ?? "/sbin/ip", arguments)
+        let result = try runProgram(which("ip") ?? "/sbin/ip", arguments)
         guard result.status == 0 else { throw TestFailure("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
     }
 

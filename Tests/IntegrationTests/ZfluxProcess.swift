@@ -24,8 +24,15 @@ struct CommandResult {
 /// `environment` adds variables for this child only (never `setenv`: tests run concurrently, and every
 /// process another test spawns meanwhile would inherit it).
 func zflux(_ arguments: [String], timeout: Duration = .seconds(30), environment: [String: String] = [:]) throws -> CommandResult {
+    try runProgram(zfluxBinary, arguments, timeout: timeout, environment: environment)
+}
+
+/// Runs a program to completion (bounded), with `input` on its stdin, and captures its output.
+func runProgram(
+    _ path: String, _ arguments: [String], input: String? = nil, timeout: Duration = .seconds(30), environment: [String: String] = [:]
+) throws -> CommandResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: zfluxBinary)
+    process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
@@ -33,8 +40,16 @@ func zflux(_ arguments: [String], timeout: Duration = .seconds(30), environment:
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    process.standardInput = FileHandle.nullDevice
+    let inPipe = input.map { _ in Pipe() }
+    process.standardInput = inPipe ?? FileHandle.nullDevice
     try process.run()
+    if let inPipe, let input {
+        // Written on its own queue: a child that answers before reading all its input cannot block us.
+        DispatchQueue.global().async {
+            inPipe.fileHandleForWriting.write(Data(input.utf8))
+            try? inPipe.fileHandleForWriting.close()
+        }
+    }
     // Drain both pipes while the child runs, so a full pipe can never block it.
     let captured = Locked<[Int: Data]>([:])
     let readers = DispatchGroup()
@@ -48,7 +63,7 @@ func zflux(_ arguments: [String], timeout: Duration = .seconds(30), environment:
     while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
-        Issue.record("zflux \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+        Issue.record("\(URL(fileURLWithPath: path).lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
     }
     process.waitUntilExit()
     _ = readers.wait(timeout: .now() + 10)

@@ -56,7 +56,9 @@ let package = Package(
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode"]),
-        .testTarget(name: "NodeTests", dependencies: ["Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting"]),
+        .testTarget(name: "NodeTests", dependencies: [
+            "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -22,6 +22,8 @@ public struct LoadClient: Sendable {
     /// Payloads used in turn (action `i` sends `payloads[i % count]`).
     public var payloads: [[UInt8]]
     public var clients: Int
+    /// CURVE settings for tcp (nil: none).
+    public var security: Security.Settings? = nil
     /// After the last action is due, how long to wait for outstanding answers.
     public var answerTimeoutNanoseconds: UInt64 = 10_000_000_000
 
@@ -42,7 +44,7 @@ public struct LoadClient: Sendable {
         for _ in 0..<clients {
             let socket = try SocketDefaults.dealer(context)
             try socket.setOption(.linger, 0)
-            try socket.connectSecurely(intake)
+            try socket.connectSecurely(intake, security)
             sockets.append(socket)
         }
         let clientIDs = (0..<clients).map { _ in UInt64.random(in: 1...UInt64.max) }
@@ -151,7 +153,7 @@ public final class RawSubscriber: Sendable {
         defer { socket.close() }
         try socket.setOption(.linger, 0)
         try socket.subscribe()
-        try socket.connectSecurely(endpoint)
+        try socket.connectSecurely(endpoint, nil)
         while !stopFlag.load(ordering: .relaxed) {
             var poller = Poller()
             poller.add(.socket(socket))
@@ -178,8 +180,8 @@ public enum FloorRelay {
         let intake = try SocketDefaults.router(context)
         let out = try SocketDefaults.publisher(context)
         defer { intake.close(); out.close() }
-        try intake.bindSecurely(listen)
-        try out.bindSecurely(publish)
+        try intake.bind(listen)
+        try out.bind(publish)
         var seq: UInt64 = 0
         while !stop() {
             var poller = Poller()
@@ -203,8 +205,8 @@ public enum FloorRelay {
         let out = try SocketDefaults.publisher(context)
         defer { input.close(); out.close() }
         try input.subscribe()
-        try input.connectSecurely(connect)
-        try out.bindSecurely(publish)
+        try input.connect(connect)
+        try out.bind(publish)
         while !stop() {
             var poller = Poller()
             poller.add(.socket(input))

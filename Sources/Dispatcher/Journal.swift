@@ -12,14 +12,7 @@ import Glibc
 /// checks every record: a torn or corrupt tail of the newest segment (a crash in mid-write) is cut off
 /// and reported; damage anywhere else stops the open, because acknowledged actions would be lost.
 public final class Journal: ActionLog {
-    public enum FsyncPolicy: String, Sendable, CaseIterable, Codable {
-        /// fsync after every record, before its ACK.
-        case always
-        /// one fsync per drained batch of records (group commit), before their ACKs.
-        case batch
-        /// never fsync: ACKed once written to the OS (survives a process crash, not a power cut).
-        case none
-    }
+    public typealias FsyncPolicy = FluxCore.FsyncPolicy
 
     /// What opening the journal found.
     public struct Recovery: Sendable, CustomStringConvertible {

@@ -12,11 +12,11 @@ public final class DispatchClient: Sendable {
         let reply: @Sendable (Result<DispatchOutcome, Error>) -> Void
     }
 
-    public init(intake: String, context: Context = .shared, timeout: Duration = .seconds(5)) throws {
+    public init(intake: String, security: Security.Settings? = nil, context: Context = .shared, timeout: Duration = .seconds(5)) throws {
         control = try NodeControl()
         let control = control
         let thread = Thread {
-            guard let connection = try? DispatchConnection(context: context, intake: intake) else { return }
+            guard let connection = try? DispatchConnection(context: context, intake: intake, security: security) else { return }
             defer { connection.close() }
             connection.timeout = timeout
             while !control.stopRequested {

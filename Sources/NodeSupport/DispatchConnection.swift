@@ -24,10 +24,13 @@ public final class DispatchConnection {
     public var retryInterval: Duration = .milliseconds(1000)
     public var timeout: Duration = .seconds(5)
 
-    public init(context: Context = .shared, intake endpoint: String, clientID: UInt64 = UInt64.random(in: 1...UInt64.max)) throws {
+    public init(
+        context: Context = .shared, intake endpoint: String, security: Security.Settings? = nil,
+        clientID: UInt64 = UInt64.random(in: 1...UInt64.max)
+    ) throws {
         self.clientID = clientID
         socket = try SocketDefaults.dealer(context)
-        try socket.connectSecurely(endpoint)
+        try socket.connectSecurely(endpoint, security)
     }
 
     /// Dispatches one action (already in wire form) and waits for its answer.

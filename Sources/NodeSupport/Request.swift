@@ -4,12 +4,12 @@ import ZeroMQ
 
 /// One request/reply exchange with a node's ROUTER (snapshot, status), on the calling thread.
 public func requestReply(
-    context: Context = .shared, endpoint: String, request: Message, expecting kind: MessageKind,
-    timeoutMilliseconds: Int = 5000
+    context: Context = .shared, endpoint: String, security: Security.Settings? = nil, request: Message,
+    expecting kind: MessageKind, timeoutMilliseconds: Int = 5000
 ) throws -> Message? {
     let socket = try SocketDefaults.dealer(context)
     defer { socket.close() }
-    try socket.connectSecurely(endpoint)
+    try socket.connectSecurely(endpoint, security)
     try socket.send(request.frames)
     let deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds)
     while true {
@@ -23,20 +23,18 @@ public func requestReply(
     }
 }
 
-/// Asks a node for its status (bounded) and returns the decoded JSON document, or nil without an answer.
-public func nodeStatus(context: Context = .shared, endpoint: String, timeoutMilliseconds: Int = 500) -> [String: Any]? {
+/// Asks a node for its status (bounded); nil without an answer or with one that is not a status.
+public func nodeStatus(
+    context: Context = .shared, endpoint: String, security: Security.Settings? = nil, timeoutMilliseconds: Int = 500
+) -> NodeStatus? {
     guard let reply = try? requestReply(
-        context: context, endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
+        context: context, endpoint: endpoint, security: security, request: Message(header: Header(kind: .statusRequest)),
         expecting: .status, timeoutMilliseconds: timeoutMilliseconds)
     else { return nil }
-    return (try? JSONSerialization.jsonObject(with: Data(reply.payload))) as? [String: Any]
+    return try? NodeStatus.decode(reply.payload)
 }
 
-/// True once the node answers, and, for a store, once it has caught up with the dispatcher (it answers
-/// views) and its subscription carries messages (every action dispatched from now on reaches it live
-/// and runs its effects).
-public func nodeIsReady(context: Context = .shared, endpoint: String) -> Bool {
-    guard let status = nodeStatus(context: context, endpoint: endpoint) else { return false }
-    return status["role"] as? String != "store"
-        || (status["subscribed"] as? Bool == true && status["caught_up"] as? Bool == true)
+/// True once the node answers and is ready to serve (``NodeStatus/isReady``).
+public func nodeIsReady(context: Context = .shared, endpoint: String, security: Security.Settings? = nil) -> Bool {
+    nodeStatus(context: context, endpoint: endpoint, security: security)?.isReady ?? false
 }

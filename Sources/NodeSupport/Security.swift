@@ -1,7 +1,6 @@
 import FluxCore
 import Foundation
 import Logging
-import Synchronization
 import ZeroMQ
 
 /// A CURVE key pair on disk. The secret file (mode 0600) holds both halves; the `.pub` file beside it
@@ -47,12 +46,12 @@ public struct KeyPair: Equatable, Sendable {
     }
 }
 
-/// This process's CURVE settings: when set, every tcp socket it binds is a CURVE server and every tcp
-/// socket it connects is a CURVE client. ipc and inproc are unaffected (the run directory's file mode
-/// guards ipc).
+/// CURVE settings, carried explicitly in each node's and client's configuration (no process-wide
+/// state): with them, every tcp socket bound is a CURVE server and every tcp socket connected is a
+/// CURVE client. ipc and inproc are unaffected (the run directory's file mode guards ipc).
 public enum Security {
-    public struct Settings: Sendable {
-        /// The cluster's server key pair: the nodes' bound sockets use it.
+    public struct Settings: Sendable, Equatable {
+        /// The cluster's server key pair: the nodes' bound sockets use it (nil for clients).
         public var server: KeyPair?
         /// The public half of the server key, for connecting.
         public var serverPublicKey: String
@@ -65,26 +64,30 @@ public enum Security {
             self.client = client
         }
     }
+}
 
-    private static let current = Mutex<Settings?>(nil)
-
-    public static func configure(_ settings: Settings?) { current.withLock { $0 = settings } }
-    public static var settings: Settings? { current.withLock { $0 } }
+extension Topology {
+    /// The CURVE settings a client of this cluster connects with: the cluster's client key, or the key
+    /// pair in `keyFile` (nil when the cluster has no security section).
+    public func clientSecurity(keyFile: String? = nil) throws -> Security.Settings? {
+        guard let security else { return nil }
+        return Security.Settings(server: nil, serverPublicKey: security.serverPublicKey, client: try KeyPair.load(keyFile ?? security.clientKeyFile))
+    }
 }
 
 extension Socket {
-    /// Binds, as a CURVE server when this process has security settings and the endpoint is tcp.
-    public func bindSecurely(_ endpoint: String) throws {
-        if endpoint.hasPrefix("tcp://"), let server = Security.settings?.server {
+    /// Binds, as a CURVE server when `security` holds a server key and the endpoint is tcp.
+    public func bindSecurely(_ endpoint: String, _ security: Security.Settings?) throws {
+        if endpoint.hasPrefix("tcp://"), let server = security?.server {
             try makeCurveServer(secretKey: server.secretKey)
         }
         try bind(endpoint)
     }
 
-    /// Connects, as a CURVE client when this process has security settings and the endpoint is tcp.
-    public func connectSecurely(_ endpoint: String) throws {
-        if endpoint.hasPrefix("tcp://"), let settings = Security.settings {
-            try makeCurveClient(serverKey: settings.serverPublicKey, publicKey: settings.client.publicKey, secretKey: settings.client.secretKey)
+    /// Connects, as a CURVE client when `security` is set and the endpoint is tcp.
+    public func connectSecurely(_ endpoint: String, _ security: Security.Settings?) throws {
+        if endpoint.hasPrefix("tcp://"), let security {
+            try makeCurveClient(serverKey: security.serverPublicKey, publicKey: security.client.publicKey, secretKey: security.client.secretKey)
         }
         try connect(endpoint)
     }

@@ -52,15 +52,14 @@ public struct Topology: Codable, Equatable, Sendable {
     public struct Durability: Codable, Equatable, Sendable {
         /// The dispatcher's journal.
         public var journalDirectory: String
-        /// always, batch or none (see `Journal.FsyncPolicy`).
-        public var fsync: String
+        public var fsync: FsyncPolicy
         public var segmentBytes: Int
         /// Store snapshots (one file per store).
         public var snapshotDirectory: String
         /// A store writes a snapshot after this many applied actions (and when it stops).
         public var snapshotEveryActions: Int
 
-        public init(journalDirectory: String, fsync: String, segmentBytes: Int, snapshotDirectory: String, snapshotEveryActions: Int) {
+        public init(journalDirectory: String, fsync: FsyncPolicy, segmentBytes: Int, snapshotDirectory: String, snapshotEveryActions: Int) {
             self.journalDirectory = journalDirectory
             self.fsync = fsync
             self.segmentBytes = segmentBytes
@@ -81,8 +80,17 @@ public struct Topology: Codable, Equatable, Sendable {
     /// CURVE on every tcp socket (nil: none).
     public var security: SecurityFiles? = nil
     /// Silence after which a store reconnects to the dispatcher and a view shows itself stale
-    /// (nil: ten heartbeats, at least 2 s).
+    /// (nil: ``silenceTimeoutMilliseconds``'s default).
     public var timeoutMilliseconds: Int? = nil
+
+    /// The silence timeout of nodes that have no topology to go by.
+    public static let defaultTimeoutMilliseconds = 2000
+
+    /// The silence timeout every node of this cluster uses: as configured, else ten heartbeats and at
+    /// least ``defaultTimeoutMilliseconds``.
+    public var silenceTimeoutMilliseconds: Int {
+        timeoutMilliseconds ?? max(Topology.defaultTimeoutMilliseconds, heartbeatMilliseconds * 10)
+    }
     /// `cluster up`'s restart policy: at most `maxRestarts` within `windowSeconds` (nil: 5 in 30 s).
     public var restart: RestartPolicy? = nil
 
@@ -199,9 +207,7 @@ public struct Topology: Codable, Equatable, Sendable {
             throw NodeError("no cluster in \(runDirectory): \(url.path) is missing (start one with `zflux cluster up`, or pass --run-dir)")
         }
         do {
-            let topology = try JSONDecoder().decode(Topology.self, from: data)
-            WireFormat.current = topology.codec ?? .binary
-            return topology
+            return try JSONDecoder().decode(Topology.self, from: data)
         } catch {
             throw NodeError("\(url.path) is not a valid cluster description: \(error)")
         }

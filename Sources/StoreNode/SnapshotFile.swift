@@ -8,14 +8,20 @@ import Glibc
 /// state, u32 state length, state (little-endian). Written atomically: a temporary file is written and
 /// fsynced, renamed over the old one, and the directory fsynced, so a crash leaves the old snapshot or
 /// the new one, never half of one.
-enum SnapshotFile {
-    struct Contents: Equatable {
-        var version: UInt64
-        var app: String
-        var state: [UInt8]
+public enum SnapshotFile {
+    public struct Contents: Equatable, Sendable {
+        public var version: UInt64
+        public var app: String
+        public var state: [UInt8]
+
+        public init(version: UInt64, app: String, state: [UInt8]) {
+            self.version = version
+            self.app = app
+            self.state = state
+        }
     }
 
-    static func write(_ contents: Contents, to path: String) throws {
+    public static func write(_ contents: Contents, to path: String) throws {
         let bytes = SnapshotFormat.encode(version: contents.version, app: contents.app, state: contents.state)
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -37,7 +43,7 @@ enum SnapshotFile {
     }
 
     /// The snapshot at `path`, nil when there is none; throws when it is there but unusable.
-    static func read(_ path: String) throws -> Contents? {
+    public static func read(_ path: String) throws -> Contents? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
             let decoded = try SnapshotFormat.decode([UInt8](data))

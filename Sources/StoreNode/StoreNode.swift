@@ -9,7 +9,7 @@ import ZeroMQ
 ///
 /// Sockets (all owned by the node's own thread):
 /// - SUB to the dispatcher's actions; DEALER to its replay ROUTER; DEALER to its intake (effects).
-/// - state PUB: STATE(version, whole state) once per drained batch, and HEARTBEAT(version).
+/// - state PUB: STATE(version, whole state or changes) once per drained burst, REJECTED, and HEARTBEAT(version).
 /// - snapshot ROUTER: SNAPSHOT-REQUEST → SNAPSHOT(version, whole state); STATUS-REQUEST → STATUS.
 public final class StoreNode: Sendable {
     public struct Configuration: Sendable {
@@ -23,8 +23,8 @@ public final class StoreNode: Sendable {
         public var heartbeatMilliseconds: Int = 200
         /// How long a replay may go unanswered before it is asked again.
         public var replayTimeoutMilliseconds: Int = 1000
-        /// Silence from the dispatcher past this marks the store as disconnected in its status.
-        public var dispatcherTimeoutMilliseconds: Int = 2000
+        /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.
+        public var dispatcherTimeoutMilliseconds: Int = Topology.defaultTimeoutMilliseconds
         /// Whether this store runs its reducer's effects. Exactly one store per app should: a replica
         /// of an app that runs effects too would send every follow-up action twice.
         public var runsEffects: Bool = true
@@ -36,6 +36,10 @@ public final class StoreNode: Sendable {
         public var snapshotEveryActions: Int = 10_000
         /// Queue limit of the subscription and the state publisher.
         public var highWaterMark: Int32 = 100_000
+        /// What the store writes its state, changes and effects' actions in (it reads both codecs).
+        public var codec: WireCodec.Format = .binary
+        /// CURVE for tcp (nil: none).
+        public var security: Security.Settings? = nil
 
         public init(
             name: String, app: any AnyApp, dispatcherActions: String, dispatcherReplay: String,
@@ -63,12 +67,13 @@ public final class StoreNode: Sendable {
                 snapshotEveryActions = durability.snapshotEveryActions
             }
             if let hwm = topology.highWaterMark { highWaterMark = Int32(hwm) }
-            dispatcherTimeoutMilliseconds = topology.timeoutMilliseconds ?? max(2000, topology.heartbeatMilliseconds * 10)
+            dispatcherTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
+            codec = topology.codec ?? .binary
         }
     }
 
     /// What an effect sends back, posted from effect tasks to the node thread.
-    enum Command: Sendable {
+    public enum Command: Sendable {
         case effectAction(app: String, type: String, payload: [UInt8])
     }
 

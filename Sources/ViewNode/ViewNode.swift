@@ -54,13 +54,17 @@ public final class ViewNode: Sendable {
         public var snapshot: String
         public var heartbeatMilliseconds: Int = 200
         /// Silence from the store past this makes the view stale and re-snapshot.
-        public var silenceTimeoutMilliseconds: Int = 1500
+        public var silenceTimeoutMilliseconds: Int = Topology.defaultTimeoutMilliseconds
         /// The store's app, to apply changes-only updates. Without it, such an update makes the view
         /// ask for a whole snapshot instead.
         public var app: (any AnyApp)?
         /// False: updates report versions only, and `state` stays empty unless a whole state arrived
         /// (a load test's subscriber, which must not pay for re-encoding the state per update).
         public var materializesState = true
+        /// What the replica encodes the state in (it reads both codecs).
+        public var codec: WireCodec.Format = .binary
+        /// CURVE for tcp (nil: none).
+        public var security: Security.Settings? = nil
 
         public init(store: String, state: String, snapshot: String, app: (any AnyApp)? = nil) {
             self.store = store
@@ -72,7 +76,8 @@ public final class ViewNode: Sendable {
         public init(topology: Topology, store: Topology.StoreEndpoints, app: (any AnyApp)? = nil) {
             self.init(store: store.name, state: store.state, snapshot: store.snapshot, app: app)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
-            silenceTimeoutMilliseconds = topology.timeoutMilliseconds ?? max(1500, topology.heartbeatMilliseconds * 8)
+            silenceTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
+            codec = topology.codec ?? .binary
         }
     }
 
@@ -106,32 +111,18 @@ public final class ViewNode: Sendable {
     public func stop() { control.requestStop() }
 }
 
+/// The view's shell: owns its two sockets on the node thread, turns what arrives into ``ViewCore``
+/// events and carries out the core's commands. It decides nothing itself.
 final class ViewLoop: NodeLoop {
-    enum Phase { case awaitingSnapshot, live }
-
     let configuration: ViewNode.Configuration
     let logger: Logger
     let control: NodeControl<Never>
     let onUpdate: @Sendable (ViewUpdate) -> Void
     let context: Context
+    let core: ViewCore
     let subscriber: Socket
+    /// Replaced when a snapshot request goes unanswered.
     var snapshots: Socket
-    let topic: [UInt8]
-
-    var phase = Phase.awaitingSnapshot
-    var version: UInt64 = 0
-    var state: [UInt8]? = nil
-    var connection = ViewUpdate.Connection.catchingUp("joining")
-    /// Updates that arrived while waiting for a snapshot (bounded: only the newest matter when full).
-    var queued: [Message] = []
-    var snapshotAskedAt: UInt64 = 0
-    var lastHeard: UInt64
-    /// The view's decoded copy of the state, when the app is known: changes-only updates apply to it.
-    let replica: (any StateReplica)?
-    /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
-    var replicaAhead = false
-    var publishedAt: Int64 = 0
-    var updateBytes = 0
 
     init(
         configuration: ViewNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>,
@@ -142,14 +133,12 @@ final class ViewLoop: NodeLoop {
         self.control = control
         self.onUpdate = onUpdate
         self.context = context
-        self.topic = Array(configuration.store.utf8)
-        self.lastHeard = MonotonicClock.nowMilliseconds()
-        self.replica = configuration.app?.makeReplica()
+        self.core = ViewCore(configuration: configuration, now: .now(), logger: logger)
         subscriber = try SocketDefaults.subscriber(context)
-        try subscriber.subscribe(topic)
-        try subscriber.connectSecurely(configuration.state)
+        try subscriber.subscribe(Array(configuration.store.utf8))
+        try subscriber.connectSecurely(configuration.state, configuration.security)
         snapshots = try SocketDefaults.dealer(context)
-        try snapshots.connectSecurely(configuration.snapshot)
+        try snapshots.connectSecurely(configuration.snapshot, configuration.security)
     }
 
     deinit {
@@ -158,7 +147,8 @@ final class ViewLoop: NodeLoop {
     }
 
     func run() throws {
-        askForSnapshot(because: "joining")
+        core.start(now: .now())
+        carryOut(core.takeCommands())
         while !control.stopRequested {
             // Poll the current snapshot socket: it is replaced when a request goes unanswered.
             var poller = Poller()
@@ -167,153 +157,41 @@ final class ViewLoop: NodeLoop {
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
             _ = try poller.poll(timeoutMilliseconds: configuration.heartbeatMilliseconds)
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
-            if poller.isReadable(snapIndex) { try drainSnapshots() }
-            if poller.isReadable(subIndex) { try drainUpdates() }
-            checkSilence()
-        }
-    }
-
-    func askForSnapshot(because reason: String) {
-        phase = .awaitingSnapshot
-        snapshotAskedAt = MonotonicClock.nowMilliseconds()
-        setConnection(.catchingUp(reason))
-        do {
-            try snapshots.send(Message(header: Header(kind: .snapshotRequest)).frames, dontWait: true)
-        } catch {
-            logger.debug("snapshot request not sent", metadata: ["error": "\(error)"])
-        }
-    }
-
-    func drainSnapshots() throws {
-        while let frames = try snapshots.receive(dontWait: true) {
-            guard let reply = try? Message(frames: frames), reply.kind == .snapshot, phase == .awaitingSnapshot else { continue }
-            lastHeard = MonotonicClock.nowMilliseconds()
-            // Never go back in time: an older snapshot than what is shown is ignored (then re-asked).
-            if state == nil || reply.header.seq >= version {
-                version = reply.header.seq
-                setWholeState(reply.payload)
-            }
-            phase = .live
-            connection = .live
-            let backlog = queued
-            queued.removeAll()
-            for update in backlog where update.header.seq > version { applyUpdate(update) }
-            emit()
-        }
-    }
-
-    func drainUpdates() throws {
-        defer { if replicaAhead { emit() } }
-        for _ in 0..<10_000 {
-            guard let frames = try subscriber.receive(dontWait: true) else { return }
-            guard let message = try? Message(frames: frames), message.topic == topic else { continue }
-            lastHeard = MonotonicClock.nowMilliseconds()
-            switch message.kind {
-            case .state:
-                if phase == .awaitingSnapshot {
-                    queued.append(message)
-                    if queued.count > 64 { queued.removeFirst(queued.count - 64) }
-                } else {
-                    applyUpdate(message)
+            if poller.isReadable(snapIndex) {
+                while let frames = try snapshots.receive(dontWait: true) {
+                    if let reply = try? Message(frames: frames) { core.receivedSnapshot(reply, now: .now()) }
                 }
-            case .rejected:
-                if replicaAhead { emit() }
-                guard let state else { continue }
-                onUpdate(ViewUpdate(
-                    store: configuration.store, version: version, state: state, connection: connection,
-                    rejection: .init(seq: message.header.seq, actionType: message.header.actionType,
-                                     clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self))))
-            case .heartbeat:
-                guard phase == .live else { continue }
-                if message.header.seq > version {
-                    // The store published a version this view never received.
-                    askForSnapshot(because: "missed version \(message.header.seq)")
-                } else if connection != .live {
-                    setConnection(.live)
+            }
+            if poller.isReadable(subIndex) {
+                for _ in 0..<10_000 {
+                    guard let frames = try subscriber.receive(dontWait: true) else { break }
+                    if let message = try? Message(frames: frames) { core.receivedUpdate(message, now: .now()) }
                 }
-            default:
-                continue
+                core.endOfBurst()
             }
+            core.tick(now: .now())
+            carryOut(core.takeCommands())
         }
     }
 
-    func applyUpdate(_ update: Message) {
-        let header = update.header
-        guard header.seq > version else { return }  // already covered by what is shown
-        publishedAt = header.timestamp
-        updateBytes = update.payload.count
-        if header.flags.contains(.fullState) {
-            // A whole state stands on its own: it repairs any gap before it.
-            version = header.seq
-            setWholeState(update.payload)
-            connection = .live
-            emit()
-        } else if header.ref == version {
-            guard let replica else {
-                askForSnapshot(because: "changes-only update and no app to apply it")
-                return
-            }
-            do {
-                try replica.apply(changes: update.payload)
-            } catch {
-                logger.warning("update not applicable; resynchronising", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
-                askForSnapshot(because: "update not applicable")
-                return
-            }
-            version = header.seq
-            connection = .live
-            replicaAhead = true
-        } else {
-            askForSnapshot(because: "gap: have \(version), update follows \(header.ref)")
-        }
-    }
-
-    func checkSilence() {
-        let now = MonotonicClock.nowMilliseconds()
-        let timeout = UInt64(configuration.silenceTimeoutMilliseconds)
-        if MonotonicClock.elapsed(since: lastHeard, now: now) > timeout {
-            if case .stale = connection {} else {
-                setConnection(.stale("no word from \(configuration.store) for \(MonotonicClock.elapsed(since: lastHeard, now: now)) ms"))
+    func carryOut(_ commands: [ViewCore.Command]) {
+        for command in commands {
+            switch command {
+            case .requestSnapshot(let request):
+                do {
+                    try snapshots.send(request.frames, dontWait: true)
+                } catch {
+                    logger.debug("snapshot request not sent", metadata: ["error": "\(error)"])
+                }
+            case .replaceSnapshotSocket:
+                snapshots.close()
+                if let fresh = try? SocketDefaults.dealer(context) {
+                    try? fresh.connectSecurely(configuration.snapshot, configuration.security)
+                    snapshots = fresh
+                }
+            case .show(let update):
+                onUpdate(update)
             }
         }
-        if phase == .awaitingSnapshot && MonotonicClock.elapsed(since: snapshotAskedAt, now: now) > timeout {
-            // The request or its answer was lost (or the store restarted): ask again on a fresh socket.
-            snapshots.close()
-            if let fresh = try? SocketDefaults.dealer(context) {
-                try? fresh.connectSecurely(configuration.snapshot)
-                snapshots = fresh
-            }
-            let reason: String = if case .stale(let why) = connection { why } else { "snapshot unanswered" }
-            askForSnapshot(because: reason)
-            if MonotonicClock.elapsed(since: lastHeard, now: now) > timeout { connection = .stale(reason) }
-        }
-    }
-
-    func setConnection(_ new: ViewUpdate.Connection) {
-        guard new != connection else { return }
-        connection = new
-        emit()
-    }
-
-    func setWholeState(_ bytes: [UInt8]) {
-        state = bytes
-        replicaAhead = false
-        do {
-            try replica?.load(bytes)
-        } catch {
-            logger.warning("state not decodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
-        }
-    }
-
-    func emit() {
-        if replicaAhead, let replica, configuration.materializesState {
-            replicaAhead = false
-            do { state = try replica.encodedState() } catch {
-                logger.warning("state not encodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
-            }
-        }
-        replicaAhead = false
-        guard let state else { return }
-        onUpdate(ViewUpdate(store: configuration.store, version: version, state: state, connection: connection, publishedAt: publishedAt, updateBytes: updateBytes))
     }
 }

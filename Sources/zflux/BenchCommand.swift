@@ -75,7 +75,6 @@ struct BenchCommand: AsyncParsableCommand {
                 handler.logLevel = .warning
                 return handler
             }
-            WireFormat.current = codec
             let session = try BenchSession(options: self)
             defer { session.shutdown() }
             let report = try session.measure()
@@ -195,6 +194,8 @@ final class BenchSession {
     var children: [Child] = []
     var cluster: Child?
     var topology: Topology
+    /// CURVE settings when attached to a cluster that has them (a cluster the bench starts has none).
+    var security: Security.Settings? = nil
     var nodePids: [String: Int32] = [:]
     var views: [ViewNode] = []
     var viewLogs: [ArrivalLog] = []
@@ -212,9 +213,8 @@ final class BenchSession {
         if options.attach {
             directory = options.runDir.path
             ownsDirectory = false
-            topology = try options.runDir.topology()
             // The cluster's own codec is what its nodes write; the bench's actions follow --codec.
-            WireFormat.current = options.codec
+            (topology, security) = try options.runDir.cluster()
         } else {
             directory = NSTemporaryDirectory() + "zflux-bench-\(getpid())"
             ownsDirectory = !options.keep
@@ -263,7 +263,6 @@ final class BenchSession {
             nodePids[String(line[name])] = Int32(line[pid])
         }
         topology = try Topology.load(runDirectory: directory)
-        WireFormat.current = options.codec
     }
 
     func startViews() throws {
@@ -274,6 +273,7 @@ final class BenchSession {
                 let log = ArrivalLog(name: "\(store.name)#\(number)")
                 var configuration = ViewNode.Configuration(topology: topology, store: store, app: app)
                 configuration.materializesState = false
+                configuration.security = security
                 let start = start
                 let view = try ViewNode(configuration: configuration, logger: logger) { update in
                     let now = MonotonicClock.nowNanoseconds(), origin = start.current
@@ -289,17 +289,17 @@ final class BenchSession {
 
     /// Payloads of `post` actions to accounts spread over the state, padded to about --payload-bytes.
     func payloads() throws -> [[UInt8]] {
-        let probe = try WireFormat.codec.encode(Ledger.Action.post(account: 0, amount: 1, memo: ""))
+        let probe = try WireCodec(options.codec).encode(Ledger.Action.post(account: 0, amount: 1, memo: ""))
         let pad = String(repeating: "x", count: Swift.max(0, options.payloadBytes - probe.count))
         return try (0..<1024).map { i in
-            try WireFormat.codec.encode(Ledger.Action.post(account: (i &* 7919) % options.stateItems, amount: 1, memo: pad))
+            try WireCodec(options.codec).encode(Ledger.Action.post(account: (i &* 7919) % options.stateItems, amount: 1, memo: pad))
         }
     }
 
     /// Fills the ledger and waits until every view has the filled state.
     func prepareState() throws {
-        let connection = try DispatchConnection(intake: topology.dispatcher.intake)
-        let payload = try WireFormat.codec.encode(Ledger.Action.open(count: options.stateItems))
+        let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
+        let payload = try WireCodec(options.codec).encode(Ledger.Action.open(count: options.stateItems))
         guard case .acknowledged(let seq) = try connection.dispatch(app: "ledger", actionType: "open", payload: payload) else {
             throw CLIError("the dispatcher did not accept ledger.open")
         }
@@ -385,7 +385,8 @@ final class BenchSession {
     /// One open-loop run against the cluster: (result, CPU seconds per process).
     func trial(rate: Double) throws -> (TrialResult, [String: Double]) {
         let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
-        let client = LoadClient(intake: topology.dispatcher.intake, app: "ledger", actionType: "post", payloads: try payloads(), clients: options.clients)
+        var client = LoadClient(intake: topology.dispatcher.intake, app: "ledger", actionType: "post", payloads: try payloads(), clients: options.clients)
+        client.security = security
         let cpuBefore = cpuNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
         let cpuAfter = cpuNow()

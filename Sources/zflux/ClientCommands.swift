@@ -30,14 +30,14 @@ struct DispatchCommand: ParsableCommand {
 
     func run() throws {
         let app = try Catalog.require(app)
+        let (topology, security) = try runDir.cluster()
         let payload: [UInt8]
         do {
-            payload = try app.wirePayload(type: action, argumentsJSON: Array((arguments ?? "").utf8))
+            payload = try app.wirePayload(type: action, argumentsJSON: Array((arguments ?? "").utf8), format: topology.codec ?? .binary)
         } catch {
             throw CLIError("\(self.app) \(action): \(error.reason)")
         }
-        let topology = try runDir.topology()
-        let connection = try DispatchConnection(intake: topology.dispatcher.intake)
+        let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
         defer { connection.close() }
         connection.timeout = .milliseconds(Int(timeout * 1000))
         connection.retryInterval = .milliseconds(min(1000, Int(timeout * 1000)))
@@ -68,13 +68,13 @@ struct StateCommand: ParsableCommand {
     @OptionGroup var runDir: RunDirOptions
 
     func run() throws {
-        let topology = try runDir.topology()
+        let (topology, security) = try runDir.cluster()
         guard let endpoints = topology.store(named: store) else {
             throw CLIError("the cluster has no store '\(store)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
         let app = try Catalog.require(endpoints.app)
         guard let reply = try requestReply(
-            endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
+            endpoint: endpoints.snapshot, security: security, request: Message(header: Header(kind: .snapshotRequest)),
             expecting: .snapshot, timeoutMilliseconds: Int(timeout * 1000))
         else {
             printError("no answer from store '\(store)' at \(endpoints.snapshot) within \(timeout) s")
@@ -97,7 +97,7 @@ struct StatusCommand: ParsableCommand {
         var failed = false
         for target in try statusTargets(endpoints: endpoint, runDir: runDir) {
             let (name, endpoint) = (target.name, target.endpoint)
-            if let reply = try requestReply(endpoint: endpoint, request: Message(header: Header(kind: .statusRequest)),
+            if let reply = try requestReply(endpoint: endpoint, security: target.security, request: Message(header: Header(kind: .statusRequest)),
                                             expecting: .status, timeoutMilliseconds: 2000) {
                 emitLine(String(decoding: reply.payload, as: UTF8.self))
             } else {

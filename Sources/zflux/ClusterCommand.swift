@@ -17,17 +17,8 @@ struct ClusterCommand: AsyncParsableCommand {
         var basePort: Int?
 
         func topology(runDirectory: String, config: String?) throws -> Topology {
-            let topology = try ClusterConfig.load(path: config)
+            try ClusterConfig.load(path: config)
                 .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort)
-            // The supervisor's own probes connect like any client.
-            if let security = topology.security {
-                do {
-                    Security.configure(.init(server: nil, serverPublicKey: security.serverPublicKey, client: try KeyPair.load(security.clientKeyFile)))
-                } catch let error as NodeError {
-                    throw CLIError(error.message)
-                }
-            }
-            return topology
         }
     }
 

@@ -335,8 +335,10 @@ struct ClusterConfig: Codable, Equatable {
 
     func durability(runDirectory: String) throws -> Topology.Durability {
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : runDirectory + "/" + path }
-        let fsync = journal?.fsync ?? "batch"
-        guard ["always", "batch", "none"].contains(fsync) else { throw CLIError("journal fsync '\(fsync)' is not one of: always, batch, none") }
+        let fsyncName = journal?.fsync ?? "batch"
+        guard let fsync = FsyncPolicy(rawValue: fsyncName) else {
+            throw error("fsync '\(fsyncName)' is not one of: always, batch, none", key: "fsync", table: "journal")
+        }
         let segmentMb = journal?.segmentMb ?? 64
         guard (1...4096).contains(segmentMb) else { throw CLIError("journal segment_mb must be between 1 and 4096") }
         let every = journal?.snapshotEvery ?? 10_000

@@ -106,7 +106,7 @@ extension JournalCommand {
             let store = try StoreNode(configuration: storeConfiguration, logger: logger)
             let start = ContinuousClock.now
             let storeTask = Task { try await store.run() }
-            while (nodeStatus(endpoint: endpoints.snapshot, timeoutMilliseconds: 2000)?["version"] as? Int ?? 0) < count {
+            while (nodeStatus(endpoint: endpoints.snapshot, timeoutMilliseconds: 2000)?.version ?? 0) < count {
                 try await Task.sleep(for: .milliseconds(2))
             }
             let elapsed = seconds(ContinuousClock.now - start)

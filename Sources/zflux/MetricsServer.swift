@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 import Logging
 import Metrics
@@ -16,6 +17,7 @@ final class MetricsServer: @unchecked Sendable {
     // @unchecked: the listening descriptor is set once; the serving thread owns everything else.
     private let descriptor: Int32
     private let statusEndpoint: String
+    private let security: Security.Settings?
     private let logger: Logger
     private let registry = PrometheusCollectorRegistry()
     private let node: String
@@ -24,8 +26,9 @@ final class MetricsServer: @unchecked Sendable {
     static let totals: Set<String> = ["accepted", "rejected", "duplicates", "applied", "replayed", "gaps_repaired", "reconnects"]
 
     /// Listens on `host:port` (IPv4) and serves on its own thread until the process ends.
-    init(host: String, port: Int, statusEndpoint: String, node: String, logger: Logger) throws {
+    init(host: String, port: Int, statusEndpoint: String, security: Security.Settings?, node: String, logger: Logger) throws {
         self.statusEndpoint = statusEndpoint
+        self.security = security
         self.logger = logger
         self.node = node
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -79,11 +82,11 @@ final class MetricsServer: @unchecked Sendable {
     func respond(to path: String) -> (Int, [UInt8]) {
         switch path.split(separator: "?").first.map(String.init) ?? path {
         case "/live":
-            return nodeStatus(endpoint: statusEndpoint, timeoutMilliseconds: 1000) != nil ? (200, Array("live\n".utf8)) : (503, Array("no answer\n".utf8))
+            return nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) != nil ? (200, Array("live\n".utf8)) : (503, Array("no answer\n".utf8))
         case "/ready":
-            return nodeIsReady(endpoint: statusEndpoint) ? (200, Array("ready\n".utf8)) : (503, Array("not ready\n".utf8))
+            return nodeIsReady(endpoint: statusEndpoint, security: security) ? (200, Array("ready\n".utf8)) : (503, Array("not ready\n".utf8))
         case "/metrics":
-            guard let status = nodeStatus(endpoint: statusEndpoint, timeoutMilliseconds: 1000) else {
+            guard let status = nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) else {
                 return (503, Array("the node did not answer its status request\n".utf8))
             }
             record(status)
@@ -94,19 +97,11 @@ final class MetricsServer: @unchecked Sendable {
     }
 
     /// Turns one status document into metrics (on the serving thread only).
-    func record(_ status: [String: Any]) {
-        let role = (status["role"] as? String) ?? "node"
+    func record(_ status: NodeStatus) {
         let dimensions = [("node", node)]
         Gauge(label: "zflux_up", dimensions: dimensions).record(1)
-        for (field, value) in status {
-            let number: Int64
-            switch value {
-            case let n as Int: number = Int64(n)
-            case let b as Bool: number = b ? 1 : 0
-            case let d as Double: number = Int64(d)
-            default: continue
-            }
-            let name = "zflux_\(role)_\(field.replacingOccurrences(of: "-", with: "_"))"
+        for (field, number) in status.numericFields {
+            let name = "zflux_\(status.role.rawValue)_\(field)"
             if MetricsServer.totals.contains(field) {
                 let delta = number - (lastTotals[field] ?? 0)
                 lastTotals[field] = number

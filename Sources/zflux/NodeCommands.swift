@@ -22,18 +22,14 @@ struct DispatcherCommand: AsyncParsableCommand {
         LogSetup.bootstrap()
         let topology = try node.runDir.topology()
         var configuration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
-        if let durability = topology.durability {
-            configuration.journal = .init(
-                directory: durability.journalDirectory, policy: Journal.FsyncPolicy(rawValue: durability.fsync) ?? .batch,
-                segmentBytes: durability.segmentBytes)
-        }
-        let zap = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
+        let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
+        configuration.security = security
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
         let endpoints = topology.dispatcher
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(
                 host: Topology.metricsHost(endpoint: endpoints.intake, listen: endpoints.listen), port: port,
-                statusEndpoint: Topology.localEndpoint(endpoints.intake, listen: endpoints.listen), node: "dispatcher",
+                statusEndpoint: Topology.localEndpoint(endpoints.intake, listen: endpoints.listen), security: security, node: "dispatcher",
                 logger: node.logger("zflux.metrics"))
         }
         defer { withExtendedLifetime(metrics) {} }
@@ -64,14 +60,14 @@ struct StoreCommand: AsyncParsableCommand {
         guard let endpoints = topology.store(named: name) else {
             throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
-        let zap = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
-        let store = try StoreNode(
-            configuration: .init(topology: topology, store: endpoints, app: try Catalog.require(endpoints.app)),
-            logger: node.logger("zflux.store"))
+        let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
+        var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: try Catalog.require(endpoints.app))
+        configuration.security = security
+        let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(
                 host: Topology.metricsHost(endpoint: endpoints.snapshot, listen: endpoints.listen), port: port,
-                statusEndpoint: Topology.localEndpoint(endpoints.snapshot, listen: endpoints.listen), node: name,
+                statusEndpoint: Topology.localEndpoint(endpoints.snapshot, listen: endpoints.listen), security: security, node: name,
                 logger: node.logger("zflux.metrics"))
         }
         defer { withExtendedLifetime(metrics) {} }

@@ -26,6 +26,8 @@ final class Supervisor: Sendable {
     }
 
     let topology: Topology
+    /// How the supervisor's readiness probes connect (the cluster's client key; config checks loaded it).
+    let security: Security.Settings?
     let runDirectory: String
     let logLevel: String
     private let children = Mutex<[Child]>([])
@@ -40,6 +42,7 @@ final class Supervisor: Sendable {
 
     init(topology: Topology, runDirectory: String, logLevel: String, restartPolicy: RestartPolicy = RestartPolicy()) {
         self.topology = topology
+        self.security = try? topology.clientSecurity()
         self.restartPolicy = restartPolicy
         self.runDirectory = runDirectory
         self.logLevel = logLevel
@@ -144,7 +147,7 @@ final class Supervisor: Sendable {
                 if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
                     throw CLIError("\(exited.name) exited during start-up; see \(logDirectory)/\(exited.name).log")
                 }
-                if nodeIsReady(endpoint: endpoint) { break }
+                if nodeIsReady(endpoint: endpoint, security: security) { break }
                 usleep(20_000)
                 if ContinuousClock.now > deadline { throw CLIError("\(name) did not answer within \(timeout); see \(logDirectory)") }
             }

@@ -35,35 +35,33 @@ struct RunDirOptions: ParsableArguments {
         return url.standardizedFileURL.path
     }
 
-    /// The cluster's topology; also gives this process the cluster's CURVE client settings, so every
-    /// command connects over tcp the way the cluster requires.
+    /// The cluster's topology, from `--config` or the run directory.
     func topology() throws -> Topology {
-        let topology: Topology
         if let configPath {
-            topology = try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil)
-            WireFormat.current = topology.codec ?? .binary
-        } else {
-            do { topology = try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+            return try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil)
         }
-        if let security = topology.security {
-            let keyFile = ProcessInfo.processInfo.environment["ZFLUX_KEY"] ?? security.clientKeyFile
-            do {
-                Security.configure(.init(server: nil, serverPublicKey: security.serverPublicKey, client: try KeyPair.load(keyFile)))
-            } catch let error as NodeError {
-                throw CLIError(error.message)
-            }
+        do { return try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+    }
+
+    /// The topology and the CURVE settings this process connects with (`$ZFLUX_KEY` or the cluster's
+    /// client key), so every command connects over tcp the way the cluster requires.
+    func cluster() throws -> (topology: Topology, security: Security.Settings?) {
+        let topology = try topology()
+        do {
+            return (topology, try topology.clientSecurity(keyFile: ProcessInfo.processInfo.environment["ZFLUX_KEY"]))
+        } catch let error as NodeError {
+            throw CLIError(error.message)
         }
-        return topology
     }
 
     /// For nodes: the server key pair too, and a ZAP handler that admits only authorized keys.
-    func nodeSecurity(_ topology: Topology, logger: Logger) throws -> ZAPHandler? {
-        guard let security = topology.security else { return nil }
+    func nodeSecurity(_ topology: Topology, logger: Logger) throws -> (settings: Security.Settings?, zap: ZAPHandler?) {
+        guard let security = topology.security else { return (nil, nil) }
         do {
-            Security.configure(.init(
+            let settings = Security.Settings(
                 server: try KeyPair.load(security.serverKeyFile), serverPublicKey: security.serverPublicKey,
-                client: try KeyPair.load(security.clientKeyFile)))
-            return try ZAPHandler(authorizedKeys: security.authorizedKeysFile, logger: logger)
+                client: try KeyPair.load(security.clientKeyFile))
+            return (settings, try ZAPHandler(authorizedKeys: security.authorizedKeysFile, logger: logger))
         } catch let error as NodeError {
             throw CLIError(error.message)
         }

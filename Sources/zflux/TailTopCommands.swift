@@ -18,7 +18,7 @@ struct TailCommand: AsyncParsableCommand {
     @OptionGroup var runDir: RunDirOptions
 
     func run() async throws {
-        let topology = try runDir.topology()
+        let (topology, security) = try runDir.cluster()
         let stop = Atomic<Bool>(false)
         let signals = TerminationSignals { _ in stop.store(true, ordering: .releasing) }
         let (app, type, json) = (app, type, json)
@@ -28,13 +28,13 @@ struct TailCommand: AsyncParsableCommand {
                     let socket = try SocketDefaults.subscriber(.shared)
                     defer { socket.close() }
                     try socket.subscribe(Array((app ?? "").utf8))
-                    try socket.connectSecurely(topology.dispatcher.actions)
+                    try socket.connectSecurely(topology.dispatcher.actions, security)
                     // The stores' REJECTED notices: what a store refused in its state.
                     let stores = try SocketDefaults.subscriber(.shared)
                     defer { stores.close() }
                     for store in topology.stores where app == nil || store.app == app {
                         try stores.subscribe(Array(store.name.utf8))
-                        try stores.connectSecurely(store.state)
+                        try stores.connectSecurely(store.state, security)
                     }
                     while !stop.load(ordering: .acquiring) {
                         var poller = Poller()
@@ -128,26 +128,26 @@ final class TopTable: @unchecked Sendable {
 
     func sample() {
         let restarts = (try? JSONDecoder().decode([String: Int].self, from: Data(contentsOf: URL(fileURLWithPath: runDirectory + "/restarts.json")))) ?? [:]
-        let nodes = self.nodes.map { ($0.key, $0.name, $0.endpoint) }
         var head = 0
         rows = []
-        for (key, name, endpoint) in nodes {
-            guard let status = nodeStatus(endpoint: endpoint, timeoutMilliseconds: 300) else {
+        for node in nodes {
+            let (key, name) = (node.key, node.name)
+            guard let status = nodeStatus(endpoint: node.endpoint, security: node.security, timeoutMilliseconds: 300) else {
                 rows.append([name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering"])
                 continue
             }
-            let count = (status["head"] as? Int) ?? (status["version"] as? Int) ?? 0
+            let count = Int(status.position)
             if key == "dispatcher" { head = count }
             let now = MonotonicClock.nowMilliseconds()
             var rate = "-"
             if let last = previous[key], now > last.at { rate = String(format: "%.0f", Double(count - last.count) * 1000 / Double(now - last.at)) }
             previous[key] = (count, now)
-            let uptime = String(format: "%.0fs", Double(status["uptime_ms"] as? Int ?? 0) / 1000)
+            let uptime = String(format: "%.0fs", Double(status.uptimeMs) / 1000)
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
-            let journal = (status["journal_bytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
-            let state = key == "dispatcher" ? "ok" : "\(status["dispatcher"] as? String ?? "?")\((status["caught_up"] as? Bool) == false ? ", catching up" : "")"
-            rows.append([name, status["role"] as? String ?? "?", "\(status["pid"] as? Int ?? 0)", uptime, "\(count)", rate, lag,
-                         "\(status["subscribers"] as? Int ?? 0)", journal, "\(restarts[key] ?? 0)", state])
+            let journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+            let state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
+            rows.append([name, status.role.rawValue, "\(status.pid)", uptime, "\(count)", rate, lag,
+                         "\(status.subscribers)", journal, "\(restarts[key] ?? 0)", state])
         }
     }
 
@@ -169,18 +169,20 @@ struct StatusTarget {
     var key: String
     var name: String
     var endpoint: String
+    var security: Security.Settings?
 }
 
 /// The nodes `status` and `top` ask: the given endpoints, or every node of the cluster.
 func statusTargets(endpoints: [String], runDir: RunDirOptions) throws -> [StatusTarget] {
     if !endpoints.isEmpty {
         // CURVE settings still come from the cluster, when one is described here.
+        var security: Security.Settings? = nil
         if runDir.configPath != nil || FileManager.default.fileExists(atPath: runDir.path + "/" + Topology.fileName) {
-            _ = try? runDir.topology()
+            security = (try? runDir.cluster())?.security
         }
-        return endpoints.map { StatusTarget(key: $0, name: $0, endpoint: $0) }
+        return endpoints.map { StatusTarget(key: $0, name: $0, endpoint: $0, security: security) }
     }
-    let topology = try runDir.topology()
-    return [StatusTarget(key: "dispatcher", name: "dispatcher", endpoint: topology.dispatcher.intake)]
-        + topology.stores.map { StatusTarget(key: "store-\($0.name)", name: $0.name, endpoint: $0.snapshot) }
+    let (topology, security) = try runDir.cluster()
+    return [StatusTarget(key: "dispatcher", name: "dispatcher", endpoint: topology.dispatcher.intake, security: security)]
+        + topology.stores.map { StatusTarget(key: "store-\($0.name)", name: $0.name, endpoint: $0.snapshot, security: security) }
 }

@@ -29,9 +29,9 @@ struct ViewCommand: AsyncParsableCommand {
 
     func run() async throws {
         LogSetup.bootstrap()
-        let topology = try node.runDir.topology()
+        let (topology, security) = try node.runDir.cluster()
         if !json && Terminal.isInteractive {
-            try await runInteractive(topology)
+            try await runInteractive(topology, security)
             return
         }
         let plain = json || isatty(STDOUT_FILENO) == 0
@@ -41,9 +41,9 @@ struct ViewCommand: AsyncParsableCommand {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
             let printer = UpdatePrinter(app: try Catalog.require(endpoints.app), json: plain)
-            views.append(try ViewNode(
-                configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)), logger: node.logger("zflux.view"),
-                onUpdate: printer.print))
+            var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
+            configuration.security = security
+            views.append(try ViewNode(configuration: configuration, logger: node.logger("zflux.view"), onUpdate: printer.print))
         }
         let all = views
         try await runNode(stop: { all.forEach { $0.stop() } }, supervisorPid: node.supervisorPid) {
@@ -56,18 +56,18 @@ struct ViewCommand: AsyncParsableCommand {
 }
 
 extension ViewCommand {
-    func runInteractive(_ topology: Topology) async throws {
+    func runInteractive(_ topology: Topology, _ security: Security.Settings?) async throws {
         let stores = try self.stores.map { name -> InteractiveView.Store in
             guard let endpoints = topology.store(named: name) else {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
-            return InteractiveView.Store(
-                name: name, app: endpoints.app, configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)),
-                screen: ExampleScreens.screen(forApp: endpoints.app))
+            var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
+            configuration.security = security
+            return InteractiveView.Store(name: name, app: endpoints.app, configuration: configuration, screen: ExampleScreens.screen(forApp: endpoints.app))
         }
         var logger = node.logger("zflux.view")
         logger.logLevel = .critical  // the screen is the output; log lines would tear it
-        let view = try InteractiveView(stores: stores, intake: topology.dispatcher.intake, logger: logger)
+        let view = try InteractiveView(stores: stores, intake: topology.dispatcher.intake, security: security, logger: logger)
         let signals = TerminationSignals { _ in view.stop() }
         let watch = ParentWatch(supervisorPid: node.supervisorPid, onGone: view.stop)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in

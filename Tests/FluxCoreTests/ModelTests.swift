@@ -158,14 +158,13 @@ struct ModelTests {
     func cycles() throws {
         struct Named: AnyApp {
             let name: String, reads: [String]
-            var codec: any PayloadCodec { JSONPayloadCodec() }
             func check(actionType: String, payload: [UInt8]) throws(ActionError) {}
-            func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] { [] }
-            func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime { fatalError() }
+            func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] { [] }
+            func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime { fatalError() }
             func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }
             func render(wire bytes: [UInt8]) throws -> String { "" }
             func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }
-            func makeReplica() -> any StateReplica { fatalError() }
+            func makeReplica(format: WireCodec.Format) -> any StateReplica { fatalError() }
         }
         let error = #expect(throws: ActionError.self) {
             try DependencyGraph.check([Named(name: "a", reads: ["b"]), Named(name: "b", reads: ["c"]), Named(name: "c", reads: ["a"])])

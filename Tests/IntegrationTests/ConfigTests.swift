@@ -49,8 +49,8 @@ struct ConfigTests {
         let deadline = ContinuousClock.now + .seconds(10)
         var running: (owner: Int, replica: Int) = (0, 0)
         while ContinuousClock.now < deadline {
-            running = (nodeStatus(endpoint: todo.snapshot)?["effects_running"] as? Int ?? 0,
-                       nodeStatus(endpoint: replica.snapshot)?["effects_running"] as? Int ?? 0)
+            running = (nodeStatus(endpoint: todo.snapshot)?.effectsRunning ?? 0,
+                       nodeStatus(endpoint: replica.snapshot)?.effectsRunning ?? 0)
             if running.owner > 0 || (try? cluster.zflux(["state", "todo"]).stdout.hasPrefix("{\"version\":2")) == true { break }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -224,7 +224,7 @@ struct FaultTests {
         #expect(try await waitForState(cluster, "counter", version: 10_000, as: Counter.State.self, timeout: .seconds(60)) == expected)
         let counterEndpoints = try #require(cluster.topology.store(named: "counter"))
         let status = try #require(nodeStatus(endpoint: counterEndpoints.snapshot))
-        #expect((status["gaps_repaired"] as? Int ?? 0) > 0, "the store really lost messages and repaired them: \(status)")
+        #expect((status.gapsRepaired ?? 0) > 0, "the store really lost messages and repaired them: \(status)")
         let shown = try await view.waitForVersion(store: "counter", 10_000)
         #expect(try JSONDecoder().decode(Counter.State.self, from: shown) == expected)
         #expect(view.versionsNeverWentBack)
@@ -266,15 +266,15 @@ struct FaultTests {
         let dispatcher = try #require(cluster.currentPid("dispatcher"))
         let endpoint = try #require(cluster.topology.store(named: "counter")).snapshot
         kill(dispatcher, SIGSTOP)
-        var status: [String: Any] = [:]
+        var status: NodeStatus? = nil
         do {
             try await eventually("the store to report the dispatcher silent and reconnect") {
-                status = nodeStatus(endpoint: endpoint) ?? [:]
-                return status["dispatcher"] as? String == "silent" && (status["reconnects"] as? Int ?? 0) > 0
+                status = nodeStatus(endpoint: endpoint)
+                return status?.dispatcher == "silent" && (status?.reconnects ?? 0) > 0
             }
         } catch {
             kill(dispatcher, SIGCONT)
-            Issue.record("last status: \(status)\n\(cluster.logs())")
+            Issue.record("last status: \(String(describing: status))\n\(cluster.logs())")
             throw error
         }
         // A client gets no answer from a frozen dispatcher: it says so and exits 2.
@@ -289,7 +289,7 @@ struct FaultTests {
         #expect(seq == 2 || seq == 3)
         let state = try await waitForState(cluster, "counter", version: seq, as: Counter.State.self)
         #expect(state.count == (seq == 2 ? 2 : 1), "the reset, if sequenced, came before the increment")
-        try await eventually("the store to hear the dispatcher again") { nodeStatus(endpoint: endpoint)?["dispatcher"] as? String == "connected" }
+        try await eventually("the store to hear the dispatcher again") { nodeStatus(endpoint: endpoint)?.dispatcher == "connected" }
     }
 
     @Test("7. a node that keeps crashing exhausts the restart intensity and stops the cluster with a clear error")

@@ -6,22 +6,36 @@ public protocol AnyApp: Sendable {
     var name: String { get }
     /// The apps whose state this app reads (Flux's `waitFor`), by name.
     var reads: [String] { get }
-    var codec: any PayloadCodec { get }
     /// Decodes and validates a wire action; the dispatcher NACKs with the error's reason.
     func check(actionType: String, payload: [UInt8]) throws(ActionError)
-    /// Turns a case name and JSON arguments (from the CLI) into a checked wire payload.
-    func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8]
-    /// A fresh instance of the app's state machine, owned by one store thread. The actions its effects
-    /// send are handed to `deliver` as (app, case name, wire payload), from any thread.
-    func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime
+    /// Turns a case name and JSON arguments (from the CLI) into a checked wire payload in `format`.
+    func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8]
+    /// A fresh instance of the app's state machine, owned by one store thread, writing `format`. The
+    /// actions its effects send are handed to `deliver` as (app, case name, wire payload), from any thread.
+    func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime
     /// The state (wire bytes) as JSON for people and scripts.
     func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8]
     /// The state (wire bytes) rendered as plain text.
     func render(wire bytes: [UInt8]) throws -> String
     /// A wire action (either codec) as JSON, for people and scripts.
     func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8]
-    /// A copy of the state that follows a store's updates, whole or changes only (views, the bench).
-    func makeReplica() -> any StateReplica
+    /// A copy of the state that follows a store's updates, whole or changes only (views, the bench);
+    /// `format` is what it encodes the state in.
+    func makeReplica(format: WireCodec.Format) -> any StateReplica
+}
+
+extension AnyApp {
+    /// A payload in the binary codec, the wire's default.
+    public func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] {
+        try wirePayload(type: type, argumentsJSON: argumentsJSON, format: .binary)
+    }
+
+    /// A runtime writing the binary codec, the wire's default.
+    public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
+        makeRuntime(format: .binary, deliver: deliver)
+    }
+
+    public func makeReplica() -> any StateReplica { makeReplica(format: .binary) }
 }
 
 /// A view's copy of one app's state, owned by one thread.
@@ -61,7 +75,8 @@ public protocol AppRuntime: AnyObject {
 
 extension FluxApp: AnyApp {
     public var reads: [String] { [] }
-    public var codec: any PayloadCodec { WireFormat.codec }
+    /// Reads both codecs (by the first byte).
+    var codec: WireCodec { WireCodec() }
 
     /// Decodes a wire action. With `verifyType` (at the intake) the decoded case must match the header's
     /// action type; stores skip that check, since the dispatcher made it before sequencing.
@@ -99,10 +114,10 @@ extension FluxApp: AnyApp {
         if let reason = validate(action) { throw ActionError(reason) }
     }
 
-    public func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] {
+    public func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] {
         let json = try ActionCoding.json(type: type, arguments: argumentsJSON)
         try check(actionType: type, payload: json)
-        guard WireFormat.current == .binary else { return json }
+        guard format == .binary else { return json }
         let action = try decodeAction(actionType: type, payload: json)
         do { return try BinaryPayloadCodec().encode(action) } catch { throw ActionError("cannot encode \(name).\(type): \(error)") }
     }
@@ -112,10 +127,10 @@ extension FluxApp: AnyApp {
         return try JSONPayloadCodec().encode(try codec.decode(Action.self, from: bytes))
     }
 
-    public func makeReplica() -> any StateReplica { FluxStateReplica(initial: initialState) }
+    public func makeReplica(format: WireCodec.Format) -> any StateReplica { FluxStateReplica(initial: initialState, codec: WireCodec(format)) }
 
-    public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
-        FluxAppRuntime(app: self, deliver: deliver)
+    public func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
+        FluxAppRuntime(app: self, codec: WireCodec(format), deliver: deliver)
     }
 
     public func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] {
@@ -127,8 +142,8 @@ extension FluxApp: AnyApp {
     }
 
     /// Encodes an action an effect sent, for the dispatcher's intake.
-    func deliverer(_ deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> Send<Action> {
-        let codec = codec, name = name
+    func deliverer(_ codec: WireCodec, _ deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> Send<Action> {
+        let name = name
         return Send { action in
             guard let bytes = try? codec.encode(action) else { return }
             deliver(name, ActionCoding.caseName(of: action), bytes)
@@ -141,11 +156,14 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     let app: FluxApp<State, Action, Environment>
     var state: State
     let effects: EffectRunner<Action>
+    /// What the state and its changes are written in.
+    let codec: WireCodec
 
-    init(app: FluxApp<State, Action, Environment>, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
+    init(app: FluxApp<State, Action, Environment>, codec: WireCodec, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
         self.app = app
         self.state = app.initialState
-        self.effects = EffectRunner(send: app.deliverer(deliver))
+        self.codec = codec
+        self.effects = EffectRunner(send: app.deliverer(codec, deliver))
     }
 
     func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
@@ -157,9 +175,9 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         return true
     }
 
-    func encodedState() throws -> [UInt8] { try app.codec.encode(state) }
-    func loadState(_ bytes: [UInt8]) throws { state = try app.codec.decode(State.self, from: bytes); forgetChanges() }
-    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state) }
+    func encodedState() throws -> [UInt8] { try codec.encode(state) }
+    func loadState(_ bytes: [UInt8]) throws { state = try codec.decode(State.self, from: bytes); forgetChanges() }
+    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state, codec: codec) }
     func forgetChanges() { ChangeTracking.forget(&state) }
     func encodedSnapshot() throws -> [UInt8] { try encodedState() }
     func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
@@ -169,10 +187,14 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
 
 final class FluxStateReplica<State: Codable & Sendable>: StateReplica {
     var state: State
+    let codec: WireCodec
 
-    init(initial: State) { state = initial }
+    init(initial: State, codec: WireCodec) {
+        state = initial
+        self.codec = codec
+    }
 
-    func load(_ bytes: [UInt8]) throws { state = try WireCodec().decode(State.self, from: bytes) }
+    func load(_ bytes: [UInt8]) throws { state = try codec.decode(State.self, from: bytes) }
 
     func apply(changes bytes: [UInt8]) throws {
         guard try ChangeTracking.apply(bytes, to: &state) else {
@@ -180,7 +202,7 @@ final class FluxStateReplica<State: Codable & Sendable>: StateReplica {
         }
     }
 
-    func encodedState() throws -> [UInt8] { try WireFormat.codec.encode(state) }
+    func encodedState() throws -> [UInt8] { try codec.encode(state) }
 }
 
 /// Reaches a state's `IncrementalState` conformance from code that is generic over any state, in place
@@ -188,15 +210,15 @@ final class FluxStateReplica<State: Codable & Sendable>: StateReplica {
 enum ChangeTracking {
     fileprivate enum Opener<S> {}
     fileprivate protocol Opening {
-        static func take(_ state: UnsafeMutableRawPointer) throws -> [UInt8]
+        static func take(_ state: UnsafeMutableRawPointer, codec: WireCodec) throws -> [UInt8]
         static func apply(_ bytes: [UInt8], _ state: UnsafeMutableRawPointer) throws
         static func forget(_ state: UnsafeMutableRawPointer)
     }
 
     /// The encoded changes of `state`, clearing its record; nil when `S` does not track changes.
-    static func take<S>(_ state: inout S) throws -> [UInt8]? {
+    static func take<S>(_ state: inout S, codec: WireCodec) throws -> [UInt8]? {
         guard let opener = Opener<S>.self as? any Opening.Type else { return nil }
-        return try withUnsafeMutablePointer(to: &state) { try opener.take(UnsafeMutableRawPointer($0)) }
+        return try withUnsafeMutablePointer(to: &state) { try opener.take(UnsafeMutableRawPointer($0), codec: codec) }
     }
 
     /// Applies encoded changes to `state`; false when `S` does not track changes.
@@ -215,8 +237,8 @@ enum ChangeTracking {
 }
 
 extension ChangeTracking.Opener: ChangeTracking.Opening where S: IncrementalState {
-    static func take(_ state: UnsafeMutableRawPointer) throws -> [UInt8] {
-        try WireFormat.codec.encode(state.assumingMemoryBound(to: S.self).pointee.takeChanges())
+    static func take(_ state: UnsafeMutableRawPointer, codec: WireCodec) throws -> [UInt8] {
+        try codec.encode(state.assumingMemoryBound(to: S.self).pointee.takeChanges())
     }
 
     static func apply(_ bytes: [UInt8], _ state: UnsafeMutableRawPointer) throws {

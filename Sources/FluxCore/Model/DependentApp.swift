@@ -51,18 +51,17 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
 extension DependentApp: AnyApp {
     public var name: String { base.name }
     public var reads: [String] { [other.name] + other.reads }
-    public var codec: any PayloadCodec { base.codec }
     public func check(actionType: String, payload: [UInt8]) throws(ActionError) { try base.check(actionType: actionType, payload: payload) }
-    public func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] {
-        try base.wirePayload(type: type, argumentsJSON: argumentsJSON)
+    public func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] {
+        try base.wirePayload(type: type, argumentsJSON: argumentsJSON, format: format)
     }
     public func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try base.stateJSON(fromWire: bytes) }
     public func render(wire bytes: [UInt8]) throws -> String { try base.render(wire: bytes) }
     public func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try base.actionJSON(fromWire: bytes) }
-    public func makeReplica() -> any StateReplica { base.makeReplica() }
+    public func makeReplica(format: WireCodec.Format) -> any StateReplica { base.makeReplica(format: format) }
 
-    public func makeRuntime(deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
-        DependentRuntime(app: self, deliver: deliver)
+    public func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
+        DependentRuntime(app: self, codec: WireCodec(format), deliver: deliver)
     }
 }
 
@@ -73,13 +72,15 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     var state: State
     var other: OtherState
     let effects: EffectRunner<Action>
+    let codec: WireCodec
 
-    init(app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>,
+    init(app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>, codec: WireCodec,
          deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
         self.app = app
         self.state = app.base.initialState
         self.other = app.other.initialState
-        self.effects = EffectRunner(send: app.base.deliverer(deliver))
+        self.codec = codec
+        self.effects = EffectRunner(send: app.base.deliverer(codec, deliver))
     }
 
     func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
@@ -99,9 +100,9 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     }
 
     /// Only this store's own state is published; the replica is private.
-    func encodedState() throws -> [UInt8] { try app.base.codec.encode(state) }
-    func loadState(_ bytes: [UInt8]) throws { state = try app.base.codec.decode(State.self, from: bytes); forgetChanges() }
-    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state) }
+    func encodedState() throws -> [UInt8] { try codec.encode(state) }
+    func loadState(_ bytes: [UInt8]) throws { state = try codec.decode(State.self, from: bytes); forgetChanges() }
+    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state, codec: codec) }
     func forgetChanges() { ChangeTracking.forget(&state) }
 
     /// The snapshot holds the replica too: without it, a restored store would read a stale other state.
@@ -110,10 +111,10 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         var other: OtherState
     }
 
-    func encodedSnapshot() throws -> [UInt8] { try app.base.codec.encode(Snapshot(state: state, other: other)) }
+    func encodedSnapshot() throws -> [UInt8] { try codec.encode(Snapshot(state: state, other: other)) }
 
     func loadSnapshot(_ bytes: [UInt8]) throws {
-        let snapshot = try app.base.codec.decode(Snapshot.self, from: bytes)
+        let snapshot = try codec.decode(Snapshot.self, from: bytes)
         state = snapshot.state
         other = snapshot.other
     }

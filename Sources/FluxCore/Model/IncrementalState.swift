@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A state that records what its reducer changed, so stores publish the change instead of the whole
 /// state: the cost of an update then follows the size of the change, not of the state (the Clone
@@ -108,17 +107,4 @@ extension TrackedDictionary: Codable {
             try container.encode(value)
         }
     }
-}
-
-/// Which codec this process writes with (it reads both). Set once at start from the cluster's
-/// configuration; binary unless the cluster says `codec = "json"`.
-public enum WireFormat {
-    private static let json = Atomic<Bool>(false)
-
-    public static var current: WireCodec.Format {
-        get { json.load(ordering: .relaxed) ? .json : .binary }
-        set { json.store(newValue == .json, ordering: .relaxed) }
-    }
-
-    public static var codec: WireCodec { WireCodec(current) }
 }

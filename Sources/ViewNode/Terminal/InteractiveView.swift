@@ -48,11 +48,11 @@ public final class InteractiveView: @unchecked Sendable {
     private var lastLatencyMicroseconds: UInt64? = nil
     private let logger: Logger
 
-    public init(stores: [Store], intake: String, logger: Logger) throws {
+    public init(stores: [Store], intake: String, security: Security.Settings? = nil, logger: Logger) throws {
         precondition(!stores.isEmpty)
         self.stores = stores
         self.shown = Array(repeating: Shown(), count: stores.count)
-        self.client = try DispatchClient(intake: intake, timeout: .seconds(3))
+        self.client = try DispatchClient(intake: intake, security: security, timeout: .seconds(3))
         self.wake = try EventFD()
         self.logger = logger
     }

@@ -1,0 +1,272 @@
+import FluxCore
+import Logging
+
+/// The dispatcher's rules as a deterministic state machine: no sockets, threads, clocks or files.
+///
+/// Events come in as method calls (a request on the intake or the replay endpoint, the journal saying
+/// what is durable, a turn of the loop with the time); decisions go out as ``Command``s, taken with
+/// ``takeCommands()`` and carried out in order by the ZeroMQ loop (`DispatcherLoop`) or a simulator.
+///
+/// The rules it keeps (DESIGN §3):
+/// - it alone assigns sequence numbers: strictly increasing, continuing from what the journal holds;
+/// - nothing is published or acknowledged before the journal says it is durable (``durable(through:)``);
+/// - a retry of a (client id, client seq) already sequenced is answered with its first seq, never
+///   sequenced again;
+/// - bad input is NACKed with a reason and changes nothing: unknown kinds and apps, invalid actions,
+///   payloads over their limit, clients over their rate.
+public final class DispatcherCore {
+    /// Which ROUTER a reply goes out on.
+    public enum Route: Sendable { case intake, replay }
+
+    public enum Command {
+        /// Reply to one peer of a ROUTER.
+        case reply(Route, peer: [UInt8], Message)
+        /// Reply to one peer of a ROUTER with ``status(now:)`` and what the shell knows.
+        case replyStatus(Route, peer: [UInt8])
+        /// Publish on the actions PUB.
+        case publish(Message)
+        /// Append these stamped actions to the journal and make them durable under its fsync policy;
+        /// then report ``durable(through:)``.
+        case append([Message])
+        /// Answer a replay request from the journal (``ReplayPlan/replies(reading:logger:)``).
+        case serveReplay(ReplayPlan)
+    }
+
+    public let configuration: DispatcherNode.Configuration
+    let logger: Logger
+    private let apps: [String: any AnyApp]
+    private var commands: [Command] = []
+    private var dedup: DedupTable
+    private var rateLimiter: RateLimiter?
+
+    /// The newest sequenced action (durable or not yet).
+    public private(set) var head: UInt64
+    /// The newest action the journal has made durable.
+    public private(set) var durableHead: UInt64
+    /// Actions stamped in this burst, not yet handed to the journal.
+    private var stamped: [Message] = []
+    /// Actions handed to the journal and not yet durable: published once they are.
+    private var unpublished: [Message] = []
+    /// Replies waiting until everything up to `upTo` is durable, in order.
+    private var waitingReplies: [(upTo: UInt64, peer: [UInt8], reply: Message)] = []
+    private var nextHeartbeat: UInt64 = 0
+    private let startedAt: UInt64
+    public private(set) var accepted: UInt64 = 0
+    public private(set) var rejected: UInt64 = 0
+
+    /// `head` is the newest seq the journal holds at start; ``remember(_:)`` its recent records then.
+    public init(configuration: DispatcherNode.Configuration, head: UInt64, now: NodeTime, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.dedup = DedupTable(window: configuration.dedupWindow)
+        self.rateLimiter = configuration.clientRate.map { RateLimiter(perSecond: $0) }
+        self.head = head
+        self.durableHead = head
+        self.startedAt = now.milliseconds
+    }
+
+    /// How many of the newest journaled actions to feed to ``remember(_:)`` at start.
+    public static let dedupRecoveryRecords: UInt64 = 65_536
+
+    /// A journaled action from before the start: retries of dispatches acknowledged before a restart
+    /// must still be recognised.
+    public func remember(_ header: Header) {
+        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: header.seq) }
+    }
+
+    public func takeCommands() -> [Command] {
+        defer { commands.removeAll(keepingCapacity: true) }
+        return commands
+    }
+
+    /// The latest the shell may wait before calling ``tick(now:)`` again.
+    public var nextDeadline: UInt64 { nextHeartbeat }
+
+    // MARK: Intake
+
+    /// A message on the intake ROUTER from `peer`, or the reason it could not be decoded.
+    public func receivedIntake(_ received: Result<Message, ProtocolError>, from peer: [UInt8], now: NodeTime) {
+        let message: Message
+        switch received {
+        case .success(let decoded): message = decoded
+        case .failure(let error):
+            rejected += 1
+            commands.append(.reply(.intake, peer: peer, Message(header: Header(kind: .nack), payload: Array("bad message: \(error)".utf8))))
+            return
+        }
+        switch message.kind {
+        case .dispatch:
+            receivedDispatch(message, from: peer, now: now)
+        case .statusRequest:
+            commands.append(.replyStatus(.intake, peer: peer))
+        default:
+            rejected += 1
+            nack(peer, message.header, "the intake accepts DISPATCH and STATUS-REQUEST, not \(message.kind)")
+        }
+    }
+
+    private func receivedDispatch(_ message: Message, from peer: [UInt8], now: NodeTime) {
+        let header = message.header
+        if header.clientID != 0, let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
+            // A retry of something already sequenced: answer again once it is durable, sequence nothing.
+            waitingReplies.append((seq, peer, Message(header: Header(
+                kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))))
+            return
+        }
+        let appName = message.topicString
+        let limit = configuration.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? configuration.maxPayloadBytes
+        guard message.payload.count <= limit else {
+            rejected += 1
+            nack(peer, header, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
+            return
+        }
+        // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
+        let rateKey = header.clientID != 0 ? header.clientID : RateLimiter.key(peer)
+        if rateLimiter?.allow(rateKey, now: now.milliseconds &* 1_000_000) == false {
+            rejected += 1
+            nack(peer, header, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second")
+            return
+        }
+        guard let app = apps[appName] else {
+            rejected += 1
+            let known = apps.keys.sorted().joined(separator: ", ")
+            nack(peer, header, "unknown app '\(appName)' (this cluster runs: \(known))")
+            return
+        }
+        guard !header.actionType.isEmpty else {
+            rejected += 1
+            nack(peer, header, "DISPATCH without an action type")
+            return
+        }
+        do {
+            try app.check(actionType: header.actionType, payload: message.payload)
+        } catch {
+            rejected += 1
+            nack(peer, header, error.reason)
+            return
+        }
+        head += 1
+        let action = Message(topic: message.topic, header: Header(
+            kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
+            timestamp: now.wallNanoseconds, actionType: header.actionType), payload: message.payload)
+        stamped.append(action)
+        accepted += 1
+        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head) }
+        // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
+        waitingReplies.append((head, peer, Message(header: Header(
+            kind: .ack, seq: head, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp))))
+    }
+
+    private func nack(_ peer: [UInt8], _ header: Header, _ reason: String) {
+        logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
+        commands.append(.reply(.intake, peer: peer, Message(header: Header(
+            kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
+    }
+
+    /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch
+    /// (one write, and under `batch` one fsync), and answers that wait for nothing new go out.
+    public func endOfBurst() {
+        if !stamped.isEmpty {
+            commands.append(.append(stamped))
+            unpublished.append(contentsOf: stamped)
+            stamped.removeAll(keepingCapacity: true)
+        }
+        releaseReplies()
+    }
+
+    /// The journal has made everything up to `seq` durable: publish it and answer its clients.
+    public func durable(through seq: UInt64) {
+        precondition(seq <= head, "the journal cannot hold what was never sequenced")
+        durableHead = max(durableHead, seq)
+        var published = 0
+        for action in unpublished {
+            guard action.header.seq <= durableHead else { break }
+            commands.append(.publish(action))
+            published += 1
+        }
+        unpublished.removeFirst(published)
+        releaseReplies()
+    }
+
+    private func releaseReplies() {
+        var released = 0
+        for waiting in waitingReplies {
+            guard waiting.upTo <= durableHead else { break }
+            commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
+            released += 1
+        }
+        waitingReplies.removeFirst(released)
+    }
+
+    // MARK: Replay
+
+    /// A message on the replay ROUTER from `peer`.
+    public func receivedReplayRequest(_ request: Message, from peer: [UInt8]) {
+        switch request.kind {
+        case .replayRequest:
+            // Only what is durable is replayed: a store must never apply what a crash could take back.
+            let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
+            commands.append(.serveReplay(ReplayPlan(
+                peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
+                batchSize: configuration.replayBatchSize, maxBatches: configuration.replayBatchesPerRequest)))
+        case .statusRequest:
+            commands.append(.replyStatus(.replay, peer: peer))
+        default:
+            return
+        }
+    }
+
+    // MARK: Time
+
+    /// A turn of the loop: heartbeats announce the newest durable seq, so a store that missed actions
+    /// (or had nothing to miss) knows how far it should be.
+    public func tick(now: NodeTime) {
+        guard now.milliseconds >= nextHeartbeat else { return }
+        commands.append(.publish(Message(header: Header(kind: .heartbeat, seq: durableHead, timestamp: now.wallNanoseconds))))
+        nextHeartbeat = now.milliseconds + UInt64(configuration.heartbeatMilliseconds)
+    }
+
+    /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
+    public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
+        var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAt), subscribers: subscribers, rejected: rejected)
+        status.head = durableHead
+        status.accepted = accepted
+        status.journal = configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
+        status.journalBytes = journalBytes
+        return status
+    }
+}
+
+/// One replay answer: REPLAY-BATCHes of the journal from `from` through `through` (at most
+/// `maxBatches` of `batchSize`), then REPLAY-END(seq = head, ref = the last seq sent). A store asks
+/// again from where the answer ended.
+public struct ReplayPlan: Equatable, Sendable {
+    public var peer: [UInt8]
+    public var from: UInt64
+    public var through: UInt64
+    public var head: UInt64
+    public var batchSize: Int
+    public var maxBatches: Int
+
+    /// The messages to send, reading the journal with `read(from, limit)`. A read that fails ends the
+    /// answer early (the store asks again).
+    public func replies(reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> [Message] {
+        var replies: [Message] = []
+        var next = from
+        while next <= through && replies.count < maxBatches {
+            let slice: [Message]
+            do {
+                slice = try read(next, Int(min(UInt64(batchSize), through - next + 1)))
+            } catch {
+                logger.error("journal read failed", metadata: ["from": "\(next)", "error": "\(error)"])
+                break
+            }
+            guard let last = slice.last else { break }
+            replies.append(Message(header: Header(kind: .replayBatch, seq: next, ref: last.header.seq), payload: ReplayBatch.encode(slice)))
+            next = last.header.seq + 1
+        }
+        replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1)))
+        return replies
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// What a node says about itself in a STATUS reply: one typed document for every role, read by
+/// `zflux status`, `zflux top`, the metrics endpoint and readiness checks. On the wire it is JSON with
+/// snake_case keys (`dispatcher_head`, `caught_up`…); fields a role does not have are absent.
+public struct NodeStatus: Codable, Equatable, Sendable {
+    public enum Role: String, Codable, Sendable { case dispatcher, store }
+
+    public var role: Role
+    public var pid: Int
+    public var uptimeMs: UInt64
+    /// Peers subscribed to the node's publisher (stores and `tail` for the dispatcher, views for a store).
+    public var subscribers: Int
+    public var rejected: UInt64
+
+    // Dispatcher
+    /// The newest sequenced action.
+    public var head: UInt64?
+    public var accepted: UInt64?
+    /// Where the journal is and its fsync policy ("memory" without one).
+    public var journal: String?
+    public var journalBytes: Int?
+
+    // Store
+    public var name: String?
+    public var app: String?
+    /// The seq of the last applied action.
+    public var version: UInt64?
+    /// The newest seq the dispatcher announced.
+    public var dispatcherHead: UInt64?
+    public var applied: UInt64?
+    public var replayed: UInt64?
+    public var gapsRepaired: UInt64?
+    public var pending: Int?
+    /// "connected", or "silent" once the dispatcher has said nothing past the timeout.
+    public var dispatcher: String?
+    public var reconnects: UInt64?
+    /// The store's subscription has carried at least one message.
+    public var subscribed: Bool?
+    /// The store has caught up with the dispatcher since it started, and answers views.
+    public var caughtUp: Bool?
+    public var snapshotVersion: UInt64?
+    public var effectsRunning: Int?
+    public var effectsUnanswered: Int?
+
+    public init(role: Role, pid: Int, uptimeMs: UInt64, subscribers: Int, rejected: UInt64) {
+        self.role = role
+        self.pid = pid
+        self.uptimeMs = uptimeMs
+        self.subscribers = subscribers
+        self.rejected = rejected
+    }
+
+    /// How far along the node is: the dispatcher's head, or the store's version.
+    public var position: UInt64 { head ?? version ?? 0 }
+
+    /// Ready to serve: the dispatcher as soon as it answers; a store once it has caught up with the
+    /// dispatcher (it answers views) and its subscription carries messages (every action dispatched
+    /// from now on reaches it live and runs its effects).
+    public var isReady: Bool { role != .store || (subscribed == true && caughtUp == true) }
+
+    /// Every numeric field by its wire name (flags as 0 or 1), for metrics.
+    public var numericFields: [(name: String, value: Int64)] {
+        let fields: [(String, Int64?)] = [
+            ("pid", Int64(pid)), ("uptime_ms", Int64(uptimeMs)), ("subscribers", Int64(subscribers)), ("rejected", Int64(rejected)),
+            ("head", head.map(Int64.init)), ("accepted", accepted.map(Int64.init)), ("journal_bytes", journalBytes.map(Int64.init)),
+            ("version", version.map(Int64.init)), ("dispatcher_head", dispatcherHead.map(Int64.init)),
+            ("applied", applied.map(Int64.init)), ("replayed", replayed.map(Int64.init)),
+            ("gaps_repaired", gapsRepaired.map(Int64.init)), ("pending", pending.map(Int64.init)),
+            ("reconnects", reconnects.map(Int64.init)), ("subscribed", subscribed.map { $0 ? 1 : 0 }),
+            ("caught_up", caughtUp.map { $0 ? 1 : 0 }), ("snapshot_version", snapshotVersion.map(Int64.init)),
+            ("effects_running", effectsRunning.map(Int64.init)), ("effects_unanswered", effectsUnanswered.map(Int64.init)),
+        ]
+        return fields.compactMap { name, value in value.map { (name, $0) } }
+    }
+
+    /// The STATUS payload.
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding a struct of plain values cannot fail.
+        return Array((try? encoder.encode(self)) ?? Data())
+    }
+
+    public static func decode(_ payload: [UInt8]) throws -> NodeStatus {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(NodeStatus.self, from: Data(payload))
+    }
+}

@@ -1,0 +1,442 @@
+import FluxCore
+import Logging
+
+/// The store's rules as a deterministic state machine: no sockets, threads, clocks or files.
+///
+/// Events come in as method calls (a message on one of the store's endpoints, an effect's action, a
+/// turn of the loop with the time), and what the store decides to do goes out as ``Command``s, which
+/// the caller takes with ``takeCommands()`` and carries out in order. The ZeroMQ loop (`StoreLoop`) and
+/// a simulator drive the same code.
+///
+/// The rules it keeps (DESIGN §3):
+/// - actions apply strictly in sequence order; a gap, or a heartbeat announcing a seq never received,
+///   is repaired from the dispatcher's replay before anything newer applies; seq ≤ version is ignored;
+/// - effects run for live actions only (sequenced while subscribed), never for replayed history;
+/// - views are answered once the store has caught up, with the state as last published;
+/// - an effect's action is sent to the intake until answered (same client seq: deduplicated there);
+/// - a snapshot ahead of the dispatcher's whole history belongs to another history and is dropped.
+public final class StoreCore {
+    /// What the store asks its shell to do, in order.
+    public enum Command {
+        /// Send on the replay DEALER.
+        case requestReplay(Message)
+        /// Publish on the state PUB (state updates, rejections, heartbeats).
+        case publish(Message)
+        /// Reply to one peer of the snapshot ROUTER.
+        case reply(peer: [UInt8], Message)
+        /// Reply to one peer of the snapshot ROUTER with ``status(now:subscribers:pid:)``.
+        case replyStatus(peer: [UInt8])
+        /// Send an effect's action to the dispatcher's intake.
+        case dispatch(Message)
+        /// Drop the dispatcher-facing connections (subscription, replay) and make new ones.
+        case reconnect
+        /// Write this snapshot of the runtime to disk (failures are the shell's to log).
+        case writeSnapshot(version: UInt64, snapshot: [UInt8])
+    }
+
+    public static let maxPending = 200_000
+    public static let maxUnansweredEffects = 100_000
+    public static let maxWaitingViews = 10_000
+
+    public let configuration: StoreNode.Configuration
+    let logger: Logger
+    let makeRuntime: () -> any AppRuntime
+    private(set) var runtime: any AppRuntime
+    private var commands: [Command] = []
+
+    /// The seq of the last action applied; the state's version.
+    public private(set) var version: UInt64 = 0
+    /// The newest seq the dispatcher has announced (actions or heartbeats).
+    public private(set) var dispatcherHead: UInt64 = 0
+    /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
+    private(set) var pending: [UInt64: Message] = [:]
+    /// When the outstanding replay request was sent (nil: none outstanding).
+    public private(set) var replayRequestedAt: UInt64?
+    /// The dispatcher's newest seq when this store first heard it over its subscription. Actions after
+    /// it were sequenced while the store was subscribed: they are live, and run effects however they
+    /// arrive (directly, or repaired by replay). Actions up to it are history this store recovers, and
+    /// their effects are not run again (DESIGN rule 3).
+    public private(set) var liveAfter: UInt64?
+    public private(set) var lastPublishedVersion: UInt64 = 0
+    private var lastHeardFromDispatcher: UInt64
+    private var lastReconnect: UInt64 = 0
+    private var nextHeartbeat: UInt64 = 0
+    private var effectClientSeq: UInt64 = 0
+    public let effectClientID: UInt64
+    /// Effect actions sent to the intake and not yet answered, by client seq.
+    private(set) var unansweredEffects: [UInt64: (message: Message, sentAt: UInt64)] = [:]
+    /// The whole state in wire form and its version, for snapshot replies: encoded when first asked for
+    /// (or when published whole), so a store publishing changes only does not encode its whole state per update.
+    private var fullState: (version: UInt64, bytes: [UInt8])?
+    /// The version from which the runtime's record of changes runs. A changes-only update is published
+    /// only when that is the last published version, so the update applies exactly to what views hold.
+    private var changesSince: UInt64 = 0
+    /// The version of the last snapshot written to (or read from) disk.
+    public private(set) var snapshotVersion: UInt64 = 0
+    /// True once the store has caught up with the dispatcher after starting; views are answered then.
+    public private(set) var caughtUp = false
+    /// Snapshot requests that arrived while catching up.
+    private var waitingViews: [[UInt8]] = []
+    private let startedAt: UInt64
+
+    public private(set) var applied: UInt64 = 0
+    public private(set) var rejected: UInt64 = 0
+    public private(set) var replayed: UInt64 = 0
+    public private(set) var gapsRepaired: UInt64 = 0
+    public private(set) var reconnects: UInt64 = 0
+
+    /// `snapshot` is what the disk held (nil: nothing usable); `makeRuntime` makes a fresh state machine
+    /// of the app, whose effects' actions reach ``effectSent(app:type:payload:now:)``.
+    public init(
+        configuration: StoreNode.Configuration, snapshot: SnapshotFile.Contents?, effectClientID: UInt64,
+        now: NodeTime, logger: Logger, makeRuntime: @escaping () -> any AppRuntime
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.makeRuntime = makeRuntime
+        self.runtime = makeRuntime()
+        self.effectClientID = effectClientID
+        self.lastHeardFromDispatcher = now.milliseconds
+        self.startedAt = now.milliseconds
+        if let snapshot { restore(snapshot) }
+        runtime.forgetChanges()
+        changesSince = version
+    }
+
+    /// Everything decided since the last call, in order.
+    public func takeCommands() -> [Command] {
+        defer { commands.removeAll(keepingCapacity: true) }
+        return commands
+    }
+
+    /// The latest the shell may wait before calling ``tick(now:)`` again.
+    public var nextDeadline: UInt64 { nextHeartbeat }
+
+    private func restore(_ snapshot: SnapshotFile.Contents) {
+        do {
+            guard snapshot.app == configuration.app.name else {
+                throw SnapshotError("the snapshot holds app '\(snapshot.app)', not '\(configuration.app.name)'")
+            }
+            try runtime.loadSnapshot(snapshot.state)
+            version = snapshot.version
+            lastPublishedVersion = version
+            snapshotVersion = version
+            logger.info("resumed from snapshot", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
+        } catch {
+            logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(configuration.name)", "reason": "\(error)"])
+            resetToEmpty()
+        }
+    }
+
+    /// Forgets everything applied: a fresh state at version 0, to be rebuilt from the dispatcher.
+    private func resetToEmpty() {
+        runtime.cancelEffects()
+        runtime = makeRuntime()
+        version = 0
+        lastPublishedVersion = 0
+        snapshotVersion = 0
+        fullState = nil
+        changesSince = 0
+        pending.removeAll()
+    }
+
+    // MARK: Events
+
+    /// The node is up: ask for everything after what the snapshot held.
+    public func start(now: NodeTime) { requestReplay(now: now) }
+
+    /// A message from the dispatcher's action stream (ACTION or HEARTBEAT).
+    public func receivedFromDispatcher(_ message: Message, now: NodeTime) {
+        lastHeardFromDispatcher = now.milliseconds
+        switch message.kind {
+        case .action:
+            if liveAfter == nil { liveAfter = message.header.seq - 1 }
+            dispatcherHead = max(dispatcherHead, message.header.seq)
+            receiveLive(message, now: now)
+        case .heartbeat:
+            if liveAfter == nil { liveAfter = message.header.seq }
+            dispatcherHead = max(dispatcherHead, message.header.seq)
+            if dispatcherHead > version && replayRequestedAt == nil {
+                // The dispatcher has sequenced actions this store never saw: repair before going on.
+                logger.notice("heartbeat shows missed actions", metadata: [
+                    "store": "\(configuration.name)", "version": "\(version)", "head": "\(dispatcherHead)",
+                ])
+                if caughtUp { gapsRepaired += 1 }
+                requestReplay(now: now)
+            }
+        default:
+            return
+        }
+    }
+
+    private func receiveLive(_ message: Message, now: NodeTime) {
+        let seq = message.header.seq
+        if seq <= version { return }
+        if seq == version + 1 && replayRequestedAt == nil {
+            apply(message, now: now)
+            applyPending(now: now)
+            return
+        }
+        if pending.count < StoreCore.maxPending { pending[seq] = message }
+        if replayRequestedAt == nil {
+            logger.notice("gap in the action stream", metadata: [
+                "store": "\(configuration.name)", "version": "\(version)", "received": "\(seq)",
+            ])
+            gapsRepaired += 1
+            requestReplay(now: now)
+        }
+    }
+
+    private func applyPending(now: NodeTime) {
+        while let next = pending.removeValue(forKey: version + 1) { apply(next, now: now) }
+        if !pending.isEmpty, let lowest = pending.keys.min(), lowest <= version {
+            pending = pending.filter { $0.key > version }
+        }
+    }
+
+    /// Applies one action; the version advances even when this app does not handle the action, since
+    /// every store sees the one global sequence.
+    private func apply(_ message: Message, now: NodeTime) {
+        precondition(message.header.seq == version + 1, "actions apply strictly in order")
+        version = message.header.seq
+        let live = liveAfter.map { message.header.seq > $0 } ?? false
+        do {
+            // Effects run once, for live actions only: never again for history recovered by replay.
+            let handled = try runtime.apply(
+                app: message.topicString, actionType: message.header.actionType, payload: message.payload,
+                runEffects: live && configuration.runsEffects)
+            if handled { applied += 1 }
+        } catch {
+            // Refused in this state (or, if undecodable, the nodes run different builds): the state is
+            // unchanged, and the reason is published for views and `zflux tail`.
+            rejected += 1
+            logger.notice("action rejected; state unchanged", metadata: [
+                "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
+            ])
+            commands.append(.publish(Message(topic: configuration.name, header: Header(
+                kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
+                timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(error.reason.utf8))))
+        }
+    }
+
+    private func requestReplay(now: NodeTime) {
+        replayRequestedAt = now.milliseconds
+        commands.append(.requestReplay(Message(header: Header(kind: .replayRequest, seq: version + 1))))
+    }
+
+    /// A message from the replay service (REPLAY-BATCH or REPLAY-END).
+    public func receivedReplay(_ message: Message, now: NodeTime) {
+        switch message.kind {
+        case .replayBatch:
+            guard let batch = try? ReplayBatch.decode(message.payload) else {
+                logger.warning("dropped a malformed replay batch", metadata: ["store": "\(configuration.name)"])
+                return
+            }
+            for action in batch where action.header.seq == version + 1 {
+                apply(action, now: now)
+                replayed += 1
+            }
+            replayRequestedAt = now.milliseconds
+        case .replayEnd:
+            if message.header.seq < version && !caughtUp {
+                // This store's snapshot is ahead of the dispatcher's whole history: it belongs to another
+                // history (a journal wiped or replaced). Trusting it would skip real actions.
+                logger.error("snapshot is ahead of the dispatcher; discarding it and replaying", metadata: [
+                    "store": "\(configuration.name)", "snapshot": "\(version)", "dispatcher": "\(message.header.seq)",
+                ])
+                resetToEmpty()
+                dispatcherHead = message.header.seq
+                requestReplay(now: now)
+                return
+            }
+            dispatcherHead = max(dispatcherHead, message.header.seq)
+            replayRequestedAt = nil
+            applyPending(now: now)
+            if version < dispatcherHead {
+                requestReplay(now: now)
+            } else if !caughtUp {
+                caughtUp = true
+                publishStateIfChanged(now: now)
+                for peer in waitingViews { answerSnapshot(peer, now: now) }
+                waitingViews.removeAll()
+            }
+        default:
+            return
+        }
+    }
+
+    /// A request on the snapshot ROUTER from `peer` (SNAPSHOT-REQUEST or STATUS-REQUEST).
+    public func receivedRequest(_ request: Message, from peer: [UInt8], now: NodeTime) {
+        switch request.kind {
+        case .snapshotRequest:
+            // Views are served once the store has recovered, so nobody sees a state it is about to leave.
+            if caughtUp {
+                answerSnapshot(peer, now: now)
+            } else if waitingViews.count < StoreCore.maxWaitingViews {
+                waitingViews.append(peer)
+            }
+        case .statusRequest:
+            commands.append(.replyStatus(peer: peer))
+        default:
+            return
+        }
+    }
+
+    /// An effect's follow-up action, to go through the dispatcher's intake like any other.
+    public func effectSent(app: String, type: String, payload: [UInt8], now: NodeTime) {
+        // Bounded: effects that send faster than the intake answers lose the excess, loudly.
+        guard unansweredEffects.count < StoreCore.maxUnansweredEffects else {
+            logger.error("an effect's action was dropped: too many unanswered", metadata: [
+                "store": "\(configuration.name)", "type": "\(type)", "unanswered": "\(unansweredEffects.count)",
+            ])
+            return
+        }
+        effectClientSeq += 1
+        let message = Message(topic: app, header: Header(
+            kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
+            timestamp: now.wallNanoseconds, actionType: type), payload: payload)
+        unansweredEffects[effectClientSeq] = (message, now.milliseconds)
+        commands.append(.dispatch(message))
+    }
+
+    /// The intake's answer (ACK or NACK) to an effect's action.
+    public func receivedIntakeReply(_ reply: Message) {
+        guard reply.header.clientID == effectClientID else { return }
+        unansweredEffects[reply.header.clientSeq] = nil
+        if reply.kind == .nack {
+            logger.warning("an effect's action was refused", metadata: [
+                "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
+            ])
+        }
+    }
+
+    /// A turn of the loop: after every drained burst, and at ``nextDeadline`` at the latest. Publishes
+    /// what the burst changed (one update per burst), and runs the timers.
+    public func tick(now: NodeTime) {
+        retryUnansweredEffects(now: now)
+        publishStateIfChanged(now: now)
+        writeSnapshotIfDue(force: false)
+        if now.milliseconds >= nextHeartbeat {
+            publishHeartbeat(now: now)
+            nextHeartbeat = now.milliseconds + UInt64(configuration.heartbeatMilliseconds)
+        }
+        let timeout = UInt64(configuration.dispatcherTimeoutMilliseconds)
+        if now.elapsed(since: lastHeardFromDispatcher) > timeout && now.elapsed(since: lastReconnect) > timeout {
+            // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
+            // the connections and make new ones, then ask for whatever was missed.
+            logger.warning("no word from the dispatcher; reconnecting", metadata: [
+                "store": "\(configuration.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcher))",
+            ])
+            reconnects += 1
+            lastReconnect = now.milliseconds
+            commands.append(.reconnect)
+            requestReplay(now: now)
+        }
+        if let asked = replayRequestedAt, now.elapsed(since: asked) > UInt64(configuration.replayTimeoutMilliseconds) {
+            logger.notice("replay unanswered; asking again", metadata: ["store": "\(configuration.name)", "from": "\(version + 1)"])
+            requestReplay(now: now)
+        }
+    }
+
+    /// The node is stopping: keep what was applied.
+    public func stop() { writeSnapshotIfDue(force: true) }
+
+    // MARK: Publishing
+
+    /// Publishes what changed since the last update: the changes alone when the state records them
+    /// (`IncrementalState`), else the whole state. `ref` names the version the update applies to.
+    private func publishStateIfChanged(now: NodeTime) {
+        guard version != lastPublishedVersion else { return }
+        var flags: Header.Flags = []
+        let payload: [UInt8]
+        do {
+            if changesSince == lastPublishedVersion, let changes = try runtime.takeChanges() {
+                payload = changes
+            } else {
+                payload = try runtime.encodedState()
+                runtime.forgetChanges()
+                flags = .fullState
+                fullState = (version, payload)
+            }
+        } catch {
+            logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+            return
+        }
+        changesSince = version
+        commands.append(.publish(Message(topic: configuration.name, header: Header(
+            kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds), payload: payload)))
+        lastPublishedVersion = version
+    }
+
+    private func publishHeartbeat(now: NodeTime) {
+        let flags: Header.Flags = (replayRequestedAt != nil || version < dispatcherHead) ? .catchingUp : []
+        commands.append(.publish(Message(topic: configuration.name, header: Header(
+            kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead, timestamp: now.wallNanoseconds))))
+    }
+
+    /// Answers with the state as last published, so the version matches the update stream.
+    private func answerSnapshot(_ peer: [UInt8], now: NodeTime) {
+        publishStateIfChanged(now: now)
+        if fullState?.version != lastPublishedVersion {
+            do {
+                fullState = (lastPublishedVersion, try runtime.encodedState())
+            } catch {
+                logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+                return
+            }
+        }
+        commands.append(.reply(peer: peer, Message(topic: configuration.name, header: Header(
+            kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, timestamp: now.wallNanoseconds),
+            payload: fullState?.bytes ?? [])))
+    }
+
+    private func writeSnapshotIfDue(force: Bool) {
+        guard configuration.snapshotPath != nil, version > snapshotVersion else { return }
+        guard force || version - snapshotVersion >= UInt64(configuration.snapshotEveryActions) else { return }
+        do {
+            commands.append(.writeSnapshot(version: version, snapshot: try runtime.encodedSnapshot()))
+            // Counted as written: a failed write is logged by the shell and tried again after as many
+            // actions more, not on every turn.
+            snapshotVersion = version
+        } catch {
+            logger.error("snapshot not encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+        }
+    }
+
+    /// Sends again what the intake has not answered; the dispatcher deduplicates by client seq.
+    private func retryUnansweredEffects(now: NodeTime) {
+        guard !unansweredEffects.isEmpty else { return }
+        let retry = UInt64(configuration.effectRetryMilliseconds)
+        for (clientSeq, entry) in unansweredEffects.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAt) >= retry {
+            unansweredEffects[clientSeq]?.sentAt = now.milliseconds
+            commands.append(.dispatch(entry.message))
+        }
+    }
+
+    // MARK: Status
+
+    /// The store's status document; `subscribers` and `pid` are the shell's to know.
+    public func status(now: NodeTime, subscribers: Int, pid: Int) -> NodeStatus {
+        var status = NodeStatus(
+            role: .store, pid: pid, uptimeMs: now.elapsed(since: startedAt), subscribers: subscribers, rejected: rejected)
+        status.name = configuration.name
+        status.app = configuration.app.name
+        status.version = version
+        status.dispatcherHead = dispatcherHead
+        status.applied = applied
+        status.replayed = replayed
+        status.gapsRepaired = gapsRepaired
+        status.pending = pending.count
+        status.dispatcher = now.elapsed(since: lastHeardFromDispatcher) <= UInt64(configuration.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
+        status.reconnects = reconnects
+        status.subscribed = liveAfter != nil
+        status.caughtUp = caughtUp
+        status.snapshotVersion = snapshotVersion
+        status.effectsRunning = runtime.effectsInFlight
+        status.effectsUnanswered = unansweredEffects.count
+        return status
+    }
+
+    /// Cancels the runtime's running effects (the node is going away).
+    public func cancelEffects() { runtime.cancelEffects() }
+}

@@ -1,0 +1,201 @@
+import FluxCore
+import Logging
+
+/// The view's rules as a deterministic state machine: no sockets, threads, clocks or files.
+///
+/// It follows one store the Clone way (DESIGN rule 5): subscribe first, then ask for a snapshot, drop
+/// queued updates the snapshot already covers, then apply live updates. A version gap, a heartbeat
+/// announcing a version never received, or silence past the timeout makes it snapshot again, and it
+/// shows itself as catching up or stale meanwhile. It never shows an older version than one it showed.
+public final class ViewCore {
+    public enum Command {
+        /// Send on the snapshot DEALER.
+        case requestSnapshot(Message)
+        /// The snapshot request went unanswered: replace the DEALER with a fresh one before the next request.
+        case replaceSnapshotSocket
+        /// Hand this to the view's subscriber.
+        case show(ViewUpdate)
+    }
+
+    enum Phase { case awaitingSnapshot, live }
+
+    public let configuration: ViewNode.Configuration
+    let logger: Logger
+    private var commands: [Command] = []
+    private var phase = Phase.awaitingSnapshot
+    /// The version shown.
+    public private(set) var version: UInt64 = 0
+    private var state: [UInt8]? = nil
+    public private(set) var connection = ViewUpdate.Connection.catchingUp("joining")
+    /// Updates that arrived while waiting for a snapshot (bounded: only the newest matter when full).
+    private var queued: [Message] = []
+    static let maxQueued = 64
+    private var snapshotAskedAt: UInt64 = 0
+    private var lastHeard: UInt64
+    /// The view's decoded copy of the state, when the app is known: changes-only updates apply to it.
+    private let replica: (any StateReplica)?
+    /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
+    private var replicaAhead = false
+    private var publishedAt: Int64 = 0
+    private var updateBytes = 0
+
+    public init(configuration: ViewNode.Configuration, now: NodeTime, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.lastHeard = now.milliseconds
+        self.replica = configuration.app?.makeReplica(format: configuration.codec)
+    }
+
+    public func takeCommands() -> [Command] {
+        defer { commands.removeAll(keepingCapacity: true) }
+        return commands
+    }
+
+    /// The latest the shell may wait before calling ``tick(now:)`` again.
+    public func nextDeadline(now: NodeTime) -> UInt64 { now.milliseconds + UInt64(configuration.heartbeatMilliseconds) }
+
+    // MARK: Events
+
+    /// The node is up and subscribed: ask for a snapshot.
+    public func start(now: NodeTime) { askForSnapshot(because: "joining", now: now) }
+
+    /// A reply on the snapshot DEALER.
+    public func receivedSnapshot(_ reply: Message, now: NodeTime) {
+        guard reply.kind == .snapshot, phase == .awaitingSnapshot else { return }
+        lastHeard = now.milliseconds
+        // Never go back in time: an older snapshot than what is shown is ignored (then re-asked).
+        if state == nil || reply.header.seq >= version {
+            version = reply.header.seq
+            setWholeState(reply.payload)
+        }
+        phase = .live
+        connection = .live
+        let backlog = queued
+        queued.removeAll()
+        for update in backlog where update.header.seq > version { applyUpdate(update, now: now) }
+        emit()
+    }
+
+    /// A message on the subscription to the store's state (STATE, REJECTED, HEARTBEAT).
+    public func receivedUpdate(_ message: Message, now: NodeTime) {
+        guard message.topicString == configuration.store else { return }
+        lastHeard = now.milliseconds
+        switch message.kind {
+        case .state:
+            if phase == .awaitingSnapshot {
+                queued.append(message)
+                if queued.count > ViewCore.maxQueued { queued.removeFirst(queued.count - ViewCore.maxQueued) }
+            } else {
+                applyUpdate(message, now: now)
+            }
+        case .rejected:
+            if replicaAhead { emit() }
+            guard let state else { return }
+            commands.append(.show(ViewUpdate(
+                store: configuration.store, version: version, state: state, connection: connection,
+                rejection: .init(seq: message.header.seq, actionType: message.header.actionType,
+                                 clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self)))))
+        case .heartbeat:
+            guard phase == .live else { return }
+            if message.header.seq > version {
+                // The store published a version this view never received.
+                askForSnapshot(because: "missed version \(message.header.seq)", now: now)
+            } else if connection != .live {
+                setConnection(.live)
+            }
+        default:
+            return
+        }
+    }
+
+    /// The end of a drained burst of updates: changes applied to the replica are shown once.
+    public func endOfBurst() {
+        if replicaAhead { emit() }
+    }
+
+    /// A turn of the loop, at least once per heartbeat interval: silence checks.
+    public func tick(now: NodeTime) {
+        let timeout = UInt64(configuration.silenceTimeoutMilliseconds)
+        if now.elapsed(since: lastHeard) > timeout {
+            if case .stale = connection {} else {
+                setConnection(.stale("no word from \(configuration.store) for \(now.elapsed(since: lastHeard)) ms"))
+            }
+        }
+        if phase == .awaitingSnapshot && now.elapsed(since: snapshotAskedAt) > timeout {
+            // The request or its answer was lost (or the store restarted): ask again on a fresh socket.
+            commands.append(.replaceSnapshotSocket)
+            let reason: String = if case .stale(let why) = connection { why } else { "snapshot unanswered" }
+            askForSnapshot(because: reason, now: now)
+            if now.elapsed(since: lastHeard) > timeout { connection = .stale(reason) }
+        }
+    }
+
+    // MARK: Applying
+
+    private func askForSnapshot(because reason: String, now: NodeTime) {
+        phase = .awaitingSnapshot
+        snapshotAskedAt = now.milliseconds
+        setConnection(.catchingUp(reason))
+        commands.append(.requestSnapshot(Message(header: Header(kind: .snapshotRequest))))
+    }
+
+    private func applyUpdate(_ update: Message, now: NodeTime) {
+        let header = update.header
+        guard header.seq > version else { return }  // already covered by what is shown
+        publishedAt = header.timestamp
+        updateBytes = update.payload.count
+        if header.flags.contains(.fullState) {
+            // A whole state stands on its own: it repairs any gap before it.
+            version = header.seq
+            setWholeState(update.payload)
+            connection = .live
+            emit()
+        } else if header.ref == version {
+            guard let replica else {
+                askForSnapshot(because: "changes-only update and no app to apply it", now: now)
+                return
+            }
+            do {
+                try replica.apply(changes: update.payload)
+            } catch {
+                logger.warning("update not applicable; resynchronising", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+                askForSnapshot(because: "update not applicable", now: now)
+                return
+            }
+            version = header.seq
+            connection = .live
+            replicaAhead = true
+        } else {
+            askForSnapshot(because: "gap: have \(version), update follows \(header.ref)", now: now)
+        }
+    }
+
+    private func setConnection(_ new: ViewUpdate.Connection) {
+        guard new != connection else { return }
+        connection = new
+        emit()
+    }
+
+    private func setWholeState(_ bytes: [UInt8]) {
+        state = bytes
+        replicaAhead = false
+        do {
+            try replica?.load(bytes)
+        } catch {
+            logger.warning("state not decodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+        }
+    }
+
+    private func emit() {
+        if replicaAhead, let replica, configuration.materializesState {
+            do { state = try replica.encodedState() } catch {
+                logger.warning("state not encodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+            }
+        }
+        replicaAhead = false
+        guard let state else { return }
+        commands.append(.show(ViewUpdate(
+            store: configuration.store, version: version, state: state, connection: connection,
+            publishedAt: publishedAt, updateBytes: updateBytes)))
+    }
+}

@@ -1,0 +1,398 @@
+import Dispatcher
+import Examples
+import FluxCore
+import Foundation
+import Logging
+import StoreNode
+import Testing
+import ViewNode
+
+/// The sans-IO cores driven directly: events in, commands out, time as an input. No socket, thread,
+/// clock or file is involved, so every schedule here is exact.
+enum CoreFixtures {
+    static let logger = Logger(label: "core-tests") { _ in SwiftLogNoOpLogHandler() }
+
+    static func at(_ milliseconds: UInt64) -> NodeTime { NodeTime(milliseconds: milliseconds, wallNanoseconds: Int64(milliseconds) * 1_000_000) }
+
+    static let increment = try! Counter.app().wirePayload(type: "incrementTapped", argumentsJSON: [])
+
+    static func action(_ seq: UInt64, clientID: UInt64 = 0, clientSeq: UInt64 = 0) -> Message {
+        Message(
+            topic: "counter", header: Header(kind: .action, seq: seq, clientID: clientID, clientSeq: clientSeq, actionType: "incrementTapped"),
+            payload: increment)
+    }
+
+    static func heartbeat(_ seq: UInt64) -> Message { Message(header: Header(kind: .heartbeat, seq: seq)) }
+
+    static func replayBatch(_ seqs: ClosedRange<UInt64>) -> Message {
+        Message(header: Header(kind: .replayBatch, seq: seqs.lowerBound, ref: seqs.upperBound), payload: ReplayBatch.encode(seqs.map { action($0) }))
+    }
+
+    static func replayEnd(head: UInt64) -> Message { Message(header: Header(kind: .replayEnd, seq: head)) }
+
+    static func storeConfiguration(snapshots: Bool = false) -> StoreNode.Configuration {
+        var configuration = StoreNode.Configuration(
+            name: "counter", app: Counter.app(), dispatcherActions: "", dispatcherReplay: "", dispatcherIntake: "", state: "", snapshot: "")
+        if snapshots {
+            configuration.snapshotPath = "unused"
+            configuration.snapshotEveryActions = 2
+        }
+        return configuration
+    }
+}
+
+/// A runtime that records how each action was offered, to see which ran effects.
+final class RecordingRuntime: AppRuntime {
+    var offered: [(type: String, runEffects: Bool)] = []
+    var count = 0
+    func apply(app: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
+        offered.append((actionType, runEffects))
+        count += 1
+        return true
+    }
+    func encodedState() throws -> [UInt8] { Array("\(count)".utf8) }
+    func takeChanges() throws -> [UInt8]? { nil }
+    func forgetChanges() {}
+    func loadState(_ bytes: [UInt8]) throws { count = Int(String(decoding: bytes, as: UTF8.self)) ?? 0 }
+    func encodedSnapshot() throws -> [UInt8] { try encodedState() }
+    func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
+    var effectsInFlight: Int { 0 }
+    func cancelEffects() {}
+}
+
+extension StoreCore.Command {
+    var replayFrom: UInt64? { if case .requestReplay(let m) = self { m.header.seq } else { nil } }
+    var published: Message? { if case .publish(let m) = self { m } else { nil } }
+    var dispatched: Message? { if case .dispatch(let m) = self { m } else { nil } }
+    var isReconnect: Bool { if case .reconnect = self { true } else { false } }
+    var snapshotReply: (peer: [UInt8], message: Message)? { if case .reply(let peer, let m) = self { (peer, m) } else { nil } }
+}
+
+@Suite("Store core: ordering, gap repair, effects, catch-up")
+struct StoreCoreTests {
+    typealias F = CoreFixtures
+
+    func makeStore(snapshot: SnapshotFile.Contents? = nil, snapshots: Bool = false) -> (StoreCore, () -> RecordingRuntime) {
+        var made: [RecordingRuntime] = []
+        let core = StoreCore(
+            configuration: F.storeConfiguration(snapshots: snapshots), snapshot: snapshot, effectClientID: 7, now: F.at(0), logger: F.logger
+        ) {
+            let runtime = RecordingRuntime()
+            made.append(runtime)
+            return runtime
+        }
+        return (core, { made.last! })
+    }
+
+    @Test("a gap in the live stream is repaired from replay before anything newer applies")
+    func gapRepair() {
+        let (core, runtime) = makeStore()
+        core.start(now: F.at(0))
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [1])
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        #expect(core.caughtUp)
+        core.receivedFromDispatcher(F.action(1), now: F.at(2))
+        #expect(core.version == 1)
+        core.receivedFromDispatcher(F.action(3), now: F.at(3))
+        #expect(core.version == 1, "seq 3 waits for seq 2")
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [2])
+        core.receivedFromDispatcher(F.action(4), now: F.at(4))
+        #expect(core.takeCommands().compactMap(\.replayFrom).isEmpty, "one repair at a time")
+        core.receivedReplay(F.replayBatch(2...2), now: F.at(5))
+        core.receivedReplay(F.replayEnd(head: 4), now: F.at(6))
+        #expect(core.version == 4)
+        #expect(runtime().count == 4, "every action applied exactly once")
+        core.receivedFromDispatcher(F.action(3), now: F.at(7))
+        #expect(runtime().count == 4, "a duplicate at or below the version is ignored")
+        #expect(core.gapsRepaired == 1)
+    }
+
+    @Test("effects run for live actions only, never for history recovered by replay")
+    func effectsOnlyLive() {
+        let (core, runtime) = makeStore()
+        core.start(now: F.at(0))
+        // The subscription's first word: the dispatcher is at 5, so 1…5 are history.
+        core.receivedFromDispatcher(F.heartbeat(5), now: F.at(1))
+        core.receivedReplay(F.replayBatch(1...5), now: F.at(2))
+        core.receivedReplay(F.replayEnd(head: 5), now: F.at(3))
+        core.receivedFromDispatcher(F.action(6), now: F.at(4))
+        #expect(runtime().offered.map(\.runEffects) == [false, false, false, false, false, true])
+    }
+
+    @Test("a heartbeat announcing an unseen seq asks for a replay")
+    func heartbeatAhead() {
+        let (core, _) = makeStore()
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        _ = core.takeCommands()
+        core.receivedFromDispatcher(F.heartbeat(3), now: F.at(2))
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [1])
+        #expect(core.dispatcherHead == 3)
+    }
+
+    @Test("views asking before the store caught up are answered once it has, with the published version")
+    func snapshotsWaitForCatchUp() {
+        let (core, _) = makeStore()
+        core.start(now: F.at(0))
+        core.receivedRequest(Message(header: Header(kind: .snapshotRequest)), from: [1], now: F.at(1))
+        #expect(core.takeCommands().compactMap(\.snapshotReply).isEmpty)
+        core.receivedReplay(F.replayBatch(1...2), now: F.at(2))
+        core.receivedReplay(F.replayEnd(head: 2), now: F.at(3))
+        let commands = core.takeCommands()
+        let state = commands.compactMap(\.published).filter { $0.kind == .state }
+        let reply = commands.compactMap(\.snapshotReply).first
+        #expect(state.map(\.header.seq) == [2], "published before the snapshot answer")
+        #expect(reply?.peer == [1] && reply?.message.header.seq == 2 && reply?.message.payload == Array("2".utf8))
+    }
+
+    @Test("a snapshot ahead of the dispatcher's history is dropped and everything is replayed")
+    func snapshotAheadIsDropped() {
+        let (core, runtime) = makeStore(snapshot: .init(version: 10, app: "counter", state: Array("10".utf8)), snapshots: true)
+        #expect(core.version == 10 && core.snapshotVersion == 10)
+        core.start(now: F.at(0))
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [11])
+        core.receivedReplay(F.replayEnd(head: 3), now: F.at(1))
+        #expect(core.version == 0 && core.snapshotVersion == 0 && core.lastPublishedVersion == 0)
+        #expect(runtime().count == 0, "a fresh runtime")
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [1])
+        core.receivedReplay(F.replayBatch(1...3), now: F.at(2))
+        core.receivedReplay(F.replayEnd(head: 3), now: F.at(3))
+        #expect(core.version == 3 && runtime().count == 3)
+    }
+
+    @Test("a snapshot of another app is not loaded")
+    func snapshotOfAnotherApp() {
+        let (core, runtime) = makeStore(snapshot: .init(version: 4, app: "todo", state: Array("4".utf8)), snapshots: true)
+        #expect(core.version == 0 && runtime().count == 0)
+    }
+
+    @Test("silence from the dispatcher past the timeout reconnects and asks again")
+    func silenceReconnects() {
+        let (core, _) = makeStore()
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        _ = core.takeCommands()
+        core.tick(now: F.at(1000))
+        #expect(!core.takeCommands().contains { $0.isReconnect })
+        core.tick(now: F.at(2001))
+        let commands = core.takeCommands()
+        #expect(commands.contains { $0.isReconnect })
+        #expect(commands.compactMap(\.replayFrom) == [1])
+        #expect(core.reconnects == 1)
+    }
+
+    @Test("an effect's action is sent again until the intake answers, with the same client seq")
+    func effectRetry() {
+        let (core, _) = makeStore()
+        core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(0))
+        let first = core.takeCommands().compactMap(\.dispatched)
+        #expect(first.map(\.header.clientSeq) == [1] && first.first?.header.clientID == 7)
+        core.tick(now: F.at(500))
+        #expect(core.takeCommands().compactMap(\.dispatched).isEmpty)
+        core.tick(now: F.at(1000))
+        #expect(core.takeCommands().compactMap(\.dispatched).map(\.header.clientSeq) == [1])
+        core.receivedIntakeReply(Message(header: Header(kind: .ack, seq: 9, clientID: 7, clientSeq: 1)))
+        core.tick(now: F.at(5000))
+        #expect(core.takeCommands().compactMap(\.dispatched).isEmpty)
+    }
+
+    @Test("one state update per burst, and a snapshot every N actions")
+    func publishPerBurst() {
+        let (core, _) = makeStore(snapshots: true)
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        _ = core.takeCommands()
+        for seq: UInt64 in 1...3 { core.receivedFromDispatcher(F.action(seq), now: F.at(2)) }
+        core.tick(now: F.at(3))
+        let commands = core.takeCommands()
+        #expect(commands.compactMap(\.published).filter { $0.kind == .state }.map(\.header.seq) == [3])
+        #expect(commands.contains { if case .writeSnapshot(3, _) = $0 { true } else { false } })
+    }
+}
+
+extension DispatcherCore.Command {
+    var appended: [Message]? { if case .append(let m) = self { m } else { nil } }
+    var published: Message? { if case .publish(let m) = self { m } else { nil } }
+    var intakeReply: Message? { if case .reply(.intake, _, let m) = self { m } else { nil } }
+    var replayPlan: ReplayPlan? { if case .serveReplay(let plan) = self { plan } else { nil } }
+}
+
+@Suite("Dispatcher core: sequencing, durability, dedup, refusals, replay")
+struct DispatcherCoreTests {
+    typealias F = CoreFixtures
+
+    func makeDispatcher(head: UInt64 = 0) -> DispatcherCore {
+        DispatcherCore(
+            configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: head, now: F.at(0), logger: F.logger)
+    }
+
+    func dispatch(clientID: UInt64 = 1, clientSeq: UInt64, app: String = "counter", payload: [UInt8] = F.increment) -> Result<Message, ProtocolError> {
+        .success(Message(topic: app, header: Header(kind: .dispatch, clientID: clientID, clientSeq: clientSeq, actionType: "incrementTapped"), payload: payload))
+    }
+
+    @Test("nothing is published or acknowledged before the journal says it is durable")
+    func durableBeforeAck() {
+        let core = makeDispatcher()
+        core.receivedIntake(dispatch(clientSeq: 1), from: [1], now: F.at(0))
+        core.receivedIntake(dispatch(clientSeq: 2), from: [1], now: F.at(0))
+        core.endOfBurst()
+        let commands = core.takeCommands()
+        #expect(commands.compactMap(\.appended).map { $0.map(\.header.seq) } == [[1, 2]], "one journal write per burst")
+        #expect(commands.compactMap(\.published).isEmpty && commands.compactMap(\.intakeReply).isEmpty)
+        core.durable(through: 1)
+        let first = core.takeCommands()
+        #expect(first.compactMap(\.published).map(\.header.seq) == [1])
+        #expect(first.compactMap(\.intakeReply).map(\.header.seq) == [1])
+        core.durable(through: 2)
+        #expect(core.takeCommands().compactMap(\.intakeReply).map { $0.header.kind } == [.ack])
+    }
+
+    @Test("a retry is answered with its first seq and sequenced once, also after a restart")
+    func dedup() {
+        let core = makeDispatcher()
+        core.receivedIntake(dispatch(clientSeq: 1), from: [1], now: F.at(0))
+        core.endOfBurst()
+        core.durable(through: 1)
+        _ = core.takeCommands()
+        core.receivedIntake(dispatch(clientSeq: 1), from: [1], now: F.at(1))
+        core.endOfBurst()
+        let retry = core.takeCommands()
+        #expect(retry.compactMap(\.appended).isEmpty)
+        #expect(retry.compactMap(\.intakeReply).map(\.header.seq) == [1])
+        #expect(core.head == 1)
+
+        let restarted = makeDispatcher(head: 1)
+        restarted.remember(F.action(1, clientID: 1, clientSeq: 1).header)
+        restarted.receivedIntake(dispatch(clientSeq: 1), from: [1], now: F.at(2))
+        restarted.endOfBurst()
+        #expect(restarted.takeCommands().compactMap(\.intakeReply).map(\.header.seq) == [1])
+        #expect(restarted.head == 1)
+    }
+
+    @Test("bad input is refused with a reason and changes nothing")
+    func refusals() {
+        let core = makeDispatcher()
+        core.receivedIntake(dispatch(clientSeq: 1, app: "nope"), from: [1], now: F.at(0))
+        core.receivedIntake(dispatch(clientSeq: 2, payload: Array("{not json".utf8)), from: [1], now: F.at(0))
+        core.receivedIntake(.failure(ProtocolError(.wrongFrameCount, "two frames")), from: [1], now: F.at(0))
+        core.receivedIntake(.success(Message(header: Header(kind: .ack))), from: [1], now: F.at(0))
+        core.endOfBurst()
+        let replies = core.takeCommands().compactMap(\.intakeReply)
+        #expect(replies.map(\.header.kind) == [.nack, .nack, .nack, .nack])
+        let reasons = replies.map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(reasons[0].contains("unknown app 'nope'"))
+        #expect(reasons[2].contains("bad message"))
+        #expect(core.head == 0 && core.rejected == 4)
+    }
+
+    @Test("replays serve only what is durable, in batches, and end with the head")
+    func replay() throws {
+        let core = makeDispatcher()
+        for seq: UInt64 in 1...5 { core.receivedIntake(dispatch(clientSeq: seq), from: [1], now: F.at(0)) }
+        core.endOfBurst()
+        let stamped = try #require(core.takeCommands().compactMap(\.appended).first)
+        core.durable(through: 3)
+        _ = core.takeCommands()
+        core.receivedReplayRequest(Message(header: Header(kind: .replayRequest, seq: 2)), from: [9])
+        let plan = try #require(core.takeCommands().compactMap(\.replayPlan).first)
+        #expect(plan.from == 2 && plan.through == 3 && plan.head == 3 && plan.peer == [9])
+        let log = MemoryLog()
+        log.append(stamped)
+        var small = plan
+        small.batchSize = 1
+        let replies = small.replies(reading: { log.read(from: $0, limit: $1) }, logger: F.logger)
+        #expect(replies.map(\.kind) == [.replayBatch, .replayBatch, .replayEnd])
+        #expect(replies.last?.header.seq == 3 && replies.last?.header.ref == 3)
+    }
+
+    @Test("heartbeats announce the durable head once per interval")
+    func heartbeats() {
+        let core = makeDispatcher(head: 4)
+        core.tick(now: F.at(0))
+        core.tick(now: F.at(100))
+        core.tick(now: F.at(200))
+        #expect(core.takeCommands().compactMap(\.published).map(\.header.seq) == [4, 4])
+    }
+}
+
+extension ViewCore.Command {
+    var shown: ViewUpdate? { if case .show(let update) = self { update } else { nil } }
+    var asksForSnapshot: Bool { if case .requestSnapshot = self { true } else { false } }
+}
+
+@Suite("View core: Clone-style joining, gaps, silence")
+struct ViewCoreTests {
+    typealias F = CoreFixtures
+
+    func makeView() -> ViewCore {
+        ViewCore(configuration: .init(store: "counter", state: "", snapshot: ""), now: F.at(0), logger: F.logger)
+    }
+
+    func state(_ version: UInt64, follows ref: UInt64 = 0) -> Message {
+        Message(topic: "counter", header: Header(kind: .state, flags: .fullState, seq: version, ref: ref), payload: Array("\(version)".utf8))
+    }
+
+    func snapshot(_ version: UInt64) -> Message {
+        Message(topic: "counter", header: Header(kind: .snapshot, flags: .fullState, seq: version), payload: Array("\(version)".utf8))
+    }
+
+    @Test("updates queued while joining are dropped when the snapshot covers them")
+    func joining() {
+        let view = makeView()
+        view.start(now: F.at(0))
+        #expect(view.takeCommands().contains { $0.asksForSnapshot })
+        view.receivedUpdate(state(3), now: F.at(1))
+        view.receivedUpdate(state(5), now: F.at(1))
+        view.receivedSnapshot(snapshot(4), now: F.at(2))
+        let shown = view.takeCommands().compactMap(\.shown)
+        #expect(shown.map(\.version) == [5, 5], "the snapshot's queued successor applies; 3 is dropped")
+        #expect(shown.last?.connection == .live)
+    }
+
+    @Test("a heartbeat announcing a version never received makes the view re-snapshot")
+    func heartbeatAhead() {
+        let view = makeView()
+        view.start(now: F.at(0))
+        view.receivedSnapshot(snapshot(2), now: F.at(1))
+        _ = view.takeCommands()
+        view.receivedUpdate(Message(topic: "counter", header: Header(kind: .heartbeat, seq: 3)), now: F.at(2))
+        let commands = view.takeCommands()
+        #expect(commands.contains { $0.asksForSnapshot })
+        #expect(view.connection == .catchingUp("missed version 3"))
+    }
+
+    @Test("a changes-only update that does not follow the shown version makes the view re-snapshot")
+    func gap() {
+        let view = makeView()
+        view.start(now: F.at(0))
+        view.receivedSnapshot(snapshot(2), now: F.at(1))
+        _ = view.takeCommands()
+        view.receivedUpdate(Message(topic: "counter", header: Header(kind: .state, seq: 5, ref: 4), payload: []), now: F.at(2))
+        #expect(view.takeCommands().contains { $0.asksForSnapshot })
+        #expect(view.version == 2)
+    }
+
+    @Test("silence past the timeout shows the view stale; an unanswered snapshot is asked again on a fresh socket")
+    func silence() {
+        let view = makeView()
+        view.start(now: F.at(0))
+        _ = view.takeCommands()
+        view.tick(now: F.at(2001))
+        let commands = view.takeCommands()
+        #expect(commands.contains { if case .replaceSnapshotSocket = $0 { true } else { false } })
+        #expect(commands.contains { $0.asksForSnapshot })
+        if case .stale = view.connection {} else { Issue.record("expected stale, got \(view.connection)") }
+    }
+
+    @Test("a view never goes back to an older version")
+    func neverBack() {
+        let view = makeView()
+        view.start(now: F.at(0))
+        view.receivedSnapshot(snapshot(5), now: F.at(1))
+        view.receivedUpdate(state(4), now: F.at(2))
+        view.receivedUpdate(Message(topic: "counter", header: Header(kind: .heartbeat, seq: 6)), now: F.at(3))
+        view.receivedSnapshot(snapshot(3), now: F.at(4))
+        let versions = view.takeCommands().compactMap(\.shown).map(\.version)
+        #expect(versions.allSatisfy { $0 >= 5 } && view.version == 5, "\(versions)")
+    }
+}

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ViewNode", targets: ["ViewNode"]),
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "FluxTesting", targets: ["FluxTesting"]),
+        .library(name: "Cluster", targets: ["Cluster"]),
         .executable(name: "zflux", targets: ["zflux"]),
     ],
     dependencies: [
@@ -40,19 +41,23 @@ let package = Package(
         .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(name: "Bench", dependencies: [
-            "NodeSupport", "ViewNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            "NodeSupport", "ViewNode", "Examples", "Dispatcher", "StoreNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
-        .executableTarget(name: "zflux", dependencies: [
-            "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .target(name: "Cluster", dependencies: [
+            "NodeSupport", "Examples",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        .executableTarget(name: "zflux", dependencies: [
+            "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
-        .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting", "Examples"]),
+        .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode"]),

@@ -76,26 +76,25 @@ public final class DispatcherNode: Sendable {
     public let configuration: Configuration
     private let context: Context
     private let logger: Logger
-    private let control: NodeControl<Never>
+    private let shell: NodeShell<Never>
     /// Opens once every socket is bound (or with the bind error).
-    public let ready = ReadyLatch()
+    public var ready: ReadyLatch { shell.ready }
 
     public init(configuration: Configuration, context: Context = .shared, logger: Logger) throws {
         self.configuration = configuration
         self.context = context
         self.logger = logger
-        self.control = try NodeControl()
+        self.shell = try NodeShell(threadName: "zflux-dispatcher")
     }
 
     /// Runs until `stop()` or cancellation.
     public func run() async throws {
-        let configuration = configuration, context = context, logger = logger, control = control, ready = ready
-        try await runOnNodeThread(name: "zflux-dispatcher", control: control, ready: ready) {
+        try await shell.run { [configuration, context, logger] control in
             try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control)
         }
     }
 
-    public func stop() { control.requestStop() }
+    public func stop() { shell.stop() }
 }
 
 /// The dispatcher's shell: owns its sockets and the journal on the node thread, turns what arrives

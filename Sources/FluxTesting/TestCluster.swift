@@ -6,7 +6,6 @@ import NodeSupport
 import StoreNode
 import Synchronization
 import ViewNode
-import ZeroMQ
 
 /// A whole cluster inside one test process over `inproc://`: a dispatcher and stores running on their
 /// own node threads, as in production, with no process to spawn.

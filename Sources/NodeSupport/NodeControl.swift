@@ -39,41 +39,56 @@ public protocol NodeLoop: AnyObject {
     func run() throws
 }
 
-/// Builds a node's loop on a dedicated thread (the node's event loop), opens `ready` once it is built
-/// (its sockets bound) or with the error that stopped it, runs it, and suspends until it returns. So the
-/// public API is async while the sockets stay on one thread and nothing blocks the cooperative pool.
+/// What every node is outside its loop, written once: a dedicated thread that is its event loop, the
+/// mailbox other threads reach it through, and the latch that opens once its sockets are bound.
+///
+/// `run` builds the loop on the node's thread (so the thread owns its sockets), opens ``ready`` once
+/// it is built or with the error that stopped it, runs it, and suspends until it returns. So the public
+/// API is async while the sockets stay on one thread and nothing blocks the cooperative pool.
 /// Cancelling the calling task asks the loop to stop.
-public func runOnNodeThread<Command: Sendable>(
-    name: String,
-    control: NodeControl<Command>,
-    ready: ReadyLatch,
-    makeLoop: @escaping @Sendable () throws -> any NodeLoop
-) async throws {
-    @Sendable func runLoop() throws {
-        let loop: any NodeLoop
-        do {
-            loop = try makeLoop()
-        } catch {
-            ready.open(error: "\(error)")
-            throw error
-        }
-        ready.open()
-        try loop.run()
+public final class NodeShell<Command: Sendable>: Sendable {
+    public let control: NodeControl<Command>
+    /// Opens once the node's sockets are bound (or with the error that stopped it).
+    public let ready = ReadyLatch()
+    private let threadName: String
+
+    public init(threadName: String) throws {
+        self.threadName = threadName
+        self.control = try NodeControl()
     }
-    try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let thread = Thread {
-                // The loop is built, run and released inside `runLoop`, so its sockets are closed (and its
-                // ipc files removed) before the caller resumes and, in a node process, exits.
-                continuation.resume(with: Result { try runLoop() })
+
+    /// Runs the loop `makeLoop` builds (on the node's thread) until ``stop()`` or cancellation.
+    public func run(_ makeLoop: @escaping @Sendable (NodeControl<Command>) throws -> any NodeLoop) async throws {
+        let control = control, ready = ready
+        @Sendable func runLoop() throws {
+            let loop: any NodeLoop
+            do {
+                loop = try makeLoop(control)
+            } catch {
+                ready.open(error: "\(error)")
+                throw error
             }
-            thread.name = name
-            thread.stackSize = 4 << 20
-            thread.start()
+            ready.open()
+            try loop.run()
         }
-    } onCancel: {
-        control.requestStop()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+                let thread = Thread {
+                    // The loop is built, run and released inside `runLoop`, so its sockets are closed (and its
+                    // ipc files removed) before the caller resumes and, in a node process, exits.
+                    continuation.resume(with: Result { try runLoop() })
+                }
+                thread.name = threadName
+                thread.stackSize = 4 << 20
+                thread.start()
+            }
+        } onCancel: {
+            control.requestStop()
+        }
     }
+
+    /// Asks the loop to stop; `run` returns once it has closed its sockets.
+    public func stop() { control.requestStop() }
 }
 
 /// A one-shot, thread-safe latch that async code can wait on (for "the node has bound its sockets").

@@ -60,6 +60,9 @@ public final class StoreCore {
     public private(set) var lastPublishedVersion: UInt64 = 0
     private var lastHeardFromDispatcher: UInt64
     private var lastReconnect: UInt64 = 0
+    /// When the last turn ran: a gap between turns longer than the timeout means this store was not
+    /// running (SIGSTOP, a paused VM, a stalled disk), not that the dispatcher went silent.
+    private var lastTick: UInt64
     private var nextHeartbeat: UInt64 = 0
     private var effectClientSeq: UInt64 = 0
     public let effectClientID: UInt64
@@ -97,6 +100,7 @@ public final class StoreCore {
         self.runtime = makeRuntime()
         self.effectClientID = effectClientID
         self.lastHeardFromDispatcher = now.milliseconds
+        self.lastTick = now.milliseconds
         self.startedAt = now.milliseconds
         if let snapshot { restore(snapshot) }
         runtime.forgetChanges()
@@ -313,6 +317,16 @@ public final class StoreCore {
     /// A turn of the loop: after every drained burst, and at ``nextDeadline`` at the latest. Publishes
     /// what the burst changed (one update per burst), and runs the timers.
     public func tick(now: NodeTime) {
+        let timeout = UInt64(configuration.dispatcherTimeoutMilliseconds)
+        if now.elapsed(since: lastTick) > timeout {
+            // Silence counts only while the store was awake to hear: what arrived meanwhile is still
+            // queued, and reconnecting now would throw it away. Give the dispatcher a fresh window.
+            logger.notice("the store itself was not running; not counting that as the dispatcher's silence", metadata: [
+                "store": "\(configuration.name)", "paused_ms": "\(now.elapsed(since: lastTick))",
+            ])
+            lastHeardFromDispatcher = now.milliseconds
+        }
+        lastTick = now.milliseconds
         retryUnansweredEffects(now: now)
         publishStateIfChanged(now: now)
         writeSnapshotIfDue(force: false)
@@ -320,7 +334,6 @@ public final class StoreCore {
             publishHeartbeat(now: now)
             nextHeartbeat = now.milliseconds + UInt64(configuration.heartbeatMilliseconds)
         }
-        let timeout = UInt64(configuration.dispatcherTimeoutMilliseconds)
         if now.elapsed(since: lastHeardFromDispatcher) > timeout && now.elapsed(since: lastReconnect) > timeout {
             // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
             // the connections and make new ones, then ask for whatever was missed.

@@ -80,22 +80,23 @@ public final class StoreNode: Sendable {
     public let configuration: Configuration
     private let context: Context
     private let logger: Logger
-    private let control: NodeControl<Command>
-    public let ready = ReadyLatch()
+    private let shell: NodeShell<Command>
+    /// Opens once every socket is bound (or with the bind error).
+    public var ready: ReadyLatch { shell.ready }
 
     public init(configuration: Configuration, context: Context = .shared, logger: Logger) throws {
         self.configuration = configuration
         self.context = context
         self.logger = logger
-        self.control = try NodeControl()
+        self.shell = try NodeShell(threadName: "zflux-store-\(configuration.name)")
     }
 
+    /// Runs until `stop()` or cancellation.
     public func run() async throws {
-        let configuration = configuration, context = context, logger = logger, control = control, ready = ready
-        try await runOnNodeThread(name: "zflux-store-\(configuration.name)", control: control, ready: ready) {
+        try await shell.run { [configuration, context, logger] control in
             try StoreLoop(configuration: configuration, context: context, logger: logger, control: control)
         }
     }
 
-    public func stop() { control.requestStop() }
+    public func stop() { shell.stop() }
 }

@@ -84,9 +84,10 @@ public final class ViewNode: Sendable {
     public let configuration: Configuration
     private let context: Context
     private let logger: Logger
-    private let control: NodeControl<Never>
+    private let shell: NodeShell<Never>
     private let onUpdate: @Sendable (ViewUpdate) -> Void
-    public let ready = ReadyLatch()
+    /// Opens once the view's sockets are connected (or with the error).
+    public var ready: ReadyLatch { shell.ready }
 
     /// `onUpdate` is called on the view's thread for every change of state or connection.
     public init(
@@ -96,19 +97,18 @@ public final class ViewNode: Sendable {
         self.configuration = configuration
         self.context = context
         self.logger = logger
-        self.control = try NodeControl()
+        self.shell = try NodeShell(threadName: "zflux-view-\(configuration.store)")
         self.onUpdate = onUpdate
     }
 
+    /// Runs until `stop()` or cancellation.
     public func run() async throws {
-        let configuration = configuration, context = context, logger = logger, control = control
-        let ready = ready, onUpdate = onUpdate
-        try await runOnNodeThread(name: "zflux-view-\(configuration.store)", control: control, ready: ready) {
+        try await shell.run { [configuration, context, logger, onUpdate] control in
             try ViewLoop(configuration: configuration, context: context, logger: logger, control: control, onUpdate: onUpdate)
         }
     }
 
-    public func stop() { control.requestStop() }
+    public func stop() { shell.stop() }
 }
 
 /// The view's shell: owns its two sockets on the node thread, turns what arrives into ``ViewCore``

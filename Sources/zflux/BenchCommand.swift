@@ -48,7 +48,7 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Seconds of load before measuring (counted for loss, not for latency).") var warmUp: Double = 1
         @Option(help: "Approximate bytes of each action on the wire.") var payloadBytes = 64
         @Option(help: "Wire codec: binary or json.") var codec: WireCodec.Format = .binary
-        @Option(help: "Journal fsync policy: always, batch or none.") var fsync = "batch"
+        @Option(help: "Journal fsync policy: always, batch or none.") var fsync: FsyncPolicy = .batch
         @Option(help: "Accounts in the ledger state before the load starts (each action changes one).") var stateItems = 10
         @Flag(help: "Also measure raw libzmq relays in the same topology, and print ratios to them.") var floor = false
         @Flag(help: "Use the cluster running in --run-dir instead of starting one (it needs a ledger store).") var attach = false
@@ -65,7 +65,6 @@ struct BenchCommand: AsyncParsableCommand {
             guard rate >= 1, rate <= 5_000_000 else { throw ValidationError("--rate must be 1…5000000") }
             guard duration > 0, duration <= 3600, warmUp >= 0, warmUp <= 600 else { throw ValidationError("--duration must be 0…3600 s and --warm-up 0…600 s") }
             guard payloadBytes >= 16, payloadBytes <= 1 << 20 else { throw ValidationError("--payload-bytes must be 16…1048576") }
-            guard ["always", "batch", "none"].contains(fsync) else { throw ValidationError("--fsync must be always, batch or none") }
             guard stateItems >= 1, stateItems <= Ledger.maxAccounts else { throw ValidationError("--state-items must be 1…\(Ledger.maxAccounts)") }
         }
 
@@ -75,18 +74,33 @@ struct BenchCommand: AsyncParsableCommand {
                 handler.logLevel = .warning
                 return handler
             }
-            let session = try BenchSession(options: self)
+            let session = try BenchSession(options: try options())
             defer { session.shutdown() }
             let report = try session.measure()
-            if let hgrm { try report.histogram.percentileDistribution.write(toFile: hgrm, atomically: true, encoding: .utf8) }
+            if let hgrm { try report.e2e.percentileDistribution.write(toFile: hgrm, atomically: true, encoding: .utf8) }
             if let svg {
                 var series = [("zflux dispatch → view", report.e2e), ("zflux dispatch → ack", report.ack)]
                 if let floor = report.floor { series.append(("floor → sink", floor.e2e)) }
-                let title = "zflux bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync), \(stateItems) items"
+                let title = "zflux bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
                 try PercentilePlot.svg(title: title, series: series).write(toFile: svg, atomically: true, encoding: .utf8)
             }
             emitLine(json ? report.report.json() : report.report.table())
             if report.report.lost > 0 { throw ExitCode(3) }
+        }
+
+        /// The parsed options as the bench library takes them.
+        func options() throws -> BenchOptions {
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            var options = BenchOptions(executable: executable)
+            (options.transport, options.basePort, options.stores, options.views, options.clients) = (transport, basePort, stores, views, clients)
+            (options.rate, options.max, options.duration, options.warmUp) = (rate, max, duration, warmUp)
+            (options.payloadBytes, options.codec, options.fsync, options.stateItems) = (payloadBytes, codec, fsync, stateItems)
+            (options.floor, options.keep) = (floor, keep)
+            if attach {
+                let (topology, security) = try runDir.cluster()
+                options.attach = .init(runDirectory: runDir.path, topology: topology, security: security)
+            }
+            return options
         }
     }
 
@@ -113,388 +127,3 @@ struct BenchCommand: AsyncParsableCommand {
     }
 }
 
-/// The measured outcome and the histograms behind it (for the .hgrm and SVG files).
-struct BenchOutcome {
-    var report: BenchReport
-    var result: TrialResult
-    var floor: TrialResult?
-    var e2e: LatencyHistogram { result.e2e }
-    var ack: LatencyHistogram { result.ack }
-    var histogram: LatencyHistogram { result.e2e }
-}
-
-/// A child process the bench started; stopped (SIGTERM, then SIGKILL) when the bench ends.
-final class Child {
-    let name: String
-    let process = Process()
-    let lines = LineBuffer()
-
-    final class LineBuffer: Sendable {
-        private let storage = Mutex<[String]>([])
-        func append(_ new: [String]) { storage.withLock { $0.append(contentsOf: new) } }
-        func withLock<R>(_ body: ([String]) -> R) -> R { storage.withLock { body($0) } }
-    }
-
-    init(name: String, arguments: [String]) throws {
-        self.name = name
-        process.executableURL = URL(fileURLWithPath: Child.executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        let lines = lines
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
-            let text = String(decoding: data, as: UTF8.self)
-            lines.append(text.split(separator: "\n").map(String.init))
-        }
-        try process.run()
-    }
-
-    static let executable: String = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-
-    /// Waits for a line of its stderr containing `text`; fails if it exits first or the deadline passes.
-    func waitForLine(containing text: String, seconds: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let line = lines.withLock({ $0.first { $0.contains(text) } }) { return line }
-            guard process.isRunning else { break }
-            usleep(10_000)
-        }
-        let tail = lines.withLock { $0.suffix(10).joined(separator: "\n") }
-        throw CLIError("\(name) did not report '\(text)' within \(Int(seconds)) s\(tail.isEmpty ? "" : ":\n" + tail)")
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-/// CPU seconds (user + system) a process has used so far, from /proc.
-func cpuSeconds(pid: Int32) -> Double? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return nil }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    // After the command name: state is field 3, utime 14, stime 15 (1-based), so 11 and 12 here.
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
-
-/// Everything one `zflux bench` run starts, measures and stops.
-final class BenchSession {
-    let options: BenchCommand.Run
-    let directory: String
-    let ownsDirectory: Bool
-    var children: [Child] = []
-    var cluster: Child?
-    var topology: Topology
-    /// CURVE settings when attached to a cluster that has them (a cluster the bench starts has none).
-    var security: Security.Settings? = nil
-    var nodePids: [String: Int32] = [:]
-    var views: [ViewNode] = []
-    var viewLogs: [ArrivalLog] = []
-    /// The current trial's start (monotonic ns); views time their arrivals from it.
-    let start = StartTime()
-
-    final class StartTime: Sendable {
-        private let value = Atomic<UInt64>(0)
-        func set(_ new: UInt64) { value.store(new, ordering: .releasing) }
-        var current: UInt64 { value.load(ordering: .acquiring) }
-    }
-
-    init(options: BenchCommand.Run) throws {
-        self.options = options
-        if options.attach {
-            directory = options.runDir.path
-            ownsDirectory = false
-            // The cluster's own codec is what its nodes write; the bench's actions follow --codec.
-            (topology, security) = try options.runDir.cluster()
-        } else {
-            directory = NSTemporaryDirectory() + "zflux-bench-\(getpid())"
-            ownsDirectory = !options.keep
-            try? FileManager.default.removeItem(atPath: directory)
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            topology = Topology(dispatcher: .init(intake: "", actions: "", replay: ""), stores: [], heartbeatMilliseconds: 200)
-            try startCluster()
-        }
-        guard !ledgerStores.isEmpty else {
-            throw CLIError("the cluster in \(directory) has no store running the ledger app (bench drives ledger.post)")
-        }
-        try startViews()
-    }
-
-    var ledgerStores: [Topology.StoreEndpoints] { topology.stores.filter { $0.app == "ledger" } }
-
-    func startCluster() throws {
-        var config = """
-            [cluster]
-            transport = "\(options.transport.rawValue)"
-            base_port = \(options.basePort)
-            codec = "\(options.codec.rawValue)"
-            high_water_mark = 1000000
-
-            [journal]
-            fsync = "\(options.fsync)"
-            snapshot_every = 1000000000
-
-            """
-        for index in 1...options.stores {
-            config += "\n[[store]]\nname = \"ledger-\(index)\"\napp = \"ledger\"\n"
-            if index > 1 { config += "effects = false\n" }
-        }
-        let path = directory + "/bench.toml"
-        try config.write(toFile: path, atomically: true, encoding: .utf8)
-        progress("starting a cluster in \(directory)")
-        let child = try Child(name: "cluster", arguments: [
-            "cluster", "up", "--config", path, "--run-dir", directory, "--log-level", "warning", "--supervisor-pid", "\(getpid())",
-        ])
-        cluster = child
-        let line = try child.waitForLine(containing: "cluster up in", seconds: 60)
-        // "cluster up in DIR: dispatcher (pid 12), ledger-1 (pid 13)"
-        let pattern = try NSRegularExpression(pattern: #"([A-Za-z0-9_-]+) \(pid (\d+)\)"#)
-        for match in pattern.matches(in: line, range: NSRange(line.startIndex..., in: line)) {
-            guard let name = Range(match.range(at: 1), in: line), let pid = Range(match.range(at: 2), in: line) else { continue }
-            nodePids[String(line[name])] = Int32(line[pid])
-        }
-        topology = try Topology.load(runDirectory: directory)
-    }
-
-    func startViews() throws {
-        let logger = Logger(label: "zflux.bench")
-        let app = Ledger.app()
-        for store in ledgerStores {
-            for number in 1...options.views {
-                let log = ArrivalLog(name: "\(store.name)#\(number)")
-                var configuration = ViewNode.Configuration(topology: topology, store: store, app: app)
-                configuration.materializesState = false
-                configuration.security = security
-                let start = start
-                let view = try ViewNode(configuration: configuration, logger: logger) { update in
-                    let now = MonotonicClock.nowNanoseconds(), origin = start.current
-                    log.record(Arrival(version: update.version, at: now >= origin ? now - origin : 0, publishedAt: update.publishedAt))
-                    if update.updateBytes > 0 { log.countUpdate(bytes: update.updateBytes) }
-                }
-                Task.detached { try? await view.run() }
-                views.append(view)
-                viewLogs.append(log)
-            }
-        }
-    }
-
-    /// Payloads of `post` actions to accounts spread over the state, padded to about --payload-bytes.
-    func payloads() throws -> [[UInt8]] {
-        let probe = try WireCodec(options.codec).encode(Ledger.Action.post(account: 0, amount: 1, memo: ""))
-        let pad = String(repeating: "x", count: Swift.max(0, options.payloadBytes - probe.count))
-        return try (0..<1024).map { i in
-            try WireCodec(options.codec).encode(Ledger.Action.post(account: (i &* 7919) % options.stateItems, amount: 1, memo: pad))
-        }
-    }
-
-    /// Fills the ledger and waits until every view has the filled state.
-    func prepareState() throws {
-        let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
-        let payload = try WireCodec(options.codec).encode(Ledger.Action.open(count: options.stateItems))
-        guard case .acknowledged(let seq) = try connection.dispatch(app: "ledger", actionType: "open", payload: payload) else {
-            throw CLIError("the dispatcher did not accept ledger.open")
-        }
-        try waitForViews(atLeast: seq, seconds: 60, what: "the views to load the initial state")
-    }
-
-    func waitForViews(atLeast seq: UInt64, seconds: Double, what: String) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while viewLogs.contains(where: { $0.latestVersion < seq }) {
-            guard Date() < deadline else {
-                let behind = viewLogs.filter { $0.latestVersion < seq }.map { "\($0.name) at \($0.latestVersion)" }
-                throw CLIError("timed out waiting for \(what): \(behind.joined(separator: ", ")) (want \(seq))")
-            }
-            usleep(2_000)
-        }
-    }
-
-    func measure() throws -> BenchOutcome {
-        try prepareState()
-        var outcome: BenchOutcome
-        if options.max {
-            outcome = try search(label: "zflux") { rate in try self.trial(rate: rate) }
-        } else {
-            let (result, cpu) = try trial(rate: options.rate)
-            outcome = BenchOutcome(report: report(rate: options.rate, result: result, cpu: cpu, floor: nil), result: result)
-        }
-        if options.floor {
-            let floor = try FloorSession(options: options, directory: directory)
-            defer { floor.shutdown() }
-            let floorResult: TrialResult
-            if options.max {
-                floorResult = try search(label: "floor") { rate in (try floor.trial(rate: rate, session: self), [:]) }.result
-            } else {
-                floorResult = try floor.trial(rate: options.rate, session: self)
-            }
-            let search = outcome.report.search
-            outcome.report = BenchReport(
-                setup: outcome.report.setup, rateTarget: outcome.report.rateTarget, result: outcome.result,
-                cpuSeconds: outcome.report.cpuSeconds, floor: floorResult, stateUpdateBytes: outcome.report.stateUpdateBytes)
-            outcome.report.search = search
-            outcome.floor = floorResult
-        }
-        return outcome
-    }
-
-    /// Doubles the rate until a trial does not hold, then halves the gap three times. The outcome
-    /// is the fastest trial that held (for the floor, its result is in `floor`).
-    func search(label: String, _ trial: (Double) throws -> (TrialResult, [String: Double])) throws -> BenchOutcome {
-        var steps: [BenchReport.SearchStep] = []
-        var best: (rate: Double, result: TrialResult, cpu: [String: Double])?
-        var low = 0.0, high = Double.infinity, rate = options.rate
-        for _ in 0..<16 {
-            let (result, cpu) = try trial(rate)
-            let held = result.lost == 0 && result.nacked == 0 && result.acked == result.sent && result.sent > 0
-                && result.rateAchieved >= 0.95 * rate
-            steps.append(.init(rateTarget: rate, rateAchieved: result.rateAchieved, lost: result.lost, e2eP99Us: result.e2e.stats.p99Us, held: held))
-            progress("\(label): \(BenchReport.rate(rate)) \(held ? "held" : "did not hold") (achieved \(BenchReport.rate(result.rateAchieved)), lost \(result.lost))")
-            if held {
-                low = rate
-                if best == nil || rate > best!.rate { best = (rate, result, cpu) }
-            } else {
-                high = rate
-            }
-            if high == .infinity { rate *= 2 } else if high - low > high * 0.1 && low > 0 { rate = ((low + high) / 2).rounded() } else { break }
-            if rate > 5_000_000 { break }
-        }
-        let chosen = best ?? (rate, TrialResult(), [:])
-        var outcome = BenchOutcome(report: report(rate: chosen.rate, result: chosen.result, cpu: chosen.cpu, floor: nil), result: chosen.result)
-        outcome.report.search = steps
-        return outcome
-    }
-
-    func report(rate: Double, result: TrialResult, cpu: [String: Double], floor: TrialResult?) -> BenchReport {
-        let setup = BenchReport.Setup(
-            transport: options.attach ? "attached" : options.transport.rawValue, stores: ledgerStores.count, views: options.views,
-            clients: options.clients, codec: options.codec.rawValue, fsync: options.attach ? "cluster's" : options.fsync,
-            payloadBytes: options.payloadBytes, stateItems: options.stateItems, durationS: options.duration, warmUpS: options.warmUp)
-        let bytes = viewLogs.compactMap(\.meanUpdateBytes)
-        return BenchReport(setup: setup, rateTarget: rate, result: result, cpuSeconds: cpu, floor: floor,
-                           stateUpdateBytes: bytes.isEmpty ? nil : bytes.reduce(0, +) / Double(bytes.count))
-    }
-
-    /// One open-loop run against the cluster: (result, CPU seconds per process).
-    func trial(rate: Double) throws -> (TrialResult, [String: Double]) {
-        let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
-        var client = LoadClient(intake: topology.dispatcher.intake, app: "ledger", actionType: "post", payloads: try payloads(), clients: options.clients)
-        client.security = security
-        let cpuBefore = cpuNow()
-        let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
-        let cpuAfter = cpuNow()
-        let cpu = cpuAfter.reduce(into: [String: Double]()) { out, entry in
-            if let before = cpuBefore[entry.key] { out[entry.key] = entry.value - before }
-        }
-        let startWall = log.startWall
-        let result = Accounting.evaluate(log.log, subscribers: viewLogs.map(\.all), warmUp: UInt64(options.warmUp * 1e9), startWall: startWall)
-        return (result, cpu)
-    }
-
-    struct Driven { var log: TrialLog; var startWall: Int64 }
-
-    /// Runs `client` on its own thread from a start a little in the future, shows progress, then waits
-    /// for the subscribers to see the newest acknowledged seq (or gives up after 10 s: that is loss).
-    func drive(_ client: LoadClient, _ schedule: OpenLoopSchedule, logs: [ArrivalLog], setStart: (UInt64) -> Void) throws -> Driven {
-        for log in logs { log.reset() }
-        let startMono = MonotonicClock.nowNanoseconds() + 50_000_000
-        let startWall = WallClock.nowNanoseconds() + 50_000_000
-        setStart(startMono)
-        let progressCounters = LoadProgress()
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<TrialLog, any Error>?>(nil)
-        let thread = Thread {
-            let result = Result { try client.run(schedule, start: startMono, progress: progressCounters) }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        thread.name = "zflux-bench-client"
-        thread.start()
-        let began = Date()
-        while done.wait(timeout: .now() + 1) == .timedOut {
-            progress(String(format: "%5.1f s  sent %d of %d  answered %d  (%@)", Date().timeIntervalSince(began),
-                            progressCounters.sent, schedule.count, progressCounters.acked, BenchReport.rate(schedule.rate)))
-        }
-        let log = try outcome.withLock { try $0!.get() }
-        let target = log.maxSeq
-        let deadline = Date().addingTimeInterval(10)
-        while logs.contains(where: { $0.latestVersion < target }) && Date() < deadline { usleep(2_000) }
-        return Driven(log: log, startWall: startWall)
-    }
-
-    func cpuNow() -> [String: Double] {
-        var out: [String: Double] = [:]
-        for (name, pid) in nodePids { out[name] = cpuSeconds(pid: pid) }
-        out["bench"] = cpuSeconds(pid: getpid())
-        return out
-    }
-
-    func progress(_ line: String) {
-        FileHandle.standardError.write(Data(("zflux bench: " + line + "\n").utf8))
-    }
-
-    func shutdown() {
-        for view in views { view.stop() }
-        for child in children { child.stop() }
-        cluster?.stop()
-        if ownsDirectory && !options.attach { try? FileManager.default.removeItem(atPath: directory) }
-    }
-}
-
-/// The floor: a sequencer relay where the dispatcher would be, one forward relay per store, and the
-/// same number of sinks per relay as views per store; driven by the same client code.
-final class FloorSession {
-    let options: BenchCommand.Run
-    var relays: [Child] = []
-    let intake: String
-    let sinks: [String]
-
-    init(options: BenchCommand.Run, directory: String) throws {
-        self.options = options
-        func endpoint(_ name: String, _ offset: Int) -> String {
-            options.transport == .tcp ? "tcp://127.0.0.1:\(options.basePort + 100 + offset)" : "ipc://\(directory)/floor-\(name)"
-        }
-        intake = endpoint("intake", 0)
-        let published = endpoint("sequenced", 1)
-        relays.append(try Child(name: "floor sequencer", arguments: ["bench", "relay", "--role", "sequencer", "--input", intake, "--publish", published]))
-        var sinks: [String] = []
-        for index in 1...options.stores {
-            let out = endpoint("store-\(index)", 1 + index)
-            relays.append(try Child(name: "floor relay \(index)", arguments: ["bench", "relay", "--role", "forward", "--input", published, "--publish", out]))
-            sinks.append(out)
-        }
-        self.sinks = sinks
-    }
-
-    func trial(rate: Double, session: BenchSession) throws -> TrialResult {
-        let logs = sinks.flatMap { sink in (1...options.views).map { ArrivalLog(name: "\(sink)#\($0)") } }
-        let subscribers = logs.enumerated().map { RawSubscriber(endpoint: sinks[$0.offset / options.views], log: $0.element) }
-        for subscriber in subscribers {
-            Thread { try? subscriber.run() }.start()
-        }
-        defer { for subscriber in subscribers { subscriber.stop() } }
-        // Wait until the whole chain carries messages: probe until every sink has seen one.
-        let probe = LoadClient(intake: intake, app: "ledger", actionType: "post", payloads: try session.payloads(), clients: 1)
-        let deadline = Date().addingTimeInterval(20)
-        while logs.contains(where: { $0.latestVersion == 0 }) {
-            guard Date() < deadline else { throw CLIError("the floor's relays did not connect within 20 s") }
-            _ = try probe.run(OpenLoopSchedule(rate: 1000, count: 1), start: MonotonicClock.nowNanoseconds(), progress: LoadProgress())
-            usleep(20_000)
-        }
-        let client = LoadClient(intake: intake, app: "ledger", actionType: "post", payloads: try session.payloads(), clients: options.clients)
-        let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
-        let driven = try session.drive(client, schedule, logs: logs) { start in for s in subscribers { s.setStart(start) } }
-        return Accounting.evaluate(driven.log, subscribers: logs.map(\.all), warmUp: UInt64(options.warmUp * 1e9), startWall: driven.startWall)
-    }
-
-    func shutdown() {
-        for relay in relays { relay.stop() }
-    }
-}

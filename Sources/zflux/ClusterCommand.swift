@@ -1,3 +1,4 @@
+import Cluster
 import ArgumentParser
 import Foundation
 import NodeSupport
@@ -49,7 +50,7 @@ struct ClusterCommand: AsyncParsableCommand {
             let signals = TerminationSignals { supervisor.forward(signal: $0) }
             let watch = ParentWatch(supervisorPid: supervisorPid) { supervisor.forward(signal: SIGTERM) }
             defer { withExtendedLifetime((signals, watch)) {} }
-            let status = try await supervise(supervisor) {
+            let status = try await supervisor.supervise(report: printError) {
                 printError("cluster up in \(runDir.path): " + supervisor.pids.map { "\($0.0) (pid \($0.1))" }.joined(separator: ", "))
                 printError("logs in \(supervisor.logDirectory); Ctrl-C stops the cluster")
             }
@@ -72,44 +73,3 @@ struct ClusterCommand: AsyncParsableCommand {
     }
 }
 
-/// Starts the supervisor, runs `whenReady`, then watches: a node that dies is restarted with backoff,
-/// until more die than the restart intensity allows; a signal stops everything. Returns the exit status:
-/// 0 after a signal, 1 when the cluster had to stop because nodes kept dying.
-func supervise(_ supervisor: Supervisor, whenReady: @Sendable () async throws -> Void) async throws -> Int32 {
-    do {
-        try supervisor.start()
-        try supervisor.waitUntilReady()
-    } catch {
-        supervisor.stopAll()
-        throw error
-    }
-    try await whenReady()
-    var status: Int32 = 0
-    eventLoop: for await event in supervisor.events {
-        switch event {
-        case .signal:
-            break eventLoop
-        case .childExited(let name, let code):
-            if supervisor.isStopping { continue }
-            let log = "\(supervisor.logDirectory)/\(name).log"
-            guard let delay = supervisor.restartDelay(for: name) else {
-                let policy = supervisor.restartPolicy
-                printError("\(name) exited with status \(code); more than \(policy.maxRestarts) restarts within \(policy.window): stopping the cluster (see \(log))")
-                status = 1
-                break eventLoop
-            }
-            printError("\(name) exited with status \(code); restarting it in \(delay) (see \(log))")
-            Task {
-                try? await Task.sleep(for: delay)
-                do {
-                    try supervisor.restart(name)
-                } catch {
-                    printError("\(name) could not be restarted: \(error)")
-                    supervisor.forward(signal: SIGTERM)
-                }
-            }
-        }
-    }
-    supervisor.stopAll()
-    return status
-}

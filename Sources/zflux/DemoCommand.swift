@@ -1,3 +1,4 @@
+import Cluster
 import ArgumentParser
 import Examples
 import FluxCore
@@ -23,7 +24,7 @@ struct DemoCommand: AsyncParsableCommand {
         let signals = TerminationSignals { supervisor.forward(signal: $0) }
         defer { withExtendedLifetime(signals) {} }
         let interval = intervalMs, duration = duration
-        let status = try await supervise(supervisor) {
+        let status = try await supervisor.supervise(report: printError) {
             emitLine("zflux demo: dispatcher and stores running as processes " +
                      supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + "; Ctrl-C stops everything\n")
             let views = try topology.stores.map { endpoints in

@@ -1,11 +1,6 @@
 import ArgumentParser
-import Dispatcher
-import Examples
-import FluxCore
+import Bench
 import Foundation
-import Logging
-import NodeSupport
-import StoreNode
 
 extension JournalCommand {
     struct Bench: AsyncParsableCommand {
@@ -24,101 +19,7 @@ extension JournalCommand {
         @Option(help: "Also time a store catching up this many journaled actions (0: skip).") var catchUp = 0
 
         func run() async throws {
-            for policy in Journal.FsyncPolicy.allCases {
-                let count = policy == .always ? min(records, 20_000) : records
-                let rate = try measureAppend(policy: policy, count: count)
-                let name = policy.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)
-                emitLine(String(format: "append fsync=%@ batch=%-4d %8d records  %10.0f records/s", name, batch, count, rate))
-            }
-            if catchUp > 0 { try await measureCatchUp(count: catchUp) }
-        }
-
-        func temporary(_ name: String) throws -> String {
-            let path = (dir as NSString).appendingPathComponent("zflux-bench-\(name)-\(getpid())")
-            try? FileManager.default.removeItem(atPath: path)
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            return path
-        }
-
-        static func action(_ seq: UInt64) -> Message {
-            Message(topic: Array("counter".utf8), header: Header(
-                kind: .action, seq: seq, clientID: 1, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped"),
-                payload: Array("{\"addTapped\":{\"amount\":1}}".utf8))
-        }
-
-        func measureAppend(policy: Journal.FsyncPolicy, count: Int) throws -> Double {
-            let path = try temporary("append")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let journal = try Journal(directory: path, policy: policy)
-            let start = ContinuousClock.now
-            var seq: UInt64 = 1
-            while seq <= UInt64(count) {
-                let end = min(UInt64(count), seq + UInt64(batch) - 1)
-                try journal.append((seq...end).map(Bench.action))
-                try journal.commit()
-                seq = end + 1
-            }
-            let elapsed = ContinuousClock.now - start
-            return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        }
-
-        func measureCatchUp(count: Int) async throws {
-            let runDir = try temporary("catchup")
-            defer { try? FileManager.default.removeItem(atPath: runDir) }
-            var logger = Logger(label: "zflux.bench")
-            logger.logLevel = .error
-            let topology = try Topology.make(transport: .ipc, runDirectory: runDir, stores: [("counter", "counter")])
-            let endpoints = topology.stores[0]
-            let tailLength = min(10_000, count)  // the default snapshot_every: a restart is at most this far behind
-            try journal(runDir, from: 1, through: UInt64(count - tailLength))
-
-            // A store with no snapshot catching up everything: a new replica, the worst case.
-            let fresh = try await timeCatchUp(runDir, topology, endpoints, logger, to: count - tailLength, label: "fresh store (no snapshot)")
-            // The same store restarting: its snapshot (written when it stopped) plus the newest actions.
-            try journal(runDir, from: UInt64(count - tailLength + 1), through: UInt64(count))
-            let restart = try await timeCatchUp(runDir, topology, endpoints, logger, to: count, label: "store restart (snapshot + replay)")
-            _ = (fresh, restart)
-        }
-
-        func journal(_ runDir: String, from: UInt64, through last: UInt64) throws {
-            let journal = try Journal(directory: runDir + "/journal", policy: .none)
-            var seq = from
-            while seq <= last {
-                let end = min(last, seq + 4095)
-                try journal.append((seq...end).map(Bench.action))
-                seq = end + 1
-            }
-        }
-
-        func timeCatchUp(_ runDir: String, _ topology: Topology, _ endpoints: Topology.StoreEndpoints, _ logger: Logger,
-                         to count: Int, label: String) async throws -> Double {
-            var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
-            dispatcherConfiguration.journal = .init(directory: runDir + "/journal", policy: .none)
-            let openStart = ContinuousClock.now
-            let dispatcher = try DispatcherNode(configuration: dispatcherConfiguration, logger: logger)
-            let dispatcherTask = Task { try await dispatcher.run() }
-            try await dispatcher.ready.wait()
-            emitLine("dispatcher opened a journal of \(count) actions in \(seconds(ContinuousClock.now - openStart)) s")
-
-            var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: Counter.app())
-            storeConfiguration.snapshotPath = runDir + "/snapshots/counter.snapshot"
-            storeConfiguration.snapshotEveryActions = Int.max
-            let store = try StoreNode(configuration: storeConfiguration, logger: logger)
-            let start = ContinuousClock.now
-            let storeTask = Task { try await store.run() }
-            while (nodeStatus(endpoint: endpoints.snapshot, timeoutMilliseconds: 2000)?.version ?? 0) < count {
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            let elapsed = seconds(ContinuousClock.now - start)
-            emitLine(String(format: "%@: caught up to %d journaled actions in %.3f s", label, count, elapsed))
-            store.stop()
-            dispatcher.stop()
-            _ = try await (storeTask.value, dispatcherTask.value)
-            return elapsed
-        }
-
-        func seconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            try await JournalBenchmark(records: records, batch: batch, directory: dir, catchUp: catchUp).run(report: emitLine)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Cluster
 import ArgumentParser
 import Dispatcher
 import Examples

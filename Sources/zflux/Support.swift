@@ -1,3 +1,4 @@
+import Cluster
 import ArgumentParser
 import Dispatch
 import Examples
@@ -5,7 +6,6 @@ import FluxCore
 import Foundation
 import Logging
 import NodeSupport
-import ZeroMQ
 
 /// A failure the user can act on; printed as `zflux: message` with exit status 1.
 struct CLIError: Error, CustomStringConvertible {
@@ -153,3 +153,4 @@ func printError(_ line: String) {
 
 extension Topology.Transport: ExpressibleByArgument {}
 extension WireCodec.Format: ExpressibleByArgument {}
+extension FsyncPolicy: ExpressibleByArgument {}

@@ -3,9 +3,7 @@ import ExampleViews
 import Examples
 import FluxCore
 import Foundation
-import Logging
 import NodeSupport
-import Synchronization
 import ViewNode
 
 struct ViewCommand: AsyncParsableCommand {
@@ -77,53 +75,3 @@ extension ViewCommand {
     }
 }
 
-/// Prints view updates, one whole update at a time even with several views on several threads.
-///
-/// JSON lines report every version (scripts wait for versions). Rendered output skips updates that
-/// change nothing visible: every action advances every store's version, so a todo view would otherwise
-/// repeat itself for each counter action.
-final class UpdatePrinter: Sendable {
-    static let lock = Mutex<Void>(())
-    let app: any AnyApp
-    let json: Bool
-    private let lastShown = Mutex<(state: [UInt8], connection: ViewUpdate.Connection)?>(nil)
-
-    init(app: any AnyApp, json: Bool) {
-        self.app = app
-        self.json = json
-    }
-
-    func print(_ update: ViewUpdate) {
-        let text: String
-        if let rejection = update.rejection {
-            text = json
-                ? "{\"store\":\"\(update.store)\",\"rejected\":{\"seq\":\(rejection.seq),\"type\":\"\(rejection.actionType)\",\"reason\":\(quotedJSON(rejection.reason))}}"
-                : "✗ \(update.store) rejected \(rejection.actionType) (seq \(rejection.seq)): \(rejection.reason)"
-            UpdatePrinter.lock.withLock { _ in emitLine(text) }
-            return
-        }
-        if json {
-            let state = (try? app.stateJSON(fromWire: update.state)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-            let connection: String = switch update.connection {
-            case .live: "live"
-            case .catchingUp: "catching-up"
-            case .stale: "stale"
-            }
-            text = "{\"store\":\"\(update.store)\",\"version\":\(update.version),\"connection\":\"\(connection)\",\"state\":\(state)}"
-        } else {
-            let unchanged = lastShown.withLock { last in
-                defer { last = (update.state, update.connection) }
-                return last?.state == update.state && last?.connection == update.connection
-            }
-            if unchanged { return }
-            let body = (try? app.render(wire: update.state)) ?? "(state cannot be decoded)"
-            text = "── \(update.store) · version \(update.version) · \(update.connection) ──\n\(body)\n"
-        }
-        UpdatePrinter.lock.withLock { _ in emitLine(text) }
-    }
-}
-
-/// A string as a JSON string literal.
-func quotedJSON(_ text: String) -> String {
-    String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
-}

@@ -2,7 +2,6 @@ import Foundation
 import FluxCore
 import NodeSupport
 import Testing
-import ZeroMQ
 
 /// A real `zflux cluster up` in a fresh run directory. `stop()` shuts it down and checks that no
 /// process and no socket file is left; the run directory is removed whatever happens.
@@ -71,7 +70,7 @@ final class ClusterProcess {
     func currentPid(_ name: String) -> Int32? { readPids()[name] }
 
     private func readPids() -> [String: Int32] {
-        let dir = runDir + "/pids"
+        let dir = RunDirectory(runDir).pidDirectory
         var pids: [String: Int32] = [:]
         for file in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
             if let text = try? String(contentsOfFile: dir + "/" + file, encoding: .utf8), let pid = Int32(text) {
@@ -88,7 +87,8 @@ final class ClusterProcess {
     /// Every log the cluster wrote, for failure messages.
     func logs() -> String {
         var text = ""
-        let files = [runDir + "/cluster-up.log"] + ((try? FileManager.default.contentsOfDirectory(atPath: runDir + "/logs")) ?? []).map { runDir + "/logs/" + $0 }
+        let logs = RunDirectory(runDir).logDirectory
+        let files = [runDir + "/cluster-up.log"] + ((try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []).map { logs + "/" + $0 }
         for file in files {
             text += "\n== \(file)\n" + ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "")
         }
@@ -107,14 +107,7 @@ final class ClusterProcess {
         guard process.processIdentifier != 0 else { return }  // never started
         defer { if !keepRunDirectory { try? FileManager.default.removeItem(atPath: runDir) } }
         refreshPids()
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning {
-            Issue.record("cluster up ignored SIGTERM")
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+        if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM") }
         if expectCleanExit {
             #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
         }

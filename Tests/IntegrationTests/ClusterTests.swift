@@ -4,7 +4,6 @@ import FluxTesting
 import FluxCore
 import NodeSupport
 import Testing
-import ZeroMQ
 
 /// What a client sent and the seq it was acknowledged with.
 enum SentAction: Sendable {
@@ -151,17 +150,19 @@ struct StateReply<S: Decodable>: Decodable {
 /// Polls `zflux state STORE` until it reports `version` (bounded), then decodes the state.
 func waitForState<S: Decodable>(_ cluster: ClusterProcess, _ store: String, version: UInt64, as: S.Type,
                                 timeout: Duration = .seconds(30)) async throws -> S {
-    let deadline = ContinuousClock.now + timeout
-    var last = ""
-    while ContinuousClock.now < deadline {
-        let result = try cluster.zflux(["state", store])
-        last = result.stdout + result.stderr
-        if result.status == 0, let reply = try? JSONDecoder().decode(StateReply<S>.self, from: Data(result.stdout.utf8)) {
-            if reply.version == version { return reply.state }
-            #expect(reply.version < version, "store \(store) went past version \(version)")
+    var last = "", state: S? = nil
+    do {
+        try await eventually("store \(store) to reach version \(version)", timeout: timeout, interval: .milliseconds(50)) {
+            let result = try cluster.zflux(["state", store])
+            last = result.stdout + result.stderr
+            guard result.status == 0, let reply = try? JSONDecoder().decode(StateReply<S>.self, from: Data(result.stdout.utf8)) else { return false }
+            #expect(reply.version <= version, "store \(store) went past version \(version)")
+            if reply.version == version { state = reply.state }
+            return state != nil
         }
-        try await Task.sleep(for: .milliseconds(50))
+    } catch {
+        Issue.record("last answer: \(last)\n\(cluster.logs())")
+        throw error
     }
-    Issue.record("store \(store) did not reach version \(version): \(last)\n\(cluster.logs())")
-    throw CancellationError()
+    return state!
 }

@@ -1,4 +1,5 @@
 import Examples
+import FluxTesting
 import Foundation
 import FluxCore
 import NodeSupport
@@ -46,13 +47,11 @@ struct ConfigTests {
         // The live environment takes a second to load: long enough to see who runs the effect.
         #expect(try cluster.zflux(["dispatch", "todo", "loadTapped"]).stdout == "1\n")
         let todo = try #require(topology.store(named: "todo")), replica = try #require(topology.store(named: "todo-replica"))
-        let deadline = ContinuousClock.now + .seconds(10)
         var running: (owner: Int, replica: Int) = (0, 0)
-        while ContinuousClock.now < deadline {
+        try await eventually("the load to be seen running (or done)", timeout: .seconds(10)) {
             running = (nodeStatus(endpoint: todo.snapshot)?.effectsRunning ?? 0,
                        nodeStatus(endpoint: replica.snapshot)?.effectsRunning ?? 0)
-            if running.owner > 0 || (try? cluster.zflux(["state", "todo"]).stdout.hasPrefix("{\"version\":2")) == true { break }
-            try await Task.sleep(for: .milliseconds(20))
+            return running.owner > 0 || (try? cluster.zflux(["state", "todo"]).stdout.hasPrefix("{\"version\":2")) == true
         }
         #expect(running.owner == 1, "the owning store runs the load")
         #expect(running.replica == 0, "the replica (effects = false) does not")

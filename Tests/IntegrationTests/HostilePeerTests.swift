@@ -2,7 +2,6 @@ import Examples
 import Foundation
 import FluxCore
 import FluxTesting
-import NodeSupport
 import Testing
 import ZeroMQ
 

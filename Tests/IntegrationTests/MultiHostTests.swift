@@ -80,14 +80,7 @@ final class HostProcess {
 
     var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    func stop() { process.stop(grace: .seconds(10)) }
 }
 
 @Suite("Several hosts (network namespaces)", .serialized)

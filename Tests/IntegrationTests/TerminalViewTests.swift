@@ -36,15 +36,17 @@ struct Tmux {
     /// Waits (bounded) until the screen contains every one of `texts`; returns the screen.
     @discardableResult
     func waitFor(_ texts: [String], timeout: Duration = .seconds(20)) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
         var last = ""
-        while ContinuousClock.now < deadline {
-            last = try screen()
-            if texts.allSatisfy(last.contains) { return last }
-            try await Task.sleep(for: .milliseconds(50))
+        do {
+            try await eventually("the screen to show \(texts)", timeout: timeout, interval: .milliseconds(50)) {
+                last = try screen()
+                return texts.allSatisfy(last.contains)
+            }
+        } catch {
+            Issue.record("the screen:\n\(last)")
+            throw error
         }
-        Issue.record("the screen never showed \(texts):\n\(last)")
-        throw CancellationError()
+        return last
     }
 }
 
@@ -81,11 +83,9 @@ struct TerminalViewTests {
 
         // Ctrl-C leaves the alternate screen and ends the viewer.
         try tmux.run(["send-keys", "-t", "view", "C-c"])
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try tmux.run(["has-session", "-t", "view"]).status == 0 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        try await eventually("the viewer to exit on Ctrl-C", timeout: .seconds(10), interval: .milliseconds(50)) {
+            try tmux.run(["has-session", "-t", "view"]).status != 0
         }
-        #expect(try tmux.run(["has-session", "-t", "view"]).status != 0, "the viewer exited on Ctrl-C")
     }
 
     @Test("tail prints each action as it happens; top --once lists every node")

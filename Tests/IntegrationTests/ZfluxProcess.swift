@@ -3,7 +3,6 @@ import FluxTesting
 import FluxCore
 import NodeSupport
 import Testing
-import ZeroMQ
 
 /// The built `zflux` binary: $ZFLUX_BIN, or next to the test bundle, or the package's debug build.
 let zfluxBinary: String = {
@@ -59,9 +58,7 @@ func runProgram(
             captured.withLock { $0[index] = data }
         }
     }
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
-    if process.isRunning {
+    if !process.waitForExit(timeout: timeout) {
         kill(process.processIdentifier, SIGKILL)
         Issue.record("\(URL(fileURLWithPath: path).lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
     }

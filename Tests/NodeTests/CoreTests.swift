@@ -181,6 +181,21 @@ struct StoreCoreTests {
         #expect(core.reconnects == 1)
     }
 
+    @Test("a store that was frozen itself (SIGSTOP, a paused VM) does not blame the dispatcher for the silence")
+    func frozenStoreDoesNotReconnect() {
+        let (core, _) = makeStore()
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        core.tick(now: F.at(100))
+        _ = core.takeCommands()
+        // No turn of the loop for 5 s: the store was not running, so it heard nothing because it listened to nothing.
+        core.tick(now: F.at(5_100))
+        #expect(!core.takeCommands().contains { $0.isReconnect }, "first it drains what arrived while it was frozen")
+        // Silence while it is awake and turning still counts.
+        for ms in stride(from: UInt64(5_200), through: 7_200, by: 100) { core.tick(now: F.at(ms)) }
+        #expect(core.takeCommands().contains { $0.isReconnect })
+    }
+
     @Test("an effect's action is sent again until the intake answers, with the same client seq")
     func effectRetry() {
         let (core, _) = makeStore()

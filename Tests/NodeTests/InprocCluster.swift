@@ -1,15 +1,6 @@
-import Dispatcher
 import Examples
-import FluxCore
 import FluxTesting
-import Foundation
-import Logging
-import NodeSupport
-import StoreNode
-import Synchronization
 import Testing
-import ViewNode
-import ZeroMQ
 
 extension TestCluster {
     /// The default pair of stores the node tests use, with only the dispatcher running.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Encodes payloads (actions, states) for the wire. JSON is the first codec; a compact binary codec
-/// follows with the benchmark work and plugs in here.
+/// Encodes payloads (actions, states). `WireCodec` is the one nodes use: it writes the binary codec
+/// (or JSON, by configuration) and reads both; `JSONPayloadCodec` is what people read.
 public protocol PayloadCodec: Sendable {
     var name: String { get }
     func encode<T: Encodable>(_ value: T) throws -> [UInt8]

@@ -13,7 +13,7 @@ import Prometheus
 /// - `/live`: 200 while the node answers a status request within a second, else 503 (a wedged loop).
 /// - `/metrics`: every number of the node's status as a gauge `zflux_<role>_<field>`, and the running
 ///   totals (accepted, rejected, applied, …) as counters `zflux_<role>_<field>_total`, via swift-metrics.
-final class MetricsServer: @unchecked Sendable {
+public final class MetricsServer: @unchecked Sendable {
     // @unchecked: the listening descriptor is set once; the serving thread owns everything else.
     private let descriptor: Int32
     private let statusEndpoint: String
@@ -26,13 +26,13 @@ final class MetricsServer: @unchecked Sendable {
     static let totals: Set<String> = ["accepted", "rejected", "duplicates", "applied", "replayed", "gaps_repaired", "reconnects"]
 
     /// Listens on `host:port` (IPv4) and serves on its own thread until the process ends.
-    init(host: String, port: Int, statusEndpoint: String, security: Security.Settings?, node: String, logger: Logger) throws {
+    public init(host: String, port: Int, statusEndpoint: String, security: Security.Settings?, node: String, logger: Logger) throws {
         self.statusEndpoint = statusEndpoint
         self.security = security
         self.logger = logger
         self.node = node
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CLIError("metrics: socket() failed (errno \(errno))") }
+        guard fd >= 0 else { throw ClusterError("metrics: socket() failed (errno \(errno))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -41,7 +41,7 @@ final class MetricsServer: @unchecked Sendable {
         let resolved = host == "localhost" ? "127.0.0.1" : host
         guard inet_pton(AF_INET, resolved, &address.sin_addr) == 1 else {
             close(fd)
-            throw CLIError("metrics: '\(host)' is not an IPv4 address to listen on")
+            throw ClusterError("metrics: '\(host)' is not an IPv4 address to listen on")
         }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -49,7 +49,7 @@ final class MetricsServer: @unchecked Sendable {
         guard bound == 0, listen(fd, 16) == 0 else {
             let code = errno
             close(fd)
-            throw CLIError("metrics: cannot listen on \(host):\(port) (\(String(cString: strerror(code))))")
+            throw ClusterError("metrics: cannot listen on \(host):\(port) (\(String(cString: strerror(code))))")
         }
         descriptor = fd
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -116,13 +116,13 @@ final class MetricsServer: @unchecked Sendable {
 extension Topology {
     /// Where a node's status requests reach it from inside its own process (its bound endpoint, with a
     /// wildcard listen address swapped for loopback).
-    static func localEndpoint(_ endpoint: String, listen: String?) -> String {
+    public static func localEndpoint(_ endpoint: String, listen: String?) -> String {
         let local = listen == "0.0.0.0" || listen == "*" ? "127.0.0.1" : listen
         return bindEndpoint(endpoint, listen: local)
     }
 
     /// The address a node's metrics port listens on: its listen address, else its tcp host, else loopback.
-    static func metricsHost(endpoint: String, listen: String?) -> String {
+    public static func metricsHost(endpoint: String, listen: String?) -> String {
         if let listen { return listen == "*" ? "0.0.0.0" : listen }
         guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":") else { return "127.0.0.1" }
         return String(endpoint[endpoint.index(endpoint.startIndex, offsetBy: 6)..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))

@@ -38,8 +38,8 @@ import TOMLKit
 /// app = "todo"             # which app it hosts; defaults to the name
 /// effects = true           # false for a replica of an app another store already runs effects for
 /// ```
-struct ClusterConfig: Codable, Equatable {
-    struct Cluster: Codable, Equatable {
+public struct ClusterConfig: Codable, Equatable, Sendable {
+    struct Cluster: Codable, Equatable, Sendable {
         var transport: String?
         var host: String?
         var basePort: Int?
@@ -59,7 +59,7 @@ struct ClusterConfig: Codable, Equatable {
         }
     }
 
-    struct JournalSection: Codable, Equatable {
+    struct JournalSection: Codable, Equatable, Sendable {
         var directory: String?
         var fsync: String?
         var segmentMb: Int?
@@ -74,7 +74,7 @@ struct ClusterConfig: Codable, Equatable {
         }
     }
 
-    struct Store: Codable, Equatable {
+    struct Store: Codable, Equatable, Sendable {
         var name: String
         var app: String?
         /// false for a replica: only one store per app should run the app's effects.
@@ -91,7 +91,7 @@ struct ClusterConfig: Codable, Equatable {
     }
 
     /// Where the dispatcher runs, when the nodes are on several hosts.
-    struct DispatcherSection: Codable, Equatable {
+    struct DispatcherSection: Codable, Equatable, Sendable {
         var host: String?
         var listen: String?
         var port: Int?
@@ -104,7 +104,7 @@ struct ClusterConfig: Codable, Equatable {
     }
 
     /// `zflux cluster up`'s restart policy for its nodes.
-    struct RestartSection: Codable, Equatable {
+    struct RestartSection: Codable, Equatable, Sendable {
         var maxRestarts: Int?
         var windowS: Int?
 
@@ -143,8 +143,8 @@ struct ClusterConfig: Codable, Equatable {
     ]
 
     /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
-    func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> CLIError {
-        CLIError("\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)")
+    func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> ClusterError {
+        ClusterError("\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)")
     }
 
     static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
@@ -192,7 +192,7 @@ struct ClusterConfig: Codable, Equatable {
         }
     }
 
-    struct SecuritySection: Codable, Equatable {
+    struct SecuritySection: Codable, Equatable, Sendable {
         var serverKey: String
         var clientKey: String
         var authorizedKeys: String
@@ -204,7 +204,7 @@ struct ClusterConfig: Codable, Equatable {
         }
     }
 
-    struct LimitsSection: Codable, Equatable {
+    struct LimitsSection: Codable, Equatable, Sendable {
         var clientRate: Int?
         var maxPayloadBytes: Int?
         var payload: [String: Int]?
@@ -217,7 +217,7 @@ struct ClusterConfig: Codable, Equatable {
     }
     var store: [Store]?
 
-    static let embeddedDefault = """
+    public static let embeddedDefault = """
         # zflux's default cluster: a dispatcher and one store per example app, over ipc.
         [cluster]
         transport = "ipc"
@@ -246,7 +246,7 @@ struct ClusterConfig: Codable, Equatable {
         name = "stats"
         """
 
-    static func parse(_ text: String, source: String) throws -> ClusterConfig {
+    public static func parse(_ text: String, source: String) throws -> ClusterConfig {
         try checkTableHeaders(text, source: source)
         do {
             var config = try TOMLDecoder().decode(ClusterConfig.self, from: text)
@@ -254,19 +254,19 @@ struct ClusterConfig: Codable, Equatable {
             config.source = source
             try config.checkKeys()
             return config
-        } catch let error as CLIError {
+        } catch let error as ClusterError {
             throw error
         } catch let error as TOMLParseError {
-            throw CLIError("\(source):\(error.source.begin.line): \(error.description)")
+            throw ClusterError("\(source):\(error.source.begin.line): \(error.description)")
         } catch let error as DecodingError {
             // TOMLKit reports a value of the wrong type as a missing key, so name both possibilities.
             if case .keyNotFound(let key, let context) = error {
                 let keys = (context.codingPath + [key]).map { $0.intValue.map { "[\($0 + 1)]" } ?? $0.stringValue }
                 let path = keys.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
                     .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
-                throw CLIError("\(source): '\(path)' is missing or has the wrong type")
+                throw ClusterError("\(source): '\(path)' is missing or has the wrong type")
             }
-            throw CLIError("\(source): \(error.shortDescription)")
+            throw ClusterError("\(source): \(error.shortDescription)")
         }
     }
 
@@ -282,15 +282,15 @@ struct ClusterConfig: Codable, Equatable {
             rest = rest.drop { $0 == " " || $0 == "\t" }
             guard let first = rest.first else { continue }
             if !(first.isASCII && (first.isLetter || first.isNumber)) && !"_-\"'[]".contains(first) {
-                throw CLIError("\(source):\(index + 1): a table name must start with a letter, digit, '_', '-' or a quote")
+                throw ClusterError("\(source):\(index + 1): a table name must start with a letter, digit, '_', '-' or a quote")
             }
         }
     }
 
-    static func load(path: String?) throws -> ClusterConfig {
+    public static func load(path: String?) throws -> ClusterConfig {
         guard let path else { return try parse(embeddedDefault, source: "embedded default config") }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw CLIError("cannot read the config file \(path)")
+            throw ClusterError("cannot read the config file \(path)")
         }
         var config = try parse(text, source: path)
         let absolute = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL
@@ -340,53 +340,53 @@ struct ClusterConfig: Codable, Equatable {
             throw error("fsync '\(fsyncName)' is not one of: always, batch, none", key: "fsync", table: "journal")
         }
         let segmentMb = journal?.segmentMb ?? 64
-        guard (1...4096).contains(segmentMb) else { throw CLIError("journal segment_mb must be between 1 and 4096") }
+        guard (1...4096).contains(segmentMb) else { throw ClusterError("journal segment_mb must be between 1 and 4096") }
         let every = journal?.snapshotEvery ?? 10_000
-        guard every >= 1 else { throw CLIError("journal snapshot_every must be at least 1") }
+        guard every >= 1 else { throw ClusterError("journal snapshot_every must be at least 1") }
         return Topology.Durability(
-            journalDirectory: resolve(journal?.directory ?? "journal"), fsync: fsync, segmentBytes: segmentMb << 20,
-            snapshotDirectory: resolve(journal?.snapshotDirectory ?? "snapshots"), snapshotEveryActions: every)
+            journalDirectory: resolve(journal?.directory ?? RunDirectory.journalName), fsync: fsync, segmentBytes: segmentMb << 20,
+            snapshotDirectory: resolve(journal?.snapshotDirectory ?? RunDirectory.snapshotsName), snapshotEveryActions: every)
     }
 
     /// Checks the config against the apps this binary knows and lays out its endpoints.
-    func topology(runDirectory: String, transportOverride: Topology.Transport?, basePortOverride: Int?) throws -> Topology {
+    public func topology(runDirectory: String, transportOverride: Topology.Transport?, basePortOverride: Int?) throws -> Topology {
         let transportName = transportOverride?.rawValue ?? cluster?.transport ?? "ipc"
         guard let transport = Topology.Transport(rawValue: transportName), transport != .inproc else {
-            throw CLIError("transport '\(transportName)' is not one of: ipc, tcp")
+            throw ClusterError("transport '\(transportName)' is not one of: ipc, tcp")
         }
         let stores = store ?? []
-        guard !stores.isEmpty else { throw CLIError("the config has no [[store]] entries") }
+        guard !stores.isEmpty else { throw ClusterError("the config has no [[store]] entries") }
         for entry in stores {
             let app = entry.app ?? entry.name
             guard Catalog.app(named: app) != nil else {
-                throw CLIError("store '\(entry.name)': unknown app '\(app)' (known apps: \(Catalog.names.joined(separator: ", ")))")
+                throw ClusterError("store '\(entry.name)': unknown app '\(app)' (known apps: \(Catalog.names.joined(separator: ", ")))")
             }
             guard !entry.name.isEmpty, entry.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-                throw CLIError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
+                throw ClusterError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
             }
         }
         do {
             try DependencyGraph.check(stores.compactMap { Catalog.app(named: $0.app ?? $0.name) })
         } catch {
-            throw CLIError(error.reason)
+            throw ClusterError(error.reason)
         }
         var effectsOwners: [String: String] = [:]
         for entry in stores where entry.effects ?? true {
             let app = entry.app ?? entry.name
             if let owner = effectsOwners[app] {
-                throw CLIError("stores '\(owner)' and '\(entry.name)' both run app '\(app)' with effects, so every follow-up action would be sent twice; set effects = false on the replica")
+                throw ClusterError("stores '\(owner)' and '\(entry.name)' both run app '\(app)' with effects, so every follow-up action would be sent twice; set effects = false on the replica")
             }
             effectsOwners[app] = entry.name
         }
         if let hwm = cluster?.highWaterMark, !(1...10_000_000).contains(hwm) {
-            throw CLIError("high_water_mark must be between 1 and 10000000")
+            throw ClusterError("high_water_mark must be between 1 and 10000000")
         }
         let host = cluster?.host ?? "127.0.0.1"
         if transport == .tcp && !["127.0.0.1", "localhost", "::1"].contains(host) && cluster?.allowRemote != true {
-            throw CLIError("host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)")
+            throw ClusterError("host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)")
         }
         let heartbeat = cluster?.heartbeatMs ?? 200
-        guard (10...60_000).contains(heartbeat) else { throw CLIError("heartbeat_ms must be between 10 and 60000") }
+        guard (10...60_000).contains(heartbeat) else { throw ClusterError("heartbeat_ms must be between 10 and 60000") }
         do {
             var placement: [String: (host: String?, port: Int?)] = [:]
             if let dispatcher { placement["dispatcher"] = (dispatcher.host, dispatcher.port) }
@@ -417,13 +417,13 @@ struct ClusterConfig: Codable, Equatable {
             }
             topology.highWaterMark = cluster?.highWaterMark
             if let name = cluster?.codec {
-                guard let codec = WireCodec.Format(rawValue: name) else { throw CLIError("codec '\(name)' is not one of: binary, json") }
+                guard let codec = WireCodec.Format(rawValue: name) else { throw ClusterError("codec '\(name)' is not one of: binary, json") }
                 topology.codec = codec
             }
             if let limits {
-                if let rate = limits.clientRate, rate < 1 { throw CLIError("limits client_rate must be at least 1") }
+                if let rate = limits.clientRate, rate < 1 { throw ClusterError("limits client_rate must be at least 1") }
                 if let max = limits.maxPayloadBytes, !(1...(16 << 20)).contains(max) {
-                    throw CLIError("limits max_payload_bytes must be between 1 and 16777216")
+                    throw ClusterError("limits max_payload_bytes must be between 1 and 16777216")
                 }
                 topology.limits = .init(clientRate: limits.clientRate, maxPayloadBytes: limits.maxPayloadBytes,
                                         maxPayloadBytesByType: limits.payload)
@@ -434,14 +434,14 @@ struct ClusterConfig: Codable, Equatable {
                 let server = try KeyPair.load(resolve(security.serverKey))
                 _ = try KeyPair.load(resolve(security.clientKey))
                 let authorized = resolve(security.authorizedKeys)
-                guard FileManager.default.fileExists(atPath: authorized) else { throw CLIError("the authorized keys file \(authorized) is missing") }
+                guard FileManager.default.fileExists(atPath: authorized) else { throw ClusterError("the authorized keys file \(authorized) is missing") }
                 topology.security = .init(
                     serverKeyFile: resolve(security.serverKey), serverPublicKey: server.publicKey,
                     clientKeyFile: resolve(security.clientKey), authorizedKeysFile: authorized)
             }
             return topology
         } catch let error as NodeError {
-            throw CLIError(error.message)
+            throw ClusterError(error.message)
         }
     }
 }

@@ -1,0 +1,221 @@
+import FluxCore
+import Foundation
+import NodeSupport
+import Synchronization
+
+/// Starts every node of a topology as its own `zflux` process, watches them, and tears them all
+/// down (reverse order, SIGTERM, then SIGKILL after a grace period) when asked or when one dies.
+public final class Supervisor: Sendable {
+    struct Child: Sendable {
+        let name: String
+        let command: [String]
+        let process: Process
+    }
+
+    /// OTP's restart intensity: more than `maxRestarts` crashes within `window` stops the cluster.
+    public struct RestartPolicy: Sendable {
+        public var maxRestarts = 5
+        public var window: Duration = .seconds(30)
+        public var initialBackoff: Duration = .milliseconds(100)
+        public var maxBackoff: Duration = .seconds(5)
+        public init() {}
+    }
+
+    public enum Event: Sendable {
+        case childExited(name: String, status: Int32)
+        case signal(Int32)
+    }
+
+    public let topology: Topology
+    /// How the supervisor's readiness probes connect (the cluster's client key; config checks loaded it).
+    let security: Security.Settings?
+    public let runDirectory: RunDirectory
+    let logLevel: String
+    /// The `zflux` binary the nodes run as (this process's own, by default).
+    let executable: URL
+    private let children = Mutex<[Child]>([])
+    public let restartPolicy: RestartPolicy
+    /// When each restart happened, for the intensity limit, and how many each node had.
+    private let restarts = Mutex<(times: [ContinuousClock.Instant], perNode: [String: Int])>(([], [:]))
+    private let stopping = Atomic<Bool>(false)
+    /// Set once this supervisor owns the run directory's files, so only then does it clean them up.
+    private let ownsRunDirectory = Atomic<Bool>(false)
+    public let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    public init(
+        topology: Topology, runDirectory: String, logLevel: String, restartPolicy: RestartPolicy = RestartPolicy(),
+        executable: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    ) {
+        self.topology = topology
+        self.executable = executable
+        self.security = try? topology.clientSecurity()
+        self.restartPolicy = restartPolicy
+        self.runDirectory = RunDirectory(runDirectory)
+        self.logLevel = logLevel
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    public var logDirectory: String { runDirectory.logDirectory }
+
+    /// Prepares the run directory and starts every node.
+    public func start() throws {
+        let fm = FileManager.default
+        let path = runDirectory.path
+        try fm.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Also for a directory that existed: the ipc socket files inside are reachable only by this user.
+        guard chmod(path, 0o700) == 0 else { throw ClusterError("cannot make \(path) private (chmod 0700)") }
+        try refuseIfRunning()
+        ownsRunDirectory.store(true, ordering: .releasing)
+        try fm.createDirectory(atPath: runDirectory.logDirectory, withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: runDirectory.pidDirectory, withIntermediateDirectories: true)
+        // Socket files left by a cluster that was killed outright would make binds fail.
+        for path in topology.ipcPaths { try? fm.removeItem(atPath: path) }
+        try topology.write(runDirectory: path)
+        try String(getpid()).write(toFile: runDirectory.supervisorPidFile, atomically: true, encoding: .utf8)
+
+        try spawn(name: "dispatcher", ["dispatcher"])
+        for store in topology.stores { try spawn(name: "store-\(store.name)", ["store", store.name]) }
+    }
+
+    private func refuseIfRunning() throws {
+        guard let text = try? String(contentsOfFile: runDirectory.supervisorPidFile, encoding: .utf8), let pid = Int32(text) else { return }
+        if pid != getpid() && kill(pid, 0) == 0 {
+            throw ClusterError("a cluster is already running in \(runDirectory.path) (supervisor pid \(pid)); stop it or pass another --run-dir")
+        }
+    }
+
+    private func spawn(name: String, _ command: [String]) throws {
+        if isStopping { return }
+        let process = Process()
+        process.executableURL = executable
+        let arguments = command + ["--run-dir", runDirectory.path, "--supervisor-pid", String(getpid()), "--log-level", logLevel]
+        process.arguments = arguments
+        let logPath = runDirectory.log(of: name)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        let continuation = continuation
+        process.terminationHandler = { process in
+            continuation.yield(.childExited(name: name, status: process.terminationStatus))
+        }
+        try process.run()
+        try String(process.processIdentifier).write(toFile: runDirectory.pidFile(of: name), atomically: true, encoding: .utf8)
+        children.withLock { children in
+            let child = Child(name: name, command: command, process: process)
+            if let index = children.firstIndex(where: { $0.name == name }) { children[index] = child } else { children.append(child) }
+        }
+    }
+
+    public func forward(signal: Int32) { continuation.yield(.signal(signal)) }
+
+    /// Decides what to do about a node that died: nil when the restart intensity is exceeded (the
+    /// cluster must stop), otherwise the backoff to wait before starting it again.
+    public func restartDelay(for name: String) -> Duration? {
+        let now = ContinuousClock.now
+        return restarts.withLock { r -> Duration? in
+            r.times = r.times.filter { now - $0 < restartPolicy.window }
+            guard r.times.count < restartPolicy.maxRestarts else { return nil }
+            r.times.append(now)
+            r.perNode[name, default: 0] += 1
+            // For `zflux top`.
+            if let data = try? JSONEncoder().encode(r.perNode) {
+                try? data.write(to: URL(fileURLWithPath: runDirectory.restartsFile), options: .atomic)
+            }
+            let backoff = restartPolicy.initialBackoff * (1 << min(r.times.count - 1, 16))
+            return min(backoff, restartPolicy.maxBackoff)
+        }
+    }
+
+    /// Starts a dead node again with the command it had.
+    public func restart(_ name: String) throws {
+        guard let command = children.withLock({ $0.first { $0.name == name }?.command }) else { return }
+        try spawn(name: name, command)
+    }
+
+    public var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    public var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.processIdentifier) } } }
+
+    /// Waits until every node answers a status request and every store is subscribed to the dispatcher.
+    public func waitUntilReady(timeout: Duration = .seconds(15)) throws {
+        let deadline = ContinuousClock.now + timeout
+        var endpoints = [("dispatcher", topology.dispatcher.intake)]
+        endpoints += topology.stores.map { ("store \($0.name)", $0.snapshot) }
+        for (name, endpoint) in endpoints {
+            while true {
+                if isStopping { throw ClusterError("stopped while starting") }
+                if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
+                    throw ClusterError("\(exited.name) exited during start-up; see \(runDirectory.log(of: exited.name))")
+                }
+                if nodeIsReady(endpoint: endpoint, security: security) { break }
+                usleep(20_000)
+                if ContinuousClock.now > deadline { throw ClusterError("\(name) did not answer within \(timeout); see \(logDirectory)") }
+            }
+        }
+    }
+
+    /// Stops every node, newest first; SIGKILL for any still alive after `grace`. Idempotent.
+    public func stopAll(grace: Duration = .seconds(5)) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let all = children.withLock { $0 }
+        for child in all.reversed() { child.process.stop(grace: grace) }
+        cleanUp()
+        continuation.finish()
+    }
+
+    private func cleanUp() {
+        guard ownsRunDirectory.load(ordering: .acquiring) else { return }
+        let fm = FileManager.default
+        for path in topology.ipcPaths { try? fm.removeItem(atPath: path) }
+        try? fm.removeItem(atPath: runDirectory.pidDirectory)
+        try? fm.removeItem(atPath: runDirectory.topologyFile)
+        try? fm.removeItem(atPath: runDirectory.supervisorPidFile)
+        try? fm.removeItem(atPath: runDirectory.restartsFile)
+    }
+
+    /// Starts every node, waits until they are ready, calls `whenReady`, then keeps the cluster up:
+    /// a node that dies is restarted with backoff until more die than the restart intensity allows;
+    /// a signal (``forward(signal:)``) stops everything. What it does is told through `report`.
+    /// Returns the exit status: 0 after a signal, 1 when the cluster had to stop because nodes kept dying.
+    public func supervise(report: @escaping @Sendable (String) -> Void, whenReady: @Sendable () async throws -> Void) async throws -> Int32 {
+        do {
+            try start()
+            try waitUntilReady()
+        } catch {
+            stopAll()
+            throw error
+        }
+        try await whenReady()
+        var status: Int32 = 0
+        eventLoop: for await event in events {
+            switch event {
+            case .signal:
+                break eventLoop
+            case .childExited(let name, let code):
+                if isStopping { continue }
+                let log = runDirectory.log(of: name)
+                guard let delay = restartDelay(for: name) else {
+                    report("\(name) exited with status \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))")
+                    status = 1
+                    break eventLoop
+                }
+                report("\(name) exited with status \(code); restarting it in \(delay) (see \(log))")
+                Task {
+                    try? await Task.sleep(for: delay)
+                    do {
+                        try self.restart(name)
+                    } catch {
+                        report("\(name) could not be restarted: \(error)")
+                        self.forward(signal: SIGTERM)
+                    }
+                }
+            }
+        }
+        stopAll()
+        return status
+    }
+}

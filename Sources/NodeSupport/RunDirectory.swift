@@ -1,0 +1,41 @@
+import Foundation
+
+/// The layout of a cluster's run directory, spelled once: what `cluster up` writes there and what
+/// every other command, node and test reads.
+///
+/// ```
+/// RUN_DIR/
+///   cluster.json        the topology (Topology.fileName)
+///   supervisor.pid      the supervisor's pid, while it runs
+///   restarts.json       restarts per node, for `zflux top`
+///   logs/NODE.log       each node's stderr
+///   pids/NODE.pid       each node's pid
+///   journal/            the dispatcher's journal (default; [journal] directory)
+///   snapshots/          the stores' snapshots (default; [journal] snapshot_directory)
+///   *.sock              ipc endpoints
+/// ```
+public struct RunDirectory: Sendable, Equatable {
+    public var path: String
+
+    public init(_ path: String) { self.path = path }
+
+    public var topologyFile: String { path + "/" + Topology.fileName }
+    public var supervisorPidFile: String { path + "/supervisor.pid" }
+    public var restartsFile: String { path + "/restarts.json" }
+    public var logDirectory: String { path + "/logs" }
+    public var pidDirectory: String { path + "/pids" }
+
+    /// The default journal and snapshot directories, relative to the run directory.
+    public static let journalName = "journal"
+    public static let snapshotsName = "snapshots"
+
+    /// Where a node started by the supervisor logs (`dispatcher`, `store-NAME`).
+    public func log(of node: String) -> String { logDirectory + "/" + node + ".log" }
+    public func pidFile(of node: String) -> String { pidDirectory + "/" + node + ".pid" }
+
+    /// Restarts per node, as the supervisor last wrote them (empty when it never restarted one).
+    public func restarts() -> [String: Int] {
+        guard let data = FileManager.default.contents(atPath: restartsFile) else { return [:] }
+        return (try? JSONDecoder().decode([String: Int].self, from: data)) ?? [:]
+    }
+}

@@ -1,0 +1,70 @@
+import FluxCore
+import Foundation
+import NodeSupport
+
+/// The rows of `zflux top`, from every node's status; rates come from the change between samples.
+public final class TopTable: @unchecked Sendable {
+    // @unchecked: sampled and read by one thread at a time (the command's UI thread).
+    let nodes: [StatusTarget]
+    let runDirectory: String
+    private var rows: [[String]] = []
+    private var previous: [String: (count: Int, at: UInt64)] = [:]
+
+    public init(nodes: [StatusTarget], runDirectory: String) {
+        self.nodes = nodes
+        self.runDirectory = runDirectory
+    }
+
+    public func sample() {
+        let restarts = RunDirectory(runDirectory).restarts()
+        var head = 0
+        rows = []
+        for node in nodes {
+            let (key, name) = (node.key, node.name)
+            guard let status = nodeStatus(endpoint: node.endpoint, security: node.security, timeoutMilliseconds: 300) else {
+                rows.append([name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering"])
+                continue
+            }
+            let count = Int(status.position)
+            if key == "dispatcher" { head = count }
+            let now = MonotonicClock.nowMilliseconds()
+            var rate = "-"
+            if let last = previous[key], now > last.at { rate = String(format: "%.0f", Double(count - last.count) * 1000 / Double(now - last.at)) }
+            previous[key] = (count, now)
+            let uptime = String(format: "%.0fs", Double(status.uptimeMs) / 1000)
+            let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
+            let journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+            let state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
+            rows.append([name, status.role.rawValue, "\(status.pid)", uptime, "\(count)", rate, lag,
+                         "\(status.subscribers)", journal, "\(restarts[key] ?? 0)", state])
+        }
+    }
+
+    public func lines() -> Frame {
+        let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "RESTARTS", "STATE"]
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        func format(_ row: [String]) -> String {
+            row.enumerated().map { $1.padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0) }.joined()
+        }
+        return [StyledLine(" zflux top · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
+            + rows.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
+            + ["", StyledLine("q quit", .dim)]
+    }
+}
+
+/// A node to ask for its status: (supervisor key, display name, status endpoint).
+public struct StatusTarget: Sendable {
+    public var key: String
+    public var name: String
+    public var endpoint: String
+    public var security: Security.Settings?
+
+    public init(key: String, name: String, endpoint: String, security: Security.Settings?) {
+        self.key = key
+        self.name = name
+        self.endpoint = endpoint
+        self.security = security
+    }
+}
+

@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test bench fuzz clean help
+.PHONY: all deps test-deps build demo test lint format bench fuzz clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make build  build the zflux binary (.build/debug/zflux)"
 	@echo "make bench  release build, then the journal, codec and load measurements of BENCHMARKS.md"
 	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
+	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
 # libzmq's headers and pkg-config file; installed only when missing.
 deps:
@@ -55,7 +56,15 @@ bench: deps
 demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)
 
-test: test-deps build
+# The toolchain's swift-format, with the committed .swift-format; any finding fails.
+FORMATTED := Sources Tests Fuzz Package.swift
+lint:
+	$(SWIFT) format lint --strict --recursive $(FORMATTED)
+
+format:
+	$(SWIFT) format format --in-place --recursive $(FORMATTED)
+
+test: test-deps lint build
 	@# Every decoder, fuzzed briefly over its committed corpus (make fuzz runs longer).
 	scripts/fuzz.sh 5
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).

@@ -31,39 +31,49 @@ let package = Package(
         ),
         .target(name: "ZeroMQ", dependencies: ["CZMQ"]),
         .target(name: "FluxCore", dependencies: []),
-        .target(name: "NodeSupport", dependencies: [
-            "ZeroMQ", "FluxCore", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "NodeSupport",
+            dependencies: [
+                "ZeroMQ", "FluxCore", .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(name: "Dispatcher", dependencies: ["NodeSupport"]),
         .target(name: "StoreNode", dependencies: ["NodeSupport"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
-        .target(name: "Bench", dependencies: [
-            "NodeSupport", "ViewNode", "Examples", "Dispatcher", "StoreNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
-        ]),
-        .target(name: "Cluster", dependencies: [
-            "NodeSupport", "Examples",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
-        .executableTarget(name: "zflux", dependencies: [
-            "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "Bench",
+            dependencies: [
+                "NodeSupport", "ViewNode", "Examples", "Dispatcher", "StoreNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]),
+        .target(
+            name: "Cluster",
+            dependencies: [
+                "NodeSupport", "Examples",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
+        .executableTarget(
+            name: "zflux",
+            dependencies: [
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode"]),
-        .testTarget(name: "NodeTests", dependencies: [
-            "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "NodeTests",
+            dependencies: [
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting"]),
     ],
     swiftLanguageModes: [.v6]

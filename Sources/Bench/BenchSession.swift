@@ -111,7 +111,8 @@ final class BenchChild {
 /// CPU seconds (user + system) a process has used so far, from /proc.
 func cpuSeconds(pid: Int32) -> Double? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return nil }
+        let close = stat.lastIndex(of: ")")
+    else { return nil }
     let fields = stat[stat.index(after: close)...].split(separator: " ")
     // After the command name: state is field 3, utime 14, stime 15 (1-based), so 11 and 12 here.
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
@@ -182,9 +183,11 @@ public final class BenchSession {
         let path = directory + "/bench.toml"
         try config.write(toFile: path, atomically: true, encoding: .utf8)
         progress("starting a cluster in \(directory)")
-        let child = try BenchChild(name: "cluster", executable: options.executable, arguments: [
-            "cluster", "up", "--config", path, "--run-dir", directory, "--log-level", "warning", "--supervisor-pid", "\(getpid())",
-        ])
+        let child = try BenchChild(
+            name: "cluster", executable: options.executable,
+            arguments: [
+                "cluster", "up", "--config", path, "--run-dir", directory, "--log-level", "warning", "--supervisor-pid", "\(getpid())",
+            ])
         cluster = child
         let line = try child.waitForLine(containing: "cluster up in", seconds: 60)
         // "cluster up in DIR: dispatcher (pid 12), ledger-1 (pid 13)"
@@ -284,10 +287,13 @@ public final class BenchSession {
         var low = 0.0, high = Double.infinity, rate = options.rate
         for _ in 0..<16 {
             let (result, cpu) = try trial(rate)
-            let held = result.lost == 0 && result.nacked == 0 && result.acked == result.sent && result.sent > 0
+            let held =
+                result.lost == 0 && result.nacked == 0 && result.acked == result.sent && result.sent > 0
                 && result.rateAchieved >= 0.95 * rate
             steps.append(.init(rateTarget: rate, rateAchieved: result.rateAchieved, lost: result.lost, e2eP99Us: result.e2e.stats.p99Us, held: held))
-            progress("\(label): \(BenchReport.rate(rate)) \(held ? "held" : "did not hold") (achieved \(BenchReport.rate(result.rateAchieved)), lost \(result.lost))")
+            progress(
+                "\(label): \(BenchReport.rate(rate)) \(held ? "held" : "did not hold") (achieved \(BenchReport.rate(result.rateAchieved)), lost \(result.lost))"
+            )
             if held {
                 low = rate
                 if best == nil || rate > best!.rate { best = (rate, result, cpu) }
@@ -309,14 +315,16 @@ public final class BenchSession {
             clients: options.clients, codec: options.codec.rawValue, fsync: options.attach != nil ? "cluster's" : options.fsync.rawValue,
             payloadBytes: options.payloadBytes, stateItems: options.stateItems, durationS: options.duration, warmUpS: options.warmUp)
         let bytes = viewLogs.compactMap(\.meanUpdateBytes)
-        return BenchReport(setup: setup, rateTarget: rate, result: result, cpuSeconds: cpu, floor: floor,
-                           stateUpdateBytes: bytes.isEmpty ? nil : bytes.reduce(0, +) / Double(bytes.count))
+        return BenchReport(
+            setup: setup, rateTarget: rate, result: result, cpuSeconds: cpu, floor: floor,
+            stateUpdateBytes: bytes.isEmpty ? nil : bytes.reduce(0, +) / Double(bytes.count))
     }
 
     /// One open-loop run against the cluster: (result, CPU seconds per process).
     func trial(rate: Double) throws -> (TrialResult, [String: Double]) {
         let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
-        var client = LoadClient(intake: topology.dispatcher.intake, app: "ledger", actionType: "post", payloads: try payloads(), clients: options.clients)
+        var client = LoadClient(
+            intake: topology.dispatcher.intake, app: "ledger", actionType: "post", payloads: try payloads(), clients: options.clients)
         client.security = security
         let cpuBefore = cpuNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
@@ -350,8 +358,10 @@ public final class BenchSession {
         thread.start()
         let began = Date()
         while done.wait(timeout: .now() + 1) == .timedOut {
-            progress(String(format: "%5.1f s  sent %d of %d  answered %d  (%@)", Date().timeIntervalSince(began),
-                            progressCounters.sent, schedule.count, progressCounters.acked, BenchReport.rate(schedule.rate)))
+            progress(
+                String(
+                    format: "%5.1f s  sent %d of %d  answered %d  (%@)", Date().timeIntervalSince(began),
+                    progressCounters.sent, schedule.count, progressCounters.acked, BenchReport.rate(schedule.rate)))
         }
         let log = try outcome.withLock { try $0!.get() }
         let target = log.maxSeq
@@ -393,11 +403,17 @@ final class FloorSession {
         }
         intake = endpoint("intake", 0)
         let published = endpoint("sequenced", 1)
-        relays.append(try BenchChild(name: "floor sequencer", executable: options.executable, arguments: ["bench", "relay", "--role", "sequencer", "--input", intake, "--publish", published]))
+        relays.append(
+            try BenchChild(
+                name: "floor sequencer", executable: options.executable,
+                arguments: ["bench", "relay", "--role", "sequencer", "--input", intake, "--publish", published]))
         var sinks: [String] = []
         for index in 1...options.stores {
             let out = endpoint("store-\(index)", 1 + index)
-            relays.append(try BenchChild(name: "floor relay \(index)", executable: options.executable, arguments: ["bench", "relay", "--role", "forward", "--input", published, "--publish", out]))
+            relays.append(
+                try BenchChild(
+                    name: "floor relay \(index)", executable: options.executable,
+                    arguments: ["bench", "relay", "--role", "forward", "--input", published, "--publish", out]))
             sinks.append(out)
         }
         self.sinks = sinks

@@ -44,8 +44,10 @@ public struct JournalBenchmark: Sendable {
     }
 
     static func action(_ seq: UInt64) -> Message {
-        Message(topic: Array("counter".utf8), header: Header(
-            kind: .action, seq: seq, clientID: 1, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped"),
+        Message(
+            topic: Array("counter".utf8),
+            header: Header(
+                kind: .action, seq: seq, clientID: 1, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped"),
             payload: Array("{\"addTapped\":{\"amount\":1}}".utf8))
     }
 
@@ -92,8 +94,10 @@ public struct JournalBenchmark: Sendable {
         }
     }
 
-    func timeCatchUp(_ runDir: String, _ topology: Topology, _ endpoints: Topology.StoreEndpoints, _ logger: Logger,
-                     to count: Int, label: String, report: (String) -> Void) async throws {
+    func timeCatchUp(
+        _ runDir: String, _ topology: Topology, _ endpoints: Topology.StoreEndpoints, _ logger: Logger,
+        to count: Int, label: String, report: (String) -> Void
+    ) async throws {
         var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
         dispatcherConfiguration.journal = .init(directory: runDir + "/journal", policy: .none)
         let openStart = ContinuousClock.now

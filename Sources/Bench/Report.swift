@@ -14,8 +14,10 @@ public struct BenchReport: Codable, Sendable {
         public var durationS: Double
         public var warmUpS: Double
 
-        public init(transport: String, stores: Int, views: Int, clients: Int, codec: String, fsync: String,
-                    payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double) {
+        public init(
+            transport: String, stores: Int, views: Int, clients: Int, codec: String, fsync: String,
+            payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double
+        ) {
             self.transport = transport
             self.stores = stores
             self.views = views
@@ -118,9 +120,10 @@ public struct BenchReport: Codable, Sendable {
     public func table() -> String {
         var lines: [String] = []
         let s = setup
-        lines.append("zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
-            + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
-            + "payload \(s.payloadBytes) B, codec \(s.codec), fsync \(s.fsync), state \(s.stateItems) items")
+        lines.append(
+            "zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
+                + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
+                + "payload \(s.payloadBytes) B, codec \(s.codec), fsync \(s.fsync), state \(s.stateItems) items")
         lines.append("")
         lines.append(Self.row("latency (µs)", ["p50", "p90", "p99", "p99.9", "p99.99", "max"]))
         func statsRow(_ name: String, _ stats: LatencyStats) -> String {
@@ -134,17 +137,23 @@ public struct BenchReport: Codable, Sendable {
         if let floor, let ratios {
             lines.append(statsRow("floor → ack", floor.ack))
             lines.append(statsRow("floor → sink", floor.e2e))
-            lines.append(Self.row("e2e / floor", [ratios.e2eP50, 0, ratios.e2eP99, ratios.e2eP999].enumerated()
-                .map { $0.offset == 1 ? "" : String(format: "%.2f×", $0.element) }))
+            lines.append(
+                Self.row(
+                    "e2e / floor",
+                    [ratios.e2eP50, 0, ratios.e2eP99, ratios.e2eP999].enumerated()
+                        .map { $0.offset == 1 ? "" : String(format: "%.2f×", $0.element) }))
         }
         lines.append("")
-        var throughput = "throughput: target \(Self.rate(rateTarget)), achieved \(Self.rate(rateAchieved)); "
+        var throughput =
+            "throughput: target \(Self.rate(rateTarget)), achieved \(Self.rate(rateAchieved)); "
             + "sent \(sent), acked \(acked), nacked \(nacked), lost \(lost)"
         if let floor { throughput += "; floor achieved \(Self.rate(floor.rateAchieved)), lost \(floor.lost)" }
         lines.append(throughput)
         if let ratios, search != nil {
-            lines.append(String(format: "highest rate with zero loss: %@, %.0f%% of the floor's %@ (latencies above are at those rates)",
-                                Self.rate(rateAchieved), ratios.rateAchieved * 100, Self.rate(floor?.rateAchieved ?? 0)))
+            lines.append(
+                String(
+                    format: "highest rate with zero loss: %@, %.0f%% of the floor's %@ (latencies above are at those rates)",
+                    Self.rate(rateAchieved), ratios.rateAchieved * 100, Self.rate(floor?.rateAchieved ?? 0)))
         }
         if let bytes = stateUpdateBytes { lines.append(String(format: "state updates: %.0f B on average", bytes)) }
         if !cpuSeconds.isEmpty {
@@ -153,8 +162,9 @@ public struct BenchReport: Codable, Sendable {
         if let search {
             lines.append("search for the highest rate with zero loss:")
             for step in search {
-                lines.append("  \(Self.rate(step.rateTarget)): achieved \(Self.rate(step.rateAchieved)), lost \(step.lost), "
-                    + "e2e p99 \(Self.number(step.e2eP99Us)) µs: \(step.held ? "held" : "did not hold")")
+                lines.append(
+                    "  \(Self.rate(step.rateTarget)): achieved \(Self.rate(step.rateAchieved)), lost \(step.lost), "
+                        + "e2e p99 \(Self.number(step.e2eP99Us)) µs: \(step.held ? "held" : "did not hold")")
             }
         }
         return lines.joined(separator: "\n")
@@ -213,13 +223,15 @@ public enum PercentilePlot {
             decade *= 10
         }
         svg += "<text x=\"\(left + plotW / 2)\" y=\"\(height - 10)\" text-anchor=\"middle\">percentile</text>\n"
-        svg += "<text x=\"16\" y=\"\(top + plotH / 2)\" transform=\"rotate(-90 16 \(top + plotH / 2))\" text-anchor=\"middle\">latency (µs, log scale)</text>\n"
+        svg +=
+            "<text x=\"16\" y=\"\(top + plotH / 2)\" transform=\"rotate(-90 16 \(top + plotH / 2))\" text-anchor=\"middle\">latency (µs, log scale)</text>\n"
         for (index, line) in points.enumerated() where !line.isEmpty {
             let color = colors[index % colors.count]
             let path = line.map { String(format: "%.1f,%.1f", x($0.0), y($0.1)) }.joined(separator: " ")
             svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" points=\"\(path)\"/>\n"
             let ly = top + 20 + Double(index) * 20
-            svg += "<line x1=\"\(left + plotW + 15)\" y1=\"\(ly - 4)\" x2=\"\(left + plotW + 35)\" y2=\"\(ly - 4)\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+            svg +=
+                "<line x1=\"\(left + plotW + 15)\" y1=\"\(ly - 4)\" x2=\"\(left + plotW + 35)\" y2=\"\(ly - 4)\" stroke=\"\(color)\" stroke-width=\"2\"/>"
             svg += "<text x=\"\(left + plotW + 40)\" y=\"\(ly)\">\(escape(series[index].name))</text>\n"
         }
         svg += "</svg>\n"

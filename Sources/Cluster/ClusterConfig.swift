@@ -144,7 +144,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
 
     /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
     func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> ClusterError {
-        ClusterError("\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)")
+        ClusterError(
+            "\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)"
+        )
     }
 
     static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
@@ -177,8 +179,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             let known = ClusterConfig.knownKeys[name] ?? []
             for key in table.keys where !known.contains(key) {
                 let place = name.isEmpty ? "at the top level" : (name == "store" ? "in [[store]]" : "in [\(name)]")
-                throw error("unknown key '\(key)' \(place) (known: \(known.sorted().joined(separator: ", ")))",
-                            key: key, table: name, storeIndex: storeIndex)
+                throw error(
+                    "unknown key '\(key)' \(place) (known: \(known.sorted().joined(separator: ", ")))",
+                    key: key, table: name, storeIndex: storeIndex)
             }
         }
         try check(table, name: "", storeIndex: nil)
@@ -279,9 +282,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             guard rest.first == "[" else { continue }
             rest = rest.dropFirst()
             if rest.first == "[" { rest = rest.dropFirst() }
-            rest = rest.drop { $0 == " " || $0 == "\t" }
-            guard let first = rest.first else { continue }
-            if !(first.isASCII && (first.isLetter || first.isNumber)) && !"_-\"'[]".contains(first) {
+            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
+            // An empty name (the line ends after "[" or "[[") aborts toml++ too, so it is refused here.
+            guard let first = rest.first, first.isASCII && (first.isLetter || first.isNumber) || "_-\"'[]".contains(first) else {
                 throw ClusterError("\(source):\(index + 1): a table name must start with a letter, digit, '_', '-' or a quote")
             }
         }
@@ -306,15 +309,19 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 throw error("port \(port) of \(name) is not between 1 and 65000", key: "port", table: table, storeIndex: index)
             }
             if transport != .tcp, host != nil || port != nil || listen != nil {
-                throw error("\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
-                            key: host != nil ? "host" : port != nil ? "port" : "listen", table: table, storeIndex: index)
+                throw error(
+                    "\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
+                    key: host != nil ? "host" : port != nil ? "port" : "listen", table: table, storeIndex: index)
             }
             if let host, !ClusterConfig.isLoopback(host), cluster?.allowRemote != true {
-                throw error("\(name)'s host \(host) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
-                            key: "host", table: table, storeIndex: index)
+                throw error(
+                    "\(name)'s host \(host) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
+                    key: "host", table: table, storeIndex: index)
             }
             if let metrics {
-                guard (1...65_535).contains(metrics) else { throw error("metrics_port \(metrics) of \(name) is not a port", key: "metrics_port", table: table, storeIndex: index) }
+                guard (1...65_535).contains(metrics) else {
+                    throw error("metrics_port \(metrics) of \(name) is not a port", key: "metrics_port", table: table, storeIndex: index)
+                }
                 // Nodes on different hosts may share a metrics port; on one host they may not.
                 let key = metrics
                 if let other = metricsPorts[key], (host ?? cluster?.host) == nil || transport != .tcp {
@@ -324,10 +331,14 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             }
         }
         if let dispatcher {
-            try checkNode("the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort, table: "dispatcher", index: nil)
+            try checkNode(
+                "the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort,
+                table: "dispatcher", index: nil)
         }
         for (index, entry) in stores.enumerated() {
-            try checkNode("store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort, table: "store", index: index)
+            try checkNode(
+                "store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort, table: "store",
+                index: index)
         }
     }
 
@@ -374,7 +385,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         for entry in stores where entry.effects ?? true {
             let app = entry.app ?? entry.name
             if let owner = effectsOwners[app] {
-                throw ClusterError("stores '\(owner)' and '\(entry.name)' both run app '\(app)' with effects, so every follow-up action would be sent twice; set effects = false on the replica")
+                throw ClusterError(
+                    "stores '\(owner)' and '\(entry.name)' both run app '\(app)' with effects, so every follow-up action would be sent twice; set effects = false on the replica"
+                )
             }
             effectsOwners[app] = entry.name
         }
@@ -383,7 +396,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         }
         let host = cluster?.host ?? "127.0.0.1"
         if transport == .tcp && !["127.0.0.1", "localhost", "::1"].contains(host) && cluster?.allowRemote != true {
-            throw ClusterError("host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)")
+            throw ClusterError(
+                "host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)"
+            )
         }
         let heartbeat = cluster?.heartbeatMs ?? 200
         guard (10...60_000).contains(heartbeat) else { throw ClusterError("heartbeat_ms must be between 10 and 60000") }
@@ -417,7 +432,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             }
             topology.highWaterMark = cluster?.highWaterMark
             if let name = cluster?.codec {
-                guard let codec = WireCodec.Format(rawValue: name) else { throw ClusterError("codec '\(name)' is not one of: binary, json") }
+                guard let codec = WireCodec.Format(rawValue: name) else {
+                    throw error("codec '\(name)' is not one of: binary, json", key: "codec", table: "cluster")
+                }
                 topology.codec = codec
             }
             if let limits {
@@ -425,8 +442,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 if let max = limits.maxPayloadBytes, !(1...(16 << 20)).contains(max) {
                     throw ClusterError("limits max_payload_bytes must be between 1 and 16777216")
                 }
-                topology.limits = .init(clientRate: limits.clientRate, maxPayloadBytes: limits.maxPayloadBytes,
-                                        maxPayloadBytesByType: limits.payload)
+                topology.limits = .init(
+                    clientRate: limits.clientRate, maxPayloadBytes: limits.maxPayloadBytes,
+                    maxPayloadBytesByType: limits.payload)
             }
             topology.durability = try durability(runDirectory: runDirectory)
             if let security {
@@ -434,7 +452,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 let server = try KeyPair.load(resolve(security.serverKey))
                 _ = try KeyPair.load(resolve(security.clientKey))
                 let authorized = resolve(security.authorizedKeys)
-                guard FileManager.default.fileExists(atPath: authorized) else { throw ClusterError("the authorized keys file \(authorized) is missing") }
+                guard FileManager.default.fileExists(atPath: authorized) else {
+                    throw ClusterError("the authorized keys file \(authorized) is missing")
+                }
                 topology.security = .init(
                     serverKeyFile: resolve(security.serverKey), serverPublicKey: server.publicKey,
                     clientKeyFile: resolve(security.clientKey), authorizedKeysFile: authorized)

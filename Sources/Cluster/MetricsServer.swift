@@ -71,7 +71,8 @@ public final class MetricsServer: @unchecked Sendable {
             let path = request.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? ""
             let (status, body) = respond(to: path)
             let reason = [200: "OK", 404: "Not Found", 503: "Service Unavailable"][status] ?? "Error"
-            let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+            let head =
+                "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
                 + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
             let bytes = Array(head.utf8) + body
             _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
@@ -82,7 +83,8 @@ public final class MetricsServer: @unchecked Sendable {
     func respond(to path: String) -> (Int, [UInt8]) {
         switch path.split(separator: "?").first.map(String.init) ?? path {
         case "/live":
-            return nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) != nil ? (200, Array("live\n".utf8)) : (503, Array("no answer\n".utf8))
+            return nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) != nil
+                ? (200, Array("live\n".utf8)) : (503, Array("no answer\n".utf8))
         case "/ready":
             return nodeIsReady(endpoint: statusEndpoint, security: security) ? (200, Array("ready\n".utf8)) : (503, Array("not ready\n".utf8))
         case "/metrics":

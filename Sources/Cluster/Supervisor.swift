@@ -199,7 +199,9 @@ public final class Supervisor: Sendable {
                 if isStopping { continue }
                 let log = runDirectory.log(of: name)
                 guard let delay = restartDelay(for: name) else {
-                    report("\(name) exited with status \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))")
+                    report(
+                        "\(name) exited with status \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))"
+                    )
                     status = 1
                     break eventLoop
                 }

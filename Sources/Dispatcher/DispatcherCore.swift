@@ -110,8 +110,13 @@ public final class DispatcherCore {
         let header = message.header
         if header.clientID != 0, let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
             // A retry of something already sequenced: answer again once it is durable, sequence nothing.
-            waitingReplies.append((seq, peer, Message(header: Header(
-                kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))))
+            waitingReplies.append(
+                (
+                    seq, peer,
+                    Message(
+                        header: Header(
+                            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))
+                ))
             return
         }
         let appName = message.topicString
@@ -147,21 +152,32 @@ public final class DispatcherCore {
             return
         }
         head += 1
-        let action = Message(topic: message.topic, header: Header(
-            kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
-            timestamp: now.wallNanoseconds, actionType: header.actionType), payload: message.payload)
+        let action = Message(
+            topic: message.topic,
+            header: Header(
+                kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
+                timestamp: now.wallNanoseconds, actionType: header.actionType), payload: message.payload)
         stamped.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
-        waitingReplies.append((head, peer, Message(header: Header(
-            kind: .ack, seq: head, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp))))
+        waitingReplies.append(
+            (
+                head, peer,
+                Message(
+                    header: Header(
+                        kind: .ack, seq: head, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp))
+            ))
     }
 
     private func nack(_ peer: [UInt8], _ header: Header, _ reason: String) {
         logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
-        commands.append(.reply(.intake, peer: peer, Message(header: Header(
-            kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
+        commands.append(
+            .reply(
+                .intake, peer: peer,
+                Message(
+                    header: Header(
+                        kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
     }
 
     /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch
@@ -207,9 +223,11 @@ public final class DispatcherCore {
         case .replayRequest:
             // Only what is durable is replayed: a store must never apply what a crash could take back.
             let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
-            commands.append(.serveReplay(ReplayPlan(
-                peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
-                batchSize: configuration.replayBatchSize, maxBatches: configuration.replayBatchesPerRequest)))
+            commands.append(
+                .serveReplay(
+                    ReplayPlan(
+                        peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
+                        batchSize: configuration.replayBatchSize, maxBatches: configuration.replayBatchesPerRequest)))
         case .statusRequest:
             commands.append(.replyStatus(.replay, peer: peer))
         default:

@@ -124,13 +124,17 @@ final class DispatcherLoop: NodeLoop {
         if let journal = configuration.journal {
             let opened = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes)
             if opened.recovery.trimmedBytes > 0 {
-                logger.warning("journal had a torn tail; trimmed it", metadata: [
-                    "bytes": "\(opened.recovery.trimmedBytes)", "where": "\(opened.recovery.trimmedReason ?? "")",
-                ])
+                logger.warning(
+                    "journal had a torn tail; trimmed it",
+                    metadata: [
+                        "bytes": "\(opened.recovery.trimmedBytes)", "where": "\(opened.recovery.trimmedReason ?? "")",
+                    ])
             }
-            logger.info("journal opened", metadata: [
-                "directory": "\(journal.directory)", "fsync": "\(journal.policy.rawValue)", "recovered": "\(opened.recovery)",
-            ])
+            logger.info(
+                "journal opened",
+                metadata: [
+                    "directory": "\(journal.directory)", "fsync": "\(journal.policy.rawValue)", "recovered": "\(opened.recovery)",
+                ])
             log = opened
         } else {
             log = MemoryLog()
@@ -164,9 +168,11 @@ final class DispatcherLoop: NodeLoop {
     }
 
     func run() throws {
-        logger.info("dispatcher running", metadata: [
-            "intake": "\(configuration.intake)", "actions": "\(configuration.actions)", "replay": "\(configuration.replay)",
-        ])
+        logger.info(
+            "dispatcher running",
+            metadata: [
+                "intake": "\(configuration.intake)", "actions": "\(configuration.actions)", "replay": "\(configuration.replay)",
+            ])
         var poller = Poller()
         let intakeIndex = poller.add(.socket(intake))
         let replayIndex = poller.add(.socket(replay))

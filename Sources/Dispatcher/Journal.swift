@@ -1,7 +1,8 @@
 import FluxCore
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The dispatcher's durable log: append-only segment files of length-prefixed, CRC-checked records.
@@ -132,7 +133,9 @@ public final class Journal: ActionLog {
                     problem = error.message
                 }
                 guard isLast else {
-                    throw JournalError("\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup")
+                    throw JournalError(
+                        "\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup"
+                    )
                 }
                 recovery.trimmedBytes = bytes.count - offset
                 recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"
@@ -249,7 +252,8 @@ public final class Journal: ActionLog {
         var offset = entry.offset
         var seq = entry.seq
         while result.count < limit && segment < segments.count {
-            let stale = readCache?.segment != segment || readCache!.bytes.count < offset + 8
+            let stale =
+                readCache?.segment != segment || readCache!.bytes.count < offset + 8
                 || (segment == segments.count - 1 && readCache!.bytes.count < segmentSize)
             if stale {
                 readCache = (segment, try readFile(segments[segment].path))

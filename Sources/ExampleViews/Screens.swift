@@ -47,8 +47,10 @@ public struct TodoScreen: StoreScreen {
         frame.append("")
         let enabled = input.count >= Todo.minimumTitleLength
         let cursor = focus == .input ? "▏" : ""
-        frame.append(StyledLine("New todo: ", .accent) + StyledLine(input + cursor)
-            + StyledLine("   ") + (enabled ? StyledLine("[Add] enabled", .good) : StyledLine("[Add] disabled (\(Todo.minimumTitleLength)+ characters)", .dim)))
+        frame.append(
+            StyledLine("New todo: ", .accent) + StyledLine(input + cursor)
+                + StyledLine("   ")
+                + (enabled ? StyledLine("[Add] enabled", .good) : StyledLine("[Add] disabled (\(Todo.minimumTitleLength)+ characters)", .dim)))
         return frame
     }
 
@@ -100,11 +102,12 @@ public struct StarScreen: StoreScreen {
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {
         guard let state = decode(Star.State.self, data) else { return [StyledLine("(not a star state)", .bad)] }
-        let style: StyledLine.Style = switch state.status {
-        case .starred: .highlight
-        case .staring, .unstaring: .dim
-        case .unstarred: .plain
-        }
+        let style: StyledLine.Style =
+            switch state.status {
+            case .starred: .highlight
+            case .staring, .unstaring: .dim
+            case .unstarred: .plain
+            }
         var frame: Frame = [StyledLine(Star.render(state), style)]
         if state.status == .staring || state.status == .unstaring { frame.append(StyledLine("request under way…", .dim)) }
         return frame
@@ -127,8 +130,10 @@ public struct FilterScreen: StoreScreen {
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {
         guard let state = decode(AnnotationFilter.State.self, data) else { return [StyledLine("(not a filter state)", .bad)] }
-        var frame: Frame = [StyledLine("Filters", .bold) + (state.isFiltering ? StyledLine("  filtering", .highlight) : StyledLine("  showing everything", .dim))
-            + StyledLine(state.openGroup.map { "  › in group \($0.rawValue)" } ?? "")]
+        var frame: Frame = [
+            StyledLine("Filters", .bold) + (state.isFiltering ? StyledLine("  filtering", .highlight) : StyledLine("  showing everything", .dim))
+                + StyledLine(state.openGroup.map { "  › in group \($0.rawValue)" } ?? "")
+        ]
         for group in AnnotationFilter.Group.allCases {
             frame.append(StyledLine("  \(group.rawValue)", .accent))
             for filter in group.filters {
@@ -178,10 +183,15 @@ public struct LoginScreen: StoreScreen {
         if let user = state.loggedInAs { return [StyledLine("Signed in as \(user)", .good), "", StyledLine("Ctrl-O to log out", .dim)] }
         func mark(_ ok: Bool) -> StyledLine { ok ? StyledLine(" ✓", .good) : StyledLine(" ✗", .bad) }
         let cursor = "▏"
-        let username = StyledLine("Username: ", focus == .username ? .accent : .plain) + StyledLine(state.username + (focus == .username ? cursor : "")) + mark(state.isUsernameValid)
-        let password = StyledLine("Password: ", focus == .password ? .accent : .plain)
+        let username =
+            StyledLine("Username: ", focus == .username ? .accent : .plain) + StyledLine(state.username + (focus == .username ? cursor : ""))
+            + mark(state.isUsernameValid)
+        let password =
+            StyledLine("Password: ", focus == .password ? .accent : .plain)
             + StyledLine(String(repeating: "•", count: state.password.count) + (focus == .password ? cursor : "")) + mark(state.isPasswordValid)
-        let button: StyledLine = state.isLoggingIn ? StyledLine("[Log in] signing in…", .dim)
+        let button: StyledLine =
+            state.isLoggingIn
+            ? StyledLine("[Log in] signing in…", .dim)
             : state.isLoginEnabled ? StyledLine("[Log in] enabled", .good) : StyledLine("[Log in] disabled", .dim)
         var frame: Frame = [username, password, "", button]
         if let error = state.error { frame.append(StyledLine("! \(error)", .bad)) }

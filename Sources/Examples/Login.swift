@@ -9,8 +9,10 @@ public enum Login {
         public var isLoggingIn = false
         public var loggedInAs: String? = nil
         public var error: String? = nil
-        public init(username: String = "", password: String = "", isLoggingIn: Bool = false,
-                    loggedInAs: String? = nil, error: String? = nil) {
+        public init(
+            username: String = "", password: String = "", isLoggingIn: Bool = false,
+            loggedInAs: String? = nil, error: String? = nil
+        ) {
             self.username = username
             self.password = password
             self.isLoggingIn = isLoggingIn

@@ -82,12 +82,13 @@ public enum Star {
     }
 
     public static func render(_ state: State) -> String {
-        let button = switch state.status {
-        case .unstarred: "☆ Star"
-        case .staring: "★ Starring…"
-        case .starred: "★ Starred"
-        case .unstaring: "☆ Unstarring…"
-        }
+        let button =
+            switch state.status {
+            case .unstarred: "☆ Star"
+            case .staring: "★ Starring…"
+            case .starred: "★ Starred"
+            case .unstaring: "☆ Unstarring…"
+            }
         return "[\(button)]  \(state.count) star\(state.count == 1 ? "" : "s")" + (state.lastError.map { "  ! \($0)" } ?? "")
     }
 

@@ -49,7 +49,9 @@ public enum TodoStats {
         return "\(state.done)/\(state.total) done\(goal) · \(state.changes) todo changes seen"
     }
 
-    public static func app(todo: FluxApp<Todo.State, Todo.Action, Todo.Environment> = Todo.app())
+    public static func app(
+        todo: FluxApp<Todo.State, Todo.Action, Todo.Environment> = Todo.app()
+    )
         -> DependentApp<State, Action, Environment, Todo.State, Todo.Action, Todo.Environment>
     {
         DependentApp(

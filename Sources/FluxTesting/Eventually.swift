@@ -13,7 +13,8 @@ public func eventually(
         if try condition() { return }
         try await Task.sleep(for: interval)
     }
-    Issue.record("timed out after \(timeout) waiting for \(what)",
-                 sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    Issue.record(
+        "timed out after \(timeout) waiting for \(what)",
+        sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
     throw CancellationError()
 }

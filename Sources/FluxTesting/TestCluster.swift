@@ -118,16 +118,19 @@ public final class TestCluster: Sendable {
     /// The store's current (version, state), straight from its snapshot service.
     public func snapshot<S: Decodable>(of store: String, as: S.Type) throws -> (version: UInt64, state: S)? {
         guard let endpoints = topology.store(named: store) else { throw NodeError("the test cluster has no store '\(store)'") }
-        guard let reply = try requestReply(
-            endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
-            expecting: .snapshot, timeoutMilliseconds: 1000)
+        guard
+            let reply = try requestReply(
+                endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
+                expecting: .snapshot, timeoutMilliseconds: 1000)
         else { return nil }
         return (reply.header.seq, try WireCodec().decode(S.self, from: reply.payload))
     }
 
     /// Waits (bounded) until the store has reached `version`, and returns its state then.
-    public func state<S: Decodable>(of store: String, as type: S.Type, atLeast version: UInt64,
-                                    timeout: Duration = .seconds(20)) async throws -> S {
+    public func state<S: Decodable>(
+        of store: String, as type: S.Type, atLeast version: UInt64,
+        timeout: Duration = .seconds(20)
+    ) async throws -> S {
         let deadline = ContinuousClock.now + timeout
         var seen: UInt64 = 0
         while ContinuousClock.now < deadline {

@@ -78,11 +78,13 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         reportFailure: FailureReporter? = nil
     ) where Action: Codable {
         if let reportFailure {
-            self.init(initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
-                      exhaustivity: exhaustivity, reject: app.reject, reportFailure: reportFailure)
+            self.init(
+                initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
+                exhaustivity: exhaustivity, reject: app.reject, reportFailure: reportFailure)
         } else {
-            self.init(initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
-                      exhaustivity: exhaustivity, reject: app.reject)
+            self.init(
+                initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
+                exhaustivity: exhaustivity, reject: app.reject)
         }
     }
 
@@ -94,8 +96,9 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     ) async {
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         if exhaustivity == .on, let pending = inbox.first {
-            fail("sent \(describe(action)) while \(inbox.count) received action(s) were not yet asserted, the first: \(describe(pending))",
-                 location)
+            fail(
+                "sent \(describe(action)) while \(inbox.count) received action(s) were not yet asserted, the first: \(describe(pending))",
+                location)
         }
         if let reason = reject(state, action) {
             fail("the app rejected \(describe(action)): \(reason)", location)
@@ -143,8 +146,9 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
                 return
             }
             if ContinuousClock.now >= deadline {
-                fail("expected to receive \(describe(expected)), but no action arrived within \(timeout ?? self.timeout)"
-                     + (effects.inFlight > 0 ? " (\(effects.inFlight) effect(s) still running)" : ""), location)
+                fail(
+                    "expected to receive \(describe(expected)), but no action arrived within \(timeout ?? self.timeout)"
+                        + (effects.inFlight > 0 ? " (\(effects.inFlight) effect(s) still running)" : ""), location)
                 return
             }
             try? await Task.sleep(for: .milliseconds(1))
@@ -177,8 +181,9 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
 
     deinit {
         if !finished && effects.inFlight > 0 && exhaustivity == .on {
-            reportFailure("the TestStore was released with \(effects.inFlight) effect(s) running; call `await store.finish()`",
-                          SourceLocation(fileID: #fileID, filePath: #filePath, line: #line, column: #column))
+            reportFailure(
+                "the TestStore was released with \(effects.inFlight) effect(s) running; call `await store.finish()`",
+                SourceLocation(fileID: #fileID, filePath: #filePath, line: #line, column: #column))
         }
         effects.cancelAll()
     }
@@ -206,7 +211,8 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
             return
         }
         if expected != state {
-            let what = assert == nil
+            let what =
+                assert == nil
                 ? "\(verb) \(describe(action)) changed the state, but the test asserted no change"
                 : "the state after \(verb) \(describe(action)) is not what the test expected"
             fail("\(what) (− expected, + actual):\n\(StateDiff.describe(expected: expected, actual: state))", location)
@@ -228,5 +234,9 @@ final class Inbox<Action: Sendable>: @unchecked Sendable {
     func popFirst() -> Action? { lock.withLock { actions.isEmpty ? nil : actions.removeFirst() } }
     var first: Action? { lock.withLock { actions.first } }
     var count: Int { lock.withLock { actions.count } }
-    func drain() -> [Action] { lock.withLock { defer { actions = [] }; return actions } }
+    func drain() -> [Action] {
+        lock.withLock {
+            defer { actions = [] }; return actions
+        }
+    }
 }

@@ -37,9 +37,11 @@ public final class DispatchConnection {
     public func dispatch(app: String, actionType: String, payload: [UInt8]) throws -> DispatchOutcome {
         let clientSeq = nextClientSeq
         nextClientSeq += 1
-        let message = Message(topic: app, header: Header(
-            kind: .dispatch, clientID: clientID, clientSeq: clientSeq, timestamp: WallClock.nowNanoseconds(),
-            actionType: actionType), payload: payload)
+        let message = Message(
+            topic: app,
+            header: Header(
+                kind: .dispatch, clientID: clientID, clientSeq: clientSeq, timestamp: WallClock.nowNanoseconds(),
+                actionType: actionType), payload: payload)
         let frames = message.frames
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -53,7 +55,8 @@ public final class DispatchConnection {
                 guard try poller.poll(timeoutMilliseconds: ms) > 0 else { continue }
                 while let reply = try socket.receive(dontWait: true) {
                     guard let answer = try? Message(frames: reply),
-                          answer.header.clientID == clientID, answer.header.clientSeq == clientSeq else { continue }
+                        answer.header.clientID == clientID, answer.header.clientSeq == clientSeq
+                    else { continue }
                     switch answer.kind {
                     case .ack: return .acknowledged(seq: answer.header.seq)
                     case .nack: return .rejected(reason: String(decoding: answer.payload, as: UTF8.self))

@@ -27,9 +27,10 @@ public func requestReply(
 public func nodeStatus(
     context: Context = .shared, endpoint: String, security: Security.Settings? = nil, timeoutMilliseconds: Int = 500
 ) -> NodeStatus? {
-    guard let reply = try? requestReply(
-        context: context, endpoint: endpoint, security: security, request: Message(header: Header(kind: .statusRequest)),
-        expecting: .status, timeoutMilliseconds: timeoutMilliseconds)
+    guard
+        let reply = try? requestReply(
+            context: context, endpoint: endpoint, security: security, request: Message(header: Header(kind: .statusRequest)),
+            expecting: .status, timeoutMilliseconds: timeoutMilliseconds)
     else { return nil }
     return try? NodeStatus.decode(reply.payload)
 }

@@ -39,7 +39,8 @@ public struct KeyPair: Equatable, Sendable {
             if parts.count == 2 { values[parts[0]] = parts[1] }
         }
         guard let publicKey = values["public-key"], Curve.decode(publicKey) != nil,
-              let secretKey = values["secret-key"], Curve.decode(secretKey) != nil else {
+            let secretKey = values["secret-key"], Curve.decode(secretKey) != nil
+        else {
             throw NodeError("\(path) is not a zflux key file (make one with `zflux keygen`)")
         }
         return KeyPair(publicKey: publicKey, secretKey: secretKey)
@@ -116,8 +117,9 @@ public final class ZAPHandler: Sendable {
                 guard modified != loadedAt else { return }
                 loadedAt = modified
                 let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-                keys = Set(text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.isEmpty && !$0.hasPrefix("#") }.compactMap(Curve.decode))
+                keys = Set(
+                    text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                        .filter { !$0.isEmpty && !$0.hasPrefix("#") }.compactMap(Curve.decode))
                 logger.info("authorized keys loaded", metadata: ["file": "\(path)", "keys": "\(keys.count)"])
             }
             while !control.stopRequested {
@@ -133,12 +135,16 @@ public final class ZAPHandler: Sendable {
                 let key = request.count >= 7 ? request[6] : []
                 let allowed = mechanism == "CURVE" && keys.contains(key)
                 if !allowed {
-                    logger.warning("refused a peer", metadata: [
-                        "address": "\(address)", "mechanism": "\(mechanism)", "key": "\(Curve.encode(key) ?? "none")",
-                    ])
+                    logger.warning(
+                        "refused a peer",
+                        metadata: [
+                            "address": "\(address)", "mechanism": "\(mechanism)", "key": "\(Curve.encode(key) ?? "none")",
+                        ])
                 }
-                let reply: [[UInt8]] = [Array("1.0".utf8), request[1], Array((allowed ? "200" : "400").utf8),
-                                        Array((allowed ? "OK" : "key not authorized").utf8), allowed ? Array((Curve.encode(key) ?? "").utf8) : [], []]
+                let reply: [[UInt8]] = [
+                    Array("1.0".utf8), request[1], Array((allowed ? "200" : "400").utf8),
+                    Array((allowed ? "OK" : "key not authorized").utf8), allowed ? Array((Curve.encode(key) ?? "").utf8) : [], [],
+                ]
                 _ = try? zap.send(reply)
             }
         }

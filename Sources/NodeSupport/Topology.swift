@@ -187,9 +187,10 @@ public struct Topology: Codable, Equatable, Sendable {
         for store in stores {
             guard seen.insert(store.name).inserted else { throw NodeError("store name '\(store.name)' is used twice") }
             place(store.name)
-            storeEndpoints.append(StoreEndpoints(
-                name: store.name, app: store.app,
-                state: try endpoint("store-\(store.name)-state"), snapshot: try endpoint("store-\(store.name)-snapshot")))
+            storeEndpoints.append(
+                StoreEndpoints(
+                    name: store.name, app: store.app,
+                    state: try endpoint("store-\(store.name)-state"), snapshot: try endpoint("store-\(store.name)-snapshot")))
         }
         let topology = Topology(dispatcher: dispatcher, stores: storeEndpoints, heartbeatMilliseconds: heartbeatMilliseconds)
         var endpoints = Set<String>()

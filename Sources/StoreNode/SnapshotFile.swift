@@ -1,7 +1,8 @@
 import FluxCore
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A store's state on disk: `ZFSNAP01`, u64 version, u32 app-name length, app name, u32 CRC-32 of the

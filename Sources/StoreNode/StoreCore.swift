@@ -162,9 +162,11 @@ public final class StoreCore {
             dispatcherHead = max(dispatcherHead, message.header.seq)
             if dispatcherHead > version && replayRequestedAt == nil {
                 // The dispatcher has sequenced actions this store never saw: repair before going on.
-                logger.notice("heartbeat shows missed actions", metadata: [
-                    "store": "\(configuration.name)", "version": "\(version)", "head": "\(dispatcherHead)",
-                ])
+                logger.notice(
+                    "heartbeat shows missed actions",
+                    metadata: [
+                        "store": "\(configuration.name)", "version": "\(version)", "head": "\(dispatcherHead)",
+                    ])
                 if caughtUp { gapsRepaired += 1 }
                 requestReplay(now: now)
             }
@@ -183,9 +185,11 @@ public final class StoreCore {
         }
         if pending.count < StoreCore.maxPending { pending[seq] = message }
         if replayRequestedAt == nil {
-            logger.notice("gap in the action stream", metadata: [
-                "store": "\(configuration.name)", "version": "\(version)", "received": "\(seq)",
-            ])
+            logger.notice(
+                "gap in the action stream",
+                metadata: [
+                    "store": "\(configuration.name)", "version": "\(version)", "received": "\(seq)",
+                ])
             gapsRepaired += 1
             requestReplay(now: now)
         }
@@ -214,12 +218,18 @@ public final class StoreCore {
             // Refused in this state (or, if undecodable, the nodes run different builds): the state is
             // unchanged, and the reason is published for views and `zflux tail`.
             rejected += 1
-            logger.notice("action rejected; state unchanged", metadata: [
-                "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
-            ])
-            commands.append(.publish(Message(topic: configuration.name, header: Header(
-                kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
-                timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(error.reason.utf8))))
+            logger.notice(
+                "action rejected; state unchanged",
+                metadata: [
+                    "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
+                ])
+            commands.append(
+                .publish(
+                    Message(
+                        topic: configuration.name,
+                        header: Header(
+                            kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
+                            timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(error.reason.utf8))))
         }
     }
 
@@ -245,9 +255,11 @@ public final class StoreCore {
             if message.header.seq < version && !caughtUp {
                 // This store's snapshot is ahead of the dispatcher's whole history: it belongs to another
                 // history (a journal wiped or replaced). Trusting it would skip real actions.
-                logger.error("snapshot is ahead of the dispatcher; discarding it and replaying", metadata: [
-                    "store": "\(configuration.name)", "snapshot": "\(version)", "dispatcher": "\(message.header.seq)",
-                ])
+                logger.error(
+                    "snapshot is ahead of the dispatcher; discarding it and replaying",
+                    metadata: [
+                        "store": "\(configuration.name)", "snapshot": "\(version)", "dispatcher": "\(message.header.seq)",
+                    ])
                 resetToEmpty()
                 dispatcherHead = message.header.seq
                 requestReplay(now: now)
@@ -290,15 +302,19 @@ public final class StoreCore {
     public func effectSent(app: String, type: String, payload: [UInt8], now: NodeTime) {
         // Bounded: effects that send faster than the intake answers lose the excess, loudly.
         guard unansweredEffects.count < StoreCore.maxUnansweredEffects else {
-            logger.error("an effect's action was dropped: too many unanswered", metadata: [
-                "store": "\(configuration.name)", "type": "\(type)", "unanswered": "\(unansweredEffects.count)",
-            ])
+            logger.error(
+                "an effect's action was dropped: too many unanswered",
+                metadata: [
+                    "store": "\(configuration.name)", "type": "\(type)", "unanswered": "\(unansweredEffects.count)",
+                ])
             return
         }
         effectClientSeq += 1
-        let message = Message(topic: app, header: Header(
-            kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
-            timestamp: now.wallNanoseconds, actionType: type), payload: payload)
+        let message = Message(
+            topic: app,
+            header: Header(
+                kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
+                timestamp: now.wallNanoseconds, actionType: type), payload: payload)
         unansweredEffects[effectClientSeq] = (message, now.milliseconds)
         commands.append(.dispatch(message))
     }
@@ -308,9 +324,11 @@ public final class StoreCore {
         guard reply.header.clientID == effectClientID else { return }
         unansweredEffects[reply.header.clientSeq] = nil
         if reply.kind == .nack {
-            logger.warning("an effect's action was refused", metadata: [
-                "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
-            ])
+            logger.warning(
+                "an effect's action was refused",
+                metadata: [
+                    "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
+                ])
         }
     }
 
@@ -321,9 +339,11 @@ public final class StoreCore {
         if now.elapsed(since: lastTick) > timeout {
             // Silence counts only while the store was awake to hear: what arrived meanwhile is still
             // queued, and reconnecting now would throw it away. Give the dispatcher a fresh window.
-            logger.notice("the store itself was not running; not counting that as the dispatcher's silence", metadata: [
-                "store": "\(configuration.name)", "paused_ms": "\(now.elapsed(since: lastTick))",
-            ])
+            logger.notice(
+                "the store itself was not running; not counting that as the dispatcher's silence",
+                metadata: [
+                    "store": "\(configuration.name)", "paused_ms": "\(now.elapsed(since: lastTick))",
+                ])
             lastHeardFromDispatcher = now.milliseconds
         }
         lastTick = now.milliseconds
@@ -337,9 +357,11 @@ public final class StoreCore {
         if now.elapsed(since: lastHeardFromDispatcher) > timeout && now.elapsed(since: lastReconnect) > timeout {
             // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
             // the connections and make new ones, then ask for whatever was missed.
-            logger.warning("no word from the dispatcher; reconnecting", metadata: [
-                "store": "\(configuration.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcher))",
-            ])
+            logger.warning(
+                "no word from the dispatcher; reconnecting",
+                metadata: [
+                    "store": "\(configuration.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcher))",
+                ])
             reconnects += 1
             lastReconnect = now.milliseconds
             commands.append(.reconnect)
@@ -376,15 +398,23 @@ public final class StoreCore {
             return
         }
         changesSince = version
-        commands.append(.publish(Message(topic: configuration.name, header: Header(
-            kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds), payload: payload)))
+        commands.append(
+            .publish(
+                Message(
+                    topic: configuration.name,
+                    header: Header(
+                        kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds), payload: payload)))
         lastPublishedVersion = version
     }
 
     private func publishHeartbeat(now: NodeTime) {
         let flags: Header.Flags = (replayRequestedAt != nil || version < dispatcherHead) ? .catchingUp : []
-        commands.append(.publish(Message(topic: configuration.name, header: Header(
-            kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead, timestamp: now.wallNanoseconds))))
+        commands.append(
+            .publish(
+                Message(
+                    topic: configuration.name,
+                    header: Header(
+                        kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead, timestamp: now.wallNanoseconds))))
     }
 
     /// Answers with the state as last published, so the version matches the update stream.
@@ -398,9 +428,14 @@ public final class StoreCore {
                 return
             }
         }
-        commands.append(.reply(peer: peer, Message(topic: configuration.name, header: Header(
-            kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, timestamp: now.wallNanoseconds),
-            payload: fullState?.bytes ?? [])))
+        commands.append(
+            .reply(
+                peer: peer,
+                Message(
+                    topic: configuration.name,
+                    header: Header(
+                        kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, timestamp: now.wallNanoseconds),
+                    payload: fullState?.bytes ?? [])))
     }
 
     private func writeSnapshotIfDue(force: Bool) {
@@ -440,7 +475,8 @@ public final class StoreCore {
         status.replayed = replayed
         status.gapsRepaired = gapsRepaired
         status.pending = pending.count
-        status.dispatcher = now.elapsed(since: lastHeardFromDispatcher) <= UInt64(configuration.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
+        status.dispatcher =
+            now.elapsed(since: lastHeardFromDispatcher) <= UInt64(configuration.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
         status.reconnects = reconnects
         status.subscribed = liveAfter != nil
         status.caughtUp = caughtUp

@@ -75,10 +75,12 @@ final class StoreLoop: NodeLoop {
     }
 
     func run() throws {
-        logger.info("store running", metadata: [
-            "store": "\(configuration.name)", "app": "\(configuration.app.name)",
-            "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
-        ])
+        logger.info(
+            "store running",
+            metadata: [
+                "store": "\(configuration.name)", "app": "\(configuration.app.name)",
+                "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
+            ])
         core.start(now: .now())
         while !control.stopRequested {
             let now = NodeTime.now()

@@ -91,10 +91,13 @@ public final class ViewCore {
         case .rejected:
             if replicaAhead { emit() }
             guard let state else { return }
-            commands.append(.show(ViewUpdate(
-                store: configuration.store, version: version, state: state, connection: connection,
-                rejection: .init(seq: message.header.seq, actionType: message.header.actionType,
-                                 clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self)))))
+            commands.append(
+                .show(
+                    ViewUpdate(
+                        store: configuration.store, version: version, state: state, connection: connection,
+                        rejection: .init(
+                            seq: message.header.seq, actionType: message.header.actionType,
+                            clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self)))))
         case .heartbeat:
             guard phase == .live else { return }
             if message.header.seq > version {
@@ -117,7 +120,8 @@ public final class ViewCore {
     public func tick(now: NodeTime) {
         let timeout = UInt64(configuration.silenceTimeoutMilliseconds)
         if now.elapsed(since: lastHeard) > timeout {
-            if case .stale = connection {} else {
+            if case .stale = connection {
+            } else {
                 setConnection(.stale("no word from \(configuration.store) for \(now.elapsed(since: lastHeard)) ms"))
             }
         }
@@ -194,8 +198,10 @@ public final class ViewCore {
         }
         replicaAhead = false
         guard let state else { return }
-        commands.append(.show(ViewUpdate(
-            store: configuration.store, version: version, state: state, connection: connection,
-            publishedAt: publishedAt, updateBytes: updateBytes)))
+        commands.append(
+            .show(
+                ViewUpdate(
+                    store: configuration.store, version: version, state: state, connection: connection,
+                    publishedAt: publishedAt, updateBytes: updateBytes)))
     }
 }

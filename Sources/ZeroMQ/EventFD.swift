@@ -1,6 +1,7 @@
 import CZMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A Linux eventfd: any thread may `signal()` it; the owning thread polls its descriptor with

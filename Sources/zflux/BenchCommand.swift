@@ -63,7 +63,9 @@ struct BenchCommand: AsyncParsableCommand {
             guard views >= 1, views <= 16 else { throw ValidationError("--views must be 1…16") }
             guard clients >= 1, clients <= 64 else { throw ValidationError("--clients must be 1…64") }
             guard rate >= 1, rate <= 5_000_000 else { throw ValidationError("--rate must be 1…5000000") }
-            guard duration > 0, duration <= 3600, warmUp >= 0, warmUp <= 600 else { throw ValidationError("--duration must be 0…3600 s and --warm-up 0…600 s") }
+            guard duration > 0, duration <= 3600, warmUp >= 0, warmUp <= 600 else {
+                throw ValidationError("--duration must be 0…3600 s and --warm-up 0…600 s")
+            }
             guard payloadBytes >= 16, payloadBytes <= 1 << 20 else { throw ValidationError("--payload-bytes must be 16…1048576") }
             guard stateItems >= 1, stateItems <= Ledger.maxAccounts else { throw ValidationError("--state-items must be 1…\(Ledger.maxAccounts)") }
         }
@@ -81,7 +83,8 @@ struct BenchCommand: AsyncParsableCommand {
             if let svg {
                 var series = [("zflux dispatch → view", report.e2e), ("zflux dispatch → ack", report.ack)]
                 if let floor = report.floor { series.append(("floor → sink", floor.e2e)) }
-                let title = "zflux bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
+                let title =
+                    "zflux bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
                 try PercentilePlot.svg(title: title, series: series).write(toFile: svg, atomically: true, encoding: .utf8)
             }
             emitLine(json ? report.report.json() : report.report.table())
@@ -126,4 +129,3 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 }
-

@@ -50,7 +50,9 @@ struct DispatchCommand: ParsableCommand {
                 printError(`repeat` == 1 ? "rejected: \(reason)" : "rejected after \(done) acknowledged: \(reason)")
                 throw ExitCode(1)
             case .timedOut:
-                printError("no answer from the dispatcher at \(topology.dispatcher.intake) within \(timeout) s\(done > 0 ? " after \(done) acknowledged" : ""); is the cluster up?")
+                printError(
+                    "no answer from the dispatcher at \(topology.dispatcher.intake) within \(timeout) s\(done > 0 ? " after \(done) acknowledged" : ""); is the cluster up?"
+                )
                 throw ExitCode(2)
             }
         }
@@ -73,9 +75,10 @@ struct StateCommand: ParsableCommand {
             throw CLIError("the cluster has no store '\(store)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
         let app = try Catalog.require(endpoints.app)
-        guard let reply = try requestReply(
-            endpoint: endpoints.snapshot, security: security, request: Message(header: Header(kind: .snapshotRequest)),
-            expecting: .snapshot, timeoutMilliseconds: Int(timeout * 1000))
+        guard
+            let reply = try requestReply(
+                endpoint: endpoints.snapshot, security: security, request: Message(header: Header(kind: .snapshotRequest)),
+                expecting: .snapshot, timeoutMilliseconds: Int(timeout * 1000))
         else {
             printError("no answer from store '\(store)' at \(endpoints.snapshot) within \(timeout) s")
             throw ExitCode(2)
@@ -89,7 +92,10 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Print every node's status as JSON lines.")
 
-    @Option(help: ArgumentHelp("Ask the node whose status endpoint this is (a dispatcher's intake, a store's snapshot endpoint); repeat for more. Default: every node of the cluster.", valueName: "endpoint"))
+    @Option(
+        help: ArgumentHelp(
+            "Ask the node whose status endpoint this is (a dispatcher's intake, a store's snapshot endpoint); repeat for more. Default: every node of the cluster.",
+            valueName: "endpoint"))
     var endpoint: [String] = []
     @OptionGroup var runDir: RunDirOptions
 
@@ -97,8 +103,10 @@ struct StatusCommand: ParsableCommand {
         var failed = false
         for target in try statusTargets(endpoints: endpoint, runDir: runDir) {
             let (name, endpoint) = (target.name, target.endpoint)
-            if let reply = try requestReply(endpoint: endpoint, security: target.security, request: Message(header: Header(kind: .statusRequest)),
-                                            expecting: .status, timeoutMilliseconds: 2000) {
+            if let reply = try requestReply(
+                endpoint: endpoint, security: target.security, request: Message(header: Header(kind: .statusRequest)),
+                expecting: .status, timeoutMilliseconds: 2000)
+            {
                 emitLine(String(decoding: reply.payload, as: UTF8.self))
             } else {
                 printError("\(name) at \(endpoint) did not answer")
@@ -114,7 +122,8 @@ struct AppsCommand: ParsableCommand {
         commandName: "apps", abstract: "List the apps this binary can host and how to dispatch their actions.")
 
     func run() throws {
-        emitLine("""
+        emitLine(
+            """
             todo     addTodo '{"title":"Buy milk"}' | toggleTodo '{"index":0}' | removeTodo '{"index":0}' | clearCompleted | loadTapped
             star     starTapped
             filter   filterToggled '{"filter":"issueOpen"}' | groupEntered '{"group":"issues"}' | groupLeft | resetAllTapped | resetGroupTapped '{"group":"issues"}'

@@ -1,5 +1,5 @@
-import Cluster
 import ArgumentParser
+import Cluster
 import Foundation
 import NodeSupport
 
@@ -72,4 +72,3 @@ struct ClusterCommand: AsyncParsableCommand {
         }
     }
 }
-

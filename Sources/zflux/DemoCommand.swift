@@ -1,5 +1,5 @@
-import Cluster
 import ArgumentParser
+import Cluster
 import Examples
 import FluxCore
 import Foundation
@@ -10,7 +10,9 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Start a local cluster, follow its stores in a view, and drive it with a stream of actions.",
-        discussion: "The dispatcher and one store per example app (todo, star, filter, login, counter, stats) run as separate processes over ipc. Ctrl-C stops everything.")
+        discussion:
+            "The dispatcher and one store per example app (todo, star, filter, login, counter, stats) run as separate processes over ipc. Ctrl-C stops everything."
+    )
 
     @OptionGroup var runDir: RunDirOptions
     @Option(help: "Milliseconds between the driver's actions.") var intervalMs: Int = 700
@@ -25,11 +27,14 @@ struct DemoCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(signals) {} }
         let interval = intervalMs, duration = duration
         let status = try await supervisor.supervise(report: printError) {
-            emitLine("zflux demo: dispatcher and stores running as processes " +
-                     supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + "; Ctrl-C stops everything\n")
+            emitLine(
+                "zflux demo: dispatcher and stores running as processes " + supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+                    + "; Ctrl-C stops everything\n")
             let views = try topology.stores.map { endpoints in
-                try ViewNode(configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)), logger: .init(label: "zflux.view"),
-                             onUpdate: UpdatePrinter(app: try Catalog.require(endpoints.app), json: false).print)
+                try ViewNode(
+                    configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)),
+                    logger: .init(label: "zflux.view"),
+                    onUpdate: UpdatePrinter(app: try Catalog.require(endpoints.app), json: false).print)
             }
             for view in views { Task { try await view.run() } }
             let driver = Thread {
@@ -79,7 +84,8 @@ func runDemoDriver(intake: String, intervalMs: Int, stopping: @Sendable () -> Bo
         let (app, type, args) = story[step % story.count]
         step += 1
         if let payload = try? app.wirePayload(type: type, argumentsJSON: Array(args.utf8)),
-           case .acknowledged(let seq) = (try? connection.dispatch(app: app.name, actionType: type, payload: payload)) ?? .timedOut {
+            case .acknowledged(let seq) = (try? connection.dispatch(app: app.name, actionType: type, payload: payload)) ?? .timedOut
+        {
             emitLine("→ dispatched \(app.name).\(type) \(args.isEmpty ? "" : args + " ")as seq \(seq)")
         }
         let deadline = ContinuousClock.now + .milliseconds(intervalMs)

@@ -40,9 +40,13 @@ struct JournalCommand: AsyncParsableCommand {
         func run() throws {
             let journal = try location.open()
             let recovery = journal.recovery
-            emitLine("\(location.directory): \(recovery.records) records in \(recovery.segments) segments, seqs 1…\(recovery.lastSeq), \(journal.sizeInBytes) bytes")
+            emitLine(
+                "\(location.directory): \(recovery.records) records in \(recovery.segments) segments, seqs 1…\(recovery.lastSeq), \(journal.sizeInBytes) bytes"
+            )
             if recovery.trimmedBytes > 0 {
-                printError("torn tail: \(recovery.trimmedBytes) bytes after seq \(recovery.lastSeq) (\(recovery.trimmedReason ?? "")); the dispatcher trims it on start")
+                printError(
+                    "torn tail: \(recovery.trimmedBytes) bytes after seq \(recovery.lastSeq) (\(recovery.trimmedReason ?? "")); the dispatcher trims it on start"
+                )
                 throw ExitCode(1)
             }
             emitLine("ok")
@@ -100,8 +104,9 @@ struct JournalCommand: AsyncParsableCommand {
             let last = min(to ?? journal.lastSeq, journal.lastSeq)
             let runtime = app.makeRuntime { _, _, _ in }
             try journal.forEach(through: last) { message in
-                _ = try? runtime.apply(app: message.topicString, actionType: message.header.actionType,
-                                       payload: message.payload, runEffects: false)
+                _ = try? runtime.apply(
+                    app: message.topicString, actionType: message.header.actionType,
+                    payload: message.payload, runEffects: false)
             }
             let state = String(decoding: try app.stateJSON(fromWire: try runtime.encodedState()), as: UTF8.self)
             emitLine("{\"version\":\(last),\"state\":\(state)}")
@@ -132,6 +137,7 @@ extension ISO8601DateFormatter {
 func readablePayload(_ message: Message) -> [UInt8] {
     guard WireCodec.isBinary(message.payload) else { return message.payload }
     guard let app = Catalog.app(named: message.topicString),
-          let json = try? app.actionJSON(fromWire: message.payload) else { return Array("null".utf8) }
+        let json = try? app.actionJSON(fromWire: message.payload)
+    else { return Array("null".utf8) }
     return json
 }

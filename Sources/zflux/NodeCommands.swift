@@ -1,5 +1,5 @@
-import Cluster
 import ArgumentParser
+import Cluster
 import Dispatcher
 import Examples
 import Foundation
@@ -16,7 +16,9 @@ struct DispatcherCommand: AsyncParsableCommand {
     var nodeName: String?
 
     func validate() throws {
-        if let nodeName, nodeName != "dispatcher" { throw ValidationError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`") }
+        if let nodeName, nodeName != "dispatcher" {
+            throw ValidationError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`")
+        }
     }
 
     func run() async throws {
@@ -46,7 +48,9 @@ struct StoreCommand: AsyncParsableCommand {
 
     @Argument(help: "The store's name in the cluster config.") var storeName: String?
     @OptionGroup var node: NodeOptions
-    @Option(name: .customLong("node"), help: ArgumentHelp("The same as the NAME argument (with --config, as the dispatcher takes it).", valueName: "name"))
+    @Option(
+        name: .customLong("node"), help: ArgumentHelp("The same as the NAME argument (with --config, as the dispatcher takes it).", valueName: "name")
+    )
     var nodeName: String?
 
     func validate() throws {

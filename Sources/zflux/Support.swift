@@ -1,5 +1,5 @@
-import Cluster
 import ArgumentParser
+import Cluster
 import Dispatch
 import Examples
 import FluxCore
@@ -16,14 +16,17 @@ struct CLIError: Error, CustomStringConvertible {
 
 /// `--run-dir`, shared by every command.
 struct RunDirOptions: ParsableArguments {
-    @Option(name: .customLong("run-dir"), help: ArgumentHelp(
-        "The cluster's run directory: its ipc socket files, cluster.json, pids and logs. Default: $ZFLUX_RUN_DIR or ./.zflux",
-        valueName: "dir"))
+    @Option(
+        name: .customLong("run-dir"),
+        help: ArgumentHelp(
+            "The cluster's run directory: its ipc socket files, cluster.json, pids and logs. Default: $ZFLUX_RUN_DIR or ./.zflux",
+            valueName: "dir"))
     var runDir: String?
 
-    @Option(help: ArgumentHelp(
-        "A cluster config (TOML) to take the endpoints from, instead of RUN_DIR/cluster.json: how nodes and commands on other hosts find the cluster. Default: $ZFLUX_CONFIG",
-        valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A cluster config (TOML) to take the endpoints from, instead of RUN_DIR/cluster.json: how nodes and commands on other hosts find the cluster. Default: $ZFLUX_CONFIG",
+            valueName: "file"))
     var config: String?
 
     var configPath: String? { config ?? ProcessInfo.processInfo.environment["ZFLUX_CONFIG"] }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import FluxCore
+import Foundation
 import NodeSupport
 import Synchronization
 import ViewNode
@@ -24,39 +24,42 @@ struct TailCommand: AsyncParsableCommand {
         let (app, type, json) = (app, type, json)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             Thread {
-                continuation.resume(with: Result {
-                    let socket = try SocketDefaults.subscriber(.shared)
-                    defer { socket.close() }
-                    try socket.subscribe(Array((app ?? "").utf8))
-                    try socket.connectSecurely(topology.dispatcher.actions, security)
-                    // The stores' REJECTED notices: what a store refused in its state.
-                    let stores = try SocketDefaults.subscriber(.shared)
-                    defer { stores.close() }
-                    for store in topology.stores where app == nil || store.app == app {
-                        try stores.subscribe(Array(store.name.utf8))
-                        try stores.connectSecurely(store.state, security)
-                    }
-                    while !stop.load(ordering: .acquiring) {
-                        var poller = Poller()
-                        poller.add(.socket(socket))
-                        poller.add(.socket(stores))
-                        guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
-                        while let frames = try socket.receive(dontWait: true) {
-                            guard let message = try? Message(frames: frames), message.kind == .action,
-                                  app == nil || message.topicString == app, type == nil || message.header.actionType == type
-                            else { continue }
-                            emitLine(json ? jsonLine(message) : plainLine(message))
+                continuation.resume(
+                    with: Result {
+                        let socket = try SocketDefaults.subscriber(.shared)
+                        defer { socket.close() }
+                        try socket.subscribe(Array((app ?? "").utf8))
+                        try socket.connectSecurely(topology.dispatcher.actions, security)
+                        // The stores' REJECTED notices: what a store refused in its state.
+                        let stores = try SocketDefaults.subscriber(.shared)
+                        defer { stores.close() }
+                        for store in topology.stores where app == nil || store.app == app {
+                            try stores.subscribe(Array(store.name.utf8))
+                            try stores.connectSecurely(store.state, security)
                         }
-                        while let frames = try stores.receive(dontWait: true) {
-                            guard let message = try? Message(frames: frames), message.kind == .rejected,
-                                  type == nil || message.header.actionType == type else { continue }
-                            let reason = String(decoding: message.payload, as: UTF8.self)
-                            emitLine(json
-                                ? "{\"seq\":\(message.header.seq),\"rejected_by\":\"\(message.topicString)\",\"type\":\"\(message.header.actionType)\",\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
-                                : "\(message.header.seq)  rejected by \(message.topicString): \(message.header.actionType): \(reason)")
+                        while !stop.load(ordering: .acquiring) {
+                            var poller = Poller()
+                            poller.add(.socket(socket))
+                            poller.add(.socket(stores))
+                            guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
+                            while let frames = try socket.receive(dontWait: true) {
+                                guard let message = try? Message(frames: frames), message.kind == .action,
+                                    app == nil || message.topicString == app, type == nil || message.header.actionType == type
+                                else { continue }
+                                emitLine(json ? jsonLine(message) : plainLine(message))
+                            }
+                            while let frames = try stores.receive(dontWait: true) {
+                                guard let message = try? Message(frames: frames), message.kind == .rejected,
+                                    type == nil || message.header.actionType == type
+                                else { continue }
+                                let reason = String(decoding: message.payload, as: UTF8.self)
+                                emitLine(
+                                    json
+                                        ? "{\"seq\":\(message.header.seq),\"rejected_by\":\"\(message.topicString)\",\"type\":\"\(message.header.actionType)\",\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
+                                        : "\(message.header.seq)  rejected by \(message.topicString): \(message.header.actionType): \(reason)")
+                            }
                         }
-                    }
-                })
+                    })
             }.start()
         }
         withExtendedLifetime(signals) {}
@@ -64,7 +67,8 @@ struct TailCommand: AsyncParsableCommand {
 
     func plainLine(_ message: Message) -> String {
         let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(message.header.timestamp) / 1e9))
-        return "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: readablePayload(message), as: UTF8.self))"
+        return
+            "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: readablePayload(message), as: UTF8.self))"
     }
 }
 
@@ -75,7 +79,10 @@ struct TopCommand: AsyncParsableCommand {
         discussion: "Refreshes every second on a terminal (q or Ctrl-C quits). Not on a terminal, or with --once, prints the table once.")
 
     @Flag(help: "Print the table once and exit.") var once = false
-    @Option(help: ArgumentHelp("Watch the node whose status endpoint this is (its intake or snapshot endpoint); repeat for more. Default: every node of the cluster.", valueName: "endpoint"))
+    @Option(
+        help: ArgumentHelp(
+            "Watch the node whose status endpoint this is (its intake or snapshot endpoint); repeat for more. Default: every node of the cluster.",
+            valueName: "endpoint"))
     var endpoint: [String] = []
     @OptionGroup var runDir: RunDirOptions
 

@@ -61,7 +61,8 @@ extension ViewCommand {
             }
             var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
             configuration.security = security
-            return InteractiveView.Store(name: name, app: endpoints.app, configuration: configuration, screen: ExampleScreens.screen(forApp: endpoints.app))
+            return InteractiveView.Store(
+                name: name, app: endpoints.app, configuration: configuration, screen: ExampleScreens.screen(forApp: endpoints.app))
         }
         var logger = node.logger("zflux.view")
         logger.logLevel = .critical  // the screen is the output; log lines would tear it
@@ -74,4 +75,3 @@ extension ViewCommand {
         withExtendedLifetime((signals, watch)) {}
     }
 }
-

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Bench
 
 @Suite("Bench logic: schedule, accounting, histograms, report")
@@ -92,8 +93,9 @@ struct BenchLogicTests {
         zflux.acked = 100
         zflux.sent = 100
         zflux.rateAchieved = 9_990
-        let setup = BenchReport.Setup(transport: "ipc", stores: 1, views: 1, clients: 1, codec: "binary", fsync: "batch",
-                                      payloadBytes: 64, stateItems: 10, durationS: 1, warmUpS: 0)
+        let setup = BenchReport.Setup(
+            transport: "ipc", stores: 1, views: 1, clients: 1, codec: "binary", fsync: "batch",
+            payloadBytes: 64, stateItems: 10, durationS: 1, warmUpS: 0)
         let report = BenchReport(setup: setup, rateTarget: 10_000, result: zflux, cpuSeconds: ["dispatcher": 0.5], floor: floor, stateUpdateBytes: 40)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
         for key in ["rate_target", "rate_achieved", "acked", "lost", "e2e", "ack", "floor"] { #expect(object[key] != nil, "\(key)") }

@@ -36,8 +36,9 @@ struct AnnotationFilterTests {
 
     @Test("resetting one group keeps the others; resetting all clears everything")
     func resets() async {
-        let store = TestStore(initialState: AnnotationFilter.State(active: [.photos, .issues, .issueClosed, .assignedToMe]),
-                              reducer: AnnotationFilter.reducer, environment: .live)
+        let store = TestStore(
+            initialState: AnnotationFilter.State(active: [.photos, .issues, .issueClosed, .assignedToMe]),
+            reducer: AnnotationFilter.reducer, environment: .live)
         await store.send(.resetGroupTapped(group: .issues)) { $0.active = [.issues, .photos] }
         await store.send(.resetAllTapped) { $0.active = [] }
         await store.finish()
@@ -46,8 +47,10 @@ struct AnnotationFilterTests {
     @Test("in a cluster: two stores hosting the same app stay identical")
     func replicas() async throws {
         let cluster = try await TestCluster.start(stores: ["filter": AnnotationFilter.app(), "filter-replica": AnnotationFilter.app()])
-        for action: AnnotationFilter.Action in [.filterToggled(filter: .issueInReview), .groupEntered(group: .issues),
-                                                .filterToggled(filter: .links), .resetGroupTapped(group: .issues)] {
+        for action: AnnotationFilter.Action in [
+            .filterToggled(filter: .issueInReview), .groupEntered(group: .issues),
+            .filterToggled(filter: .links), .resetGroupTapped(group: .issues),
+        ] {
             try await cluster.dispatch(action, to: "filter")
         }
         let a = try await cluster.state(of: "filter", as: AnnotationFilter.State.self, atLeast: 4)

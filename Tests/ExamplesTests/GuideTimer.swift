@@ -1,8 +1,8 @@
 // Generated from docs/GUIDE.md by scripts/extract-guide.py: edit the guide, not this file.
+import Examples
 import FluxCore
 import FluxTesting
 import Testing
-import Examples
 
 public enum Timer {
     public struct State: Codable, Equatable, Sendable {
@@ -30,7 +30,7 @@ extension Timer {
 
         public static let live = Environment { try await Task.sleep(for: .seconds(1)) }
         /// Ticks at once, so tests need no waiting.
-        public static let immediate = Environment { }
+        public static let immediate = Environment {}
     }
 }
 extension Timer {

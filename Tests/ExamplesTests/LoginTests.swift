@@ -22,18 +22,21 @@ struct LoginTests {
         await store.finish()
     }
 
-    @Test("e-mail check", arguments: [
-        ("ada@example.com", true), ("a@b.co", true), ("ada", false), ("@example.com", false), ("ada@", false),
-        ("ada@example", false), ("ada@example.", false), ("a b@c.d", false), ("a@b@c.d", false),
-    ])
+    @Test(
+        "e-mail check",
+        arguments: [
+            ("ada@example.com", true), ("a@b.co", true), ("ada", false), ("@example.com", false), ("ada@", false),
+            ("ada@example", false), ("ada@example.", false), ("a b@c.d", false), ("a@b@c.d", false),
+        ])
     func email(text: String, valid: Bool) {
         #expect(Login.isEmail(text) == valid)
     }
 
     @Test("a successful login signs in and forgets the password")
     func success() async {
-        let store = TestStore(initialState: Login.State(username: "ada@example.com", password: "analytical"),
-                              reducer: Login.reducer, environment: .mock(.success("Ada Lovelace")))
+        let store = TestStore(
+            initialState: Login.State(username: "ada@example.com", password: "analytical"),
+            reducer: Login.reducer, environment: .mock(.success("Ada Lovelace")))
         await store.send(.loginTapped) { $0.isLoggingIn = true }
         #expect(!store.state.isLoginEnabled, "no second login while one is under way")
         await store.receive(.loginSucceeded(user: "Ada Lovelace")) {
@@ -47,8 +50,9 @@ struct LoginTests {
 
     @Test("a refused login shows the reason and keeps what was typed")
     func failure() async {
-        let store = TestStore(initialState: Login.State(username: "ada@example.com", password: "wrongpass"),
-                              reducer: Login.reducer, environment: .mock(.failure(Login.Refused(reason: "wrong username or password"))))
+        let store = TestStore(
+            initialState: Login.State(username: "ada@example.com", password: "wrongpass"),
+            reducer: Login.reducer, environment: .mock(.failure(Login.Refused(reason: "wrong username or password"))))
         await store.send(.loginTapped) { $0.isLoggingIn = true }
         await store.receive(.loginFailed(reason: "wrong username or password")) {
             $0.isLoggingIn = false
@@ -74,7 +78,8 @@ struct LoginTests {
 
     @Test("the renderer masks the password")
     func render() {
-        #expect(Login.render(Login.State(username: "ada@example.com", password: "secret1")) ==
-                "username: ada@example.com ✓\npassword: ••••••• ✓\n[Log in] enabled")
+        #expect(
+            Login.render(Login.State(username: "ada@example.com", password: "secret1"))
+                == "username: ada@example.com ✓\npassword: ••••••• ✓\n[Log in] enabled")
     }
 }

@@ -14,12 +14,14 @@ struct ScreenTests {
     func todoScreen() {
         var screen = TodoScreen()
         screen.input = "ab"
-        #expect(screen.render(state: json(todos), previous: nil, width: 80).map(\.plainText) == [
-            "TODO - (2)", "", "  [ ] Buy milk", "  [x] Walk dog", "", "New todo: ab▏   [Add] disabled (3+ characters)",
-        ])
+        #expect(
+            screen.render(state: json(todos), previous: nil, width: 80).map(\.plainText) == [
+                "TODO - (2)", "", "  [ ] Buy milk", "  [x] Walk dog", "", "New todo: ab▏   [Add] disabled (3+ characters)",
+            ])
         screen.input = "abc"
         #expect(screen.render(state: json(todos), previous: nil, width: 80).last?.plainText == "New todo: abc▏   [Add] enabled")
-        #expect(TodoScreen().render(state: json(Todo.State(isLoading: true)), previous: nil, width: 80).map(\.plainText)
+        #expect(
+            TodoScreen().render(state: json(Todo.State(isLoading: true)), previous: nil, width: 80).map(\.plainText)
                 == ["TODO - (0)  loading…", "", "  (nothing to do)", "", "New todo: ▏   [Add] disabled (3+ characters)"])
     }
 
@@ -46,8 +48,10 @@ struct ScreenTests {
     @Test("star: the button and count; s stars")
     func starScreen() {
         var screen = StarScreen()
-        #expect(screen.render(state: json(Star.State(status: .starred, count: 3)), previous: nil, width: 80).map(\.plainText) == ["[★ Starred]  3 stars"])
-        #expect(screen.render(state: json(Star.State(status: .staring)), previous: nil, width: 80).map(\.plainText)
+        #expect(
+            screen.render(state: json(Star.State(status: .starred, count: 3)), previous: nil, width: 80).map(\.plainText) == ["[★ Starred]  3 stars"])
+        #expect(
+            screen.render(state: json(Star.State(status: .staring)), previous: nil, width: 80).map(\.plainText)
                 == ["[★ Starring…]  0 stars", "request under way…"])
         #expect(screen.handle(.character("s"), state: Data()) == .dispatch(app: "star", type: "starTapped", arguments: "{}"))
         #expect(screen.handle(.character("x"), state: Data()) == .ignored)
@@ -57,10 +61,11 @@ struct ScreenTests {
     func filterScreen() {
         var screen = FilterScreen()
         let state = json(AnnotationFilter.State(active: [.issues, .issueOpen], openGroup: .issues))
-        #expect(screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
-            "Filters  filtering  › in group issues", "  types", "    [x] issues", "    [ ] photos", "    [ ] links", "    [ ] text",
-            "  issues", "    [x] issueOpen", "    [ ] issueInReview", "    [ ] issueClosed", "    [ ] assignedToMe",
-        ])
+        #expect(
+            screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
+                "Filters  filtering  › in group issues", "  types", "    [x] issues", "    [ ] photos", "    [ ] links", "    [ ] text",
+                "  issues", "    [x] issueOpen", "    [ ] issueInReview", "    [ ] issueClosed", "    [ ] assignedToMe",
+            ])
         #expect(screen.handle(.character(" "), state: state) == .dispatch(app: "filter", type: "filterToggled", arguments: #"{"filter":"issues"}"#))
         for _ in 0..<4 { _ = screen.handle(.down, state: state) }
         #expect(screen.handle(.character("g"), state: state) == .dispatch(app: "filter", type: "groupLeft", arguments: "{}"))
@@ -72,18 +77,22 @@ struct ScreenTests {
     func loginScreen() {
         var screen = LoginScreen()
         let state = json(Login.State(username: "ada@example.com", password: "secret"))
-        #expect(screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
-            "Username: ada@example.com▏ ✓", "Password: •••••• ✓", "", "[Log in] enabled",
-        ])
-        #expect(screen.handle(.character("x"), state: state) == .dispatch(app: "login", type: "usernameChanged", arguments: #"{"username":"ada@example.comx"}"#))
+        #expect(
+            screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
+                "Username: ada@example.com▏ ✓", "Password: •••••• ✓", "", "[Log in] enabled",
+            ])
+        #expect(
+            screen.handle(.character("x"), state: state)
+                == .dispatch(app: "login", type: "usernameChanged", arguments: #"{"username":"ada@example.comx"}"#))
         #expect(screen.handle(.tab, state: state) == .redraw)
         #expect(screen.handle(.backspace, state: state) == .dispatch(app: "login", type: "passwordChanged", arguments: #"{"password":"secre"}"#))
         #expect(screen.handle(.enter, state: state) == .dispatch(app: "login", type: "loginTapped", arguments: "{}"))
         #expect(LoginScreen().render(state: json(Login.State(loggedInAs: "Ada")), previous: nil, width: 80).first?.plainText == "Signed in as Ada")
         let invalid = json(Login.State(username: "ada", password: "1", error: "wrong username or password"))
-        #expect(LoginScreen().render(state: invalid, previous: nil, width: 80).map(\.plainText) == [
-            "Username: ada▏ ✗", "Password: • ✗", "", "[Log in] disabled", "! wrong username or password",
-        ])
+        #expect(
+            LoginScreen().render(state: invalid, previous: nil, width: 80).map(\.plainText) == [
+                "Username: ada▏ ✗", "Password: • ✗", "", "[Log in] disabled", "! wrong username or password",
+            ])
     }
 
     @Test("each example app has its own screen; other stores get the state tree")

@@ -32,8 +32,9 @@ struct StarTests {
         #expect(store.state.count == 0)
         await store.finish()
 
-        let starred = TestStore(initialState: Star.State(status: .starred, count: 3), reducer: Star.reducer,
-                                environment: .mock(succeeds: false))
+        let starred = TestStore(
+            initialState: Star.State(status: .starred, count: 3), reducer: Star.reducer,
+            environment: .mock(succeeds: false))
         await starred.send(.starTapped) { $0.status = .unstaring }
         await starred.receive(.unstarResponse(success: false)) {
             $0.status = .starred

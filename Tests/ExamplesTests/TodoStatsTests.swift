@@ -9,8 +9,9 @@ struct TodoStatsTests {
     @Test("its own actions see the todo state as of the same version")
     func goal() async {
         let todos = Todo.State(todos: [Todo.Item(title: "a", done: true), Todo.Item(title: "b")])
-        let store = TestStore(initialState: TodoStats.State(), reducer: TodoStats.reducer,
-                              environment: Reading(environment: .live, other: todos))
+        let store = TestStore(
+            initialState: TodoStats.State(), reducer: TodoStats.reducer,
+            environment: Reading(environment: .live, other: todos))
         await store.send(.goalSet(done: 1)) {
             $0.goal = 1
             $0.total = 2
@@ -43,8 +44,9 @@ struct TodoStatsTests {
 
     @Test("a stats store started late catches up and agrees (replayed todo actions feed its replica)")
     func lateJoin() async throws {
-        let cluster = try await TestCluster.start(stores: ["todo": Todo.app(environment: .mock()), "stats": TodoStats.app()],
-                                                  startStores: false)
+        let cluster = try await TestCluster.start(
+            stores: ["todo": Todo.app(environment: .mock()), "stats": TodoStats.app()],
+            startStores: false)
         try await cluster.startStore("todo")
         for title in ["one", "two"] { try await cluster.dispatch(Todo.Action.addTodo(title: title), to: "todo") }
         try await cluster.dispatch(Todo.Action.toggleTodo(index: 1), to: "todo")

@@ -1,8 +1,8 @@
 import Examples
 import FluxCore
 import FluxTesting
-import Testing
 import Foundation
+import Testing
 
 @Suite("Todo")
 struct TodoTests {

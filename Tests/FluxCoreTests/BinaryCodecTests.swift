@@ -1,6 +1,7 @@
 import Examples
 import Foundation
 import Testing
+
 @testable import FluxCore
 
 @Suite("The binary wire codec and changes-only state updates")

@@ -1,10 +1,12 @@
 import Testing
+
 @testable import FluxCore
 
 @Suite("Journal records and snapshot files")
 struct FormatTests {
-    let action = Message(topic: Array("todo".utf8), header: Header(kind: .action, seq: 3, actionType: "addTodo"),
-                         payload: Array(#"{"addTodo":{"title":"x"}}"#.utf8))
+    let action = Message(
+        topic: Array("todo".utf8), header: Header(kind: .action, seq: 3, actionType: "addTodo"),
+        payload: Array(#"{"addTodo":{"title":"x"}}"#.utf8))
 
     @Test("records round-trip; a cut or flipped byte is named, never read as an action")
     func journalRecord() throws {

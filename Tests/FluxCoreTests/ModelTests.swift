@@ -1,7 +1,8 @@
 import Examples
-import Foundation
 import FluxTesting
+import Foundation
 import Testing
+
 @testable import FluxCore
 
 @Suite("Actions on the wire")
@@ -107,7 +108,9 @@ struct ModelTests {
     func scope() {
         struct Parent: Equatable { var count = 0; var other = "x" }
         enum ParentAction: Equatable { case child(Int), unrelated }
-        let child = Reducer<Int, Int, Void> { state, action, _ in state += action; return .none }
+        let child = Reducer<Int, Int, Void> { state, action, _ in
+            state += action; return .none
+        }
         let parent = child.scope(
             state: \Parent.count,
             action: { if case .child(let n) = $0 { n } else { nil } },
@@ -160,7 +163,9 @@ struct ModelTests {
             let name: String, reads: [String]
             func check(actionType: String, payload: [UInt8]) throws(ActionError) {}
             func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] { [] }
-            func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime { fatalError() }
+            func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
+                fatalError()
+            }
             func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }
             func render(wire bytes: [UInt8]) throws -> String { "" }
             func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { bytes }

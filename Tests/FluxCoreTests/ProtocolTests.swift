@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FluxCore
 
 extension Header {
@@ -40,8 +41,10 @@ struct ProtocolTests {
 
     @Test("the header layout is the documented one")
     func documentedLayout() {
-        let bytes = Header(kind: .ack, flags: .fullState, seq: 0x0102030405060708, ref: 9, clientID: 10,
-                           clientSeq: 11, timestamp: 12, actionType: "ab").encoded()
+        let bytes = Header(
+            kind: .ack, flags: .fullState, seq: 0x0102030405060708, ref: 9, clientID: 10,
+            clientSeq: 11, timestamp: 12, actionType: "ab"
+        ).encoded()
         #expect(bytes.count == 50)
         #expect(Array(bytes[0..<8]) == [0x5A, 0x46, 1, MessageKind.ack.rawValue, 1, 0, 2, 0])
         #expect(Array(bytes[8..<16]) == [8, 7, 6, 5, 4, 3, 2, 1], "little-endian seq")
@@ -112,8 +115,9 @@ struct ProtocolTests {
     @Test("replay batches round-trip and reject truncation and trailing bytes")
     func replayBatch() throws {
         let actions = (1...20).map { seq in
-            Message(topic: Array("todo".utf8), header: Header(kind: .action, seq: UInt64(seq), actionType: "addTodo"),
-                    payload: Array("{\"addTodo\":{\"title\":\"n\(seq)\"}}".utf8))
+            Message(
+                topic: Array("todo".utf8), header: Header(kind: .action, seq: UInt64(seq), actionType: "addTodo"),
+                payload: Array("{\"addTodo\":{\"title\":\"n\(seq)\"}}".utf8))
         }
         let bytes = ReplayBatch.encode(actions)
         #expect(try ReplayBatch.decode(bytes) == actions)

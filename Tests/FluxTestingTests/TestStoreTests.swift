@@ -13,11 +13,11 @@ enum Probe {
     enum Action: Codable, Equatable, Sendable {
         case increment
         case setNote(String)
-        case echo(Int)          // an effect sends .echoed(n) back
+        case echo(Int)  // an effect sends .echoed(n) back
         case echoed(Int)
-        case hang               // an effect that never finishes on its own
+        case hang  // an effect that never finishes on its own
         case cancelHang
-        case silentChange       // changes the state; tests forget to assert it
+        case silentChange  // changes the state; tests forget to assert it
     }
 
     struct Environment: Sendable {}
@@ -49,11 +49,14 @@ final class FailureLog: @unchecked Sendable {
     var all: [String] { lock.withLock { messages } }
 }
 
-func probeStore(_ log: FailureLog, exhaustivity: TestStore<Probe.State, Probe.Action, Probe.Environment>.Exhaustivity = .on)
+func probeStore(
+    _ log: FailureLog, exhaustivity: TestStore<Probe.State, Probe.Action, Probe.Environment>.Exhaustivity = .on
+)
     -> TestStore<Probe.State, Probe.Action, Probe.Environment>
 {
-    TestStore(initialState: Probe.State(), reducer: Probe.reducer, environment: Probe.Environment(),
-              exhaustivity: exhaustivity, timeout: .milliseconds(300), reportFailure: log.reporter)
+    TestStore(
+        initialState: Probe.State(), reducer: Probe.reducer, environment: Probe.Environment(),
+        exhaustivity: exhaustivity, timeout: .milliseconds(300), reportFailure: log.reporter)
 }
 
 @Suite("TestStore reports every kind of failure")
@@ -175,10 +178,13 @@ struct TestStoreTests {
     @Test("the environment can be replaced per test")
     func environmentOverride() async {
         struct Env: Sendable { var value: Int }
-        let reducer = Reducer<Int, String, Env> { state, _, env in state = env.value; return .none }
+        let reducer = Reducer<Int, String, Env> { state, _, env in
+            state = env.value; return .none
+        }
         let log = FailureLog()
-        let store = TestStore(initialState: 0, reducer: reducer, environment: Env(value: 1),
-                              reportFailure: { message, _ in log.reporter(message, SourceLocation(fileID: "a/b", filePath: "b", line: 1, column: 1)) })
+        let store = TestStore(
+            initialState: 0, reducer: reducer, environment: Env(value: 1),
+            reportFailure: { message, _ in log.reporter(message, SourceLocation(fileID: "a/b", filePath: "b", line: 1, column: 1)) })
         store.environment = Env(value: 42)
         await store.send("go") { $0 = 42 }
         await store.finish()
@@ -188,9 +194,10 @@ struct TestStoreTests {
     @Test("rejections: an expected one passes, an unexpected one and a missing one fail")
     func rejections() async {
         let log = FailureLog()
-        let store = TestStore(initialState: Probe.State(), reducer: Probe.reducer, environment: Probe.Environment(),
-                              reject: { state, action in action == .increment && state.count >= 1 ? "at most 1" : nil },
-                              reportFailure: log.reporter)
+        let store = TestStore(
+            initialState: Probe.State(), reducer: Probe.reducer, environment: Probe.Environment(),
+            reject: { state, action in action == .increment && state.count >= 1 ? "at most 1" : nil },
+            reportFailure: log.reporter)
         await store.send(.increment) { $0.count = 1 }
         await store.send(.increment, rejectedWith: "at most 1")
         #expect(log.all.isEmpty, "\(log.all)")

@@ -17,10 +17,11 @@ struct BenchSmokeTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let result = try zflux([
-            "bench", "--rate", "2000", "--duration", "1", "--warm-up", "0.2", "--stores", "2", "--clients", "2",
-            "--state-items", "500", "--floor", "--json", "--svg", dir + "/plot.svg", "--hgrm", dir + "/e2e.hgrm",
-        ], timeout: .seconds(120))
+        let result = try zflux(
+            [
+                "bench", "--rate", "2000", "--duration", "1", "--warm-up", "0.2", "--stores", "2", "--clients", "2",
+                "--state-items", "500", "--floor", "--json", "--svg", dir + "/plot.svg", "--hgrm", dir + "/e2e.hgrm",
+            ], timeout: .seconds(120))
         #expect(result.status == 0, "\(result.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
         #expect(report["lost"] as? Int == 0)

@@ -1,5 +1,5 @@
-import Foundation
 import FluxCore
+import Foundation
 import NodeSupport
 import Testing
 
@@ -50,11 +50,13 @@ final class ClusterProcess {
                 let endpoints = [topology.dispatcher.intake] + topology.stores.map(\.snapshot)
                 // A CURVE cluster answers only clients with keys: ask through `zflux status`, which loads
                 // the cluster's client key, instead of giving this whole test process keys.
-                let answered = topology.security == nil
+                let answered =
+                    topology.security == nil
                     ? endpoints.allSatisfy { nodeIsReady(endpoint: $0) }
                     : (try? self.zflux(["status"]))?.status == 0
                 // The supervisor's own word that start-up is over: a node dying before it stops the cluster.
-                let supervisorReady = (try? String(contentsOfFile: runDir + "/cluster-up.log", encoding: .utf8))?
+                let supervisorReady =
+                    (try? String(contentsOfFile: runDir + "/cluster-up.log", encoding: .utf8))?
                     .contains("cluster up in") == true
                 if answered && supervisorReady {
                     nodePids = readPids()
@@ -134,7 +136,10 @@ func waitUntilGone(_ pid: Int32, timeout: Duration = .seconds(10)) -> Bool {
     while ContinuousClock.now < deadline {
         if kill(pid, 0) != 0 { return true }
         if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-           stat.split(separator: ")").last?.split(separator: " ").first == "Z" { return true }
+            stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        {
+            return true
+        }
         usleep(10_000)
     }
     return false

@@ -1,7 +1,7 @@
 import Examples
-import Foundation
-import FluxTesting
 import FluxCore
+import FluxTesting
+import Foundation
 import NodeSupport
 import Testing
 
@@ -13,8 +13,9 @@ enum SentAction: Sendable {
 
 @Suite("Real processes: zflux cluster up, dispatch, state, view", .serialized, .timeLimit(.minutes(5)))
 struct ClusterTests {
-    @Test("two clients × 1,000 actions; stores agree with the reduction of the acked actions; a late view agrees; junk changes nothing",
-          arguments: ["ipc", "tcp"])
+    @Test(
+        "two clients × 1,000 actions; stores agree with the reduction of the acked actions; a late view agrees; junk changes nothing",
+        arguments: ["ipc", "tcp"])
     func fullPipeline(transport: String) async throws {
         let cluster = try ClusterProcess(transport: transport)
         defer { cluster.stop() }
@@ -82,7 +83,8 @@ struct ClusterTests {
         #expect(view.versionsNeverWentBack)
 
         // Junk at every bound socket: every node keeps running and no state changes.
-        let endpoints = [topology.dispatcher.intake, topology.dispatcher.actions, topology.dispatcher.replay]
+        let endpoints =
+            [topology.dispatcher.intake, topology.dispatcher.actions, topology.dispatcher.replay]
             + topology.stores.flatMap { [$0.state, $0.snapshot] }
         for endpoint in endpoints { Hostile.rawBytes(to: endpoint) }
         for endpoint in [topology.dispatcher.intake, topology.dispatcher.replay] + topology.stores.map(\.snapshot) {
@@ -148,8 +150,10 @@ struct StateReply<S: Decodable>: Decodable {
 }
 
 /// Polls `zflux state STORE` until it reports `version` (bounded), then decodes the state.
-func waitForState<S: Decodable>(_ cluster: ClusterProcess, _ store: String, version: UInt64, as: S.Type,
-                                timeout: Duration = .seconds(30)) async throws -> S {
+func waitForState<S: Decodable>(
+    _ cluster: ClusterProcess, _ store: String, version: UInt64, as: S.Type,
+    timeout: Duration = .seconds(30)
+) async throws -> S {
     var last = "", state: S? = nil
     do {
         try await eventually("store \(store) to reach version \(version)", timeout: timeout, interval: .milliseconds(50)) {

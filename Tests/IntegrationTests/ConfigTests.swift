@@ -1,7 +1,7 @@
 import Examples
+import FluxCore
 import FluxTesting
 import Foundation
-import FluxCore
 import NodeSupport
 import Testing
 
@@ -49,8 +49,10 @@ struct ConfigTests {
         let todo = try #require(topology.store(named: "todo")), replica = try #require(topology.store(named: "todo-replica"))
         var running: (owner: Int, replica: Int) = (0, 0)
         try await eventually("the load to be seen running (or done)", timeout: .seconds(10)) {
-            running = (nodeStatus(endpoint: todo.snapshot)?.effectsRunning ?? 0,
-                       nodeStatus(endpoint: replica.snapshot)?.effectsRunning ?? 0)
+            running = (
+                nodeStatus(endpoint: todo.snapshot)?.effectsRunning ?? 0,
+                nodeStatus(endpoint: replica.snapshot)?.effectsRunning ?? 0
+            )
             return running.owner > 0 || (try? cluster.zflux(["state", "todo"]).stdout.hasPrefix("{\"version\":2")) == true
         }
         #expect(running.owner == 1, "the owning store runs the load")
@@ -71,12 +73,14 @@ struct ConfigTests {
     @Test("the config decoder never crashes: mutated configs get a clear error or are valid")
     func mutatedConfigs() throws {
         let example = try String(contentsOfFile: packageRoot + "/deploy/cluster.example.toml", encoding: .utf8)
-        var rng = SystemRandomNumberGenerator()
+        // Seeded, so a failure replays: the same 150 mutations on every run.
+        var rng = SplitMix64(seed: 0x5A46_2026)
         let dir = NSTemporaryDirectory() + "zflux-config-fuzz-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // toml++ used to abort on these (an assertion instead of a parse error); they stay as regressions.
-        for (index, text) in ["[= \"x\"\n", "[[= \"x\"]]\n", "[.a]\n", "[cluster]\n[ = 1]\n"].enumerated() {
+        let aborted = ["[= \"x\"\n", "[[= \"x\"]]\n", "[.a]\n", "[cluster]\n[ = 1]\n", "[\n", "[[\n", "a = 1\n[[ \n[[store]]\n"]
+        for (index, text) in aborted.enumerated() {
             let file = dir + "/regression-\(index).toml"
             try text.write(toFile: file, atomically: true, encoding: .utf8)
             let result = try zflux(["cluster", "check", file])
@@ -86,7 +90,10 @@ struct ConfigTests {
             var bytes = Array(example.utf8)
             switch round % 3 {
             case 0: bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &rng)))
-            case 1: for _ in 0..<Int.random(in: 1...8, using: &rng) { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            case 1:
+                for _ in 0..<Int.random(in: 1...8, using: &rng) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
             default:
                 let start = Int.random(in: 0..<bytes.count, using: &rng)
                 bytes.insert(contentsOf: bytes[start..<min(bytes.count, start + 40)], at: Int.random(in: 0..<bytes.count, using: &rng))
@@ -94,8 +101,23 @@ struct ConfigTests {
             let file = dir + "/\(round).toml"
             _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
             let result = try zflux(["cluster", "check", file])
-            #expect(result.status == 0 || result.status == 1, "round \(round): exit \(result.status) (a crash?)\n\(String(decoding: bytes, as: UTF8.self))")
+            #expect(
+                result.status == 0 || result.status == 1,
+                "round \(round): exit \(result.status) (a crash?)\n\(String(decoding: bytes, as: UTF8.self))")
             if result.status == 1 { #expect(result.stderr.hasPrefix("Error: "), "round \(round): \(result.stderr)") }
         }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so randomized tests replay exactly.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -1,7 +1,6 @@
-import Foundation
 import FluxTesting
+import Foundation
 import Testing
-
 
 func which(_ program: String) -> String? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
@@ -47,7 +46,8 @@ struct DeployTests {
         let verified = try runProgram(analyze, ["verify", dir + "/zflux-dispatcher.service", dir + "/zflux-store@todo.service"])
         #expect(verified.status == 0 && verified.stderr.isEmpty, "\(verified.stderr)")
         // The check bites: a misspelt key is reported.
-        let bad = try String(contentsOfFile: dir + "/zflux-dispatcher.service", encoding: .utf8).replacingOccurrences(of: "Restart=", with: "Restrat=")
+        let bad = try String(contentsOfFile: dir + "/zflux-dispatcher.service", encoding: .utf8).replacingOccurrences(
+            of: "Restart=", with: "Restrat=")
         try bad.write(toFile: dir + "/bad.service", atomically: true, encoding: .utf8)
         #expect(try !runProgram(analyze, ["verify", dir + "/bad.service"]).stderr.isEmpty)
     }
@@ -56,7 +56,8 @@ struct DeployTests {
     func kubernetesManifests() throws {
         let python = which("python3") ?? "/usr/bin/python3"
         let yaml = try String(contentsOfFile: packageRoot + "/deploy/k8s/zflux.yaml", encoding: .utf8)
-        let parsed = try runProgram(python, ["-c", "import sys, json, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)"], input: yaml)
+        let parsed = try runProgram(
+            python, ["-c", "import sys, json, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)"], input: yaml)
         try #require(parsed.status == 0, "PyYAML is needed (`make test-deps` installs it): \(parsed.stderr)")
         let docs = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]])
         let kinds = docs.compactMap { $0["kind"] as? String }
@@ -84,7 +85,8 @@ struct DeployTests {
             let container = try #require(((template["spec"] as? [String: Any])?["containers"] as? [[String: Any]])?.first)
             let args = try #require(container["args"] as? [String])
             let node = try #require(args.firstIndex(of: "--node").map { args[$0 + 1] })
-            let metricsPort = node == "dispatcher" ? dispatcher["metricsPort"] as? Int : stores.first { $0["name"] as? String == node }?["metricsPort"] as? Int
+            let metricsPort =
+                node == "dispatcher" ? dispatcher["metricsPort"] as? Int : stores.first { $0["name"] as? String == node }?["metricsPort"] as? Int
             let port = try #require(metricsPort, "node \(node) of \(name(workload)) has a metrics_port in the config")
             let ports = try #require(container["ports"] as? [[String: Any]])
             #expect(ports.contains { $0["name"] as? String == "metrics" && $0["containerPort"] as? Int == port })
@@ -94,13 +96,15 @@ struct DeployTests {
             }
             // A Service selects these pods and exposes the metrics port.
             let services = docs.filter { $0["kind"] as? String == "Service" }
-            #expect(services.contains { service in
-                let selector = (service["spec"] as? [String: Any])?["selector"] as? [String: String] ?? [:]
-                return !selector.isEmpty && selector.allSatisfy { labels[$0.key] == $0.value }
-            }, "a Service selects \(name(workload))")
+            #expect(
+                services.contains { service in
+                    let selector = (service["spec"] as? [String: Any])?["selector"] as? [String: String] ?? [:]
+                    return !selector.isEmpty && selector.allSatisfy { labels[$0.key] == $0.value }
+                }, "a Service selects \(name(workload))")
         }
         let dispatcherSet = try #require(docs.first { $0["kind"] as? String == "StatefulSet" })
-        #expect(((dispatcherSet["spec"] as? [String: Any])?["volumeClaimTemplates"] as? [Any])?.isEmpty == false, "the journal is on a persistent volume")
+        #expect(
+            ((dispatcherSet["spec"] as? [String: Any])?["volumeClaimTemplates"] as? [Any])?.isEmpty == false, "the journal is on a persistent volume")
     }
 
     @Test("the multi-host example config is valid once its keys exist, and every node has its own host")
@@ -110,7 +114,9 @@ struct DeployTests {
         try FileManager.default.copyItem(atPath: packageRoot + "/deploy/multi-host.example.toml", toPath: dir + "/cluster.toml")
         let checked = try zflux(["cluster", "check", dir + "/cluster.toml", "--run-dir", dir + "/run"])
         #expect(checked.status == 0, "\(checked.stderr)")
-        #expect(checked.stdout.contains("tcp://10.0.0.1:5570") && checked.stdout.contains("tcp://10.0.0.2:5580") && checked.stdout.contains("tcp://10.0.0.3:5581"))
+        #expect(
+            checked.stdout.contains("tcp://10.0.0.1:5570") && checked.stdout.contains("tcp://10.0.0.2:5580")
+                && checked.stdout.contains("tcp://10.0.0.3:5581"))
         let container = try String(contentsOfFile: packageRoot + "/deploy/Containerfile", encoding: .utf8)
         #expect(container.contains("libzmq5") && container.contains("USER zflux") && container.contains("--static-swift-stdlib"))
     }
@@ -122,11 +128,19 @@ struct DeployTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cases: [(String, String)] = [
             ("[cluster]\ntransport = \"tcp\"\n\n[[store]]\nname = \"todo\"\nhots = \"10.0.0.2\"\n", ":6: unknown key 'hots' in [[store]]"),
-            ("[cluster]\ntransport = \"tcp\"\n[[store]]\nname = \"todo\"\nhost = \"10.0.0.2\"\n", ":5: store 'todo''s host 10.0.0.2 is not a loopback address"),
-            ("[cluster]\ntransport = \"tcp\"\n[dispatcher]\nport = 6000\n[[store]]\nname = \"todo\"\nport = 6001\n", "two nodes would listen on tcp://127.0.0.1:6001"),
+            (
+                "[cluster]\ntransport = \"tcp\"\n[[store]]\nname = \"todo\"\nhost = \"10.0.0.2\"\n",
+                ":5: store 'todo''s host 10.0.0.2 is not a loopback address"
+            ),
+            (
+                "[cluster]\ntransport = \"tcp\"\n[dispatcher]\nport = 6000\n[[store]]\nname = \"todo\"\nport = 6001\n",
+                "two nodes would listen on tcp://127.0.0.1:6001"
+            ),
             ("[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"todo\"\nport = 6001\n", ":5: store 'todo' sets host, port or listen"),
             ("[cluster]\ntransport = \"tcp\"\ntimeout_ms = 50\n[[store]]\nname = \"todo\"\n", ":3: timeout_ms must be"),
             ("[restart]\nmax_restarts = -1\n[[store]]\nname = \"todo\"\n", ":2: max_restarts must be"),
+            ("[journal]\nfsync = \"sometimes\"\n[[store]]\nname = \"todo\"\n", ":2: fsync 'sometimes' is not one of: always, batch, none"),
+            ("[cluster]\ncodec = \"xml\"\n[[store]]\nname = \"todo\"\n", ":2: codec 'xml' is not one of: binary, json"),
         ]
         for (index, (text, expected)) in cases.enumerated() {
             let path = dir + "/c\(index).toml"

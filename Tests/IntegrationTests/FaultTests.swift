@@ -1,7 +1,7 @@
 import Examples
-import Foundation
 import FluxCore
 import FluxTesting
+import Foundation
 import NodeSupport
 import Testing
 
@@ -109,17 +109,20 @@ struct FaultTests {
         let intake = cluster.topology.dispatcher.intake
         let killed = Locked<[Int32]>([])
         let runDir = cluster.runDir
-        let acked = try await runLoad(intake: intake, clients: 2, perClient: 25_000, make: { client, i in
-            i % 50 == 0 ? todoAction("c\(client)-\(i)") : counterAction(client * 100_000 + i)
-        }, progress: { count in
-            // kill -9 both stores, once each, mid-load.
-            for (at, name) in [(10_000, "store-counter"), (20_000, "store-todo")] where count == at {
-                if let text = try? String(contentsOfFile: "\(runDir)/pids/\(name).pid", encoding: .utf8), let pid = Int32(text) {
-                    kill(pid, SIGKILL)
-                    killed.withLock { $0.append(pid) }
+        let acked = try await runLoad(
+            intake: intake, clients: 2, perClient: 25_000,
+            make: { client, i in
+                i % 50 == 0 ? todoAction("c\(client)-\(i)") : counterAction(client * 100_000 + i)
+            },
+            progress: { count in
+                // kill -9 both stores, once each, mid-load.
+                for (at, name) in [(10_000, "store-counter"), (20_000, "store-todo")] where count == at {
+                    if let text = try? String(contentsOfFile: "\(runDir)/pids/\(name).pid", encoding: .utf8), let pid = Int32(text) {
+                        kill(pid, SIGKILL)
+                        killed.withLock { $0.append(pid) }
+                    }
                 }
-            }
-        })
+            })
         #expect(killed.withLock { $0.count } == 2, "both stores were killed mid-load")
         #expect(acked.map(\.seq) == Array(1...50_000), "every action acknowledged once, seqs without holes")
         let expected = try expectedStates(acked)
@@ -137,14 +140,17 @@ struct FaultTests {
         try cluster.waitUntilReady()
         let runDir = cluster.runDir
         let killedDispatcher = Locked<Int32?>(nil)
-        let acked = try await runLoad(intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 3_000, make: { client, i in
-            counterAction(client * 100_000 + i)
-        }, progress: { count in
-            if count == 2_500, let text = try? String(contentsOfFile: "\(runDir)/pids/dispatcher.pid", encoding: .utf8), let pid = Int32(text) {
-                kill(pid, SIGKILL)
-                killedDispatcher.withLock { $0 = pid }
-            }
-        })
+        let acked = try await runLoad(
+            intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 3_000,
+            make: { client, i in
+                counterAction(client * 100_000 + i)
+            },
+            progress: { count in
+                if count == 2_500, let text = try? String(contentsOfFile: "\(runDir)/pids/dispatcher.pid", encoding: .utf8), let pid = Int32(text) {
+                    kill(pid, SIGKILL)
+                    killedDispatcher.withLock { $0 = pid }
+                }
+            })
         let killed = try #require(killedDispatcher.withLock { $0 })
         #expect(cluster.currentPid("dispatcher") != killed, "the supervisor restarted the dispatcher")
         #expect(acked.count == 6_000)
@@ -152,15 +158,17 @@ struct FaultTests {
         // The journal: seqs 1…N with no hole or repeat, each (client, client seq) once, every ack in it.
         let dump = try cluster.zflux(["journal", "dump"])
         #expect(dump.status == 0, "\(dump.stderr)")
-        struct Record: Decodable { var seq: UInt64; var client: UInt64; var client_seq: UInt64 }
-        let records = try dump.stdout.split(separator: "\n").map { try JSONDecoder().decode(Record.self, from: Data($0.utf8)) }
+        struct Record: Decodable { var seq: UInt64; var client: UInt64; var clientSeq: UInt64 }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let records = try dump.stdout.split(separator: "\n").map { try decoder.decode(Record.self, from: Data($0.utf8)) }
         #expect(records.map(\.seq) == Array(1...UInt64(records.count)), "no hole, no repeat")
-        #expect(Set(records.map { "\($0.client)/\($0.client_seq)" }).count == records.count, "no dispatch was sequenced twice")
+        #expect(Set(records.map { "\($0.client)/\($0.clientSeq)" }).count == records.count, "no dispatch was sequenced twice")
         #expect(records.count == 6_000, "every dispatch sequenced exactly once")
         let bySeq = Dictionary(uniqueKeysWithValues: records.map { ($0.seq, $0) })
         for entry in acked {
             let record = bySeq[entry.seq]
-            #expect(record?.client == entry.client && record?.client_seq == entry.clientSeq, "ack \(entry.seq) is in the journal")
+            #expect(record?.client == entry.client && record?.clientSeq == entry.clientSeq, "ack \(entry.seq) is in the journal")
         }
         let expected = try expectedStates(acked)
         #expect(try await waitForState(cluster, "counter", version: 6_000, as: Counter.State.self, timeout: .seconds(60)) == expected.counter)
@@ -184,7 +192,8 @@ struct FaultTests {
         cluster.stop(keepRunDirectory: true)
 
         let journalDir = runDir + "/journal"
-        let segment = journalDir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: journalDir).first { $0.hasSuffix(".journal") }))
+        let segment =
+            journalDir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: journalDir).first { $0.hasSuffix(".journal") }))
         let size = try #require(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
         #expect(truncate(segment, off_t(size - 5)) == 0)
         let verify = try zflux(["journal", "verify", "--journal", journalDir])
@@ -194,7 +203,9 @@ struct FaultTests {
         cluster = try await up()
         let log = try String(contentsOfFile: runDir + "/logs/dispatcher.log", encoding: .utf8)
         #expect(log.contains("torn tail"), "the dispatcher reports what it trimmed")
-        #expect(try cluster.zflux(["dispatch", "counter", "addTapped", "{\"amount\":100}"]).stdout == "20\n", "seq 20 is given again: the torn one was never acknowledged")
+        #expect(
+            try cluster.zflux(["dispatch", "counter", "addTapped", "{\"amount\":100}"]).stdout == "20\n",
+            "seq 20 is given again: the torn one was never acknowledged")
         let state = try await waitForState(cluster, "counter", version: 20, as: Counter.State.self)
         #expect(state.count == (1...19).reduce(0, +) + 100)
         cluster.stop(keepRunDirectory: true)
@@ -203,8 +214,9 @@ struct FaultTests {
 
     @Test("4. a store and a view stopped past their high-water marks (SIGSTOP) recover and end consistent")
     func slowSubscribers() async throws {
-        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none")
-            .replacingOccurrences(of: "heartbeat_ms = 100", with: "heartbeat_ms = 100\nhigh_water_mark = 50"))
+        let config = try writeConfig(
+            faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none")
+                .replacingOccurrences(of: "heartbeat_ms = 100", with: "heartbeat_ms = 100\nhigh_water_mark = 50"))
         defer { try? FileManager.default.removeItem(atPath: config) }
         let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
         defer { cluster.stop() }
@@ -239,11 +251,14 @@ struct FaultTests {
         try cluster.waitUntilReady()
         let runDir = cluster.runDir
         let view = Locked<ViewProcess?>(nil)
-        let acked = try await runLoad(intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 4_000, make: { client, i in
-            i % 4 == 0 ? todoAction("c\(client)-\(i)") : counterAction(i)
-        }, progress: { count in
-            if count == 3_000 { view.withLock { $0 = try? ViewProcess(runDir: runDir, stores: ["todo"]) } }
-        })
+        let acked = try await runLoad(
+            intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 4_000,
+            make: { client, i in
+                i % 4 == 0 ? todoAction("c\(client)-\(i)") : counterAction(i)
+            },
+            progress: { count in
+                if count == 3_000 { view.withLock { $0 = try? ViewProcess(runDir: runDir, stores: ["todo"]) } }
+            })
         let late = try #require(view.withLock { $0 })
         defer { late.stop() }
         let expected = try expectedStates(acked).todo
@@ -341,8 +356,9 @@ final class ViewProcess: @unchecked Sendable {
                     let line = buffer[buffer.startIndex..<newline]
                     buffer.removeSubrange(buffer.startIndex...newline)
                     guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
-                          let store = object["store"] as? String, let version = object["version"] as? Int, let state = object["state"],
-                          let stateData = try? JSONSerialization.data(withJSONObject: state) else { continue }
+                        let store = object["store"] as? String, let version = object["version"] as? Int, let state = object["state"],
+                        let stateData = try? JSONSerialization.data(withJSONObject: state)
+                    else { continue }
                     lines.withLock { $0.append((store, UInt64(version), stateData)) }
                 }
             }

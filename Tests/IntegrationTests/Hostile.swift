@@ -1,5 +1,5 @@
-import Foundation
 import FluxCore
+import Foundation
 import Testing
 import ZeroMQ
 
@@ -56,7 +56,8 @@ enum Hostile {
             if rc != 0 { close(fd); return -1 }
             return fd
         }
-        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":"), let port = UInt16(endpoint[endpoint.index(after: colon)...]) else { return -1 }
+        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":"), let port = UInt16(endpoint[endpoint.index(after: colon)...])
+        else { return -1 }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)

@@ -1,22 +1,26 @@
 import Examples
-import Foundation
 import FluxCore
 import FluxTesting
+import Foundation
 import Testing
 import ZeroMQ
 
 /// A process's resident memory in kilobytes, from /proc.
 func residentKilobytes(_ pid: Int32) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return nil }
     return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
 }
 
 @Suite("Hostile peers (real processes)", .serialized, .timeLimit(.minutes(3)))
 struct HostilePeerTests {
-    @Test("junk, oversized frames, wrong frame counts and a flood past the rate limit: every node lives, memory stays bounded, the journal verifies, states are exact")
+    @Test(
+        "junk, oversized frames, wrong frame counts and a flood past the rate limit: every node lives, memory stays bounded, the journal verifies, states are exact"
+    )
     func hostilePeers() async throws {
-        let config = try writeConfig("""
+        let config = try writeConfig(
+            """
             [cluster]
             transport = "ipc"
             [limits]
@@ -38,7 +42,8 @@ struct HostilePeerTests {
         let floodNacks = Locked<[String]>([])
         let attack = Task.detached {
             try await onThread {
-                let endpoints = [topology.dispatcher.intake, topology.dispatcher.actions, topology.dispatcher.replay]
+                let endpoints =
+                    [topology.dispatcher.intake, topology.dispatcher.actions, topology.dispatcher.replay]
                     + topology.stores.flatMap { [$0.state, $0.snapshot] }
                 for _ in 0..<3 {
                     for endpoint in endpoints { Hostile.rawBytes(to: endpoint) }
@@ -62,8 +67,11 @@ struct HostilePeerTests {
                 for i in 1...2_000 {
                     let payload = try JSONPayloadCodec().encode(Counter.Action.addTapped(amount: 1_000_000 + i))
                     payloads[UInt64(i)] = payload
-                    try flood.send(Message(topic: "counter", header: Header(kind: .dispatch, clientID: 777, clientSeq: UInt64(i), actionType: "addTapped"),
-                                           payload: payload).frames)
+                    try flood.send(
+                        Message(
+                            topic: "counter", header: Header(kind: .dispatch, clientID: 777, clientSeq: UInt64(i), actionType: "addTapped"),
+                            payload: payload
+                        ).frames)
                 }
                 var answered = 0
                 var poller = Poller()
@@ -72,8 +80,12 @@ struct HostilePeerTests {
                     while let frames = try flood.receive(dontWait: true), let reply = try? Message(frames: frames) {
                         answered += 1
                         if reply.kind == .ack {
-                            floodAcked.withLock { $0.append(Acked(seq: reply.header.seq, client: 777, clientSeq: reply.header.clientSeq,
-                                                                  app: "counter", payload: payloads[reply.header.clientSeq]!)) }
+                            floodAcked.withLock {
+                                $0.append(
+                                    Acked(
+                                        seq: reply.header.seq, client: 777, clientSeq: reply.header.clientSeq,
+                                        app: "counter", payload: payloads[reply.header.clientSeq]!))
+                            }
                         } else {
                             floodNacks.withLock { $0.append(String(decoding: reply.payload, as: UTF8.self)) }
                         }

@@ -1,6 +1,6 @@
 import Examples
-import Foundation
 import FluxCore
+import Foundation
 import Testing
 
 @Suite("zflux journal commands", .serialized, .timeLimit(.minutes(2)))
@@ -24,7 +24,8 @@ struct JournalCommandTests {
         #expect(tail.stdout.contains("\"seq\":5") && tail.stdout.contains("\"app\":\"counter\""))
 
         struct Replayed: Decodable { var version: UInt64; var state: Todo.State }
-        let past = try JSONDecoder().decode(Replayed.self, from: Data(try cluster.zflux(["journal", "replay", "--store", "todo", "--to", "2"]).stdout.utf8))
+        let past = try JSONDecoder().decode(
+            Replayed.self, from: Data(try cluster.zflux(["journal", "replay", "--store", "todo", "--to", "2"]).stdout.utf8))
         #expect(past.version == 2)
         #expect(past.state.todos.map(\.title) == ["one", "two"])
         let now = try JSONDecoder().decode(Replayed.self, from: Data(try cluster.zflux(["journal", "replay", "--store", "todo"]).stdout.utf8))

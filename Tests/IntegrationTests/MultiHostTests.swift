@@ -1,5 +1,5 @@
-import Foundation
 import FluxTesting
+import Foundation
 import Testing
 
 /// Hosts made of network namespaces joined by a bridge, created and removed by the test itself.
@@ -131,9 +131,13 @@ struct MultiHostTests {
         let common = ["--config", configPath, "--supervisor-pid", "\(getpid())"]
         var nodes: [HostProcess] = []
         defer { for node in nodes.reversed() { node.stop() } }
-        nodes.append(try HostProcess(lab: lab, host: "d", arguments: ["dispatcher", "--node", "dispatcher", "--run-dir", dir + "/d"] + common, log: dir + "/d.log"))
-        nodes.append(try HostProcess(lab: lab, host: "s1", arguments: ["store", "--node", "s1", "--run-dir", dir + "/s1"] + common, log: dir + "/s1.log"))
-        nodes.append(try HostProcess(lab: lab, host: "s2", arguments: ["store", "--node", "s2", "--run-dir", dir + "/s2"] + common, log: dir + "/s2.log"))
+        nodes.append(
+            try HostProcess(
+                lab: lab, host: "d", arguments: ["dispatcher", "--node", "dispatcher", "--run-dir", dir + "/d"] + common, log: dir + "/d.log"))
+        nodes.append(
+            try HostProcess(lab: lab, host: "s1", arguments: ["store", "--node", "s1", "--run-dir", dir + "/s1"] + common, log: dir + "/s1.log"))
+        nodes.append(
+            try HostProcess(lab: lab, host: "s2", arguments: ["store", "--node", "s2", "--run-dir", dir + "/s2"] + common, log: dir + "/s2.log"))
 
         // From this (the "operator's") host, through the bridge, with the cluster's client key.
         let cli = ["--config", configPath, "--run-dir", dir + "/cli"]
@@ -150,7 +154,7 @@ struct MultiHostTests {
         func diagnostics() -> String {
             ["d", "s1", "s2", "view", "load"].map { name in
                 "\(name).log: " + String(((try? String(contentsOfFile: dir + "/\(name).log", encoding: .utf8)) ?? "").suffix(800))
-            }.joined(separator: "\n") 
+            }.joined(separator: "\n")
         }
         func step(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
             do { try await eventually(what, timeout: timeout, condition) } catch {
@@ -159,7 +163,8 @@ struct MultiHostTests {
             }
         }
 
-        let view = try HostProcess(lab: lab, host: "v", arguments: ["view", "s1", "--json", "--config", configPath, "--run-dir", dir + "/v"], log: dir + "/view.log")
+        let view = try HostProcess(
+            lab: lab, host: "v", arguments: ["view", "s1", "--json", "--config", configPath, "--run-dir", dir + "/v"], log: dir + "/view.log")
         defer { view.stop() }
         try await step("the view on the fourth host shows s1") { view.output.contains(#""store":"s1""#) }
 
@@ -193,15 +198,19 @@ struct MultiHostTests {
         // The load completes; every store and the view end exactly at its reduction.
         try await step("the load finishes", timeout: .seconds(120)) { !load.isRunning }
         #expect(load.terminationStatus == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
-        let lastSeq = Int(String(decoding: loadOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        let lastSeq =
+            Int(
+                String(decoding: loadOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         #expect(lastSeq == total, "the cluster's only actions are the load's, so the last seq is \(total)")
         try await step("s1 and s2 reach the dispatcher's head", timeout: .seconds(60)) {
             version("s1") == total && version("s2") == total
         }
         for store in ["s1", "s2"] {
             let state = try zflux(["state", store] + cli)
-            #expect(state.stdout.contains(#""version":\#(total)"#) && state.stdout.contains(#""count":\#(total)"#), "\(store): \(state.stdout) \(state.stderr)")
+            #expect(
+                state.stdout.contains(#""version":\#(total)"#) && state.stdout.contains(#""count":\#(total)"#),
+                "\(store): \(state.stdout) \(state.stderr)")
         }
         let s1 = try #require(status(storeEndpoints["s1"]!))
         let recovered = (s1["reconnects"] as? Int ?? 0) + (s1["gaps_repaired"] as? Int ?? 0)

@@ -1,6 +1,6 @@
-import Foundation
 import FluxCore
 import FluxTesting
+import Foundation
 import NodeSupport
 import Testing
 import ZeroMQ
@@ -20,7 +20,9 @@ final class RecordingProxy: @unchecked Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = 0
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         listen(fd, 8)
         var bound = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -37,7 +39,9 @@ final class RecordingProxy: @unchecked Sendable {
                 target.sin_family = sa_family_t(AF_INET)
                 target.sin_addr.s_addr = inet_addr("127.0.0.1")
                 target.sin_port = in_port_t(UInt16(upstreamPort).bigEndian)
-                _ = withUnsafePointer(to: &target) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                _ = withUnsafePointer(to: &target) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
                 for (from, to) in [(client, upstream), (upstream, client)] {
                     Thread {
                         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -70,20 +74,21 @@ struct SecurityTests {
         #expect(mode == 0o600, "secret key files are private")
         #expect(try zflux(["keygen", "client", "--dir", dir + "/keys"]).status != 0, "keygen never overwrites a key")
         func publicKey(_ name: String) throws -> String {
-            try String(contentsOfFile: "\(dir)/keys/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init) ?? ""
+            try String(contentsOfFile: "\(dir)/keys/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(
+                String.init) ?? ""
         }
         try (try publicKey("client") + "\n").write(toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
         let config = dir + "/cluster.toml"
         try """
-            [cluster]
-            transport = "tcp"
-            [security]
-            server_key = "keys/server.key"
-            client_key = "keys/client.key"
-            authorized_keys = "keys/authorized_keys"
-            [[store]]
-            name = "todo"
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        [cluster]
+        transport = "tcp"
+        [security]
+        server_key = "keys/server.key"
+        client_key = "keys/client.key"
+        authorized_keys = "keys/authorized_keys"
+        [[store]]
+        name = "todo"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
         let cluster = try ClusterProcess(transport: "tcp", extraArguments: ["--config", config])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
@@ -112,7 +117,8 @@ struct SecurityTests {
         // Authorize the rogue key: it gets in without a restart.
         try (try publicKey("client") + "\n" + rogueKey + "\n").write(toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
         try await eventually("the newly authorized key to get in") {
-            try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["dispatch", "todo", "incrementTapped", "--timeout", "1"]).stderr.contains("rejected")
+            try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["dispatch", "todo", "incrementTapped", "--timeout", "1"]).stderr.contains(
+                "rejected")
                 || (try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["state", "todo", "--timeout", "1"])).status == 0
         }
 

@@ -1,5 +1,5 @@
-import Foundation
 import FluxTesting
+import Foundation
 import Testing
 
 /// Runs tmux on a private server socket, so a test never touches anyone else's sessions.

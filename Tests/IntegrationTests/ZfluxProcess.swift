@@ -1,6 +1,6 @@
-import Foundation
-import FluxTesting
 import FluxCore
+import FluxTesting
+import Foundation
 import NodeSupport
 import Testing
 

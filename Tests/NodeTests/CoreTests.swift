@@ -241,8 +241,12 @@ struct DispatcherCoreTests {
             configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: head, now: F.at(0), logger: F.logger)
     }
 
-    func dispatch(clientID: UInt64 = 1, clientSeq: UInt64, app: String = "counter", payload: [UInt8] = F.increment) -> Result<Message, ProtocolError> {
-        .success(Message(topic: app, header: Header(kind: .dispatch, clientID: clientID, clientSeq: clientSeq, actionType: "incrementTapped"), payload: payload))
+    func dispatch(clientID: UInt64 = 1, clientSeq: UInt64, app: String = "counter", payload: [UInt8] = F.increment) -> Result<Message, ProtocolError>
+    {
+        .success(
+            Message(
+                topic: app, header: Header(kind: .dispatch, clientID: clientID, clientSeq: clientSeq, actionType: "incrementTapped"), payload: payload
+            ))
     }
 
     @Test("nothing is published or acknowledged before the journal says it is durable")

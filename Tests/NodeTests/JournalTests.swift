@@ -4,8 +4,10 @@ import Foundation
 import Testing
 
 func action(_ seq: UInt64, client: UInt64 = 7) -> Message {
-    Message(topic: Array("counter".utf8), header: Header(
-        kind: .action, seq: seq, clientID: client, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped"),
+    Message(
+        topic: Array("counter".utf8),
+        header: Header(
+            kind: .action, seq: seq, clientID: client, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped"),
         payload: Array(#"{"addTapped":{"amount":\#(seq)}}"#.utf8))
 }
 
@@ -45,7 +47,9 @@ struct JournalTests {
         try reopened.commit()
         #expect(try reopened.read(from: 1000, limit: 5).map(\.header.seq) == [1000, 1001])
         var count = 0
-        try reopened.forEach { message in count += 1; #expect(message.header.seq == UInt64(count)) }
+        try reopened.forEach { message in
+            count += 1; #expect(message.header.seq == UInt64(count))
+        }
         #expect(count == 1001)
     }
 
@@ -103,7 +107,8 @@ struct JournalTests {
             let journal = try Journal(directory: dir, segmentBytes: 4096)
             try journal.append((1...200).map { action($0) })
         }
-        let first = dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
+        let first =
+            dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
         var bytes = try #require(FileManager.default.contents(atPath: first))
         bytes[20] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: first))

@@ -19,7 +19,8 @@ struct LimitTests {
     }
 
     func send(_ socket: Socket, client: UInt64, seq: UInt64, payload: [UInt8], type: String = "addTodo") throws -> Message {
-        try socket.send(Message(topic: "todo", header: Header(kind: .dispatch, clientID: client, clientSeq: seq, actionType: type), payload: payload).frames)
+        try socket.send(
+            Message(topic: "todo", header: Header(kind: .dispatch, clientID: client, clientSeq: seq, actionType: type), payload: payload).frames)
         return try Message(frames: try #require(try receiveWithin(socket)))
     }
 
@@ -60,7 +61,9 @@ struct LimitTests {
         let reply = try send(socket, client: 1, seq: 1, payload: long)
         #expect(reply.kind == .nack)
         #expect(String(decoding: reply.payload, as: UTF8.self) == "the payload of todo.addTodo is \(long.count) bytes; the limit is 40")
-        #expect(try send(socket, client: 1, seq: 2, payload: Array(#"{"addTodo":{"title":"ok"}}"#.utf8)).kind == .nack, "too short a title is still refused by the app")
+        #expect(
+            try send(socket, client: 1, seq: 2, payload: Array(#"{"addTodo":{"title":"ok"}}"#.utf8)).kind == .nack,
+            "too short a title is still refused by the app")
         #expect(try send(socket, client: 1, seq: 3, payload: Array(#"{"addTodo":{"title":"fine"}}"#.utf8)).kind == .ack)
         let big = Array(("{\"removeTodo\":{\"index\":1" + String(repeating: " ", count: 300) + "}}").utf8)
         let bigReply = try send(socket, client: 1, seq: 4, payload: big, type: "removeTodo")

@@ -81,7 +81,10 @@ struct PipelineTests {
         var acked: [(UInt64, Todo.Action)] = []
         for i in 0..<60 {
             let action = Todo.Action.addTodo(title: "item \(i)")
-            guard case .acknowledged(let seq) = try connection.dispatch(app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(action)) else {
+            guard
+                case .acknowledged(let seq) = try connection.dispatch(
+                    app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(action))
+            else {
                 Issue.record("not acknowledged"); return
             }
             acked.append((seq, action))
@@ -99,7 +102,8 @@ struct PipelineTests {
         defer { socket.close() }
         try socket.connect(cluster.topology.dispatcher.intake)
         let payload = try JSONPayloadCodec().encode(Counter.Action.incrementTapped)
-        let dispatch = Message(topic: "counter", header: Header(kind: .dispatch, clientID: 99, clientSeq: 1, actionType: "incrementTapped"), payload: payload)
+        let dispatch = Message(
+            topic: "counter", header: Header(kind: .dispatch, clientID: 99, clientSeq: 1, actionType: "incrementTapped"), payload: payload)
         var seqs: [UInt64] = []
         for _ in 0..<3 {
             try socket.send(dispatch.frames)
@@ -126,8 +130,10 @@ struct PipelineTests {
             return reply.kind == .nack ? String(decoding: reply.payload, as: UTF8.self) : nil
         }
         func dispatch(_ app: String, _ type: String, _ json: String) -> [[UInt8]] {
-            Message(topic: app, header: Header(kind: .dispatch, clientID: 5, clientSeq: UInt64.random(in: 1...1_000_000), actionType: type),
-                    payload: Array(json.utf8)).frames
+            Message(
+                topic: app, header: Header(kind: .dispatch, clientID: 5, clientSeq: UInt64.random(in: 1...1_000_000), actionType: type),
+                payload: Array(json.utf8)
+            ).frames
         }
         #expect(try reason(dispatch("nosuch", "x", "{}"))?.contains("unknown app 'nosuch'") == true)
         #expect(try reason(dispatch("todo", "nope", #"{"nope":{}}"#)) == "todo has no action 'nope'")
@@ -140,8 +146,10 @@ struct PipelineTests {
         wrongVersion[2] = 9
         #expect(try reason([Array("todo".utf8), wrongVersion, []])?.contains("protocol version 9") == true)
         #expect(try reason(Message(header: Header(kind: .ack)).frames)?.contains("not ACK") == true)
-        let status = try #require(try requestReply(endpoint: cluster.topology.dispatcher.intake,
-                                                   request: Message(header: Header(kind: .statusRequest)), expecting: .status))
+        let status = try #require(
+            try requestReply(
+                endpoint: cluster.topology.dispatcher.intake,
+                request: Message(header: Header(kind: .statusRequest)), expecting: .status))
         #expect(status.header.seq == 0, "nothing was sequenced")
         try await cluster.shutdown()
     }
@@ -153,14 +161,16 @@ struct PipelineTests {
         let connection = try DispatchConnection(intake: cluster.topology.dispatcher.intake)
         defer { connection.close() }
         for i in 0..<20 {
-            _ = try connection.dispatch(app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(Todo.Action.addTodo(title: "early \(i)")))
+            _ = try connection.dispatch(
+                app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(Todo.Action.addTodo(title: "early \(i)")))
         }
         _ = try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 20)
         let seen = Locked<[ViewUpdate]>([])
         try await cluster.startView("todo") { update in seen.withLock { $0.append(update) } }
         try await eventually("the view's snapshot") { seen.withLock { $0.last?.version } == 20 }
         for i in 0..<20 {
-            _ = try connection.dispatch(app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(Todo.Action.addTodo(title: "late \(i)")))
+            _ = try connection.dispatch(
+                app: "todo", actionType: "addTodo", payload: try JSONPayloadCodec().encode(Todo.Action.addTodo(title: "late \(i)")))
         }
         try await eventually("the view to reach version 40") { seen.withLock { $0.last?.version } == 40 }
         let updates = seen.withLock { $0 }
@@ -208,7 +218,8 @@ final class LossyRelay: Sendable {
                 guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0, poller.isReadable(i) else { continue }
                 while let frames = try? input.receive(dontWait: true) {
                     if let message = try? Message(frames: frames), message.kind == .action,
-                       message.header.seq % dropEvery == 0 || dropSeqs.contains(message.header.seq) {
+                        message.header.seq % dropEvery == 0 || dropSeqs.contains(message.header.seq)
+                    {
                         self.dropped.add(1, ordering: .relaxed)
                         continue
                     }

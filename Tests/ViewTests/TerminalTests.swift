@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ViewNode
 
 @Suite("Terminal rendering")
@@ -37,9 +38,10 @@ struct TerminalTests {
         var tree = StateTree()
         tree.selected = -1
         let frame = tree.render(after, previous: before)
-        #expect(frame.map(\.plainText) == [
-            "▾ {4}", "    count: 2", "  ▾ items: [2]", "      0: \"a\"", "      1: \"b\"", "    name: \"x\"", "    on: true",
-        ])
+        #expect(
+            frame.map(\.plainText) == [
+                "▾ {4}", "    count: 2", "  ▾ items: [2]", "      0: \"a\"", "      1: \"b\"", "    name: \"x\"", "    on: true",
+            ])
         #expect(frame.filter { $0.runs.first?.style == .highlight }.map(\.plainText) == ["▾ {4}", "    count: 2"])
         tree.selected = 2
         tree.toggle(after)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ZeroMQ
 
 /// A unique endpoint per test and transport; ipc files go to a fresh temporary directory.
@@ -85,7 +86,9 @@ struct SocketTests {
     @Test("an eventfd wakes a poll from another thread")
     func eventFDWakesPoll() async throws {
         let fd = try EventFD()
-        let signaller = Thread { usleep(10_000); fd.signal() }
+        let signaller = Thread {
+            usleep(10_000); fd.signal()
+        }
         signaller.start()
         var poller = Poller()
         let index = poller.add(.fileDescriptor(fd.descriptor))

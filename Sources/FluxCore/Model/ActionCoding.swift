@@ -19,7 +19,7 @@ public enum ActionCoding {
             throw ActionError("'\(type)' is not an action name (letters, digits and '_')")
         }
         let args = arguments.isEmpty ? Array("{}".utf8) : arguments
-        guard let object = try? JSONSerialization.jsonObject(with: Data(args)), object is [String: Any] else {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(args)), object is NSDictionary else {
             throw ActionError("the arguments of '\(type)' must be a JSON object, e.g. '{\"title\":\"Buy milk\"}'")
         }
         return Array("{\"\(type)\":".utf8) + args + Array("}".utf8)

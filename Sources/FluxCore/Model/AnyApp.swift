@@ -86,7 +86,8 @@ extension FluxApp: AnyApp {
             action = try codec.decode(Action.self, from: payload)
         } catch let error as DecodingError {
             if case .dataCorrupted = error, !WireCodec.isBinary(payload),
-               (try? JSONSerialization.jsonObject(with: Data(payload))) == nil {
+                (try? JSONSerialization.jsonObject(with: Data(payload))) == nil
+            {
                 throw ActionError("the payload of \(name).\(actionType) is not valid JSON")
             }
             // Synthesized enum decoding fails at the top level only when no case matches the key;

@@ -49,7 +49,8 @@ public struct BinaryPayloadCodec: PayloadCodec {
     public static func firstKey(of bytes: [UInt8], is key: String) -> Bool {
         let utf8 = Array(key.utf8)
         guard utf8.count < 128, bytes.count >= 11 + utf8.count, bytes[0] == marker, bytes[1] == BinaryTag.map.rawValue,
-              bytes[10] == UInt8(utf8.count) else { return false }
+            bytes[10] == UInt8(utf8.count)
+        else { return false }
         return bytes[11..<(11 + utf8.count)].elementsEqual(utf8)
     }
 }
@@ -413,8 +414,10 @@ final class BinaryReader {
     func container(_ expected: BinaryTag, at offset: Int, _ codingPath: [any CodingKey]) throws -> (Int, Int, Int) {
         let found = try tag(at: offset, codingPath)
         guard found == expected else {
-            throw DecodingError.typeMismatch(expected == .map ? [String: Int].self : [Int].self, .init(
-                codingPath: codingPath, debugDescription: "expected \(expected == .map ? "an object" : "an array"), found \(found)"))
+            throw DecodingError.typeMismatch(
+                expected == .map ? [String: Int].self : [Int].self,
+                .init(
+                    codingPath: codingPath, debugDescription: "expected \(expected == .map ? "an object" : "an array"), found \(found)"))
         }
         let length = try u32(at: offset + 1, codingPath)
         let count = try u32(at: offset + 5, codingPath)
@@ -503,9 +506,10 @@ final class BinaryReader {
         let (start, end) = try run(at: offset, codingPath)
         var key = key
         let equal = key.withUTF8 { utf8 in
-            utf8.count == end - start && bytes.withUnsafeBufferPointer { all in
-                memcmpEqual(all.baseAddress! + start, utf8.baseAddress, utf8.count)
-            }
+            utf8.count == end - start
+                && bytes.withUnsafeBufferPointer { all in
+                    memcmpEqual(all.baseAddress! + start, utf8.baseAddress, utf8.count)
+                }
         }
         return (equal, end)
     }
@@ -565,7 +569,8 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var offset = first
         for _ in 0..<count {
             guard let (start, keyEnd) = try? reader.run(at: offset, codingPath),
-                  let next = try? reader.valueEnd(at: keyEnd, codingPath: codingPath) else { break }
+                let next = try? reader.valueEnd(at: keyEnd, codingPath: codingPath)
+            else { break }
             if let key = Key(stringValue: String(decoding: reader.bytes[start..<keyEnd], as: UTF8.self)) { keys.append(key) }
             offset = next
         }
@@ -757,7 +762,9 @@ struct IndexKey: CodingKey {
 extension DecodingError {
     /// The same error one level up: `key` in front of its coding path.
     func prepending(_ key: any CodingKey) -> DecodingError {
-        func lift(_ c: Context) -> Context { Context(codingPath: [key] + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError) }
+        func lift(_ c: Context) -> Context {
+            Context(codingPath: [key] + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
+        }
         switch self {
         case .typeMismatch(let type, let c): return .typeMismatch(type, lift(c))
         case .valueNotFound(let type, let c): return .valueNotFound(type, lift(c))

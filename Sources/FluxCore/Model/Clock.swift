@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Clock readings used by nodes: wall time for action timestamps, monotonic time for timeouts.

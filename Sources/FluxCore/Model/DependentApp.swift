@@ -24,8 +24,10 @@ public struct Reading<Environment: Sendable, Other: Sendable>: Sendable {
 /// The other app's actions reach `onOtherAction` after the replica applied them, so this store can react
 /// to them (both stores handle the same action; this one waits for the other).
 public struct DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: Sendable
-where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
-      OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable {
+where
+    State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
+    OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable
+{
     public let base: FluxApp<State, Action, Reading<Environment, OtherState>>
     public let other: FluxApp<OtherState, OtherAction, OtherEnvironment>
     public let environment: Environment
@@ -66,16 +68,20 @@ extension DependentApp: AnyApp {
 }
 
 final class DependentRuntime<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: AppRuntime
-where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
-      OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable {
+where
+    State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
+    OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable
+{
     let app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>
     var state: State
     var other: OtherState
     let effects: EffectRunner<Action>
     let codec: WireCodec
 
-    init(app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>, codec: WireCodec,
-         deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
+    init(
+        app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>, codec: WireCodec,
+        deliver: @escaping @Sendable (String, String, [UInt8]) -> Void
+    ) {
         self.app = app
         self.state = app.base.initialState
         self.other = app.other.initialState

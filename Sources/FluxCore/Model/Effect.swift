@@ -40,26 +40,28 @@ public struct Effect<Action: Sendable>: Sendable {
     /// it first cancels any running work with the same id (a newer request replaces an older one).
     public func cancellable(id: some Hashable & Sendable, cancelInFlight: Bool = false) -> Effect {
         let id = EffectID(id)
-        return Effect(operations: operations.map { op in
-            switch op {
-            case .run(_, _, let body): .run(id: id, cancelInFlight: cancelInFlight, body: body)
-            case .cancel: op
-            }
-        })
+        return Effect(
+            operations: operations.map { op in
+                switch op {
+                case .run(_, _, let body): .run(id: id, cancelInFlight: cancelInFlight, body: body)
+                case .cancel: op
+                }
+            })
     }
 
     public var isNone: Bool { operations.isEmpty }
 
     /// Transforms the actions this effect sends (for scoping a child feature into a parent).
     public func map<Other: Sendable>(_ transform: @escaping @Sendable (Action) -> Other) -> Effect<Other> {
-        Effect<Other>(operations: operations.map { op in
-            switch op {
-            case .run(let id, let cancelInFlight, let body):
-                .run(id: id, cancelInFlight: cancelInFlight, body: { send in await body(Send { send(transform($0)) }) })
-            case .cancel(let id):
-                .cancel(id)
-            }
-        })
+        Effect<Other>(
+            operations: operations.map { op in
+                switch op {
+                case .run(let id, let cancelInFlight, let body):
+                    .run(id: id, cancelInFlight: cancelInFlight, body: { send in await body(Send { send(transform($0)) }) })
+                case .cancel(let id):
+                    .cancel(id)
+                }
+            })
     }
 }
 

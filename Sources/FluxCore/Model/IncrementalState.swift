@@ -1,4 +1,3 @@
-
 /// A state that records what its reducer changed, so stores publish the change instead of the whole
 /// state: the cost of an update then follows the size of the change, not of the state (the Clone
 /// pattern's key-value updates). Views apply the changes to their copy; late joiners and views that

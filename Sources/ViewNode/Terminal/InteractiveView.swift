@@ -83,12 +83,16 @@ public final class InteractiveView: @unchecked Sendable {
         var dirty = true
         var lastDraw: UInt64 = 0
         while !stopFlag.load(ordering: .acquiring) {
-            var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
+            ]
             _ = poll(&fds, 2, 250)
             if fds[1].revents != 0 { wake.drain() }
             if terminal.updateSize() { dirty = true }
-            for event in inbox.withLock({ events in defer { events.removeAll() }; return events }) {
+            for event in inbox.withLock({ events in
+                defer { events.removeAll() }; return events
+            }) {
                 handle(event)
                 dirty = true
             }
@@ -179,8 +183,10 @@ public final class InteractiveView: @unchecked Sendable {
     func frame(width: Int, height: Int) -> Frame {
         let store = stores[current]
         let info = shown[current]
-        var frame: Frame = [StyledLine(" zflux view · \(store.name)", .bold)
-            + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), ""]
+        var frame: Frame = [
+            StyledLine(" zflux view · \(store.name)", .bold)
+                + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), "",
+        ]
         if let update = info.update {
             frame += store.screen.render(
                 state: readable(update.state, store), previous: info.previous.map { readable($0, store) }, width: width)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The terminal a full-screen view draws on: raw input, the alternate screen, the size, and restoring

@@ -22,7 +22,9 @@ public final class TopTable: @unchecked Sendable {
         for node in nodes {
             let (key, name) = (node.key, node.name)
             guard let status = nodeStatus(endpoint: node.endpoint, security: node.security, timeoutMilliseconds: 300) else {
-                rows.append([name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering"])
+                rows.append([
+                    name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering",
+                ])
                 continue
             }
             let count = Int(status.position)
@@ -35,8 +37,10 @@ public final class TopTable: @unchecked Sendable {
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
             let journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
             let state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
-            rows.append([name, status.role.rawValue, "\(status.pid)", uptime, "\(count)", rate, lag,
-                         "\(status.subscribers)", journal, "\(restarts[key] ?? 0)", state])
+            rows.append([
+                name, status.role.rawValue, "\(status.pid)", uptime, "\(count)", rate, lag,
+                "\(status.subscribers)", journal, "\(restarts[key] ?? 0)", state,
+            ])
         }
     }
 
@@ -67,4 +71,3 @@ public struct StatusTarget: Sendable {
         self.security = security
     }
 }
-

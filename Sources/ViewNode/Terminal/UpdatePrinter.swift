@@ -21,7 +21,8 @@ public final class UpdatePrinter: Sendable {
     public func print(_ update: ViewUpdate) {
         let text: String
         if let rejection = update.rejection {
-            text = json
+            text =
+                json
                 ? "{\"store\":\"\(update.store)\",\"rejected\":{\"seq\":\(rejection.seq),\"type\":\"\(rejection.actionType)\",\"reason\":\(quotedJSON(rejection.reason))}}"
                 : "✗ \(update.store) rejected \(rejection.actionType) (seq \(rejection.seq)): \(rejection.reason)"
             UpdatePrinter.lock.withLock { _ in UpdatePrinter.write(text) }
@@ -29,11 +30,12 @@ public final class UpdatePrinter: Sendable {
         }
         if json {
             let state = (try? app.stateJSON(fromWire: update.state)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-            let connection: String = switch update.connection {
-            case .live: "live"
-            case .catchingUp: "catching-up"
-            case .stale: "stale"
-            }
+            let connection: String =
+                switch update.connection {
+                case .live: "live"
+                case .catchingUp: "catching-up"
+                case .stale: "stale"
+                }
             text = "{\"store\":\"\(update.store)\",\"version\":\(update.version),\"connection\":\"\(connection)\",\"state\":\(state)}"
         } else {
             let unchanged = lastShown.withLock { last in

@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test lint format bench fuzz clean help
+.PHONY: all deps test-deps build demo test lint format bench simulate fuzz clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make build  build the zflux binary (.build/debug/zflux)"
 	@echo "make bench  release build, then the journal, codec and load measurements of BENCHMARKS.md"
 	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
+	@echo "make simulate  release build, then SEEDS seeds (default 100000) of the deterministic simulator"
 	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
 # libzmq's headers and pkg-config file; installed only when missing.
@@ -70,6 +71,13 @@ test: test-deps lint build
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	$(SWIFT) test $(TEST_ARGS)
+
+# The deterministic simulator for as long as asked: SEEDS seeds from FIRST_SEED (make test runs 2,000).
+SEEDS ?= 100000
+FIRST_SEED ?= 1
+simulate: deps
+	$(SWIFT) build -c release --product zflux
+	.build/release/zflux simulate --seeds $(SEEDS) --first-seed $(FIRST_SEED)
 
 # Fuzz every decoder for longer (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 120

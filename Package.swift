@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "FluxTesting", targets: ["FluxTesting"]),
         .library(name: "Cluster", targets: ["Cluster"]),
+        .library(name: "Simulation", targets: ["Simulation"]),
         .executable(name: "zflux", targets: ["zflux"]),
     ],
     dependencies: [
@@ -48,6 +49,11 @@ let package = Package(
                 "NodeSupport", "ViewNode", "Examples", "Dispatcher", "StoreNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
         .target(
+            name: "Simulation",
+            dependencies: [
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
             name: "Cluster",
             dependencies: [
                 "NodeSupport", "Examples",
@@ -59,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "zflux",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster",
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -68,6 +74,7 @@ let package = Package(
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher"]),
         .testTarget(name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode"]),
         .testTarget(
             name: "NodeTests",

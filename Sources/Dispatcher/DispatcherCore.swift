@@ -1,4 +1,4 @@
-import FluxCore
+@_spi(Simulation) import FluxCore
 import Logging
 
 /// The dispatcher's rules as a deterministic state machine: no sockets, threads, clocks or files.
@@ -34,6 +34,9 @@ public final class DispatcherCore {
 
     public let configuration: DispatcherNode.Configuration
     let logger: Logger
+    /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
+    /// outside the simulator.
+    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
     private let apps: [String: any AnyApp]
     private var commands: [Command] = []
     private var dedup: DedupTable
@@ -43,6 +46,8 @@ public final class DispatcherCore {
     public private(set) var head: UInt64
     /// The newest action the journal has made durable.
     public private(set) var durableHead: UInt64
+    /// The oldest action the journal holds (above 1 once older segments were removed).
+    public let firstSeq: UInt64
     /// Actions stamped in this burst, not yet handed to the journal.
     private var stamped: [Message] = []
     /// Actions handed to the journal and not yet durable: published once they are.
@@ -54,8 +59,9 @@ public final class DispatcherCore {
     public private(set) var accepted: UInt64 = 0
     public private(set) var rejected: UInt64 = 0
 
-    /// `head` is the newest seq the journal holds at start; ``remember(_:)`` its recent records then.
-    public init(configuration: DispatcherNode.Configuration, head: UInt64, now: NodeTime, logger: Logger) {
+    /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
+    /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
+    public init(configuration: DispatcherNode.Configuration, head: UInt64, firstSeq: UInt64 = 1, now: NodeTime, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -63,6 +69,7 @@ public final class DispatcherCore {
         self.rateLimiter = configuration.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
         self.durableHead = head
+        self.firstSeq = max(firstSeq, 1)
         self.startedAt = now.milliseconds
     }
 
@@ -108,7 +115,7 @@ public final class DispatcherCore {
 
     private func receivedDispatch(_ message: Message, from peer: [UInt8], now: NodeTime) {
         let header = message.header
-        if header.clientID != 0, let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
+        if header.clientID != 0, !brokenRules.contains(.dedup), let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
             // A retry of something already sequenced: answer again once it is durable, sequence nothing.
             waitingReplies.append(
                 (
@@ -208,7 +215,7 @@ public final class DispatcherCore {
     private func releaseReplies() {
         var released = 0
         for waiting in waitingReplies {
-            guard waiting.upTo <= durableHead else { break }
+            guard waiting.upTo <= durableHead || brokenRules.contains(.durableBeforeAck) else { break }
             commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
             released += 1
         }
@@ -220,6 +227,13 @@ public final class DispatcherCore {
     /// A message on the replay ROUTER from `peer`.
     public func receivedReplayRequest(_ request: Message, from peer: [UInt8]) {
         switch request.kind {
+        case .replayRequest where request.header.seq < firstSeq:
+            // What is asked for is gone (older segments removed): say so, instead of an empty answer the
+            // store would ask again forever.
+            logger.error(
+                "a replay asks for actions the journal no longer holds", metadata: ["from": "\(request.header.seq)", "first": "\(firstSeq)"])
+            commands.append(
+                .reply(.replay, peer: peer, Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq))))
         case .replayRequest:
             // Only what is durable is replayed: a store must never apply what a crash could take back.
             let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)

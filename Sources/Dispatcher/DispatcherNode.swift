@@ -139,8 +139,9 @@ final class DispatcherLoop: NodeLoop {
         } else {
             log = MemoryLog()
         }
-        core = DispatcherCore(configuration: configuration, head: log.lastSeq, now: .now(), logger: logger)
-        var next = log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1
+        core = DispatcherCore(
+            configuration: configuration, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, now: .now(), logger: logger)
+        var next = max(core.firstSeq, log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1)
         while next <= log.lastSeq {
             let records = try log.read(from: next, limit: 4096)
             guard let last = records.last else { break }

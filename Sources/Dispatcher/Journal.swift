@@ -154,10 +154,22 @@ public final class Journal: ActionLog {
 
     private func openForAppend() throws {
         if segments.isEmpty { segments.append(Segment(firstSeq: 1, path: segmentPath(firstSeq: 1))); segmentSize = 0 }
+        // What the scan found may be only in the page cache: a dispatcher that crashed after writing and
+        // before syncing leaves it there. It is forced to disk now, before anything recovered is acknowledged
+        // to a retrying client or replayed to a store (the simulator found the power cut that lost it).
+        for segment in segments {
+            let readable = open(segment.path, O_RDONLY | O_CLOEXEC)
+            guard readable >= 0 else { continue }
+            defer { _ = Glibc.close(readable) }
+            guard fdatasync(readable) == 0 else { throw JournalError.posix("fdatasync", segment.path) }
+        }
         fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
         try syncDirectory()
     }
+
+    /// The oldest seq the journal holds (above 1 once older segments were removed).
+    public var firstSeq: UInt64 { segments.first?.firstSeq ?? 1 }
 
     private func segmentPath(firstSeq: UInt64) -> String {
         let digits = String(firstSeq)

@@ -1,4 +1,4 @@
-import FluxCore
+@_spi(Simulation) import FluxCore
 import Logging
 
 /// The store's rules as a deterministic state machine: no sockets, threads, clocks or files.
@@ -40,6 +40,9 @@ public final class StoreCore {
 
     public let configuration: StoreNode.Configuration
     let logger: Logger
+    /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
+    /// outside the simulator.
+    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
     let makeRuntime: () -> any AppRuntime
     private(set) var runtime: any AppRuntime
     private var commands: [Command] = []
@@ -76,6 +79,8 @@ public final class StoreCore {
     private var changesSince: UInt64 = 0
     /// The version of the last snapshot written to (or read from) disk.
     public private(set) var snapshotVersion: UInt64 = 0
+    /// What stops the store from catching up, when something does (shown in its status).
+    public private(set) var problem: String?
     /// True once the store has caught up with the dispatcher after starting; views are answered then.
     public private(set) var caughtUp = false
     /// Snapshot requests that arrived while catching up.
@@ -183,6 +188,11 @@ public final class StoreCore {
             applyPending(now: now)
             return
         }
+        if brokenRules.contains(.gapRepair) {
+            version = seq - 1
+            apply(message, now: now)
+            return
+        }
         if pending.count < StoreCore.maxPending { pending[seq] = message }
         if replayRequestedAt == nil {
             logger.notice(
@@ -207,7 +217,7 @@ public final class StoreCore {
     private func apply(_ message: Message, now: NodeTime) {
         precondition(message.header.seq == version + 1, "actions apply strictly in order")
         version = message.header.seq
-        let live = liveAfter.map { message.header.seq > $0 } ?? false
+        let live = brokenRules.contains(.effectsOnlyLive) || (liveAfter.map { message.header.seq > $0 } ?? false)
         do {
             // Effects run once, for live actions only: never again for history recovered by replay.
             let handled = try runtime.apply(
@@ -251,7 +261,21 @@ public final class StoreCore {
                 replayed += 1
             }
             replayRequestedAt = now.milliseconds
+        case .replayEnd where message.header.flags.contains(.historyTruncated):
+            // The journal starts after this store's version: the actions between are gone. Nothing can be
+            // applied past the hole; ask again after the replay timeout in case the journal is restored.
+            let reason =
+                "the dispatcher's journal starts at seq \(message.header.ref), but this store is at version \(version): "
+                + "restore the journal's older segments, or start this store from a snapshot at version \(message.header.ref - 1) or later "
+                + "(docs/OPERATIONS.md, \"A journal that starts above 1\")"
+            if problem != reason {
+                logger.error("cannot catch up", metadata: ["store": "\(configuration.name)", "reason": "\(reason)"])
+            }
+            problem = reason
+            dispatcherHead = max(dispatcherHead, message.header.seq)
+            replayRequestedAt = now.milliseconds
         case .replayEnd:
+            problem = nil
             if message.header.seq < version && !caughtUp {
                 // This store's snapshot is ahead of the dispatcher's whole history: it belongs to another
                 // history (a journal wiped or replaced). Trusting it would skip real actions.
@@ -483,8 +507,12 @@ public final class StoreCore {
         status.snapshotVersion = snapshotVersion
         status.effectsRunning = runtime.effectsInFlight
         status.effectsUnanswered = unansweredEffects.count
+        status.problem = problem
         return status
     }
+
+    /// The state as the runtime holds it now, in wire form (for checks; views get it by snapshot).
+    public func encodedState() throws -> [UInt8] { try runtime.encodedState() }
 
     /// Cancels the runtime's running effects (the node is going away).
     public func cancelEffects() { runtime.cancelEffects() }

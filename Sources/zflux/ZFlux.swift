@@ -20,7 +20,8 @@ struct ZFlux: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
-            StatusCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self, KeygenCommand.self, DispatcherCommand.self,
+            StatusCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self, SimulateCommand.self, KeygenCommand.self,
+            DispatcherCommand.self,
             StoreCommand.self, AppsCommand.self,
         ]
     )

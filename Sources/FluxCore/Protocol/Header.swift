@@ -28,6 +28,8 @@ public struct Header: Equatable, Sendable {
         public static let fullState = Flags(rawValue: 1 << 0)
         /// HEARTBEAT from a store: the store is still catching up with the dispatcher.
         public static let catchingUp = Flags(rawValue: 1 << 1)
+        /// REPLAY-END: the journal no longer holds the seqs asked for; it starts at `ref`.
+        public static let historyTruncated = Flags(rawValue: 1 << 2)
     }
 
     public var kind: MessageKind

@@ -42,6 +42,8 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var snapshotVersion: UInt64?
     public var effectsRunning: Int?
     public var effectsUnanswered: Int?
+    /// What keeps the node from doing its job, in words, when something does.
+    public var problem: String?
 
     public init(role: Role, pid: Int, uptimeMs: UInt64, subscribers: Int, rejected: UInt64) {
         self.role = role

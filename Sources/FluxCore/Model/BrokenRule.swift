@@ -1,0 +1,26 @@
+/// A rule of the cores that the simulator's canaries break on purpose (`zflux simulate --canary`).
+public enum BrokenRule: String, CaseIterable, Sendable {
+    /// The dispatcher acknowledges before the journal says the action is durable.
+    case durableBeforeAck = "ack-before-durable"
+    /// The dispatcher forgets which (client id, client seq) it has sequenced: a retry is a new action.
+    case dedup = "no-dedup"
+    /// A store that sees a gap applies what it has and skips the missing actions.
+    case gapRepair = "no-gap-repair"
+    /// A store runs effects for actions it recovers by replay too.
+    case effectsOnlyLive = "effects-on-replay"
+    /// The dispatcher trusts a journal tail it found in the page cache without forcing it to disk.
+    case syncJournalOnOpen = "no-sync-on-open"
+}
+
+extension BrokenRule {
+    /// What breaking it means, in a line.
+    public var summary: String {
+        switch self {
+        case .durableBeforeAck: "the dispatcher ACKs before the journal is durable"
+        case .dedup: "the dispatcher does not deduplicate retries"
+        case .gapRepair: "stores skip over gaps instead of repairing them"
+        case .effectsOnlyLive: "stores run effects again for replayed actions"
+        case .syncJournalOnOpen: "the dispatcher trusts an unsynced journal tail after a crash"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Dispatch
+import FluxCore
+import Foundation
+import Synchronization
+
+/// Many seeds, spread over the machine's cores: each seed is its own single-threaded world.
+public enum SimulationRunner {
+    public struct Summary: Sendable {
+        public var seeds = 0
+        public var faultsInjected = 0
+        public var invariantChecks = 0
+        public var events = 0
+        public var simulatedMicros: UInt64 = 0
+        /// Failed seeds, in seed order.
+        public var failures: [SimulationResult] = []
+    }
+
+    /// Runs `seeds`; with `stopAtFirstFailure`, seeds after a failing one are skipped (a canary run).
+    /// `progress` is called now and then with the number of seeds done (from any thread).
+    public static func run(
+        seeds: [UInt64], options: SimulationOptions, stopAtFirstFailure: Bool = false,
+        progress: @escaping @Sendable (Int) -> Void = { _ in }
+    ) -> Summary {
+        let summary = Mutex(Summary())
+        let next = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while !stop.load(ordering: .relaxed) {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < seeds.count else { return }
+                let result = Simulation(seed: seeds[index], options: options).run()
+                let done = summary.withLock { s -> Int in
+                    s.seeds += 1
+                    s.faultsInjected += result.faultsInjected
+                    s.invariantChecks += result.invariantChecks
+                    s.events += result.events
+                    s.simulatedMicros += result.simulatedMicros
+                    if result.failure != nil { s.failures.append(result) }
+                    return s.seeds
+                }
+                if result.failure != nil && stopAtFirstFailure { stop.store(true, ordering: .relaxed) }
+                if done % 100 == 0 { progress(done) }
+            }
+        }
+        return summary.withLock { s in
+            s.failures.sort { $0.seed < $1.seed }
+            return s
+        }
+    }
+}

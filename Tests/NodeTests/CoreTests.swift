@@ -196,6 +196,22 @@ struct StoreCoreTests {
         #expect(core.takeCommands().contains { $0.isReconnect })
     }
 
+    @Test("a store told the journal starts after its version says why, and does not ask again at once")
+    func truncatedJournalStore() {
+        let (core, _) = makeStore()
+        core.start(now: F.at(0))
+        _ = core.takeCommands()
+        core.receivedReplay(Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: 20, ref: 11)), now: F.at(1))
+        #expect(core.takeCommands().compactMap(\.replayFrom).isEmpty, "no request storm")
+        #expect(core.problem?.contains("starts at seq 11") == true)
+        #expect(core.status(now: F.at(2), subscribers: 0, pid: 1).problem == core.problem)
+        core.tick(now: F.at(1_002))
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [1], "asked again after the replay timeout, in case the journal was restored")
+        core.receivedReplay(F.replayBatch(1...2), now: F.at(1_003))
+        core.receivedReplay(F.replayEnd(head: 2), now: F.at(1_004))
+        #expect(core.problem == nil && core.version == 2)
+    }
+
     @Test("an effect's action is sent again until the intake answers, with the same client seq")
     func effectRetry() {
         let (core, _) = makeStore()
@@ -322,6 +338,17 @@ struct DispatcherCoreTests {
         let replies = small.replies(reading: { log.read(from: $0, limit: $1) }, logger: F.logger)
         #expect(replies.map(\.kind) == [.replayBatch, .replayBatch, .replayEnd])
         #expect(replies.last?.header.seq == 3 && replies.last?.header.ref == 3)
+    }
+
+    @Test("a replay from before the journal's first seq gets a clear answer, not an empty one")
+    func truncatedJournal() throws {
+        let core = DispatcherCore(
+            configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: 20, firstSeq: 11, now: F.at(0), logger: F.logger)
+        core.receivedReplayRequest(Message(header: Header(kind: .replayRequest, seq: 1)), from: [9])
+        let end = try #require(core.takeCommands().compactMap { if case .reply(.replay, _, let m) = $0 { m } else { nil } }.first)
+        #expect(end.kind == .replayEnd && end.header.flags.contains(.historyTruncated) && end.header.ref == 11 && end.header.seq == 20)
+        core.receivedReplayRequest(Message(header: Header(kind: .replayRequest, seq: 11)), from: [9])
+        #expect(core.takeCommands().compactMap(\.replayPlan).first?.from == 11, "from the first seq on, replay as usual")
     }
 
     @Test("heartbeats announce the durable head once per interval")

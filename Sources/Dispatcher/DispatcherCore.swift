@@ -48,6 +48,9 @@ public final class DispatcherCore {
     public private(set) var durableHead: UInt64
     /// The oldest action the journal holds (above 1 once older segments were removed).
     public let firstSeq: UInt64
+    /// The history served: the journal's cluster id and this opening's epoch, which starts at `since`.
+    public let history: HistoryID
+    public let historySince: UInt64
     /// Actions stamped in this burst, not yet handed to the journal.
     private var stamped: [Message] = []
     /// Actions handed to the journal and not yet durable: published once they are.
@@ -61,7 +64,9 @@ public final class DispatcherCore {
 
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
     /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
-    public init(configuration: DispatcherNode.Configuration, head: UInt64, firstSeq: UInt64 = 1, now: NodeTime, logger: Logger) {
+    public init(
+        configuration: DispatcherNode.Configuration, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -70,6 +75,8 @@ public final class DispatcherCore {
         self.head = head
         self.durableHead = head
         self.firstSeq = max(firstSeq, 1)
+        self.history = history
+        self.historySince = head + 1
         self.startedAt = now.milliseconds
     }
 
@@ -163,7 +170,7 @@ public final class DispatcherCore {
             topic: message.topic,
             header: Header(
                 kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
-                timestamp: now.wallNanoseconds, actionType: header.actionType), payload: message.payload)
+                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: message.payload)
         stamped.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head) }
@@ -233,7 +240,9 @@ public final class DispatcherCore {
             logger.error(
                 "a replay asks for actions the journal no longer holds", metadata: ["from": "\(request.header.seq)", "first": "\(firstSeq)"])
             commands.append(
-                .reply(.replay, peer: peer, Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq))))
+                .reply(
+                    .replay, peer: peer,
+                    Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq, history: history.rawValue))))
         case .replayRequest:
             // Only what is durable is replayed: a store must never apply what a crash could take back.
             let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
@@ -241,7 +250,7 @@ public final class DispatcherCore {
                 .serveReplay(
                     ReplayPlan(
                         peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
-                        batchSize: configuration.replayBatchSize, maxBatches: configuration.replayBatchesPerRequest)))
+                        batchSize: configuration.replayBatchSize, maxBatches: configuration.replayBatchesPerRequest, history: history)))
         case .statusRequest:
             commands.append(.replyStatus(.replay, peer: peer))
         default:
@@ -255,7 +264,11 @@ public final class DispatcherCore {
     /// (or had nothing to miss) knows how far it should be.
     public func tick(now: NodeTime) {
         guard now.milliseconds >= nextHeartbeat else { return }
-        commands.append(.publish(Message(header: Header(kind: .heartbeat, seq: durableHead, timestamp: now.wallNanoseconds))))
+        commands.append(
+            .publish(
+                Message(
+                    header: Header(
+                        kind: .heartbeat, seq: durableHead, ref: historySince, timestamp: now.wallNanoseconds, history: history.rawValue))))
         nextHeartbeat = now.milliseconds + UInt64(configuration.heartbeatMilliseconds)
     }
 
@@ -266,6 +279,7 @@ public final class DispatcherCore {
         status.accepted = accepted
         status.journal = configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
         status.journalBytes = journalBytes
+        status.history = history.description
         return status
     }
 }
@@ -280,6 +294,8 @@ public struct ReplayPlan: Equatable, Sendable {
     public var head: UInt64
     public var batchSize: Int
     public var maxBatches: Int
+    /// Stamped on the batches and the end: the history they are served from.
+    public var history: HistoryID = HistoryID(rawValue: 0)
 
     /// The messages to send, reading the journal with `read(from, limit)`. A read that fails ends the
     /// answer early (the store asks again).
@@ -295,10 +311,13 @@ public struct ReplayPlan: Equatable, Sendable {
                 break
             }
             guard let last = slice.last else { break }
-            replies.append(Message(header: Header(kind: .replayBatch, seq: next, ref: last.header.seq), payload: ReplayBatch.encode(slice)))
+            replies.append(
+                Message(
+                    header: Header(kind: .replayBatch, seq: next, ref: last.header.seq, history: history.rawValue), payload: ReplayBatch.encode(slice)
+                ))
             next = last.header.seq + 1
         }
-        replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1)))
+        replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1, history: history.rawValue)))
         return replies
     }
 }

@@ -139,8 +139,14 @@ final class DispatcherLoop: NodeLoop {
         } else {
             log = MemoryLog()
         }
+        var random = SystemRandomNumberGenerator()
+        let history =
+            (log as? Journal)?.history
+            ?? .opening(cluster: HistoryID.newCluster(using: &random), previousEpoch: 0, wallNanoseconds: WallClock.nowNanoseconds())
         core = DispatcherCore(
-            configuration: configuration, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, now: .now(), logger: logger)
+            configuration: configuration, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, history: history, now: .now(),
+            logger: logger)
+        logger.info("serving history", metadata: ["history": "\(history)", "since": "\(log.lastSeq + 1)"])
         var next = max(core.firstSeq, log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1)
         while next <= log.lastSeq {
             let records = try log.read(from: next, limit: 4096)

@@ -81,6 +81,7 @@ public final class Journal: ActionLog {
         }
         try scan(repair: repair)
         if repair { try openForAppend() }
+        try openHistory(repair: repair)
     }
 
     deinit {
@@ -170,6 +171,46 @@ public final class Journal: ActionLog {
 
     /// The oldest seq the journal holds (above 1 once older segments were removed).
     public var firstSeq: UInt64 { segments.first?.firstSeq ?? 1 }
+
+    /// The history this opening of the journal serves (``HistoryID``): the cluster id kept in `HISTORY`
+    /// beside the segments (made when the journal is created, copied with it) and a new epoch, later
+    /// than the one recorded there. Read-only opens (`repair: false`) report the recorded one.
+    public private(set) var history = HistoryID(rawValue: 0)
+
+    private func openHistory(repair: Bool) throws {
+        let path = directory + "/HISTORY"
+        var cluster: UInt32 = 0, previous: UInt64 = 0
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 2 else { continue }
+                if parts[0] == "cluster" { cluster = UInt32(parts[1], radix: 16) ?? 0 }
+                if parts[0] == "epoch" { previous = UInt64(parts[1]) ?? 0 }
+            }
+        }
+        guard repair else {
+            history = HistoryID(cluster: cluster, epoch: previous)
+            return
+        }
+        if cluster == 0 {
+            var random = SystemRandomNumberGenerator()
+            cluster = HistoryID.newCluster(using: &random)
+        }
+        history = HistoryID.opening(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds())
+        // Durable before anything of this epoch goes out: a later opening must pick a later epoch.
+        let text =
+            "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
+            + "cluster \(String(history.cluster, radix: 16))\nepoch \(history.epoch)\n"
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fdatasync(fd) == 0
+        _ = Glibc.close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
+        try syncDirectory()
+    }
 
     private func segmentPath(firstSeq: UInt64) -> String {
         let digits = String(firstSeq)

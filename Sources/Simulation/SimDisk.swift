@@ -9,6 +9,9 @@ struct SimJournal {
     /// The records as written (decoded once by `recover()`, then kept as appended), for reads.
     private var messages: [Message] = []
     private(set) var firstSeq: UInt64 = 1
+    /// The journal's `HISTORY` file: its cluster id (set once) and the last epoch served; copied with it.
+    var cluster: UInt32 = 0
+    var lastEpoch: UInt64 = 0
 
     mutating func append(_ actions: [Message]) {
         for action in actions {

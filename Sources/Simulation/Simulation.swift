@@ -1,6 +1,7 @@
 @_spi(Simulation) import Dispatcher
 import Examples
 @_spi(Simulation) import FluxCore
+import Foundation
 import Logging
 @_spi(Simulation) import StoreNode
 import ViewNode
@@ -146,6 +147,7 @@ public final class Simulation {
         var turnPending = false
         var timerAt: UInt64?
         var shown: UInt64 = 0
+        var shownHistory: UInt64 = 0
         init(store: Int) { self.store = store }
     }
 
@@ -174,7 +176,15 @@ public final class Simulation {
     var now: UInt64 = 0
     let fsync: FsyncPolicy
     let apps: [String: any AnyApp]
-    let logger = Logger(label: "zflux.simulation") { _ in SwiftLogNoOpLogHandler() }
+    /// The cores' logs: silent, unless ZFLUX_SIMULATION_LOG names a level (to read what a failing seed did).
+    let logger: Logger = {
+        guard let level = ProcessInfo.processInfo.environment["ZFLUX_SIMULATION_LOG"].flatMap(Logger.Level.init(rawValue:)) else {
+            return Logger(label: "zflux.simulation") { _ in SwiftLogNoOpLogHandler() }
+        }
+        var logger = Logger(label: "zflux.simulation") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level
+        return logger
+    }()
     let dispatcher = DispatcherShell()
     var stores: [StoreShell] = []
     var views: [ViewShell] = []
@@ -196,6 +206,19 @@ public final class Simulation {
     /// (client id, client seq) → seq it was acknowledged with.
     var ackedSeq: [[UInt64]: UInt64] = [:]
     var effectRuns: [Int: Int] = [:]
+    /// A copy of the journal an operator took (for the "restore an older copy" fault), and its head.
+    var backup: (journal: SimJournal, head: UInt64)?
+    /// Every epoch the dispatcher has served, and those from before the latest restore: a store still
+    /// following one of those is legitimately on the old history above `staleAbove` until it hears
+    /// the new epoch; then it must rebuild.
+    var epochsServed: Set<UInt64> = []
+    var staleEpochs: Set<UInt64> = []
+    /// The dispatcher's clock went back at some point: a restored older copy would then open an epoch
+    /// older than one the stores saw, and they would take it for a dead dispatcher's (documented).
+    var dispatcherClockWentBack = false
+    var staleAbove: UInt64 = .max
+    /// Versions that existed in a history an operator threw away: a view may still show them.
+    var discardedVersions: ClosedRange<UInt64>?
     var nextPing = 1
     /// The pure reduction of `history` for each app, state by version.
     var reference: [String: (runtime: any AppRuntime, states: [[UInt8]])] = [:]
@@ -301,7 +324,7 @@ public final class Simulation {
 
     /// A node's clocks: monotonic is simulated time; wall time may have jumped.
     func time(_ node: Node) -> NodeTime {
-        NodeTime(milliseconds: now / 1000 + 1_000_000, wallNanoseconds: Int64(now) * 1000 + 1_700_000_000_000_000_000 + (wallOffset[node] ?? 0))
+        NodeTime(milliseconds: now / 1000 + 1_000_000, wallNanoseconds: Int64(now) * 1000 + 1_790_000_000_000_000_000 + (wallOffset[node] ?? 0))
     }
 
     func frozenUntil(_ node: Node) -> UInt64 {
@@ -403,6 +426,11 @@ public final class Simulation {
                 core.receivedFromDispatcher(message, now: time(node))
             case .replayReply(let message):
                 record(13, node.code, message.header.seq)
+                if message.kind == .replayEnd {
+                    note(
+                        "\(store.spec.name) at \(core.version) gets REPLAY-END \(message.header.seq) (history \(HistoryID(rawValue: message.header.history)))"
+                    )
+                }
                 core.receivedReplay(message, now: time(node))
             case .snapshotRequest(let peer, let message):
                 record(14, node.code, 0)
@@ -523,9 +551,15 @@ public final class Simulation {
         configuration.heartbeatMilliseconds = 100
         configuration.replayBatchSize = 16
         configuration.replayBatchesPerRequest = 4
+        if dispatcher.journal.cluster == 0 { dispatcher.journal.cluster = HistoryID.newCluster(using: &rng) }
+        let history = HistoryID.opening(
+            cluster: dispatcher.journal.cluster, previousEpoch: dispatcher.journal.lastEpoch, wallNanoseconds: time(.dispatcher).wallNanoseconds)
+        dispatcher.journal.lastEpoch = history.epoch
+        note("the dispatcher starts: journal head \(records.last?.header.seq ?? 0), history \(history)")
+        epochsServed.insert(history.epoch)
         let core = DispatcherCore(
             configuration: configuration, head: records.last?.header.seq ?? 0, firstSeq: dispatcher.journal.firstSeq,
-            now: time(.dispatcher), logger: logger)
+            history: history, now: time(.dispatcher), logger: logger)
         if let canary = options.canary { core.brokenRules = [canary] }
         for record in records.suffix(Int(DispatcherCore.dedupRecoveryRecords)) { core.remember(record.header) }
         dispatcher.core = core
@@ -646,14 +680,17 @@ public final class Simulation {
                 }
             case .reply(let target, let message):
                 guard let (code, incarnation) = Simulation.node(fromPeer: target), let to = self.node(code: code) else { continue }
+                note(
+                    "\(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(to)#\(incarnation)"
+                )
                 send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
             case .replyStatus: continue
             case .dispatch(let message): send(.intake(peer: peer, message), from: node, to: .dispatcher)
             case .reconnect:
                 store.generation += 1
-            case .writeSnapshot(let version, let snapshot):
+            case .writeSnapshot(let version, let history, let snapshot):
                 // Written atomically and fsynced (tmp file, fsync, rename): whole or not at all.
-                store.snapshot = SnapshotFile.Contents(version: version, app: store.spec.app, state: snapshot)
+                store.snapshot = SnapshotFile.Contents(version: version, history: history, app: store.spec.app, state: snapshot)
             }
         }
     }
@@ -666,6 +703,7 @@ public final class Simulation {
         view.generation += 1
         view.turnPending = false
         view.shown = 0
+        view.shownHistory = 0
         let spec = stores[view.store].spec
         // No app: these apps publish whole states, so the view needs no decoded replica.
         var configuration = ViewNode.Configuration(store: spec.name, state: "", snapshot: "", app: nil)
@@ -688,6 +726,7 @@ public final class Simulation {
             case .replaceSnapshotSocket:
                 view.generation += 1
             case .show(let update):
+                note("view of \(update.store) shows \(update.version) (\(HistoryID(rawValue: update.history)), \(update.connection))")
                 checkView(index, update)
             }
         }
@@ -808,10 +847,21 @@ public final class Simulation {
                 note("view \(i) falls past its high-water mark: \(count) updates dropped")
                 views[i].dropNext = count
             }
-        case 78..<88:
+        case 78..<81:
+            // An operator backs the journal up (copies the directory).
+            // A copy of the directory takes what the page cache holds too: its head is its last record.
+            guard dispatcher.core != nil else { return }
+            let head = dispatcher.journal.scan().records.last?.header.seq ?? 0
+            note("backup of the journal at head \(head)")
+            backup = (dispatcher.journal, head)
+        case 81..<84:
+            guard let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else { return }
+            restoreOlderCopy(copy, head: head, replacing: current)
+        case 84..<90:
             let node = randomNode()
             let jump = Int64(rng.int(-3_600...3_600)) * 1_000_000_000
             note("clock jump on \(node): \(jump / 1_000_000_000) s")
+            if node == .dispatcher && jump < 0 { dispatcherClockWentBack = true }
             wallOffset[node, default: 0] += jump
         default:
             let node = randomNode()
@@ -824,6 +874,29 @@ public final class Simulation {
             case .client: break
             }
         }
+    }
+
+    /// The operator stops the dispatcher, puts back an older copy of its journal and starts it again:
+    /// what was acknowledged after the copy is gone (the operator's choice), and its seqs are given
+    /// again. Every store must notice (a new epoch starting at or below its version) and rebuild.
+    func restoreOlderCopy(_ copy: SimJournal, head: UInt64, replacing current: UInt64) {
+        note("the journal is restored from a copy at head \(head) (it was at \(current))")
+        kill(.dispatcher)
+        dispatcher.journal = copy
+        for seq in history.keys where seq > head { history[seq] = nil }
+        for (seq, dispatch) in acknowledged where seq > head {
+            acknowledged[seq] = nil
+            ackedSeq[[dispatch.client, dispatch.clientSeq]] = nil
+        }
+        for (app, entry) in reference where entry.states.count > Int(head) + 1 {
+            // Built from actions that are gone: rebuilt from the history as it is now.
+            reference[app] = (apps[app]!.makeRuntime(format: .binary) { _, _, _ in }, [])
+        }
+        staleEpochs.formUnion(epochsServed)
+        staleAbove = min(staleAbove, head)
+        let newest = max(current, discardedVersions?.upperBound ?? 0)
+        discardedVersions = min(head + 1, discardedVersions?.lowerBound ?? .max)...newest
+        queue.schedule(.restart(.dispatcher), at: now + rng.micros(20_000...200_000))
     }
 
     func randomNode() -> Node {
@@ -893,9 +966,15 @@ public final class Simulation {
         let store = stores[index]
         guard let core = store.core else { return }
         let version = version ?? core.version
+        // Still on a history from before a restore (it has not heard the new epoch yet): not checked
+        // against the new one. Once it follows the new epoch, every state it shows is.
+        if let epoch = core.history?.epoch, staleEpochs.contains(epoch), version > staleAbove { return }
         result.invariantChecks += 1
         guard let expected = referenceState(store.spec.app, version) else {
-            fail("one history", "\(store.spec.name) is at version \(version), but the dispatcher never sent some action up to it")
+            fail(
+                "one history",
+                "\(store.spec.name) is at version \(version) (history \(core.history.map { "\($0)" } ?? "none")), but the dispatcher "
+                    + "(history \(dispatcher.core.map { "\($0.history)" } ?? "down")) never sent some action up to it")
             return
         }
         let actual = state ?? (try? core.encodedState()) ?? []
@@ -916,12 +995,17 @@ public final class Simulation {
     func checkView(_ index: Int, _ update: ViewUpdate) {
         let view = views[index]
         result.invariantChecks += 1
-        if update.version < view.shown {
+        // Within one history a view never goes back; an operator's restore of an older journal copy
+        // rewinds the history, and then the view follows the store back.
+        let rewound = discardedVersions != nil && HistoryID(rawValue: update.history).epoch > HistoryID(rawValue: view.shownHistory).epoch
+        if update.version < view.shown && !rewound {
             fail("views never go back", "view of \(update.store) showed version \(view.shown), then \(update.version)")
             return
         }
         view.shown = update.version
+        view.shownHistory = update.history
         let app = stores[view.store].spec.app
+        if let discarded = discardedVersions, discarded.contains(update.version) { return }
         if let expected = referenceState(app, update.version), expected != update.state {
             fail("views show the reduction", "view of \(update.store) shows at version \(update.version) a state the journal does not reduce to")
         }
@@ -969,7 +1053,9 @@ public final class Simulation {
     func convergenceReport() -> String {
         var parts = ["dispatcher head \(dispatcher.core.map { "\($0.durableHead)" } ?? "down")"]
         parts += stores.map { "\($0.spec.name) \($0.core.map { "\($0.version)\($0.caughtUp ? "" : " catching up")" } ?? "down")" }
-        parts += views.map { "view \(stores[$0.store].spec.name) \($0.core.map { "\($0.version) \($0.connection)" } ?? "down")" }
+        parts += views.map {
+            "view \(stores[$0.store].spec.name) \($0.core.map { "\($0.version) \($0.connection) \(HistoryID(rawValue: $0.history))" } ?? "down")"
+        }
         parts += clients.map { "client \($0.outstanding.count) unanswered" }
         return parts.joined(separator: ", ")
     }
@@ -988,9 +1074,9 @@ public final class Simulation {
         if options.traceLength > 0 { note("event \(kind) node \(a) \(b)") }
     }
 
-    func note(_ text: String) {
+    func note(_ text: @autoclosure () -> String) {
         guard options.traceLength > 0 else { return }
-        trace.append("\(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text)")
+        trace.append("\(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())")
         if trace.count > options.traceLength { trace.removeFirst(trace.count - options.traceLength) }
     }
 

@@ -14,16 +14,19 @@ public enum SnapshotFile {
         public var version: UInt64
         public var app: String
         public var state: [UInt8]
+        /// The history (``HistoryID``) the state was built from; 0 when not known (older snapshots).
+        public var history: UInt64
 
-        public init(version: UInt64, app: String, state: [UInt8]) {
+        public init(version: UInt64, history: UInt64 = 0, app: String, state: [UInt8]) {
             self.version = version
+            self.history = history
             self.app = app
             self.state = state
         }
     }
 
     public static func write(_ contents: Contents, to path: String) throws {
-        let bytes = SnapshotFormat.encode(version: contents.version, app: contents.app, state: contents.state)
+        let bytes = SnapshotFormat.encode(version: contents.version, history: contents.history, app: contents.app, state: contents.state)
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = path + ".tmp"
@@ -48,7 +51,7 @@ public enum SnapshotFile {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
             let decoded = try SnapshotFormat.decode([UInt8](data))
-            return Contents(version: decoded.version, app: decoded.app, state: decoded.state)
+            return Contents(version: decoded.version, history: decoded.history, app: decoded.app, state: decoded.state)
         } catch {
             throw SnapshotError("\(path): \(error.message)")
         }

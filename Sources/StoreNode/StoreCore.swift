@@ -30,8 +30,8 @@ public final class StoreCore {
         case dispatch(Message)
         /// Drop the dispatcher-facing connections (subscription, replay) and make new ones.
         case reconnect
-        /// Write this snapshot of the runtime to disk (failures are the shell's to log).
-        case writeSnapshot(version: UInt64, snapshot: [UInt8])
+        /// Write this snapshot of the runtime, built from `history`, to disk (failures are the shell's to log).
+        case writeSnapshot(version: UInt64, history: UInt64, snapshot: [UInt8])
     }
 
     public static let maxPending = 200_000
@@ -81,6 +81,13 @@ public final class StoreCore {
     public private(set) var snapshotVersion: UInt64 = 0
     /// What stops the store from catching up, when something does (shown in its status).
     public private(set) var problem: String?
+    /// The history the state comes from (nil until the store has heard one, or read it from its snapshot).
+    public private(set) var history: HistoryID?
+    /// The state came from a snapshot that names no history (written before histories existed): only
+    /// the dispatcher's head can tell whether it belongs to the journal.
+    private var restoredWithoutHistory = false
+    /// The dispatcher serves another cluster's journal: nothing of it is applied.
+    public private(set) var refusedForeignHistory = false
     /// True once the store has caught up with the dispatcher after starting; views are answered then.
     public private(set) var caughtUp = false
     /// Snapshot requests that arrived while catching up.
@@ -128,6 +135,7 @@ public final class StoreCore {
             }
             try runtime.loadSnapshot(snapshot.state)
             version = snapshot.version
+            if snapshot.history != 0 { history = HistoryID(rawValue: snapshot.history) } else { restoredWithoutHistory = version > 0 }
             lastPublishedVersion = version
             snapshotVersion = version
             logger.info("resumed from snapshot", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
@@ -139,6 +147,9 @@ public final class StoreCore {
 
     /// Forgets everything applied: a fresh state at version 0, to be rebuilt from the dispatcher.
     private func resetToEmpty() {
+        // What was applied is history when it is applied again: its effects ran (or were lost) already.
+        liveAfter = max(liveAfter ?? 0, version)
+        restoredWithoutHistory = false
         runtime.cancelEffects()
         runtime = makeRuntime()
         version = 0
@@ -157,12 +168,26 @@ public final class StoreCore {
     /// A message from the dispatcher's action stream (ACTION or HEARTBEAT).
     public func receivedFromDispatcher(_ message: Message, now: NodeTime) {
         lastHeardFromDispatcher = now.milliseconds
+        guard !refusedForeignHistory else { return }
         switch message.kind {
         case .action:
+            switch judge(message.header.history, since: nil, head: nil, now: now) {
+            case .follow: break
+            case .ignore: return
+            case .wait:
+                // A new epoch this store has not settled yet: the next heartbeat says where it starts.
+                if pending.count < StoreCore.maxPending { pending[message.header.seq] = message }
+                return
+            }
             if liveAfter == nil { liveAfter = message.header.seq - 1 }
             dispatcherHead = max(dispatcherHead, message.header.seq)
             receiveLive(message, now: now)
         case .heartbeat:
+            // A dispatcher's heartbeat carries its history and, in `ref`, the first seq of its epoch.
+            switch judge(message.header.history, since: message.header.ref, head: message.header.seq, now: now) {
+            case .follow: break
+            case .ignore, .wait: return
+            }
             if liveAfter == nil { liveAfter = message.header.seq }
             dispatcherHead = max(dispatcherHead, message.header.seq)
             if dispatcherHead > version && replayRequestedAt == nil {
@@ -250,6 +275,9 @@ public final class StoreCore {
 
     /// A message from the replay service (REPLAY-BATCH or REPLAY-END).
     public func receivedReplay(_ message: Message, now: NodeTime) {
+        guard !refusedForeignHistory else { return }
+        // Served from an epoch not settled yet (or a retired one): not used; asked again once settled.
+        guard judge(message.header.history, since: nil, head: nil, now: now) == .follow else { return }
         switch message.kind {
         case .replayBatch:
             guard let batch = try? ReplayBatch.decode(message.payload) else {
@@ -276,7 +304,10 @@ public final class StoreCore {
             replayRequestedAt = now.milliseconds
         case .replayEnd:
             problem = nil
-            if message.header.seq < version && !caughtUp {
+            // A dispatcher whose whole journal ends below a snapshot the store resumed from: the snapshot
+            // belongs to another history. Where both carry a history, the epochs decide instead (`judge`):
+            // within one epoch a lower head is only a late answer.
+            if message.header.seq < version && !caughtUp && (restoredWithoutHistory || message.header.history == 0) {
                 // This store's snapshot is ahead of the dispatcher's whole history: it belongs to another
                 // history (a journal wiped or replaced). Trusting it would skip real actions.
                 logger.error(
@@ -356,6 +387,64 @@ public final class StoreCore {
         }
     }
 
+    // MARK: Histories
+
+    enum Verdict { case follow, wait, ignore }
+
+    /// What a dispatcher's history stamp means here. A heartbeat also says where its epoch starts
+    /// (`since`) and how far it is (`head`).
+    private func judge(_ raw: UInt64, since: UInt64?, head: UInt64?, now: NodeTime) -> Verdict {
+        guard raw != 0 else { return .follow }  // a dispatcher that does not stamp histories
+        let offered = HistoryID(rawValue: raw)
+        guard let current = history else {
+            // Nothing applied from any history yet (or a snapshot from before histories): follow this one.
+            history = offered
+            return .follow
+        }
+        if offered == current { return .follow }
+        guard offered.cluster == current.cluster else {
+            refusedForeignHistory = true
+            problem =
+                "the dispatcher serves another journal (history \(offered)) than this store's state comes from (\(current)): "
+                + "point the store at its own cluster, or delete its snapshot and restart it to rebuild from this journal "
+                + "(docs/OPERATIONS.md, \"A journal from another history\")"
+            logger.error("refusing a foreign history", metadata: ["store": "\(configuration.name)", "reason": "\(problem!)"])
+            replayRequestedAt = nil
+            return .ignore
+        }
+        if offered.epoch < current.epoch { return .ignore }  // a late message from before the dispatcher restarted
+        guard let since, let head else {
+            logger.debug(
+                "held back until the epoch is placed",
+                metadata: ["store": "\(configuration.name)", "history": "\(offered)", "following": "\(current)"])
+            return .wait
+        }
+        history = offered
+        // The new epoch's head replaces the old one's, which may be past anything the journal now holds.
+        dispatcherHead = head
+        if version >= since {
+            // The journal's new epoch starts at or below this store's version: actions this store applied
+            // are not in the journal any more (restored from an older copy, or its tail lost under fsync
+            // none). Keeping them would mix two histories; the journal is the truth, so rebuild from it.
+            logger.error(
+                "the dispatcher's journal lost actions this store applied; rebuilding the state from the journal",
+                metadata: [
+                    "store": "\(configuration.name)", "version": "\(version)", "epoch_starts": "\(since)", "history": "\(offered)",
+                ])
+            resetToEmpty()
+            // Everything up to the head is history now: rebuilding runs no effect again.
+            liveAfter = max(liveAfter ?? 0, head)
+            requestReplay(now: now)
+            return .ignore
+        }
+        // A new epoch that starts past this store: nothing was lost. What was held back goes on, except
+        // actions of another epoch from its start on: those seqs now name other actions.
+        pending = pending.filter { $0.key < since || $0.value.header.history == raw }
+        applyPending(now: now)
+        if replayRequestedAt != nil || version < dispatcherHead { requestReplay(now: now) }
+        return .follow
+    }
+
     /// A turn of the loop: after every drained burst, and at ``nextDeadline`` at the latest. Publishes
     /// what the burst changed (one update per burst), and runs the timers.
     public func tick(now: NodeTime) {
@@ -391,7 +480,7 @@ public final class StoreCore {
             commands.append(.reconnect)
             requestReplay(now: now)
         }
-        if let asked = replayRequestedAt, now.elapsed(since: asked) > UInt64(configuration.replayTimeoutMilliseconds) {
+        if !refusedForeignHistory, let asked = replayRequestedAt, now.elapsed(since: asked) > UInt64(configuration.replayTimeoutMilliseconds) {
             logger.notice("replay unanswered; asking again", metadata: ["store": "\(configuration.name)", "from": "\(version + 1)"])
             requestReplay(now: now)
         }
@@ -427,7 +516,8 @@ public final class StoreCore {
                 Message(
                     topic: configuration.name,
                     header: Header(
-                        kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds), payload: payload)))
+                        kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds,
+                        history: history?.rawValue ?? 0), payload: payload)))
         lastPublishedVersion = version
     }
 
@@ -438,7 +528,8 @@ public final class StoreCore {
                 Message(
                     topic: configuration.name,
                     header: Header(
-                        kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead, timestamp: now.wallNanoseconds))))
+                        kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead, timestamp: now.wallNanoseconds,
+                        history: history?.rawValue ?? 0))))
     }
 
     /// Answers with the state as last published, so the version matches the update stream.
@@ -458,7 +549,8 @@ public final class StoreCore {
                 Message(
                     topic: configuration.name,
                     header: Header(
-                        kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, timestamp: now.wallNanoseconds),
+                        kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, timestamp: now.wallNanoseconds,
+                        history: history?.rawValue ?? 0),
                     payload: fullState?.bytes ?? [])))
     }
 
@@ -466,7 +558,7 @@ public final class StoreCore {
         guard configuration.snapshotPath != nil, version > snapshotVersion else { return }
         guard force || version - snapshotVersion >= UInt64(configuration.snapshotEveryActions) else { return }
         do {
-            commands.append(.writeSnapshot(version: version, snapshot: try runtime.encodedSnapshot()))
+            commands.append(.writeSnapshot(version: version, history: history?.rawValue ?? 0, snapshot: try runtime.encodedSnapshot()))
             // Counted as written: a failed write is logged by the shell and tried again after as many
             // actions more, not on every turn.
             snapshotVersion = version
@@ -508,6 +600,7 @@ public final class StoreCore {
         status.effectsRunning = runtime.effectsInFlight
         status.effectsUnanswered = unansweredEffects.count
         status.problem = problem
+        status.history = history?.description
         return status
     }
 

@@ -147,10 +147,10 @@ final class StoreLoop: NodeLoop {
                 actions.close()
                 replay.close()
                 (actions, replay) = try StoreLoop.connectToDispatcher(configuration, context)
-            case .writeSnapshot(let version, let snapshot):
+            case .writeSnapshot(let version, let history, let snapshot):
                 guard let path = configuration.snapshotPath else { continue }
                 do {
-                    try SnapshotFile.write(.init(version: version, app: configuration.app.name, state: snapshot), to: path)
+                    try SnapshotFile.write(.init(version: version, history: history, app: configuration.app.name, state: snapshot), to: path)
                 } catch {
                     logger.error("snapshot not written", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
                 }

@@ -6,7 +6,9 @@ import Logging
 /// It follows one store the Clone way (DESIGN rule 5): subscribe first, then ask for a snapshot, drop
 /// queued updates the snapshot already covers, then apply live updates. A version gap, a heartbeat
 /// announcing a version never received, or silence past the timeout makes it snapshot again, and it
-/// shows itself as catching up or stale meanwhile. It never shows an older version than one it showed.
+/// shows itself as catching up or stale meanwhile. It never shows an older version than one it showed
+/// of the same history; when its store follows another history (its journal was restored from an older
+/// copy and the store rebuilt), the view takes a snapshot of that history, whatever its version.
 public final class ViewCore {
     public enum Command {
         /// Send on the snapshot DEALER.
@@ -37,6 +39,8 @@ public final class ViewCore {
     /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
     private var replicaAhead = false
     private var publishedAt: Int64 = 0
+    /// The history the shown state comes from (0: not known).
+    public private(set) var history: UInt64 = 0
     private var updateBytes = 0
 
     public init(configuration: ViewNode.Configuration, now: NodeTime, logger: Logger) {
@@ -62,17 +66,24 @@ public final class ViewCore {
     /// A reply on the snapshot DEALER.
     public func receivedSnapshot(_ reply: Message, now: NodeTime) {
         guard reply.kind == .snapshot, phase == .awaitingSnapshot else { return }
+        let relation = compare(reply.header.history)
+        guard relation != .older else { return }  // a late answer from before the store's history moved on
         lastHeard = now.milliseconds
-        // Never go back in time: an older snapshot than what is shown is ignored (then re-asked).
-        if state == nil || reply.header.seq >= version {
+        // Never go back in time, within one history: an older snapshot than what is shown is ignored
+        // (then re-asked). A snapshot of a newer history replaces what is shown, whatever its version.
+        if state == nil || reply.header.seq >= version || relation == .newer {
             version = reply.header.seq
+            if reply.header.history != 0 { history = reply.header.history }
             setWholeState(reply.payload)
+        } else if reply.header.history != 0 && history == 0 {
+            history = reply.header.history
         }
         phase = .live
         connection = .live
         let backlog = queued
         queued.removeAll()
-        for update in backlog where update.header.seq > version { applyUpdate(update, now: now) }
+        // Only updates of the history now shown: a queued one of another history is not part of it.
+        for update in backlog where update.header.seq > version && compare(update.header.history) == .same { applyUpdate(update, now: now) }
         emit()
     }
 
@@ -80,6 +91,16 @@ public final class ViewCore {
     public func receivedUpdate(_ message: Message, now: NodeTime) {
         guard message.topicString == configuration.store else { return }
         lastHeard = now.milliseconds
+        switch compare(message.header.history) {
+        case .same:
+            // What is shown came from a store that did not say its history yet: learn it from the updates.
+            if history == 0 && phase == .live && message.header.history != 0 && message.kind != .rejected { history = message.header.history }
+        case .older: return  // published before the store moved to a newer history
+        case .newer:
+            // The store now follows a newer history: what is shown may not be part of it.
+            if phase == .live { askForSnapshot(because: "the store follows another history", now: now) }
+            return
+        }
         switch message.kind {
         case .state:
             if phase == .awaitingSnapshot {
@@ -132,6 +153,17 @@ public final class ViewCore {
             askForSnapshot(because: reason, now: now)
             if now.elapsed(since: lastHeard) > timeout { connection = .stale(reason) }
         }
+    }
+
+    enum HistoryRelation { case same, older, newer }
+
+    /// How a store's history stamp relates to the shown state's: a newer epoch (or another cluster) may
+    /// rewind versions; an older epoch is a late message.
+    private func compare(_ raw: UInt64) -> HistoryRelation {
+        guard raw != 0, history != 0, raw != history else { return .same }
+        let offered = HistoryID(rawValue: raw), shown = HistoryID(rawValue: history)
+        if offered.cluster == shown.cluster && offered.epoch < shown.epoch { return .older }
+        return .newer
     }
 
     // MARK: Applying
@@ -202,6 +234,6 @@ public final class ViewCore {
             .show(
                 ViewUpdate(
                     store: configuration.store, version: version, state: state, connection: connection,
-                    publishedAt: publishedAt, updateBytes: updateBytes)))
+                    publishedAt: publishedAt, updateBytes: updateBytes, history: history)))
     }
 }

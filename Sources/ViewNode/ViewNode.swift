@@ -42,6 +42,8 @@ public struct ViewUpdate: Sendable, Equatable {
     public var publishedAt: Int64 = 0
     /// Wire bytes of the newest update applied (a whole state or only its changes).
     public var updateBytes: Int = 0
+    /// The history (``HistoryID``) the shown state comes from; 0 when the store does not say.
+    public var history: UInt64 = 0
 }
 
 /// Follows one store's state the Clone way: subscribe first, then ask for a snapshot, drop queued

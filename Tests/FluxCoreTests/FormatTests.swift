@@ -29,9 +29,9 @@ struct FormatTests {
 
     @Test("snapshots round-trip; wrong magic, cut bytes and a bad checksum are refused")
     func snapshot() throws {
-        let bytes = SnapshotFormat.encode(version: 42, app: "todo", state: Array("{}".utf8))
+        let bytes = SnapshotFormat.encode(version: 42, history: 0xABCD_0001, app: "todo", state: Array("{}".utf8))
         let decoded = try SnapshotFormat.decode(bytes)
-        #expect(decoded.version == 42 && decoded.app == "todo" && decoded.state == Array("{}".utf8))
+        #expect(decoded.version == 42 && decoded.history == 0xABCD_0001 && decoded.app == "todo" && decoded.state == Array("{}".utf8))
         for cut in 0..<bytes.count { #expect(throws: ProtocolError.self) { try SnapshotFormat.decode(Array(bytes.prefix(cut))) } }
         var flipped = bytes
         flipped[bytes.count - 1] ^= 1
@@ -39,7 +39,21 @@ struct FormatTests {
         #expect(error?.message == "snapshot fails its checksum")
         #expect((#expect(throws: ProtocolError.self) { try SnapshotFormat.decode(Array("NOTASNAP".utf8)) })?.code == .badMagic)
         var hugeName = bytes
-        hugeName[16] = 0xFF; hugeName[17] = 0xFF; hugeName[18] = 0xFF; hugeName[19] = 0x7F
+        hugeName[24] = 0xFF; hugeName[25] = 0xFF; hugeName[26] = 0xFF; hugeName[27] = 0x7F
         #expect(throws: ProtocolError.self) { try SnapshotFormat.decode(hugeName) }
+    }
+
+    @Test("a version-1 snapshot (no history) still reads, with history 0")
+    func snapshotVersion1() throws {
+        var bytes = Array("ZFSNAP01".utf8)
+        bytes.appendLittleEndian(UInt64(7))
+        bytes.appendLittleEndian(UInt32(4))
+        bytes += Array("todo".utf8)
+        let state = Array("{}".utf8)
+        bytes.appendLittleEndian(CRC32.checksum(state))
+        bytes.appendLittleEndian(UInt32(state.count))
+        bytes += state
+        let decoded = try SnapshotFormat.decode(bytes)
+        #expect(decoded.version == 7 && decoded.history == 0 && decoded.app == "todo" && decoded.state == state)
     }
 }

@@ -43,13 +43,23 @@ struct ProtocolTests {
     func documentedLayout() {
         let bytes = Header(
             kind: .ack, flags: .fullState, seq: 0x0102030405060708, ref: 9, clientID: 10,
-            clientSeq: 11, timestamp: 12, actionType: "ab"
+            clientSeq: 11, timestamp: 12, actionType: "ab", history: 13
         ).encoded()
-        #expect(bytes.count == 50)
-        #expect(Array(bytes[0..<8]) == [0x5A, 0x46, 1, MessageKind.ack.rawValue, 1, 0, 2, 0])
+        #expect(bytes.count == 58)
+        #expect(Array(bytes[0..<8]) == [0x5A, 0x46, 2, MessageKind.ack.rawValue, 1, 0, 2, 0])
         #expect(Array(bytes[8..<16]) == [8, 7, 6, 5, 4, 3, 2, 1], "little-endian seq")
-        #expect(bytes[16] == 9 && bytes[24] == 10 && bytes[32] == 11 && bytes[40] == 12)
-        #expect(Array(bytes[48...]) == Array("ab".utf8))
+        #expect(bytes[16] == 9 && bytes[24] == 10 && bytes[32] == 11 && bytes[40] == 12 && bytes[48] == 13)
+        #expect(Array(bytes[56...]) == Array("ab".utf8))
+    }
+
+    @Test("a version-1 header (no history field) still decodes, with history 0")
+    func version1Header() throws {
+        var bytes: [UInt8] = [0x5A, 0x46, 1, MessageKind.action.rawValue, 0, 0, 2, 0]
+        bytes.appendLittleEndian(UInt64(5))
+        bytes += [UInt8](repeating: 0, count: 32)
+        bytes += Array("ab".utf8)
+        let header = try Header(decoding: bytes)
+        #expect(header.kind == .action && header.seq == 5 && header.actionType == "ab" && header.history == 0)
     }
 
     @Test("a header cut short anywhere is a truncation error")
@@ -70,11 +80,11 @@ struct ProtocolTests {
             do { _ = try Header(decoding: copy); return nil } catch { return error.code }
         }
         #expect(decodeError { $0[0] = 0x00 } == .badMagic)
-        #expect(decodeError { $0[2] = 2 } == .unsupportedVersion)
+        #expect(decodeError { $0[2] = 3 } == .unsupportedVersion)
         #expect(decodeError { $0[3] = 0 } == .unknownKind)
         #expect(decodeError { $0[3] = 200 } == .unknownKind)
-        #expect(decodeError { $0[48] = UInt8(ascii: "{") } == .badActionType)
-        #expect(decodeError { $0[48] = UInt8(ascii: "1") } == .badActionType)
+        #expect(decodeError { $0[56] = UInt8(ascii: "{") } == .badActionType)
+        #expect(decodeError { $0[56] = UInt8(ascii: "1") } == .badActionType)
         #expect(decodeError { $0.append(0) } == .truncated, "a length that does not match the bytes")
         bytes[6] = 0
         #expect(decodeError { _ in } == .truncated)

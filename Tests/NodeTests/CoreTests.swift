@@ -11,6 +11,7 @@ import ViewNode
 /// clock or file is involved, so every schedule here is exact.
 enum CoreFixtures {
     static let logger = Logger(label: "core-tests") { _ in SwiftLogNoOpLogHandler() }
+    static let history = HistoryID(cluster: 0xC1, epoch: 1)
 
     static func at(_ milliseconds: UInt64) -> NodeTime { NodeTime(milliseconds: milliseconds, wallNanoseconds: Int64(milliseconds) * 1_000_000) }
 
@@ -212,6 +213,68 @@ struct StoreCoreTests {
         #expect(core.problem == nil && core.version == 2)
     }
 
+    func heartbeat(_ seq: UInt64, _ history: HistoryID, since: UInt64) -> Message {
+        Message(header: Header(kind: .heartbeat, seq: seq, ref: since, history: history.rawValue))
+    }
+
+    func stamped(_ seq: UInt64, _ history: HistoryID) -> Message {
+        var action = F.action(seq)
+        action.header.history = history.rawValue
+        return action
+    }
+
+    /// A store following `F.history`, caught up at `version` with actions 1…version.
+    func followingStore(at version: UInt64) -> (StoreCore, () -> RecordingRuntime) {
+        let (core, runtime) = makeStore()
+        core.start(now: F.at(0))
+        core.receivedFromDispatcher(heartbeat(0, F.history, since: 1), now: F.at(1))
+        for seq in 1...version { core.receivedFromDispatcher(stamped(seq, F.history), now: F.at(2)) }
+        core.receivedReplay(F.replayEnd(head: version), now: F.at(3))
+        _ = core.takeCommands()
+        return (core, runtime)
+    }
+
+    @Test("a dispatcher serving another journal (another cluster id) is refused with a clear error")
+    func foreignHistory() {
+        let (core, runtime) = followingStore(at: 3)
+        let foreign = HistoryID(cluster: 0xF0, epoch: 1)
+        core.receivedFromDispatcher(heartbeat(9, foreign, since: 1), now: F.at(10))
+        core.receivedFromDispatcher(stamped(4, foreign), now: F.at(11))
+        #expect(core.refusedForeignHistory && core.version == 3 && runtime().count == 3, "nothing of it applied")
+        #expect(core.problem?.contains("another journal") == true)
+        core.tick(now: F.at(5_000))
+        #expect(core.takeCommands().compactMap(\.replayFrom).isEmpty, "and nothing asked of it")
+    }
+
+    @Test("a journal restored from an older copy (a new epoch starting at or below the store's version) makes the store rebuild")
+    func olderCopy() {
+        let (core, runtime) = followingStore(at: 5)
+        // The dispatcher restarts on a copy that ends at 3: its epoch starts at 4, below this store's 5.
+        let restored = HistoryID(cluster: F.history.cluster, epoch: 77)
+        core.receivedFromDispatcher(heartbeat(3, restored, since: 4), now: F.at(10))
+        #expect(core.version == 0 && runtime().count == 0, "the state built from the lost actions is gone")
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [1])
+        core.receivedReplay(
+            Message(
+                header: Header(kind: .replayBatch, seq: 1, ref: 3, history: restored.rawValue),
+                payload: ReplayBatch.encode((1...3).map { F.action($0) })), now: F.at(11))
+        core.receivedReplay(Message(header: Header(kind: .replayEnd, seq: 3, ref: 3, history: restored.rawValue)), now: F.at(12))
+        #expect(core.version == 3 && runtime().offered.allSatisfy { !$0.runEffects }, "rebuilt, and no effect ran again")
+        // A late heartbeat of the old epoch changes nothing.
+        core.receivedFromDispatcher(heartbeat(5, F.history, since: 1), now: F.at(13))
+        #expect(core.version == 3 && core.history == restored)
+    }
+
+    @Test("a dispatcher restart (a new epoch starting past the store) is followed; actions that came first wait for its heartbeat")
+    func restartFollowed() {
+        let (core, runtime) = followingStore(at: 5)
+        let next = HistoryID(cluster: F.history.cluster, epoch: 78)
+        core.receivedFromDispatcher(stamped(6, next), now: F.at(10))
+        #expect(core.version == 5, "held back until the epoch is placed")
+        core.receivedFromDispatcher(heartbeat(6, next, since: 6), now: F.at(11))
+        #expect(core.version == 6 && runtime().count == 6 && core.history == next)
+    }
+
     @Test("an effect's action is sent again until the intake answers, with the same client seq")
     func effectRetry() {
         let (core, _) = makeStore()
@@ -237,7 +300,7 @@ struct StoreCoreTests {
         core.tick(now: F.at(3))
         let commands = core.takeCommands()
         #expect(commands.compactMap(\.published).filter { $0.kind == .state }.map(\.header.seq) == [3])
-        #expect(commands.contains { if case .writeSnapshot(3, _) = $0 { true } else { false } })
+        #expect(commands.contains { if case .writeSnapshot(3, _, _) = $0 { true } else { false } })
     }
 }
 
@@ -254,7 +317,8 @@ struct DispatcherCoreTests {
 
     func makeDispatcher(head: UInt64 = 0) -> DispatcherCore {
         DispatcherCore(
-            configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: head, now: F.at(0), logger: F.logger)
+            configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: head, history: F.history, now: F.at(0),
+            logger: F.logger)
     }
 
     func dispatch(clientID: UInt64 = 1, clientSeq: UInt64, app: String = "counter", payload: [UInt8] = F.increment) -> Result<Message, ProtocolError>
@@ -343,7 +407,8 @@ struct DispatcherCoreTests {
     @Test("a replay from before the journal's first seq gets a clear answer, not an empty one")
     func truncatedJournal() throws {
         let core = DispatcherCore(
-            configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: 20, firstSeq: 11, now: F.at(0), logger: F.logger)
+            configuration: .init(intake: "", actions: "", replay: "", apps: [Counter.app()]), head: 20, firstSeq: 11, history: F.history,
+            now: F.at(0), logger: F.logger)
         core.receivedReplayRequest(Message(header: Header(kind: .replayRequest, seq: 1)), from: [9])
         let end = try #require(core.takeCommands().compactMap { if case .reply(.replay, _, let m) = $0 { m } else { nil } }.first)
         #expect(end.kind == .replayEnd && end.header.flags.contains(.historyTruncated) && end.header.ref == 11 && end.header.seq == 20)

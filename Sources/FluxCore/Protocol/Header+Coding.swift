@@ -16,29 +16,34 @@ extension Header {
         out.appendLittleEndian(clientID)
         out.appendLittleEndian(clientSeq)
         out.appendLittleEndian(UInt64(bitPattern: timestamp))
+        out.appendLittleEndian(history)
         out.append(contentsOf: type)
         return out
     }
 
     /// Decodes a header, or throws a `ProtocolError` naming the first thing that is wrong.
     public init(decoding bytes: [UInt8]) throws(ProtocolError) {
-        guard bytes.count >= Header.fixedSize else {
-            throw ProtocolError(.truncated, "header is \(bytes.count) bytes, needs at least \(Header.fixedSize)")
+        guard bytes.count >= Header.fixedSizeVersion1 else {
+            throw ProtocolError(.truncated, "header is \(bytes.count) bytes, needs at least \(Header.fixedSizeVersion1)")
         }
         guard bytes[0] == Header.magic.0, bytes[1] == Header.magic.1 else {
             throw ProtocolError(.badMagic, "header magic is not 'ZF'")
         }
-        guard bytes[2] == Header.protocolVersion else {
-            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[2]) is not supported (this node speaks 1)")
+        guard bytes[2] == Header.protocolVersion || bytes[2] == 1 else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[2]) is not supported (this node speaks 1 and 2)")
+        }
+        let fixedSize = bytes[2] == 1 ? Header.fixedSizeVersion1 : Header.fixedSize
+        guard bytes.count >= fixedSize else {
+            throw ProtocolError(.truncated, "header is \(bytes.count) bytes, needs at least \(fixedSize)")
         }
         guard let kind = MessageKind(rawValue: bytes[3]) else {
             throw ProtocolError(.unknownKind, "message kind \(bytes[3]) is unknown")
         }
         let typeLength = Int(bytes.readLittleEndian(UInt16.self, at: 6))
-        guard bytes.count == Header.fixedSize + typeLength else {
-            throw ProtocolError(.truncated, "header says the action type is \(typeLength) bytes but \(bytes.count - Header.fixedSize) follow")
+        guard bytes.count == fixedSize + typeLength else {
+            throw ProtocolError(.truncated, "header says the action type is \(typeLength) bytes but \(bytes.count - fixedSize) follow")
         }
-        let type = bytes[Header.fixedSize...]
+        let type = bytes[fixedSize...]
         if typeLength > 0 && !Header.isValidActionType(type) {
             throw ProtocolError(.badActionType, "action type is not a name of letters, digits and '_'")
         }
@@ -50,7 +55,8 @@ extension Header {
             clientID: bytes.readLittleEndian(UInt64.self, at: 24),
             clientSeq: bytes.readLittleEndian(UInt64.self, at: 32),
             timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: 40)),
-            actionType: String(decoding: type, as: UTF8.self)
+            actionType: String(decoding: type, as: UTF8.self),
+            history: fixedSize == Header.fixedSize ? bytes.readLittleEndian(UInt64.self, at: 48) : 0
         )
     }
 }

@@ -13,12 +13,16 @@
 ///     24    8 client id
 ///     32    8 client seq
 ///     40    8 timestamp, nanoseconds since the Unix epoch
-///     48    n action type, ASCII letters, digits and '_'
+///     48    8 history: the journal's cluster id (high 48 bits) and epoch (low 16 bits); 0 = not stamped
+///     56    n action type, ASCII letters, digits and '_'
 /// ```
+/// Version 1 headers (no history field, the action type at 48) are still read, with history 0.
 public struct Header: Equatable, Sendable {
     public static let magic: (UInt8, UInt8) = (0x5A, 0x46)
-    public static let protocolVersion: UInt8 = 1
-    public static let fixedSize = 48
+    public static let protocolVersion: UInt8 = 2
+    public static let fixedSize = 56
+    /// Version 1 had no history field.
+    public static let fixedSizeVersion1 = 48
     public static let maxActionTypeLength = 255
 
     public struct Flags: OptionSet, Sendable, Hashable {
@@ -48,10 +52,13 @@ public struct Header: Equatable, Sendable {
     public var timestamp: Int64
     /// The action's case name (DISPATCH, ACTION); empty for other kinds.
     public var actionType: String
+    /// Which history the message belongs to (ACTION, dispatcher HEARTBEAT, REPLAY-BATCH/END, STATE,
+    /// SNAPSHOT): ``HistoryID``'s raw value, 0 when not stamped.
+    public var history: UInt64
 
     public init(
         kind: MessageKind, flags: Flags = [], seq: UInt64 = 0, ref: UInt64 = 0, clientID: UInt64 = 0,
-        clientSeq: UInt64 = 0, timestamp: Int64 = 0, actionType: String = ""
+        clientSeq: UInt64 = 0, timestamp: Int64 = 0, actionType: String = "", history: UInt64 = 0
     ) {
         self.kind = kind
         self.flags = flags
@@ -61,6 +68,7 @@ public struct Header: Equatable, Sendable {
         self.clientSeq = clientSeq
         self.timestamp = timestamp
         self.actionType = actionType
+        self.history = history
     }
 
     /// True for a non-empty name of ASCII letters, digits and '_' that starts with a letter or '_',

@@ -44,6 +44,8 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var effectsUnanswered: Int?
     /// What keeps the node from doing its job, in words, when something does.
     public var problem: String?
+    /// The history (journal cluster id / epoch) the node serves or its state comes from.
+    public var history: String?
 
     public init(role: Role, pid: Int, uptimeMs: UInt64, subscribers: Int, rejected: UInt64) {
         self.role = role

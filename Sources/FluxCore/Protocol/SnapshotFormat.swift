@@ -1,11 +1,14 @@
-/// A store snapshot's bytes: `ZFSNAP01`, u64 version, u32 app-name length, app name, u32 CRC-32 of the
-/// state, u32 state length, state (little-endian).
+/// A store snapshot's bytes: `ZFSNAP02`, u64 version, u64 history (``HistoryID``), u32 app-name
+/// length, app name, u32 CRC-32 of the state, u32 state length, state (little-endian). `ZFSNAP01`
+/// snapshots (no history) are still read, with history 0.
 public enum SnapshotFormat {
-    static let magic = Array("ZFSNAP01".utf8)
+    static let magic = Array("ZFSNAP02".utf8)
+    static let magicVersion1 = Array("ZFSNAP01".utf8)
 
-    public static func encode(version: UInt64, app: String, state: [UInt8]) -> [UInt8] {
+    public static func encode(version: UInt64, history: UInt64 = 0, app: String, state: [UInt8]) -> [UInt8] {
         var bytes = magic
         bytes.appendLittleEndian(version)
+        bytes.appendLittleEndian(history)
         let name = Array(app.utf8)
         bytes.appendLittleEndian(UInt32(name.count))
         bytes += name
@@ -15,18 +18,25 @@ public enum SnapshotFormat {
         return bytes
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> (version: UInt64, app: String, state: [UInt8]) {
-        guard bytes.count >= magic.count, bytes.starts(with: magic) else {
+    public static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> (version: UInt64, history: UInt64, app: String, state: [UInt8]) {
+        let current = bytes.starts(with: magic)
+        guard bytes.count >= magic.count, current || bytes.starts(with: magicVersion1) else {
             throw ProtocolError(.badMagic, "not a zflux snapshot")
         }
         var offset = magic.count
         func need(_ n: Int) throws(ProtocolError) {
             guard n >= 0, bytes.count - offset >= n else { throw ProtocolError(.truncated, "snapshot is cut short") }
         }
-        try need(12)
+        try need(current ? 20 : 12)
         let version = bytes.readLittleEndian(UInt64.self, at: offset)
-        let nameLength = Int(bytes.readLittleEndian(UInt32.self, at: offset + 8))
-        offset += 12
+        offset += 8
+        var history: UInt64 = 0
+        if current {
+            history = bytes.readLittleEndian(UInt64.self, at: offset)
+            offset += 8
+        }
+        let nameLength = Int(bytes.readLittleEndian(UInt32.self, at: offset))
+        offset += 4
         try need(nameLength)
         let app = String(decoding: bytes[offset..<offset + nameLength], as: UTF8.self)
         offset += nameLength
@@ -39,6 +49,6 @@ public enum SnapshotFormat {
         }
         let state = Array(bytes[offset...])
         guard CRC32.checksum(state) == crc else { throw ProtocolError(.malformedPayload, "snapshot fails its checksum") }
-        return (version, app, state)
+        return (version, history, app, state)
     }
 }

@@ -14,8 +14,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch target {
     case "header":
         if let header = try? Header(decoding: bytes) {
-            // Whatever decodes must encode back to the same bytes.
-            precondition(header.encoded() == bytes, "header does not round-trip")
+            // Whatever decodes must encode back: to the same bytes when it was a current header; a
+            // version-1 header (still read) is written as the current version, with the same values.
+            if bytes[2] == Header.protocolVersion {
+                precondition(header.encoded() == bytes, "header does not round-trip")
+            } else {
+                precondition((try? Header(decoding: header.encoded())) == header, "a version-1 header does not survive re-encoding")
+            }
         }
     case "message":
         // The input is split into frames at 0xFF bytes: frame counts and sizes vary with it.
@@ -24,7 +29,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? Message.split(routed: frames)
     case "replay":
         if let messages = try? ReplayBatch.decode(bytes) {
-            precondition(ReplayBatch.encode(messages) == bytes, "replay batch does not round-trip")
+            // Entries with version-1 headers are written back as the current version: compare values.
+            precondition((try? ReplayBatch.decode(ReplayBatch.encode(messages))) == messages, "replay batch does not round-trip")
         }
     case "journal":
         var offset = 0

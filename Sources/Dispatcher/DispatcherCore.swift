@@ -129,7 +129,7 @@ public final class DispatcherCore {
                     seq, peer,
                     Message(
                         header: Header(
-                            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq))
+                            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq, history: history.rawValue))
                 ))
             return
         }
@@ -180,7 +180,8 @@ public final class DispatcherCore {
                 head, peer,
                 Message(
                     header: Header(
-                        kind: .ack, seq: head, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp))
+                        kind: .ack, seq: head, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp,
+                        history: history.rawValue))
             ))
     }
 

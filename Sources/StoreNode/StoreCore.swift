@@ -30,7 +30,7 @@ public final class StoreCore {
         case dispatch(Message)
         /// Drop the dispatcher-facing connections (subscription, replay) and make new ones.
         case reconnect
-        /// Write this snapshot of the runtime, built from `history`, to disk (failures are the shell's to log).
+        /// Write this snapshot to disk; `history` is the one its last action was sequenced in (failures are the shell's to log).
         case writeSnapshot(version: UInt64, history: UInt64, snapshot: [UInt8])
     }
 
@@ -86,6 +86,12 @@ public final class StoreCore {
     /// The state came from a snapshot that names no history (written before histories existed): only
     /// the dispatcher's head can tell whether it belongs to the journal.
     private var restoredWithoutHistory = false
+    /// The history the action at `version` was sequenced in (its ACTION stamp): what the snapshot keeps,
+    /// and what the journal's action at that seq must carry for the state to be part of the journal.
+    private var lastAppliedHistory: UInt64 = 0
+    /// A store resumed from a snapshot, or hearing a newer epoch, checks the journal's action at its
+    /// version against the history it applied that action from (log matching): nil once checked.
+    private(set) var verifying: (seq: UInt64, history: UInt64)?
     /// The dispatcher serves another cluster's journal: nothing of it is applied.
     public private(set) var refusedForeignHistory = false
     /// True once the store has caught up with the dispatcher after starting; views are answered then.
@@ -135,7 +141,13 @@ public final class StoreCore {
             }
             try runtime.loadSnapshot(snapshot.state)
             version = snapshot.version
-            if snapshot.history != 0 { history = HistoryID(rawValue: snapshot.history) } else { restoredWithoutHistory = version > 0 }
+            if snapshot.history != 0 {
+                history = HistoryID(rawValue: snapshot.history)
+                lastAppliedHistory = snapshot.history
+                if version > 0 { verifying = (version, snapshot.history) }
+            } else {
+                restoredWithoutHistory = version > 0
+            }
             lastPublishedVersion = version
             snapshotVersion = version
             logger.info("resumed from snapshot", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
@@ -150,6 +162,8 @@ public final class StoreCore {
         // What was applied is history when it is applied again: its effects ran (or were lost) already.
         liveAfter = max(liveAfter ?? 0, version)
         restoredWithoutHistory = false
+        verifying = nil
+        lastAppliedHistory = 0
         runtime.cancelEffects()
         runtime = makeRuntime()
         version = 0
@@ -158,6 +172,11 @@ public final class StoreCore {
         fullState = nil
         changesSince = 0
         pending.removeAll()
+        // The snapshot on disk holds the state just dropped: replace it now, or a crash before the next
+        // one would bring that state back.
+        if configuration.snapshotPath != nil, let empty = try? runtime.encodedSnapshot() {
+            commands.append(.writeSnapshot(version: 0, history: 0, snapshot: empty))
+        }
     }
 
     // MARK: Events
@@ -242,6 +261,9 @@ public final class StoreCore {
     private func apply(_ message: Message, now: NodeTime) {
         precondition(message.header.seq == version + 1, "actions apply strictly in order")
         version = message.header.seq
+        lastAppliedHistory = message.header.history
+        logger.trace(
+            "applied", metadata: ["store": "\(configuration.name)", "seq": "\(version)", "history": "\(HistoryID(rawValue: lastAppliedHistory))"])
         let live = brokenRules.contains(.effectsOnlyLive) || (liveAfter.map { message.header.seq > $0 } ?? false)
         do {
             // Effects run once, for live actions only: never again for history recovered by replay.
@@ -270,7 +292,8 @@ public final class StoreCore {
 
     private func requestReplay(now: NodeTime) {
         replayRequestedAt = now.milliseconds
-        commands.append(.requestReplay(Message(header: Header(kind: .replayRequest, seq: version + 1))))
+        // While the snapshot is being checked, from its own version: the journal's action there comes first.
+        commands.append(.requestReplay(Message(header: Header(kind: .replayRequest, seq: verifying?.seq ?? version + 1))))
     }
 
     /// A message from the replay service (REPLAY-BATCH or REPLAY-END).
@@ -283,6 +306,15 @@ public final class StoreCore {
             guard let batch = try? ReplayBatch.decode(message.payload) else {
                 logger.warning("dropped a malformed replay batch", metadata: ["store": "\(configuration.name)"])
                 return
+            }
+            if let expected = verifying, let found = batch.first(where: { $0.header.seq == expected.seq }) {
+                verifying = nil
+                if found.header.history != 0 && expected.history != 0 && found.header.history != expected.history {
+                    rebuild(
+                        because: "the journal's action at seq \(expected.seq) is not the one this store applied (history "
+                            + "\(HistoryID(rawValue: found.header.history)), not \(HistoryID(rawValue: expected.history)))", now: now)
+                    return
+                }
             }
             for action in batch where action.header.seq == version + 1 {
                 apply(action, now: now)
@@ -304,6 +336,11 @@ public final class StoreCore {
             replayRequestedAt = now.milliseconds
         case .replayEnd:
             problem = nil
+            if let expected = verifying, message.header.seq < expected.seq {
+                // The whole journal ends before the action checked: the state is of a history gone.
+                rebuild(because: "the dispatcher's journal ends at seq \(message.header.seq), before this store's version \(expected.seq)", now: now)
+                return
+            }
             // A dispatcher whose whole journal ends below a snapshot the store resumed from: the snapshot
             // belongs to another history. Where both carry a history, the epochs decide instead (`judge`):
             // within one epoch a lower head is only a late answer.
@@ -440,9 +477,28 @@ public final class StoreCore {
         // A new epoch that starts past this store: nothing was lost. What was held back goes on, except
         // actions of another epoch from its start on: those seqs now name other actions.
         pending = pending.filter { $0.key < since || $0.value.header.history == raw }
+        // An epoch this store did not hear may have cut the journal too: before going on, the journal's
+        // action at this store's version must be the one it applied (log matching).
+        if version > 0 && lastAppliedHistory != 0 {
+            verifying = (version, lastAppliedHistory)
+            requestReplay(now: now)
+            return .follow
+        }
         applyPending(now: now)
         if replayRequestedAt != nil || version < dispatcherHead { requestReplay(now: now) }
         return .follow
+    }
+
+    /// Drops the state for one rebuilt from the journal, with the reason in the log.
+    private func rebuild(because reason: String, now: NodeTime) {
+        logger.error(
+            "the state is not part of the dispatcher's journal; rebuilding it from the journal",
+            metadata: [
+                "store": "\(configuration.name)", "reason": "\(reason)",
+            ])
+        resetToEmpty()
+        liveAfter = max(liveAfter ?? 0, dispatcherHead)
+        requestReplay(now: now)
     }
 
     /// A turn of the loop: after every drained burst, and at ``nextDeadline`` at the latest. Publishes
@@ -558,7 +614,7 @@ public final class StoreCore {
         guard configuration.snapshotPath != nil, version > snapshotVersion else { return }
         guard force || version - snapshotVersion >= UInt64(configuration.snapshotEveryActions) else { return }
         do {
-            commands.append(.writeSnapshot(version: version, history: history?.rawValue ?? 0, snapshot: try runtime.encodedSnapshot()))
+            commands.append(.writeSnapshot(version: version, history: lastAppliedHistory, snapshot: try runtime.encodedSnapshot()))
             // Counted as written: a failed write is logged by the shell and tried again after as many
             // actions more, not on every turn.
             snapshotVersion = version

@@ -62,67 +62,14 @@ struct SimulateCommand: ParsableCommand {
             again.traceLength = trace
             traced = Simulation(seed: first.seed, options: again).run()
         }
-        let single = seed.map { Simulation(seed: $0, options: options).run() }
-        if json {
-            var object: [String: JSONValue] = [
-                "seeds": .int(summary.seeds), "faults_injected": .int(summary.faultsInjected),
-                "invariant_checks": .int(summary.invariantChecks), "events": .int(summary.events),
-                "simulated_seconds": .double(Double(summary.simulatedMicros) / 1e6), "wall_seconds": .double(seconds),
-                "failures": .array(
-                    summary.failures.map { result in
-                        .object([
-                            "seed": .int(Int(result.seed)), "invariant": .string(result.failure?.invariant ?? ""),
-                            "detail": .string(result.failure?.detail ?? ""), "fsync": .string(result.fsync.rawValue),
-                        ])
-                    }),
-            ]
-            if let canary { object["canary"] = .string(canary) }
-            if let single {
-                object["trace_hash"] = .string(String(single.traceHash, radix: 16))
-                object["fsync"] = .string(single.fsync.rawValue)
-                object["head"] = .int(Int(single.head))
-                object["acknowledged"] = .int(single.actionsAcknowledged)
-            }
-            emitLine(JSONValue.object(object).text)
-        } else {
-            emitLine(
-                String(
-                    format: "%d seeds in %.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
-                    summary.seeds, seconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6))
-            if let single {
-                emitLine(
-                    "seed \(single.seed): fsync \(single.fsync.rawValue), head \(single.head), trace hash \(String(single.traceHash, radix: 16))")
-            }
-            if let traced, let failure = traced.failure {
-                emitLine("\(summary.failures.count) seed(s) failed; the first is seed \(traced.seed) (fsync \(traced.fsync.rawValue)):")
-                emitLine("  invariant broken: \(failure.invariant)")
-                emitLine("  \(failure.detail)")
-                emitLine("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")
-                for line in failure.trace { emitLine("    \(line)") }
-                emitLine("replay it with: zflux simulate --seed \(traced.seed)\(canary.map { " --canary \($0)" } ?? "")")
-            } else if summary.failures.isEmpty {
-                emitLine(isCanary ? "the canary was NOT caught" : "every invariant held")
-            }
-        }
+        let report = SimulationReport(
+            summary: summary, wallSeconds: seconds, canary: canary, single: seed.map { Simulation(seed: $0, options: options).run() },
+            traced: traced)
+        emitLine(json ? report.json() : report.text())
         if isCanary {
             if summary.failures.isEmpty { throw ExitCode(1) }
         } else if !summary.failures.isEmpty {
             throw ExitCode(1)
-        }
-    }
-}
-
-/// Just enough JSON for a report, with sorted keys.
-enum JSONValue {
-    case int(Int), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
-
-    var text: String {
-        switch self {
-        case .int(let n): "\(n)"
-        case .double(let d): String(format: "%.3f", d)
-        case .string(let s): String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
-        case .array(let items): "[" + items.map(\.text).joined(separator: ",") + "]"
-        case .object(let fields): "{" + fields.keys.sorted().map { "\(JSONValue.string($0).text):\(fields[$0]!.text)" }.joined(separator: ",") + "}"
         }
     }
 }

@@ -224,8 +224,8 @@ struct StoreCoreTests {
     }
 
     /// A store following `F.history`, caught up at `version` with actions 1…version.
-    func followingStore(at version: UInt64) -> (StoreCore, () -> RecordingRuntime) {
-        let (core, runtime) = makeStore()
+    func followingStore(at version: UInt64, snapshots: Bool = false) -> (StoreCore, () -> RecordingRuntime) {
+        let (core, runtime) = makeStore(snapshots: snapshots)
         core.start(now: F.at(0))
         core.receivedFromDispatcher(heartbeat(0, F.history, since: 1), now: F.at(1))
         for seq in 1...version { core.receivedFromDispatcher(stamped(seq, F.history), now: F.at(2)) }
@@ -272,7 +272,30 @@ struct StoreCoreTests {
         core.receivedFromDispatcher(stamped(6, next), now: F.at(10))
         #expect(core.version == 5, "held back until the epoch is placed")
         core.receivedFromDispatcher(heartbeat(6, next, since: 6), now: F.at(11))
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [5], "first the journal's action at the store's version is checked")
+        core.receivedReplay(batch([stamped(5, F.history), stamped(6, next)], next), now: F.at(12))
+        core.receivedReplay(Message(header: Header(kind: .replayEnd, seq: 6, ref: 6, history: next.rawValue)), now: F.at(13))
         #expect(core.version == 6 && runtime().count == 6 && core.history == next)
+    }
+
+    func batch(_ actions: [Message], _ history: HistoryID) -> Message {
+        Message(
+            header: Header(kind: .replayBatch, seq: actions[0].header.seq, ref: actions.last!.header.seq, history: history.rawValue),
+            payload: ReplayBatch.encode(actions))
+    }
+
+    @Test("a store that missed the epoch that cut the journal finds out by log matching, and rebuilds")
+    func missedCut() {
+        let (core, runtime) = followingStore(at: 5, snapshots: true)
+        // The store heard nothing of the epoch that restored the journal to seq 3 and sequenced a new 4 and 5;
+        // the epoch after it starts past 5, so only the action at 5 can tell.
+        let later = HistoryID(cluster: F.history.cluster, epoch: 90)
+        let cut = HistoryID(cluster: F.history.cluster, epoch: 80)
+        core.receivedFromDispatcher(heartbeat(7, later, since: 8), now: F.at(10))
+        #expect(core.takeCommands().compactMap(\.replayFrom) == [5])
+        core.receivedReplay(batch([stamped(5, cut), stamped(6, cut), stamped(7, cut)], later), now: F.at(11))
+        #expect(core.version == 0 && runtime().count == 0, "the state built on the lost actions is dropped")
+        #expect(core.takeCommands().contains { if case .writeSnapshot(0, _, _) = $0 { true } else { false } }, "and so is its snapshot")
     }
 
     @Test("an effect's action is sent again until the intake answers, with the same client seq")

@@ -49,8 +49,10 @@ struct SimulationTests {
     /// 566 a view took a late snapshot of an older epoch for a newer one;
     /// 1720 a late REPLAY-END made a store drop its state, and the rebuild ran effects again;
     /// 1047 a view applied queued updates of the discarded history on top of the new one;
-    /// 16, 249 a store or view took a late message of a dead dispatcher's epoch for the current one.
-    @Test("regression seeds of the histories", arguments: [299, 566, 1720, 1047, 16, 249] as [UInt64])
+    /// 16, 249 a store or view took a late message of a dead dispatcher's epoch for the current one;
+    /// 3967 a store rebuilt after a restore, crashed, and came back from its snapshot of the old history;
+    /// 2726 a store partitioned through the whole epoch that cut the journal followed the next one.
+    @Test("regression seeds of the histories", arguments: [299, 566, 1720, 1047, 16, 249, 3967, 2726] as [UInt64])
     func historySeeds(seed: UInt64) {
         let result = Simulation(seed: seed).run()
         #expect(result.failure == nil, "seed \(seed): \(result.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")

@@ -1,0 +1,84 @@
+import Foundation
+
+/// What `zflux simulate` prints: a line of totals (or one JSON object), and for a failure its seed, the
+/// invariant broken, and the events before it.
+public struct SimulationReport: Sendable {
+    public var summary: SimulationRunner.Summary
+    public var wallSeconds: Double
+    /// The canary run, if any (then a failure is the expected outcome).
+    public var canary: String?
+    /// The one seed run with `--seed`.
+    public var single: SimulationResult?
+    /// The first failure, run again with its trace.
+    public var traced: SimulationResult?
+
+    public init(summary: SimulationRunner.Summary, wallSeconds: Double, canary: String?, single: SimulationResult?, traced: SimulationResult?) {
+        self.summary = summary
+        self.wallSeconds = wallSeconds
+        self.canary = canary
+        self.single = single
+        self.traced = traced
+    }
+
+    /// At least `seeds`, `faults_injected`, `invariant_checks` and `failures`; for one seed, `trace_hash`.
+    public func json() -> String {
+        var object: [String: JSONValue] = [
+            "seeds": .int(summary.seeds), "faults_injected": .int(summary.faultsInjected),
+            "invariant_checks": .int(summary.invariantChecks), "events": .int(summary.events),
+            "simulated_seconds": .double(Double(summary.simulatedMicros) / 1e6), "wall_seconds": .double(wallSeconds),
+            "failures": .array(
+                summary.failures.map { result in
+                    .object([
+                        "seed": .int(Int(result.seed)), "invariant": .string(result.failure?.invariant ?? ""),
+                        "detail": .string(result.failure?.detail ?? ""), "fsync": .string(result.fsync.rawValue),
+                    ])
+                }),
+        ]
+        if let canary { object["canary"] = .string(canary) }
+        if let single {
+            object["trace_hash"] = .string(String(single.traceHash, radix: 16))
+            object["fsync"] = .string(single.fsync.rawValue)
+            object["head"] = .int(Int(single.head))
+            object["acknowledged"] = .int(single.actionsAcknowledged)
+        }
+        return JSONValue.object(object).text
+    }
+
+    public func text() -> String {
+        var lines = [
+            String(
+                format: "%d seeds in %.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
+                summary.seeds, wallSeconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6)
+        ]
+        if let single {
+            lines.append(
+                "seed \(single.seed): fsync \(single.fsync.rawValue), head \(single.head), trace hash \(String(single.traceHash, radix: 16))")
+        }
+        if let traced, let failure = traced.failure {
+            lines.append("\(summary.failures.count) seed(s) failed; the first is seed \(traced.seed) (fsync \(traced.fsync.rawValue)):")
+            lines.append("  invariant broken: \(failure.invariant)")
+            lines.append("  \(failure.detail)")
+            lines.append("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")
+            lines += failure.trace.map { "    " + $0 }
+            lines.append("replay it with: zflux simulate --seed \(traced.seed)\(canary.map { " --canary \($0)" } ?? "")")
+        } else if summary.failures.isEmpty {
+            lines.append(canary != nil ? "the canary was NOT caught" : "every invariant held")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Just enough JSON for a report, with sorted keys.
+enum JSONValue {
+    case int(Int), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    var text: String {
+        switch self {
+        case .int(let n): "\(n)"
+        case .double(let d): String(format: "%.3f", d)
+        case .string(let s): String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
+        case .array(let items): "[" + items.map(\.text).joined(separator: ",") + "]"
+        case .object(let fields): "{" + fields.keys.sorted().map { "\(JSONValue.string($0).text):\(fields[$0]!.text)" }.joined(separator: ",") + "}"
+        }
+    }
+}

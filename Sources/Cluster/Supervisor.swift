@@ -92,7 +92,8 @@ public final class Supervisor: Sendable {
         let arguments = command + ["--run-dir", runDirectory.path, "--supervisor-pid", String(getpid()), "--log-level", logLevel]
         process.arguments = arguments
         let logPath = runDirectory.log(of: name)
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        // Appended to across restarts: the log of the run that died (its crash report) must survive.
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         process.standardOutput = log

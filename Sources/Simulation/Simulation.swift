@@ -15,7 +15,7 @@ public struct SimulationOptions: Sendable {
     /// How long, after healing, every store and view may take to reach the head.
     public var settleMicros: UInt64 = 30_000_000
     /// New actions each client sends during the fault phase.
-    public var actionsPerClient = 40
+    public var actionsPerClient = 30
     /// Keep a readable trace (slower; a failing seed is run again with it).
     public var traceLength = 0
 

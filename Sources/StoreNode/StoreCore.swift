@@ -474,9 +474,10 @@ public final class StoreCore {
             requestReplay(now: now)
             return .ignore
         }
-        // A new epoch that starts past this store: nothing was lost. What was held back goes on, except
-        // actions of another epoch from its start on: those seqs now name other actions.
-        pending = pending.filter { $0.key < since || $0.value.header.history == raw }
+        // A new epoch that starts past this store. What was held back from other epochs is dropped: an
+        // epoch this store did not hear may have cut the journal below it, so those seqs may now name
+        // other actions. The replay brings them again, from the journal as it is.
+        pending = pending.filter { $0.value.header.history == raw }
         // An epoch this store did not hear may have cut the journal too: before going on, the journal's
         // action at this store's version must be the one it applied (log matching).
         if version > 0 && lastAppliedHistory != 0 {

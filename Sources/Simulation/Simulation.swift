@@ -891,7 +891,14 @@ public final class Simulation {
         dispatcher.journal = copy
         // The operator's restore ends with `sync` (docs/OPERATIONS.md): the copied files are on the disk.
         dispatcher.journal.sync()
-        for seq in history.keys where seq > head { history[seq] = nil }
+        for (seq, action) in history where seq > head {
+            // A ping whose sequencing is thrown away may be sent again and sequenced anew: its effect
+            // may run once more, for the new sequencing (at most once per sequenced action).
+            if action.topicString == "echo" && action.header.actionType == "ping", let ping = Int(String(decoding: action.payload, as: UTF8.self)) {
+                effectRuns[ping] = nil
+            }
+            history[seq] = nil
+        }
         for (seq, dispatch) in acknowledged where seq > head {
             acknowledged[seq] = nil
             ackedSeq[[dispatch.client, dispatch.clientSeq]] = nil

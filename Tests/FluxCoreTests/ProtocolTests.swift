@@ -12,17 +12,6 @@ extension Header {
     }
 }
 
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Wire protocol v1")
 struct ProtocolTests {
     @Test("every message kind survives encode → decode", arguments: MessageKind.allCases)
@@ -103,7 +92,7 @@ struct ProtocolTests {
 
     @Test("random bytes never crash a decoder; every failure is a ProtocolError")
     func garbage() {
-        var rng = SeededGenerator(state: 42)
+        var rng = SplitMix64(seed: 42)
         let valid = Header(kind: .action, seq: 7, actionType: "addTodo").encoded()
         for round in 0..<20_000 {
             var bytes: [UInt8]

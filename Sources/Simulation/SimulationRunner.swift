@@ -18,13 +18,13 @@ public enum SimulationRunner {
     /// Runs `seeds`; with `stopAtFirstFailure`, seeds after a failing one are skipped (a canary run).
     /// `progress` is called now and then with the number of seeds done (from any thread).
     public static func run(
-        seeds: [UInt64], options: SimulationOptions, stopAtFirstFailure: Bool = false,
+        seeds: [UInt64], options: SimulationOptions, stopAtFirstFailure: Bool = false, workers: Int? = nil,
         progress: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> Summary {
         let summary = Mutex(Summary())
         let next = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
-        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
             while !stop.load(ordering: .relaxed) {
                 let index = next.add(1, ordering: .relaxed).oldValue

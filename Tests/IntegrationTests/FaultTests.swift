@@ -188,7 +188,10 @@ struct FaultTests {
             return cluster
         }
         var cluster = try await up()
-        for i in 1...20 { #expect(try cluster.zflux(["dispatch", "counter", "addTapped", "{\"amount\":\(i)}"]).stdout == "\(i)\n") }
+        for i in 1...20 {
+            let result = try cluster.zflux(["dispatch", "counter", "addTapped", "{\"amount\":\(i)}"])
+            #expect(result.stdout == "\(i)\n", "dispatch \(i): \(result)\n\(cluster.logs())")
+        }
         cluster.stop(keepRunDirectory: true)
 
         let journalDir = runDir + "/journal"

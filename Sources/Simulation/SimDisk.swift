@@ -43,16 +43,6 @@ struct SimJournal {
         return "lost \(unsynced - kept) bytes" + (kept > 0 ? ", kept \(kept) torn bytes" : "")
     }
 
-    /// The operator deletes the oldest records (as if old segments were removed): the journal now
-    /// starts at `first`.
-    mutating func dropRecords(before first: UInt64) {
-        let (records, _) = scan()
-        bytes = []
-        messages = []
-        for record in records where record.header.seq >= first { JournalRecord.append(record, to: &bytes) }
-        durableLength = bytes.count
-    }
-
     /// The records up to the first one that is cut short or fails its CRC, and the length they take.
     func scan() -> (records: [Message], validLength: Int) {
         var records: [Message] = []

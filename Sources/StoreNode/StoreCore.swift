@@ -463,15 +463,9 @@ public final class StoreCore {
             // The journal's new epoch starts at or below this store's version: actions this store applied
             // are not in the journal any more (restored from an older copy, or its tail lost under fsync
             // none). Keeping them would mix two histories; the journal is the truth, so rebuild from it.
-            logger.error(
-                "the dispatcher's journal lost actions this store applied; rebuilding the state from the journal",
-                metadata: [
-                    "store": "\(configuration.name)", "version": "\(version)", "epoch_starts": "\(since)", "history": "\(offered)",
-                ])
-            resetToEmpty()
-            // Everything up to the head is history now: rebuilding runs no effect again.
-            liveAfter = max(liveAfter ?? 0, head)
-            requestReplay(now: now)
+            rebuild(
+                because: "the dispatcher's journal lost actions this store applied: its epoch \(offered) starts at seq \(since), "
+                    + "at or below this store's version \(version)", now: now)
             return .ignore
         }
         // A new epoch that starts past this store. What was held back from other epochs is dropped: an

@@ -37,6 +37,7 @@ import TOMLKit
 /// name = "todo"            # the store's name (views and `zflux state` use it)
 /// app = "todo"             # which app it hosts; defaults to the name
 /// effects = true           # false for a replica of an app another store already runs effects for
+/// environment = "live"     # or "mock": the app's mock environment (instant answers, no network)
 /// ```
 public struct ClusterConfig: Codable, Equatable, Sendable {
     struct Cluster: Codable, Equatable, Sendable {
@@ -83,9 +84,11 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         var listen: String?
         var port: Int?
         var metricsPort: Int?
+        /// "live" (default) or "mock": the app's mock environment.
+        var environment: String?
 
         enum CodingKeys: String, CodingKey {
-            case name, app, effects, host, listen, port
+            case name, app, effects, host, listen, port, environment
             case metricsPort = "metrics_port"
         }
     }
@@ -139,7 +142,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         "limits": ["client_rate", "max_payload_bytes", "payload"],
         "security": ["server_key", "client_key", "authorized_keys"],
         "restart": ["max_restarts", "window_s"],
-        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port"],
+        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "environment"],
     ]
 
     /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
@@ -247,6 +250,13 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         # reads the todo store's state (waitFor)
         [[store]]
         name = "stats"
+
+        [[store]]
+        name = "primes"
+
+        # reads the login store's state: fetches the list when a user signs in
+        [[store]]
+        name = "food"
         """
 
     public static func parse(_ text: String, source: String) throws -> ClusterConfig {
@@ -415,6 +425,14 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 if entry.effects == false { topology.stores[index].runsEffects = false }
                 topology.stores[index].listen = entry.listen
                 topology.stores[index].metricsPort = entry.metricsPort
+                if let environment = entry.environment {
+                    guard ["live", "mock"].contains(environment) else {
+                        throw error(
+                            "environment '\(environment)' of store '\(entry.name)' is not one of: live, mock", key: "environment", table: "store",
+                            storeIndex: index)
+                    }
+                    topology.stores[index].environment = environment
+                }
             }
             topology.dispatcher.listen = dispatcher?.listen
             topology.dispatcher.metricsPort = dispatcher?.metricsPort

@@ -112,6 +112,14 @@ public final class MetricsServer: @unchecked Sendable {
                 Gauge(label: name, dimensions: dimensions).record(Double(number))
             }
         }
+        for counted in status.middlewareCounts ?? [] {
+            let field = "middleware:" + counted.key
+            let delta = Int64(clamping: counted.count) - (lastTotals[field] ?? 0)
+            lastTotals[field] = Int64(clamping: counted.count)
+            if delta > 0 {
+                Counter(label: "zflux_middleware_count_total", dimensions: dimensions + [("key", counted.key)]).increment(by: delta)
+            }
+        }
     }
 }
 

@@ -61,6 +61,8 @@ public final class DispatcherCore {
     private let startedAt: UInt64
     public private(set) var accepted: UInt64 = 0
     public private(set) var rejected: UInt64 = 0
+    /// What the apps' `count` middleware counted, by key.
+    public private(set) var middlewareCounts: [String: UInt64] = [:]
 
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
     /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
@@ -158,8 +160,10 @@ public final class DispatcherCore {
             nack(peer, header, "DISPATCH without an action type")
             return
         }
+        let payload: [UInt8]
         do {
-            try app.check(actionType: header.actionType, payload: message.payload)
+            // Decoded, validated, then through the app's middleware chain, which may rewrite it.
+            payload = try app.admit(actionType: header.actionType, payload: message.payload, client: header.clientID, host: self)
         } catch {
             rejected += 1
             nack(peer, header, error.reason)
@@ -170,7 +174,7 @@ public final class DispatcherCore {
             topic: message.topic,
             header: Header(
                 kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
-                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: message.payload)
+                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload)
         stamped.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head) }
@@ -281,6 +285,9 @@ public final class DispatcherCore {
         status.journal = configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
         status.journalBytes = journalBytes
         status.history = history.description
+        if !middlewareCounts.isEmpty {
+            status.middlewareCounts = middlewareCounts.sorted { $0.key < $1.key }.map { MiddlewareCount(key: $0.key, count: $0.value) }
+        }
         return status
     }
 }
@@ -321,4 +328,12 @@ public struct ReplayPlan: Equatable, Sendable {
         replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1, history: history.rawValue)))
         return replies
     }
+}
+
+extension DispatcherCore: MiddlewareHost {
+    public func middlewareLog(_ message: String, step: String, app: String, client: UInt64) {
+        logger.info("\(message)", metadata: ["app": "\(app)", "middleware": "\(step)", "client": "\(client)"])
+    }
+
+    public func middlewareCount(_ key: String) { middlewareCounts[key, default: 0] += 1 }
 }

@@ -19,6 +19,8 @@ public enum ExampleScreens {
         case "filter": FilterScreen()
         case "login": LoginScreen()
         case "counter": CounterScreen()
+        case "primes": PrimesScreen()
+        case "food": FoodScreen()
         default: StateTreeScreen()
         }
     }
@@ -244,4 +246,86 @@ public struct CounterScreen: StoreScreen {
     }
 
     public var help: String { "+ / ↑ increment · - / ↓ decrement · 0 reset · Ctrl-C quit" }
+}
+
+/// The Point-Free counter: `+`/`-` count, `n` asks for the nth prime (disabled while a request runs),
+/// Esc dismisses the answer, `f` saves or removes the count as a favourite prime, `l` loads the saved
+/// favourites (done by itself when the screen first shows a store that has not loaded them).
+public struct PrimesScreen: StoreScreen {
+    public init() {}
+
+    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
+        guard let state = decode(Primes.State.self, data) else { return [StyledLine("(not a primes state)", .bad)] }
+        var frame: Frame = [StyledLine("count: ") + StyledLine("\(state.count)", .bold)]
+        if state.isPrime {
+            frame.append(
+                state.isFavorite ? StyledLine("prime ★ favourite  (f: remove)", .highlight) : StyledLine("prime  (f: save as favourite)", .good))
+        } else {
+            frame.append(StyledLine("not prime", .dim))
+        }
+        frame.append("")
+        let ask = "[What is the \(Primes.ordinal(max(state.count, 1))) prime?]"
+        frame.append(
+            state.isNthPrimeRequestInFlight
+                ? StyledLine(ask + " asking…", .dim)
+                : state.isNthPrimeButtonEnabled ? StyledLine(ask + " n", .accent) : StyledLine(ask + " (count to 1+)", .dim))
+        if let alert = state.alert {
+            frame.append("")
+            frame.append(StyledLine("┃ \(alert)   (Esc: dismiss)", .inverse))
+        }
+        frame.append("")
+        frame.append(StyledLine("Favourite primes", .bold) + StyledLine(state.favoritesLoaded ? "" : "  (not loaded: l)", .dim))
+        if state.favorites.isEmpty { frame.append(StyledLine("  none yet", .dim)) }
+        for favorite in state.favorites { frame.append(StyledLine("  \(favorite.prime)")) }
+        return frame
+    }
+
+    public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
+        let state = decode(Primes.State.self, data)
+        switch key {
+        case .character("+"), .up: return .dispatch(app: "primes", type: "incrementTapped", arguments: "{}")
+        case .character("-"), .down: return .dispatch(app: "primes", type: "decrementTapped", arguments: "{}")
+        case .character("n"):
+            // The button is disabled while a request runs: the key does nothing then.
+            return state?.isNthPrimeButtonEnabled == true ? .dispatch(app: "primes", type: "nthPrimeTapped", arguments: "{}") : .ignored
+        case .escape, .character("x"):
+            return state?.alert != nil ? .dispatch(app: "primes", type: "alertDismissed", arguments: "{}") : .ignored
+        case .character("f"): return .dispatch(app: "primes", type: "favoriteToggled", arguments: "{}")
+        case .character("l"): return .dispatch(app: "primes", type: "loadFavoritesTapped", arguments: "{}")
+        default: return .ignored
+        }
+    }
+
+    public mutating func appeared(state data: Data) -> KeyOutcome {
+        decode(Primes.State.self, data)?.favoritesLoaded == false ? .dispatch(app: "primes", type: "loadFavoritesTapped", arguments: "{}") : .ignored
+    }
+
+    public var help: String { "+/- count · n nth prime · Esc dismiss · f favourite · l load favourites · Ctrl-C quit" }
+}
+
+/// The food list after login: `r` fetches it again. Sign in on the login store's screen (Ctrl-N).
+public struct FoodScreen: StoreScreen {
+    public init() {}
+
+    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
+        guard let state = decode(Food.State.self, data) else { return [StyledLine("(not a food state)", .bad)] }
+        guard let user = state.user else { return [StyledLine("Nobody is signed in: log in on the login store's screen.", .dim)] }
+        var frame: Frame = [
+            StyledLine("Food of \(user)", .bold)
+                + (state.isLoading ? StyledLine("  loading…", .dim) : StyledLine("  \(state.totalCalories) kcal", .accent))
+        ]
+        if let error = state.error { frame.append(StyledLine("! \(error)", .bad)) }
+        frame.append("")
+        if state.rows.isEmpty && !state.isLoading { frame.append(StyledLine("  (nothing)", .dim)) }
+        for row in state.rows {
+            frame.append(StyledLine("  \(row.eaten)  ", .dim) + StyledLine(row.item.name) + StyledLine("  \(row.item.calories) kcal", .dim))
+        }
+        return frame
+    }
+
+    public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
+        key == .character("r") ? .dispatch(app: "food", type: "refreshTapped", arguments: "{}") : .ignored
+    }
+
+    public var help: String { "r refresh · Ctrl-C quit" }
 }

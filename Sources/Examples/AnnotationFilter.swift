@@ -84,6 +84,15 @@ public enum AnnotationFilter {
     }
 
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
-        FluxApp(name: "filter", initialState: State(), reducer: reducer, environment: environment, render: render)
+        FluxApp(
+            name: "filter", summary: "PlanGrid's annotation filter: types, and issue filters that turn the issue type on",
+            initialState: State(), reducer: reducer, environment: environment, render: render,
+            actions: [
+                .user(.filterToggled(filter: .issueOpen), "turn a filter on or off"),
+                .user(.groupEntered(group: .issues), "open a group of filters"),
+                .user(.groupLeft, "close the open group"),
+                .user(.resetAllTapped, "turn every filter off"),
+                .user(.resetGroupTapped(group: .issues), "turn a group's filters off"),
+            ])
     }
 }

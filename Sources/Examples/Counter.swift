@@ -31,8 +31,14 @@ public enum Counter {
 
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
         FluxApp(
-            name: "counter", initialState: State(), reducer: reducer, environment: environment,
-            render: { "count: \($0.count)" }
+            name: "counter", summary: "the smallest app: a count", initialState: State(), reducer: reducer, environment: environment,
+            render: { "count: \($0.count)" },
+            actions: [
+                .user(.incrementTapped, "add 1"),
+                .user(.decrementTapped, "subtract 1"),
+                .user(.addTapped(amount: 5), "add an amount (negative subtracts)"),
+                .user(.resetTapped, "back to 0"),
+            ]
         )
     }
 }

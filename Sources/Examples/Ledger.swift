@@ -62,7 +62,8 @@ public enum Ledger {
 
     public static func app() -> FluxApp<State, Action, Void> {
         FluxApp(
-            name: "ledger", initialState: State(), reducer: reducer, environment: (),
+            name: "ledger", summary: "a keyed state of any size for load tests (zflux bench); publishes changes only",
+            initialState: State(), reducer: reducer, environment: (),
             validate: { action in
                 switch action {
                 case .open(let count) where count < 0 || count > maxAccounts: "count must be 0…\(maxAccounts)"
@@ -73,7 +74,12 @@ public enum Ledger {
             render: { state in
                 let total = state.accounts.values.reduce(0) { $0 &+ $1.balance }
                 return "\(state.accounts.count) accounts, \(state.postings) postings, total \(total)"
-            }
+            },
+            actions: [
+                .user(.open(count: 1000), "create accounts 0..<count"),
+                .user(.post(account: 7, amount: 100, memo: "rent"), "add an amount to an account"),
+                .user(.close(account: 7), "remove an account"),
+            ]
         )
     }
 }

@@ -41,10 +41,15 @@ public enum Login {
         public init(login: @escaping @Sendable (String, String) async throws -> String) { self.login = login }
 
         /// A stand-in for the login service: a second's delay; the password "wrongpass" is refused.
-        public static let live = Environment { username, password in
-            try await Task.sleep(for: .seconds(1))
-            guard password != "wrongpass" else { throw Refused(reason: "wrong username or password") }
-            return username
+        public static let live = standIn(clock: .live)
+
+        /// The stand-in's rules on `clock` (`.mock()`: answers at once, for `--mock` clusters).
+        public static func standIn(clock: EffectClock) -> Environment {
+            Environment { username, password in
+                try await clock.sleep(.seconds(1))
+                guard password != "wrongpass" else { throw Refused(reason: "wrong username or password") }
+                return username
+            }
         }
 
         public static func mock(_ result: Result<String, Refused>) -> Environment {
@@ -118,6 +123,16 @@ public enum Login {
     }
 
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
-        FluxApp(name: "login", initialState: State(), reducer: reducer, environment: environment, render: render)
+        FluxApp(
+            name: "login", summary: "MVVM login validation, signing in through a mockable service", initialState: State(),
+            reducer: reducer, environment: environment, render: render,
+            actions: [
+                .user(.usernameChanged(username: "ada@example.com"), "the username field's text (an e-mail address)"),
+                .user(.passwordChanged(password: "secret1"), "the password field's text (6+ characters)"),
+                .user(.loginTapped, "sign in (only when both fields are valid)"),
+                .effect(.loginSucceeded(user: "ada@example.com"), "the service signed the user in"),
+                .effect(.loginFailed(reason: "wrong username or password"), "the service refused"),
+                .user(.logoutTapped, "sign out and clear the form"),
+            ])
     }
 }

@@ -31,7 +31,7 @@ public enum Star {
         public init(request: @escaping @Sendable (Bool) async throws -> Void) { self.request = request }
 
         /// A stand-in for the server: a second's delay, then success.
-        public static let live = Environment { _ in try await Task.sleep(for: .seconds(1)) }
+        public static let live = Environment { _ in try await EffectClock.live.sleep(.seconds(1)) }
 
         public static func mock(succeeds: Bool) -> Environment {
             Environment { _ in if !succeeds { throw RequestFailed() } }
@@ -93,6 +93,13 @@ public enum Star {
     }
 
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
-        FluxApp(name: "star", initialState: State(), reducer: reducer, environment: environment, render: render)
+        FluxApp(
+            name: "star", summary: "ReSwift's star button: a request per tap, its answer as a later action", initialState: State(),
+            reducer: reducer, environment: environment, render: render,
+            actions: [
+                .user(.starTapped, "star, or unstar when starred (ignored while a request runs)"),
+                .effect(.starResponse(success: true), "the server's answer to a star request"),
+                .effect(.unstarResponse(success: true), "the server's answer to an unstar request"),
+            ])
     }
 }

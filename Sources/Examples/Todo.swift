@@ -1,7 +1,8 @@
 import FluxCore
 
 /// The state-driven ToDo list: todos load asynchronously through the Environment, add needs a title of
-/// at least 3 characters, remove by index; the list's title reads `TODO - (n)`.
+/// at least 3 characters and puts the new todo at the top (as the seed does), remove by index; the
+/// list's title reads `TODO - (n)`.
 public enum Todo {
     public struct Item: Codable, Equatable, Sendable {
         public var title: String
@@ -44,11 +45,14 @@ public enum Todo {
             self.loadTodos = loadTodos
         }
 
-        /// A stand-in for a network call: a second's delay, then a saved list.
+        /// A stand-in for a network call: a second's delay, then the saved list.
         public static let live = Environment {
-            try await Task.sleep(for: .seconds(1))
-            return [Item(title: "Read the zflux guide"), Item(title: "Try zflux view", done: true)]
+            try await EffectClock.live.sleep(.seconds(1))
+            return saved
         }
+
+        /// What the stand-in service holds.
+        public static let saved = [Item(title: "Read the zflux guide"), Item(title: "Try zflux view", done: true)]
 
         /// Answers at once with the given result.
         public static func mock(_ result: Result<[Item], LoadError> = .success([])) -> Environment {
@@ -69,7 +73,7 @@ public enum Todo {
     public static let reducer = Reducer<State, Action, Environment> { state, action, environment in
         switch action {
         case .addTodo(let title):
-            state.todos.append(Item(title: title))
+            state.todos.insert(Item(title: title), at: 0)
             return .none
         case .toggleTodo(let index):
             if state.todos.indices.contains(index) { state.todos[index].done.toggle() }
@@ -134,9 +138,36 @@ public enum Todo {
         return lines.joined(separator: "\n")
     }
 
+    /// The dispatcher's middleware for todo actions: titles are trimmed before they are checked and
+    /// sequenced (so "  ab " is refused and " Milk " is stored as "Milk"), every action is logged and
+    /// counted by type.
+    public static let middleware: [Middleware<Action>] = [
+        .enrich("trim-title") { action in
+            if case .addTodo(let title) = action { action = .addTodo(title: title.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        },
+        .validate("title-length") { action in
+            if case .addTodo(let title) = action, title.count < minimumTitleLength {
+                return "a todo title needs at least \(minimumTitleLength) characters (not counting spaces at its ends)"
+            }
+            return nil
+        },
+        .log(),
+        .count(),
+    ]
+
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
         FluxApp(
-            name: "todo", initialState: State(), reducer: reducer, environment: environment,
-            validate: validate, reject: reject, render: render)
+            name: "todo", summary: "the state-driven ToDo list (onevcat): add, toggle, remove, load saved todos",
+            initialState: State(), reducer: reducer, environment: environment,
+            validate: validate, middleware: middleware, reject: reject, render: render,
+            actions: [
+                .user(.addTodo(title: "Buy milk"), "add a todo at the top (3+ characters, trimmed)"),
+                .user(.toggleTodo(index: 0), "mark a todo done or not done"),
+                .user(.removeTodo(index: 0), "remove a todo"),
+                .user(.clearCompleted, "remove every done todo"),
+                .user(.loadTapped, "load the saved todos (they arrive as todosLoaded)"),
+                .effect(.todosLoaded(todos: [Item(title: "Read the zflux guide")]), "the saved todos, put before the others"),
+                .effect(.loadFailed(reason: "offline"), "why the saved todos could not be loaded"),
+            ])
     }
 }

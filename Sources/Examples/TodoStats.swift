@@ -55,15 +55,21 @@ public enum TodoStats {
         -> DependentApp<State, Action, Environment, Todo.State, Todo.Action, Todo.Environment>
     {
         DependentApp(
-            name: "stats", reading: todo, initialState: State(), reducer: reducer, environment: .live,
-            onOtherAction: { state, _, todos in
+            name: "stats", summary: "reads the todo store (waitFor): progress figures and a goal of its own",
+            reading: todo, initialState: State(), reducer: reducer, environment: .live,
+            onOtherAction: { state, _, reading, _ in
                 state.changes += 1
-                update(&state, from: todos)
+                update(&state, from: reading.other)
+                return .none
             },
             validate: { action in
                 if case .goalSet(let done) = action, done < 1 { return "a goal needs at least 1 todo" }
                 return nil
             },
-            render: render)
+            render: render,
+            actions: [
+                .user(.goalSet(done: 3), "a goal: this many todos done"),
+                .user(.goalCleared, "no goal"),
+            ])
     }
 }

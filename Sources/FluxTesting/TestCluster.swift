@@ -123,7 +123,8 @@ public final class TestCluster: Sendable {
                 endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),
                 expecting: .snapshot, timeoutMilliseconds: 1000)
         else { return nil }
-        return (reply.header.seq, try WireCodec().decode(S.self, from: reply.payload))
+        // `ref`: how far the store has applied with this state still current (it publishes only changes).
+        return (max(reply.header.seq, reply.header.ref), try WireCodec().decode(S.self, from: reply.payload))
     }
 
     /// Waits (bounded) until the store has reached `version`, and returns its state then.
@@ -141,6 +142,23 @@ public final class TestCluster: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         throw NodeError("store \(store) reached version \(seen), not \(version), within \(timeout)")
+    }
+
+    /// Waits (bounded) until the store's state satisfies `condition` (what effects send back arrives at
+    /// seqs a test cannot know in advance), and returns that state.
+    public func state<S: Decodable>(
+        of store: String, as type: S.Type, timeout: Duration = .seconds(20), until condition: (S) -> Bool
+    ) async throws -> S {
+        let deadline = ContinuousClock.now + timeout
+        var last: S?
+        while ContinuousClock.now < deadline {
+            if let snap = try snapshot(of: store, as: type) {
+                if condition(snap.state) { return snap.state }
+                last = snap.state
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw NodeError("store \(store) did not reach the expected state within \(timeout); last seen: \(last.map { "\($0)" } ?? "nothing")")
     }
 
     /// Stops every node and waits for their threads to end.

@@ -41,6 +41,11 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     public var exhaustivity: Exhaustivity
     /// How long `receive` waits for an effect's action.
     public var timeout: Duration
+    /// The time stamped on the actions this store applies next, as the dispatcher would stamp it: what a
+    /// reducer reads as `stamp.time`. Fixed unless the test moves it (2026-01-01T00:00:00Z to start).
+    public var time = Date(timeIntervalSince1970: 1_767_225_600)
+    /// The seq of the last action applied (each `send` or `receive` stamps the next one).
+    public private(set) var seq: UInt64 = 0
 
     private let reducer: Reducer<State, Action, Environment>
     /// The app's state-dependent refusal (`FluxApp.reject`): a refused action changes nothing.
@@ -192,7 +197,8 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         _ action: Action, verb: String, assert: ((inout State) throws -> Void)?, location: SourceLocation, check: Bool = true
     ) {
         let before = state
-        let effect = reducer(&state, action, environment)
+        seq += 1
+        let effect = reducer(&state, action, environment, stamp: Stamp(seq: seq, time: time))
         effects.run(effect)
         guard check else { return }
         var expected: State

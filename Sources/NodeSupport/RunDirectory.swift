@@ -9,6 +9,7 @@ import Foundation
 ///   supervisor.pid      the supervisor's pid, while it runs
 ///   restarts.json       restarts per node, for `zflux top`
 ///   logs/NODE.log       each node's stderr
+///   data/STORE/         files a store's effects write (a FileClient's live directory)
 ///   pids/NODE.pid       each node's pid
 ///   journal/            the dispatcher's journal (default; [journal] directory)
 ///   snapshots/          the stores' snapshots (default; [journal] snapshot_directory)
@@ -23,6 +24,8 @@ public struct RunDirectory: Sendable, Equatable {
     public var supervisorPidFile: String { path + "/supervisor.pid" }
     public var restartsFile: String { path + "/restarts.json" }
     public var logDirectory: String { path + "/logs" }
+    /// Where a store's effects keep files of their own (the primes app's saved favourites).
+    public func dataDirectory(of store: String) -> String { path + "/data/" + store }
     public var pidDirectory: String { path + "/pids" }
 
     /// The default journal and snapshot directories, relative to the run directory.

@@ -39,6 +39,12 @@ public struct Topology: Codable, Equatable, Sendable {
         public var runsEffects: Bool? = nil
         public var listen: String? = nil
         public var metricsPort: Int? = nil
+        /// Which environment the store gives its app: nil or "live", or "mock" (instant answers, no
+        /// network, files in memory: the seeds' playground).
+        public var environment: String? = nil
+
+        /// Whether the store runs its app with the app's mock environment.
+        public var usesMockEnvironment: Bool { environment == "mock" }
     }
 
     /// `endpoint` with its host replaced by `listen` (tcp only): where a node binds when the address

@@ -20,6 +20,13 @@ struct EchoApp: AnyApp {
 
     func check(actionType: String, payload: [UInt8]) throws(ActionError) { _ = try EchoApp.parse(actionType, payload) }
 
+    func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+        try check(actionType: actionType, payload: payload)
+        return payload
+    }
+
+    func describe() -> AppDescription { AppDescription(name: name, summary: "the simulator's ping/pong app", reads: [], actions: []) }
+
     func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] {
         try check(actionType: type, payload: argumentsJSON)
         return argumentsJSON
@@ -46,7 +53,7 @@ final class EchoRuntime: AppRuntime {
         self.deliver = deliver
     }
 
-    func apply(app: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
+    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
         guard app == "echo" else { return false }
         let n = try EchoApp.parse(actionType, payload)
         if actionType == "ping" {

@@ -968,7 +968,8 @@ public final class Simulation {
                 return nil
             }
             _ = try? entry.runtime.apply(
-                app: action.topicString, actionType: action.header.actionType, payload: action.payload, runEffects: false)
+                app: action.topicString, actionType: action.header.actionType, payload: action.payload,
+                stamp: Stamp(seq: action.header.seq, wallNanoseconds: action.header.timestamp), runEffects: false)
             entry.states.append((try? entry.runtime.encodedState()) ?? [])
         }
         reference[app] = entry
@@ -1013,16 +1014,29 @@ public final class Simulation {
         // Within one history a view never goes back; an operator's restore of an older journal copy
         // rewinds the history, and then the view follows the store back.
         let rewound = discardedVersions != nil && HistoryID(rawValue: update.history).epoch > HistoryID(rawValue: view.shownHistory).epoch
-        if update.version < view.shown && !rewound {
-            fail("views never go back", "view of \(update.store) showed version \(view.shown), then \(update.version)")
+        // How far a view says it is current never goes back. (The version of the last change may: a store
+        // that rebuilt in a newer history can have its last change lower in it, current through as far.)
+        if update.currentThrough < view.shown && !rewound {
+            fail("views never go back", "view of \(update.store) was current through \(view.shown), then through \(update.currentThrough)")
             return
         }
-        view.shown = update.version
+        view.shown = update.currentThrough
         view.shownHistory = update.history
         let app = stores[view.store].spec.app
         if let discarded = discardedVersions, discarded.contains(update.version) { return }
         if let expected = referenceState(app, update.version), expected != update.state {
             fail("views show the reduction", "view of \(update.store) shows at version \(update.version) a state the journal does not reduce to")
+            return
+        }
+        // A store publishes only changes; its heartbeats say its state is still current through a later
+        // version. That claim must hold too: the journal reduces to the same state there.
+        if update.currentThrough > update.version, discardedVersions.map({ !$0.contains(update.currentThrough) }) ?? true,
+            let expected = referenceState(app, update.currentThrough), expected != update.state
+        {
+            fail(
+                "views show the reduction",
+                "view of \(update.store) shows version \(update.version) as current through \(update.currentThrough), but the state changed in between"
+            )
         }
     }
 
@@ -1055,21 +1069,25 @@ public final class Simulation {
         guard clients.allSatisfy({ $0.outstanding.isEmpty }), core.head == core.durableHead else { return false }
         for (index, store) in stores.enumerated() {
             guard let storeCore = store.core, store.frozenUntil <= now, storeCore.version == core.durableHead, storeCore.caughtUp,
-                storeCore.lastPublishedVersion == storeCore.version,
+                !storeCore.hasUnpublishedChanges,
                 storeCore.status(now: time(.store(index)), subscribers: 0, pid: 0).effectsUnanswered == 0
             else { return false }
         }
         for view in views {
-            guard let viewCore = view.core, viewCore.connection == .live, viewCore.version == stores[view.store].core?.version else { return false }
+            guard let viewCore = view.core, viewCore.connection == .live, let storeCore = stores[view.store].core,
+                viewCore.currentThrough == storeCore.version
+            else { return false }
         }
         return true
     }
 
     func convergenceReport() -> String {
         var parts = ["dispatcher head \(dispatcher.core.map { "\($0.durableHead)" } ?? "down")"]
-        parts += stores.map { "\($0.spec.name) \($0.core.map { "\($0.version)\($0.caughtUp ? "" : " catching up")" } ?? "down")" }
+        parts += stores.map {
+            "\($0.spec.name) \($0.core.map { "\($0.version) (published \($0.lastPublishedVersion))\($0.caughtUp ? "" : " catching up")" } ?? "down")"
+        }
         parts += views.map {
-            "view \(stores[$0.store].spec.name) \($0.core.map { "\($0.version) \($0.connection) \(HistoryID(rawValue: $0.history))" } ?? "down")"
+            "view \(stores[$0.store].spec.name) \($0.core.map { "\($0.version) (current through \($0.currentThrough)) \($0.connection) \(HistoryID(rawValue: $0.history))" } ?? "down")"
         }
         parts += clients.map { "client \($0.outstanding.count) unanswered" }
         return parts.joined(separator: ", ")

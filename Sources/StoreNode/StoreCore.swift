@@ -77,6 +77,12 @@ public final class StoreCore {
     /// The version from which the runtime's record of changes runs. A changes-only update is published
     /// only when that is the last published version, so the update applies exactly to what views hold.
     private var changesSince: UInt64 = 0
+    /// An action of this app (or one it reads) was applied since the last update: the state may differ
+    /// from what was published. A store whose state did not change publishes nothing; its heartbeats
+    /// carry how far it has applied.
+    private var mayHaveChanged = false
+    /// Something applied may not be published yet (the next turn publishes it).
+    public var hasUnpublishedChanges: Bool { mayHaveChanged && version != lastPublishedVersion }
     /// The version of the last snapshot written to (or read from) disk.
     public private(set) var snapshotVersion: UInt64 = 0
     /// What stops the store from catching up, when something does (shown in its status).
@@ -171,6 +177,8 @@ public final class StoreCore {
         snapshotVersion = 0
         fullState = nil
         changesSince = 0
+        // Views hold a state this store no longer has: the rebuilt one is published, changed or not.
+        mayHaveChanged = true
         pending.removeAll()
         // The snapshot on disk holds the state just dropped: replace it now, or a crash before the next
         // one would bring that state back.
@@ -269,8 +277,11 @@ public final class StoreCore {
             // Effects run once, for live actions only: never again for history recovered by replay.
             let handled = try runtime.apply(
                 app: message.topicString, actionType: message.header.actionType, payload: message.payload,
-                runEffects: live && configuration.runsEffects)
-            if handled { applied += 1 }
+                stamp: Stamp(seq: message.header.seq, wallNanoseconds: message.header.timestamp), runEffects: live && configuration.runsEffects)
+            if handled {
+                applied += 1
+                mayHaveChanged = true
+            }
         } catch {
             // Refused in this state (or, if undecodable, the nodes run different builds): the state is
             // unchanged, and the reason is published for views and `zflux tail`.
@@ -544,8 +555,11 @@ public final class StoreCore {
 
     /// Publishes what changed since the last update: the changes alone when the state records them
     /// (`IncrementalState`), else the whole state. `ref` names the version the update applies to.
+    /// Nothing is published when no action changed the state: a plain state is compared with the last one
+    /// published whole, and actions of other apps do not count. The heartbeat says how far the store got.
     private func publishStateIfChanged(now: NodeTime) {
-        guard version != lastPublishedVersion else { return }
+        guard version != lastPublishedVersion, mayHaveChanged else { return }
+        mayHaveChanged = false
         var flags: Header.Flags = []
         let payload: [UInt8]
         do {
@@ -554,6 +568,11 @@ public final class StoreCore {
             } else {
                 payload = try runtime.encodedState()
                 runtime.forgetChanges()
+                if let published = fullState, published.version == lastPublishedVersion, published.bytes == payload {
+                    // The actions applied left the state as it was published: views already hold it.
+                    changesSince = lastPublishedVersion
+                    return
+                }
                 flags = .fullState
                 fullState = (version, payload)
             }
@@ -579,7 +598,8 @@ public final class StoreCore {
                 Message(
                     topic: configuration.name,
                     header: Header(
-                        kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: dispatcherHead, timestamp: now.wallNanoseconds,
+                        kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: max(version, lastPublishedVersion),
+                        timestamp: now.wallNanoseconds,
                         history: history?.rawValue ?? 0))))
     }
 
@@ -600,7 +620,8 @@ public final class StoreCore {
                 Message(
                     topic: configuration.name,
                     header: Header(
-                        kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, timestamp: now.wallNanoseconds,
+                        kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, ref: max(version, lastPublishedVersion),
+                        timestamp: now.wallNanoseconds,
                         history: history?.rawValue ?? 0),
                     payload: fullState?.bytes ?? [])))
     }

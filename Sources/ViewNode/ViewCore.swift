@@ -27,6 +27,8 @@ public final class ViewCore {
     private var phase = Phase.awaitingSnapshot
     /// The version shown.
     public private(set) var version: UInt64 = 0
+    /// How far the store said the shown state is current (heartbeats, snapshot replies): ≥ `version`.
+    public private(set) var currentThrough: UInt64 = 0
     private var state: [UInt8]? = nil
     public private(set) var connection = ViewUpdate.Connection.catchingUp("joining")
     /// Updates that arrived while waiting for a snapshot (bounded: only the newest matter when full).
@@ -73,6 +75,7 @@ public final class ViewCore {
         // (then re-asked). A snapshot of a newer history replaces what is shown, whatever its version.
         if state == nil || reply.header.seq >= version || relation == .newer {
             version = reply.header.seq
+            currentThrough = max(reply.header.seq, reply.header.ref)
             if reply.header.history != 0 { history = reply.header.history }
             setWholeState(reply.payload)
         } else if reply.header.history != 0 && history == 0 {
@@ -115,7 +118,8 @@ public final class ViewCore {
             commands.append(
                 .show(
                     ViewUpdate(
-                        store: configuration.store, version: version, state: state, connection: connection,
+                        store: configuration.store, version: version, currentThrough: max(currentThrough, version), state: state,
+                        connection: connection,
                         rejection: .init(
                             seq: message.header.seq, actionType: message.header.actionType,
                             clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self)))))
@@ -124,8 +128,18 @@ public final class ViewCore {
             if message.header.seq > version {
                 // The store published a version this view never received.
                 askForSnapshot(because: "missed version \(message.header.seq)", now: now)
-            } else if connection != .live {
-                setConnection(.live)
+            } else {
+                // The store applied up to `ref` and its state did not change since `seq`, its last update, which
+                // this view holds (a store that restarted from an older snapshot may name an earlier one:
+                // it publishes as soon as anything changes, so nothing changed since that one either).
+                let through = max(message.header.ref, currentThrough)
+                if connection != .live {
+                    currentThrough = max(currentThrough, through)
+                    setConnection(.live)
+                } else if through > currentThrough {
+                    currentThrough = through
+                    emit()
+                }
             }
         default:
             return
@@ -183,6 +197,7 @@ public final class ViewCore {
         if header.flags.contains(.fullState) {
             // A whole state stands on its own: it repairs any gap before it.
             version = header.seq
+            currentThrough = max(currentThrough, version)
             setWholeState(update.payload)
             connection = .live
             emit()
@@ -199,6 +214,7 @@ public final class ViewCore {
                 return
             }
             version = header.seq
+            currentThrough = max(currentThrough, version)
             connection = .live
             replicaAhead = true
         } else {
@@ -233,7 +249,7 @@ public final class ViewCore {
         commands.append(
             .show(
                 ViewUpdate(
-                    store: configuration.store, version: version, state: state, connection: connection,
-                    publishedAt: publishedAt, updateBytes: updateBytes, history: history)))
+                    store: configuration.store, version: version, currentThrough: max(currentThrough, version), state: state,
+                    connection: connection, publishedAt: publishedAt, updateBytes: updateBytes, history: history)))
     }
 }

@@ -32,7 +32,11 @@ public struct ViewUpdate: Sendable, Equatable {
     }
 
     public var store: String
+    /// The version of the newest update shown: the seq of the last action that changed the state.
     public var version: UInt64
+    /// How far the store has applied the global sequence with this state still current (its heartbeats
+    /// say so; a store publishes only when its state changes): at least `version`.
+    public var currentThrough: UInt64 = 0
     /// The whole state in wire form.
     public var state: [UInt8]
     public var connection: Connection

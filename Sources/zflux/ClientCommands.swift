@@ -84,7 +84,8 @@ struct StateCommand: ParsableCommand {
             throw ExitCode(2)
         }
         let state = String(decoding: try app.stateJSON(fromWire: reply.payload), as: UTF8.self)
-        emitLine("{\"version\":\(reply.header.seq),\"state\":\(state)}")
+        // The state is current through `ref` (a store publishes only when its state changes).
+        emitLine("{\"version\":\(max(reply.header.seq, reply.header.ref)),\"state\":\(state)}")
     }
 }
 
@@ -119,18 +120,36 @@ struct StatusCommand: ParsableCommand {
 
 struct AppsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apps", abstract: "List the apps this binary can host and how to dispatch their actions.")
+        commandName: "apps", abstract: "List the apps this binary can host and how to dispatch their actions.",
+        discussion: """
+            Generated from the app catalog: every app with each action, its payload fields and an example to pass
+            to `zflux dispatch APP TYPE 'ARGS'`. Actions marked "from an effect" are what the app's effects send
+            back (answers to requests); they can be dispatched by hand too.
+            """)
+
+    @Flag(help: "One JSON document: [{name, summary, reads, actions: [{type, fields: [{name, type}], summary, origin, example}]}].")
+    var json = false
 
     func run() throws {
-        emitLine(
-            """
-            todo     addTodo '{"title":"Buy milk"}' | toggleTodo '{"index":0}' | removeTodo '{"index":0}' | clearCompleted | loadTapped
-            star     starTapped
-            filter   filterToggled '{"filter":"issueOpen"}' | groupEntered '{"group":"issues"}' | groupLeft | resetAllTapped | resetGroupTapped '{"group":"issues"}'
-                     (filters: issues photos links text issueOpen issueInReview issueClosed assignedToMe; groups: types issues)
-            login    usernameChanged '{"username":"ada@example.com"}' | passwordChanged '{"password":"secret1"}' | loginTapped | logoutTapped
-            counter  incrementTapped | decrementTapped | addTapped '{"amount":5}' | resetTapped
-            stats    goalSet '{"done":2}' | goalCleared   (reads the todo store's state)
-            """)
+        let apps = Catalog.apps.map { $0.describe() }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            emitLine(String(decoding: try encoder.encode(apps), as: UTF8.self))
+            return
+        }
+        var lines: [String] = []
+        for app in apps {
+            let reads = app.reads.isEmpty ? "" : "  (reads \(app.reads.joined(separator: ", ")))"
+            lines.append("\(app.name): \(app.summary)\(reads)")
+            for action in app.actions {
+                let fields = action.fields.map { "\($0.name): \($0.type)" }.joined(separator: ", ")
+                let arguments = action.fields.isEmpty ? "" : " '\(action.example)'"
+                let origin = action.origin == .effect ? "  [from an effect]" : ""
+                lines.append("  \(action.type)(\(fields))\(origin)")
+                lines.append("      \(action.summary); e.g. zflux dispatch \(app.name) \(action.type)\(arguments)")
+            }
+        }
+        emitLine(lines.joined(separator: "\n"))
     }
 }

@@ -17,9 +17,19 @@ struct ClusterCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("With tcp: the first of the consecutive ports the nodes listen on.", valueName: "port"))
         var basePort: Int?
 
+        @Flag(
+            help: ArgumentHelp(
+                "Run every store with its app's mock environment: instant answers, no network, files in memory (the config's `environment` per store otherwise)."
+            ))
+        var mock = false
+
         func topology(runDirectory: String, config: String?) throws -> Topology {
-            try ClusterConfig.load(path: config)
+            var topology = try ClusterConfig.load(path: config)
                 .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort)
+            if mock {
+                for index in topology.stores.indices { topology.stores[index].environment = "mock" }
+            }
+            return topology
         }
     }
 

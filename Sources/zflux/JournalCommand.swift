@@ -106,7 +106,8 @@ struct JournalCommand: AsyncParsableCommand {
             try journal.forEach(through: last) { message in
                 _ = try? runtime.apply(
                     app: message.topicString, actionType: message.header.actionType,
-                    payload: message.payload, runEffects: false)
+                    payload: message.payload, stamp: Stamp(seq: message.header.seq, wallNanoseconds: message.header.timestamp),
+                    runEffects: false)
             }
             let state = String(decoding: try app.stateJSON(fromWire: try runtime.encodedState()), as: UTF8.self)
             emitLine("{\"version\":\(last),\"state\":\(state)}")

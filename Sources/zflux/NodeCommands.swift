@@ -66,7 +66,11 @@ struct StoreCommand: AsyncParsableCommand {
             throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
-        var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: try Catalog.require(endpoints.app))
+        let context = Catalog.Context(mock: endpoints.usesMockEnvironment, dataDirectory: RunDirectory(node.runDir.path).dataDirectory(of: name))
+        guard let app = Catalog.app(named: endpoints.app, context) else {
+            throw CLIError("unknown app '\(endpoints.app)' (known apps: \(Catalog.names.joined(separator: ", ")))")
+        }
+        var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.security = security
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in

@@ -8,11 +8,11 @@ import Testing
 struct TodoTests {
     let saved = [Todo.Item(title: "Saved one"), Todo.Item(title: "Saved two", done: true)]
 
-    @Test("adding, toggling, removing and clearing, with the title counting")
+    @Test("adding (at the top, as the seed does), toggling, removing and clearing, with the title counting")
     func editing() async {
         let store = TestStore(Todo.app(environment: .mock()))
         await store.send(.addTodo(title: "Buy milk")) { $0.todos = [Todo.Item(title: "Buy milk")] }
-        await store.send(.addTodo(title: "Walk dog")) { $0.todos.append(Todo.Item(title: "Walk dog")) }
+        await store.send(.addTodo(title: "Walk dog")) { $0.todos.insert(Todo.Item(title: "Walk dog"), at: 0) }
         #expect(store.state.title == "TODO - (2)")
         await store.send(.toggleTodo(index: 0)) { $0.todos[0].done = true }
         await store.send(.toggleTodo(index: 9), rejectedWith: "there is no todo at index 9 (the list has 2)")

@@ -106,11 +106,11 @@ struct BinaryCodecTests {
         let runtime = app.makeRuntime { _, _, _ in }
         let replica = app.makeReplica()
         let open = try app.wirePayload(type: "open", argumentsJSON: Array(#"{"count":100}"#.utf8))
-        #expect(try runtime.apply(app: "ledger", actionType: "open", payload: open, runEffects: false))
+        #expect(try runtime.apply(app: "ledger", actionType: "open", payload: open, stamp: .unstamped, runEffects: false))
         try replica.load(try runtime.encodedState())
         runtime.forgetChanges()
         let post = try app.wirePayload(type: "post", argumentsJSON: Array(#"{"account":3,"amount":9,"memo":"hi"}"#.utf8))
-        _ = try runtime.apply(app: "ledger", actionType: "post", payload: post, runEffects: false)
+        _ = try runtime.apply(app: "ledger", actionType: "post", payload: post, stamp: .unstamped, runEffects: false)
         let changes = try #require(try runtime.takeChanges())
         #expect(changes.count * 5 < (try runtime.encodedState()).count, "one account's change, not the 100 accounts")
         try replica.apply(changes: changes)

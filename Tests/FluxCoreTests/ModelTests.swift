@@ -59,7 +59,7 @@ struct ModelTests {
         _ = Todo.reducer(&state, .removeTodo(index: 7), env)
         #expect(state.todos.count == 2, "an index out of range changes nothing")
         _ = Todo.reducer(&state, .clearCompleted, env)
-        #expect(state.todos == [Todo.Item(title: "Walk dog")])
+        #expect(state.todos == [Todo.Item(title: "Buy milk")], "the newest todo is at the top, so index 0 was Walk dog")
     }
 
     @Test("combined reducers run in order and merge their effects")
@@ -138,15 +138,17 @@ struct ModelTests {
             delivered.withLock { $0.append((app, type, String(decoding: json, as: UTF8.self))) }
         }
         let add = Array(#"{"addTapped":{"amount":5}}"#.utf8)
-        #expect(try runtime.apply(app: "other", actionType: "addTapped", payload: add, runEffects: true) == false)
-        #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, runEffects: false))
-        #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, runEffects: true))
+        #expect(try runtime.apply(app: "other", actionType: "addTapped", payload: add, stamp: .unstamped, runEffects: true) == false)
+        #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, stamp: .unstamped, runEffects: false))
+        #expect(try runtime.apply(app: "echo", actionType: "addTapped", payload: add, stamp: .unstamped, runEffects: true))
         #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 10)
         while runtime.effectsInFlight > 0 { try await Task.sleep(for: .milliseconds(1)) }
         let sent = delivered.withLock { $0 }
         #expect(sent.count == 1, "the replayed-style apply (runEffects: false) ran no effect")
         #expect(sent.first?.0 == "echo" && sent.first?.1 == "incrementTapped" && sent.first?.2 == #"{"incrementTapped":{}}"#)
-        #expect(throws: ActionError.self) { try runtime.apply(app: "echo", actionType: "addTapped", payload: Array("{".utf8), runEffects: true) }
+        #expect(throws: ActionError.self) {
+            try runtime.apply(app: "echo", actionType: "addTapped", payload: Array("{".utf8), stamp: .unstamped, runEffects: true)
+        }
         #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 10, "a refused action leaves the state as it was")
     }
 
@@ -162,6 +164,8 @@ struct ModelTests {
         struct Named: AnyApp {
             let name: String, reads: [String]
             func check(actionType: String, payload: [UInt8]) throws(ActionError) {}
+            func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] { payload }
+            func describe() -> AppDescription { AppDescription(name: name, summary: "", reads: reads, actions: []) }
             func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] { [] }
             func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {
                 fatalError()

@@ -6,8 +6,14 @@ public protocol AnyApp: Sendable {
     var name: String { get }
     /// The apps whose state this app reads (Flux's `waitFor`), by name.
     var reads: [String] { get }
-    /// Decodes and validates a wire action; the dispatcher NACKs with the error's reason.
+    /// Decodes and validates a wire action (the CLI's check before sending).
     func check(actionType: String, payload: [UInt8]) throws(ActionError)
+    /// The dispatcher's admission: decodes and validates a wire action, then runs the app's middleware
+    /// chain with `host` for its logs and counts. Returns the payload to sequence (rewritten by the chain,
+    /// in the codec it arrived in, or `payload` itself); the dispatcher NACKs with the error's reason.
+    func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8]
+    /// The app for `zflux apps`: its summary and every action with its fields.
+    func describe() -> AppDescription
     /// Turns a case name and JSON arguments (from the CLI) into a checked wire payload in `format`.
     func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8]
     /// A fresh instance of the app's state machine, owned by one store thread, writing `format`. The
@@ -53,7 +59,8 @@ public protocol AppRuntime: AnyObject {
     /// Offers one sequenced action of any app. Returns whether this runtime's state may have changed.
     /// Effects run only when `runEffects` is true (live actions, never replayed ones). Throws when the
     /// action cannot be decoded or the app rejects it in the current state; the state is unchanged then.
-    func apply(app: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool
+    /// `stamp` is the action's seq and sequenced time, as reducers see them.
+    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool
     /// The whole state in wire bytes.
     func encodedState() throws -> [UInt8]
     /// What changed since the last call (or `forgetChanges`), in wire bytes, clearing the record; nil
@@ -115,6 +122,27 @@ extension FluxApp: AnyApp {
         if let reason = validate(action) { throw ActionError(reason) }
     }
 
+    public func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+        var action = try decodeAction(actionType: actionType, payload: payload)
+        if let reason = validate(action) { throw ActionError(reason) }
+        guard !middleware.isEmpty else { return payload }
+        try middleware.run(on: &action, app: name, client: client, host: host)
+        guard middleware.contains(where: \.rewrites) else { return payload }
+        guard ActionCoding.caseName(of: action) == actionType else {
+            throw ActionError(
+                "\(name)'s middleware turned \(actionType) into \(ActionCoding.caseName(of: action)); it may rewrite an action, not change its type")
+        }
+        do {
+            return try WireCodec(WireCodec.isBinary(payload) ? .binary : .json).encode(action)
+        } catch {
+            throw ActionError("cannot encode \(name).\(actionType) after its middleware: \(error)")
+        }
+    }
+
+    public func describe() -> AppDescription {
+        AppDescription(name: name, summary: summary, reads: reads, actions: actions.map(ActionDescription.init))
+    }
+
     public func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] {
         let json = try ActionCoding.json(type: type, arguments: argumentsJSON)
         try check(actionType: type, payload: json)
@@ -167,11 +195,11 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         self.effects = EffectRunner(send: app.deliverer(codec, deliver))
     }
 
-    func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
+    func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
         guard name == app.name else { return false }
         let action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         if let reason = app.reject(state, action) { throw ActionError(reason) }
-        let effect = app.reducer(&state, action, app.environment)
+        let effect = app.reducer(&state, action, app.environment, stamp: stamp)
         if runEffects { effects.run(effect) }
         return true
     }

@@ -21,8 +21,10 @@ public struct Reading<Environment: Sendable, Other: Sendable>: Sendable {
 /// version N, with no extra round trip and no way to read a stale or a future state. The replica never
 /// runs effects: effects run once, in the store that owns the state.
 ///
-/// The other app's actions reach `onOtherAction` after the replica applied them, so this store can react
-/// to them (both stores handle the same action; this one waits for the other).
+/// The replica applies exactly what the other store applies: an action the other app's `reject` refuses
+/// in the replica's state changes nothing here either. The other app's actions it accepted reach
+/// `onOtherAction` after the replica applied them, so this store can react to them (both stores handle
+/// the same action; this one waits for the other); the effect it returns runs here, for live actions only.
 public struct DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: Sendable
 where
     State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
@@ -31,19 +33,26 @@ where
     public let base: FluxApp<State, Action, Reading<Environment, OtherState>>
     public let other: FluxApp<OtherState, OtherAction, OtherEnvironment>
     public let environment: Environment
-    public let onOtherAction: @Sendable (inout State, OtherAction, OtherState) -> Void
+    /// How this store reacts to the other app's actions, reading the other state as of each one; the
+    /// effects it returns are this app's.
+    public let onOtherAction: OtherActionHandler
+    public typealias OtherActionHandler = @Sendable (inout State, OtherAction, Reading<Environment, OtherState>, Stamp) -> Effect<Action>
 
     public init(
-        name: String, reading other: FluxApp<OtherState, OtherAction, OtherEnvironment>, initialState: State,
+        name: String, summary: String = "", reading other: FluxApp<OtherState, OtherAction, OtherEnvironment>, initialState: State,
         reducer: Reducer<State, Action, Reading<Environment, OtherState>>, environment: Environment,
-        onOtherAction: @escaping @Sendable (inout State, OtherAction, OtherState) -> Void = { _, _, _ in },
+        onOtherAction: @escaping OtherActionHandler = { _, _, _, _ in .none },
         validate: @escaping @Sendable (Action) -> String? = { _ in nil },
-        render: @escaping @Sendable (State) -> String = { String(describing: $0) }
+        middleware: [Middleware<Action>] = [],
+        reject: @escaping @Sendable (State, Action) -> String? = { _, _ in nil },
+        render: @escaping @Sendable (State) -> String = { String(describing: $0) },
+        actions: [ActionExample<Action>] = []
     ) {
         // The environment's `other` is filled in per action by the runtime; this one is a placeholder.
         self.base = FluxApp(
-            name: name, initialState: initialState, reducer: reducer,
-            environment: Reading(environment: environment, other: other.initialState), validate: validate, render: render)
+            name: name, summary: summary, initialState: initialState, reducer: reducer,
+            environment: Reading(environment: environment, other: other.initialState), validate: validate, middleware: middleware,
+            reject: reject, render: render, actions: actions)
         self.other = other
         self.environment = environment
         self.onOtherAction = onOtherAction
@@ -54,6 +63,12 @@ extension DependentApp: AnyApp {
     public var name: String { base.name }
     public var reads: [String] { [other.name] + other.reads }
     public func check(actionType: String, payload: [UInt8]) throws(ActionError) { try base.check(actionType: actionType, payload: payload) }
+    public func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+        try base.admit(actionType: actionType, payload: payload, client: client, host: host)
+    }
+    public func describe() -> AppDescription {
+        AppDescription(name: name, summary: base.summary, reads: reads, actions: base.actions.map(ActionDescription.init))
+    }
     public func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] {
         try base.wirePayload(type: type, argumentsJSON: argumentsJSON, format: format)
     }
@@ -89,18 +104,24 @@ where
         self.effects = EffectRunner(send: app.base.deliverer(codec, deliver))
     }
 
-    func apply(app name: String, actionType: String, payload: [UInt8], runEffects: Bool) throws(ActionError) -> Bool {
+    func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
         if name == app.other.name {
-            let action = try app.other.decodeAction(actionType: actionType, payload: payload, verifyType: false)
+            // An action the other store cannot decode or refuses leaves its state, and so the replica and
+            // this store, as they were: the replica is exactly the other store's state, not an approximation.
+            guard let action = try? app.other.decodeAction(actionType: actionType, payload: payload, verifyType: false),
+                app.other.reject(other, action) == nil
+            else { return false }
             // The replica applies first (waitFor); its effects belong to the other store and never run here.
-            _ = app.other.reducer(&other, action, app.other.environment)
-            app.onOtherAction(&state, action, other)
+            _ = app.other.reducer(&other, action, app.other.environment, stamp: stamp)
+            // The other app's reducer returned Effect<OtherAction>; this one returns this app's own effects.
+            let effect = app.onOtherAction(&state, action, Reading(environment: app.environment, other: other), stamp)
+            if runEffects { effects.run(effect) }
             return true
         }
         guard name == app.base.name else { return false }
         let action = try app.base.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         if let reason = app.base.reject(state, action) { throw ActionError(reason) }
-        let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other))
+        let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other), stamp: stamp)
         if runEffects { effects.run(effect) }
         return true
     }

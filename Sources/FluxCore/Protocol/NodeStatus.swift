@@ -20,6 +20,8 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     /// Where the journal is and its fsync policy ("memory" without one).
     public var journal: String?
     public var journalBytes: Int?
+    /// What the apps' `count` middleware counted (``Middleware/count(_:by:)``), by key.
+    public var middlewareCounts: [MiddlewareCount]?
 
     // Store
     public var name: String?
@@ -91,5 +93,15 @@ public struct NodeStatus: Codable, Equatable, Sendable {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(NodeStatus.self, from: Data(payload))
+    }
+}
+
+/// One key counted by the dispatcher's `count` middleware.
+public struct MiddlewareCount: Codable, Equatable, Sendable {
+    public var key: String
+    public var count: UInt64
+    public init(key: String, count: UInt64) {
+        self.key = key
+        self.count = count
     }
 }

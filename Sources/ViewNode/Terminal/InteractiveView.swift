@@ -122,11 +122,14 @@ public final class InteractiveView: @unchecked Sendable {
                 awaitingView[rejection.seq] = nil
                 return
             }
+            if shown[index].update == nil {
+                _ = perform(stores[index].screen.appeared(state: readable(update.state, stores[index])))
+            }
             if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
             shown[index].update = update
             shown[index].updatedAt = MonotonicClock.nowMilliseconds()
             let now = MonotonicClock.nowNanoseconds() / 1000
-            for (seq, sentAt) in awaitingView where seq <= update.version {
+            for (seq, sentAt) in awaitingView where seq <= update.currentThrough {
                 lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: now)
                 awaitingView[seq] = nil
             }
@@ -134,7 +137,7 @@ public final class InteractiveView: @unchecked Sendable {
             switch result {
             case .success(.acknowledged(let seq)):
                 statusLine = StyledLine("✓ \(type) sequenced as \(seq)", .good)
-                if let version = shown[current].update?.version, version >= seq {
+                if let version = shown[current].update?.currentThrough, version >= seq {
                     lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: MonotonicClock.nowNanoseconds() / 1000)
                 } else {
                     awaitingView[seq] = sentAt
@@ -152,7 +155,12 @@ public final class InteractiveView: @unchecked Sendable {
     /// Lets the current screen react to a key; returns whether anything is to be redrawn.
     private func press(_ key: Key) -> Bool {
         let state = readable(shown[current].update?.state ?? [], stores[current])
-        switch stores[current].screen.handle(key, state: state) {
+        return perform(stores[current].screen.handle(key, state: state))
+    }
+
+    /// Carries out what a screen asked for; returns whether anything is to be redrawn.
+    private func perform(_ outcome: KeyOutcome) -> Bool {
+        switch outcome {
         case .ignored:
             return false
         case .redraw:
@@ -203,7 +211,7 @@ public final class InteractiveView: @unchecked Sendable {
     func statusBar(_ store: Store, _ info: Shown) -> StyledLine {
         var parts = [store.name]
         if let update = info.update {
-            parts.append("version \(update.version)")
+            parts.append("version \(update.currentThrough)")
             let age = Double(MonotonicClock.elapsed(since: info.updatedAt, now: MonotonicClock.nowMilliseconds())) / 1000
             parts.append(String(format: "updated %.0f s ago", age))
         }

@@ -20,6 +20,13 @@ public protocol StoreScreen {
     mutating func handle(_ key: Key, state: Data) -> KeyOutcome
     /// One line of key help for the bottom of the screen.
     var help: String { get }
+    /// What to do when the store's state is first shown (SwiftUI's `onAppear`): load what the screen
+    /// needs, say. Default: nothing.
+    mutating func appeared(state: Data) -> KeyOutcome
+}
+
+extension StoreScreen {
+    public mutating func appeared(state: Data) -> KeyOutcome { .ignored }
 }
 
 /// The screen for any store with no screen of its own: its state as a collapsible tree, with the

@@ -4,9 +4,9 @@ import Synchronization
 
 /// Prints view updates, one whole update at a time even with several views on several threads.
 ///
-/// JSON lines report every version (scripts wait for versions). Rendered output skips updates that
-/// change nothing visible: every action advances every store's version, so a todo view would otherwise
-/// repeat itself for each counter action.
+/// JSON lines report every version the view learns (scripts wait for versions): a new state, or a
+/// store's heartbeat saying the state is current through a later seq. Rendered output skips updates that
+/// change nothing visible.
 public final class UpdatePrinter: Sendable {
     static let lock = Mutex<Void>(())
     let app: any AnyApp
@@ -36,7 +36,7 @@ public final class UpdatePrinter: Sendable {
                 case .catchingUp: "catching-up"
                 case .stale: "stale"
                 }
-            text = "{\"store\":\"\(update.store)\",\"version\":\(update.version),\"connection\":\"\(connection)\",\"state\":\(state)}"
+            text = "{\"store\":\"\(update.store)\",\"version\":\(update.currentThrough),\"connection\":\"\(connection)\",\"state\":\(state)}"
         } else {
             let unchanged = lastShown.withLock { last in
                 defer { last = (update.state, update.connection) }
@@ -44,7 +44,7 @@ public final class UpdatePrinter: Sendable {
             }
             if unchanged { return }
             let body = (try? app.render(wire: update.state)) ?? "(state cannot be decoded)"
-            text = "── \(update.store) · version \(update.version) · \(update.connection) ──\n\(body)\n"
+            text = "── \(update.store) · version \(update.currentThrough) · \(update.connection) ──\n\(body)\n"
         }
         UpdatePrinter.lock.withLock { _ in UpdatePrinter.write(text) }
     }

@@ -104,7 +104,7 @@ struct ClusterTests {
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("at least 3 characters"))
         let state = try await waitForState(cluster, "todo", version: 2001, as: Todo.State.self)
-        #expect(state.todos.last?.title == "Buy milk")
+        #expect(state.todos.first?.title == "Buy milk", "a new todo goes to the top")
     }
 
     @Test("killing the supervisor outright (kill -9) still leaves no node behind")

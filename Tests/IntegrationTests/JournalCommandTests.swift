@@ -27,7 +27,7 @@ struct JournalCommandTests {
         let past = try JSONDecoder().decode(
             Replayed.self, from: Data(try cluster.zflux(["journal", "replay", "--store", "todo", "--to", "2"]).stdout.utf8))
         #expect(past.version == 2)
-        #expect(past.state.todos.map(\.title) == ["one", "two"])
+        #expect(past.state.todos.map(\.title) == ["two", "one"], "as of seq 2: the newest todo on top")
         let now = try JSONDecoder().decode(Replayed.self, from: Data(try cluster.zflux(["journal", "replay", "--store", "todo"]).stdout.utf8))
         #expect(now.state == (try await waitForState(cluster, "todo", version: 5, as: Todo.State.self)), "replaying everything gives the live state")
         #expect(try cluster.zflux(["journal", "verify"]).stdout.contains("ok"))

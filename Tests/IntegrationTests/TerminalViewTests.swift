@@ -104,7 +104,7 @@ struct TerminalViewTests {
         let text = collected.withLock { String(decoding: $0, as: UTF8.self) }
         #expect(!text.contains("not shown"), "--app filters")
 
-        // The running tail is one of the dispatcher's subscribers, beside the six stores.
+        // The running tail is one of the dispatcher's subscribers, beside the eight stores.
         // Unfiltered, tail also shows what a store rejected.
         let (all, allText) = try startTail([], runDir: cluster.runDir)
         defer { if all.isRunning { kill(all.processIdentifier, SIGTERM) }; all.waitUntilExit() }
@@ -117,8 +117,8 @@ struct TerminalViewTests {
         let top = try cluster.zflux(["top", "--once"])
         #expect(top.status == 0)
         let dispatcherRow = top.stdout.split(separator: "\n").first { $0.hasPrefix("dispatcher") }.map { $0.split(separator: " ").map(String.init) }
-        #expect(dispatcherRow?[7] == "8", "6 stores and the two tails subscribe to the actions: \(top.stdout)")
-        for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats"] { #expect(top.stdout.contains(name)) }
+        #expect(dispatcherRow?[7] == "10", "8 stores and the two tails subscribe to the actions: \(top.stdout)")
+        for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats", "primes", "food"] { #expect(top.stdout.contains(name)) }
         #expect(top.stdout.contains("RESTARTS") && top.stdout.contains("JOURNAL"))
         kill(tail.processIdentifier, SIGTERM)
         tail.waitUntilExit()

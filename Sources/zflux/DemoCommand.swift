@@ -11,7 +11,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Start a local cluster, follow its stores in a view, and drive it with a stream of actions.",
         discussion:
-            "The dispatcher and one store per example app (todo, star, filter, login, counter, stats) run as separate processes over ipc. Ctrl-C stops everything."
+            "The dispatcher and one store per example app (todo, star, filter, login, counter, stats, primes, food) run as separate processes over ipc. Ctrl-C stops everything."
     )
 
     @OptionGroup var runDir: RunDirOptions
@@ -60,6 +60,7 @@ func runDemoDriver(intake: String, intervalMs: Int, stopping: @Sendable () -> Bo
     func app(_ name: String) -> any AnyApp { Catalog.app(named: name)! }
     let story: [(any AnyApp, String, String)] = [
         (app("todo"), "loadTapped", ""),
+        (app("primes"), "loadFavoritesTapped", ""),
         (app("star"), "starTapped", ""),
         (app("todo"), "addTodo", #"{"title":"Buy milk"}"#),
         (app("login"), "usernameChanged", #"{"username":"ada@example.com"}"#),
@@ -68,8 +69,14 @@ func runDemoDriver(intake: String, intervalMs: Int, stopping: @Sendable () -> Bo
         (app("filter"), "groupEntered", #"{"group":"issues"}"#),
         (app("filter"), "filterToggled", #"{"filter":"issueOpen"}"#),
         (app("login"), "loginTapped", ""),
+        (app("primes"), "incrementTapped", ""),
+        (app("primes"), "incrementTapped", ""),
+        (app("primes"), "nthPrimeTapped", ""),
         (app("todo"), "toggleTodo", #"{"index":0}"#),
         (app("counter"), "addTapped", #"{"amount":10}"#),
+        (app("primes"), "favoriteToggled", ""),
+        (app("food"), "refreshTapped", ""),
+        (app("primes"), "alertDismissed", ""),
         (app("star"), "starTapped", ""),
         (app("todo"), "toggleTodo", #"{"index":2}"#),
         (app("filter"), "resetAllTapped", ""),
@@ -77,6 +84,8 @@ func runDemoDriver(intake: String, intervalMs: Int, stopping: @Sendable () -> Bo
         (app("todo"), "clearCompleted", ""),
         (app("login"), "logoutTapped", ""),
         (app("counter"), "resetTapped", ""),
+        (app("primes"), "decrementTapped", ""),
+        (app("primes"), "decrementTapped", ""),
         (app("todo"), "removeTodo", #"{"index":0}"#),
     ]
     var step = 0

@@ -100,27 +100,3 @@ struct PrimesTests {
         try await cluster.shutdown()
     }
 }
-
-@Suite("Counter")
-struct CounterTests {
-    @Test("up, down, by an amount, and back to zero")
-    func counting() async {
-        let store = TestStore(Counter.app())
-        await store.send(.incrementTapped) { $0.count = 1 }
-        await store.send(.addTapped(amount: 41)) { $0.count = 42 }
-        await store.send(.decrementTapped) { $0.count = 41 }
-        await store.send(.addTapped(amount: -50)) { $0.count = -9 }
-        await store.send(.resetTapped) { $0.count = 0 }
-        await store.finish()
-    }
-
-    @Test("in a cluster: two stores of the same app agree")
-    func cluster() async throws {
-        let cluster = try await TestCluster.start(stores: ["counter": Counter.app(), "replica": Counter.app()])
-        try await cluster.dispatch(Counter.Action.addTapped(amount: 5), to: "counter")
-        let seq = try await cluster.dispatch(Counter.Action.decrementTapped, to: "counter")
-        #expect(try await cluster.state(of: "counter", as: Counter.State.self, atLeast: seq) == Counter.State(count: 4))
-        #expect(try await cluster.state(of: "replica", as: Counter.State.self, atLeast: seq) == Counter.State(count: 4))
-        try await cluster.shutdown()
-    }
-}

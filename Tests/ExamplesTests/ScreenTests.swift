@@ -102,3 +102,46 @@ struct ScreenTests {
         #expect(ExampleScreens.screen(forApp: "stats") is StateTreeScreen)
     }
 }
+
+@Suite("The primes and food screens")
+struct SeedScreenTests {
+    @Test("primes: the count and whether it is prime, the ask button disabled while a request runs, the alert, the favourites")
+    func primes() {
+        var screen = PrimesScreen()
+        let asking = json(Primes.State(count: 3, isNthPrimeRequestInFlight: true))
+        #expect(
+            screen.render(state: asking, previous: nil, width: 80).map(\.plainText) == [
+                "count: 3", "prime  (f: save as favourite)", "", "[What is the 3rd prime?] asking…", "", "Favourite primes  (not loaded: l)",
+                "  none yet",
+            ])
+        #expect(screen.handle(.character("n"), state: asking) == .ignored, "disabled while the request runs")
+        let answered = json(
+            Primes.State(
+                count: 3, favorites: [Primes.Favorite(prime: 3, savedAt: Date(timeIntervalSince1970: 0))], alert: "The 3rd prime is 5",
+                favoritesLoaded: true))
+        #expect(screen.render(state: answered, previous: nil, width: 80).map(\.plainText).contains("┃ The 3rd prime is 5   (Esc: dismiss)"))
+        #expect(screen.handle(.character("n"), state: answered) == .dispatch(app: "primes", type: "nthPrimeTapped", arguments: "{}"))
+        #expect(screen.handle(.escape, state: answered) == .dispatch(app: "primes", type: "alertDismissed", arguments: "{}"))
+        #expect(screen.handle(.character("f"), state: answered) == .dispatch(app: "primes", type: "favoriteToggled", arguments: "{}"))
+        #expect(screen.handle(.character("+"), state: answered) == .dispatch(app: "primes", type: "incrementTapped", arguments: "{}"))
+        #expect(screen.appeared(state: asking) == .dispatch(app: "primes", type: "loadFavoritesTapped", arguments: "{}"), "loads at start")
+        #expect(screen.appeared(state: answered) == .ignored, "already loaded")
+    }
+
+    @Test("food: sign in first; then the rows with their formatted dates, the total, and an error's reason")
+    func food() {
+        var screen = FoodScreen()
+        #expect(
+            screen.render(state: json(Food.State()), previous: nil, width: 80).map(\.plainText) == [
+                "Nobody is signed in: log in on the login store's screen."
+            ])
+        let item = Food.Item(name: "Apple", calories: 95, eatenAt: Date(timeIntervalSince1970: 0))
+        let state = json(Food.State(user: "ada", rows: [Food.Row(item: item, eaten: "1970-01-01 00:00")], error: "the food service failed: 503"))
+        #expect(
+            screen.render(state: state, previous: nil, width: 80).map(\.plainText) == [
+                "Food of ada  95 kcal", "! the food service failed: 503", "", "  1970-01-01 00:00  Apple  95 kcal",
+            ])
+        #expect(screen.handle(.character("r"), state: state) == .dispatch(app: "food", type: "refreshTapped", arguments: "{}"))
+        #expect(ExampleScreens.screen(forApp: "primes") is PrimesScreen && ExampleScreens.screen(forApp: "food") is FoodScreen)
+    }
+}

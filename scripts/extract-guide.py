@@ -8,7 +8,7 @@ import re, pathlib
 guide = pathlib.Path("docs/GUIDE.md").read_text()
 blocks = re.findall(r"```swift\n(.*?)```", guide, re.S)
 # The catalog snippet is an edit to another file, not code to compile here.
-blocks = [b for b in blocks if "public static let apps" not in b]
+blocks = [b for b in blocks if "public static func apps(" not in b]
 imports = sorted({line for b in blocks for line in b.splitlines() if line.startswith("import ")} | {"import Examples"})
 body = "\n".join("\n".join(l for l in b.splitlines() if not l.startswith("import ")) for b in blocks)
 out = "// Generated from docs/GUIDE.md by scripts/extract-guide.py: edit the guide, not this file.\n" \

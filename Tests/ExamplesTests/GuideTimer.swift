@@ -2,6 +2,7 @@
 import Examples
 import FluxCore
 import FluxTesting
+import Foundation
 import Testing
 
 public enum Timer {
@@ -28,9 +29,10 @@ extension Timer {
 
         public init(tick: @escaping @Sendable () async throws -> Void) { self.tick = tick }
 
-        public static let live = Environment { try await Task.sleep(for: .seconds(1)) }
+        public static func ticking(on clock: EffectClock) -> Environment { Environment { try await clock.sleep(.seconds(1)) } }
+        public static let live = ticking(on: .live)
         /// Ticks at once, so tests need no waiting.
-        public static let immediate = Environment {}
+        public static let immediate = ticking(on: .mock())
     }
 }
 extension Timer {
@@ -67,17 +69,80 @@ extension Timer {
         }
     }
 }
+
+/// When each visit happened, by the dispatcher's clock.
+enum Visits {
+    struct State: Codable, Equatable, Sendable { var times: [Date] = [] }
+    enum Action: Codable, Equatable, Sendable { case visited }
+
+    static let reducer = Reducer<State, Action, Void> { state, action, _, stamp in
+        state.times.append(stamp.time)
+        return .none
+    }
+}
+
+@Test func visitsUseTheStamp() async {
+    let store = TestStore(initialState: Visits.State(), reducer: Visits.reducer, environment: ())
+    store.time = Date(timeIntervalSince1970: 1_800_000_000)  // what the "dispatcher" stamps next
+    await store.send(.visited) { $0.times = [Date(timeIntervalSince1970: 1_800_000_000)] }
+    await store.finish()
+}
+extension Timer {
+    /// Counts the actions the timer reduced, for a dashboard: a user-written higher-order reducer.
+    static func counting(_ reducer: Reducer<State, Action, Environment>, into counter: Locked<Int>) -> Reducer<State, Action, Environment> {
+        Reducer { state, action, environment, stamp in
+            counter.withLock { $0 += 1 }
+            return reducer(&state, action, environment, stamp: stamp)
+        }
+    }
+}
+
+@Test func higherOrderReducersChain() {
+    let lines = Locked<[String]>([]), reduced = Locked(0)
+    let reducer = Timer.counting(Timer.reducer.logging("timer") { line in lines.withLock { $0.append(line) } }, into: reduced)
+    var state = Timer.State()
+    _ = reducer(&state, .resetTapped(seconds: 5), .immediate)
+    #expect(reduced.withLock { $0 } == 1)
+    #expect(lines.withLock { $0 } == ["timer resetTapped(seconds: 5):\n  - State(remaining: 60, isRunning: false)\n  + State(remaining: 5, isRunning: false)"])
+}
 extension Timer {
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
         FluxApp(
-            name: "timer", initialState: State(), reducer: reducer, environment: environment,
+            name: "timer", summary: "a countdown you can start, pause and reset",
+            initialState: State(), reducer: reducer, environment: environment,
             validate: { action in
                 // Checked by the dispatcher before sequencing: a refusal is a NACK, and nothing changes.
                 if case .resetTapped(let seconds) = action, seconds <= 0 { return "a timer needs at least 1 second" }
                 return nil
             },
-            render: { "\($0.remaining) s" + ($0.isRunning ? " ▶" : " ⏸") })
+            middleware: [
+                // Run by the dispatcher, in order, after `validate`: rewrite, refuse, log, count.
+                .enrich("at-most-an-hour") { action in
+                    if case .resetTapped(let seconds) = action, seconds > 3600 { action = .resetTapped(seconds: 3600) }
+                },
+                .log(),
+                .count(),
+            ],
+            reject: { state, action in
+                // Checked by the store against the current state: refused, the state stays as it was.
+                if case .startTapped = action, state.remaining == 0 { return "the timer is at 0: reset it first" }
+                return nil
+            },
+            render: { "\($0.remaining) s" + ($0.isRunning ? " ▶" : " ⏸") },
+            actions: [
+                // One example per action, for `zflux apps`; a test checks that no case is missing.
+                .user(.startTapped, "start counting down"),
+                .user(.pauseTapped, "pause"),
+                .user(.resetTapped(seconds: 90), "set the time (1 s to an hour) and stop"),
+                .effect(.ticked, "one second passed (sent by the running timer)"),
+            ])
     }
+}
+@Test func timerMiddleware() throws {
+    let host = RecordingMiddlewareHost()
+    let payload = try Timer.app().admit(actionType: "resetTapped", payload: Array(#"{"resetTapped":{"seconds":9000}}"#.utf8), client: 1, host: host)
+    #expect(try WireCodec().decode(Timer.Action.self, from: payload) == .resetTapped(seconds: 3600))
+    #expect(host.counts == ["timer.resetTapped": 1])
 }
 
 @Test func countsDownAndStops() async {
@@ -89,6 +154,7 @@ extension Timer {
         $0.remaining = 0
         $0.isRunning = false
     }
+    await store.send(.startTapped, rejectedWith: "the timer is at 0: reset it first")
     await store.finish()
 }
 @Test func timerInACluster() async throws {

@@ -103,7 +103,10 @@ extension Timer {
     var state = Timer.State()
     _ = reducer(&state, .resetTapped(seconds: 5), .immediate)
     #expect(reduced.withLock { $0 } == 1)
-    #expect(lines.withLock { $0 } == ["timer resetTapped(seconds: 5):\n  - State(remaining: 60, isRunning: false)\n  + State(remaining: 5, isRunning: false)"])
+    #expect(
+        lines.withLock { $0 } == [
+            "timer resetTapped(seconds: 5):\n  - State(remaining: 60, isRunning: false)\n  + State(remaining: 5, isRunning: false)"
+        ])
 }
 extension Timer {
     public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {

@@ -42,7 +42,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let type = ["addTodo", "toggleTodo", "removeTodo", "clearCompleted", "loadTapped", "todosLoaded", "nope"][Int(bytes.first ?? 0) % 7]
         try? todo.check(actionType: type, payload: Array(bytes.dropFirst()))
         if let runtime = Optional(todo.makeRuntime { _, _, _ in }) {
-            _ = try? runtime.apply(app: "todo", actionType: type, payload: Array(bytes.dropFirst()), runEffects: false)
+            _ = try? runtime.apply(app: "todo", actionType: type, payload: Array(bytes.dropFirst()), stamp: .unstamped, runEffects: false)
         }
     default:
         fatalError("unknown ZFLUX_FUZZ_TARGET \(target)")

@@ -2,8 +2,12 @@ import FluxCore
 import Foundation
 import Logging
 import Metrics
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import NodeSupport
 import Prometheus
+import Synchronization
 
 /// A node's opt-in HTTP port (`metrics_port`): `/metrics` in Prometheus text format, `/ready` and
 /// `/live` for Kubernetes probes. It reads the node's own status over the node's status endpoint when
@@ -13,113 +17,170 @@ import Prometheus
 /// - `/live`: 200 while the node answers a status request within a second, else 503 (a wedged loop).
 /// - `/metrics`: every number of the node's status as a gauge `zflux_<role>_<field>`, and the running
 ///   totals (accepted, rejected, applied, …) as counters `zflux_<role>_<field>_total`, via swift-metrics.
-public final class MetricsServer: @unchecked Sendable {
-    // @unchecked: the listening descriptor is set once; the serving thread owns everything else.
-    private let descriptor: Int32
-    private let statusEndpoint: String
-    private let security: Security.Settings?
-    private let logger: Logger
-    private let registry = PrometheusCollectorRegistry()
-    private let node: String
-    private var lastTotals: [String: Int64] = [:]
+public final class MetricsServer: Sendable {
+    private let answers: Answers
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
 
     static let totals: Set<String> = ["accepted", "rejected", "duplicates", "applied", "replayed", "gaps_repaired", "reconnects"]
 
-    /// Listens on `host:port` (IPv4) and serves on its own thread until the process ends.
+    /// Listens on `host:port` and serves until the process ends. HTTP is swift-nio's (one event-loop
+    /// thread); the answers, which wait up to a second for the node's status, are computed off that
+    /// loop, so a slow or stuck client never holds up a probe of another. A connection that sends no
+    /// complete request within 10 seconds is closed.
     public init(host: String, port: Int, statusEndpoint: String, security: Security.Settings?, node: String, logger: Logger) throws {
-        self.statusEndpoint = statusEndpoint
-        self.security = security
-        self.logger = logger
-        self.node = node
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClusterError("metrics: socket() failed (errno \(errno))") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let answers = Answers(statusEndpoint: statusEndpoint, security: security, node: node)
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: answers.registry))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let queue = DispatchQueue(label: "zflux-metrics-answers", attributes: .concurrent)
         let resolved = host == "localhost" ? "127.0.0.1" : host
-        guard inet_pton(AF_INET, resolved, &address.sin_addr) == 1 else {
-            close(fd)
-            throw ClusterError("metrics: '\(host)' is not an IPv4 address to listen on")
+        do {
+            channel = try ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 64)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
+                        try channel.pipeline.syncOperations.addHandler(ProbeHandler(answers: answers, queue: queue))
+                    }
+                }
+                .bind(host: resolved, port: port).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw ClusterError("metrics: cannot listen on \(host):\(port) (\(error))")
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            let code = errno
-            close(fd)
-            throw ClusterError("metrics: cannot listen on \(host):\(port) (\(String(cString: strerror(code))))")
-        }
-        descriptor = fd
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let thread = Thread { [self] in serve() }
-        thread.name = "zflux-metrics"
-        thread.start()
+        self.answers = answers
+        self.group = group
         logger.info("metrics, readiness and liveness over http", metadata: ["listen": "\(host):\(port)"])
     }
 
-    private func serve() {
-        while true {
-            let client = accept(descriptor, nil, nil)
-            guard client >= 0 else { continue }
-            var timeout = timeval(tv_sec: 2, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = read(client, &buffer, buffer.count)
-            let request = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
-            let path = request.split(separator: " ", maxSplits: 2).dropFirst().first.map(String.init) ?? ""
-            let (status, body) = respond(to: path)
-            let reason = [200: "OK", 404: "Not Found", 503: "Service Unavailable"][status] ?? "Error"
-            let head =
-                "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-                + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-            let bytes = Array(head.utf8) + body
-            _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
-            close(client)
+    /// Stops listening and closes every connection (a node's process usually just ends instead).
+    public func shutdown() {
+        try? channel.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    /// What the port answers, computed from the node's status; safe to call from any thread.
+    final class Answers: Sendable {
+        let statusEndpoint: String
+        let security: Security.Settings?
+        let node: String
+        let registry = PrometheusCollectorRegistry()
+        /// The running totals last turned into counter increments; `/metrics` requests take turns on it.
+        private let lastTotals = Mutex<[String: Int64]>([:])
+
+        init(statusEndpoint: String, security: Security.Settings?, node: String) {
+            self.statusEndpoint = statusEndpoint
+            self.security = security
+            self.node = node
+        }
+
+        /// The answer to a GET of `path` (a query string is ignored): (status, body).
+        func answer(_ path: String) -> (Int, [UInt8]) {
+            switch path.split(separator: "?").first.map(String.init) ?? path {
+            case "/live":
+                return nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) != nil
+                    ? (200, Array("live\n".utf8)) : (503, Array("no answer\n".utf8))
+            case "/ready":
+                return nodeIsReady(endpoint: statusEndpoint, security: security)
+                    ? (200, Array("ready\n".utf8)) : (503, Array("not ready\n".utf8))
+            case "/metrics":
+                guard let status = nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) else {
+                    return (503, Array("the node did not answer its status request\n".utf8))
+                }
+                return lastTotals.withLock { totals in
+                    Answers.record(status, node: node, lastTotals: &totals)
+                    return (200, registry.emitToBuffer())
+                }
+            default:
+                return (404, Array("try /metrics, /ready or /live\n".utf8))
+            }
+        }
+
+        /// Turns one status document into metrics; counters grow by what the node's totals grew since
+        /// the last scrape.
+        private static func record(_ status: NodeStatus, node: String, lastTotals: inout [String: Int64]) {
+            let dimensions = [("node", node)]
+            Gauge(label: "zflux_up", dimensions: dimensions).record(1)
+            for (field, number) in status.numericFields {
+                let name = "zflux_\(status.role.rawValue)_\(field)"
+                if MetricsServer.totals.contains(field) {
+                    let delta = number - (lastTotals[field] ?? 0)
+                    lastTotals[field] = number
+                    if delta > 0 { Counter(label: name + "_total", dimensions: dimensions).increment(by: delta) }
+                } else {
+                    Gauge(label: name, dimensions: dimensions).record(Double(number))
+                }
+            }
+            for counted in status.middlewareCounts ?? [] {
+                let field = "middleware:" + counted.key
+                let delta = Int64(clamping: counted.count) - (lastTotals[field] ?? 0)
+                lastTotals[field] = Int64(clamping: counted.count)
+                if delta > 0 {
+                    Counter(label: "zflux_middleware_count_total", dimensions: dimensions + [("key", counted.key)]).increment(by: delta)
+                }
+            }
+        }
+    }
+}
+
+/// One HTTP connection of the metrics port: answers one GET (computed on `answers`, off the event
+/// loop) and closes. Everything here runs on the channel's event loop.
+private final class ProbeHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let answers: MetricsServer.Answers
+    private let queue: DispatchQueue
+    private var uri: String?
+    private var answering = false
+
+    init(answers: MetricsServer.Answers, queue: DispatchQueue) {
+        self.answers = answers
+        self.queue = queue
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): uri = head.uri
+        case .body: break
+        case .end:
+            guard let uri, !answering else { return }
+            answering = true
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+            let answers = answers
+            queue.async {
+                let (status, body) = answers.answer(uri)
+                loop.execute { bound.value.handler.reply(context: bound.value.context, status: status, body: body) }
+            }
         }
     }
 
-    func respond(to path: String) -> (Int, [UInt8]) {
-        switch path.split(separator: "?").first.map(String.init) ?? path {
-        case "/live":
-            return nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) != nil
-                ? (200, Array("live\n".utf8)) : (503, Array("no answer\n".utf8))
-        case "/ready":
-            return nodeIsReady(endpoint: statusEndpoint, security: security) ? (200, Array("ready\n".utf8)) : (503, Array("not ready\n".utf8))
-        case "/metrics":
-            guard let status = nodeStatus(endpoint: statusEndpoint, security: security, timeoutMilliseconds: 1000) else {
-                return (503, Array("the node did not answer its status request\n".utf8))
-            }
-            record(status)
-            return (200, registry.emitToBuffer())
-        default:
-            return (404, Array("try /metrics, /ready or /live\n".utf8))
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent, !answering {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
         }
     }
 
-    /// Turns one status document into metrics (on the serving thread only).
-    func record(_ status: NodeStatus) {
-        let dimensions = [("node", node)]
-        Gauge(label: "zflux_up", dimensions: dimensions).record(1)
-        for (field, number) in status.numericFields {
-            let name = "zflux_\(status.role.rawValue)_\(field)"
-            if MetricsServer.totals.contains(field) {
-                let delta = number - (lastTotals[field] ?? 0)
-                lastTotals[field] = number
-                if delta > 0 { Counter(label: name + "_total", dimensions: dimensions).increment(by: delta) }
-            } else {
-                Gauge(label: name, dimensions: dimensions).record(Double(number))
-            }
-        }
-        for counted in status.middlewareCounts ?? [] {
-            let field = "middleware:" + counted.key
-            let delta = Int64(clamping: counted.count) - (lastTotals[field] ?? 0)
-            lastTotals[field] = Int64(clamping: counted.count)
-            if delta > 0 {
-                Counter(label: "zflux_middleware_count_total", dimensions: dimensions + [("key", counted.key)]).increment(by: delta)
-            }
-        }
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset or a malformed request: nothing to answer to.
+        context.close(promise: nil)
+    }
+
+    private func reply(context: ChannelHandlerContext, status: Int, body: [UInt8]) {
+        guard context.channel.isActive else { return }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(body.count))
+        headers.add(name: "Connection", value: "close")
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 }
 

@@ -35,7 +35,7 @@ struct DispatcherCommand: AsyncParsableCommand {
                 statusEndpoint: Topology.localEndpoint(endpoints.intake, listen: endpoints.listen), security: security, node: "dispatcher",
                 logger: node.logger("zflux.metrics"))
         }
-        defer { withExtendedLifetime(metrics) {} }
+        defer { metrics?.shutdown() }
         try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
         withExtendedLifetime(zap) {}
     }
@@ -79,7 +79,7 @@ struct StoreCommand: AsyncParsableCommand {
                 statusEndpoint: Topology.localEndpoint(endpoints.snapshot, listen: endpoints.listen), security: security, node: name,
                 logger: node.logger("zflux.metrics"))
         }
-        defer { withExtendedLifetime(metrics) {} }
+        defer { metrics?.shutdown() }
         try await runNode(stop: store.stop, supervisorPid: node.supervisorPid) { try await store.run() }
         withExtendedLifetime(zap) {}
     }

@@ -25,4 +25,21 @@ struct ZFlux: AsyncParsableCommand {
             StoreCommand.self, AppsCommand.self,
         ]
     )
+
+    /// ArgumentParser's own entry point, after one process-wide setting: a peer that resets a TCP
+    /// connection (a metrics probe, a terminal closed under `zflux tail | head`) must turn the next
+    /// write into an EPIPE error for the code that wrote, never into a SIGPIPE that kills a node.
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -151,36 +151,6 @@ struct DeployTests {
         }
     }
 
-    /// A plain HTTP/1.1 GET to 127.0.0.1: (status, body), or nil when nothing answers.
-    func get(_ port: Int, _ path: String) -> (Int, String)? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            guard count > 0 else { break }
-            response += buffer[0..<count]
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let statusText = text.split(separator: " ", maxSplits: 2).dropFirst().first, let status = Int(statusText) else { return nil }
-        let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
-        return (status, body)
-    }
-
     @Test("a node's metrics port serves Prometheus text, /ready and /live; status --endpoint asks one node")
     func metricsAndReadiness() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(getpid())").path
@@ -205,21 +175,21 @@ struct DeployTests {
             #expect(sent.status == 0, "\(sent.stderr)")
         }
         try await eventually("the store reports version 3 in its metrics") {
-            guard let (status, body) = get(base + 1, "/metrics") else { return false }
+            guard let (status, body) = httpGet(base + 1, "/metrics") else { return false }
             return status == 200 && body.contains(#"zflux_store_version{node="counter"} 3"#)
         }
-        let dispatcherMetrics = get(base, "/metrics")?.1 ?? ""
+        let dispatcherMetrics = httpGet(base, "/metrics")?.1 ?? ""
         #expect(dispatcherMetrics.contains(#"zflux_dispatcher_accepted_total{node="dispatcher"} 3"#), "\(dispatcherMetrics)")
-        #expect(get(base, "/ready")?.0 == 200)
-        #expect(get(base + 1, "/ready")?.0 == 200)
-        #expect(get(base + 1, "/live")?.0 == 200)
-        #expect(get(base + 1, "/nothing")?.0 == 404)
+        #expect(httpGet(base, "/ready")?.0 == 200)
+        #expect(httpGet(base + 1, "/ready")?.0 == 200)
+        #expect(httpGet(base + 1, "/live")?.0 == 200)
+        #expect(httpGet(base + 1, "/nothing")?.0 == 404)
         let topology = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/run/cluster.json"))) as? [String: Any]
         let snapshot = try #require(((topology?["stores"] as? [[String: Any]])?.first)?["snapshot"] as? String)
         let one = try cluster.zflux(["status", "--endpoint", snapshot])
         #expect(one.status == 0 && one.stdout.split(separator: "\n").count == 1 && one.stdout.contains(#""name":"counter""#), "\(one.stdout)")
         // A stopped store fails its probes.
         cluster.stop()
-        #expect(get(base + 1, "/live")?.0 != 200)
+        #expect(httpGet(base + 1, "/live")?.0 != 200)
     }
 }

@@ -10,7 +10,7 @@ import TOMLKit
 /// [cluster]
 /// transport = "ipc"        # ipc (socket files in the run directory) or tcp
 /// host = "127.0.0.1"       # tcp only: the address every node binds and connects to
-/// allow_remote = false     # a host that is not loopback needs this set to true
+/// allow_remote = false     # a host or listen address that is not loopback needs this (and [security])
 /// base_port = 5570         # tcp only: first of the consecutive ports the nodes use
 /// heartbeat_ms = 200
 /// high_water_mark = 100000 # messages a publisher queues for a slow subscriber before dropping
@@ -84,12 +84,14 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         var listen: String?
         var port: Int?
         var metricsPort: Int?
+        var metricsListen: String?
         /// "live" (default) or "mock": the app's mock environment.
         var environment: String?
 
         enum CodingKeys: String, CodingKey {
             case name, app, effects, host, listen, port, environment
             case metricsPort = "metrics_port"
+            case metricsListen = "metrics_listen"
         }
     }
 
@@ -99,10 +101,12 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         var listen: String?
         var port: Int?
         var metricsPort: Int?
+        var metricsListen: String?
 
         enum CodingKeys: String, CodingKey {
             case host, listen, port
             case metricsPort = "metrics_port"
+            case metricsListen = "metrics_listen"
         }
     }
 
@@ -137,12 +141,12 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     static let knownKeys: [String: Set<String>] = [
         "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store"],
         "cluster": ["transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "codec"],
-        "dispatcher": ["host", "listen", "port", "metrics_port"],
+        "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
         "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
         "limits": ["client_rate", "max_payload_bytes", "payload"],
         "security": ["server_key", "client_key", "authorized_keys"],
         "restart": ["max_restarts", "window_s"],
-        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "environment"],
+        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
     ]
 
     /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
@@ -314,7 +318,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     /// Ports, hosts and metrics ports: in range, tcp-only where they mean tcp, and no two alike.
     func checkPlacement(transport: Topology.Transport, stores: [Store]) throws {
         var metricsPorts: [Int: String] = [:]
-        func checkNode(_ name: String, host: String?, port: Int?, listen: String?, metrics: Int?, table: String, index: Int?) throws {
+        func checkNode(
+            _ name: String, host: String?, port: Int?, listen: String?, metrics: Int?, metricsListen: String?, table: String, index: Int?
+        ) throws {
             if let port, !(1...65_000).contains(port) {
                 throw error("port \(port) of \(name) is not between 1 and 65000", key: "port", table: table, storeIndex: index)
             }
@@ -327,6 +333,19 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 throw error(
                     "\(name)'s host \(host) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
                     key: "host", table: table, storeIndex: index)
+            }
+            if let listen, !ClusterConfig.isLoopback(listen), cluster?.allowRemote != true {
+                throw error(
+                    "\(name)'s listen address \(listen) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
+                    key: "listen", table: table, storeIndex: index)
+            }
+            if let metricsListen, !ClusterConfig.isLoopback(metricsListen), cluster?.allowRemote != true {
+                throw error(
+                    "\(name)'s metrics_listen \(metricsListen) is not a loopback address: metrics are plain HTTP; set allow_remote = true in [cluster] to serve them beyond this host",
+                    key: "metrics_listen", table: table, storeIndex: index)
+            }
+            if metricsListen != nil, metrics == nil {
+                throw error("\(name) sets metrics_listen without metrics_port", key: "metrics_listen", table: table, storeIndex: index)
             }
             if let metrics {
                 guard (1...65_535).contains(metrics) else {
@@ -343,16 +362,19 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         if let dispatcher {
             try checkNode(
                 "the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort,
-                table: "dispatcher", index: nil)
+                metricsListen: dispatcher.metricsListen, table: "dispatcher", index: nil)
         }
         for (index, entry) in stores.enumerated() {
             try checkNode(
-                "store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort, table: "store",
-                index: index)
+                "store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort,
+                metricsListen: entry.metricsListen, table: "store", index: index)
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool { ["127.0.0.1", "localhost", "::1"].contains(host) }
+    /// Whether binding `host` keeps a port on this machine: 0.0.0.0, `*` and `::` are every interface.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
+    }
 
     func durability(runDirectory: String) throws -> Topology.Durability {
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : runDirectory + "/" + path }
@@ -405,7 +427,12 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             throw ClusterError("high_water_mark must be between 1 and 10000000")
         }
         let host = cluster?.host ?? "127.0.0.1"
-        if transport == .tcp && !["127.0.0.1", "localhost", "::1"].contains(host) && cluster?.allowRemote != true {
+        if cluster?.allowRemote == true, security == nil {
+            throw error(
+                "allow_remote = true needs a [security] section: a cluster reachable from other hosts must authenticate and encrypt with CURVE (make keys with `zflux keygen`)",
+                key: "allow_remote", table: "cluster")
+        }
+        if transport == .tcp && !ClusterConfig.isLoopback(host) && cluster?.allowRemote != true {
             throw ClusterError(
                 "host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)"
             )
@@ -425,6 +452,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 if entry.effects == false { topology.stores[index].runsEffects = false }
                 topology.stores[index].listen = entry.listen
                 topology.stores[index].metricsPort = entry.metricsPort
+                if entry.metricsPort != nil { topology.stores[index].metricsListen = entry.metricsListen ?? "127.0.0.1" }
                 if let environment = entry.environment {
                     guard ["live", "mock"].contains(environment) else {
                         throw error(
@@ -436,6 +464,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             }
             topology.dispatcher.listen = dispatcher?.listen
             topology.dispatcher.metricsPort = dispatcher?.metricsPort
+            if dispatcher?.metricsPort != nil { topology.dispatcher.metricsListen = dispatcher?.metricsListen ?? "127.0.0.1" }
             if let timeout = cluster?.timeoutMs {
                 guard (100...600_000).contains(timeout), timeout > heartbeat else {
                     throw error("timeout_ms must be between 100 and 600000 and above heartbeat_ms", key: "timeout_ms", table: "cluster")

@@ -191,11 +191,4 @@ extension Topology {
         let local = listen == "0.0.0.0" || listen == "*" ? "127.0.0.1" : listen
         return bindEndpoint(endpoint, listen: local)
     }
-
-    /// The address a node's metrics port listens on: its listen address, else its tcp host, else loopback.
-    public static func metricsHost(endpoint: String, listen: String?) -> String {
-        if let listen { return listen == "*" ? "0.0.0.0" : listen }
-        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":") else { return "127.0.0.1" }
-        return String(endpoint[endpoint.index(endpoint.startIndex, offsetBy: 6)..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-    }
 }

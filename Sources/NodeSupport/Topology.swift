@@ -13,6 +13,8 @@ public struct Topology: Codable, Equatable, Sendable {
         public var listen: String? = nil
         /// Its HTTP port for metrics, readiness and liveness (nil: none).
         public var metricsPort: Int? = nil
+        /// The address that HTTP port binds (nil: loopback).
+        public var metricsListen: String? = nil
 
         public init(intake: String, actions: String, replay: String) {
             self.intake = intake
@@ -39,6 +41,8 @@ public struct Topology: Codable, Equatable, Sendable {
         public var runsEffects: Bool? = nil
         public var listen: String? = nil
         public var metricsPort: Int? = nil
+        /// The address the metrics port binds (nil: loopback).
+        public var metricsListen: String? = nil
         /// Which environment the store gives its app: nil or "live", or "mock" (instant answers, no
         /// network, files in memory: the seeds' playground).
         public var environment: String? = nil

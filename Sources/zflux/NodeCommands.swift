@@ -31,7 +31,7 @@ struct DispatcherCommand: AsyncParsableCommand {
         let endpoints = topology.dispatcher
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(
-                host: Topology.metricsHost(endpoint: endpoints.intake, listen: endpoints.listen), port: port,
+                host: endpoints.metricsListen ?? "127.0.0.1", port: port,
                 statusEndpoint: Topology.localEndpoint(endpoints.intake, listen: endpoints.listen), security: security, node: "dispatcher",
                 logger: node.logger("zflux.metrics"))
         }
@@ -75,7 +75,7 @@ struct StoreCommand: AsyncParsableCommand {
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(
-                host: Topology.metricsHost(endpoint: endpoints.snapshot, listen: endpoints.listen), port: port,
+                host: endpoints.metricsListen ?? "127.0.0.1", port: port,
                 statusEndpoint: Topology.localEndpoint(endpoints.snapshot, listen: endpoints.listen), security: security, node: name,
                 logger: node.logger("zflux.metrics"))
         }

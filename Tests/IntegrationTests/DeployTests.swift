@@ -88,6 +88,11 @@ struct DeployTests {
             let metricsPort =
                 node == "dispatcher" ? dispatcher["metricsPort"] as? Int : stores.first { $0["name"] as? String == node }?["metricsPort"] as? Int
             let port = try #require(metricsPort, "node \(node) of \(name(workload)) has a metrics_port in the config")
+            // The kubelet probes the pod's address, so the metrics port listens on every interface there.
+            let metricsListen =
+                node == "dispatcher"
+                ? dispatcher["metricsListen"] as? String : stores.first { $0["name"] as? String == node }?["metricsListen"] as? String
+            #expect(metricsListen == "0.0.0.0", "node \(node)")
             let ports = try #require(container["ports"] as? [[String: Any]])
             #expect(ports.contains { $0["name"] as? String == "metrics" && $0["containerPort"] as? Int == port })
             for (probe, path) in [("readinessProbe", "/ready"), ("livenessProbe", "/live")] {
@@ -117,11 +122,17 @@ struct DeployTests {
         #expect(
             checked.stdout.contains("tcp://10.0.0.1:5570") && checked.stdout.contains("tcp://10.0.0.2:5580")
                 && checked.stdout.contains("tcp://10.0.0.3:5581"))
+        // Metrics are plain HTTP: on loopback unless the config says otherwise.
+        let topology = try #require(try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any])
+        #expect((topology["dispatcher"] as? [String: Any])?["metricsListen"] as? String == "127.0.0.1")
+        #expect((topology["stores"] as? [[String: Any]])?.allSatisfy { $0["metricsListen"] as? String == "127.0.0.1" } == true)
         let container = try String(contentsOfFile: packageRoot + "/deploy/Containerfile", encoding: .utf8)
         #expect(container.contains("libzmq5") && container.contains("USER zflux") && container.contains("--static-swift-stdlib"))
     }
 
-    @Test("config errors name their line: unknown keys, remote hosts without allow_remote, clashing ports, host on ipc")
+    @Test(
+        "config errors name their line: unknown keys, remote hosts or listen addresses without allow_remote, allow_remote without CURVE, clashing ports, host on ipc"
+    )
     func configErrors() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cfgerr-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -137,6 +148,23 @@ struct DeployTests {
                 "two nodes would listen on tcp://127.0.0.1:6001"
             ),
             ("[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"todo\"\nport = 6001\n", ":5: store 'todo' sets host, port or listen"),
+            // Listening beyond loopback is said out loud: allow_remote, and with it CURVE.
+            (
+                "[cluster]\ntransport = \"tcp\"\n[dispatcher]\nlisten = \"0.0.0.0\"\n[[store]]\nname = \"todo\"\n",
+                ":4: the dispatcher's listen address 0.0.0.0 is not a loopback address: set allow_remote = true"
+            ),
+            (
+                "[cluster]\ntransport = \"tcp\"\n[[store]]\nname = \"todo\"\nlisten = \"10.0.0.2\"\n",
+                ":5: store 'todo''s listen address 10.0.0.2 is not a loopback address"
+            ),
+            (
+                "[cluster]\ntransport = \"ipc\"\n[dispatcher]\nmetrics_port = 9470\nmetrics_listen = \"0.0.0.0\"\n[[store]]\nname = \"todo\"\n",
+                ":5: the dispatcher's metrics_listen 0.0.0.0 is not a loopback address"
+            ),
+            (
+                "[cluster]\ntransport = \"tcp\"\nallow_remote = true\n[[store]]\nname = \"todo\"\n",
+                ":3: allow_remote = true needs a [security] section"
+            ),
             ("[cluster]\ntransport = \"tcp\"\ntimeout_ms = 50\n[[store]]\nname = \"todo\"\n", ":3: timeout_ms must be"),
             ("[restart]\nmax_restarts = -1\n[[store]]\nname = \"todo\"\n", ":2: max_restarts must be"),
             ("[journal]\nfsync = \"sometimes\"\n[[store]]\nname = \"todo\"\n", ":2: fsync 'sometimes' is not one of: always, batch, none"),

@@ -62,9 +62,8 @@ public final class Supervisor: Sendable {
     public func start() throws {
         let fm = FileManager.default
         let path = runDirectory.path
-        try fm.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Also for a directory that existed: the ipc socket files inside are reachable only by this user.
-        guard chmod(path, 0o700) == 0 else { throw ClusterError("cannot make \(path) private (chmod 0700)") }
+        do { try runDirectory.makePrivate() } catch let error as NodeError { throw ClusterError(error.message) }
         try refuseIfRunning()
         ownsRunDirectory.store(true, ordering: .releasing)
         try fm.createDirectory(atPath: runDirectory.logDirectory, withIntermediateDirectories: true)

@@ -1,5 +1,6 @@
 import FluxCore
 import Foundation
+import NodeSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -71,13 +72,20 @@ public final class Journal: ActionLog {
         self.directory = directory
         self.policy = policy
         self.segmentBytes = max(segmentBytes, 4096)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The journal holds every action: this user's alone (0700, files 0600), whatever the umask.
+        if repair {
+            try RunDirectory.makePrivateDirectory(directory)
+        } else {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
         if repair { try lock() }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { $0.hasSuffix(".journal") }.sorted()
         for name in names {
             guard let first = UInt64(name.dropLast(".journal".count)) else { continue }
             segments.append(Segment(firstSeq: first, path: directory + "/" + name))
+            // Segments written by an older zflux were 0644.
+            if repair { _ = chmod(directory + "/" + name, 0o600) }
         }
         try scan(repair: repair)
         if repair { try openForAppend() }
@@ -93,8 +101,9 @@ public final class Journal: ActionLog {
     /// journal would give the same seq to different actions.
     private func lock() throws {
         let path = directory + "/LOCK"
-        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0 else { throw JournalError.posix("open", path) }
+        _ = fchmod(lockFD, 0o600)
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
             _ = Glibc.close(lockFD)
@@ -164,7 +173,7 @@ public final class Journal: ActionLog {
             defer { _ = Glibc.close(readable) }
             guard fdatasync(readable) == 0 else { throw JournalError.posix("fdatasync", segment.path) }
         }
-        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
         try syncDirectory()
     }
@@ -202,7 +211,7 @@ public final class Journal: ActionLog {
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
             + "cluster \(String(history.cluster, radix: 16))\nepoch \(history.epoch)\n"
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError.posix("open", temporary) }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -273,7 +282,7 @@ public final class Journal: ActionLog {
         _ = Glibc.close(fd)
         segments.append(Segment(firstSeq: firstSeq, path: segmentPath(firstSeq: firstSeq)))
         segmentSize = 0
-        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
         try syncDirectory()
     }

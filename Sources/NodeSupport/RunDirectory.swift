@@ -36,6 +36,16 @@ public struct RunDirectory: Sendable, Equatable {
     public func log(of node: String) -> String { logDirectory + "/" + node + ".log" }
     public func pidFile(of node: String) -> String { pidDirectory + "/" + node + ".pid" }
 
+    /// Creates the run directory if needed and makes it 0700 (also when it existed): its ipc socket
+    /// files, journal and snapshots are this user's alone. Every entry point that runs a node calls it.
+    public func makePrivate() throws { try RunDirectory.makePrivateDirectory(path) }
+
+    /// Creates `path` (and its parents) if needed and sets it to 0700, whatever the umask.
+    public static func makePrivateDirectory(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard chmod(path, 0o700) == 0 else { throw NodeError("cannot make \(path) private (chmod 0700: \(String(cString: strerror(errno))))") }
+    }
+
     /// Restarts per node, as the supervisor last wrote them (empty when it never restarted one).
     public func restarts() -> [String: Int] {
         guard let data = FileManager.default.contents(atPath: restartsFile) else { return [:] }

@@ -31,7 +31,14 @@ public struct KeyPair: Equatable, Sendable {
     }
 
     /// Reads a secret key file written by `generate`.
+    /// Refuses a file that other users can read or anyone but its owner can change (as ssh does with
+    /// private keys). Group read alone is allowed: Kubernetes mounts a Secret with `fsGroup` as 0440.
     public static func load(_ path: String) throws -> KeyPair {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o027 != 0 {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw NodeError("the secret key file \(path) is open to other users (mode 0\(mode)): run `chmod 600 \(path)`")
+        }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw NodeError("cannot read the key file \(path)") }
         var values: [String: String] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {

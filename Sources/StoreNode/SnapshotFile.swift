@@ -1,5 +1,6 @@
 import FluxCore
 import Foundation
+import NodeSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -28,7 +29,7 @@ public enum SnapshotFile {
     public static func write(_ contents: Contents, to path: String) throws {
         let bytes = SnapshotFormat.encode(version: contents.version, history: contents.history, app: contents.app, state: contents.state)
         let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try RunDirectory.makePrivateDirectory(directory)
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SnapshotError("cannot create \(temporary): \(String(cString: strerror(errno)))") }

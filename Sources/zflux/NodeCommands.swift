@@ -23,6 +23,7 @@ struct DispatcherCommand: AsyncParsableCommand {
 
     func run() async throws {
         LogSetup.bootstrap()
+        try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
         var configuration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
@@ -61,6 +62,7 @@ struct StoreCommand: AsyncParsableCommand {
     func run() async throws {
         LogSetup.bootstrap()
         let name = storeName ?? nodeName ?? ""
+        try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
         guard let endpoints = topology.store(named: name) else {
             throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")

@@ -39,6 +39,11 @@ struct RunDirOptions: ParsableArguments {
     }
 
     /// The cluster's topology, from `--config` or the run directory.
+    /// Creates the run directory if needed, 0700 (a node's entry point calls it before binding).
+    func makePrivate() throws {
+        do { try RunDirectory(path).makePrivate() } catch let error as NodeError { throw CLIError(error.message) }
+    }
+
     func topology() throws -> Topology {
         if let configPath {
             return try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil)

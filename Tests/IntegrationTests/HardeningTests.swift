@@ -1,3 +1,4 @@
+import FluxTesting
 import Foundation
 import Testing
 
@@ -65,5 +66,73 @@ struct HardeningTests {
         }
         #expect(httpGet(base + 1, "/live", timeoutSeconds: 5)?.0 == 200)
         #expect(httpGet(base + 1, "/metrics", timeoutSeconds: 5)?.0 == 200)
+    }
+
+    /// The permission bits of `path`, or nil when it does not exist.
+    func mode(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_mode & 0o777) : nil
+    }
+
+    @Test("a standalone dispatcher keeps its run directory 0700 and its journal files 0600, whatever the umask")
+    func privateFilesOnEveryEntryPoint() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("perm-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"counter\"\n".write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let run = dir + "/run"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // A permissive umask: what the files get must come from zflux, not from the shell.
+        process.arguments = ["-c", "umask 000; exec \"$0\" dispatcher --config \"$1\" --run-dir \"$2\"", zfluxBinary, dir + "/cluster.toml", run]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
+        try await eventually("the dispatcher answers status") {
+            (try? zflux(["status", "--endpoint", "ipc://\(run)/dispatcher-intake.sock", "--run-dir", run]))?.status == 0
+        }
+        let sent = try zflux(["dispatch", "counter", "incrementTapped", "--config", dir + "/cluster.toml", "--run-dir", run])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(mode(run) == 0o700)
+        #expect(mode(run + "/journal") == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: run + "/journal")
+        #expect(files.contains("LOCK") && files.contains { $0.hasSuffix(".journal") }, "\(files)")
+        for file in files { #expect(mode(run + "/journal/" + file) == 0o600, "\(file)") }
+    }
+
+    @Test("a secret key file others can read is refused, naming the file and the fix; group-read (Kubernetes' fsGroup) is allowed")
+    func keyFilePermissions() throws {
+        let dir = try directoryWithKeys("keymode")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = """
+            [cluster]
+            transport = "tcp"
+            [security]
+            server_key = "keys/server.key"
+            client_key = "keys/client.key"
+            authorized_keys = "keys/authorized_keys"
+            [[store]]
+            name = "counter"
+            """
+        try config.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        func check() throws -> CommandResult { try zflux(["cluster", "check", dir + "/cluster.toml", "--run-dir", dir + "/run"]) }
+        #expect(mode(dir + "/keys/server.key") == 0o600, "keygen writes 0600")
+        #expect(try check().status == 0)
+        chmod(dir + "/keys/server.key", 0o644)
+        let refused = try check()
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("keys/server.key") && refused.stderr.contains("chmod 600"), "\(refused.stderr)")
+        chmod(dir + "/keys/server.key", 0o600)
+        chmod(dir + "/keys/client.key", 0o666)
+        #expect(try check().status != 0)
+        chmod(dir + "/keys/client.key", 0o440)
+        #expect(try check().status == 0)
     }
 }

@@ -27,7 +27,7 @@ public enum SnapshotFile {
     }
 
     public static func write(_ contents: Contents, to path: String) throws {
-        let bytes = SnapshotFormat.encode(version: contents.version, history: contents.history, app: contents.app, state: contents.state)
+        let bytes = try SnapshotFormat.encode(version: contents.version, history: contents.history, app: contents.app, state: contents.state)
         let directory = (path as NSString).deletingLastPathComponent
         try RunDirectory.makePrivateDirectory(directory)
         let temporary = path + ".tmp"

@@ -198,6 +198,8 @@ public final class StoreCore {
         guard !refusedForeignHistory else { return }
         switch message.kind {
         case .action:
+            // Seqs start at 1; a 0 is no action the dispatcher sequenced.
+            guard message.header.seq > 0 else { return }
             switch judge(message.header.history, since: nil, head: nil, now: now) {
             case .follow: break
             case .ignore: return
@@ -337,7 +339,7 @@ public final class StoreCore {
             // applied past the hole; ask again after the replay timeout in case the journal is restored.
             let reason =
                 "the dispatcher's journal starts at seq \(message.header.ref), but this store is at version \(version): "
-                + "restore the journal's older segments, or start this store from a snapshot at version \(message.header.ref - 1) or later "
+                + "restore the journal's older segments, or start this store from a snapshot at version \(max(message.header.ref, 1) - 1) or later "
                 + "(docs/OPERATIONS.md, \"A journal that starts above 1\")"
             if problem != reason {
                 logger.error("cannot catch up", metadata: ["store": "\(configuration.name)", "reason": "\(reason)"])

@@ -40,6 +40,9 @@ public final class ViewCore {
     private let replica: (any StateReplica)?
     /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
     private var replicaAhead = false
+    /// The replica could not load the last whole state, so it holds an older one: no change may be
+    /// applied to it until a whole state loads.
+    private var replicaBehind = false
     private var publishedAt: Int64 = 0
     /// The history the shown state comes from (0: not known).
     public private(set) var history: UInt64 = 0
@@ -206,6 +209,10 @@ public final class ViewCore {
                 askForSnapshot(because: "changes-only update and no app to apply it", now: now)
                 return
             }
+            guard !replicaBehind else {
+                askForSnapshot(because: "the last whole state did not load", now: now)
+                return
+            }
             do {
                 try replica.apply(changes: update.payload)
             } catch {
@@ -233,8 +240,11 @@ public final class ViewCore {
         replicaAhead = false
         do {
             try replica?.load(bytes)
+            replicaBehind = false
         } catch {
+            // What is shown is these bytes; the replica still holds an older state.
             logger.warning("state not decodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+            replicaBehind = true
         }
     }
 

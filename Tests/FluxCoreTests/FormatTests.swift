@@ -29,7 +29,7 @@ struct FormatTests {
 
     @Test("snapshots round-trip; wrong magic, cut bytes and a bad checksum are refused")
     func snapshot() throws {
-        let bytes = SnapshotFormat.encode(version: 42, history: 0xABCD_0001, app: "todo", state: Array("{}".utf8))
+        let bytes = try SnapshotFormat.encode(version: 42, history: 0xABCD_0001, app: "todo", state: Array("{}".utf8))
         let decoded = try SnapshotFormat.decode(bytes)
         #expect(decoded.version == 42 && decoded.history == 0xABCD_0001 && decoded.app == "todo" && decoded.state == Array("{}".utf8))
         for cut in 0..<bytes.count { #expect(throws: ProtocolError.self) { try SnapshotFormat.decode(Array(bytes.prefix(cut))) } }
@@ -55,5 +55,16 @@ struct FormatTests {
         bytes += state
         let decoded = try SnapshotFormat.decode(bytes)
         #expect(decoded.version == 7 && decoded.history == 0 && decoded.app == "todo" && decoded.state == state)
+    }
+}
+
+@Suite("Snapshot format limits")
+struct SnapshotLimitTests {
+    @Test("a state too long for the snapshot's u32 length field is an error, not a trap")
+    func stateOverFourGiB() {
+        // Allocated, never touched: the pages are not backed until written, so this costs no memory.
+        let huge = [UInt8](unsafeUninitializedCapacity: Int(UInt32.max) + 1) { _, count in count = Int(UInt32.max) + 1 }
+        #expect(throws: ProtocolError.self) { try SnapshotFormat.encode(version: 1, app: "todo", state: huge) }
+        #expect(throws: Never.self) { try SnapshotFormat.encode(version: 1, app: "todo", state: [1, 2, 3]) }
     }
 }

@@ -612,3 +612,47 @@ struct DispatcherMiddlewareTests {
             core.status(now: F.at(1), pid: 1, subscribers: 0, journalBytes: 0).middlewareCounts == [MiddlewareCount(key: "todo.addTodo", count: 1)])
     }
 }
+
+@Suite("Hostile or broken input to the cores (issue 15, low findings)")
+struct LowFindingsTests {
+    typealias F = CoreFixtures
+
+    @Test("an ACTION or a truncated REPLAY-END with seq 0 is dropped, not a trap; the store goes on")
+    func seqZero() {
+        let (core, runtime) = StoreCoreTests().makeStore()
+        core.start(now: F.at(0))
+        core.receivedFromDispatcher(F.action(0), now: F.at(1))
+        #expect(core.version == 0)
+        core.receivedReplay(
+            Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: 0, ref: 0)), now: F.at(2))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(3))
+        core.receivedFromDispatcher(F.action(1), now: F.at(4))
+        #expect(core.version == 1 && runtime().count == 1)
+    }
+
+    @Test("a view whose replica cannot load a whole state applies no later change to the old replica: it asks for a snapshot")
+    func wholeStateLoadFailure() throws {
+        let app = Ledger.app()
+        var configuration = ViewNode.Configuration(store: "ledger", state: "", snapshot: "", app: app)
+        configuration.codec = .binary
+        let view = ViewCore(configuration: configuration, now: F.at(0), logger: F.logger)
+        let runtime = app.makeRuntime { _, _, _ in }
+        let open = try app.wirePayload(type: "open", argumentsJSON: Array(#"{"count":3}"#.utf8))
+        _ = try runtime.apply(app: "ledger", actionType: "open", payload: open, stamp: .unstamped, runEffects: false)
+        runtime.forgetChanges()
+        view.start(now: F.at(0))
+        view.receivedSnapshot(
+            Message(topic: "ledger", header: Header(kind: .snapshot, flags: .fullState, seq: 1), payload: try runtime.encodedState()), now: F.at(1))
+        // Version 2 arrives whole but is not decodable by this view's replica.
+        view.receivedUpdate(
+            Message(topic: "ledger", header: Header(kind: .state, flags: .fullState, seq: 2, ref: 1), payload: [0xFF, 0xFF]), now: F.at(2))
+        _ = view.takeCommands()
+        // Version 3's changes follow version 2, which the replica does not hold.
+        let post = try app.wirePayload(type: "post", argumentsJSON: Array(#"{"account":1,"amount":9,"memo":"x"}"#.utf8))
+        _ = try runtime.apply(app: "ledger", actionType: "post", payload: post, stamp: .unstamped, runEffects: false)
+        let changes = try #require(try runtime.takeChanges())
+        view.receivedUpdate(Message(topic: "ledger", header: Header(kind: .state, seq: 3, ref: 2), payload: changes), now: F.at(3))
+        #expect(view.takeCommands().contains { $0.asksForSnapshot })
+        #expect(view.version == 2, "the change is not applied on top of version 1's replica")
+    }
+}

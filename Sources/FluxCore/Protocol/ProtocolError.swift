@@ -4,7 +4,7 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case wrongFrameCount, truncated, badMagic, unsupportedVersion, unknownKind, badActionType
-            case unexpectedKind, malformedPayload
+            case unexpectedKind, malformedPayload, tooLarge
         }
         private let value: Value
         public static let wrongFrameCount = Code(value: .wrongFrameCount)
@@ -15,6 +15,7 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
         public static let badActionType = Code(value: .badActionType)
         public static let unexpectedKind = Code(value: .unexpectedKind)
         public static let malformedPayload = Code(value: .malformedPayload)
+        public static let tooLarge = Code(value: .tooLarge)
         public var description: String { "\(value)" }
     }
 

@@ -5,7 +5,11 @@ public enum SnapshotFormat {
     static let magic = Array("ZFSNAP02".utf8)
     static let magicVersion1 = Array("ZFSNAP01".utf8)
 
-    public static func encode(version: UInt64, history: UInt64 = 0, app: String, state: [UInt8]) -> [UInt8] {
+    /// Fails when the app name or the state is longer than its u32 length field can say (4 GiB).
+    public static func encode(version: UInt64, history: UInt64 = 0, app: String, state: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        guard let stateLength = UInt32(exactly: state.count), UInt32(exactly: app.utf8.count) != nil else {
+            throw ProtocolError(.tooLarge, "a state of \(state.count) bytes does not fit a snapshot (at most \(UInt32.max) bytes)")
+        }
         var bytes = magic
         bytes.appendLittleEndian(version)
         bytes.appendLittleEndian(history)
@@ -13,7 +17,7 @@ public enum SnapshotFormat {
         bytes.appendLittleEndian(UInt32(name.count))
         bytes += name
         bytes.appendLittleEndian(CRC32.checksum(state))
-        bytes.appendLittleEndian(UInt32(state.count))
+        bytes.appendLittleEndian(stateLength)
         bytes += state
         return bytes
     }

@@ -305,12 +305,31 @@ public struct ReplayPlan: Equatable, Sendable {
     /// Stamped on the batches and the end: the history they are served from.
     public var history: HistoryID = HistoryID(rawValue: 0)
 
+    /// A batch closes once its actions pass this many bytes (a larger single action travels alone):
+    /// far below the 16 MiB receive limit, so a batch of large actions is never dropped on arrival.
+    public static let maxBatchBytes = 1 << 20
+    /// One answer stops once it passes this many bytes; the store asks again from where it ended.
+    public static let maxReplyBytes = 8 << 20
+
+    public init(
+        peer: [UInt8], from: UInt64, through: UInt64, head: UInt64, batchSize: Int, maxBatches: Int, history: HistoryID = HistoryID(rawValue: 0)
+    ) {
+        self.peer = peer
+        self.from = from
+        self.through = through
+        self.head = head
+        self.batchSize = batchSize
+        self.maxBatches = maxBatches
+        self.history = history
+    }
+
     /// The messages to send, reading the journal with `read(from, limit)`. A read that fails ends the
     /// answer early (the store asks again).
     public func replies(reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> [Message] {
         var replies: [Message] = []
         var next = from
-        while next <= through && replies.count < maxBatches {
+        var sent = 0
+        reading: while next <= through && replies.count < maxBatches && sent < ReplayPlan.maxReplyBytes {
             let slice: [Message]
             do {
                 slice = try read(next, Int(min(UInt64(batchSize), through - next + 1)))
@@ -318,16 +337,32 @@ public struct ReplayPlan: Equatable, Sendable {
                 logger.error("journal read failed", metadata: ["from": "\(next)", "error": "\(error)"])
                 break
             }
-            guard let last = slice.last else { break }
-            replies.append(
-                Message(
-                    header: Header(kind: .replayBatch, seq: next, ref: last.header.seq, history: history.rawValue), payload: ReplayBatch.encode(slice)
-                ))
-            next = last.header.seq + 1
+            guard !slice.isEmpty else { break }
+            // The slice read becomes one batch or several, each closed once it passes the byte budget.
+            var start = 0
+            while start < slice.count {
+                guard replies.count < maxBatches && sent < ReplayPlan.maxReplyBytes else { break reading }
+                var end = start
+                var bytes = 0
+                while end < slice.count && (end == start || bytes + ReplayPlan.entryBytes(slice[end]) <= ReplayPlan.maxBatchBytes) {
+                    bytes += ReplayPlan.entryBytes(slice[end])
+                    end += 1
+                }
+                let batch = slice[start..<end]
+                let payload = ReplayBatch.encode(Array(batch))
+                replies.append(
+                    Message(header: Header(kind: .replayBatch, seq: next, ref: batch.last!.header.seq, history: history.rawValue), payload: payload))
+                sent += payload.count
+                next = batch.last!.header.seq + 1
+                start = end
+            }
         }
         replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1, history: history.rawValue)))
         return replies
     }
+
+    /// About what one action adds to a batch: its topic and payload plus room for its header and lengths.
+    static func entryBytes(_ message: Message) -> Int { message.topic.count + message.payload.count + message.header.actionType.utf8.count + 96 }
 }
 
 extension DispatcherCore: MiddlewareHost {

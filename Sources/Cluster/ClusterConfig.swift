@@ -486,8 +486,19 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             }
             if let limits {
                 if let rate = limits.clientRate, rate < 1 { throw ClusterError("limits client_rate must be at least 1") }
-                if let max = limits.maxPayloadBytes, !(1...(16 << 20)).contains(max) {
-                    throw ClusterError("limits max_payload_bytes must be between 1 and 16777216")
+                let ceiling = SocketDefaults.maxPayloadBytes
+                if let max = limits.maxPayloadBytes, !(1...ceiling).contains(max) {
+                    throw error(
+                        max < 1
+                            ? "max_payload_bytes must be at least 1"
+                            : "max_payload_bytes \(max) is over \(ceiling): nodes receive messages of at most 16 MiB, and an action "
+                                + "must fit one with its headers around it",
+                        key: "max_payload_bytes", table: "limits")
+                }
+                for (type, max) in (limits.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !(1...ceiling).contains(max) {
+                    throw error(
+                        "the payload limit of \(type), \(max), is \(max < 1 ? "below 1" : "over \(ceiling) (the 16 MiB receive limit less room for headers)")",
+                        key: "payload", table: "limits")
                 }
                 topology.limits = .init(
                     clientRate: limits.clientRate, maxPayloadBytes: limits.maxPayloadBytes,

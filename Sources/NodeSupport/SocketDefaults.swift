@@ -4,6 +4,9 @@ import ZeroMQ
 public enum SocketDefaults {
     /// Largest message a node accepts from a peer; larger ones make libzmq drop the peer's connection.
     public static let maxMessageSize: Int64 = 16 << 20
+    /// Largest action payload a cluster may accept: the receive limit less room for the headers and
+    /// lengths around it in a REPLAY-BATCH, so every accepted action can also be replayed.
+    public static let maxPayloadBytes = Int(maxMessageSize) - (64 << 10)
 
     /// ZMTP heartbeats on every connection, both ways: a peer silent for `heartbeatTimeout` is dropped
     /// (and a connecting side reconnects), so dead peers are noticed even when no messages flow.

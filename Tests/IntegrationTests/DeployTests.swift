@@ -165,6 +165,12 @@ struct DeployTests {
                 "[cluster]\ntransport = \"tcp\"\nallow_remote = true\n[[store]]\nname = \"todo\"\n",
                 ":3: allow_remote = true needs a [security] section"
             ),
+            // A payload limit above what the receive limit lets through would accept actions no replay can carry.
+            ("[limits]\nmax_payload_bytes = 16777216\n[[store]]\nname = \"todo\"\n", ":2: max_payload_bytes 16777216 is over 16711680"),
+            (
+                "[limits]\npayload = { \"todo.addTodo\" = 20000000 }\n[[store]]\nname = \"todo\"\n",
+                ":2: the payload limit of todo.addTodo, 20000000, is over 16711680"
+            ),
             ("[cluster]\ntransport = \"tcp\"\ntimeout_ms = 50\n[[store]]\nname = \"todo\"\n", ":3: timeout_ms must be"),
             ("[restart]\nmax_restarts = -1\n[[store]]\nname = \"todo\"\n", ":2: max_restarts must be"),
             ("[journal]\nfsync = \"sometimes\"\n[[store]]\nname = \"todo\"\n", ":2: fsync 'sometimes' is not one of: always, batch, none"),

@@ -12,13 +12,16 @@ public func requestReply(
     try socket.connectSecurely(endpoint, security)
     try socket.send(request.frames)
     let deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds)
+    var parts = MessageAssembler()  // a whole state over 4 MiB comes in parts
     while true {
         let now = MonotonicClock.nowMilliseconds()
         guard now < deadline else { return nil }
         var poller = Poller()
         poller.add(.socket(socket))
         guard try poller.poll(timeoutMilliseconds: Int(deadline - now)) > 0 else { continue }
-        guard let frames = try socket.receive(dontWait: true), let reply = try? Message(frames: frames) else { continue }
+        guard let frames = try socket.receive(dontWait: true), let part = try? Message(frames: frames), let reply = parts.accept(part) else {
+            continue
+        }
         if reply.kind == kind { return reply }
     }
 }

@@ -137,8 +137,11 @@ final class StoreLoop: NodeLoop {
         for command in commands {
             switch command {
             case .requestReplay(let message): send(replay, message.frames)
-            case .publish(let message): send(statePublisher, message.frames)
-            case .reply(let peer, let message): send(snapshots, message.routedFrames(to: peer))
+            // A whole state over 4 MiB goes out in parts: the receivers' limit is 16 MiB a frame.
+            case .publish(let message):
+                for part in MessageParts.split(message) { send(statePublisher, part.frames) }
+            case .reply(let peer, let message):
+                for part in MessageParts.split(message) { send(snapshots, part.routedFrames(to: peer)) }
             case .replyStatus(let peer):
                 let status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
                 send(snapshots, Message(header: Header(kind: .status, seq: core.version), payload: status.encoded()).routedFrames(to: peer))

@@ -129,6 +129,9 @@ final class ViewLoop: NodeLoop {
     let subscriber: Socket
     /// Replaced when a snapshot request goes unanswered.
     var snapshots: Socket
+    /// Whole states over 4 MiB arrive in parts, on either socket.
+    var updateParts = MessageAssembler()
+    var snapshotParts = MessageAssembler()
 
     init(
         configuration: ViewNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>,
@@ -165,13 +168,17 @@ final class ViewLoop: NodeLoop {
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
             if poller.isReadable(snapIndex) {
                 while let frames = try snapshots.receive(dontWait: true) {
-                    if let reply = try? Message(frames: frames) { core.receivedSnapshot(reply, now: .now()) }
+                    if let part = try? Message(frames: frames), let reply = snapshotParts.accept(part) {
+                        core.receivedSnapshot(reply, now: .now())
+                    }
                 }
             }
             if poller.isReadable(subIndex) {
                 for _ in 0..<10_000 {
                     guard let frames = try subscriber.receive(dontWait: true) else { break }
-                    if let message = try? Message(frames: frames) { core.receivedUpdate(message, now: .now()) }
+                    if let part = try? Message(frames: frames), let message = updateParts.accept(part) {
+                        core.receivedUpdate(message, now: .now())
+                    }
                 }
                 core.endOfBurst()
             }
@@ -191,6 +198,7 @@ final class ViewLoop: NodeLoop {
                 }
             case .replaceSnapshotSocket:
                 snapshots.close()
+                snapshotParts = MessageAssembler()
                 if let fresh = try? SocketDefaults.dealer(context) {
                     try? fresh.connectSecurely(configuration.snapshot, configuration.security)
                     snapshots = fresh

@@ -68,3 +68,37 @@ struct SnapshotLimitTests {
         #expect(throws: Never.self) { try SnapshotFormat.encode(version: 1, app: "todo", state: [1, 2, 3]) }
     }
 }
+
+@Suite("Messages in parts")
+struct MessagePartsTests {
+    let whole = Message(
+        topic: "ledger", header: Header(kind: .snapshot, flags: .fullState, seq: 9, ref: 12),
+        payload: (0..<10_000).map { UInt8(truncatingIfNeeded: $0) })
+
+    @Test("a large payload is split into parts that reassemble to the same message; a small one is sent as it is")
+    func roundTrip() {
+        let parts = MessageParts.split(whole, partBytes: 3_000)
+        #expect(parts.count == 4 && parts.allSatisfy { $0.header.flags.contains(.part) && $0.payload.count <= 3_008 })
+        var assembler = MessageAssembler()
+        let results = parts.map { assembler.accept($0) }
+        #expect(results.dropLast().allSatisfy { $0 == nil })
+        #expect(results.last == whole)
+        let small = Message(topic: "ledger", header: Header(kind: .state, seq: 1), payload: [1, 2])
+        #expect(MessageParts.split(small, partBytes: 3_000) == [small])
+        #expect(assembler.accept(small) == small)
+    }
+
+    @Test("a lost, repeated or foreign part drops the message; the next whole one still assembles")
+    func lossDropsTheMessage() {
+        let parts = MessageParts.split(whole, partBytes: 3_000)
+        var assembler = MessageAssembler()
+        for part in [parts[0], parts[2], parts[3]] { #expect(assembler.accept(part) == nil) }
+        #expect(assembler.dropped >= 1)
+        var other = parts[1]
+        other.header.seq = 10
+        for part in [parts[0], other, parts[2], parts[3]] { #expect(assembler.accept(part) == nil) }
+        let truncated = Message(topic: "ledger", header: parts[0].header, payload: [1, 2, 3])
+        #expect(assembler.accept(truncated) == nil)
+        #expect(parts.map { assembler.accept($0) }.last == whole)
+    }
+}

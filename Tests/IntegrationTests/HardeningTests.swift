@@ -135,4 +135,50 @@ struct HardeningTests {
         chmod(dir + "/keys/client.key", 0o440)
         #expect(try check().status == 0)
     }
+
+    @Test("states and replays over the 16 MiB receive limit still arrive: 150 actions of 120 KB", .timeLimit(.minutes(3)))
+    func largeStatesArrive() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("large-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = """
+            [cluster]
+            transport = "ipc"
+            [limits]
+            max_payload_bytes = 200000
+            [journal]
+            snapshot_every = 100000
+            [[store]]
+            name = "ledger"
+            """
+        try config.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let memo = String(repeating: "m", count: 120_000)
+        for account in 1...150 {
+            let sent = try cluster.zflux(["dispatch", "ledger", "post", #"{"account":\#(account),"amount":1,"memo":"\#(memo)"}"#])
+            try #require(sent.status == 0, "\(sent.stderr)")
+        }
+        func accounts() throws -> (version: Int, count: Int)? {
+            let answer = try cluster.zflux(["state", "ledger", "--timeout", "10"])
+            guard answer.status == 0, let object = try? JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any],
+                let version = object["version"] as? Int, let state = object["state"] as? [String: Any],
+                let flat = state["accounts"] as? [Any]  // key, value, key, value…
+            else { return nil }
+            return (version, flat.count / 2)
+        }
+        let whole = try #require(try accounts(), "zflux state answers with a state of about 18 MB")
+        #expect(whole.version == 150 && whole.count == 150)
+        // A store restarted with no snapshot catches up from replay batches of these actions.
+        let store = try #require(cluster.currentPid("store-ledger"))
+        kill(store, SIGKILL)
+        try await eventually("the store is restarted", timeout: .seconds(30)) {
+            if let pid = cluster.currentPid("store-ledger") { return pid != store } else { return false }
+        }
+        try await eventually("the restarted store is back at version 150", timeout: .seconds(60)) {
+            (try? accounts()).flatMap { $0 }.map { $0.version == 150 && $0.count == 150 } ?? false
+        }
+    }
 }

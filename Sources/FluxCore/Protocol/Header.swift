@@ -34,6 +34,8 @@ public struct Header: Equatable, Sendable {
         public static let catchingUp = Flags(rawValue: 1 << 1)
         /// REPLAY-END: the journal no longer holds the seqs asked for; it starts at `ref`.
         public static let historyTruncated = Flags(rawValue: 1 << 2)
+        /// STATE / SNAPSHOT: the payload is one part of a larger one (``MessageParts``).
+        public static let part = Flags(rawValue: 1 << 3)
     }
 
     public var kind: MessageKind

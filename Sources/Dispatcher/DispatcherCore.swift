@@ -323,25 +323,45 @@ public struct ReplayPlan: Equatable, Sendable {
         self.history = history
     }
 
-    /// The messages to send, reading the journal with `read(from, limit)`. A read that fails ends the
-    /// answer early (the store asks again).
+    /// Bytes of batches this answer has produced so far, and how many.
+    public var sentBytes = 0
+    public var sentBatches = 0
+
+    /// The whole answer at once, reading the journal with `read(from, limit)`. A read that fails ends
+    /// the answer early (the store asks again).
     public func replies(reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> [Message] {
         var replies: [Message] = []
-        var next = from
-        var sent = 0
-        reading: while next <= through && replies.count < maxBatches && sent < ReplayPlan.maxReplyBytes {
+        var plan: ReplayPlan? = self
+        while let current = plan {
+            let (messages, rest) = current.serve(budget: .max, reading: read, logger: logger)
+            replies += messages
+            plan = rest
+        }
+        return replies
+    }
+
+    /// The next part of the answer: batches until about `budget` bytes (at least one batch), then what
+    /// remains of the answer, or nil once the part ends with REPLAY-END. Serving answers part by part
+    /// lets the dispatcher interleave them with its intake, so a long replay never delays an ACK much.
+    public func serve(budget: Int, reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> ([Message], ReplayPlan?) {
+        var replies: [Message] = []
+        var rest = self
+        var spent = 0
+        reading: while rest.from <= through && rest.sentBatches < maxBatches && rest.sentBytes < ReplayPlan.maxReplyBytes {
+            guard spent < budget else { return (replies, rest) }
             let slice: [Message]
             do {
-                slice = try read(next, Int(min(UInt64(batchSize), through - next + 1)))
+                slice = try read(rest.from, Int(min(UInt64(batchSize), through - rest.from + 1)))
             } catch {
-                logger.error("journal read failed", metadata: ["from": "\(next)", "error": "\(error)"])
+                logger.error("journal read failed", metadata: ["from": "\(rest.from)", "error": "\(error)"])
                 break
             }
             guard !slice.isEmpty else { break }
             // The slice read becomes one batch or several, each closed once it passes the byte budget.
             var start = 0
             while start < slice.count {
-                guard replies.count < maxBatches && sent < ReplayPlan.maxReplyBytes else { break reading }
+                guard rest.sentBatches < maxBatches && rest.sentBytes < ReplayPlan.maxReplyBytes else { break reading }
+                guard spent < budget else { return (replies, rest) }
                 var end = start
                 var bytes = 0
                 while end < slice.count && (end == start || bytes + ReplayPlan.entryBytes(slice[end]) <= ReplayPlan.maxBatchBytes) {
@@ -351,14 +371,17 @@ public struct ReplayPlan: Equatable, Sendable {
                 let batch = slice[start..<end]
                 let payload = ReplayBatch.encode(Array(batch))
                 replies.append(
-                    Message(header: Header(kind: .replayBatch, seq: next, ref: batch.last!.header.seq, history: history.rawValue), payload: payload))
-                sent += payload.count
-                next = batch.last!.header.seq + 1
+                    Message(
+                        header: Header(kind: .replayBatch, seq: rest.from, ref: batch.last!.header.seq, history: history.rawValue), payload: payload))
+                rest.sentBytes += payload.count
+                rest.sentBatches += 1
+                spent += payload.count
+                rest.from = batch.last!.header.seq + 1
                 start = end
             }
         }
-        replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: next - 1, history: history.rawValue)))
-        return replies
+        replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: rest.from - 1, history: history.rawValue)))
+        return (replies, nil)
     }
 
     /// About what one action adds to a batch: its topic and payload plus room for its header and lengths.

@@ -116,6 +116,16 @@ final class DispatcherLoop: NodeLoop {
     let subscribers: SocketMonitor
     /// Every sequenced action, in order.
     let log: any ActionLog
+    /// Replay answers being served, at most one per peer (a newer request replaces the older), served
+    /// a slice per loop turn in turn so that replays share the thread fairly with the intake.
+    var replays: [ReplayPlan] = []
+    /// Peers whose queue was full (they do not read): their requests are dropped until then.
+    var stalledUntil: [[UInt8]: UInt64] = [:]
+    /// Bytes of replay served per loop turn, between drains of the intake.
+    static let replayBytesPerTurn = 256 << 10
+    /// How long a peer that does not read is left alone; a store that stalled asks again after 1 s.
+    static let stallMilliseconds: UInt64 = 1000
+    static let maxConcurrentReplays = 1024
 
     init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>) throws {
         self.configuration = configuration
@@ -160,6 +170,9 @@ final class DispatcherLoop: NodeLoop {
         try publisher.setOption(.sendHighWaterMark, configuration.publishHighWaterMark)
         subscribers = try SocketMonitor(publisher, context: context, name: "dispatcher-\(UInt64.random(in: 0...UInt64.max))")
         replay = try SocketDefaults.router(context)
+        // A peer that does not read holds at most about two answers in its queue: past that, sends to it
+        // fail (EAGAIN, ROUTER_MANDATORY) and it is left alone for a while.
+        try replay.setOption(.sendHighWaterMark, Int32(2 * (configuration.replayBatchesPerRequest + 1)))
         try publisher.bindSecurely(configuration.actions, security)
         try replay.bindSecurely(configuration.replay, security)
         // Bind the intake last: a client that gets through can be sure its action will be broadcast.
@@ -188,7 +201,9 @@ final class DispatcherLoop: NodeLoop {
         while !control.stopRequested {
             core.tick(now: .now())
             try carryOut(core.takeCommands())
-            _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)))
+            // With replays in progress, only look: the next slice of them is due this turn.
+            let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)) : 0
+            _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
             if poller.isReadable(intakeIndex) {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
@@ -210,6 +225,7 @@ final class DispatcherLoop: NodeLoop {
                 try carryOut(core.takeCommands())
             }
             if poller.isReadable(monitorIndex) { subscribers.drain() }
+            serveReplays(budget: DispatcherLoop.replayBytesPerTurn)
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
     }
@@ -229,11 +245,53 @@ final class DispatcherLoop: NodeLoop {
                 try log.commit()
                 if let last = actions.last { core.durable(through: last.header.seq) }
                 try carryOut(core.takeCommands())
-            case .serveReplay(let plan):
-                for message in plan.replies(reading: { try log.read(from: $0, limit: $1) }, logger: logger) {
-                    reply(.replay, to: plan.peer, message)
+            case .serveReplay(let plan): queueReplay(plan)
+            }
+        }
+    }
+
+    func queueReplay(_ plan: ReplayPlan) {
+        let now = MonotonicClock.nowMilliseconds()
+        if let until = stalledUntil[plan.peer] {
+            if now < until { return }
+            stalledUntil[plan.peer] = nil
+        }
+        if let index = replays.firstIndex(where: { $0.peer == plan.peer }) {
+            replays[index] = plan
+        } else if replays.count < DispatcherLoop.maxConcurrentReplays {
+            replays.append(plan)
+        }
+    }
+
+    /// Serves about `budget` bytes of the replays in progress, a slice of each in turn.
+    func serveReplays(budget: Int) {
+        var left = budget
+        while left > 0, !replays.isEmpty {
+            let plan = replays.removeFirst()
+            let (messages, rest) = plan.serve(budget: left, reading: { try log.read(from: $0, limit: $1) }, logger: logger)
+            var delivered = true
+            for message in messages {
+                left -= message.payload.count
+                do {
+                    guard try replay.send(message.routedFrames(to: plan.peer), dontWait: true) else {
+                        delivered = false
+                        break
+                    }
+                } catch {
+                    delivered = false
+                    break
                 }
             }
+            if !delivered {
+                // Gone, or its queue is full: it does not read. Drop the answer; it asks again if it lives.
+                logger.notice("replay peer not reading; its answer is dropped", metadata: ["from": "\(plan.from)"])
+                let now = MonotonicClock.nowMilliseconds()
+                stalledUntil = stalledUntil.filter { $0.value > now }
+                stalledUntil[plan.peer] = now + DispatcherLoop.stallMilliseconds
+            } else if let rest {
+                replays.append(rest)
+            }
+            if messages.isEmpty { break }
         }
     }
 

@@ -20,6 +20,7 @@ public struct SocketOption: Sendable, Hashable {
     public static let ipv6 = SocketOption(raw: ZMQ_IPV6, name: "ZMQ_IPV6")
     public static let handshakeInterval = SocketOption(raw: ZMQ_HANDSHAKE_IVL, name: "ZMQ_HANDSHAKE_IVL")
     public static let curveServer = SocketOption(raw: ZMQ_CURVE_SERVER, name: "ZMQ_CURVE_SERVER")
+    public static let receiveBuffer = SocketOption(raw: ZMQ_RCVBUF, name: "ZMQ_RCVBUF")
 }
 
 extension Socket {

@@ -1,6 +1,8 @@
+import FluxCore
 import FluxTesting
 import Foundation
 import Testing
+import ZeroMQ
 
 /// Findings of the hostile review (issue 15), each reproduced against the real binary.
 @Suite("Hardening (real processes)", .serialized)
@@ -180,5 +182,40 @@ struct HardeningTests {
         try await eventually("the restarted store is back at version 150", timeout: .seconds(60)) {
             (try? accounts()).flatMap { $0 }.map { $0.version == 150 && $0.count == 150 } ?? false
         }
+    }
+
+    @Test("2,000 replay requests from seq 1 by a peer that never reads: the dispatcher's memory stays bounded and dispatches keep being ACKed")
+    func replayFloodFromAPeerThatNeverReads() async throws {
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        // A journal long enough that every answer is megabytes.
+        let filled = try cluster.zflux(["dispatch", "counter", "incrementTapped", "--repeat", "20000"], environment: [:])
+        try #require(filled.status == 0, "\(filled.stderr)")
+        let dispatcher = try #require(cluster.currentPid("dispatcher"))
+        let before = try #require(residentKilobytes(dispatcher))
+        let bound = 300 * 1024  // KiB of growth allowed; unbounded queues reach gigabytes here
+        let peer = try Socket(.shared, .dealer)
+        defer { peer.close() }
+        try peer.setOption(.receiveHighWaterMark, 1)
+        try peer.setOption(.receiveBuffer, 4096)
+        try peer.setOption(.linger, 0)
+        try peer.connect(cluster.topology.dispatcher.replay)
+        var grewTo = before
+        for request in 0..<2000 {
+            _ = try peer.send(Message(header: Header(kind: .replayRequest, seq: 1)).frames, dontWait: true)
+            if request % 50 == 0 {
+                grewTo = max(grewTo, residentKilobytes(dispatcher) ?? 0)
+                if grewTo - before > bound { break }  // stop before the machine suffers
+            }
+        }
+        // Dispatches go on being acknowledged meanwhile.
+        for _ in 0..<5 {
+            let sent = try cluster.zflux(["dispatch", "counter", "incrementTapped", "--timeout", "10"])
+            #expect(sent.status == 0, "\(sent.stderr)")
+            grewTo = max(grewTo, residentKilobytes(dispatcher) ?? 0)
+        }
+        #expect(grewTo - before <= bound, "the dispatcher grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
+        #expect(cluster.currentPid("dispatcher") == dispatcher && kill(dispatcher, 0) == 0)
     }
 }

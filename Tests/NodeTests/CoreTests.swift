@@ -670,7 +670,7 @@ struct ReplayBytesTests {
         let log = MemoryLog()
         log.append((1...150).map { bigAction($0, bytes: 120_000) })
         let plan = ReplayPlan(peer: [1], from: 1, through: 150, head: 150, batchSize: 512, maxBatches: 64)
-        let replies = plan.replies(reading: { try log.read(from: $0, limit: $1) }, logger: Self.logger)
+        let replies = plan.replies(reading: { log.read(from: $0, limit: $1) }, logger: Self.logger)
         let batches = replies.filter { $0.kind == .replayBatch }
         let end = try #require(replies.last)
         #expect(end.kind == .replayEnd)
@@ -693,7 +693,7 @@ struct ReplayBytesTests {
         let log = MemoryLog()
         log.append([bigAction(1, bytes: 10), bigAction(2, bytes: ReplayPlan.maxBatchBytes * 2), bigAction(3, bytes: 10)])
         let plan = ReplayPlan(peer: [1], from: 1, through: 3, head: 3, batchSize: 512, maxBatches: 64)
-        let replies = plan.replies(reading: { try log.read(from: $0, limit: $1) }, logger: Self.logger)
+        let replies = plan.replies(reading: { log.read(from: $0, limit: $1) }, logger: Self.logger)
         let sizes = try replies.filter { $0.kind == .replayBatch }.map { try ReplayBatch.decode($0.payload).map(\.header.seq) }
         #expect(sizes == [[1], [2], [3]])
     }

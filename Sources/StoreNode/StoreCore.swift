@@ -393,7 +393,7 @@ public final class StoreCore {
             // Views are served once the store has recovered, so nobody sees a state it is about to leave.
             if caughtUp {
                 answerSnapshot(peer, now: now)
-            } else if waitingViews.count < StoreCore.maxWaitingViews {
+            } else if waitingViews.count < StoreCore.maxWaitingViews, !waitingViews.contains(peer) {
                 waitingViews.append(peer)
             }
         case .statusRequest:

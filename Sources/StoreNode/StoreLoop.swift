@@ -20,6 +20,10 @@ final class StoreLoop: NodeLoop {
     /// Who is subscribed to this store's state (views), for the status.
     let subscribers: SocketMonitor
     let snapshots: Socket
+    /// Peers of the snapshot ROUTER whose queue was full, and until when their requests are dropped.
+    var stalledUntil: [[UInt8]: UInt64] = [:]
+    var snapshotRequests: UInt64 = 0
+    var snapshotRequestsDropped: UInt64 = 0
 
     init(configuration: StoreNode.Configuration, context: Context, logger: Logger, control: NodeControl<StoreNode.Command>) throws {
         self.configuration = configuration
@@ -47,6 +51,9 @@ final class StoreLoop: NodeLoop {
         try statePublisher.setOption(.sendHighWaterMark, configuration.highWaterMark)
         subscribers = try SocketMonitor(statePublisher, context: context, name: "store-\(configuration.name)-\(UInt64.random(in: 0...UInt64.max))")
         snapshots = try SocketDefaults.router(context)
+        // Room for one whole state in parts (up to 1 GiB) per peer; a peer that does not read fills it
+        // and is then left alone for a while (see `reply`).
+        try snapshots.setOption(.sendHighWaterMark, 256)
         effects = try SocketDefaults.dealer(context)
         try statePublisher.bindSecurely(configuration.state, security)
         try snapshots.bindSecurely(configuration.snapshot, security)
@@ -125,11 +132,41 @@ final class StoreLoop: NodeLoop {
         }
     }
 
+    /// Snapshot and status requests. A peer gets one snapshot per drain however often it asks, and
+    /// none while it is stalled (it did not read an earlier answer).
     func drainRequests() throws {
+        var asked: Set<[UInt8]> = []
+        let now = MonotonicClock.nowMilliseconds()
         for _ in 0..<1024 {
             guard let frames = try snapshots.receive(dontWait: true) else { return }
             guard let peer = frames.first, !peer.isEmpty, let request = try? Message.split(routed: frames).message else { continue }
+            if request.kind == .snapshotRequest {
+                snapshotRequests += 1
+                if let until = stalledUntil[peer], now < until {
+                    snapshotRequestsDropped += 1
+                    continue
+                }
+                guard asked.insert(peer).inserted else {
+                    snapshotRequestsDropped += 1
+                    continue
+                }
+            }
             core.receivedRequest(request, from: peer, now: .now())
+        }
+    }
+
+    /// Sends an answer to one peer of the snapshot ROUTER, in parts when large. A peer whose queue is
+    /// full (it does not read) or that has gone loses the answer and is left alone for a second.
+    func reply(to peer: [UInt8], _ message: Message) {
+        for part in MessageParts.split(message) {
+            let delivered = (try? snapshots.send(part.routedFrames(to: peer), dontWait: true)) ?? false
+            if !delivered {
+                let now = MonotonicClock.nowMilliseconds()
+                stalledUntil = stalledUntil.filter { $0.value > now }
+                stalledUntil[peer] = now + 1000
+                logger.notice("snapshot peer not reading; its answer is dropped", metadata: ["store": "\(configuration.name)"])
+                return
+            }
         }
     }
 
@@ -140,10 +177,11 @@ final class StoreLoop: NodeLoop {
             // A whole state over 4 MiB goes out in parts: the receivers' limit is 16 MiB a frame.
             case .publish(let message):
                 for part in MessageParts.split(message) { send(statePublisher, part.frames) }
-            case .reply(let peer, let message):
-                for part in MessageParts.split(message) { send(snapshots, part.routedFrames(to: peer)) }
+            case .reply(let peer, let message): reply(to: peer, message)
             case .replyStatus(let peer):
-                let status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
+                var status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
+                status.snapshotRequests = snapshotRequests
+                status.snapshotRequestsDropped = snapshotRequestsDropped
                 send(snapshots, Message(header: Header(kind: .status, seq: core.version), payload: status.encoded()).routedFrames(to: peer))
             case .dispatch(let message): send(effects, message.frames)
             case .reconnect:

@@ -82,8 +82,8 @@ final class ClusterProcess {
         return pids
     }
 
-    func zflux(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
-        try IntegrationTests.zflux(arguments + ["--run-dir", runDir], environment: environment)
+    func zflux(_ arguments: [String], timeout: Duration = .seconds(30), environment: [String: String] = [:]) throws -> CommandResult {
+        try IntegrationTests.zflux(arguments + ["--run-dir", runDir], timeout: timeout, environment: environment)
     }
 
     /// Every log the cluster wrote, for failure messages.

@@ -186,11 +186,19 @@ struct HardeningTests {
 
     @Test("2,000 replay requests from seq 1 by a peer that never reads: the dispatcher's memory stays bounded and dispatches keep being ACKed")
     func replayFloodFromAPeerThatNeverReads() async throws {
-        let cluster = try ClusterProcess(transport: "ipc")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("replayflood-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"counter\"\n[[store]]\nname = \"ledger\"\n".write(
+            toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
         // A journal long enough that every answer is megabytes.
-        let filled = try cluster.zflux(["dispatch", "counter", "incrementTapped", "--repeat", "20000"], environment: [:])
+        let memo = String(repeating: "r", count: 800)
+        let filled = try cluster.zflux(
+            ["dispatch", "ledger", "post", #"{"account":1,"amount":1,"memo":"\#(memo)"}"#, "--repeat", "4000"], timeout: .seconds(180))
         try #require(filled.status == 0, "\(filled.stderr)")
         let dispatcher = try #require(cluster.currentPid("dispatcher"))
         let before = try #require(residentKilobytes(dispatcher))
@@ -217,5 +225,55 @@ struct HardeningTests {
         }
         #expect(grewTo - before <= bound, "the dispatcher grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
         #expect(cluster.currentPid("dispatcher") == dispatcher && kill(dispatcher, 0) == 0)
+    }
+
+    @Test("2,000 snapshot requests by a peer that never reads: the store's memory stays bounded and it keeps serving")
+    func snapshotFloodFromAPeerThatNeverReads() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("snapflood-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"ledger\"\n".write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        // A state of about a megabyte.
+        let opened = try cluster.zflux(["dispatch", "ledger", "open", #"{"count":60000}"#])
+        try #require(opened.status == 0, "\(opened.stderr)")
+        let store = try #require(cluster.currentPid("store-ledger"))
+        let endpoint = try #require(cluster.topology.store(named: "ledger")?.snapshot)
+        let before = try #require(residentKilobytes(store))
+        let bound = 300 * 1024
+        let peer = try Socket(.shared, .dealer)
+        defer { peer.close() }
+        try peer.setOption(.receiveHighWaterMark, 1)
+        try peer.setOption(.receiveBuffer, 4096)
+        try peer.setOption(.linger, 0)
+        try peer.connect(endpoint)
+        var grewTo = before
+        for request in 0..<2000 {
+            _ = try peer.send(Message(header: Header(kind: .snapshotRequest)).frames, dontWait: true)
+            if request % 50 == 0 {
+                grewTo = max(grewTo, residentKilobytes(store) ?? 0)
+                if grewTo - before > bound { break }
+            }
+        }
+        // Once the store has taken in every request, its memory says what they cost.
+        try await eventually("the store has received the 2,000 requests", timeout: .seconds(60)) {
+            grewTo = max(grewTo, residentKilobytes(store) ?? 0)
+            let status = try cluster.zflux(["status", "--endpoint", endpoint])
+            guard let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any] else { return false }
+            return (object["snapshot_requests"] as? Int ?? 0) >= 2000 || grewTo - before > bound
+        }
+        grewTo = max(grewTo, residentKilobytes(store) ?? 0)
+        let posted = try cluster.zflux(["dispatch", "ledger", "post", #"{"account":1,"amount":5,"memo":"after"}"#])
+        #expect(posted.status == 0, "\(posted.stderr)")
+        try await eventually("the store still answers snapshot requests of others", timeout: .seconds(30)) {
+            grewTo = max(grewTo, residentKilobytes(store) ?? 0)
+            let answer = try cluster.zflux(["state", "ledger", "--timeout", "5"])
+            return answer.status == 0 && answer.stdout.hasPrefix(#"{"version":2,"#)
+        }
+        #expect(grewTo - before <= bound, "the store grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
+        #expect(cluster.currentPid("store-ledger") == store && kill(store, 0) == 0)
     }
 }

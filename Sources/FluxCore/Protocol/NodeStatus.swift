@@ -42,6 +42,10 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     /// The store has caught up with the dispatcher since it started, and answers views.
     public var caughtUp: Bool?
     public var snapshotVersion: UInt64?
+    /// SNAPSHOT-REQUESTs received, and those left unanswered: repeats from a peer within one drain, and
+    /// requests of a peer that does not read its answers.
+    public var snapshotRequests: UInt64?
+    public var snapshotRequestsDropped: UInt64?
     public var effectsRunning: Int?
     public var effectsUnanswered: Int?
     /// What keeps the node from doing its job, in words, when something does.
@@ -76,6 +80,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
             ("reconnects", reconnects.map(Int64.init)), ("subscribed", subscribed.map { $0 ? 1 : 0 }),
             ("caught_up", caughtUp.map { $0 ? 1 : 0 }), ("snapshot_version", snapshotVersion.map(Int64.init)),
             ("effects_running", effectsRunning.map(Int64.init)), ("effects_unanswered", effectsUnanswered.map(Int64.init)),
+            ("snapshot_requests", snapshotRequests.map(Int64.init)), ("snapshot_requests_dropped", snapshotRequestsDropped.map(Int64.init)),
         ]
         return fields.compactMap { name, value in value.map { (name, $0) } }
     }

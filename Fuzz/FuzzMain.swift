@@ -7,6 +7,18 @@ import Foundation
 
 let target = ProcessInfo.processInfo.environment["ZFLUX_FUZZ_TARGET"] ?? "header"
 let todo = Todo.app(environment: .mock())
+/// Every app of the catalog, with its mock environment (nothing reaches the network or the disk), and
+/// its action types: the targets below pick an app, a codec and an action type with the first bytes.
+let apps = Catalog.apps(Catalog.Context(mock: true))
+let actionTypes = apps.map { app in app.describe().actions.map(\.type) + ["nope"] }
+let formats: [WireCodec.Format] = [.binary, .json]
+
+/// The app (and codec) the first two bytes pick, and the rest of the input.
+func pick(_ bytes: [UInt8]) -> (app: any AnyApp, index: Int, format: WireCodec.Format, rest: [UInt8])? {
+    guard bytes.count >= 2 else { return nil }
+    let index = Int(bytes[0]) % apps.count
+    return (apps[index], index, formats[Int(bytes[1]) % formats.count], Array(bytes.dropFirst(2)))
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -43,6 +55,43 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         try? todo.check(actionType: type, payload: Array(bytes.dropFirst()))
         if let runtime = Optional(todo.makeRuntime { _, _, _ in }) {
             _ = try? runtime.apply(app: "todo", actionType: type, payload: Array(bytes.dropFirst()), stamp: .unstamped, runEffects: false)
+        }
+    case "actions":
+        // Every app's action decoder: the third byte picks the action type, the rest is its payload,
+        // checked at the intake, applied by a store and shown as JSON by `zflux tail`.
+        guard let (app, index, format, rest) = pick(bytes), let typeByte = rest.first else { break }
+        let types = actionTypes[index]
+        let type = types[Int(typeByte) % types.count]
+        let payload = Array(rest.dropFirst())
+        _ = try? app.check(actionType: type, payload: payload)
+        _ = try? app.actionJSON(fromWire: payload)
+        let runtime = app.makeRuntime(format: format) { _, _, _ in }
+        _ = try? runtime.apply(app: app.name, actionType: type, payload: payload, stamp: .unstamped, runEffects: false)
+        _ = try? runtime.encodedState()
+    case "view-state":
+        // A view's replica loading a whole state (STATE with fullState, SNAPSHOT); what loads must encode
+        // and load again, and render for the terminal.
+        guard let (app, _, format, rest) = pick(bytes) else { break }
+        let replica = app.makeReplica(format: format)
+        if (try? replica.load(rest)) != nil, let again = try? replica.encodedState() {
+            precondition((try? app.makeReplica(format: format).load(again)) != nil, "a state a view loaded does not load again")
+        }
+        _ = try? app.stateJSON(fromWire: rest)
+        _ = try? app.render(wire: rest)
+    case "view-changes":
+        // A view's replica applying a changes-only update on top of the app's initial state.
+        guard let (app, _, format, rest) = pick(bytes) else { break }
+        let replica = app.makeReplica(format: format)
+        guard let initial = try? app.makeRuntime(format: format, deliver: { _, _, _ in }).encodedState(), (try? replica.load(initial)) != nil
+        else { break }
+        _ = try? replica.apply(changes: rest)
+        _ = try? replica.encodedState()
+    case "parts":
+        // Messages in parts, split from the input at 0xFE bytes, each read as a STATE part.
+        var assembler = MessageAssembler()
+        for chunk in bytes.split(separator: 0xFE, omittingEmptySubsequences: false) {
+            let header = Header(kind: .state, flags: [.fullState, .part], seq: 1)
+            _ = assembler.accept(Message(topic: "s", header: header, payload: Array(chunk)))
         }
     default:
         fatalError("unknown ZFLUX_FUZZ_TARGET \(target)")

@@ -146,7 +146,7 @@ public final class DispatcherCore {
         let rateKey = header.clientID != 0 ? header.clientID : RateLimiter.key(peer)
         if rateLimiter?.allow(rateKey, now: now.milliseconds &* 1_000_000) == false {
             rejected += 1
-            nack(peer, header, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second")
+            nack(peer, header, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
         guard let app = apps[appName] else {
@@ -189,14 +189,14 @@ public final class DispatcherCore {
             ))
     }
 
-    private func nack(_ peer: [UInt8], _ header: Header, _ reason: String) {
+    private func nack(_ peer: [UInt8], _ header: Header, _ reason: String, flags: Header.Flags = []) {
         logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
         commands.append(
             .reply(
                 .intake, peer: peer,
                 Message(
                     header: Header(
-                        kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
+                        kind: .nack, flags: flags, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
     }
 
     /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch

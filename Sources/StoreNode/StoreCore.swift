@@ -70,7 +70,9 @@ public final class StoreCore {
     private var effectClientSeq: UInt64 = 0
     public let effectClientID: UInt64
     /// Effect actions sent to the intake and not yet answered, by client seq.
-    private(set) var unansweredEffects: [UInt64: (message: Message, sentAt: UInt64)] = [:]
+    /// Effects' actions the intake has not accepted yet: sent again after `retryAfter` ms, which doubles
+    /// (up to 30 s) each time the intake refuses one for now (rate limited).
+    private(set) var unansweredEffects: [UInt64: (message: Message, sentAt: UInt64, retryAfter: UInt64)] = [:]
     /// The whole state in wire form and its version, for snapshot replies: encoded when first asked for
     /// (or when published whole), so a store publishing changes only does not encode its whole state per update.
     private var fullState: (version: UInt64, bytes: [UInt8])?
@@ -420,13 +422,19 @@ public final class StoreCore {
             header: Header(
                 kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
                 timestamp: now.wallNanoseconds, actionType: type), payload: payload)
-        unansweredEffects[effectClientSeq] = (message, now.milliseconds)
+        unansweredEffects[effectClientSeq] = (message, now.milliseconds, UInt64(configuration.effectRetryMilliseconds))
         commands.append(.dispatch(message))
     }
 
     /// The intake's answer (ACK or NACK) to an effect's action.
     public func receivedIntakeReply(_ reply: Message) {
         guard reply.header.clientID == effectClientID else { return }
+        if reply.kind == .nack, reply.header.flags.contains(.retryLater), var entry = unansweredEffects[reply.header.clientSeq] {
+            // Refused for now: keep it, and wait longer before each new try.
+            entry.retryAfter = min(entry.retryAfter * 2, 30_000)
+            unansweredEffects[reply.header.clientSeq] = entry
+            return
+        }
         unansweredEffects[reply.header.clientSeq] = nil
         if reply.kind == .nack {
             logger.warning(
@@ -644,8 +652,7 @@ public final class StoreCore {
     /// Sends again what the intake has not answered; the dispatcher deduplicates by client seq.
     private func retryUnansweredEffects(now: NodeTime) {
         guard !unansweredEffects.isEmpty else { return }
-        let retry = UInt64(configuration.effectRetryMilliseconds)
-        for (clientSeq, entry) in unansweredEffects.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAt) >= retry {
+        for (clientSeq, entry) in unansweredEffects.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAt) >= entry.retryAfter {
             unansweredEffects[clientSeq]?.sentAt = now.milliseconds
             commands.append(.dispatch(entry.message))
         }

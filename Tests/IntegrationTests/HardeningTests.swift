@@ -250,20 +250,23 @@ struct HardeningTests {
         try peer.setOption(.receiveBuffer, 4096)
         try peer.setOption(.linger, 0)
         try peer.connect(endpoint)
+        try peer.setOption(.sendTimeout, 5000)
         var grewTo = before
+        var sent = 0
         for request in 0..<2000 {
-            _ = try peer.send(Message(header: Header(kind: .snapshotRequest)).frames, dontWait: true)
+            if try peer.send(Message(header: Header(kind: .snapshotRequest)).frames) { sent += 1 }
             if request % 50 == 0 {
                 grewTo = max(grewTo, residentKilobytes(store) ?? 0)
                 if grewTo - before > bound { break }
             }
         }
         // Once the store has taken in every request, its memory says what they cost.
+        #expect(sent == 2000)
         try await eventually("the store has received the 2,000 requests", timeout: .seconds(60)) {
             grewTo = max(grewTo, residentKilobytes(store) ?? 0)
             let status = try cluster.zflux(["status", "--endpoint", endpoint])
             guard let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any] else { return false }
-            return (object["snapshot_requests"] as? Int ?? 0) >= 2000 || grewTo - before > bound
+            return (object["snapshot_requests"] as? Int ?? 0) >= sent || grewTo - before > bound
         }
         grewTo = max(grewTo, residentKilobytes(store) ?? 0)
         let posted = try cluster.zflux(["dispatch", "ledger", "post", #"{"account":1,"amount":5,"memo":"after"}"#])

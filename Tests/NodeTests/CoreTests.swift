@@ -313,6 +313,34 @@ struct StoreCoreTests {
         #expect(core.takeCommands().compactMap(\.dispatched).isEmpty)
     }
 
+    @Test("an effect's action refused for now (rate limited) is sent again with backoff; a final refusal is not")
+    func effectRetryAfterTransientRefusal() {
+        let (core, _) = makeStore()
+        core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(0))
+        core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(0))
+        #expect(core.takeCommands().compactMap(\.dispatched).map(\.header.clientSeq) == [1, 2])
+        // The intake refuses the first for now, the second for good.
+        core.receivedIntakeReply(
+            Message(header: Header(kind: .nack, flags: .retryLater, clientID: 7, clientSeq: 1), payload: Array("rate limited".utf8)))
+        core.receivedIntakeReply(Message(header: Header(kind: .nack, clientID: 7, clientSeq: 2), payload: Array("bad arguments".utf8)))
+        #expect(core.status(now: F.at(1), subscribers: 0, pid: 0).effectsUnanswered == 1, "the refused-for-now one is kept")
+        var resent: [(UInt64, UInt64)] = []
+        for ms in stride(from: UInt64(100), through: 20_000, by: 100) {
+            core.tick(now: F.at(ms))
+            for message in core.takeCommands().compactMap(\.dispatched) {
+                resent.append((ms, message.header.clientSeq))
+                core.receivedIntakeReply(
+                    Message(header: Header(kind: .nack, flags: .retryLater, clientID: 7, clientSeq: message.header.clientSeq)))
+            }
+        }
+        #expect(resent.allSatisfy { $0.1 == 1 }, "only the transient refusal is retried, with its client seq")
+        let gaps = zip(resent.dropFirst(), resent).map { $0.0 - $1.0 }
+        #expect(resent.count >= 3 && gaps == gaps.sorted(), "waits grow between tries: \(resent.map(\.0))")
+        core.receivedIntakeReply(Message(header: Header(kind: .ack, seq: 3, clientID: 7, clientSeq: 1)))
+        core.tick(now: F.at(60_000))
+        #expect(core.takeCommands().compactMap(\.dispatched).isEmpty)
+    }
+
     @Test("one state update per burst, and a snapshot every N actions")
     func publishPerBurst() {
         let (core, _) = makeStore(snapshots: true)

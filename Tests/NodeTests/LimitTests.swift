@@ -36,7 +36,10 @@ struct LimitTests {
         for seq in 1...20 {
             let reply = try send(socket, client: 1, seq: UInt64(seq), payload: payload)
             kinds.append(reply.kind)
-            if reply.kind == .nack { reasons.insert(String(decoding: reply.payload, as: UTF8.self)) }
+            if reply.kind == .nack {
+                reasons.insert(String(decoding: reply.payload, as: UTF8.self))
+                #expect(reply.header.flags.contains(.retryLater), "a rate limit says: try again later")
+            }
         }
         #expect(kinds.count == 20, "every dispatch was answered")
         #expect(kinds.prefix(2).allSatisfy { $0 == .ack }, "the burst is allowed")

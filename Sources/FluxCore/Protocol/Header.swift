@@ -36,6 +36,8 @@ public struct Header: Equatable, Sendable {
         public static let historyTruncated = Flags(rawValue: 1 << 2)
         /// STATE / SNAPSHOT: the payload is one part of a larger one (``MessageParts``).
         public static let part = Flags(rawValue: 1 << 3)
+        /// NACK: refused for now (rate limited); the same action may be sent again later.
+        public static let retryLater = Flags(rawValue: 1 << 4)
     }
 
     public var kind: MessageKind

@@ -37,6 +37,9 @@ public final class DispatcherNode: Sendable {
         public var publishHighWaterMark: Int32 = 100_000
         /// CURVE on the tcp sockets it binds (nil: none).
         public var security: Security.Settings? = nil
+        /// Revocations seen by this process's ZAP handler: when they move, the node cuts the
+        /// connections it accepted (nil: no CURVE, nothing to revoke).
+        public var revocations: Revocations? = nil
 
         public init(intake: String, actions: String, replay: String, apps: [any AnyApp]) {
             self.intake = intake
@@ -198,7 +201,12 @@ final class DispatcherLoop: NodeLoop {
         let replayIndex = poller.add(.socket(replay))
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
+        var revoked = configuration.revocations?.generation ?? 0
         while !control.stopRequested {
+            if let revocations = configuration.revocations, revocations.generation != revoked {
+                revoked = revocations.generation
+                cutAcceptedConnections()
+            }
             core.tick(now: .now())
             try carryOut(core.takeCommands())
             // With replays in progress, only look: the next slice of them is due this turn.
@@ -248,6 +256,19 @@ final class DispatcherLoop: NodeLoop {
             case .serveReplay(let plan): queueReplay(plan)
             }
         }
+    }
+
+    /// A key was revoked: every tcp endpoint is bound anew, so every peer reconnects through ZAP.
+    func cutAcceptedConnections() {
+        for (socket, endpoint) in [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)]
+        where endpoint.hasPrefix("tcp://") {
+            do {
+                try socket.rebind(endpoint)
+            } catch {
+                logger.error("could not bind again after a revocation", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            }
+        }
+        logger.notice("a key was revoked: every connection was cut; listed peers reconnect")
     }
 
     func queueReplay(_ plan: ReplayPlan) {

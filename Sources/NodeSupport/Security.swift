@@ -1,6 +1,7 @@
 import FluxCore
 import Foundation
 import Logging
+import Synchronization
 import ZeroMQ
 
 /// A CURVE key pair on disk. The secret file (mode 0600) holds both halves; the `.pub` file beside it
@@ -101,16 +102,49 @@ extension Socket {
     }
 }
 
+/// How many times keys were revoked in this process (by ``ZAPHandler``). A node's loop compares it each
+/// turn and, when it moved, unbinds and binds again every tcp endpoint it listens on: libzmq closes the
+/// connections accepted through an endpoint when it is unbound, and every peer that reconnects meets
+/// the ZAP handler again, where a revoked key is refused.
+public final class Revocations: Sendable {
+    private let count = Mutex<UInt64>(0)
+    public init() {}
+    public var generation: UInt64 { count.withLock { $0 } }
+    func bump() { count.withLock { $0 += 1 } }
+}
+
+extension Socket {
+    /// Unbinds `endpoint` (closing every connection accepted through it) and binds it again, retrying
+    /// while the old listener is still being torn down.
+    public func rebind(_ endpoint: String) throws {
+        try unbind(endpoint)
+        var attempts = 0
+        while true {
+            do {
+                try bind(endpoint)
+                return
+            } catch {
+                attempts += 1
+                guard attempts < 100 else { throw error }
+                usleep(10_000)
+            }
+        }
+    }
+}
+
 /// libzmq's ZAP handler for this process: admits a CURVE client only when its public key is listed in
 /// the authorized-keys file (one Z85 key per line, `#` comments). The file is read again whenever it
 /// changes, so keys are added or revoked without a restart. Every refusal is logged with the peer's
 /// address and key.
 public final class ZAPHandler: Sendable {
     private let control: NodeControl<Never>
+    /// Moves each time keys are removed from the file; nodes then cut the connections they accepted.
+    public let revocations = Revocations()
 
     public init(authorizedKeys path: String, context: Context = .shared, logger: Logger) throws {
         control = try NodeControl()
         let control = control
+        let revocations = revocations
         let socket = try Socket(context, .rep)
         try socket.bind("inproc://zeromq.zap.01")
         // The socket is handed to the handler's thread and never touched here again.
@@ -124,16 +158,28 @@ public final class ZAPHandler: Sendable {
                 guard modified != loadedAt else { return }
                 loadedAt = modified
                 let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                let previous = keys
                 keys = Set(
                     text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
                         .filter { !$0.isEmpty && !$0.hasPrefix("#") }.compactMap(Curve.decode))
                 logger.info("authorized keys loaded", metadata: ["file": "\(path)", "keys": "\(keys.count)"])
+                let revoked = previous.subtracting(keys)
+                if !revoked.isEmpty {
+                    logger.notice(
+                        "keys revoked; their open connections will be cut",
+                        metadata: ["keys": "\(revoked.compactMap(Curve.encode).sorted().joined(separator: ", "))"])
+                    revocations.bump()
+                }
             }
             while !control.stopRequested {
                 var poller = Poller()
                 poller.add(.socket(zap))
                 poller.add(.fileDescriptor(control.wake.descriptor))
-                guard (try? poller.poll(timeoutMilliseconds: 500)) ?? 0 > 0, let request = try? zap.receive(dontWait: true) else { continue }
+                // The file is looked at ten times a second, so a revocation takes effect without waiting
+                // for a new connection to ask.
+                let ready = (try? poller.poll(timeoutMilliseconds: 100)) ?? 0
+                reload()
+                guard ready > 0, let request = try? zap.receive(dontWait: true) else { continue }
                 // ZAP 1.0 request: version, request id, domain, address, identity, mechanism, credentials…
                 guard request.count >= 6 else { continue }
                 reload()

@@ -89,7 +89,12 @@ final class StoreLoop: NodeLoop {
                 "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
             ])
         core.start(now: .now())
+        var revoked = configuration.revocations?.generation ?? 0
         while !control.stopRequested {
+            if let revocations = configuration.revocations, revocations.generation != revoked {
+                revoked = revocations.generation
+                cutAcceptedConnections()
+            }
             let now = NodeTime.now()
             core.tick(now: now)
             try carryOut(core.takeCommands())
@@ -197,6 +202,19 @@ final class StoreLoop: NodeLoop {
                 }
             }
         }
+    }
+
+    /// A key was revoked: the state and snapshot endpoints are bound anew, so every view reconnects
+    /// through ZAP (views re-snapshot after the gap).
+    func cutAcceptedConnections() {
+        for (socket, endpoint) in [(statePublisher, configuration.state), (snapshots, configuration.snapshot)] where endpoint.hasPrefix("tcp://") {
+            do {
+                try socket.rebind(endpoint)
+            } catch {
+                logger.error("could not bind again after a revocation", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            }
+        }
+        logger.notice("a key was revoked: every view connection was cut; listed views reconnect", metadata: ["store": "\(configuration.name)"])
     }
 
     func send(_ socket: Socket, _ frames: [[UInt8]]) {

@@ -40,6 +40,9 @@ public final class StoreNode: Sendable {
         public var codec: WireCodec.Format = .binary
         /// CURVE for tcp (nil: none).
         public var security: Security.Settings? = nil
+        /// Revocations seen by this process's ZAP handler: when they move, the node cuts the
+        /// connections it accepted (nil: no CURVE, nothing to revoke).
+        public var revocations: Revocations? = nil
 
         public init(
             name: String, app: any AnyApp, dispatcherActions: String, dispatcherReplay: String,

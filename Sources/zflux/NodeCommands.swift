@@ -28,6 +28,7 @@ struct DispatcherCommand: AsyncParsableCommand {
         var configuration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         configuration.security = security
+        configuration.revocations = zap?.revocations
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
         let endpoints = topology.dispatcher
         let metrics = try endpoints.metricsPort.map { port in
@@ -74,6 +75,7 @@ struct StoreCommand: AsyncParsableCommand {
         }
         var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.security = security
+        configuration.revocations = zap?.revocations
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(

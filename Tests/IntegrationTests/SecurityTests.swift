@@ -140,6 +140,63 @@ struct SecurityTests {
         #expect(!String(decoding: bytes, as: UTF8.self).contains(marker), "the action is not readable on the wire")
         #expect(!String(decoding: bytes, as: UTF8.self).contains("addTodo"))
     }
+
+    @Test("removing a key from authorized_keys cuts that peer's open connections; listed peers and the nodes go on")
+    func revocationCutsOpenConnections() async throws {
+        var template = Array("/tmp/zf-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["server", "client", "user"] { #expect(try zflux(["keygen", name, "--dir", dir + "/keys"]).status == 0) }
+        func publicKey(_ name: String) throws -> String {
+            try String(contentsOfFile: "\(dir)/keys/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(
+                String.init) ?? ""
+        }
+        try (try publicKey("client") + "\n" + publicKey("user") + "\n").write(
+            toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
+        try """
+        [cluster]
+        transport = "tcp"
+        [security]
+        server_key = "keys/server.key"
+        client_key = "keys/client.key"
+        authorized_keys = "keys/authorized_keys"
+        [[store]]
+        name = "counter"
+        """.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "tcp", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let security = try #require(try cluster.topology.clientSecurity(keyFile: dir + "/keys/user.key"))
+        // The user's connections, opened while its key is listed: one to the intake, one to a store.
+        let intake = try Socket(.shared, .dealer)
+        let store = try Socket(.shared, .dealer)
+        defer {
+            intake.close()
+            store.close()
+        }
+        try intake.connectSecurely(cluster.topology.dispatcher.intake, security)
+        try store.connectSecurely(try #require(cluster.topology.store(named: "counter")?.snapshot), security)
+        func answers(_ socket: Socket, within milliseconds: Int) throws -> Bool {
+            _ = try socket.send(Message(header: Header(kind: .statusRequest)).frames, dontWait: true)
+            var poller = Poller()
+            poller.add(.socket(socket))
+            guard try poller.poll(timeoutMilliseconds: milliseconds) > 0 else { return false }
+            while try socket.receive(dontWait: true) != nil {}
+            return true
+        }
+        #expect(try answers(intake, within: 5000) && answers(store, within: 5000), "the listed user is served")
+        // Revoke the user's key: its open connections are cut, so nothing it sends is answered any more.
+        try (try publicKey("client") + "\n").write(toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
+        try await eventually("the revoked user's connections are cut", timeout: .seconds(10)) {
+            let cut = try !answers(intake, within: 300) && !answers(store, within: 300)
+            if !cut { while try intake.receive(dontWait: true) != nil || store.receive(dontWait: true) != nil {} }
+            return cut
+        }
+        // The nodes, which connect with the cluster's own key, go on.
+        let sent = try cluster.zflux(["dispatch", "counter", "incrementTapped"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        try await eventually("the store applies it") { try cluster.zflux(["state", "counter"]).stdout.contains(#""count":1"#) }
+    }
 }
 
 func zfluxWithKey(_ cluster: ClusterProcess, key: String, _ arguments: [String]) throws -> CommandResult {

@@ -41,6 +41,8 @@ public final class DispatcherCore {
     private var commands: [Command] = []
     private var dedup: DedupTable
     private var rateLimiter: RateLimiter?
+    /// Scopes client ids to the authenticated key that sent them (``ClientScope``).
+    public let clientScope: ClientScope
 
     /// The newest sequenced action (durable or not yet).
     public private(set) var head: UInt64
@@ -67,9 +69,11 @@ public final class DispatcherCore {
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
     /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
     public init(
-        configuration: DispatcherNode.Configuration, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger
+        configuration: DispatcherNode.Configuration, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger,
+        clientScope: ClientScope = ClientScope(k0: 0, k1: 0)
     ) {
         self.configuration = configuration
+        self.clientScope = clientScope
         self.logger = logger
         self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.dedup = DedupTable(window: configuration.dedupWindow)
@@ -101,8 +105,9 @@ public final class DispatcherCore {
 
     // MARK: Intake
 
-    /// A message on the intake ROUTER from `peer`, or the reason it could not be decoded.
-    public func receivedIntake(_ received: Result<Message, ProtocolError>, from peer: [UInt8], now: NodeTime) {
+    /// A message on the intake ROUTER from `peer` (a connection), or the reason it could not be decoded.
+    /// `principal` is the public key the peer authenticated with (CURVE), nil without CURVE.
+    public func receivedIntake(_ received: Result<Message, ProtocolError>, from peer: [UInt8], principal: [UInt8]? = nil, now: NodeTime) {
         let message: Message
         switch received {
         case .success(let decoded): message = decoded
@@ -113,7 +118,7 @@ public final class DispatcherCore {
         }
         switch message.kind {
         case .dispatch:
-            receivedDispatch(message, from: peer, now: now)
+            receivedDispatch(message, from: peer, principal: principal, now: now)
         case .statusRequest:
             commands.append(.replyStatus(.intake, peer: peer))
         default:
@@ -122,8 +127,13 @@ public final class DispatcherCore {
         }
     }
 
-    private func receivedDispatch(_ message: Message, from peer: [UInt8], now: NodeTime) {
-        let header = message.header
+    private func receivedDispatch(_ message: Message, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
+        // What the client sent, for the answers; `header` holds the id as the dispatcher keeps it.
+        let sent = message.header
+        var header = sent
+        if let principal, header.clientID != 0 { header.clientID = clientScope.clientID(principal, header.clientID) }
+        // Whose budget and dedup share this is: the authenticated key, else the connection.
+        let owner = principal.map { clientScope.owner($0) } ?? RateLimiter.key(peer)
         if header.clientID != 0, !brokenRules.contains(.dedup), let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
             // A retry of something already sequenced: answer again once it is durable, sequence nothing.
             waitingReplies.append(
@@ -131,7 +141,7 @@ public final class DispatcherCore {
                     seq, peer,
                     Message(
                         header: Header(
-                            kind: .ack, seq: seq, clientID: header.clientID, clientSeq: header.clientSeq, history: history.rawValue))
+                            kind: .ack, seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, history: history.rawValue))
                 ))
             return
         }
@@ -139,34 +149,33 @@ public final class DispatcherCore {
         let limit = configuration.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? configuration.maxPayloadBytes
         guard message.payload.count <= limit else {
             rejected += 1
-            nack(peer, header, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
+            nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
             return
         }
         // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
-        let rateKey = header.clientID != 0 ? header.clientID : RateLimiter.key(peer)
-        if rateLimiter?.allow(rateKey, now: now.milliseconds &* 1_000_000) == false {
+        if rateLimiter?.allow(owner, now: now.milliseconds &* 1_000_000) == false {
             rejected += 1
-            nack(peer, header, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
+            nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
         guard let app = apps[appName] else {
             rejected += 1
             let known = apps.keys.sorted().joined(separator: ", ")
-            nack(peer, header, "unknown app '\(appName)' (this cluster runs: \(known))")
+            nack(peer, sent, "unknown app '\(appName)' (this cluster runs: \(known))")
             return
         }
         guard !header.actionType.isEmpty else {
             rejected += 1
-            nack(peer, header, "DISPATCH without an action type")
+            nack(peer, sent, "DISPATCH without an action type")
             return
         }
         let payload: [UInt8]
         do {
             // Decoded, validated, then through the app's middleware chain, which may rewrite it.
-            payload = try app.admit(actionType: header.actionType, payload: message.payload, client: header.clientID, host: self)
+            payload = try app.admit(actionType: header.actionType, payload: message.payload, client: sent.clientID, host: self)
         } catch {
             rejected += 1
-            nack(peer, header, error.reason)
+            nack(peer, sent, error.reason)
             return
         }
         head += 1
@@ -177,14 +186,14 @@ public final class DispatcherCore {
                 timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload)
         stamped.append(action)
         accepted += 1
-        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head) }
+        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
         waitingReplies.append(
             (
                 head, peer,
                 Message(
                     header: Header(
-                        kind: .ack, seq: head, clientID: header.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp,
+                        kind: .ack, seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp,
                         history: history.rawValue))
             ))
     }

@@ -158,7 +158,7 @@ final class DispatcherLoop: NodeLoop {
             ?? .opening(cluster: HistoryID.newCluster(using: &random), previousEpoch: 0, wallNanoseconds: WallClock.nowNanoseconds())
         core = DispatcherCore(
             configuration: configuration, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, history: history, now: .now(),
-            logger: logger)
+            logger: logger, clientScope: (log as? Journal)?.clientScope ?? .random())
         logger.info("serving history", metadata: ["history": "\(history)", "since": "\(log.lastSeq + 1)"])
         var next = max(core.firstSeq, log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1)
         while next <= log.lastSeq {
@@ -215,11 +215,13 @@ final class DispatcherLoop: NodeLoop {
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
             if poller.isReadable(intakeIndex) {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
+                var principal: [UInt8]? = nil
                 for _ in 0..<4096 {
-                    guard let frames = try intake.receive(dontWait: true) else { break }
+                    guard let frames = try intake.receive(dontWait: true, userID: &principal) else { break }
                     guard let peer = frames.first, !peer.isEmpty else { continue }
                     let message: Result<Message, ProtocolError> = Result { () throws(ProtocolError) in try Message.split(routed: frames).message }
-                    core.receivedIntake(message, from: peer, now: .now())
+                    // The key the peer authenticated with, when the intake is a CURVE server.
+                    core.receivedIntake(message, from: peer, principal: principal, now: .now())
                 }
                 core.endOfBurst()
                 try carryOut(core.takeCommands())

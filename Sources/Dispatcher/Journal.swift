@@ -90,6 +90,7 @@ public final class Journal: ActionLog {
         try scan(repair: repair)
         if repair { try openForAppend() }
         try openHistory(repair: repair)
+        try openClientScope(repair: repair)
     }
 
     deinit {
@@ -180,6 +181,34 @@ public final class Journal: ActionLog {
 
     /// The oldest seq the journal holds (above 1 once older segments were removed).
     public var firstSeq: UInt64 { segments.first?.firstSeq ?? 1 }
+
+    /// The secret that scopes client ids to authenticated keys (``ClientScope``), kept in `CLIENT-SCOPE`
+    /// beside the segments (0600, made when the journal is created): the journaled scoped ids must mean
+    /// the same after a restart. Read-only opens that find no file report a zero scope.
+    public private(set) var clientScope = ClientScope(k0: 0, k1: 0)
+
+    private func openClientScope(repair: Bool) throws {
+        let path = directory + "/CLIENT-SCOPE"
+        if let bytes = FileManager.default.contents(atPath: path), bytes.count == 16 {
+            let words = [UInt8](bytes)
+            func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(words[at + $1]) << (8 * UInt64($1)) } }
+            clientScope = ClientScope(k0: word(0), k1: word(8))
+            return
+        }
+        guard repair else { return }
+        let scope = ClientScope.random()
+        var bytes: [UInt8] = []
+        for value in [scope.k0, scope.k1] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fdatasync(fd) == 0
+        _ = Glibc.close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
+        try syncDirectory()
+        clientScope = scope
+    }
 
     /// The history this opening of the journal serves (``HistoryID``): the cluster id kept in `HISTORY`
     /// beside the segments (made when the journal is created, copied with it) and a new epoch, later

@@ -28,6 +28,14 @@ extension Socket {
 
     /// Receives one whole multipart message, or nil when `dontWait` is set and none is waiting.
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [[UInt8]]? {
+        var ignored: [UInt8]? = nil
+        return try receive(dontWait: dontWait, userID: &ignored)
+    }
+
+    /// Receives one whole multipart message and the "User-Id" its connection was admitted with by the
+    /// ZAP handler (for CURVE, what the handler answered: the peer's public key); nil without one.
+    public func receive(dontWait: Bool = false, userID: inout [UInt8]?) throws(ZMQError) -> [[UInt8]]? {
+        userID = nil
         var frames: [[UInt8]] = []
         var msg = zmq_msg_t()
         while true {
@@ -47,6 +55,10 @@ extension Socket {
             } else {
                 let data = zmq_msg_data(&msg)!.assumingMemoryBound(to: UInt8.self)
                 frames.append(Array(UnsafeBufferPointer(start: data, count: size)))
+            }
+            if frames.count == 1, let property = zmq_msg_gets(&msg, "User-Id") {
+                let id = Array(String(cString: property).utf8)
+                if !id.isEmpty { userID = id }
             }
             if zmq_msg_more(&msg) == 0 { return frames }
         }

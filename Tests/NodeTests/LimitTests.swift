@@ -24,7 +24,9 @@ struct LimitTests {
         return try Message(frames: try #require(try receiveWithin(socket)))
     }
 
-    @Test("a client over its rate gets NACK 'rate limited', never a silent drop; a retry of a sequenced action still gets its ACK")
+    @Test(
+        "a connection over its rate gets NACK 'rate limited', never a silent drop, whatever client ids it uses; a retry of a sequenced action still gets its ACK"
+    )
     func rateLimit() async throws {
         let (node, task, intake) = try await dispatcher { $0.clientRate = 2 }
         let socket = try Socket(.shared, .dealer)
@@ -46,7 +48,11 @@ struct LimitTests {
         #expect(kinds.filter { $0 == .nack }.count >= 10)
         #expect(reasons == ["rate limited: this client may dispatch 2 actions per second"])
         #expect(try send(socket, client: 1, seq: 1, payload: payload).kind == .ack, "a retry is answered from dedup, not limited")
-        #expect(try send(socket, client: 2, seq: 1, payload: payload).kind == .ack, "each client has its own budget")
+        #expect(try send(socket, client: 2, seq: 1, payload: payload).kind == .nack, "a new client id on the same connection shares its budget")
+        let other = try Socket(.shared, .dealer)
+        defer { other.close() }
+        try other.connect(intake)
+        #expect(try send(other, client: 2, seq: 1, payload: payload).kind == .ack, "each connection has its own budget")
         node.stop()
         try await task.value
     }

@@ -58,6 +58,11 @@ public final class Journal: ActionLog {
     /// The newest records, for the common replay (gap repair) without touching the disk.
     private var tail: [Message] = []
     private let tailCapacity: Int
+    /// The tail's budget in bytes of payload and topic: with large actions, a count alone would let the
+    /// cache (and opening a journal, which fills it) take gigabytes.
+    private let tailByteCapacity: Int
+    /// Bytes the tail cache holds now.
+    public private(set) var cachedBytes = 0
     /// The segment last read from disk. Segments only grow by appends, so the copy stays valid for
     /// every record inside its length.
     private var readCache: (segment: Int, bytes: [UInt8])? = nil
@@ -66,9 +71,10 @@ public final class Journal: ActionLog {
     /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`).
     public init(
         directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true,
-        tailCapacity: Int = 65_536
+        tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20
     ) throws {
         self.tailCapacity = max(tailCapacity, 1)
+        self.tailByteCapacity = max(tailByteCapacity, 1)
         self.directory = directory
         self.policy = policy
         self.segmentBytes = max(segmentBytes, 4096)
@@ -160,7 +166,17 @@ public final class Journal: ActionLog {
 
     private func remember(_ message: Message) {
         tail.append(message)
-        if tail.count > tailCapacity + tailCapacity / 4 { tail.removeFirst(tail.count - tailCapacity) }
+        cachedBytes += message.payload.count + message.topic.count
+        // Trimmed in chunks (a quarter over budget, back to the budget) so appends stay O(1) on average.
+        guard tail.count > tailCapacity + tailCapacity / 4 || cachedBytes > tailByteCapacity + tailByteCapacity / 4 else { return }
+        var drop = 0
+        var bytes = cachedBytes
+        while drop < tail.count - 1 && (tail.count - drop > tailCapacity || bytes > tailByteCapacity) {
+            bytes -= tail[drop].payload.count + tail[drop].topic.count
+            drop += 1
+        }
+        tail.removeFirst(drop)
+        cachedBytes = bytes
     }
 
     private func openForAppend() throws {

@@ -35,6 +35,18 @@ public final class StoreCore {
     }
 
     public static let maxPending = 200_000
+    /// Payload bytes of live actions held while a gap is repaired; past either bound the newest are
+    /// dropped, and replay brings them later.
+    public static let maxPendingBytes = 256 << 20
+
+    /// Keeps a live action that cannot be applied yet, within both bounds.
+    private func holdPending(_ message: Message) {
+        guard pending.count < StoreCore.maxPending, pendingBytes + message.payload.count <= StoreCore.maxPendingBytes,
+            pending[message.header.seq] == nil
+        else { return }
+        pending[message.header.seq] = message
+        pendingBytes += message.payload.count
+    }
     public static let maxUnansweredEffects = 100_000
     public static let maxWaitingViews = 10_000
 
@@ -52,7 +64,11 @@ public final class StoreCore {
     /// The newest seq the dispatcher has announced (actions or heartbeats).
     public private(set) var dispatcherHead: UInt64 = 0
     /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
-    private(set) var pending: [UInt64: Message] = [:]
+    private(set) var pending: [UInt64: Message] = [:] {
+        didSet { if pending.isEmpty { pendingBytes = 0 } }
+    }
+    /// Payload bytes held in `pending` (bounded by `maxPendingBytes` as well as by count).
+    public private(set) var pendingBytes = 0
     /// When the outstanding replay request was sent (nil: none outstanding).
     public private(set) var replayRequestedAt: UInt64?
     /// The dispatcher's newest seq when this store first heard it over its subscription. Actions after
@@ -207,7 +223,7 @@ public final class StoreCore {
             case .ignore: return
             case .wait:
                 // A new epoch this store has not settled yet: the next heartbeat says where it starts.
-                if pending.count < StoreCore.maxPending { pending[message.header.seq] = message }
+                holdPending(message)
                 return
             }
             if liveAfter == nil { liveAfter = message.header.seq - 1 }
@@ -249,7 +265,7 @@ public final class StoreCore {
             apply(message, now: now)
             return
         }
-        if pending.count < StoreCore.maxPending { pending[seq] = message }
+        holdPending(message)
         if replayRequestedAt == nil {
             logger.notice(
                 "gap in the action stream",
@@ -262,9 +278,13 @@ public final class StoreCore {
     }
 
     private func applyPending(now: NodeTime) {
-        while let next = pending.removeValue(forKey: version + 1) { apply(next, now: now) }
+        while let next = pending.removeValue(forKey: version + 1) {
+            pendingBytes -= next.payload.count
+            apply(next, now: now)
+        }
         if !pending.isEmpty, let lowest = pending.keys.min(), lowest <= version {
             pending = pending.filter { $0.key > version }
+            pendingBytes = pending.values.reduce(0) { $0 + $1.payload.count }
         }
     }
 
@@ -493,6 +513,7 @@ public final class StoreCore {
         // epoch this store did not hear may have cut the journal below it, so those seqs may now name
         // other actions. The replay brings them again, from the journal as it is.
         pending = pending.filter { $0.value.header.history == raw }
+        pendingBytes = pending.values.reduce(0) { $0 + $1.payload.count }
         // An epoch this store did not hear may have cut the journal too: before going on, the journal's
         // action at this store's version must be the one it applied (log matching).
         if version > 0 && lastAppliedHistory != 0 {

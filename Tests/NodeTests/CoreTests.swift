@@ -658,6 +658,28 @@ struct LowFindingsTests {
         #expect(core.version == 1 && runtime().count == 1)
     }
 
+    @Test("live actions held during a gap repair are bounded in bytes; replay brings the ones dropped")
+    func pendingBytes() {
+        let (core, runtime) = StoreCoreTests().makeStore()
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        let megabyte = [UInt8](repeating: 1, count: 1 << 20)  // one buffer, shared by every message
+        func big(_ seq: UInt64) -> Message {
+            Message(topic: "counter", header: Header(kind: .action, seq: seq, actionType: "incrementTapped"), payload: megabyte)
+        }
+        // Seq 1 is lost; 2…400 arrive and wait for it.
+        for seq: UInt64 in 2...400 { core.receivedFromDispatcher(big(seq), now: F.at(2)) }
+        #expect(core.pendingBytes <= StoreCore.maxPendingBytes && core.pendingBytes > 0, "\(core.pendingBytes) bytes held")
+        for first in stride(from: UInt64(1), through: 400, by: 50) {
+            let seqs = first...min(first + 49, 400)
+            core.receivedReplay(
+                Message(header: Header(kind: .replayBatch, seq: seqs.lowerBound, ref: seqs.upperBound), payload: ReplayBatch.encode(seqs.map(big))),
+                now: F.at(3))
+        }
+        core.receivedReplay(F.replayEnd(head: 400), now: F.at(4))
+        #expect(core.version == 400 && runtime().count == 400 && core.pendingBytes == 0)
+    }
+
     @Test("a view whose replica cannot load a whole state applies no later change to the old replica: it asks for a snapshot")
     func wholeStateLoadFailure() throws {
         let app = Ledger.app()

@@ -129,3 +129,27 @@ struct JournalTests {
         #expect(try Journal(directory: dir).lastSeq == 1, "the lock goes with its holder")
     }
 }
+
+@Suite("Journal memory in bytes")
+struct JournalMemoryTests {
+    func big(_ seq: UInt64) -> Message {
+        Message(
+            topic: Array("ledger".utf8), header: Header(kind: .action, seq: seq, clientID: 7, clientSeq: seq, actionType: "post"),
+            payload: [UInt8](repeating: UInt8(truncatingIfNeeded: seq), count: 100_000))
+    }
+
+    @Test("the tail cache holds at most its byte budget of large records, when appending and when a journal is opened; reads stay exact")
+    func tailCacheBytes() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, policy: .none, tailByteCapacity: 1 << 20)
+            for seq: UInt64 in 1...200 { try journal.append([big(seq)]) }
+            try journal.commit()
+            #expect(journal.cachedBytes <= (1 << 20) + (1 << 20) / 4 + 100_200, "appending: \(journal.cachedBytes) bytes cached")
+        }
+        let reopened = try Journal(directory: dir, policy: .none, tailByteCapacity: 1 << 20)
+        #expect(reopened.cachedBytes <= (1 << 20) + (1 << 20) / 4 + 100_200, "opening: \(reopened.cachedBytes) bytes cached")
+        #expect(try reopened.read(from: 1, limit: 200) == (1...200).map { big($0) })
+    }
+}

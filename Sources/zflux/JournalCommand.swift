@@ -4,12 +4,13 @@ import Examples
 import FluxCore
 import Foundation
 import NodeSupport
+import StoreNode
 
 struct JournalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "journal",
-        abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq.",
-        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Bench.self])
+        abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq; compact it.",
+        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Compact.self, Bench.self])
 
     struct Location: ParsableArguments {
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's (RUN_DIR/journal).", valueName: "dir"))
@@ -41,7 +42,7 @@ struct JournalCommand: AsyncParsableCommand {
             let journal = try location.open()
             let recovery = journal.recovery
             emitLine(
-                "\(location.directory): \(recovery.records) records in \(recovery.segments) segments, seqs 1…\(recovery.lastSeq), \(journal.sizeInBytes) bytes"
+                "\(location.directory): \(recovery.records) records in \(recovery.segments) segments, seqs \(journal.firstSeq)…\(recovery.lastSeq), \(journal.sizeInBytes) bytes"
             )
             if recovery.trimmedBytes > 0 {
                 printError(
@@ -50,6 +51,79 @@ struct JournalCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             emitLine("ok")
+        }
+    }
+
+    struct Compact: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove the journal's oldest segments that every store's snapshot already covers.",
+            discussion: """
+                Removes whole segments whose actions all lie below the oldest store snapshot, so that every
+                store can still start from its snapshot and catch up from the journal. The newest segment
+                always stays. The dispatcher must be stopped (the command takes the journal's lock).
+
+                Snapshots are read from the cluster's snapshot directory. A store with no snapshot there (a
+                new store, or one on another host) needs the whole journal, and the command refuses; pass
+                --keep-from SEQ to say yourself what to keep, and --force to keep less than a snapshot found
+                here needs. A store left behind the journal says so and can be given another store's
+                snapshot (docs/OPERATIONS.md, "A journal that starts above 1").
+                """)
+        @OptionGroup var location: Location
+        @Option(help: ArgumentHelp("Keep every action from this seq on (default: the oldest store snapshot's version + 1).", valueName: "seq"))
+        var keepFrom: UInt64?
+        @Flag(help: "Keep less than the snapshots found here need.") var force = false
+        @Flag(help: "Say what would be removed, and remove nothing.") var dryRun = false
+
+        func run() throws {
+            let directory = location.directory
+            guard FileManager.default.fileExists(atPath: directory) else { throw CLIError("no journal at \(directory)") }
+            // A running dispatcher first: nothing else matters while it holds the journal.
+            do { _ = try Journal.compact(directory: directory, keepFrom: 0, dryRun: true) } catch { throw CLIError("\(error)") }
+            // What each store's snapshot needs: everything after its version.
+            var needs: [(store: String, from: UInt64?)] = []
+            if let topology = try? location.runDir.topology(), let snapshots = topology.durability?.snapshotDirectory {
+                for store in topology.stores {
+                    let contents = try? SnapshotFile.read(snapshots + "/" + store.name + ".snapshot")
+                    needs.append((store.name, contents.map { $0.version + 1 }))
+                }
+            }
+            let missing = needs.filter { $0.from == nil }.map(\.store)
+            let safe = needs.compactMap(\.from).min()
+            let keep: UInt64
+            if let keepFrom {
+                if !missing.isEmpty && !force {
+                    throw CLIError(
+                        "no snapshot of \(missing.joined(separator: ", ")) here: it needs the whole journal; add --force to keep only from seq \(keepFrom)"
+                    )
+                }
+                if let safe, keepFrom > safe, !force {
+                    let behind = needs.filter { ($0.from ?? 0) < keepFrom }.map(\.store).joined(separator: ", ")
+                    throw CLIError("the snapshot of \(behind) needs the actions from seq \(safe) on; add --force to keep only from seq \(keepFrom)")
+                }
+                keep = keepFrom
+            } else {
+                guard !needs.isEmpty else {
+                    throw CLIError(
+                        "no cluster.json in \(location.runDir.path) (is the cluster down?) to find the stores' snapshots: pass --config FILE, or --keep-from SEQ"
+                    )
+                }
+                guard missing.isEmpty, let safe else {
+                    throw CLIError(
+                        "no snapshot of \(missing.joined(separator: ", ")) here: it needs the whole journal (a store writes one every snapshot_every actions and when it stops); or pass --keep-from SEQ --force"
+                    )
+                }
+                keep = safe
+            }
+            let result: Journal.Compaction
+            do { result = try Journal.compact(directory: directory, keepFrom: keep, dryRun: dryRun) } catch { throw CLIError("\(error)") }
+            guard let first = result.removed.first, let last = result.removed.last else {
+                emitLine("nothing to remove: the journal's oldest segment holds actions from seq \(keep) on, or is its newest")
+                return
+            }
+            let bytes = result.removed.reduce(0) { $0 + $1.bytes }
+            emitLine(
+                "\(dryRun ? "would remove" : "removed") \(result.removed.count) segment\(result.removed.count == 1 ? "" : "s") (seqs \(first.first)…\(last.last), \(bytes) bytes); the journal \(dryRun ? "would start" : "now starts") at seq \(result.firstSeq)"
+            )
         }
     }
 

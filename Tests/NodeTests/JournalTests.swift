@@ -153,3 +153,33 @@ struct JournalMemoryTests {
         #expect(try reopened.read(from: 1, limit: 200) == (1...200).map { big($0) })
     }
 }
+
+@Suite("Journal compaction")
+struct JournalCompactionTests {
+    @Test("compaction removes only whole segments below the seq to keep, never the newest, and not under a running dispatcher")
+    func compact() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, policy: .none, segmentBytes: 8192)
+            for start in stride(from: 1, through: 1000, by: 100) {
+                try journal.append((UInt64(start)..<UInt64(start + 100)).map { action($0) })
+            }
+            try journal.commit()
+            #expect(throws: JournalError.self, "the writer lock is held") { try Journal.compact(directory: dir, keepFrom: 500) }
+        }
+        let planned = try Journal.compact(directory: dir, keepFrom: 500, dryRun: true)
+        #expect(!planned.removed.isEmpty && planned.removed.allSatisfy { $0.last < 500 })
+        #expect(try Journal(directory: dir, repair: false).firstSeq == 1, "a dry run removes nothing")
+        let done = try Journal.compact(directory: dir, keepFrom: 500)
+        #expect(done == planned && done.firstSeq <= 500 && done.firstSeq > 1)
+        do {
+            let reopened = try Journal(directory: dir, policy: .none)
+            #expect(reopened.firstSeq == done.firstSeq && reopened.lastSeq == 1000)
+            #expect(try reopened.read(from: 500, limit: 501) == (500...1000).map { action($0) }, "everything from the kept seq on is there")
+        }
+        let all = try Journal.compact(directory: dir, keepFrom: .max)
+        let left = try Journal(directory: dir, repair: false)
+        #expect(left.lastSeq == 1000 && left.firstSeq == all.firstSeq && left.firstSeq <= 1000, "the newest segment always stays")
+    }
+}

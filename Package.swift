@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", .product(name: "Logging", package: "swift-log"),
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", "Cluster", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting"]),
     ],

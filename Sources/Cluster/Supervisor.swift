@@ -140,9 +140,12 @@ public final class Supervisor: Sendable {
 
     public var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.processIdentifier) } } }
 
-    /// Waits until every node answers a status request and every store is subscribed to the dispatcher.
-    public func waitUntilReady(timeout: Duration = .seconds(15)) throws {
-        let deadline = ContinuousClock.now + timeout
+    /// Waits until every node answers a status request and every store is subscribed to the dispatcher
+    /// and caught up. A store still replaying is waited for while its version moves (``StartupWatch``),
+    /// with a progress line through `report` every few seconds; a node silent or not moving for 15 s
+    /// fails the start.
+    public func waitUntilReady(report: @Sendable (String) -> Void = { _ in }) throws {
+        var watch = StartupWatch()
         var endpoints = [("dispatcher", topology.dispatcher.intake)]
         endpoints += topology.stores.map { ("store \($0.name)", $0.snapshot) }
         for (name, endpoint) in endpoints {
@@ -151,9 +154,16 @@ public final class Supervisor: Sendable {
                 if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
                     throw ClusterError("\(exited.name) exited during start-up; see \(runDirectory.log(of: exited.name))")
                 }
-                if nodeIsReady(endpoint: endpoint, security: security) { break }
-                usleep(20_000)
-                if ContinuousClock.now > deadline { throw ClusterError("\(name) did not answer within \(timeout); see \(logDirectory)") }
+                let status = nodeStatus(endpoint: endpoint, security: security)
+                switch watch.observe(name, status: status, now: MonotonicClock.nowMilliseconds()) {
+                case .ready: break
+                case .waiting(let progress):
+                    if let progress { report(progress) }
+                    usleep(20_000)
+                    continue
+                case .stuck(let reason): throw ClusterError("\(reason); see \(logDirectory)")
+                }
+                break
             }
         }
     }
@@ -184,7 +194,7 @@ public final class Supervisor: Sendable {
     public func supervise(report: @escaping @Sendable (String) -> Void, whenReady: @Sendable () async throws -> Void) async throws -> Int32 {
         do {
             try start()
-            try waitUntilReady()
+            try waitUntilReady(report: report)
         } catch {
             stopAll()
             throw error

@@ -1,0 +1,46 @@
+import FluxCore
+
+/// How `cluster up` decides, from each node's status answers over time, that the cluster is ready, is
+/// still starting, or is stuck. A store replaying a long journal is waited for as long as its version
+/// keeps moving, with a progress line every few seconds; a node silent, or a store not moving, for
+/// `stallMilliseconds` fails the start with a reason. Time is an input: nothing here sleeps.
+public struct StartupWatch: Sendable {
+    public enum Verdict: Equatable, Sendable {
+        case ready
+        /// Not ready yet; `progress` is a line to show, now and then.
+        case waiting(progress: String?)
+        case stuck(String)
+    }
+
+    public let stallMilliseconds: UInt64
+    public let progressEveryMilliseconds: UInt64
+    private var moved: [String: (version: UInt64, at: UInt64)] = [:]
+    private var reportedAt: [String: UInt64] = [:]
+
+    public init(stallMilliseconds: UInt64 = 15_000, progressEveryMilliseconds: UInt64 = 2_000) {
+        self.stallMilliseconds = stallMilliseconds
+        self.progressEveryMilliseconds = progressEveryMilliseconds
+    }
+
+    /// What `status` (nil: no answer) of node `name`, asked at `now` (ms), means.
+    public mutating func observe(_ name: String, status: NodeStatus?, now: UInt64) -> Verdict {
+        let last = moved[name] ?? (0, now)
+        if moved[name] == nil { moved[name] = last }
+        guard let status else {
+            let silent = now - last.at
+            return silent > stallMilliseconds ? .stuck("\(name) did not answer for \(silent / 1000) s") : .waiting(progress: nil)
+        }
+        if status.isReady { return .ready }
+        let version = status.version ?? 0
+        if version > last.version { moved[name] = (version, now) }
+        let current = moved[name]!
+        let head = max(status.dispatcherHead ?? 0, version)
+        if now - current.at > stallMilliseconds {
+            let why = status.problem.map { ": \($0)" } ?? ""
+            return .stuck("\(name) stopped catching up at version \(version) of \(head) for \((now - current.at) / 1000) s\(why)")
+        }
+        guard now - (reportedAt[name] ?? 0) >= progressEveryMilliseconds else { return .waiting(progress: nil) }
+        reportedAt[name] = now
+        return .waiting(progress: "\(name) catching up: version \(version) of \(head)")
+    }
+}

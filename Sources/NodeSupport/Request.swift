@@ -11,7 +11,8 @@ public func requestReply(
     defer { socket.close() }
     try socket.connectSecurely(endpoint, security)
     try socket.send(request.frames)
-    let deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds)
+    // The timeout is for silence: every part of an answer in parts moves the deadline on.
+    var deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds)
     var parts = MessageAssembler()  // a whole state over 4 MiB comes in parts
     while true {
         let now = MonotonicClock.nowMilliseconds()
@@ -19,9 +20,11 @@ public func requestReply(
         var poller = Poller()
         poller.add(.socket(socket))
         guard try poller.poll(timeoutMilliseconds: Int(deadline - now)) > 0 else { continue }
-        guard let frames = try socket.receive(dontWait: true), let part = try? Message(frames: frames), let reply = parts.accept(part) else {
-            continue
-        }
+        guard let frames = try socket.receive(dontWait: true), let part = try? Message(frames: frames) else { continue }
+        // A snapshot in parts comes a few at a time: ask for the next ones.
+        if part.header.flags.contains(.part) { deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds) }
+        if let more = MessageParts.continuation(after: part) { _ = try socket.send(more.frames, dontWait: true) }
+        guard let reply = parts.accept(part) else { continue }
         if reply.kind == kind { return reply }
     }
 }

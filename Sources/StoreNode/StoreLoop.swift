@@ -22,6 +22,8 @@ final class StoreLoop: NodeLoop {
     let snapshots: Socket
     /// Peers of the snapshot ROUTER whose queue was full, and until when their requests are dropped.
     var stalledUntil: [[UInt8]: UInt64] = [:]
+    /// Snapshot answers in parts whose peers have not asked for the rest yet.
+    var transfers = SnapshotTransfers()
     var snapshotRequests: UInt64 = 0
     var snapshotRequestsDropped: UInt64 = 0
 
@@ -51,9 +53,9 @@ final class StoreLoop: NodeLoop {
         try statePublisher.setOption(.sendHighWaterMark, configuration.highWaterMark)
         subscribers = try SocketMonitor(statePublisher, context: context, name: "store-\(configuration.name)-\(UInt64.random(in: 0...UInt64.max))")
         snapshots = try SocketDefaults.router(context)
-        // Room for one whole state in parts (up to 1 GiB) per peer; a peer that does not read fills it
-        // and is then left alone for a while (see `reply`).
-        try snapshots.setOption(.sendHighWaterMark, 256)
+        // A snapshot in parts goes out on credit (`transfers`): a few parts per peer at a time. A peer
+        // that does not read fills this queue and is then left alone for a while (see `reply`).
+        try snapshots.setOption(.sendHighWaterMark, 64)
         effects = try SocketDefaults.dealer(context)
         try statePublisher.bindSecurely(configuration.state, security)
         try snapshots.bindSecurely(configuration.snapshot, security)
@@ -145,6 +147,11 @@ final class StoreLoop: NodeLoop {
         for _ in 0..<1024 {
             guard let frames = try snapshots.receive(dontWait: true) else { return }
             guard let peer = frames.first, !peer.isEmpty, let request = try? Message.split(routed: frames).message else { continue }
+            if request.kind == .snapshotRequest, request.header.flags.contains(.part) {
+                // A reader asking for the next parts of its answer: more credit.
+                send(parts: transfers.next(for: peer, from: request.header.ref, version: request.header.seq), to: peer)
+                continue
+            }
             if request.kind == .snapshotRequest {
                 snapshotRequests += 1
                 if let until = stalledUntil[peer], now < until {
@@ -163,7 +170,11 @@ final class StoreLoop: NodeLoop {
     /// Sends an answer to one peer of the snapshot ROUTER, in parts when large. A peer whose queue is
     /// full (it does not read) or that has gone loses the answer and is left alone for a second.
     func reply(to peer: [UInt8], _ message: Message) {
-        for part in MessageParts.split(message) {
+        send(parts: transfers.start(message, to: peer), to: peer)
+    }
+
+    func send(parts: [Message], to peer: [UInt8]) {
+        for part in parts {
             let delivered = (try? snapshots.send(part.routedFrames(to: peer), dontWait: true)) ?? false
             if !delivered {
                 let now = MonotonicClock.nowMilliseconds()

@@ -68,6 +68,13 @@ public final class ViewCore {
     /// The node is up and subscribed: ask for a snapshot.
     public func start(now: NodeTime) { askForSnapshot(because: "joining", now: now) }
 
+    /// One part of a snapshot in parts arrived: the answer is coming, so the request is not repeated
+    /// while its parts keep arriving (a large state takes several rounds of credit).
+    public func receivedSnapshotPart(now: NodeTime) {
+        lastHeard = now.milliseconds
+        if phase == .awaitingSnapshot { snapshotAskedAt = now.milliseconds }
+    }
+
     /// A reply on the snapshot DEALER.
     public func receivedSnapshot(_ reply: Message, now: NodeTime) {
         guard reply.kind == .snapshot, phase == .awaitingSnapshot else { return }

@@ -168,9 +168,11 @@ final class ViewLoop: NodeLoop {
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
             if poller.isReadable(snapIndex) {
                 while let frames = try snapshots.receive(dontWait: true) {
-                    if let part = try? Message(frames: frames), let reply = snapshotParts.accept(part) {
-                        core.receivedSnapshot(reply, now: .now())
-                    }
+                    guard let part = try? Message(frames: frames) else { continue }
+                    // A snapshot in parts comes a few at a time: ask for the next ones.
+                    if part.header.flags.contains(.part) { core.receivedSnapshotPart(now: .now()) }
+                    if let more = MessageParts.continuation(after: part) { _ = try? snapshots.send(more.frames, dontWait: true) }
+                    if let reply = snapshotParts.accept(part) { core.receivedSnapshot(reply, now: .now()) }
                 }
             }
             if poller.isReadable(subIndex) {

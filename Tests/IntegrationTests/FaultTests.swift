@@ -354,16 +354,22 @@ final class ViewProcess: @unchecked Sendable {
             while true {
                 let chunk = out.fileHandleForReading.availableData
                 if chunk.isEmpty { return }
+                // Only the new bytes are searched for a newline: a line can be megabytes long.
+                let searchFrom = buffer.count
                 buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = buffer[buffer.startIndex..<newline]
-                    buffer.removeSubrange(buffer.startIndex...newline)
+                var start = buffer.startIndex
+                var from = buffer.startIndex + searchFrom
+                while let newline = buffer[from...].firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = buffer[start..<newline]
+                    start = newline + 1
+                    from = start
                     guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
                         let store = object["store"] as? String, let version = object["version"] as? Int, let state = object["state"],
                         let stateData = try? JSONSerialization.data(withJSONObject: state)
                     else { continue }
                     lines.withLock { $0.append((store, UInt64(version), stateData)) }
                 }
+                buffer = Data(buffer[start...])
             }
         }.start()
     }

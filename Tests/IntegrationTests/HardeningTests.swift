@@ -173,6 +173,13 @@ struct HardeningTests {
         }
         let whole = try #require(try accounts(), "zflux state answers with a state of about 18 MB")
         #expect(whole.version == 150 && whole.count == 150)
+        // A view joining now gets the same state, in parts, on credit.
+        let view = try ViewProcess(runDir: cluster.runDir, stores: ["ledger"])
+        let shown = try await view.waitForVersion(store: "ledger", 150)
+        view.process.terminate()
+        view.process.waitUntilExit()
+        let shownAccounts = (try JSONSerialization.jsonObject(with: shown) as? [String: Any])?["accounts"] as? [Any]
+        #expect(shownAccounts?.count == 300, "150 accounts, as key, value pairs")
         // A store restarted with no snapshot catches up from replay batches of these actions.
         let store = try #require(cluster.currentPid("store-ledger"))
         kill(store, SIGKILL)

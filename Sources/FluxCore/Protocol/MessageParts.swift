@@ -12,6 +12,22 @@ public enum MessageParts {
     /// The most parts one message may have: 1,024 parts of 4 MiB is 4 GiB, the snapshot format's limit.
     public static let maxParts = 1024
 
+    /// Parts of a SNAPSHOT sent per grant of credit: a store sends this many, then waits for the
+    /// receiver to ask for more (the zguide's credit-based flow control), so a peer that stops reading
+    /// never has more than this many parts of a state queued for it.
+    public static let credit = 4
+
+    /// The request for the next parts of a SNAPSHOT, when `part` is the last one of a grant and more
+    /// are to come: SNAPSHOT-REQUEST with the flag `part`, `seq` = the snapshot's version, `ref` = the
+    /// index of the next part wanted. Nil for any other message.
+    public static func continuation(after part: Message) -> Message? {
+        guard part.kind == .snapshot, part.header.flags.contains(.part), part.payload.count >= 8 else { return nil }
+        let index = Int(part.payload.readLittleEndian(UInt32.self, at: 0))
+        let count = Int(part.payload.readLittleEndian(UInt32.self, at: 4))
+        guard (index + 1) % credit == 0, index + 1 < count else { return nil }
+        return Message(header: Header(kind: .snapshotRequest, flags: .part, seq: part.header.seq, ref: UInt64(index + 1)))
+    }
+
     /// `message` itself when its payload fits one part, else its parts in order.
     public static func split(_ message: Message, partBytes: Int = defaultPartBytes) -> [Message] {
         let size = max(partBytes, 1)

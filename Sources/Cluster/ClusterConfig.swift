@@ -14,6 +14,7 @@ import TOMLKit
 /// base_port = 5570         # tcp only: first of the consecutive ports the nodes use
 /// heartbeat_ms = 200
 /// high_water_mark = 100000 # messages a publisher queues for a slow subscriber before dropping
+/// queue_mb = 1024          # and at most this much per peer: high-water marks are lowered to fit
 /// codec = "binary"         # what nodes write on the wire: binary (compact) or json (readable); both are read
 ///
 /// [journal]
@@ -46,6 +47,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         var basePort: Int?
         var heartbeatMs: Int?
         var highWaterMark: Int?
+        var queueMb: Int?
         var allowRemote: Bool?
         var codec: String?
         var timeoutMs: Int?
@@ -57,6 +59,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             case basePort = "base_port"
             case heartbeatMs = "heartbeat_ms"
             case highWaterMark = "high_water_mark"
+            case queueMb = "queue_mb"
         }
     }
 
@@ -140,7 +143,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
     static let knownKeys: [String: Set<String>] = [
         "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store"],
-        "cluster": ["transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "codec"],
+        "cluster": ["transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
         "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
         "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
         "limits": ["client_rate", "max_payload_bytes", "payload"],
@@ -478,6 +481,12 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
                 topology.restart = .init(maxRestarts: max, windowSeconds: window)
             }
             topology.highWaterMark = cluster?.highWaterMark
+            if let megabytes = cluster?.queueMb {
+                guard (1...65_536).contains(megabytes) else {
+                    throw error("queue_mb must be between 1 and 65536 (MiB a node may queue for one peer)", key: "queue_mb", table: "cluster")
+                }
+                topology.queueBytes = megabytes << 20
+            }
             if let name = cluster?.codec {
                 guard let codec = WireCodec.Format(rawValue: name) else {
                     throw error("codec '\(name)' is not one of: binary, json", key: "codec", table: "cluster")

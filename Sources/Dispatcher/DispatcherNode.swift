@@ -35,6 +35,16 @@ public final class DispatcherNode: Sendable {
         /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages
         /// (and repairs the gap from replay).
         public var publishHighWaterMark: Int32 = 100_000
+        /// Bytes queued for one peer at most: the actions PUB's and the intake's high-water marks are
+        /// lowered so that that many of the largest action this intake admits fit in it.
+        public var queueBytes = SocketDefaults.queueBytes
+        /// The largest ACTION or DISPATCH this dispatcher handles: the largest payload it admits and
+        /// room for the header, app and type around it.
+        public var largestActionMessage: Int { max(maxPayloadBytes, maxPayloadBytesByType.values.max() ?? 0) + 1024 }
+        /// The actions PUB's high-water mark: as configured, lowered to fit ``queueBytes``.
+        public var effectivePublishHighWaterMark: Int32 {
+            SocketDefaults.highWaterMark(queueBytes: queueBytes, largestMessage: largestActionMessage, ceiling: publishHighWaterMark)
+        }
         /// CURVE on the tcp sockets it binds (nil: none).
         public var security: Security.Settings? = nil
         /// Revocations seen by this process's ZAP handler: when they move, the node cuts the
@@ -54,6 +64,7 @@ public final class DispatcherNode: Sendable {
             self.init(intake: bound.intake, actions: bound.actions, replay: bound.replay, apps: apps)
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             if let hwm = topology.highWaterMark { publishHighWaterMark = Int32(hwm) }
+            if let bytes = topology.queueBytes { queueBytes = bytes }
             if let limits = topology.limits {
                 clientRate = limits.clientRate
                 if let max = limits.maxPayloadBytes { maxPayloadBytes = max }
@@ -126,6 +137,10 @@ final class DispatcherLoop: NodeLoop {
     var stalledUntil: [[UInt8]: UInt64] = [:]
     /// Bytes of replay served per loop turn, between drains of the intake.
     static let replayBytesPerTurn = 256 << 10
+    /// One drain of the intake ends after this many messages or bytes, whichever comes first: the
+    /// batch that goes to the journal, and what the thread holds meanwhile, stay bounded.
+    static let intakeMessagesPerBurst = 4096
+    static let intakeBytesPerBurst = 16 << 20
     /// How long a peer that does not read is left alone; a store that stalled asks again after 1 s.
     static let stallMilliseconds: UInt64 = 1000
     static let maxConcurrentReplays = 1024
@@ -169,10 +184,15 @@ final class DispatcherLoop: NodeLoop {
         }
         let security = configuration.security
         intake = try SocketDefaults.router(context)
+        // What peers can push in, and what a subscriber that does not read can hold here, stay within
+        // `queueBytes` each however large the actions are.
+        try intake.setOption(
+            .receiveHighWaterMark,
+            SocketDefaults.highWaterMark(queueBytes: configuration.queueBytes, largestMessage: configuration.largestActionMessage, ceiling: 100_000))
         publisher = try SocketDefaults.publisher(context)
-        try publisher.setOption(.sendHighWaterMark, configuration.publishHighWaterMark)
+        try publisher.setOption(.sendHighWaterMark, configuration.effectivePublishHighWaterMark)
         subscribers = try SocketMonitor(publisher, context: context, name: "dispatcher-\(UInt64.random(in: 0...UInt64.max))")
-        replay = try SocketDefaults.router(context)
+        replay = try SocketDefaults.requestRouter(context)
         // A peer that does not read holds at most about two answers in its queue: past that, sends to it
         // fail (EAGAIN, ROUTER_MANDATORY) and it is left alone for a while.
         try replay.setOption(.sendHighWaterMark, Int32(2 * (configuration.replayBatchesPerRequest + 1)))
@@ -216,8 +236,12 @@ final class DispatcherLoop: NodeLoop {
             if poller.isReadable(intakeIndex) {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
                 var principal: [UInt8]? = nil
-                for _ in 0..<4096 {
-                    guard let frames = try intake.receive(dontWait: true, userID: &principal) else { break }
+                var bytes = 0
+                for _ in 0..<DispatcherLoop.intakeMessagesPerBurst {
+                    guard bytes < DispatcherLoop.intakeBytesPerBurst,
+                        let frames = try intake.receive(dontWait: true, userID: &principal)
+                    else { break }
+                    for frame in frames { bytes += frame.count }
                     guard let peer = frames.first, !peer.isEmpty else { continue }
                     let message: Result<Message, ProtocolError> = Result { () throws(ProtocolError) in try Message.split(routed: frames).message }
                     // The key the peer authenticated with, when the intake is a CURVE server.

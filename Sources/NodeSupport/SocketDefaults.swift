@@ -7,6 +7,18 @@ public enum SocketDefaults {
     /// Largest action payload a cluster may accept: the receive limit less room for the headers and
     /// lengths around it in a REPLAY-BATCH, so every accepted action can also be replayed.
     public static let maxPayloadBytes = Int(maxMessageSize) - (64 << 10)
+    /// Bytes a socket may hold queued for one peer (`[cluster] queue_bytes`). libzmq counts its queues
+    /// in messages, so a node turns this into a high-water mark with ``highWaterMark(queueBytes:largestMessage:ceiling:)``.
+    public static let queueBytes = 1 << 30
+    /// Largest request a replay or snapshot ROUTER takes: requests are a header and a few bytes.
+    public static let maxRequestSize: Int64 = 64 << 10
+
+    /// The high-water mark that keeps a queue of messages no larger than `largestMessage` within
+    /// `queueBytes`: at most `ceiling` (the configured count), at least one.
+    public static func highWaterMark(queueBytes: Int, largestMessage: Int, ceiling: Int32) -> Int32 {
+        let fits = queueBytes / max(largestMessage, 1)
+        return Int32(clamping: max(1, min(Int(ceiling), fits)))
+    }
 
     /// ZMTP heartbeats on every connection, both ways: a peer silent for `heartbeatTimeout` is dropped
     /// (and a connecting side reconnects), so dead peers are noticed even when no messages flow.
@@ -25,6 +37,15 @@ public enum SocketDefaults {
         try socket.setOption(.sendHighWaterMark, 100_000)
         try socket.setOption(.receiveHighWaterMark, 100_000)
         try heartbeat(socket)
+        return socket
+    }
+
+    /// A ROUTER that answers small requests (replay, snapshot, status): a peer sending anything larger
+    /// is dropped, and at most 64 of its requests wait, so what a peer can push in stays small.
+    public static func requestRouter(_ context: Context) throws(ZMQError) -> Socket {
+        let socket = try router(context)
+        try socket.setMaxMessageSize(maxRequestSize)
+        try socket.setOption(.receiveHighWaterMark, 64)
         return socket
     }
 

@@ -85,6 +85,9 @@ public struct Topology: Codable, Equatable, Sendable {
     public var durability: Durability? = nil
     /// Queue limit of every publisher and subscriber (nil: the nodes' default, 100,000 messages).
     public var highWaterMark: Int? = nil
+    /// Bytes a node may queue for one peer (nil: ``SocketDefaults/queueBytes``). High-water marks are
+    /// lowered to fit it, given the largest message each socket can carry.
+    public var queueBytes: Int? = nil
     /// What the dispatcher's intake accepts.
     public var limits: Limits? = nil
     /// CURVE on every tcp socket (nil: none).

@@ -50,12 +50,15 @@ final class StoreLoop: NodeLoop {
         }
         let security = configuration.security
         statePublisher = try SocketDefaults.publisher(context)
-        try statePublisher.setOption(.sendHighWaterMark, configuration.highWaterMark)
+        try statePublisher.setOption(.sendHighWaterMark, configuration.effectivePublishHighWaterMark)
         subscribers = try SocketMonitor(statePublisher, context: context, name: "store-\(configuration.name)-\(UInt64.random(in: 0...UInt64.max))")
-        snapshots = try SocketDefaults.router(context)
+        snapshots = try SocketDefaults.requestRouter(context)
         // A snapshot in parts goes out on credit (`transfers`): a few parts per peer at a time. A peer
         // that does not read fills this queue and is then left alone for a while (see `reply`).
-        try snapshots.setOption(.sendHighWaterMark, 64)
+        try snapshots.setOption(
+            .sendHighWaterMark,
+            SocketDefaults.highWaterMark(
+                queueBytes: configuration.queueBytes, largestMessage: StoreNode.Configuration.largestSentMessage, ceiling: 64))
         effects = try SocketDefaults.dealer(context)
         try statePublisher.bindSecurely(configuration.state, security)
         try snapshots.bindSecurely(configuration.snapshot, security)

@@ -36,6 +36,16 @@ public final class StoreNode: Sendable {
         public var snapshotEveryActions: Int = 10_000
         /// Queue limit of the subscription and the state publisher.
         public var highWaterMark: Int32 = 100_000
+        /// Bytes queued for one peer at most: the state publisher's and the snapshot ROUTER's
+        /// high-water marks are lowered so that that many of their largest messages (a part) fit.
+        public var queueBytes = SocketDefaults.queueBytes
+        /// The largest message the store sends: a STATE, CHANGE or SNAPSHOT larger than a part goes
+        /// in parts.
+        public static let largestSentMessage = MessageParts.defaultPartBytes + (64 << 10)
+        /// The state publisher's high-water mark: as configured, lowered to fit ``queueBytes``.
+        public var effectivePublishHighWaterMark: Int32 {
+            SocketDefaults.highWaterMark(queueBytes: queueBytes, largestMessage: Self.largestSentMessage, ceiling: highWaterMark)
+        }
         /// What the store writes its state, changes and effects' actions in (it reads both codecs).
         public var codec: WireCodec.Format = .binary
         /// CURVE for tcp (nil: none).
@@ -70,6 +80,7 @@ public final class StoreNode: Sendable {
                 snapshotEveryActions = durability.snapshotEveryActions
             }
             if let hwm = topology.highWaterMark { highWaterMark = Int32(hwm) }
+            if let bytes = topology.queueBytes { queueBytes = bytes }
             dispatcherTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
             codec = topology.codec ?? .binary
         }

@@ -21,6 +21,7 @@ struct ConfigTests {
             ("[[store]]\napp = \"todo\"\n", "'store[1].name' is missing or has the wrong type"),
             ("[cluster]\ntransport = \"ipc\"\n", "no [[store]] entries"),
             ("[cluster]\ntransport = \"tcp\"\nhost = \"0.0.0.0\"\n[[store]]\nname = \"todo\"\n", "set allow_remote = true"),
+            ("[cluster]\nqueue_mb = 0\n[[store]]\nname = \"todo\"\n", "queue_mb must be between 1 and 65536"),
         ]
         for (text, expected) in cases {
             let file = NSTemporaryDirectory() + "zflux-config-\(UUID().uuidString).toml"

@@ -1,6 +1,7 @@
 import FluxCore
 import FluxTesting
 import Foundation
+import NodeSupport
 import Testing
 import ZeroMQ
 
@@ -285,5 +286,67 @@ struct HardeningTests {
         }
         #expect(grewTo - before <= bound, "the store grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
         #expect(cluster.currentPid("store-ledger") == store && kill(store, 0) == 0)
+    }
+
+    @Test(
+        "subscribers that never read hold at most queue_mb each in the dispatcher and in a store, whatever the actions' size",
+        .timeLimit(.minutes(4)))
+    func stalledSubscribersHoldBoundedBytes() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stalledsub-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\nqueue_mb = 8\n[journal]\nfsync = \"none\"\n[[store]]\nname = \"login\"\n".write(
+            toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let dispatcher = try #require(cluster.currentPid("dispatcher"))
+        let store = try #require(cluster.currentPid("store-login"))
+        let stateEndpoint = try #require(cluster.topology.store(named: "login")?.state)
+        // Three subscribers to each publisher that take nothing off their connection.
+        var stalled: [Socket] = []
+        defer { for socket in stalled { socket.close() } }
+        for endpoint in [cluster.topology.dispatcher.actions, stateEndpoint] {
+            for _ in 0..<3 {
+                let socket = try Socket(.shared, .sub)
+                try socket.setOption(.receiveHighWaterMark, 1)
+                try socket.setOption(.receiveBuffer, 4096)
+                try socket.setOption(.linger, 0)
+                try socket.subscribe()
+                try socket.connect(endpoint)
+                stalled.append(socket)
+            }
+        }
+        let before = (dispatcher: try #require(residentKilobytes(dispatcher)), store: try #require(residentKilobytes(store)))
+        // 300 MB of actions, each a different 100 KB user name, so each also changes the state.
+        let clients = try (0..<6).map { _ in try DispatchClient(intake: cluster.topology.dispatcher.intake, timeout: .seconds(30)) }
+        let filler = String(repeating: "u", count: 100_000)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, client) in clients.enumerated() {
+                group.addTask {
+                    for round in 0..<500 {
+                        let payload = Array(#"{"usernameChanged":{"username":"\#(index)-\#(round)-\#(filler)"}}"#.utf8)
+                        let outcome = try await client.dispatch(app: "login", type: "usernameChanged", payload: payload)
+                        guard case .acknowledged = outcome else { throw TestFailure("dispatch \(index)-\(round): \(outcome)") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // The store has applied everything, so what it published is queued or dropped by now.
+        try await eventually("the store applied the 3,000 actions", timeout: .seconds(60)) {
+            let status = try cluster.zflux(["status", "--endpoint", cluster.topology.store(named: "login")!.snapshot])
+            guard let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any] else { return false }
+            return object["version"] as? Int == 3000
+        }
+        let after = (dispatcher: try #require(residentKilobytes(dispatcher)), store: try #require(residentKilobytes(store)))
+        // Without byte bounds the stalled subscribers hold every message (libzmq shares one copy among
+        // them): the dispatcher grew by ~330 MiB, the store (one update per burst) by ~66 MiB. Bounded:
+        // 8 MiB each, besides the dispatcher's 64 MiB journal tail cache and allocator slack.
+        #expect(
+            after.dispatcher - before.dispatcher <= 200 * 1024,
+            "the dispatcher grew from \(before.dispatcher / 1024) MiB to \(after.dispatcher / 1024) MiB")
+        #expect(after.store - before.store <= 32 * 1024, "the store grew from \(before.store / 1024) MiB to \(after.store / 1024) MiB")
     }
 }

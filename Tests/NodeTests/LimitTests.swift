@@ -3,6 +3,7 @@ import Examples
 import FluxCore
 import Foundation
 import NodeSupport
+import StoreNode
 import Testing
 import ZeroMQ
 
@@ -79,5 +80,25 @@ struct LimitTests {
         #expect(String(decoding: bigReply.payload, as: UTF8.self).contains("the limit is 200"))
         node.stop()
         try await task.value
+    }
+
+    @Test("high-water marks are lowered so that a peer's queue of the largest messages fits queue_bytes")
+    func highWaterMarksInBytes() throws {
+        var topology = try Topology.make(transport: .inproc, runDirectory: "hwm", stores: [("todo", "todo")])
+        // Defaults: 1 MiB payloads, 1 GiB per peer.
+        let plain = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
+        #expect(Int(plain.effectivePublishHighWaterMark) * plain.largestActionMessage <= SocketDefaults.queueBytes)
+        #expect(plain.effectivePublishHighWaterMark >= 1000)
+        // Small payloads keep the configured count; the largest payload allowed gets a few messages.
+        topology.limits = .init(maxPayloadBytes: 512)
+        #expect(DispatcherNode.Configuration(topology: topology, apps: Catalog.apps).effectivePublishHighWaterMark == 100_000)
+        topology.queueBytes = 64 << 20
+        topology.limits = .init(maxPayloadBytes: 512, maxPayloadBytesByType: ["todo.addTodo": SocketDefaults.maxPayloadBytes])
+        let large = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
+        #expect(large.effectivePublishHighWaterMark == 4)
+        let store = StoreNode.Configuration(topology: topology, store: topology.stores[0], app: Catalog.apps[0])
+        #expect(Int(store.effectivePublishHighWaterMark) * StoreNode.Configuration.largestSentMessage <= 64 << 20)
+        #expect(store.effectivePublishHighWaterMark >= 1)
+        #expect(SocketDefaults.highWaterMark(queueBytes: 10, largestMessage: 1 << 20, ceiling: 100) == 1)
     }
 }

@@ -173,16 +173,22 @@ public struct FilterScreen: StoreScreen {
 }
 
 /// The login form: type into the focused field (Tab switches), Enter logs in, Ctrl-O logs out. Every
-/// edit is an action, so every view of the store sees the form as it is typed.
+/// edit is an action, so every view of the store sees the form as it is typed; each field keeps an
+/// edit buffer, so a paste (many keys at once) arrives whole.
 public struct LoginScreen: StoreScreen {
     public enum Field: Equatable, Sendable { case username, password }
     public var focus = Field.username
+    public var username = EditBuffer()
+    public var password = EditBuffer()
 
     public init() {}
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(Login.State.self, data) else { return [StyledLine("(not a login state)", .bad)] }
+        guard var state = decode(Login.State.self, data) else { return [StyledLine("(not a login state)", .bad)] }
         if let user = state.loggedInAs { return [StyledLine("Signed in as \(user)", .good), "", StyledLine("Ctrl-O to log out", .dim)] }
+        // The fields as being typed; their marks judge that text.
+        state.username = username.text(store: state.username)
+        state.password = password.text(store: state.password)
         func mark(_ ok: Bool) -> StyledLine { ok ? StyledLine(" ✓", .good) : StyledLine(" ✗", .bad) }
         let cursor = "▏"
         let username =
@@ -202,7 +208,7 @@ public struct LoginScreen: StoreScreen {
 
     public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
         guard let state = decode(Login.State.self, data) else { return .ignored }
-        var value = focus == .username ? state.username : state.password
+        let change: (inout String) -> Void
         switch key {
         case .tab, .up, .down:
             focus = focus == .username ? .password : .username
@@ -212,16 +218,28 @@ public struct LoginScreen: StoreScreen {
         case .control("o"):
             return .dispatch(app: "login", type: "logoutTapped", arguments: "{}")
         case .backspace:
-            guard !value.isEmpty else { return .ignored }
-            value.removeLast()
+            guard !(focus == .username ? username.text(store: state.username) : password.text(store: state.password)).isEmpty else {
+                return .ignored
+            }
+            change = { $0.removeLast() }
         case .character(let c):
-            value.append(c)
+            change = { $0.append(c) }
         default:
             return .ignored
         }
-        return focus == .username
-            ? .dispatch(app: "login", type: "usernameChanged", arguments: "{\"username\":\(quoted(value))}")
-            : .dispatch(app: "login", type: "passwordChanged", arguments: "{\"password\":\(quoted(value))}")
+        switch focus {
+        case .username:
+            let text = username.edit(store: state.username, change)
+            return .dispatch(app: "login", type: "usernameChanged", arguments: "{\"username\":\(quoted(text))}")
+        case .password:
+            let text = password.edit(store: state.password, change)
+            return .dispatch(app: "login", type: "passwordChanged", arguments: "{\"password\":\(quoted(text))}")
+        }
+    }
+
+    public mutating func settled(state: Data) {
+        username.follow()
+        password.follow()
     }
 
     public var help: String { "type · Tab switch field · Enter log in · Ctrl-O log out · Ctrl-C quit" }

@@ -95,6 +95,35 @@ struct ScreenTests {
             ])
     }
 
+    @Test("login: keys faster than the store build on the field's edit buffer, and the field follows the store once settled")
+    func loginPaste() {
+        var screen = LoginScreen()
+        let stale = json(Login.State())
+        let pasted = String((0..<200).map { index in Array("ada.lovelace+analytical@example.com")[index % 35] })
+        var last = KeyOutcome.ignored
+        // The store has not caught up with any of these keys: every key sees the empty state.
+        for character in pasted { last = screen.handle(.character(character), state: stale) }
+        #expect(
+            last == .dispatch(app: "login", type: "usernameChanged", arguments: "{\"username\":\(String(decoding: json(pasted), as: UTF8.self))}"))
+        #expect(screen.render(state: stale, previous: nil, width: 300).first?.plainText == "Username: \(pasted)▏ ✗")
+        #expect(
+            screen.handle(.backspace, state: stale)
+                == .dispatch(
+                    app: "login", type: "usernameChanged",
+                    arguments: "{\"username\":\(String(decoding: json(String(pasted.dropLast())), as: UTF8.self))}"))
+        // Settled: another view's edit shows, and the next key builds on it.
+        let elsewhere = json(Login.State(username: "grace@example.com"))
+        screen.settled(state: elsewhere)
+        #expect(screen.render(state: elsewhere, previous: nil, width: 80).first?.plainText == "Username: grace@example.com▏ ✓")
+        #expect(
+            screen.handle(.character("!"), state: elsewhere)
+                == .dispatch(app: "login", type: "usernameChanged", arguments: #"{"username":"grace@example.com!"}"#))
+        // The password field has its own buffer.
+        _ = screen.handle(.tab, state: elsewhere)
+        for character in "secret" { last = screen.handle(.character(character), state: elsewhere) }
+        #expect(last == .dispatch(app: "login", type: "passwordChanged", arguments: #"{"password":"secret"}"#))
+    }
+
     @Test("each example app has its own screen; other stores get the state tree")
     func catalog() {
         #expect(ExampleScreens.screen(forApp: "todo") is TodoScreen)

@@ -31,15 +31,15 @@ struct Tmux {
         return CommandResult(status: exitCode, stdout: text, stderr: "")
     }
 
-    func screen() throws -> String { try run(["capture-pane", "-p", "-t", "view"], capture: true).stdout }
+    func screen(_ session: String = "view") throws -> String { try run(["capture-pane", "-p", "-t", session], capture: true).stdout }
 
     /// Waits (bounded) until the screen contains every one of `texts`; returns the screen.
     @discardableResult
-    func waitFor(_ texts: [String], timeout: Duration = .seconds(20)) async throws -> String {
+    func waitFor(_ texts: [String], in session: String = "view", timeout: Duration = .seconds(20)) async throws -> String {
         var last = ""
         do {
             try await eventually("the screen to show \(texts)", timeout: timeout, interval: .milliseconds(50)) {
-                last = try screen()
+                last = try screen(session)
                 return texts.allSatisfy(last.contains)
             }
         } catch {
@@ -85,6 +85,44 @@ struct TerminalViewTests {
         try tmux.run(["send-keys", "-t", "view", "C-c"])
         try await eventually("the viewer to exit on Ctrl-C", timeout: .seconds(10), interval: .milliseconds(50)) {
             try tmux.run(["has-session", "-t", "view"]).status != 0
+        }
+    }
+
+    @Test("200 characters pasted into every text field of every screen reach the stores exactly")
+    func pasteIntoEveryTextField() async throws {
+        let tmux = Tmux()
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        defer { _ = try? tmux.run(["kill-server"]) }
+        func state(_ store: String) throws -> [String: Any] {
+            let answer = try cluster.zflux(["state", store])
+            let object = try JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any]
+            return object?["state"] as? [String: Any] ?? [:]
+        }
+        func pasted(_ seed: String) -> String { String((0..<200).map { Array(seed)[$0 % seed.count] }) }
+        let username = pasted("ada.lovelace+analytical@example.com")
+        let password = pasted("Correct-Horse_Battery9Staple")
+        let title = pasted("Buy milk, eggs and 12 loaves; ")
+
+        try tmux.run(["new-session", "-d", "-s", "login", "-x", "100", "-y", "24", "\(zfluxBinary) view login --run-dir \(cluster.runDir)"])
+        try await tmux.waitFor(["Username:", "login · version", "live"], in: "login")
+        // One burst each: tmux writes the characters to the terminal at once, as a paste does.
+        try tmux.run(["send-keys", "-t", "login", "-l", username])
+        try tmux.run(["send-keys", "-t", "login", "Tab"])
+        try tmux.run(["send-keys", "-t", "login", "-l", password])
+        try await eventually("the login store to hold both fields", timeout: .seconds(30)) {
+            let login = try state("login")
+            return login["username"] as? String == username && login["password"] as? String == password
+        }
+
+        try tmux.run(["new-session", "-d", "-s", "todo", "-x", "100", "-y", "24", "\(zfluxBinary) view todo --run-dir \(cluster.runDir)"])
+        try await tmux.waitFor(["TODO - (0)", "live"], in: "todo")
+        try tmux.run(["send-keys", "-t", "todo", "-l", title])
+        try tmux.run(["send-keys", "-t", "todo", "Enter"])
+        try await eventually("the todo store to hold the title", timeout: .seconds(30)) {
+            let todos = try state("todo")["todos"] as? [[String: Any]]
+            return todos?.first?["title"] as? String == title.trimmingCharacters(in: .whitespaces)
         }
     }
 

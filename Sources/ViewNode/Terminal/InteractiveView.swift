@@ -26,7 +26,7 @@ public final class InteractiveView: @unchecked Sendable {
 
     enum Event: Sendable {
         case update(ViewUpdate)
-        case outcome(type: String, sentAt: UInt64, Result<DispatchOutcome, Error>)
+        case outcome(app: String, type: String, sentAt: UInt64, Result<DispatchOutcome, Error>)
     }
 
     struct Shown {
@@ -46,6 +46,10 @@ public final class InteractiveView: @unchecked Sendable {
     /// Sent dispatches waiting to be seen in a view: seq → when they were sent.
     private var awaitingView: [UInt64: UInt64] = [:]
     private var lastLatencyMicroseconds: UInt64? = nil
+    /// This view's dispatches not yet in their store, by app: unanswered, and acknowledged as seqs its
+    /// stores have not shown yet. A screen's text fields follow the store only when there are none.
+    private var unanswered: [String: Int] = [:]
+    private var unseen: [String: Set<UInt64>] = [:]
     private let logger: Logger
 
     public init(stores: [Store], intake: String, security: Security.Settings? = nil, logger: Logger) throws {
@@ -128,15 +132,21 @@ public final class InteractiveView: @unchecked Sendable {
             if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
             shown[index].update = update
             shown[index].updatedAt = MonotonicClock.nowMilliseconds()
+            if let seqs = unseen[stores[index].app] { unseen[stores[index].app] = seqs.filter { $0 > update.currentThrough } }
+            settleIfQuiet(stores[index].app)
             let now = MonotonicClock.nowNanoseconds() / 1000
             for (seq, sentAt) in awaitingView where seq <= update.currentThrough {
                 lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: now)
                 awaitingView[seq] = nil
             }
-        case .outcome(let type, let sentAt, let result):
+        case .outcome(let app, let type, let sentAt, let result):
+            unanswered[app, default: 1] -= 1
+            defer { settleIfQuiet(app) }
             switch result {
             case .success(.acknowledged(let seq)):
                 statusLine = StyledLine("✓ \(type) sequenced as \(seq)", .good)
+                let behind = stores.indices.contains { stores[$0].app == app && (shown[$0].update?.currentThrough ?? 0) < seq }
+                if behind { unseen[app, default: []].insert(seq) }
                 if let version = shown[current].update?.currentThrough, version >= seq {
                     lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: MonotonicClock.nowNanoseconds() / 1000)
                 } else {
@@ -149,6 +159,16 @@ public final class InteractiveView: @unchecked Sendable {
             case .failure(let error):
                 statusLine = StyledLine("✗ \(type): \(error)", .bad)
             }
+        }
+    }
+
+    /// Once nothing this view dispatched to `app` is still on its way, the screens of its stores follow
+    /// their states again.
+    private func settleIfQuiet(_ app: String) {
+        guard unanswered[app, default: 0] <= 0, unseen[app]?.isEmpty ?? true else { return }
+        for index in stores.indices where stores[index].app == app {
+            guard let update = shown[index].update else { continue }
+            stores[index].screen.settled(state: readable(update.state, stores[index]))
         }
     }
 
@@ -172,8 +192,9 @@ public final class InteractiveView: @unchecked Sendable {
                 let payload = try ActionCoding.json(type: type, arguments: Array(arguments.utf8))
                 let sentAt = MonotonicClock.nowNanoseconds() / 1000
                 statusLine = StyledLine("→ \(type)…", .dim)
+                unanswered[app, default: 0] += 1
                 client.dispatch(app: app, type: type, payload: payload) { [weak self] result in
-                    self?.post(.outcome(type: type, sentAt: sentAt, result))
+                    self?.post(.outcome(app: app, type: type, sentAt: sentAt, result))
                 }
             } catch {
                 statusLine = StyledLine("✗ \(type): \(error.reason)", .bad)

@@ -23,10 +23,40 @@ public protocol StoreScreen {
     /// What to do when the store's state is first shown (SwiftUI's `onAppear`): load what the screen
     /// needs, say. Default: nothing.
     mutating func appeared(state: Data) -> KeyOutcome
+    /// The store's state, once every dispatch of this view has reached it (or was refused): text
+    /// fields drop their edit buffers and show the store's text again. Default: nothing.
+    mutating func settled(state: Data)
 }
 
 extension StoreScreen {
     public mutating func appeared(state: Data) -> KeyOutcome { .ignored }
+    public mutating func settled(state: Data) {}
+}
+
+/// A text field's edit buffer. While the view's own edits travel to the store, each key edits this
+/// copy and each dispatch carries all of it, so keys typed (or pasted) faster than the store answers
+/// build on each other instead of on a state that has not caught up yet. Once nothing of the view is
+/// in flight (``StoreScreen/settled(state:)``) the field follows the store again, edits made
+/// elsewhere included.
+public struct EditBuffer: Equatable, Sendable {
+    /// The text being edited; nil: none, the field shows the store's.
+    public private(set) var editing: String?
+
+    public init() {}
+
+    /// What the field shows, given the store's text.
+    public func text(store: String) -> String { editing ?? store }
+
+    /// Applies an edit to the buffer (started from the store's text) and returns the new text.
+    public mutating func edit(store: String, _ change: (inout String) -> Void) -> String {
+        var text = editing ?? store
+        change(&text)
+        editing = text
+        return text
+    }
+
+    /// Nothing of the view is in flight: follow the store.
+    public mutating func follow() { editing = nil }
 }
 
 /// The screen for any store with no screen of its own: its state as a collapsible tree, with the

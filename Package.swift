@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ViewNode", targets: ["ViewNode"]),
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "FluxTesting", targets: ["FluxTesting"]),
+        .library(name: "Devtools", targets: ["Devtools"]),
         .library(name: "Cluster", targets: ["Cluster"]),
         .library(name: "Simulation", targets: ["Simulation"]),
         .executable(name: "zflux", targets: ["zflux"]),
@@ -42,7 +43,8 @@ let package = Package(
         .target(name: "StoreNode", dependencies: ["NodeSupport"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
-        .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode"]),
+        .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode"]),
+        .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
             name: "Bench",
@@ -69,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "zflux",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster", "Simulation",
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster", "Simulation", "Devtools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -63,13 +63,23 @@ struct DispatchCommand: ParsableCommand {
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
-        abstract: "Print a store's current state as one JSON line: {\"version\": N, \"state\": {...}}.")
+        abstract: "Print a store's current state as one JSON line: {\"version\": N, \"state\": {...}}.",
+        discussion: """
+            With --at SEQ, the store's state as of that seq instead (time travel): rebuilt here from the
+            newest snapshot at or below SEQ and the journal, with the store's reducer and no effects. The
+            running cluster is not asked or disturbed; the journal must be on this host.
+            """)
 
     @Argument(help: "The store's name.") var store: String
     @Option(help: "Seconds to wait for the store's answer.") var timeout: Double = 5
+    @Option(help: ArgumentHelp("The state as of this seq (from the journal), not the current one.", valueName: "seq")) var at: UInt64?
     @OptionGroup var runDir: RunDirOptions
 
     func run() throws {
+        if let at {
+            emitLine(try TimeMachine(runDir: runDir).stateLine(store, at: at))
+            return
+        }
         let (topology, security) = try runDir.cluster()
         guard let endpoints = topology.store(named: store) else {
             throw CLIError("the cluster has no store '\(store)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")

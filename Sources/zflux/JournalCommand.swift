@@ -9,8 +9,8 @@ import StoreNode
 struct JournalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "journal",
-        abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq; compact it.",
-        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Compact.self, Bench.self])
+        abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq, export a session of it; import one; compact it.",
+        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Export.self, Import.self, Compact.self, Bench.self])
 
     struct Location: ParsableArguments {
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's (RUN_DIR/journal).", valueName: "dir"))

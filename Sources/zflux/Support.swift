@@ -100,14 +100,16 @@ enum LogSetup {
     }
 }
 
-/// Keeps signal sources alive and turns SIGINT/SIGTERM into a callback.
+/// Keeps signal sources alive and turns SIGINT/SIGTERM/SIGHUP into a callback: a hang-up (the terminal
+/// or ssh session went away) stops a command the way Ctrl-C does, its nodes stopped and its terminal
+/// restored, instead of killing it on the spot.
 // @unchecked: dispatch sources are thread safe and never mutated after init.
 final class TerminationSignals: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
 
     init(_ handler: @escaping @Sendable (Int32) -> Void) {
         var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { handler(sig) }

@@ -21,8 +21,20 @@ struct Tmux {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = (["tmux", "-L", socket] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The server and the programs in its panes start with default signal handling and nothing
+        // blocked: a test thread's mask would otherwise be inherited, and hang-ups never delivered.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, "tmux", &actions, nil, argv, environ)
+        let rc = posix_spawnp(&pid, "tmux", &actions, &attributes, argv, environ)
         guard rc == 0 else { throw CancellationError() }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -123,6 +135,14 @@ struct TerminalViewTests {
         try await eventually("the todo store to hold the title", timeout: .seconds(30)) {
             let todos = try state("todo")["todos"] as? [[String: Any]]
             return todos?.first?["title"] as? String == title.trimmingCharacters(in: .whitespaces)
+        }
+
+        // Closing the terminal (tmux hangs its panes up) ends both viewers.
+        let viewers = try tmux.run(["list-panes", "-a", "-F", "#{pane_pid}"], capture: true).stdout.split(separator: "\n").compactMap { Int32($0) }
+        #expect(viewers.count == 2)
+        try tmux.run(["kill-server"])
+        try await eventually("the viewers to exit on SIGHUP", timeout: .seconds(10), interval: .milliseconds(50)) {
+            viewers.allSatisfy { kill($0, 0) != 0 }
         }
     }
 

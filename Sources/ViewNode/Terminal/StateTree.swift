@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 
 /// Any store's state as a collapsible tree, with the values that changed in the last update

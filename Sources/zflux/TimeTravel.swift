@@ -1,0 +1,119 @@
+import ArgumentParser
+import Devtools
+import Examples
+import FluxCore
+import Foundation
+import NodeSupport
+
+/// What time travel needs of a cluster: its journal and snapshots (read-only) and its stores' apps.
+struct TimeMachine {
+    let rewind: Rewind
+    let stores: [Rewind.StoreSpec]
+
+    /// The cluster of `runDir` (cluster.json or --config); `journal` overrides where its journal is.
+    init(runDir: RunDirOptions, journal: String? = nil) throws {
+        let topology = try runDir.topology()
+        guard let directory = journal ?? topology.durability?.journalDirectory else {
+            throw CLIError("the cluster keeps no journal (it runs in memory): time travel needs one")
+        }
+        stores = try topology.stores.map { Rewind.StoreSpec(name: $0.name, app: try Catalog.require($0.app)) }
+        do {
+            rewind = try Rewind(
+                journalDirectory: directory, snapshotDirectory: topology.durability?.snapshotDirectory, format: topology.codec ?? .binary)
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+
+    func store(_ name: String) throws -> Rewind.StoreSpec {
+        guard let store = stores.first(where: { $0.name == name }) else {
+            throw CLIError("the cluster has no store '\(name)' (it has: \(stores.map(\.name).joined(separator: ", ")))")
+        }
+        return store
+    }
+
+    /// `{"version": SEQ, "state": …}` of `store` as of `seq`.
+    func stateLine(_ name: String, at seq: UInt64) throws -> String {
+        let spec = try store(name)
+        do {
+            guard let replica = try rewind.replicas([spec], at: seq).first else { throw CLIError("no store '\(name)'") }
+            return "{\"version\":\(seq),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}"
+        } catch let error as RewindError {
+            throw CLIError(error.description)
+        }
+    }
+}
+
+extension JournalCommand {
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a stretch of history as one self-contained session file, to send as a bug report.",
+            discussion: """
+                The file holds every store's state just before --from, the actions --from…--to with their
+                seqs, apps, clients and times, and the state each action left in the stores it changed (JSON,
+                with the exact wire bytes beside it). `zflux journal import` makes a run directory from it
+                whose cluster reproduces those states bit for bit; FluxTesting's `Session.verify(apps:)`
+                turns it into a regression test (docs/GUIDE.md, "Debugging with time travel").
+
+                Reads the journal and the snapshots read-only: a running cluster is not disturbed.
+                """)
+        @OptionGroup var runDir: RunDirOptions
+        @Option(help: ArgumentHelp("The journal directory. Default: the cluster's.", valueName: "dir")) var journal: String?
+        @Option(help: "The first seq to record (default: 1).") var from: UInt64 = 1
+        @Option(help: "The last seq to record (default: the journal's head).") var to: UInt64?
+        @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the session (- for stdout).", valueName: "file")) var output: String
+
+        func run() throws {
+            let machine = try TimeMachine(runDir: runDir, journal: journal)
+            let last = to ?? machine.rewind.head
+            let session: Session
+            do {
+                session = try machine.rewind.export(machine.stores, from: from, to: last, readers: Catalog.apps) { seq in
+                    printError("zflux journal export: at seq \(seq) of \(last)")
+                }
+            } catch let error as RewindError {
+                throw CLIError(error.description)
+            }
+            let data = try session.encoded()
+            if output == "-" {
+                FileHandle.standardOutput.write(data)
+            } else {
+                // Written whole or not at all: a half-written report is worse than none.
+                try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                printError(
+                    "zflux journal export: \(session.actions.count) actions (seqs \(from)…\(last)) and \(session.stores.count) stores' states in \(output) (\(data.count) bytes)"
+                )
+            }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a new run directory from a session file, whose cluster reproduces the session's states.",
+            discussion: """
+                Writes RUN_DIR/cluster.toml (the session's stores), a journal of the session's actions and
+                each store's snapshot as of just before them. Then start it:
+
+                  zflux cluster up --run-dir DIR --config DIR/cluster.toml
+
+                and the stores catch up to the session's last seq with exactly the recorded states. The
+                cluster gets a history of its own, so it is never taken for the one recorded.
+                """)
+        @Argument(help: "The session file (from `zflux journal export`).") var file: String
+        @Option(name: .customLong("run-dir"), help: ArgumentHelp("The new run directory (missing or empty).", valueName: "dir"))
+        var runDir: String
+
+        func run() throws {
+            do {
+                let session = try Session.load(file)
+                for store in session.stores { _ = try Catalog.require(store.app) }
+                try session.materialize(runDirectory: runDir)
+                emitLine(
+                    "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: zflux cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"
+                )
+            } catch let error as RewindError {
+                throw CLIError(error.description)
+            }
+        }
+    }
+}

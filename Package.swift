@@ -87,7 +87,7 @@ let package = Package(
             dependencies: [
                 "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", "Cluster", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,7 +25,7 @@ public final class Rewind {
         public private(set) var version: UInt64
         let runtime: any AppRuntime
 
-        init(name: String, app: any AnyApp, format: WireCodec.Format, version: UInt64, snapshot: [UInt8]?) throws {
+        public init(name: String, app: any AnyApp, format: WireCodec.Format, version: UInt64, snapshot: [UInt8]?) throws {
             self.name = name
             self.app = app
             self.version = version

@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "StoreNode", dependencies: ["NodeSupport"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
-        .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode"]),
+        .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode", "ViewNode"]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
@@ -85,7 +85,8 @@ let package = Package(
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", "FluxTesting", "Cluster", .product(name: "Logging", package: "swift-log"),
+                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "FluxTesting", "Cluster", "Devtools",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools"]),
     ],

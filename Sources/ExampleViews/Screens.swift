@@ -91,6 +91,8 @@ public struct TodoScreen: StoreScreen {
         return .redraw
     }
 
+    public var takesText: Bool { focus == .input }
+
     public var help: String {
         focus == .input
             ? "type a title · Enter add · Tab/↓ to the list · Ctrl-C quit"
@@ -242,6 +244,8 @@ public struct LoginScreen: StoreScreen {
         password.follow()
     }
 
+    public var takesText: Bool { true }
+
     public var help: String { "type · Tab switch field · Enter log in · Ctrl-O log out · Ctrl-C quit" }
 }
 
@@ -263,7 +267,7 @@ public struct CounterScreen: StoreScreen {
         }
     }
 
-    public var help: String { "+ / ↑ increment · - / ↓ decrement · 0 reset · Ctrl-C quit" }
+    public var help: String { "+/↑ increment · -/↓ decrement · 0 reset · Ctrl-C quit" }
 }
 
 /// The Point-Free counter: `+`/`-` count, `n` asks for the nth prime (disabled while a request runs),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Devtools
 import ExampleViews
 import Examples
 import FluxCore
@@ -15,7 +16,13 @@ struct ViewCommand: AsyncParsableCommand {
             dispatch its actions (shown at the bottom); any other store is shown as a collapsible tree with
             the values that changed highlighted. A status line shows each dispatch's outcome, and a status
             bar the version, time since the last update, the end-to-end latency of your own dispatches
-            and the connection state. Ctrl-N switches between stores, Ctrl-C quits. NO_COLOR turns colours off.
+            and the connection state. Ctrl-N switches between stores, F1 (or ? outside text fields) lists
+            the screen's keys, Ctrl-C quits. NO_COLOR turns colours off; the screen follows resizes.
+
+            Time travel: --history (or Ctrl-T) puts the store's timeline beside its screen, rebuilt from
+            the cluster's journal on this host: ←/→ step one action, PgUp/PgDn ten, g jumps to a seq,
+            / filters by app or type; each step shows the action, the state diff it caused and the screen
+            as of that step. L goes back to live; the status bar keeps showing the live version meanwhile.
 
             When stdout is not a terminal (or with --json), each update is one JSON line:
             {"store":S,"version":N,"connection":"live","state":{...}}.
@@ -23,6 +30,8 @@ struct ViewCommand: AsyncParsableCommand {
 
     @Argument(help: "The stores to follow.") var stores: [String]
     @Flag(help: "Print JSON lines even on a terminal.") var json = false
+    @Flag(help: "Open on the store's history (time travel) instead of its live screen.") var history = false
+    @Option(help: ArgumentHelp("How many of the journal's newest actions the history covers.", valueName: "n")) var historyWindow: UInt64 = 2000
     @OptionGroup var node: NodeOptions
 
     func run() async throws {
@@ -32,6 +41,7 @@ struct ViewCommand: AsyncParsableCommand {
             try await runInteractive(topology, security)
             return
         }
+        if history { throw CLIError("--history needs a terminal (for a state at a seq, use `zflux state STORE --at SEQ`)") }
         let plain = json || isatty(STDOUT_FILENO) == 0
         var views: [ViewNode] = []
         for name in stores {
@@ -61,12 +71,19 @@ extension ViewCommand {
             }
             var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
             configuration.security = security
+            let (runDir, window) = (node.runDir, historyWindow)
             return InteractiveView.Store(
-                name: name, app: endpoints.app, configuration: configuration, screen: ExampleScreens.screen(forApp: endpoints.app))
+                name: name, app: endpoints.app, configuration: configuration, screen: ExampleScreens.screen(forApp: endpoints.app),
+                history: {
+                    let machine = try TimeMachine(runDir: runDir)
+                    return try HistoryBrowser.load(
+                        rewind: machine.rewind, store: try machine.store(name), screen: ExampleScreens.screen(forApp: endpoints.app), window: window)
+                })
         }
         var logger = node.logger("zflux.view")
         logger.logLevel = .critical  // the screen is the output; log lines would tear it
-        let view = try InteractiveView(stores: stores, intake: topology.dispatcher.intake, security: security, logger: logger)
+        let view = try InteractiveView(
+            stores: stores, intake: topology.dispatcher.intake, security: security, startInHistory: history, logger: logger)
         let signals = TerminationSignals { _ in view.stop() }
         let watch = ParentWatch(supervisorPid: node.supervisorPid, onGone: view.stop)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in

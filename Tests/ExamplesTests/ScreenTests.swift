@@ -122,6 +122,11 @@ struct ScreenTests {
         _ = screen.handle(.tab, state: elsewhere)
         for character in "secret" { last = screen.handle(.character(character), state: elsewhere) }
         #expect(last == .dispatch(app: "login", type: "passwordChanged", arguments: #"{"password":"secret"}"#))
+        // Text fields take `?` as text; elsewhere it opens the key help.
+        var todo = TodoScreen()
+        #expect(screen.takesText && todo.takesText && !CounterScreen().takesText)
+        _ = todo.handle(.tab, state: json(Todo.State()))
+        #expect(!todo.takesText, "on the list, keys are commands")
     }
 
     @Test("each example app has its own screen; other stores get the state tree")

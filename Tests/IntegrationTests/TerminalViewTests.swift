@@ -146,6 +146,40 @@ struct TerminalViewTests {
         }
     }
 
+    @Test(
+        "view --history: the timeline beside the screen, stepping, jumping, filtering, live updates in the status bar, L back to live; ? and resize")
+    func historyInTmux() async throws {
+        let tmux = Tmux()
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        defer { _ = try? tmux.run(["kill-server"]) }
+        for title in ["Buy milk", "Walk dog", "Read book"] { _ = try cluster.zflux(["dispatch", "todo", "addTodo", "{\"title\":\"\(title)\"}"]) }
+        _ = try cluster.zflux(["dispatch", "counter", "incrementTapped"])
+        _ = try cluster.zflux(["dispatch", "todo", "toggleTodo", #"{"index":1}"#])
+        try tmux.run(["new-session", "-d", "-s", "view", "-x", "110", "-y", "28", "\(zfluxBinary) view todo --history --run-dir \(cluster.runDir)"])
+        try await tmux.waitFor(["▶ 5  todo.toggleTodo", "~ todos[1].done: false → true", "[x] Walk dog", "live at version 5"])
+        try tmux.run(["send-keys", "-t", "view", "Left"])
+        try await tmux.waitFor(["▶ 3  todo.addTodo", "payload {\"addTodo\":{\"title\":\"Read book\"}}", "[ ] Walk dog"])
+        try tmux.run(["send-keys", "-t", "view", "g", "1", "Enter"])
+        try await tmux.waitFor(["▶ 1  todo.addTodo", "TODO - (1)"])
+        try tmux.run(["send-keys", "-t", "view", "/", "toggle", "Enter"])
+        let filtered = try await tmux.waitFor(["timeline /toggle", "▶ 5  todo.toggleTodo"])
+        #expect(!filtered.contains("2  todo.addTodo"), "the filter hides other actions:\n\(filtered)")
+        // The past stays on screen while the live version moves on in the status bar.
+        _ = try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"Later"}"#])
+        try await tmux.waitFor(["live at version 6", "▶ 5  todo.toggleTodo"])
+        try tmux.run(["send-keys", "-t", "view", "?"])
+        try await tmux.waitFor(["Keys of todo (history)", "g           jump to seq", "Ctrl-N      next store"])
+        try tmux.run(["send-keys", "-t", "view", "Escape"])
+        try tmux.run(["send-keys", "-t", "view", "L"])
+        try await tmux.waitFor(["TODO - (4)", "back to live", "todo · version 6"])
+        // A smaller window: everything is drawn again to fit it, the status bar on the last row.
+        try tmux.run(["resize-window", "-t", "view", "-x", "60", "-y", "16"])
+        let resized = try await tmux.waitFor(["todo · version 6"])
+        #expect(resized.split(separator: "\n", omittingEmptySubsequences: false).prefix(16).last?.contains("todo · version 6") == true, "\(resized)")
+    }
+
     @Test("tail prints each action as it happens; top --once lists every node")
     func tailAndTop() async throws {
         let cluster = try ClusterProcess(transport: "ipc")

@@ -27,6 +27,10 @@ struct TerminalTests {
         #expect(Key.decode(Array("ab".utf8)) == [.character("a"), .character("b")])
         #expect(Key.decode([0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x42, 0x0D, 0x7F, 0x09, 0x03]) == [.up, .down, .enter, .backspace, .tab, .control("c")])
         #expect(Key.decode([0x1B, 0x5B, 0x33, 0x7E]) == [.delete])
+        // Page Up/Down, Home/End in both forms, F1 in both forms, then a plain key.
+        #expect(
+            Key.decode(Array("\u{1B}[5~\u{1B}[6~\u{1B}[H\u{1B}[F\u{1B}[1~\u{1B}[4~\u{1B}OP\u{1B}[11~x".utf8))
+                == [.pageUp, .pageDown, .home, .end, .home, .end, .f1, .f1, .character("x")])
         #expect(Key.decode(Array("é".utf8)) == [.character("é")])
         #expect(Key.decode([0x1B]) == [.escape])
     }

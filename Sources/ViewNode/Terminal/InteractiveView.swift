@@ -16,11 +16,17 @@ public final class InteractiveView: @unchecked Sendable {
         public var app: String
         public var configuration: ViewNode.Configuration
         public var screen: any StoreScreen
-        public init(name: String, app: String, configuration: ViewNode.Configuration, screen: any StoreScreen) {
+        /// Opens the history browser of this store (time travel); nil: not available.
+        public var history: (() throws -> any ScreenMode)?
+        public init(
+            name: String, app: String, configuration: ViewNode.Configuration, screen: any StoreScreen,
+            history: (() throws -> any ScreenMode)? = nil
+        ) {
             self.name = name
             self.app = app
             self.configuration = configuration
             self.screen = screen
+            self.history = history
         }
     }
 
@@ -51,10 +57,17 @@ public final class InteractiveView: @unchecked Sendable {
     private var unanswered: [String: Int] = [:]
     private var unseen: [String: Set<UInt64>] = [:]
     private let logger: Logger
+    /// The history browser, while it has the screen.
+    private var mode: (any ScreenMode)?
+    private var showingHelp = false
+    private let startInHistory: Bool
+    /// Keys every screen has, for the help overlay.
+    static let globalKeys = ["Ctrl-N next store", "Ctrl-T history (time travel)", "F1/? this help", "Ctrl-C quit"]
 
-    public init(stores: [Store], intake: String, security: Security.Settings? = nil, logger: Logger) throws {
+    public init(stores: [Store], intake: String, security: Security.Settings? = nil, startInHistory: Bool = false, logger: Logger) throws {
         precondition(!stores.isEmpty)
         self.stores = stores
+        self.startInHistory = startInHistory
         self.shown = Array(repeating: Shown(), count: stores.count)
         self.client = try DispatchClient(intake: intake, security: security, timeout: .seconds(3))
         self.wake = try EventFD()
@@ -84,6 +97,13 @@ public final class InteractiveView: @unchecked Sendable {
         let terminal = Terminal()
         terminal.enter()
         defer { terminal.leave() }
+        // A resize wakes the loop at once: the next frame is drawn for the new size.
+        signal(SIGWINCH, SIG_IGN)
+        let resized = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global())
+        resized.setEventHandler { [wake] in wake.signal() }
+        resized.resume()
+        defer { resized.cancel() }
+        if startInHistory { openHistory() }
         var dirty = true
         var lastDraw: UInt64 = 0
         while !stopFlag.load(ordering: .acquiring) {
@@ -103,7 +123,39 @@ public final class InteractiveView: @unchecked Sendable {
             if fds[0].revents != 0 {
                 for key in terminal.readKeys(timeoutMilliseconds: 0) {
                     if key == .control("c") || key == .control("q") { return }
-                    if key == .control("n") { current = (current + 1) % stores.count; dirty = true; continue }
+                    if key == .control("n") {
+                        current = (current + 1) % stores.count
+                        mode = nil
+                        showingHelp = false
+                        dirty = true
+                        continue
+                    }
+                    if showingHelp {
+                        if key == .escape || key == .character("?") || key == .f1 || key == .character("q") { showingHelp = false }
+                        dirty = true
+                        continue
+                    }
+                    if key == .f1 || (key == .character("?") && (mode != nil || !stores[current].screen.takesText)) {
+                        showingHelp = true
+                        dirty = true
+                        continue
+                    }
+                    if let mode {
+                        switch mode.handle(key) {
+                        case .ignored: break
+                        case .redraw: dirty = true
+                        case .leave:
+                            self.mode = nil
+                            statusLine = StyledLine("back to live", .dim)
+                            dirty = true
+                        }
+                        continue
+                    }
+                    if key == .control("t") {
+                        openHistory()
+                        dirty = true
+                        continue
+                    }
                     if press(key) { dirty = true }
                 }
             }
@@ -162,6 +214,20 @@ public final class InteractiveView: @unchecked Sendable {
         }
     }
 
+    /// Hands the screen to the current store's history browser.
+    private func openHistory() {
+        guard let make = stores[current].history else {
+            statusLine = StyledLine("no history for \(stores[current].name): time travel reads the cluster's journal on this host", .bad)
+            return
+        }
+        do {
+            mode = try make()
+            statusLine = StyledLine("history of \(stores[current].name): L back to live", .dim)
+        } catch {
+            statusLine = StyledLine("✗ history: \(error)", .bad)
+        }
+    }
+
     /// Once nothing this view dispatched to `app` is still on its way, the screens of its stores follow
     /// their states again.
     private func settleIfQuiet(_ app: String) {
@@ -216,14 +282,19 @@ public final class InteractiveView: @unchecked Sendable {
             StyledLine(" zflux view · \(store.name)", .bold)
                 + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), "",
         ]
-        if let update = info.update {
+        let help = mode?.help ?? store.screen.help
+        let footer: Frame = [statusLine, StyledLine(help, .dim), statusBar(store, info)]
+        let room = max(0, height - footer.count)
+        if showingHelp {
+            frame += HelpOverlay.frame(title: "Keys of \(store.name)\(mode == nil ? "" : " (history)")", help: help, global: Self.globalKeys)
+        } else if let mode {
+            frame += mode.render(width: width, height: max(0, room - frame.count))
+        } else if let update = info.update {
             frame += store.screen.render(
                 state: readable(update.state, store), previous: info.previous.map { readable($0, store) }, width: width)
         } else {
             frame.append(StyledLine("waiting for \(store.name)…", .dim))
         }
-        let footer: Frame = [statusLine, StyledLine(store.screen.help, .dim), statusBar(store, info)]
-        let room = max(0, height - footer.count)
         frame = Array(frame.prefix(room))
         while frame.count < room { frame.append("") }
         return frame + footer
@@ -232,7 +303,7 @@ public final class InteractiveView: @unchecked Sendable {
     func statusBar(_ store: Store, _ info: Shown) -> StyledLine {
         var parts = [store.name]
         if let update = info.update {
-            parts.append("version \(update.currentThrough)")
+            parts.append(mode == nil ? "version \(update.currentThrough)" : "live at version \(update.currentThrough)")
             let age = Double(MonotonicClock.elapsed(since: info.updatedAt, now: MonotonicClock.nowMilliseconds())) / 1000
             parts.append(String(format: "updated %.0f s ago", age))
         }

@@ -26,11 +26,48 @@ public protocol StoreScreen {
     /// The store's state, once every dispatch of this view has reached it (or was refused): text
     /// fields drop their edit buffers and show the store's text again. Default: nothing.
     mutating func settled(state: Data)
+    /// Whether printable keys are text being typed now (a focused text field): then `?` types a
+    /// question mark, and F1 opens the key help instead. Default: false.
+    var takesText: Bool { get }
 }
 
 extension StoreScreen {
     public mutating func appeared(state: Data) -> KeyOutcome { .ignored }
     public mutating func settled(state: Data) {}
+    public var takesText: Bool { false }
+}
+
+/// A mode that takes a store's screen over for a while (the history browser): it gets the keys and
+/// draws the body; the status line and status bar stay live around it.
+public protocol ScreenMode: AnyObject {
+    /// Reacts to a key.
+    func handle(_ key: Key) -> ModeOutcome
+    /// The body of the screen.
+    func render(width: Int, height: Int) -> Frame
+    /// One line of key help.
+    var help: String { get }
+}
+
+/// What a key did in a ``ScreenMode``.
+public enum ModeOutcome: Equatable, Sendable {
+    case ignored, redraw
+    /// Back to the live screen.
+    case leave
+}
+
+/// The key help overlay (`?`): each "keys description" part of a help line on a row of its own.
+public enum HelpOverlay {
+    public static func frame(title: String, help: String, global: [String]) -> Frame {
+        var frame: Frame = [StyledLine(title, .bold), ""]
+        for part in help.components(separatedBy: " · ") + global {
+            let words = part.split(separator: " ", maxSplits: 1).map(String.init)
+            let keys = words.first ?? "", what = words.count > 1 ? words[1] : ""
+            frame.append(StyledLine("  " + keys.padding(toLength: max(12, keys.count + 2), withPad: " ", startingAt: 0), .accent) + StyledLine(what))
+        }
+        frame.append("")
+        frame.append(StyledLine("  ? or Esc closes this help", .dim))
+        return frame
+    }
 }
 
 /// A text field's edit buffer. While the view's own edits travel to the store, each key edits this

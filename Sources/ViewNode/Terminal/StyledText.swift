@@ -37,6 +37,19 @@ public struct StyledLine: Equatable, Sendable, ExpressibleByStringLiteral {
         return out + String(repeating: " ", count: max(0, width - used))
     }
 
+    /// The line cut or padded with spaces to `width` characters, styles kept.
+    public func padded(to width: Int) -> StyledLine {
+        var runs: [Run] = []
+        var used = 0
+        for run in self.runs where used < width {
+            let text = String(run.text.prefix(width - used))
+            used += text.count
+            runs.append(Run(text: text, style: run.style))
+        }
+        if used < width { runs.append(Run(text: String(repeating: " ", count: width - used), style: .plain)) }
+        return StyledLine(runs)
+    }
+
     static func code(_ style: Style) -> String {
         switch style {
         case .plain: "\u{1B}[0m"

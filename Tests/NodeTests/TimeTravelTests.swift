@@ -1,0 +1,124 @@
+import Devtools
+import Dispatcher
+import ExampleViews
+import Examples
+import FluxCore
+import Foundation
+import NodeSupport
+import StoreNode
+import Testing
+import ViewNode
+
+@Suite("Time travel over a real journal")
+struct TimeTravelTests {
+    /// A journal in a fresh directory holding `actions` (app, type, arguments JSON) as seqs 1….
+    func journal(_ actions: [(String, String, String)], segmentBytes: Int = 64 << 20) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("timetravel-\(UUID().uuidString)").path
+        let journal = try Journal(directory: dir, policy: .none, segmentBytes: segmentBytes)
+        var messages: [Message] = []
+        for (index, (app, type, arguments)) in actions.enumerated() {
+            let payload = try #require(Catalog.app(named: app)).wirePayload(type: type, argumentsJSON: Array(arguments.utf8))
+            messages.append(
+                Message(
+                    topic: app,
+                    header: Header(
+                        kind: .action, seq: UInt64(index + 1), clientID: 7, clientSeq: UInt64(index + 1),
+                        timestamp: 1_800_000_000_000_000_000 + Int64(index), actionType: type, history: journal.history.rawValue),
+                    payload: payload))
+        }
+        try journal.append(messages)
+        try journal.commit()
+        return dir
+    }
+
+    let todos: [(String, String, String)] = [
+        ("todo", "addTodo", #"{"title":"one"}"#), ("counter", "incrementTapped", "{}"), ("todo", "addTodo", #"{"title":"two"}"#),
+        ("todo", "toggleTodo", #"{"index":1}"#), ("todo", "removeTodo", #"{"index":9}"#), ("todo", "addTodo", #"{"title":"three"}"#),
+    ]
+
+    func todoState(_ replica: Rewind.Replica) throws -> Todo.State {
+        try JSONDecoder().decode(Todo.State.self, from: Data(try replica.stateJSON()))
+    }
+
+    @Test("a store's state as of any seq, from the journal; beyond the head is an error")
+    func statesAtSeqs() throws {
+        let dir = try journal(todos)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rewind = try Rewind(journalDirectory: dir, snapshotDirectory: nil)
+        let todo = Rewind.StoreSpec(name: "todo", app: Todo.app())
+        #expect(try todoState(try #require(try rewind.replicas([todo], at: 0).first)).todos.isEmpty)
+        let atFour = try todoState(try #require(try rewind.replicas([todo], at: 4).first))
+        #expect(atFour.todos.map(\.title) == ["two", "one"] && atFour.todos.map(\.done) == [false, true])
+        #expect(try todoState(try #require(try rewind.replicas([todo], at: 6).first)).todos.map(\.title) == ["three", "two", "one"])
+        #expect(throws: RewindError.self) { try rewind.replicas([todo], at: 7) }
+    }
+
+    @Test("a snapshot at or below the seq is the starting point; a journal compacted past the seq without one is a clear error")
+    func snapshotsAndCompaction() throws {
+        let dir = try journal(todos)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let snapshots = dir + "-snapshots"
+        defer { try? FileManager.default.removeItem(atPath: snapshots) }
+        // A snapshot that says "four todos" at seq 3: the rebuilt state must start from it, not from seq 1.
+        var marked = Todo.State()
+        marked.todos = (1...4).map { Todo.Item(title: "from the snapshot \($0)") }
+        let encoded = try WireCodec(.binary).encode(marked)
+        let history = try Journal(directory: dir, repair: false).history.rawValue
+        try SnapshotFile.write(.init(version: 3, history: history, app: "todo", state: encoded), to: snapshots + "/todo.snapshot")
+        let rewind = try Rewind(journalDirectory: dir, snapshotDirectory: snapshots)
+        let todo = Rewind.StoreSpec(name: "todo", app: Todo.app())
+        #expect(try todoState(try #require(try rewind.replicas([todo], at: 6).first)).todos.count == 5)
+        #expect(try todoState(try #require(try rewind.replicas([todo], at: 2).first)).todos.map(\.title) == ["one"], "below the snapshot: from seq 1")
+
+        // A journal that starts at seq 4 (compacted, or imported) and no snapshot: seq 5 is unknown.
+        let later = dir + "-later"
+        defer { try? FileManager.default.removeItem(atPath: later) }
+        try Journal.create(
+            directory: later, history: HistoryID(rawValue: history), records: try Journal(directory: dir, repair: false).read(from: 4, limit: 10))
+        let compacted = try Rewind(journalDirectory: later, snapshotDirectory: nil)
+        #expect(compacted.journal.firstSeq == 4 && compacted.head == 6)
+        #expect {
+            try compacted.replicas([todo], at: 5)
+        } throws: { error in
+            "\(error)".contains("the journal starts at seq 4 and store 'todo' has no snapshot at or below 5")
+        }
+    }
+
+    @Test("the history browser: steps of the store's app and of actions that changed it, keys, jump, filter, diff")
+    func historyBrowser() throws {
+        let dir = try journal(todos + [("todo", "loadTapped", "{}")])
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rewind = try Rewind(journalDirectory: dir, snapshotDirectory: nil)
+        let stats = Rewind.StoreSpec(name: "stats", app: try #require(Catalog.app(named: "stats")))
+        let browser = try HistoryBrowser.load(rewind: rewind, store: stats, screen: StateTreeScreen())
+        // stats reads todo: every todo action that changed it is a step; the counter's and the refused one are not.
+        #expect(browser.steps.map(\.seq) == [1, 3, 4, 6, 7])
+        let todo = Rewind.StoreSpec(name: "todo", app: Todo.app())
+        let history = try HistoryBrowser.load(rewind: rewind, store: todo, screen: TodoScreen())
+        #expect(history.steps.map(\.seq) == [1, 3, 4, 5, 6, 7], "the store's own app, the refused removeTodo included")
+        #expect(history.steps.map(\.changed) == [true, true, true, false, true, true])
+        #expect(history.current?.seq == 7)
+        #expect(history.handle(.left) == .redraw && history.current?.seq == 6)
+        #expect(history.handle(.pageUp) == .redraw && history.current?.seq == 1)
+        #expect(history.handle(.end) == .redraw && history.current?.seq == 7)
+        for key: Key in [.character("g"), .character("4"), .enter] { _ = history.handle(key) }
+        #expect(history.current?.seq == 4)
+        let screen = history.render(width: 100, height: 30).map(\.plainText).joined(separator: "\n")
+        #expect(screen.contains("seq 4 · todo.toggleTodo") && screen.contains("~ todos[1].done: false → true"), "\(screen)")
+        #expect(screen.contains("[x] one"), "the app's screen as of seq 4:\n\(screen)")
+        for key: Key in [.character("/"), .character("A"), .character("d"), .character("d"), .enter] { _ = history.handle(key) }
+        #expect(history.visible.map { history.steps[$0].seq } == [1, 3, 6] && history.current?.seq == 3, "filtered, nearest before seq 4")
+        #expect(history.handle(.character("L")) == .leave)
+    }
+
+    @Test("the state diff names each path that changed")
+    func diff() {
+        let old = JSONValue.object(["count": .number(1), "todos": .array([.object(["done": .bool(false)])]), "gone": .null])
+        let new = JSONValue.object(["count": .number(2), "todos": .array([.object(["done": .bool(true)])]), "added": .string("x")])
+        #expect(
+            HistoryBrowser.diff(from: old, to: new).map(\.plainText) == [
+                #"+ added: "x""#, "~ count: 1 → 2", "- gone: null", "~ todos[0].done: false → true",
+            ])
+        #expect(HistoryBrowser.diff(from: new, to: new).isEmpty)
+    }
+}

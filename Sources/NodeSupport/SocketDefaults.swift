@@ -56,6 +56,17 @@ public enum SocketDefaults {
         return socket
     }
 
+    /// A publisher that also reports its subscriptions (XPUB): every subscribe, so each new follower
+    /// of a topic can be served, and the unsubscribe of the last one.
+    public static func subscriptionPublisher(_ context: Context) throws(ZMQError) -> Socket {
+        let socket = try Socket(context, .xpub)
+        try socket.setOption(.sendHighWaterMark, 100_000)
+        try socket.setOption(.xpubVerbose, 1)
+        try socket.setMaxMessageSize(maxRequestSize)
+        try heartbeat(socket)
+        return socket
+    }
+
     public static func subscriber(_ context: Context) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .sub)
         try socket.setOption(.receiveHighWaterMark, 100_000)

@@ -16,7 +16,11 @@ public struct SnapshotTransfers {
 
     /// The parts of `answer` to send to `peer` now; the rest wait for ``next(for:from:version:)``.
     public mutating func start(_ answer: Message, to peer: [UInt8]) -> [Message] {
-        let key = [UInt64(answer.kind.rawValue), answer.header.seq, answer.header.history, UInt64(answer.payload.count)]
+        // A selection's answer (its own topic) never shares the whole state's parts.
+        let key = [
+            UInt64(answer.kind.rawValue), answer.header.seq, answer.header.history, UInt64(answer.payload.count),
+            UInt64(truncatingIfNeeded: answer.topic.hashValue),
+        ]
         let parts: [Message]
         if let lastSplit, lastSplit.key == key, answer.kind == .snapshot {
             parts = lastSplit.parts

@@ -99,6 +99,11 @@ public final class StoreCore {
     /// from what was published. A store whose state did not change publishes nothing; its heartbeats
     /// carry how far it has applied.
     private var mayHaveChanged = false
+    /// Views following a part of the state (``StatePath``), by topic: the value last published there
+    /// and the version it changed at. Added when a view subscribes to the topic, removed when the last
+    /// one leaves (the shell reads the publisher's subscriptions).
+    private var selections: [String: (path: StatePath, value: JSONValue, version: UInt64)] = [:]
+    static let maxSelections = 256
     /// Something applied may not be published yet (the next turn publishes it).
     public var hasUnpublishedChanges: Bool { mayHaveChanged && version != lastPublishedVersion }
     /// The version of the last snapshot written to (or read from) disk.
@@ -413,7 +418,10 @@ public final class StoreCore {
         switch request.kind {
         case .snapshotRequest:
             // Views are served once the store has recovered, so nobody sees a state it is about to leave.
-            if caughtUp {
+            if let path = StatePath.fromTopic(request.topicString, store: configuration.name) {
+                // A view of a selection asks on its topic; one that asks before recovery asks again.
+                if caughtUp { answerSelection(path, to: peer, now: now) }
+            } else if caughtUp {
                 answerSnapshot(peer, now: now)
             } else if waitingViews.count < StoreCore.maxWaitingViews, !waitingViews.contains(peer) {
                 waitingViews.append(peer)
@@ -620,10 +628,95 @@ public final class StoreCore {
                         kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds,
                         history: history?.rawValue ?? 0), payload: payload)))
         lastPublishedVersion = version
+        publishSelectionsIfChanged(now: now)
+    }
+
+    // MARK: Selections
+
+    /// A view subscribed to (or the last one left) a topic of the state publisher. Selection topics
+    /// of this store start or stop being followed; the new follower gets the value at once.
+    public func subscriptionChanged(topic: String, subscribed: Bool, now: NodeTime) {
+        guard let path = StatePath.fromTopic(topic, store: configuration.name) else { return }
+        guard subscribed else {
+            selections[topic] = nil
+            return
+        }
+        guard selections[topic] != nil || selections.count < StoreCore.maxSelections else {
+            logger.warning(
+                "too many selections followed; not publishing one more", metadata: ["store": "\(configuration.name)", "topic": "\(topic)"])
+            return
+        }
+        guard let value = selectedValue(path) else { return }
+        let version = selections[topic]?.version ?? lastPublishedVersion
+        selections[topic] = (path, value, version)
+        publishSelection(topic, value: value, version: version, now: now)
+    }
+
+    /// The part of the current state at `path`; nil (logged) when the state cannot be read as JSON.
+    private func selectedValue(_ path: StatePath) -> JSONValue? {
+        selectedValues([path]).first
+    }
+
+    private func selectedValues(_ paths: [StatePath]) -> [JSONValue] {
+        do {
+            let state = JSONValue(parsing: try configuration.app.stateJSON(fromWire: try runtime.encodedState()))
+            return paths.map { $0.select(in: state) }
+        } catch {
+            logger.error("state cannot be read for a selection", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+            return []
+        }
+    }
+
+    /// After a state update: each selection whose value changed is published, once.
+    private func publishSelectionsIfChanged(now: NodeTime) {
+        guard !selections.isEmpty else { return }
+        let topics = Array(selections.keys)
+        let values = selectedValues(topics.map { selections[$0]!.path })
+        for (topic, value) in zip(topics, values) where value != selections[topic]!.value {
+            selections[topic]!.value = value
+            selections[topic]!.version = lastPublishedVersion
+            publishSelection(topic, value: value, version: lastPublishedVersion, now: now)
+        }
+    }
+
+    private func publishSelection(_ topic: String, value: JSONValue, version: UInt64, now: NodeTime) {
+        commands.append(
+            .publish(
+                Message(
+                    topic: topic,
+                    header: Header(
+                        kind: .state, flags: .fullState, seq: version, ref: max(self.version, lastPublishedVersion),
+                        timestamp: now.wallNanoseconds, history: history?.rawValue ?? 0),
+                    payload: value.jsonBytes)))
+    }
+
+    private func answerSelection(_ path: StatePath, to peer: [UInt8], now: NodeTime) {
+        publishStateIfChanged(now: now)
+        let topic = path.topic(store: configuration.name)
+        guard let value = selections[topic]?.value ?? selectedValue(path) else { return }
+        commands.append(
+            .reply(
+                peer: peer,
+                Message(
+                    topic: topic,
+                    header: Header(
+                        kind: .snapshot, flags: .fullState, seq: selections[topic]?.version ?? lastPublishedVersion,
+                        ref: max(version, lastPublishedVersion), timestamp: now.wallNanoseconds, history: history?.rawValue ?? 0),
+                    payload: value.jsonBytes)))
     }
 
     private func publishHeartbeat(now: NodeTime) {
         let flags: Header.Flags = (replayRequestedAt != nil || version < dispatcherHead) ? .catchingUp : []
+        // Followers of a selection hear only its topic: each gets a heartbeat of its own.
+        for (topic, selection) in selections.sorted(by: { $0.key < $1.key }) {
+            commands.append(
+                .publish(
+                    Message(
+                        topic: topic,
+                        header: Header(
+                            kind: .heartbeat, flags: flags, seq: selection.version, ref: max(version, lastPublishedVersion),
+                            timestamp: now.wallNanoseconds, history: history?.rawValue ?? 0))))
+        }
         commands.append(
             .publish(
                 Message(

@@ -49,7 +49,8 @@ final class StoreLoop: NodeLoop {
             }
         }
         let security = configuration.security
-        statePublisher = try SocketDefaults.publisher(context)
+        // An XPUB: views of a selection of the state are known by their subscriptions.
+        statePublisher = try SocketDefaults.subscriptionPublisher(context)
         try statePublisher.setOption(.sendHighWaterMark, configuration.effectivePublishHighWaterMark)
         subscribers = try SocketMonitor(statePublisher, context: context, name: "store-\(configuration.name)-\(UInt64.random(in: 0...UInt64.max))")
         snapshots = try SocketDefaults.requestRouter(context)
@@ -111,6 +112,7 @@ final class StoreLoop: NodeLoop {
             let effectsIndex = poller.add(.socket(effects))
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
             let monitorIndex = poller.add(.socket(subscribers.socket))
+            let publisherIndex = poller.add(.socket(statePublisher))
             _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)))
             if poller.isReadable(wakeIndex) {
                 for case .effectAction(let app, let type, let payload) in control.takeAll() {
@@ -123,6 +125,7 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(snapshotIndex) { try drainRequests() }
             if poller.isReadable(effectsIndex) { try drain(effects, limit: 10_000) { message, _ in core.receivedIntakeReply(message) } }
             if poller.isReadable(monitorIndex) { subscribers.drain() }
+            if poller.isReadable(publisherIndex) { try drainSubscriptions() }
             try carryOut(core.takeCommands())
         }
         core.stop()
@@ -139,6 +142,16 @@ final class StoreLoop: NodeLoop {
                 continue
             }
             event(message, .now())
+        }
+    }
+
+    /// Subscriptions to the state publisher: a byte 1 (subscribe) or 0 (the last follower left), then
+    /// the topic. Only selection topics matter to the core.
+    func drainSubscriptions() throws {
+        for _ in 0..<1024 {
+            guard let frames = try statePublisher.receive(dontWait: true) else { return }
+            guard let frame = frames.first, let kind = frame.first, kind <= 1 else { continue }
+            core.subscriptionChanged(topic: String(decoding: frame.dropFirst(), as: UTF8.self), subscribed: kind == 1, now: .now())
         }
     }
 

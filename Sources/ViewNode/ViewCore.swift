@@ -77,7 +77,9 @@ public final class ViewCore {
 
     /// A reply on the snapshot DEALER.
     public func receivedSnapshot(_ reply: Message, now: NodeTime) {
-        guard reply.kind == .snapshot, phase == .awaitingSnapshot else { return }
+        guard reply.kind == .snapshot, phase == .awaitingSnapshot, configuration.select == nil || reply.topicString == configuration.topic else {
+            return
+        }
         let relation = compare(reply.header.history)
         guard relation != .older else { return }  // a late answer from before the store's history moved on
         lastHeard = now.milliseconds
@@ -102,7 +104,7 @@ public final class ViewCore {
 
     /// A message on the subscription to the store's state (STATE, REJECTED, HEARTBEAT).
     public func receivedUpdate(_ message: Message, now: NodeTime) {
-        guard message.topicString == configuration.store else { return }
+        guard message.topicString == configuration.topic else { return }
         lastHeard = now.milliseconds
         switch compare(message.header.history) {
         case .same:
@@ -196,7 +198,9 @@ public final class ViewCore {
         phase = .awaitingSnapshot
         snapshotAskedAt = now.milliseconds
         setConnection(.catchingUp(reason))
-        commands.append(.requestSnapshot(Message(header: Header(kind: .snapshotRequest))))
+        // A selection's snapshot is asked for on its topic.
+        let topic = configuration.select == nil ? "" : configuration.topic
+        commands.append(.requestSnapshot(Message(topic: topic, header: Header(kind: .snapshotRequest))))
     }
 
     private func applyUpdate(_ update: Message, now: NodeTime) {

@@ -71,6 +71,14 @@ public final class ViewNode: Sendable {
         public var codec: WireCodec.Format = .binary
         /// CURVE for tcp (nil: none).
         public var security: Security.Settings? = nil
+        /// Follow only this part of the state (nil: all of it). The updates then carry the selected
+        /// value as JSON, and come only when it changed.
+        public var select: StatePath? = nil {
+            didSet { if select != nil { app = nil } }
+        }
+
+        /// What the view subscribes to and asks snapshots of: the store, or a selection of it.
+        public var topic: String { select?.topic(store: store) ?? store }
 
         public init(store: String, state: String, snapshot: String, app: (any AnyApp)? = nil) {
             self.store = store
@@ -144,7 +152,7 @@ final class ViewLoop: NodeLoop {
         self.context = context
         self.core = ViewCore(configuration: configuration, now: .now(), logger: logger)
         subscriber = try SocketDefaults.subscriber(context)
-        try subscriber.subscribe(Array(configuration.store.utf8))
+        try subscriber.subscribe(Array(configuration.topic.utf8))
         try subscriber.connectSecurely(configuration.state, configuration.security)
         snapshots = try SocketDefaults.dealer(context)
         try snapshots.connectSecurely(configuration.snapshot, configuration.security)

@@ -21,6 +21,7 @@ public struct SocketOption: Sendable, Hashable {
     public static let handshakeInterval = SocketOption(raw: ZMQ_HANDSHAKE_IVL, name: "ZMQ_HANDSHAKE_IVL")
     public static let curveServer = SocketOption(raw: ZMQ_CURVE_SERVER, name: "ZMQ_CURVE_SERVER")
     public static let receiveBuffer = SocketOption(raw: ZMQ_RCVBUF, name: "ZMQ_RCVBUF")
+    public static let xpubVerbose = SocketOption(raw: ZMQ_XPUB_VERBOSE, name: "ZMQ_XPUB_VERBOSE")
 }
 
 extension Socket {

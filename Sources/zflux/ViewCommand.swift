@@ -31,14 +31,25 @@ struct ViewCommand: AsyncParsableCommand {
     @Argument(help: "The stores to follow.") var stores: [String]
     @Flag(help: "Print JSON lines even on a terminal.") var json = false
     @Flag(help: "Open on the store's history (time travel) instead of its live screen.") var history = false
+    @Option(
+        help: ArgumentHelp(
+            "Follow only this part of the state, woken only when it changes: field names and [index] on the state's JSON, like todos, todos[0].title (one store).",
+            valueName: "path"))
+    var select: String?
     @Option(help: ArgumentHelp("How many of the journal's newest actions the history covers.", valueName: "n")) var historyWindow: UInt64 = 2000
     @OptionGroup var node: NodeOptions
 
     func run() async throws {
         LogSetup.bootstrap()
         let (topology, security) = try node.runDir.cluster()
+        var path: StatePath? = nil
+        if let select {
+            guard stores.count == 1 else { throw CLIError("--select follows a part of one store's state: name one store") }
+            do { path = try StatePath(parsing: select) } catch { throw CLIError("--select: \(error.reason)") }
+            if history { throw CLIError("--select and --history do not go together: the history shows the whole state") }
+        }
         if !json && Terminal.isInteractive {
-            try await runInteractive(topology, security)
+            try await runInteractive(topology, security, select: path)
             return
         }
         if history { throw CLIError("--history needs a terminal (for a state at a seq, use `zflux state STORE --at SEQ`)") }
@@ -48,9 +59,10 @@ struct ViewCommand: AsyncParsableCommand {
             guard let endpoints = topology.store(named: name) else {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
-            let printer = UpdatePrinter(app: try Catalog.require(endpoints.app), json: plain)
+            let printer = UpdatePrinter(app: try Catalog.require(endpoints.app), json: plain, select: path)
             var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
             configuration.security = security
+            configuration.select = path
             views.append(try ViewNode(configuration: configuration, logger: node.logger("zflux.view"), onUpdate: printer.print))
         }
         let all = views
@@ -64,16 +76,19 @@ struct ViewCommand: AsyncParsableCommand {
 }
 
 extension ViewCommand {
-    func runInteractive(_ topology: Topology, _ security: Security.Settings?) async throws {
+    func runInteractive(_ topology: Topology, _ security: Security.Settings?, select: StatePath?) async throws {
         let stores = try self.stores.map { name -> InteractiveView.Store in
             guard let endpoints = topology.store(named: name) else {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
             var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
             configuration.security = security
+            configuration.select = select
             let (runDir, window) = (node.runDir, historyWindow)
+            // A selection is shown as a tree: the app's screen needs the whole state.
             return InteractiveView.Store(
-                name: name, app: endpoints.app, configuration: configuration, screen: ExampleScreens.screen(forApp: endpoints.app),
+                name: name, app: endpoints.app, configuration: configuration,
+                screen: select == nil ? ExampleScreens.screen(forApp: endpoints.app) : StateTreeScreen(),
                 history: {
                     let machine = try TimeMachine(runDir: runDir)
                     return try HistoryBrowser.load(

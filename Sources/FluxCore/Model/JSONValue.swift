@@ -17,6 +17,13 @@ public indirect enum JSONValue: Codable, Sendable, Equatable {
 
     public static func parse(_ data: Data) -> JSONValue? { try? JSONDecoder().decode(JSONValue.self, from: data) }
 
+    /// Compact JSON, keys sorted (equal values give equal bytes).
+    public var jsonBytes: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { [UInt8]($0) } ?? Array("null".utf8)
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {

@@ -69,7 +69,7 @@ extension JournalCommand {
             let session: Session
             do {
                 session = try machine.rewind.export(machine.stores, from: from, to: last, readers: Catalog.apps) { seq in
-                    printError("zflux journal export: at seq \(seq) of \(last)")
+                    printError("export: at seq \(seq) of \(last)")
                 }
             } catch let error as RewindError {
                 throw CLIError(error.description)
@@ -81,7 +81,7 @@ extension JournalCommand {
                 // Written whole or not at all: a half-written report is worse than none.
                 try data.write(to: URL(fileURLWithPath: output), options: .atomic)
                 printError(
-                    "zflux journal export: \(session.actions.count) actions (seqs \(from)…\(last)) and \(session.stores.count) stores' states in \(output) (\(data.count) bytes)"
+                    "exported \(session.actions.count) actions (seqs \(from)…\(last)) and \(session.stores.count) stores' states in \(output) (\(data.count) bytes)"
                 )
             }
         }

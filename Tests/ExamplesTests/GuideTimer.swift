@@ -1,4 +1,5 @@
 // Generated from docs/GUIDE.md by scripts/extract-guide.py: edit the guide, not this file.
+import Devtools
 import Examples
 import FluxCore
 import FluxTesting
@@ -168,4 +169,11 @@ extension Timer {
     let state = try await cluster.state(of: "timer", as: Timer.State.self, atLeast: 5)
     #expect(state == Timer.State(remaining: 0, isRunning: false))
     try await cluster.shutdown()
+}
+
+@Test("the todo session of the bug report still reduces to the recorded states")
+func todoSessionReplays() throws {
+    let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Sessions/todo-remove.session")
+    let session = try Session.load(file.path)
+    #expect(try session.verify(apps: Catalog.apps) == [])
 }

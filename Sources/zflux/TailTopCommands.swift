@@ -10,11 +10,16 @@ struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
         abstract: "Print the ordered action stream as it happens: seq, time, app.type, payload.",
-        discussion: "Live actions only (the journal's history is `zflux journal dump`). Ctrl-C stops.")
+        discussion: """
+            Live actions only (the journal's history is `zflux journal dump`). On a terminal it runs
+            full-screen, newest at the bottom: / filters the lines, ? lists the keys, q or Ctrl-C quits.
+            Piped, with --json or with --stream, it prints one line per action until Ctrl-C.
+            """)
 
     @Option(help: "Only this app's actions.") var app: String?
     @Option(help: "Only actions of this type (case name).") var type: String?
     @Flag(help: "One JSON object per line, as `zflux journal dump` prints.") var json = false
+    @Flag(help: "Print lines even on a terminal, instead of the full-screen list.") var stream = false
     @OptionGroup var runDir: RunDirOptions
 
     func run() async throws {
@@ -22,6 +27,48 @@ struct TailCommand: AsyncParsableCommand {
         let stop = Atomic<Bool>(false)
         let signals = TerminationSignals { _ in stop.store(true, ordering: .releasing) }
         let (app, type, json) = (app, type, json)
+        let interactive = !json && !stream && Terminal.isInteractive
+        let screen = SharedTailScreen()
+        let output: @Sendable (String) -> Void
+        if interactive {
+            output = { line in screen.withLock { $0.append(line) } }
+        } else {
+            output = { emitLine($0) }
+        }
+        if interactive {
+            let title = " zflux tail" + (app.map { " · app \($0)" } ?? "") + (type.map { " · type \($0)" } ?? "")
+            Thread {
+                let terminal = Terminal()
+                terminal.enter()
+                defer { terminal.leave() }
+                var shown = -1
+                var dirty = true
+                loop: while !stop.load(ordering: .acquiring) {
+                    let count = screen.withLock { $0.lines.count }
+                    if terminal.updateSize() || count != shown { dirty = true }
+                    if dirty {
+                        shown = count
+                        terminal.draw(screen.withLock { $0.frame(title: title, width: terminal.width, height: terminal.height) })
+                        dirty = false
+                    }
+                    for key in terminal.readKeys(timeoutMilliseconds: 100) {
+                        dirty = true
+                        if key == .control("c") { break loop }
+                        let quit = screen.withLock { screen -> Bool in
+                            if screen.showingHelp {
+                                screen.showingHelp = false
+                                return false
+                            }
+                            if screen.prompt.handle(key) { return false }
+                            if key == .character("?") || key == .f1 { screen.showingHelp = true }
+                            return key == .character("q")
+                        }
+                        if quit { break loop }
+                    }
+                }
+                stop.store(true, ordering: .releasing)
+            }.start()
+        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             Thread {
                 continuation.resume(
@@ -46,14 +93,14 @@ struct TailCommand: AsyncParsableCommand {
                                 guard let message = try? Message(frames: frames), message.kind == .action,
                                     app == nil || message.topicString == app, type == nil || message.header.actionType == type
                                 else { continue }
-                                emitLine(json ? jsonLine(message) : plainLine(message))
+                                output(json ? jsonLine(message) : TailCommand.plainLine(message))
                             }
                             while let frames = try stores.receive(dontWait: true) {
                                 guard let message = try? Message(frames: frames), message.kind == .rejected,
                                     type == nil || message.header.actionType == type
                                 else { continue }
                                 let reason = String(decoding: message.payload, as: UTF8.self)
-                                emitLine(
+                                output(
                                     json
                                         ? "{\"seq\":\(message.header.seq),\"rejected_by\":\"\(message.topicString)\",\"type\":\"\(message.header.actionType)\",\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
                                         : "\(message.header.seq)  rejected by \(message.topicString): \(message.header.actionType): \(reason)")
@@ -65,7 +112,7 @@ struct TailCommand: AsyncParsableCommand {
         withExtendedLifetime(signals) {}
     }
 
-    func plainLine(_ message: Message) -> String {
+    static func plainLine(_ message: Message) -> String {
         let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(message.header.timestamp) / 1e9))
         return
             "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: readablePayload(message), as: UTF8.self))"
@@ -76,7 +123,9 @@ struct TopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "top",
         abstract: "A live dashboard of the cluster: every node, its role, pid, uptime, version, rate, lag, subscribers, journal size, restarts.",
-        discussion: "Refreshes every second on a terminal (q or Ctrl-C quits). Not on a terminal, or with --once, prints the table once.")
+        discussion:
+            "Refreshes every second on a terminal: / filters the nodes, ? lists the keys, q or Ctrl-C quits. Not on a terminal, or with --once, prints the table once."
+    )
 
     @Flag(help: "Print the table once and exit.") var once = false
     @Option(
@@ -102,22 +151,47 @@ struct TopCommand: AsyncParsableCommand {
                 terminal.enter()
                 defer { terminal.leave() }
                 var nextSample: UInt64 = 0
-                while !stop.load(ordering: .acquiring) {
+                var prompt = FilterPrompt()
+                var showingHelp = false
+                var dirty = true
+                loop: while !stop.load(ordering: .acquiring) {
                     let now = MonotonicClock.nowMilliseconds()
                     if now >= nextSample {
                         table.sample()
                         nextSample = now + 1000
-                        terminal.updateSize()
-                        terminal.draw(table.lines())
+                        dirty = true
                     }
-                    let keys = terminal.readKeys(timeoutMilliseconds: 100)
-                    if keys.contains(.character("q")) || keys.contains(.control("c")) { break }
+                    if terminal.updateSize() { dirty = true }
+                    if dirty {
+                        terminal.draw(
+                            showingHelp
+                                ? HelpOverlay.frame(title: "Keys of zflux top", help: TopTable.help, global: ["Ctrl-C quit"])
+                                : table.lines(filter: prompt))
+                        dirty = false
+                    }
+                    for key in terminal.readKeys(timeoutMilliseconds: 100) {
+                        dirty = true
+                        if key == .control("c") { break loop }
+                        if showingHelp {
+                            showingHelp = false
+                            continue
+                        }
+                        if prompt.handle(key) { continue }
+                        if key == .character("q") { break loop }
+                        if key == .character("?") || key == .f1 { showingHelp = true }
+                    }
                 }
                 continuation.resume()
             }.start()
         }
         withExtendedLifetime(signals) {}
     }
+}
+
+/// The full-screen tail's lines, filled by the receiving thread and drawn by the UI thread.
+final class SharedTailScreen: Sendable {
+    private let screen = Mutex(TailScreen())
+    func withLock<T>(_ body: (inout TailScreen) -> T) -> T { screen.withLock { body(&$0) } }
 }
 
 /// The nodes `status` and `top` ask: the given endpoints, or every node of the cluster.

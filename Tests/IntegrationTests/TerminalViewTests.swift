@@ -180,6 +180,44 @@ struct TerminalViewTests {
         #expect(resized.split(separator: "\n", omittingEmptySubsequences: false).prefix(16).last?.contains("todo · version 6") == true, "\(resized)")
     }
 
+    @Test("tail and top on a terminal: / filters their lines, ? lists the keys, q quits")
+    func tailAndTopFilterInTmux() async throws {
+        let tmux = Tmux()
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        defer { _ = try? tmux.run(["kill-server"]) }
+        try tmux.run(["new-session", "-d", "-s", "view", "-x", "120", "-y", "24", "\(zfluxBinary) tail --run-dir \(cluster.runDir)"])
+        try await tmux.waitFor(["zflux tail", "/ filter"])
+        // The subscription takes a moment: dispatch until the screen shows one.
+        try await eventually("tail to show a counter action", timeout: .seconds(20)) {
+            _ = try cluster.zflux(["dispatch", "counter", "incrementTapped"])
+            return try tmux.screen().contains("counter.incrementTapped")
+        }
+        _ = try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"Tea for two"}"#])
+        try await tmux.waitFor(["todo.addTodo"])
+        try tmux.run(["send-keys", "-t", "view", "/", "TODO", "Enter"])
+        let filtered = try await tmux.waitFor(["filter: TODO", "Tea for two"])
+        #expect(!filtered.contains("counter.incrementTapped"), "the filter hides the counter's lines:\n\(filtered)")
+        try tmux.run(["send-keys", "-t", "view", "?"])
+        try await tmux.waitFor(["Keys of zflux tail", "/           filter"])
+        try tmux.run(["send-keys", "-t", "view", "Escape"])
+        try tmux.run(["send-keys", "-t", "view", "q"])
+        try await eventually("tail to quit on q", timeout: .seconds(10), interval: .milliseconds(50)) {
+            try tmux.run(["has-session", "-t", "view"]).status != 0
+        }
+
+        try tmux.run(["new-session", "-d", "-s", "view", "-x", "140", "-y", "24", "\(zfluxBinary) top --run-dir \(cluster.runDir)"])
+        try await tmux.waitFor(["zflux top", "dispatcher", "counter"])
+        try tmux.run(["send-keys", "-t", "view", "/", "count", "Enter"])
+        let top = try await tmux.waitFor(["filter: count", "counter"])
+        #expect(!top.contains("dispatcher ") && !top.contains("primes"), "only the counter's row:\n\(top)")
+        try tmux.run(["send-keys", "-t", "view", "q"])
+        try await eventually("top to quit on q", timeout: .seconds(10), interval: .milliseconds(50)) {
+            try tmux.run(["has-session", "-t", "view"]).status != 0
+        }
+    }
+
     @Test("tail prints each action as it happens; top --once lists every node")
     func tailAndTop() async throws {
         let cluster = try ClusterProcess(transport: "ipc")

@@ -15,6 +15,8 @@ public final class TopTable: @unchecked Sendable {
         self.runDirectory = runDirectory
     }
 
+    public static let help = "/ filter · Esc clear filter · ? keys · q quit"
+
     public func sample() {
         let restarts = RunDirectory(runDirectory).restarts()
         var head = 0
@@ -44,7 +46,8 @@ public final class TopTable: @unchecked Sendable {
         }
     }
 
-    public func lines() -> Frame {
+    /// The table; with a filter, only the nodes whose row contains it (case-insensitive).
+    public func lines(filter: FilterPrompt = FilterPrompt()) -> Frame {
         let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "RESTARTS", "STATE"]
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
@@ -52,8 +55,8 @@ public final class TopTable: @unchecked Sendable {
             row.enumerated().map { $1.padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0) }.joined()
         }
         return [StyledLine(" zflux top · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
-            + rows.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
-            + ["", StyledLine("q quit", .dim)]
+            + rows.filter { filter.matches($0.joined(separator: " ")) }.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
+            + ["", filter.line ?? "", StyledLine(TopTable.help, .dim)]
     }
 }
 

@@ -1,0 +1,70 @@
+/// `/` filtering for list screens (`zflux top`, the full-screen `zflux tail`): `/` opens a prompt,
+/// Enter applies what was typed, Esc cancels (or, with no prompt open, clears the filter). Matching
+/// is a case-insensitive substring.
+public struct FilterPrompt: Equatable, Sendable {
+    public private(set) var filter = ""
+    /// The text being typed, while the prompt is open.
+    public private(set) var editing: String?
+
+    public init() {}
+
+    /// Reacts to a key; returns whether the prompt took it.
+    public mutating func handle(_ key: Key) -> Bool {
+        if let text = editing {
+            switch key {
+            case .enter:
+                filter = text
+                editing = nil
+            case .escape: editing = nil
+            case .backspace: editing = String(text.dropLast())
+            case .character(let c): editing = text + String(c)
+            default: return false
+            }
+            return true
+        }
+        switch key {
+        case .character("/"):
+            editing = filter
+            return true
+        case .escape where !filter.isEmpty:
+            filter = ""
+            return true
+        default:
+            return false
+        }
+    }
+
+    public func matches(_ text: String) -> Bool { filter.isEmpty || text.lowercased().contains(filter.lowercased()) }
+
+    /// The prompt while typing, else the filter in force (nil: none).
+    public var line: StyledLine? {
+        if let editing { return StyledLine("/", .accent) + StyledLine(editing + "▏") }
+        return filter.isEmpty ? nil : StyledLine("filter: \(filter)  (/ change · Esc clear)", .accent)
+    }
+}
+
+/// The full-screen `zflux tail`: the newest lines that pass the filter, bottom up.
+public struct TailScreen: Sendable {
+    public private(set) var lines: [String] = []
+    public var prompt = FilterPrompt()
+    public var showingHelp = false
+    static let capacity = 10_000
+    public static let help = "/ filter · Esc clear filter · ? keys · q quit"
+
+    public init() {}
+
+    public mutating func append(_ line: String) {
+        lines.append(line)
+        if lines.count > TailScreen.capacity + TailScreen.capacity / 4 { lines.removeFirst(lines.count - TailScreen.capacity) }
+    }
+
+    public func frame(title: String, width: Int, height: Int) -> Frame {
+        if showingHelp { return HelpOverlay.frame(title: "Keys of zflux tail", help: TailScreen.help, global: []) }
+        let footer: Frame = [prompt.line ?? "", StyledLine(TailScreen.help, .dim)]
+        let room = max(0, height - 1 - footer.count)
+        let shown = lines.filter(prompt.matches).suffix(room).map { StyledLine($0) }
+        var frame: Frame = [StyledLine(title, .bold)] + shown
+        while frame.count < height - footer.count { frame.append("") }
+        return frame + footer
+    }
+}

@@ -218,6 +218,29 @@ struct TerminalViewTests {
         }
     }
 
+    @Test("NO_COLOR: the viewer, top and tail draw without any colour or style; without it they use them")
+    func noColor() async throws {
+        let tmux = Tmux()
+        let cluster = try ClusterProcess(transport: "ipc")
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        defer { _ = try? tmux.run(["kill-server"]) }
+        for (name, command, shown) in [
+            ("view", "view counter", "counter · version"), ("top", "top", "zflux top"), ("tail", "tail", "zflux tail"),
+        ] {
+            for plain in [true, false] {
+                let session = "\(name)-\(plain)"
+                let program = (plain ? "env NO_COLOR=1 " : "env -u NO_COLOR ") + "\(zfluxBinary) \(command) --run-dir \(cluster.runDir)"
+                try tmux.run(["new-session", "-d", "-s", session, "-x", "120", "-y", "24", program])
+                try await tmux.waitFor([shown], in: session)
+                // -e keeps the cells' styles as escape sequences.
+                let styled = try tmux.run(["capture-pane", "-p", "-e", "-t", session], capture: true).stdout
+                #expect(styled.contains("\u{1B}[") != plain, "\(name), NO_COLOR \(plain ? "set" : "unset"):\n\(styled)")
+                try tmux.run(["kill-session", "-t", session])
+            }
+        }
+    }
+
     @Test("tail prints each action as it happens; top --once lists every node")
     func tailAndTop() async throws {
         let cluster = try ClusterProcess(transport: "ipc")

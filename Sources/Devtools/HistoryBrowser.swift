@@ -169,6 +169,9 @@ public final class HistoryBrowser: ScreenMode {
         if visible.isEmpty { message = StyledLine("no action matches '\(text)'", .bad) }
     }
 
+    /// While a jump or filter prompt is open, keys are its text.
+    public var takesText: Bool { prompt != nil }
+
     public var help: String {
         "←/→ step · PgUp/PgDn ten · Home/End ends · g jump to seq · / filter · L live · ? keys"
     }

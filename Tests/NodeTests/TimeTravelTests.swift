@@ -108,6 +108,10 @@ struct TimeTravelTests {
         #expect(screen.contains("[x] one"), "the app's screen as of seq 4:\n\(screen)")
         for key: Key in [.character("/"), .character("A"), .character("d"), .character("d"), .enter] { _ = history.handle(key) }
         #expect(history.visible.map { history.steps[$0].seq } == [1, 3, 6] && history.current?.seq == 3, "filtered, nearest before seq 4")
+        _ = history.handle(.character("/"))
+        #expect(history.takesText, "an open prompt takes ? as text")
+        _ = history.handle(.escape)
+        #expect(!history.takesText)
         #expect(history.handle(.character("L")) == .leave)
     }
 

@@ -135,7 +135,7 @@ public final class InteractiveView: @unchecked Sendable {
                         dirty = true
                         continue
                     }
-                    if key == .f1 || (key == .character("?") && (mode != nil || !stores[current].screen.takesText)) {
+                    if key == .f1 || (key == .character("?") && !(mode?.takesText ?? stores[current].screen.takesText)) {
                         showingHelp = true
                         dirty = true
                         continue

@@ -46,6 +46,8 @@ public protocol ScreenMode: AnyObject {
     func render(width: Int, height: Int) -> Frame
     /// One line of key help.
     var help: String { get }
+    /// Whether printable keys are being typed into a prompt now (then `?` is text).
+    var takesText: Bool { get }
 }
 
 /// What a key did in a ``ScreenMode``.

@@ -222,17 +222,9 @@ public final class HistoryBrowser: ScreenMode {
         return frame
     }
 
-    static func time(_ nanoseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(nanoseconds) / 1e9))
-    }
+    static func time(_ nanoseconds: Int64) -> String { Session.isoTime(nanoseconds) }
 
-    static func text(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-    }
+    static func text(_ value: JSONValue) -> String { String(decoding: value.jsonBytes, as: UTF8.self) }
 
     /// What changed between two states, a line per path: `~ path: old → new`, `+ path: value`,
     /// `- path: value`.

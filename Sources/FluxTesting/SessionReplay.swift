@@ -16,11 +16,7 @@ public struct SessionMismatch: Equatable, Sendable, CustomStringConvertible {
         "seq \(seq) (\(action)), store '\(store)': recorded \(SessionMismatch.text(recorded)), reduced \(SessionMismatch.text(reduced))"
     }
 
-    static func text(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
-    }
+    static func text(_ value: JSONValue) -> String { String(decoding: value.jsonBytes, as: UTF8.self) }
 }
 
 extension Session {

@@ -37,6 +37,27 @@ public struct BenchReport: Codable, Sendable {
         public var lost: Int
         public var e2e: LatencyStats
         public var ack: LatencyStats
+        /// CPU seconds of the floor's processes (C client, relays, sinks) in the measured run.
+        public var cpuSeconds: [String: Double]
+        /// All of them together, per acknowledged message.
+        public var cpuUsPerAction: Double
+    }
+
+    /// What `write` + `fdatasync` of one record costs on the journal's filesystem (the floor of
+    /// fsync `batch` and `always`).
+    public struct FsyncProbe: Codable, Sendable {
+        public var count: Int
+        public var bytes: Int
+        public var p50Us: Double
+        public var p90Us: Double
+        public var p99Us: Double
+        public var maxUs: Double
+    }
+
+    /// `--max`: the highest rate that held, and every trial of the search.
+    public struct MaxRate: Codable, Sendable {
+        public var rate: Double
+        public var trials: [SearchStep]
     }
 
     /// zflux's figure divided by the floor's, per percentile of e2e and ack.
@@ -48,6 +69,8 @@ public struct BenchReport: Codable, Sendable {
         public var ackP99: Double
         /// Achieved rates: with `--max`, the highest rate zflux sustained over the floor's.
         public var rateAchieved: Double
+        /// CPU per action, every zflux process and the bench together, over the floor's.
+        public var cpuPerAction: Double
     }
 
     public var setup: Setup
@@ -64,10 +87,17 @@ public struct BenchReport: Codable, Sendable {
     public var stateUpdateBytes: Double?
     /// CPU seconds (user + system) each process used during the measured run.
     public var cpuSeconds: [String: Double]
+    /// The same per acknowledged action, in µs, and `all` of them together.
+    public var cpuUsPerAction: [String: Double]
     public var floor: Floor?
+    public var fsyncProbe: FsyncProbe?
+    /// With `--max`: the highest rate with zero loss, and the trials (`max` in JSON).
+    public var maxRate: MaxRate?
     public var ratios: Ratios?
     /// With `--max`: every rate tried and whether it held (zero loss, achieved ≥ 95% of target).
-    public var search: [SearchStep]?
+    public var search: [SearchStep]? {
+        didSet { maxRate = search.map { steps in MaxRate(rate: steps.filter(\.held).map(\.rateTarget).max() ?? 0, trials: steps) } }
+    }
 
     public struct SearchStep: Codable, Sendable {
         public var rateTarget: Double
@@ -85,7 +115,10 @@ public struct BenchReport: Codable, Sendable {
         }
     }
 
-    public init(setup: Setup, rateTarget: Double, result: TrialResult, cpuSeconds: [String: Double], floor: TrialResult?, stateUpdateBytes: Double?) {
+    public init(
+        setup: Setup, rateTarget: Double, result: TrialResult, cpuSeconds: [String: Double], floor: TrialResult?, stateUpdateBytes: Double?,
+        floorCPU: [String: Double] = [:]
+    ) {
         self.setup = setup
         self.rateTarget = rateTarget
         rateAchieved = result.rateAchieved
@@ -97,16 +130,33 @@ public struct BenchReport: Codable, Sendable {
         ack = result.ack.stats
         stages = result.stages.mapValues(\.stats)
         self.cpuSeconds = cpuSeconds
+        cpuUsPerAction = BenchReport.perAction(cpuSeconds, actions: result.acked)
         self.stateUpdateBytes = stateUpdateBytes
         if let floor {
-            let f = Floor(rateAchieved: floor.rateAchieved, acked: floor.acked, lost: floor.lost, e2e: floor.e2e.stats, ack: floor.ack.stats)
+            let f = Floor(
+                rateAchieved: floor.rateAchieved, acked: floor.acked, lost: floor.lost, e2e: floor.e2e.stats, ack: floor.ack.stats,
+                cpuSeconds: floorCPU, cpuUsPerAction: BenchReport.perAction(floorCPU, actions: floor.acked)["all"] ?? 0)
             self.floor = f
             func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 0 }
             ratios = Ratios(
                 e2eP50: ratio(e2e.p50Us, f.e2e.p50Us), e2eP99: ratio(e2e.p99Us, f.e2e.p99Us), e2eP999: ratio(e2e.p999Us, f.e2e.p999Us),
                 ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us),
-                rateAchieved: ratio(rateAchieved, f.rateAchieved))
+                rateAchieved: ratio(rateAchieved, f.rateAchieved), cpuPerAction: ratio(cpuUsPerAction["all"] ?? 0, f.cpuUsPerAction))
         }
+    }
+
+    /// CPU µs per action by process, and `all`.
+    static func perAction(_ seconds: [String: Double], actions: Int) -> [String: Double] {
+        guard actions > 0, !seconds.isEmpty else { return [:] }
+        var out = seconds.mapValues { $0 * 1e6 / Double(actions) }
+        out["all"] = seconds.values.reduce(0, +) * 1e6 / Double(actions)
+        return out
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case setup, rateTarget, rateAchieved, sent, acked, nacked, lost, e2e, ack, stages, stateUpdateBytes, cpuSeconds, cpuUsPerAction
+        case floor, fsyncProbe, ratios, search
+        case maxRate = "max"
     }
 
     public func json() -> String {
@@ -159,6 +209,21 @@ public struct BenchReport: Codable, Sendable {
         if !cpuSeconds.isEmpty {
             lines.append("cpu: " + cpuSeconds.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.number($0.value)) s" }.joined(separator: ", "))
         }
+        if let all = cpuUsPerAction["all"] {
+            var line =
+                "cpu per action: \(Self.number(all)) µs ("
+                + cpuUsPerAction.filter { $0.key != "all" }.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.number($0.value))" }
+                .joined(separator: ", ") + ")"
+            if let floor, let ratios, floor.cpuUsPerAction > 0 {
+                line += "; floor \(Self.number(floor.cpuUsPerAction)) µs per message (\(String(format: "%.2f×", ratios.cpuPerAction)))"
+            }
+            lines.append(line)
+        }
+        if let probe = fsyncProbe {
+            lines.append(
+                "write+fdatasync of \(probe.bytes) B on the journal's filesystem: p50 \(Self.number(probe.p50Us)) µs, "
+                    + "p99 \(Self.number(probe.p99Us)) µs, max \(Self.number(probe.maxUs)) µs (\(probe.count) tries)")
+        }
         if let search {
             lines.append("search for the highest rate with zero loss:")
             for step in search {
@@ -188,7 +253,7 @@ public struct BenchReport: Codable, Sendable {
 /// HdrHistogram's own plotter draws it, so the tail gets as much room as the median.
 public enum PercentilePlot {
     public static func svg(title: String, series: [(name: String, histogram: LatencyHistogram)]) -> String {
-        let width = 820.0, height = 480.0, left = 70.0, right = 160.0, top = 40.0, bottom = 50.0
+        let width = PercentilePlot.width, height = 480.0, left = 70.0, right = 30.0, top = 40.0, bottom = 50.0
         let plotW = width - left - right, plotH = height - top - bottom
         let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
         let maxX = 5.0  // up to 99.999%
@@ -229,13 +294,28 @@ public enum PercentilePlot {
             let color = colors[index % colors.count]
             let path = line.map { String(format: "%.1f,%.1f", x($0.0), y($0.1)) }.joined(separator: " ")
             svg += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" points=\"\(path)\"/>\n"
-            let ly = top + 20 + Double(index) * 20
-            svg +=
-                "<line x1=\"\(left + plotW + 15)\" y1=\"\(ly - 4)\" x2=\"\(left + plotW + 35)\" y2=\"\(ly - 4)\" stroke=\"\(color)\" stroke-width=\"2\"/>"
-            svg += "<text x=\"\(left + plotW + 40)\" y=\"\(ly)\">\(escape(series[index].name))</text>\n"
+        }
+        // The legend inside the plot's upper left, on white: the lines start low on the left.
+        let legend = legendBox(names: series.map(\.name), left: left + 12, top: top + 12)
+        svg += String(
+            format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"white\" stroke=\"#bbb\"/>\n", legend.x, legend.y,
+            legend.width, legend.height)
+        for (index, name) in series.map(\.name).enumerated() {
+            let color = colors[index % colors.count]
+            let ly = legend.y + 18 + Double(index) * 18
+            svg += "<line x1=\"\(legend.x + 8)\" y1=\"\(ly - 4)\" x2=\"\(legend.x + 28)\" y2=\"\(ly - 4)\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+            svg += "<text x=\"\(legend.x + 34)\" y=\"\(ly)\">\(escape(name))</text>\n"
         }
         svg += "</svg>\n"
         return svg
+    }
+
+    public static let width = 820.0
+
+    /// Where the legend goes: its box holds each name at about 7.5 px a character (12 px sans-serif).
+    public static func legendBox(names: [String], left: Double, top: Double) -> (x: Double, y: Double, width: Double, height: Double) {
+        let longest = Double(names.map(\.count).max() ?? 0)
+        return (left, top, 44 + longest * 7.5, 10 + Double(names.count) * 18)
     }
 
     static func label(_ us: Double) -> String {

@@ -29,7 +29,7 @@ struct BenchCommand: AsyncParsableCommand {
               zflux bench --max --floor --fsync none
               zflux bench --state-items 10000 --rate 2000 --json
             """,
-        subcommands: [Run.self, Codec.self, Relay.self],
+        subcommands: [Run.self, Codec.self],
         defaultSubcommand: Run.self
     )
 
@@ -104,28 +104,6 @@ struct BenchCommand: AsyncParsableCommand {
                 options.attach = .init(runDirectory: runDir.path, topology: topology, security: security)
             }
             return options
-        }
-    }
-
-    /// One relay of the floor, as its own process (started by `bench --floor`).
-    struct Relay: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "relay", shouldDisplay: false)
-        @Option var role: String
-        @Option var input: String
-        @Option var publish: String
-
-        func run() throws {
-            exitWithParent()
-            let stopping = Atomic<Bool>(false)
-            let signals = TerminationSignals { _ in stopping.store(true, ordering: .relaxed) }
-            defer { withExtendedLifetime(signals) {} }
-            let stop: @Sendable () -> Bool = { stopping.load(ordering: .relaxed) }
-            switch role {
-            case "sequencer": try FloorRelay.sequencer(listen: input, publish: publish, stop: stop)
-            case "forward": try FloorRelay.forward(connect: input, publish: publish, stop: stop)
-            default: throw ValidationError("--role is sequencer or forward")
-            }
-            removeIPCFiles([input, publish])
         }
     }
 }

@@ -96,9 +96,26 @@ struct BenchLogicTests {
         let setup = BenchReport.Setup(
             transport: "ipc", stores: 1, views: 1, clients: 1, codec: "binary", fsync: "batch",
             payloadBytes: 64, stateItems: 10, durationS: 1, warmUpS: 0)
-        let report = BenchReport(setup: setup, rateTarget: 10_000, result: zflux, cpuSeconds: ["dispatcher": 0.5], floor: floor, stateUpdateBytes: 40)
+        floor.acked = 100
+        var report = BenchReport(
+            setup: setup, rateTarget: 10_000, result: zflux, cpuSeconds: ["dispatcher": 0.5, "bench": 0.25], floor: floor, stateUpdateBytes: 40,
+            floorCPU: ["floor client": 0.1, "floor sinks": 0.05])
+        report.search = [
+            .init(rateTarget: 10_000, rateAchieved: 9_990, lost: 0, e2eP99Us: 30, held: true),
+            .init(rateTarget: 20_000, rateAchieved: 12_000, lost: 0, e2eP99Us: 900, held: false),
+        ]
         let object = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
-        for key in ["rate_target", "rate_achieved", "acked", "lost", "e2e", "ack", "floor"] { #expect(object[key] != nil, "\(key)") }
+        for key in ["rate_target", "rate_achieved", "acked", "lost", "e2e", "ack", "floor", "cpu_us_per_action", "max"] {
+            #expect(object[key] != nil, "\(key)")
+        }
+        // CPU per action: 0.75 s over 100 actions; the floor's 0.15 s over its 100 messages.
+        let perAction = try #require(object["cpu_us_per_action"] as? [String: Double])
+        #expect(perAction["all"] == 7500 && perAction["dispatcher"] == 5000)
+        #expect(abs(((object["floor"] as? [String: Any])?["cpu_us_per_action"] as? Double ?? 0) - 1500) < 0.001)
+        #expect(abs((report.ratios?.cpuPerAction ?? 0) - 5) < 0.001)
+        // --max: the highest rate that held, with the trials.
+        let max = try #require(object["max"] as? [String: Any])
+        #expect(max["rate"] as? Double == 10_000 && (max["trials"] as? [Any])?.count == 2)
         let e2e = try #require(object["e2e"] as? [String: Any])
         for key in ["p50_us", "p99_us", "p999_us", "max_us"] { #expect(e2e[key] != nil, "e2e.\(key)") }
         let floorE2E = try #require((object["floor"] as? [String: Any])?["e2e"] as? [String: Any])
@@ -109,5 +126,20 @@ struct BenchLogicTests {
         #expect(table.contains("lost 0"))
         let svg = PercentilePlot.svg(title: "t <1>", series: [("zflux e2e", zflux.e2e), ("floor e2e", floor.e2e)])
         #expect(svg.hasPrefix("<svg") && svg.contains("<polyline") && svg.contains("t &lt;1&gt;"))
+    }
+
+    @Test("the plot's legend fits inside the picture, however long the names")
+    func legendFits() {
+        let names = ["dispatch → ack", "dispatch → view", "floor → sink", "zflux dispatch → view at 10k/s"]
+        let box = PercentilePlot.legendBox(names: names, left: 82, top: 52)
+        #expect(box.x + box.width <= PercentilePlot.width && box.width >= 34 + 30 * 7.5)
+        var series: [(name: String, histogram: LatencyHistogram)] = []
+        for name in names {
+            var histogram = LatencyHistogram()
+            histogram.record(nanoseconds: 50_000)
+            series.append((name, histogram))
+        }
+        let svg = PercentilePlot.svg(title: "legend", series: series)
+        for name in names { #expect(svg.contains(PercentilePlot.escape(name))) }
     }
 }

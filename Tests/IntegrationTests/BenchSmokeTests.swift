@@ -32,6 +32,12 @@ struct BenchSmokeTests {
         let floor = try #require(report["floor"] as? [String: Any])
         #expect(floor["lost"] as? Int == 0)
         #expect(((floor["e2e"] as? [String: Any])?["p50_us"] as? Double ?? 0) > 0)
+        // The floor is the C programs: their CPU is counted, and the disk was probed.
+        let floorCPU = try #require(floor["cpu_seconds"] as? [String: Double])
+        #expect(Set(floorCPU.keys).isSuperset(of: ["floor client", "floor sinks", "floor sequencer"]), "\(floorCPU)")
+        #expect((floor["cpu_us_per_action"] as? Double ?? 0) > 0)
+        #expect(((report["cpu_us_per_action"] as? [String: Double])?["all"] ?? 0) > 0)
+        #expect(((report["fsync_probe"] as? [String: Any])?["p99_us"] as? Double ?? 0) > 0)
         #expect(report["ratios"] != nil)
         let updateBytes = try #require(report["state_update_bytes"] as? Double)
         #expect(updateBytes < 2000, "changes only, not the 500-account state (\(updateBytes) B)")

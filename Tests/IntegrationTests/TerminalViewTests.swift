@@ -43,6 +43,10 @@ struct Tmux {
         return CommandResult(status: exitCode, stdout: text, stderr: "")
     }
 
+    /// A session that lives until `kill-server`: the server exits when its last session ends, and a
+    /// session started while it is exiting would go down with it.
+    func keepServerAlive() throws { try run(["new-session", "-d", "-s", "keep-alive", "sleep 600"]) }
+
     func screen(_ session: String = "view") throws -> String { try run(["capture-pane", "-p", "-t", session], capture: true).stdout }
 
     /// Waits (bounded) until the screen contains every one of `texts`; returns the screen.
@@ -187,6 +191,7 @@ struct TerminalViewTests {
         defer { cluster.stop() }
         try cluster.waitUntilReady()
         defer { _ = try? tmux.run(["kill-server"]) }
+        try tmux.keepServerAlive()
         try tmux.run(["new-session", "-d", "-s", "view", "-x", "120", "-y", "24", "\(zfluxBinary) tail --run-dir \(cluster.runDir)"])
         try await tmux.waitFor(["zflux tail", "/ filter"])
         // The subscription takes a moment: dispatch until the screen shows one.
@@ -225,6 +230,7 @@ struct TerminalViewTests {
         defer { cluster.stop() }
         try cluster.waitUntilReady()
         defer { _ = try? tmux.run(["kill-server"]) }
+        try tmux.keepServerAlive()
         for (name, command, shown) in [
             ("view", "view counter", "counter · version"), ("top", "top", "zflux top"), ("tail", "tail", "zflux tail"),
         ] {

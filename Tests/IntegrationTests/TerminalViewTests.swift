@@ -145,8 +145,18 @@ struct TerminalViewTests {
         let viewers = try tmux.run(["list-panes", "-a", "-F", "#{pane_pid}"], capture: true).stdout.split(separator: "\n").compactMap { Int32($0) }
         #expect(viewers.count == 2)
         try tmux.run(["kill-server"])
-        try await eventually("the viewers to exit on SIGHUP", timeout: .seconds(10), interval: .milliseconds(50)) {
-            viewers.allSatisfy { kill($0, 0) != 0 }
+        do {
+            try await eventually("the viewers to exit on SIGHUP", timeout: .seconds(20), interval: .milliseconds(50)) {
+                viewers.allSatisfy { !isRunning($0) }
+            }
+        } catch {
+            for pid in viewers where isRunning(pid) {
+                let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "?"
+                let wchan = (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)) ?? "?"
+                Issue.record("viewer \(pid) still runs: \(state) waiting in \(wchan)")
+                kill(pid, SIGKILL)
+            }
+            throw error
         }
     }
 
@@ -283,6 +293,15 @@ struct TerminalViewTests {
         tail.waitUntilExit()
         #expect(tail.terminationStatus == 0)
     }
+}
+
+/// Whether `pid` is a live process: a zombie (exited, not yet reaped by whoever inherited it) is not.
+func isRunning(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return false }
+    let state = stat[stat.index(close, offsetBy: 2)...].first
+    return state != "Z" && state != "X"
 }
 
 /// Starts `zflux tail --json ARGS` and collects what it prints as it comes.

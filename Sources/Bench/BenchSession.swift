@@ -481,7 +481,15 @@ final class FloorSession {
         while sinkChildren.contains(where: { $0.process.isRunning }) && Date() < sinksDeadline { usleep(20_000) }
         for child in sinkChildren { child.stop() }
         let (log, start) = try FloorFiles.clientLog(clientFile, schedule: schedule)
-        let arrivals = try sinkFiles.map { try FloorFiles.arrivals($0, start: start) }
+        let arrivals = try zip(sinkFiles, sinkChildren).map { file, child in
+            guard FileManager.default.fileExists(atPath: file) else {
+                let said = child.lines.withLock { $0.suffix(5).joined(separator: "\n") }
+                throw BenchError(
+                    "a floor sink wrote no \(file) (exit status \(child.process.terminationStatus), reason \(child.process.terminationReason.rawValue))"
+                        + (said.isEmpty ? "" : ":\n" + said))
+            }
+            return try FloorFiles.arrivals(file, start: start)
+        }
         lastDelivered = arrivals.reduce(0) { $0 + $1.count }
         var cpu: [String: Double] = [:]
         for (index, relay) in relays.enumerated() { cpu[relay.name] = (cpuSeconds(pid: relay.process.processIdentifier) ?? 0) - relayCPU[index] }

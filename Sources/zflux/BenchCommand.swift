@@ -20,9 +20,11 @@ struct BenchCommand: AsyncParsableCommand {
             process is both the client and the views: dispatch → ACK and dispatch → state visible are taken
             on its own clock. The stages between come from the nodes' timestamps (same host only).
 
-            --floor runs the same topology with raw libzmq relays in the same run (no journal, no reducer,
-            no codec) and prints every figure as a ratio to it. --max searches for the highest rate with
-            zero loss that the cluster sustains (achieved ≥ 95% of target).
+            --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built
+            beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec),
+            probes write+fdatasync on the journal's filesystem, and prints every figure as a ratio to that
+            floor, CPU per action included. --max searches for the highest rate with zero loss that the
+            cluster sustains (achieved ≥ 95% of target); --json reports it as max.rate with the trials.
 
             Examples:
               zflux bench --rate 10000 --duration 10 --floor

@@ -1,3 +1,4 @@
+import FluxTesting
 import Foundation
 import Testing
 
@@ -49,6 +50,39 @@ struct BenchSmokeTests {
         let clusterDir = try #require(started.map { String($0.split(separator: " ").last ?? "") })
         #expect(processes(mentioning: clusterDir).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: clusterDir))
+    }
+
+    @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")
+    func floorStopsWhateverItsMask() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-mask-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let program = (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-floor"
+        let arguments = [program, "sink", "--input", "ipc://\(dir)/nobody", "--out", dir + "/sink", "--count", "10"]
+        // posix_spawn from a thread with SIGTERM blocked: the child starts with that mask.
+        let spawned = Locked<pid_t>(0)
+        let thread = Thread {
+            var blocked = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGTERM)
+            pthread_sigmask(SIG_BLOCK, &blocked, nil)
+            let argv = arguments.map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            var pid: pid_t = 0
+            if posix_spawn(&pid, program, nil, nil, argv, environ) == 0 { spawned.withLock { $0 = pid } }
+        }
+        thread.start()
+        try await eventually("the sink to start", timeout: .seconds(5)) { spawned.withLock { $0 } != 0 }
+        let pid = spawned.withLock { $0 }
+        defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, WNOHANG) }
+        try await Task.sleep(for: .milliseconds(200))
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        try await eventually("the sink to exit on SIGTERM", timeout: .seconds(5), interval: .milliseconds(20)) {
+            waitpid(pid, &status, WNOHANG) == pid
+        }
+        #expect(status == 0, "exit status \(status)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/sink"), "what it measured (nothing) is written")
     }
 
     @Test("bad options are refused before anything starts")

@@ -53,14 +53,15 @@ struct BenchSmokeTests {
     }
 
     @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")
-    func floorStopsWhateverItsMask() async throws {
+    func floorStopsWhateverItsMask() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-mask-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let program = (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-floor"
         let arguments = [program, "sink", "--input", "ipc://\(dir)/nobody", "--out", dir + "/sink", "--count", "10"]
-        // posix_spawn from a thread with SIGTERM blocked: the child starts with that mask.
-        let spawned = Locked<pid_t>(0)
+        // posix_spawn from a thread with SIGTERM blocked: the child starts with that mask. Plain
+        // blocking waits with deadlines: nothing here depends on the test pool being free.
+        let spawned = Locked<(pid: pid_t, error: Int32)?>(nil)
         let thread = Thread {
             var blocked = sigset_t()
             sigemptyset(&blocked)
@@ -69,18 +70,29 @@ struct BenchSmokeTests {
             let argv = arguments.map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
             var pid: pid_t = 0
-            if posix_spawn(&pid, program, nil, nil, argv, environ) == 0 { spawned.withLock { $0 = pid } }
+            let error = posix_spawn(&pid, program, nil, nil, argv, environ)
+            spawned.withLock { $0 = (pid, error) }
         }
         thread.start()
-        try await eventually("the sink to start", timeout: .seconds(5)) { spawned.withLock { $0 } != 0 }
-        let pid = spawned.withLock { $0 }
-        defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, WNOHANG) }
-        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        while spawned.withLock({ $0 }) == nil && ContinuousClock.now - started < .seconds(30) { usleep(10_000) }
+        let result = try #require(spawned.withLock { $0 }, "the spawning thread did not run")
+        try #require(result.error == 0, "posix_spawn \(program): \(String(cString: strerror(result.error)))")
+        let pid = result.pid
+        usleep(200_000)
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        try await eventually("the sink to exit on SIGTERM", timeout: .seconds(5), interval: .milliseconds(20)) {
-            waitpid(pid, &status, WNOHANG) == pid
+        let signalled = ContinuousClock.now
+        var reaped = false
+        while !reaped && ContinuousClock.now - signalled < .seconds(10) {
+            reaped = waitpid(pid, &status, WNOHANG) == pid
+            if !reaped { usleep(20_000) }
         }
+        if !reaped {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+        }
+        #expect(reaped, "the sink ignored SIGTERM for 10 s")
         #expect(status == 0, "exit status \(status)")
         #expect(FileManager.default.fileExists(atPath: dir + "/sink"), "what it measured (nothing) is written")
     }

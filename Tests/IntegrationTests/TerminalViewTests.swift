@@ -51,7 +51,7 @@ struct Tmux {
 
     /// Waits (bounded) until the screen contains every one of `texts`; returns the screen.
     @discardableResult
-    func waitFor(_ texts: [String], in session: String = "view", timeout: Duration = .seconds(20)) async throws -> String {
+    func waitFor(_ texts: [String], in session: String = "view", timeout: Duration = .seconds(60)) async throws -> String {
         var last = ""
         do {
             try await eventually("the screen to show \(texts)", timeout: timeout, interval: .milliseconds(50)) {
@@ -59,14 +59,18 @@ struct Tmux {
                 return texts.allSatisfy(last.contains)
             }
         } catch {
-            Issue.record("the screen:\n\(last)")
+            // What runs in the panes, for a screen that stayed blank.
+            let panes =
+                (try? run(["list-panes", "-a", "-F", "#{session_name} pid #{pane_pid} dead #{pane_dead} #{pane_current_command}"], capture: true))?
+                .stdout ?? ""
+            Issue.record("the screen:\n\(last)\npanes:\n\(panes)")
             throw error
         }
         return last
     }
 }
 
-@Suite("The terminal viewer, driven through tmux", .serialized, .timeLimit(.minutes(2)))
+@Suite("The terminal viewer, driven through tmux", .serialized, .timeLimit(.minutes(4)))
 struct TerminalViewTests {
     @Test("type a todo and Enter: it is listed and the title counts it; a 2-character title shows Add disabled and, sent anyway, the rejection")
     func todoInTmux() async throws {
@@ -99,7 +103,7 @@ struct TerminalViewTests {
 
         // Ctrl-C leaves the alternate screen and ends the viewer.
         try tmux.run(["send-keys", "-t", "view", "C-c"])
-        try await eventually("the viewer to exit on Ctrl-C", timeout: .seconds(10), interval: .milliseconds(50)) {
+        try await eventually("the viewer to exit on Ctrl-C", timeout: .seconds(30), interval: .milliseconds(50)) {
             try tmux.run(["has-session", "-t", "view"]).status != 0
         }
     }
@@ -127,7 +131,7 @@ struct TerminalViewTests {
         try tmux.run(["send-keys", "-t", "login", "-l", username])
         try tmux.run(["send-keys", "-t", "login", "Tab"])
         try tmux.run(["send-keys", "-t", "login", "-l", password])
-        try await eventually("the login store to hold both fields", timeout: .seconds(30)) {
+        try await eventually("the login store to hold both fields", timeout: .seconds(60)) {
             let login = try state("login")
             return login["username"] as? String == username && login["password"] as? String == password
         }
@@ -136,7 +140,7 @@ struct TerminalViewTests {
         try await tmux.waitFor(["TODO - (0)", "live"], in: "todo")
         try tmux.run(["send-keys", "-t", "todo", "-l", title])
         try tmux.run(["send-keys", "-t", "todo", "Enter"])
-        try await eventually("the todo store to hold the title", timeout: .seconds(30)) {
+        try await eventually("the todo store to hold the title", timeout: .seconds(60)) {
             let todos = try state("todo")["todos"] as? [[String: Any]]
             return todos?.first?["title"] as? String == title.trimmingCharacters(in: .whitespaces)
         }
@@ -146,7 +150,7 @@ struct TerminalViewTests {
         #expect(viewers.count == 2)
         try tmux.run(["kill-server"])
         do {
-            try await eventually("the viewers to exit on SIGHUP", timeout: .seconds(20), interval: .milliseconds(50)) {
+            try await eventually("the viewers to exit on SIGHUP", timeout: .seconds(30), interval: .milliseconds(50)) {
                 viewers.allSatisfy { !isRunning($0) }
             }
         } catch {
@@ -205,7 +209,7 @@ struct TerminalViewTests {
         try tmux.run(["new-session", "-d", "-s", "view", "-x", "120", "-y", "24", "\(zfluxBinary) tail --run-dir \(cluster.runDir)"])
         try await tmux.waitFor(["zflux tail", "/ filter"])
         // The subscription takes a moment: dispatch until the screen shows one.
-        try await eventually("tail to show a counter action", timeout: .seconds(20)) {
+        try await eventually("tail to show a counter action", timeout: .seconds(60)) {
             _ = try cluster.zflux(["dispatch", "counter", "incrementTapped"])
             return try tmux.screen().contains("counter.incrementTapped")
         }
@@ -218,7 +222,7 @@ struct TerminalViewTests {
         try await tmux.waitFor(["Keys of zflux tail", "/           filter"])
         try tmux.run(["send-keys", "-t", "view", "Escape"])
         try tmux.run(["send-keys", "-t", "view", "q"])
-        try await eventually("tail to quit on q", timeout: .seconds(10), interval: .milliseconds(50)) {
+        try await eventually("tail to quit on q", timeout: .seconds(30), interval: .milliseconds(50)) {
             try tmux.run(["has-session", "-t", "view"]).status != 0
         }
 
@@ -228,7 +232,7 @@ struct TerminalViewTests {
         let top = try await tmux.waitFor(["filter: count", "counter"])
         #expect(!top.contains("dispatcher ") && !top.contains("primes"), "only the counter's row:\n\(top)")
         try tmux.run(["send-keys", "-t", "view", "q"])
-        try await eventually("top to quit on q", timeout: .seconds(10), interval: .milliseconds(50)) {
+        try await eventually("top to quit on q", timeout: .seconds(30), interval: .milliseconds(50)) {
             try tmux.run(["has-session", "-t", "view"]).status != 0
         }
     }

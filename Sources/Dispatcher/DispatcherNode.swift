@@ -133,16 +133,14 @@ final class DispatcherLoop: NodeLoop {
     /// Replay answers being served, at most one per peer (a newer request replaces the older), served
     /// a slice per loop turn in turn so that replays share the thread fairly with the intake.
     var replays: [ReplayPlan] = []
-    /// Peers whose queue was full (they do not read): their requests are dropped until then.
-    var stalledUntil: [[UInt8]: UInt64] = [:]
+    /// Peers whose queue was full (they do not read): their requests are dropped for a while.
+    var stalled = StalledPeers()
     /// Bytes of replay served per loop turn, between drains of the intake.
     static let replayBytesPerTurn = 256 << 10
     /// One drain of the intake ends after this many messages or bytes, whichever comes first: the
     /// batch that goes to the journal, and what the thread holds meanwhile, stay bounded.
     static let intakeMessagesPerBurst = 4096
     static let intakeBytesPerBurst = 16 << 20
-    /// How long a peer that does not read is left alone; a store that stalled asks again after 1 s.
-    static let stallMilliseconds: UInt64 = 1000
     static let maxConcurrentReplays = 1024
 
     init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>) throws {
@@ -221,12 +219,10 @@ final class DispatcherLoop: NodeLoop {
         let replayIndex = poller.add(.socket(replay))
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
-        var revoked = configuration.revocations?.generation ?? 0
+        var revocations = RevocationWatch(configuration.revocations)
         while !control.stopRequested {
-            if let revocations = configuration.revocations, revocations.generation != revoked {
-                revoked = revocations.generation
-                cutAcceptedConnections()
-            }
+            revocations.cutIfRevoked(
+                [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
             core.tick(now: .now())
             try carryOut(core.takeCommands())
             // With replays in progress, only look: the next slice of them is due this turn.
@@ -284,25 +280,8 @@ final class DispatcherLoop: NodeLoop {
         }
     }
 
-    /// A key was revoked: every tcp endpoint is bound anew, so every peer reconnects through ZAP.
-    func cutAcceptedConnections() {
-        for (socket, endpoint) in [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)]
-        where endpoint.hasPrefix("tcp://") {
-            do {
-                try socket.rebind(endpoint)
-            } catch {
-                logger.error("could not bind again after a revocation", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-            }
-        }
-        logger.notice("a key was revoked: every connection was cut; listed peers reconnect")
-    }
-
     func queueReplay(_ plan: ReplayPlan) {
-        let now = MonotonicClock.nowMilliseconds()
-        if let until = stalledUntil[plan.peer] {
-            if now < until { return }
-            stalledUntil[plan.peer] = nil
-        }
+        guard !stalled.contains(plan.peer, now: MonotonicClock.nowMilliseconds()) else { return }
         if let index = replays.firstIndex(where: { $0.peer == plan.peer }) {
             replays[index] = plan
         } else if replays.count < DispatcherLoop.maxConcurrentReplays {
@@ -332,9 +311,7 @@ final class DispatcherLoop: NodeLoop {
             if !delivered {
                 // Gone, or its queue is full: it does not read. Drop the answer; it asks again if it lives.
                 logger.notice("replay peer not reading; its answer is dropped", metadata: ["from": "\(plan.from)"])
-                let now = MonotonicClock.nowMilliseconds()
-                stalledUntil = stalledUntil.filter { $0.value > now }
-                stalledUntil[plan.peer] = now + DispatcherLoop.stallMilliseconds
+                stalled.stall(plan.peer, now: MonotonicClock.nowMilliseconds())
             } else if let rest {
                 replays.append(rest)
             }

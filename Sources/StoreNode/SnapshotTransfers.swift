@@ -7,7 +7,13 @@ import FluxCore
 public struct SnapshotTransfers {
     public static let maxTransfers = 16
     private var waiting: [(peer: [UInt8], parts: [Message], next: Int)] = []
-    private var lastSplit: (key: [UInt64], parts: [Message])? = nil
+    /// The last answer split, by what identifies it: a selection's answer (its own topic) never
+    /// shares the whole state's parts.
+    private var lastSplit: (key: SplitKey, parts: [Message])? = nil
+
+    struct SplitKey: Equatable {
+        var kind: MessageKind, topic: [UInt8], seq: UInt64, history: UInt64, bytes: Int
+    }
 
     public init() {}
 
@@ -16,11 +22,8 @@ public struct SnapshotTransfers {
 
     /// The parts of `answer` to send to `peer` now; the rest wait for ``next(for:from:version:)``.
     public mutating func start(_ answer: Message, to peer: [UInt8]) -> [Message] {
-        // A selection's answer (its own topic) never shares the whole state's parts.
-        let key = [
-            UInt64(answer.kind.rawValue), answer.header.seq, answer.header.history, UInt64(answer.payload.count),
-            UInt64(truncatingIfNeeded: answer.topic.hashValue),
-        ]
+        let key = SplitKey(
+            kind: answer.kind, topic: answer.topic, seq: answer.header.seq, history: answer.header.history, bytes: answer.payload.count)
         let parts: [Message]
         if let lastSplit, lastSplit.key == key, answer.kind == .snapshot {
             parts = lastSplit.parts

@@ -47,6 +47,12 @@ public final class StoreCore {
         pending[message.header.seq] = message
         pendingBytes += message.payload.count
     }
+
+    /// Keeps only the pending actions `keep` accepts, and their byte count with them.
+    private func retainPending(where keep: (Message) -> Bool) {
+        pending = pending.filter { keep($0.value) }
+        pendingBytes = pending.values.reduce(0) { $0 + $1.payload.count }
+    }
     public static let maxUnansweredEffects = 100_000
     public static let maxWaitingViews = 10_000
 
@@ -64,9 +70,7 @@ public final class StoreCore {
     /// The newest seq the dispatcher has announced (actions or heartbeats).
     public private(set) var dispatcherHead: UInt64 = 0
     /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
-    private(set) var pending: [UInt64: Message] = [:] {
-        didSet { if pending.isEmpty { pendingBytes = 0 } }
-    }
+    private(set) var pending: [UInt64: Message] = [:]
     /// Payload bytes held in `pending` (bounded by `maxPendingBytes` as well as by count).
     public private(set) var pendingBytes = 0
     /// When the outstanding replay request was sent (nil: none outstanding).
@@ -202,7 +206,7 @@ public final class StoreCore {
         changesSince = 0
         // Views hold a state this store no longer has: the rebuilt one is published, changed or not.
         mayHaveChanged = true
-        pending.removeAll()
+        retainPending { _ in false }
         // The snapshot on disk holds the state just dropped: replace it now, or a crash before the next
         // one would bring that state back.
         if configuration.snapshotPath != nil, let empty = try? runtime.encodedSnapshot() {
@@ -288,8 +292,7 @@ public final class StoreCore {
             apply(next, now: now)
         }
         if !pending.isEmpty, let lowest = pending.keys.min(), lowest <= version {
-            pending = pending.filter { $0.key > version }
-            pendingBytes = pending.values.reduce(0) { $0 + $1.payload.count }
+            retainPending { $0.header.seq > version }
         }
     }
 
@@ -520,8 +523,7 @@ public final class StoreCore {
         // A new epoch that starts past this store. What was held back from other epochs is dropped: an
         // epoch this store did not hear may have cut the journal below it, so those seqs may now name
         // other actions. The replay brings them again, from the journal as it is.
-        pending = pending.filter { $0.value.header.history == raw }
-        pendingBytes = pending.values.reduce(0) { $0 + $1.payload.count }
+        retainPending { $0.header.history == raw }
         // An epoch this store did not hear may have cut the journal too: before going on, the journal's
         // action at this store's version must be the one it applied (log matching).
         if version > 0 && lastAppliedHistory != 0 {

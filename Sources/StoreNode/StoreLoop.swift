@@ -20,8 +20,8 @@ final class StoreLoop: NodeLoop {
     /// Who is subscribed to this store's state (views), for the status.
     let subscribers: SocketMonitor
     let snapshots: Socket
-    /// Peers of the snapshot ROUTER whose queue was full, and until when their requests are dropped.
-    var stalledUntil: [[UInt8]: UInt64] = [:]
+    /// Peers of the snapshot ROUTER whose queue was full: their requests are dropped for a while.
+    var stalled = StalledPeers()
     /// Snapshot answers in parts whose peers have not asked for the rest yet.
     var transfers = SnapshotTransfers()
     var snapshotRequests: UInt64 = 0
@@ -95,12 +95,12 @@ final class StoreLoop: NodeLoop {
                 "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
             ])
         core.start(now: .now())
-        var revoked = configuration.revocations?.generation ?? 0
+        var revocations = RevocationWatch(configuration.revocations)
         while !control.stopRequested {
-            if let revocations = configuration.revocations, revocations.generation != revoked {
-                revoked = revocations.generation
-                cutAcceptedConnections()
-            }
+            // Views reconnect through ZAP, and re-snapshot after the gap.
+            revocations.cutIfRevoked(
+                [(statePublisher, configuration.state), (snapshots, configuration.snapshot)], logger: logger,
+                metadata: ["store": "\(configuration.name)"])
             let now = NodeTime.now()
             core.tick(now: now)
             try carryOut(core.takeCommands())
@@ -170,7 +170,7 @@ final class StoreLoop: NodeLoop {
             }
             if request.kind == .snapshotRequest {
                 snapshotRequests += 1
-                if let until = stalledUntil[peer], now < until {
+                if stalled.contains(peer, now: now) {
                     snapshotRequestsDropped += 1
                     continue
                 }
@@ -193,9 +193,7 @@ final class StoreLoop: NodeLoop {
         for part in parts {
             let delivered = (try? snapshots.send(part.routedFrames(to: peer), dontWait: true)) ?? false
             if !delivered {
-                let now = MonotonicClock.nowMilliseconds()
-                stalledUntil = stalledUntil.filter { $0.value > now }
-                stalledUntil[peer] = now + 1000
+                stalled.stall(peer, now: MonotonicClock.nowMilliseconds())
                 logger.notice("snapshot peer not reading; its answer is dropped", metadata: ["store": "\(configuration.name)"])
                 return
             }
@@ -229,19 +227,6 @@ final class StoreLoop: NodeLoop {
                 }
             }
         }
-    }
-
-    /// A key was revoked: the state and snapshot endpoints are bound anew, so every view reconnects
-    /// through ZAP (views re-snapshot after the gap).
-    func cutAcceptedConnections() {
-        for (socket, endpoint) in [(statePublisher, configuration.state), (snapshots, configuration.snapshot)] where endpoint.hasPrefix("tcp://") {
-            do {
-                try socket.rebind(endpoint)
-            } catch {
-                logger.error("could not bind again after a revocation", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-            }
-        }
-        logger.notice("a key was revoked: every view connection was cut; listed views reconnect", metadata: ["store": "\(configuration.name)"])
     }
 
     func send(_ socket: Socket, _ frames: [[UInt8]]) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Devtools
 import Dispatcher
 import Examples
 import FluxCore
@@ -174,17 +175,14 @@ struct JournalCommand: AsyncParsableCommand {
         func run() throws {
             let appName = (try? Topology.load(runDirectory: location.runDir.path))?.store(named: store)?.app ?? store
             let app = try Catalog.require(appName)
-            let journal = try location.open()
-            let last = min(to ?? journal.lastSeq, journal.lastSeq)
-            let runtime = app.makeRuntime { _, _, _ in }
-            try journal.forEach(through: last) { message in
-                _ = try? runtime.apply(
-                    app: message.topicString, actionType: message.header.actionType,
-                    payload: message.payload, stamp: Stamp(seq: message.header.seq, wallNanoseconds: message.header.timestamp),
-                    runEffects: false)
+            do {
+                let rewind = try Rewind(journalDirectory: location.directory, snapshotDirectory: nil)
+                let last = min(to ?? rewind.head, rewind.head)
+                guard let replica = try rewind.replicas([.init(name: store, app: app)], at: last).first else { return }
+                emitLine("{\"version\":\(last),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}")
+            } catch let error as RewindError {
+                throw CLIError(error.description)
             }
-            let state = String(decoding: try app.stateJSON(fromWire: try runtime.encodedState()), as: UTF8.self)
-            emitLine("{\"version\":\(last),\"state\":\(state)}")
         }
     }
 }

@@ -54,16 +54,7 @@ struct TailCommand: AsyncParsableCommand {
                     for key in terminal.readKeys(timeoutMilliseconds: 100) {
                         dirty = true
                         if key == .control("c") { break loop }
-                        let quit = screen.withLock { screen -> Bool in
-                            if screen.showingHelp {
-                                screen.showingHelp = false
-                                return false
-                            }
-                            if screen.prompt.handle(key) { return false }
-                            if key == .character("?") || key == .f1 { screen.showingHelp = true }
-                            return key == .character("q")
-                        }
-                        if quit { break loop }
+                        if screen.withLock({ $0.keys.handle(key) }) { break loop }
                     }
                 }
                 stop.store(true, ordering: .releasing)
@@ -151,8 +142,7 @@ struct TopCommand: AsyncParsableCommand {
                 terminal.enter()
                 defer { terminal.leave() }
                 var nextSample: UInt64 = 0
-                var prompt = FilterPrompt()
-                var showingHelp = false
+                var keys = ListKeys()
                 var dirty = true
                 loop: while !stop.load(ordering: .acquiring) {
                     let now = MonotonicClock.nowMilliseconds()
@@ -163,22 +153,12 @@ struct TopCommand: AsyncParsableCommand {
                     }
                     if terminal.updateSize() { dirty = true }
                     if dirty {
-                        terminal.draw(
-                            showingHelp
-                                ? HelpOverlay.frame(title: "Keys of zflux top", help: TopTable.help, global: ["Ctrl-C quit"])
-                                : table.lines(filter: prompt))
+                        terminal.draw(keys.frame(title: "zflux top") { table.lines(filter: keys.prompt) })
                         dirty = false
                     }
                     for key in terminal.readKeys(timeoutMilliseconds: 100) {
                         dirty = true
-                        if key == .control("c") { break loop }
-                        if showingHelp {
-                            showingHelp = false
-                            continue
-                        }
-                        if prompt.handle(key) { continue }
-                        if key == .character("q") { break loop }
-                        if key == .character("?") || key == .f1 { showingHelp = true }
+                        if key == .control("c") || keys.handle(key) { break loop }
                     }
                 }
                 continuation.resume()

@@ -43,13 +43,37 @@ public struct FilterPrompt: Equatable, Sendable {
     }
 }
 
+/// The keys of a list screen (`zflux top`, the full-screen `zflux tail`): `/` filters, `?` or F1
+/// opens the key help (any key closes it), `q` quits.
+public struct ListKeys: Equatable, Sendable {
+    public var prompt = FilterPrompt()
+    public var showingHelp = false
+    public static let help = "/ filter · Esc clear filter · ? keys · q quit"
+
+    public init() {}
+
+    /// Reacts to a key; returns true when it asks to quit.
+    public mutating func handle(_ key: Key) -> Bool {
+        if showingHelp {
+            showingHelp = false
+            return false
+        }
+        if prompt.handle(key) { return false }
+        if key == .character("?") || key == .f1 { showingHelp = true }
+        return key == .character("q")
+    }
+
+    /// The help overlay, or `body` when it is closed.
+    public func frame(title: String, _ body: () -> Frame) -> Frame {
+        showingHelp ? HelpOverlay.frame(title: "Keys of \(title)", help: ListKeys.help, global: ["Ctrl-C quit"]) : body()
+    }
+}
+
 /// The full-screen `zflux tail`: the newest lines that pass the filter, bottom up.
 public struct TailScreen: Sendable {
     public private(set) var lines: [String] = []
-    public var prompt = FilterPrompt()
-    public var showingHelp = false
+    public var keys = ListKeys()
     static let capacity = 10_000
-    public static let help = "/ filter · Esc clear filter · ? keys · q quit"
 
     public init() {}
 
@@ -59,12 +83,13 @@ public struct TailScreen: Sendable {
     }
 
     public func frame(title: String, width: Int, height: Int) -> Frame {
-        if showingHelp { return HelpOverlay.frame(title: "Keys of zflux tail", help: TailScreen.help, global: []) }
-        let footer: Frame = [prompt.line ?? "", StyledLine(TailScreen.help, .dim)]
-        let room = max(0, height - 1 - footer.count)
-        let shown = lines.filter(prompt.matches).suffix(room).map { StyledLine($0) }
-        var frame: Frame = [StyledLine(title, .bold)] + shown
-        while frame.count < height - footer.count { frame.append("") }
-        return frame + footer
+        keys.frame(title: "zflux tail") {
+            let footer: Frame = [keys.prompt.line ?? "", StyledLine(ListKeys.help, .dim)]
+            let room = max(0, height - 1 - footer.count)
+            let shown = lines.filter(keys.prompt.matches).suffix(room).map { StyledLine($0) }
+            var frame: Frame = [StyledLine(title, .bold)] + shown
+            while frame.count < height - footer.count { frame.append("") }
+            return frame + footer
+        }
     }
 }

@@ -15,8 +15,6 @@ public final class TopTable: @unchecked Sendable {
         self.runDirectory = runDirectory
     }
 
-    public static let help = "/ filter · Esc clear filter · ? keys · q quit"
-
     public func sample() {
         let restarts = RunDirectory(runDirectory).restarts()
         var head = 0
@@ -56,7 +54,7 @@ public final class TopTable: @unchecked Sendable {
         }
         return [StyledLine(" zflux top · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
             + rows.filter { filter.matches($0.joined(separator: " ")) }.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
-            + ["", filter.line ?? "", StyledLine(TopTable.help, .dim)]
+            + ["", filter.line ?? "", StyledLine(ListKeys.help, .dim)]
     }
 }
 

@@ -43,12 +43,15 @@ public struct JournalBenchmark: Sendable {
         return path
     }
 
+    /// `counter.addTapped(amount: 1)` in the wire's default (binary) codec, as clients send it.
+    static let payload: [UInt8] = (try? Counter.app().wirePayload(type: "addTapped", argumentsJSON: Array(#"{"amount":1}"#.utf8))) ?? []
+
     static func action(_ seq: UInt64) -> Message {
         Message(
             topic: Array("counter".utf8),
             header: Header(
                 kind: .action, seq: seq, clientID: 1, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped"),
-            payload: Array("{\"addTapped\":{\"amount\":1}}".utf8))
+            payload: payload)
     }
 
     func measureAppend(policy: Journal.FsyncPolicy, count: Int) throws -> Double {

@@ -21,6 +21,8 @@ public final class Journal: ActionLog {
         public var segments = 0
         public var records: UInt64 = 0
         public var lastSeq: UInt64 = 0
+        /// Sealed segments taken from their index files, not read (their records are checked when read).
+        public var indexedSegments = 0
         /// Bytes cut from the end of the newest segment (a torn or corrupt tail).
         public var trimmedBytes = 0
         public var trimmedReason: String? = nil
@@ -35,7 +37,8 @@ public final class Journal: ActionLog {
         let path: String
     }
 
-    /// Every `indexStride`-th record's place, for reads from any seq without scanning whole segments.
+    /// Every `indexStride`-th record's place and each segment's first, for reads from any seq without
+    /// scanning whole segments (or reading a segment before the one that holds the seq).
     struct IndexEntry {
         let seq: UInt64
         let segment: Int
@@ -66,6 +69,8 @@ public final class Journal: ActionLog {
     /// The segment last read from disk. Segments only grow by appends, so the copy stays valid for
     /// every record inside its length.
     private var readCache: (segment: Int, bytes: [UInt8])? = nil
+    /// Sealed segments opened from their index files whose records have not been checked yet.
+    private var unchecked: Set<Int> = []
 
     /// Opens (or creates) the journal in `directory`. With `repair: false` nothing is changed on disk:
     /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`).
@@ -100,6 +105,7 @@ public final class Journal: ActionLog {
     }
 
     deinit {
+        groupCommit?.stop()
         if fd >= 0 { _ = Glibc.close(fd) }
         if lockFD >= 0 { _ = Glibc.close(lockFD) }  // releases the lock
     }
@@ -122,33 +128,51 @@ public final class Journal: ActionLog {
         _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
     }
 
-    /// Reads and checks every record, rebuilding the index, the tail cache and `lastSeq`.
+    /// Rebuilds the index and `lastSeq`. A sealed segment (every one but the newest) whose index file
+    /// matches it is taken from that file without reading it; any other segment is read and every record
+    /// checked (``JournalRecord/check(_:at:)``), and in `repair` mode a sealed one gets its index file
+    /// then. `zflux journal verify` (`repair: false`) checks every record of every segment.
     private func scan(repair: Bool) throws {
         recovery.segments = segments.count
         for (number, segment) in segments.enumerated() {
             let isLast = number == segments.count - 1
-            let bytes = try readFile(segment.path)
-            var offset = 0
-            var expected = segment.firstSeq
             if number > 0 && segment.firstSeq != lastSeq + 1 {
                 throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
             }
-            while offset < bytes.count {
-                let problem: String
-                switch JournalRecord.read(bytes, at: offset) {
-                case .success(let record) where record.message.header.seq == expected:
-                    if (expected - 1) % indexStride == 0 { index.append(IndexEntry(seq: expected, segment: number, offset: offset)) }
-                    remember(record.message)
-                    lastSeq = expected
-                    recovery.records += 1
-                    expected += 1
-                    offset += record.size
-                    continue
-                case .success(let record):
-                    problem = "record seq \(record.message.header.seq) where \(expected) was due"
-                case .failure(let error):
-                    problem = error.message
+            if !isLast, repair, let sealed = SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq) {
+                for entry in sealed.entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
+                recovery.records += sealed.lastSeq - segment.firstSeq + 1
+                recovery.indexedSegments += 1
+                lastSeq = sealed.lastSeq
+                // Its records are checked when it is first read (``loadSegment(_:)``).
+                unchecked.insert(number)
+                continue
+            }
+            let bytes = try readFile(segment.path)
+            var offset = 0
+            var expected = segment.firstSeq
+            var problem: String? = nil
+            var entries: [SegmentIndex.Entry] = []
+            bytes.withUnsafeBytes { raw in
+                while offset < raw.count {
+                    switch JournalRecord.check(raw, at: offset) {
+                    case .success(let record) where record.seq == expected:
+                        if (expected - 1) % indexStride == 0 || offset == 0 { entries.append(.init(seq: expected, offset: offset)) }
+                        expected += 1
+                        offset += record.size
+                    case .success(let record):
+                        problem = "record seq \(record.seq) where \(expected) was due"
+                        return
+                    case .failure(let error):
+                        problem = error.message
+                        return
+                    }
                 }
+            }
+            for entry in entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
+            recovery.records += expected - segment.firstSeq
+            lastSeq = expected - 1
+            if let problem {
                 guard isLast else {
                     throw JournalError(
                         "\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup"
@@ -157,9 +181,14 @@ public final class Journal: ActionLog {
                 recovery.trimmedBytes = bytes.count - offset
                 recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"
                 if repair { try truncate(segment.path, to: offset) }
-                break
             }
-            if isLast { segmentSize = offset }
+            if isLast {
+                segmentSize = offset
+                // Reads of what the journal held before this opening start from these bytes.
+                readCache = (number, Array(bytes.prefix(offset)))
+            } else if repair {
+                try SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(segment: segment.path)
+            }
         }
         recovery.lastSeq = lastSeq
     }
@@ -284,7 +313,7 @@ public final class Journal: ActionLog {
             }
             let start = buffer.count
             JournalRecord.append(action, to: &buffer)
-            if (action.header.seq - 1) % indexStride == 0 {
+            if (action.header.seq - 1) % indexStride == 0 || segmentSize + start == 0 {
                 index.append(IndexEntry(seq: action.header.seq, segment: segments.count - 1, offset: segmentSize + start))
             }
             lastSeq = action.header.seq
@@ -299,8 +328,37 @@ public final class Journal: ActionLog {
     }
 
     public func commit() throws {
-        if policy == .batch && unsynced { try sync() }
+        if let groupCommit {
+            groupCommit.request(through: lastSeq)
+        } else if policy == .batch && unsynced {
+            try sync()
+        }
     }
+
+    /// Syncs `batch` commits on a thread of their own from now on (``GroupCommit``): `commit()` then
+    /// returns at once, and ``commitSignal`` becomes readable when ``durableSeq()`` moves. Other
+    /// policies stay synchronous (`none` never waits, `always` syncs every record by definition).
+    public func startGroupCommit() throws {
+        guard policy == .batch, groupCommit == nil, fd >= 0 else { return }
+        // Everything written so far is durable: opening syncs, and commits before this were synchronous.
+        if unsynced { try sync() }
+        groupCommit = try GroupCommit(descriptor: fd, path: segments[segments.count - 1].path, durable: lastSeq)
+    }
+
+    private var groupCommit: GroupCommit? = nil
+
+    /// A descriptor to poll for background commits (nil when commits are synchronous).
+    public var commitSignal: Int32? { groupCommit?.done.descriptor }
+
+    /// The newest seq on disk: after `commit()` returns when commits are synchronous, else as the
+    /// background commit reports it. Throws when a background sync failed.
+    public func durableSeq() throws -> UInt64 {
+        guard let groupCommit else { return lastSeq }
+        return try groupCommit.durable()
+    }
+
+    /// Background syncs so far (for tests).
+    var groupCommitSyncs: Int { groupCommit?.syncs ?? 0 }
 
     private func write(_ bytes: [UInt8]) throws {
         guard !bytes.isEmpty else { return }
@@ -325,11 +383,20 @@ public final class Journal: ActionLog {
     private func roll(firstSeq: UInt64) throws {
         if unsynced && policy != .none { try sync() }
         _ = Glibc.close(fd)
+        try sealIndex(segment: segments.count - 1)
         segments.append(Segment(firstSeq: firstSeq, path: segmentPath(firstSeq: firstSeq)))
         segmentSize = 0
         fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
         try syncDirectory()
+        try groupCommit?.switchSegment(to: fd, path: segments[segments.count - 1].path)
+    }
+
+    /// Writes the index file of a segment the journal has rolled past, from the index in memory.
+    private func sealIndex(segment number: Int) throws {
+        let entries = index.filter { $0.segment == number }.map { SegmentIndex.Entry(seq: $0.seq, offset: $0.offset) }
+        try SegmentIndex(firstSeq: segments[number].firstSeq, lastSeq: lastSeq, length: segmentSize, entries: entries)
+            .write(segment: segments[number].path)
     }
 
     private func syncDirectory() throws {
@@ -359,16 +426,23 @@ public final class Journal: ActionLog {
         var offset = entry.offset
         var seq = entry.seq
         while result.count < limit && segment < segments.count {
-            let stale =
-                readCache?.segment != segment || readCache!.bytes.count < offset + 8
-                || (segment == segments.count - 1 && readCache!.bytes.count < segmentSize)
-            if stale {
-                readCache = (segment, try readFile(segments[segment].path))
+            if readCache?.segment != segment || readCache!.bytes.count < offset + JournalRecord.headerSize {
+                readCache = (segment, try loadSegment(segment))
             }
-            let bytes = readCache!.bytes
-            while offset + JournalRecord.headerSize <= bytes.count && result.count < limit {
+            var bytes = readCache!.bytes
+            var reloaded = false
+            while result.count < limit {
+                guard offset + JournalRecord.headerSize <= bytes.count,
+                    offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset)) <= bytes.count
+                else {
+                    // The newest segment grows: records written since it was cached are read anew, once.
+                    guard segment == segments.count - 1, seq <= lastSeq, bytes.count < segmentSize, !reloaded else { break }
+                    reloaded = true
+                    readCache = (segment, try readFile(segments[segment].path))
+                    bytes = readCache!.bytes
+                    continue
+                }
                 let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
-                guard offset + JournalRecord.headerSize + length <= bytes.count else { break }
                 if seq >= from {
                     // Checked when the journal was opened or written: decode without a second checksum.
                     result.append(try ReplayBatch.decodeEntry(bytes[(offset + 8)..<(offset + 8 + length)]))
@@ -398,6 +472,39 @@ public final class Journal: ActionLog {
     /// Bytes on disk across every segment.
     public var sizeInBytes: Int {
         segments.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
+    }
+
+    /// A segment's bytes for reading. A sealed segment opened from its index file has every record
+    /// checked the first time it is read: a damaged record is never served, it stops the read instead.
+    private func loadSegment(_ number: Int) throws -> [UInt8] {
+        let bytes = try readFile(segments[number].path)
+        guard unchecked.contains(number) else { return bytes }
+        var offset = 0
+        var expected = segments[number].firstSeq
+        var problem: String? = nil
+        bytes.withUnsafeBytes { raw in
+            while offset < raw.count {
+                switch JournalRecord.check(raw, at: offset) {
+                case .success(let record) where record.seq == expected:
+                    expected += 1
+                    offset += record.size
+                case .success(let record):
+                    problem = "record seq \(record.seq) where \(expected) was due"
+                    return
+                case .failure(let error):
+                    problem = error.message
+                    return
+                }
+            }
+        }
+        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
+        if problem == nil && expected != last + 1 { problem = "it ends at seq \(expected - 1), not \(last)" }
+        if let problem {
+            throw JournalError(
+                "\(segments[number].path) is damaged at byte \(offset) (\(problem)); acknowledged actions are in it: restore it from a backup")
+        }
+        unchecked.remove(number)
+        return bytes
     }
 
     private func readFile(_ path: String) throws -> [UInt8] {
@@ -482,7 +589,10 @@ extension Journal {
             guard next <= keepFrom else { break }
             let path = directory + "/" + segment.name
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
-            if !dryRun { guard unlink(path) == 0 else { throw JournalError.posix("unlink", path) } }
+            if !dryRun {
+                guard unlink(path) == 0 else { throw JournalError.posix("unlink", path) }
+                _ = unlink(SegmentIndex.path(segment: path))
+            }
             result.removed.append((first, next - 1, bytes))
             result.firstSeq = next
         }

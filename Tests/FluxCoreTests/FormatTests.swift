@@ -27,6 +27,58 @@ struct FormatTests {
         guard case .failure = JournalRecord.read(bytes, at: -1) else { Issue.record("negative offset read"); return }
     }
 
+    @Test("checking a record without decoding it finds what decoding finds")
+    func journalRecordCheck() throws {
+        var bytes: [UInt8] = []
+        JournalRecord.append(action, to: &bytes)
+        let size = bytes.count
+        bytes.withUnsafeBytes { raw in
+            guard case .success(let checked) = JournalRecord.check(raw, at: 0) else { Issue.record("not checked"); return }
+            #expect(checked.seq == 3 && checked.size == size)
+        }
+        for cut in 0..<size {
+            Array(bytes.prefix(cut)).withUnsafeBytes { raw in
+                guard case .failure(let error) = JournalRecord.check(raw, at: 0) else { Issue.record("cut \(cut) passed"); return }
+                #expect(error.message.contains("cut short"))
+            }
+        }
+        for flip in 8..<size {
+            var flipped = bytes
+            flipped[flip] ^= 0x10
+            flipped.withUnsafeBytes { raw in
+                guard case .failure(let error) = JournalRecord.check(raw, at: 0) else { Issue.record("flip at \(flip) passed"); return }
+                #expect(error.message == "record checksum mismatch")
+            }
+        }
+        var heartbeat: [UInt8] = []
+        JournalRecord.append(Message(header: Header(kind: .heartbeat, seq: 9)), to: &heartbeat)
+        heartbeat.withUnsafeBytes { raw in
+            guard case .failure(let error) = JournalRecord.check(raw, at: 0) else { Issue.record("a heartbeat passed"); return }
+            #expect(error.message == "record does not hold an action")
+        }
+    }
+
+    @Test("CRC-32 eight bytes at a time equals the bytewise definition, at every length and alignment")
+    func crc32() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(CRC32.checksum([UInt8]()) == 0)
+        func bytewise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = (crc & 1) != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            return crc ^ 0xFFFF_FFFF
+        }
+        var random = SplitMix(seed: 7)
+        let bytes = (0..<300).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        for start in 0..<9 {
+            for end in start...bytes.count where (end - start) % 7 == 0 || end - start < 20 {
+                #expect(CRC32.checksum(bytes[start..<end]) == bytewise(bytes[start..<end]), "bytes \(start)..<\(end)")
+            }
+        }
+    }
+
     @Test("snapshots round-trip; wrong magic, cut bytes and a bad checksum are refused")
     func snapshot() throws {
         let bytes = try SnapshotFormat.encode(version: 42, history: 0xABCD_0001, app: "todo", state: Array("{}".utf8))
@@ -100,5 +152,18 @@ struct MessagePartsTests {
         let truncated = Message(topic: "ledger", header: parts[0].header, payload: [1, 2, 3])
         #expect(assembler.accept(truncated) == nil)
         #expect(parts.map { assembler.accept($0) }.last == whole)
+    }
+}
+
+/// A small deterministic generator for test bytes.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

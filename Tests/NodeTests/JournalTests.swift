@@ -99,7 +99,7 @@ struct JournalTests {
         #expect(journal.recovery.trimmedReason?.contains("checksum") == true)
     }
 
-    @Test("damage in an older segment refuses to open: acknowledged actions would be lost")
+    @Test("damage in an older segment is never served: refused by verify, by an open that scans it, and by a read when its index file was trusted")
     func damagedOlderSegment() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -112,8 +112,102 @@ struct JournalTests {
         var bytes = try #require(FileManager.default.contents(atPath: first))
         bytes[20] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: first))
+        let verify = #expect(throws: JournalError.self) { try Journal(directory: dir, repair: false) }
+        #expect(verify?.description.contains("not the newest segment") == true)
+        do {
+            // Its index file still matches its length: the open trusts it, and the first read checks it.
+            let opened = try Journal(directory: dir)
+            #expect(opened.recovery.indexedSegments > 0 && opened.lastSeq == 200)
+            let read = #expect(throws: JournalError.self) { try opened.read(from: 1, limit: 10) }
+            #expect(read?.description.contains("is damaged") == true)
+            #expect(try opened.read(from: 200, limit: 1).map(\.header.seq) == [200], "other segments still read")
+        }
+        try FileManager.default.removeItem(atPath: first + ".index")
         let error = #expect(throws: JournalError.self) { try Journal(directory: dir) }
         #expect(error?.description.contains("not the newest segment") == true)
+    }
+
+    @Test("sealed segments open from their index files; a missing, damaged or stale index file means a scan, which writes it again")
+    func segmentIndexes() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 4096)
+            try journal.append((1...500).map { action($0) })
+            try journal.commit()
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir)
+        let segments = names.filter { $0.hasSuffix(".journal") }.sorted()
+        #expect(segments.count > 3)
+        #expect(Set(names.filter { $0.hasSuffix(".index") }) == Set(segments.dropLast().map { $0 + ".index" }), "every sealed segment has one")
+        func reopen() throws -> Journal {
+            let journal = try Journal(directory: dir, segmentBytes: 4096)
+            #expect(journal.lastSeq == 500)
+            #expect(try journal.read(from: 1, limit: 600) == (1...500).map { action($0) })
+            return journal
+        }
+        #expect(try reopen().recovery.indexedSegments == segments.count - 1)
+        let firstIndex = dir + "/" + segments[0] + ".index"
+        try FileManager.default.removeItem(atPath: firstIndex)
+        #expect(try reopen().recovery.indexedSegments == segments.count - 2, "the first is scanned")
+        #expect(FileManager.default.fileExists(atPath: firstIndex), "and its index file written again")
+        var index = try #require(FileManager.default.contents(atPath: firstIndex))
+        index[12] ^= 1
+        try index.write(to: URL(fileURLWithPath: firstIndex))
+        #expect(try reopen().recovery.indexedSegments == segments.count - 2, "a damaged index file is not trusted")
+        // A segment cut behind its index's back (a restore gone wrong) no longer matches it: scanned,
+        // and, not being the newest, refused.
+        let second = dir + "/" + segments[1]
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: second)[.size] as? Int)
+        #expect(truncate(second, off_t(size - 3)) == 0)
+        let error = #expect(throws: JournalError.self) { try Journal(directory: dir) }
+        #expect(error?.description.contains("not the newest segment") == true)
+    }
+
+    @Test("group commit: commit returns at once, the sync thread reports what is durable, across segment rolls")
+    func groupCommit() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, policy: .batch, segmentBytes: 4096)
+            try journal.append((1...10).map { action($0) })
+            try journal.commit()
+            try journal.startGroupCommit()
+            let signal = try #require(journal.commitSignal)
+            #expect(try journal.durableSeq() == 10, "what was committed before is durable")
+            for start in stride(from: 11, through: 2000, by: 10) {
+                try journal.append((UInt64(start)..<UInt64(start + 10)).map { action($0) })
+                try journal.commit()
+            }
+            // Wait on the descriptor the dispatcher polls, with a deadline.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var durable: UInt64 = 0
+            while durable < 2000 && ContinuousClock.now < deadline {
+                var descriptor = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
+                _ = poll(&descriptor, 1, 1000)
+                durable = try journal.durableSeq()
+            }
+            #expect(durable == 2000)
+        }
+        let reopened = try Journal(directory: dir, segmentBytes: 4096)
+        #expect(reopened.lastSeq == 2000 && reopened.recovery.trimmedBytes == 0)
+        #expect(try reopened.read(from: 1, limit: 3000) == (1...2000).map { action($0) })
+    }
+
+    @Test("records from before an opening read exactly after new appends, however the newest segment grew")
+    func readsAfterReopen() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, policy: .none)
+            try journal.append((1...300).map { action($0) })
+        }
+        let reopened = try Journal(directory: dir, policy: .none, tailCapacity: 10)
+        #expect(try reopened.read(from: 250, limit: 10) == (250...259).map { action($0) })
+        for seq: UInt64 in 301...330 {
+            try reopened.append([action(seq)])
+            #expect(try reopened.read(from: 295, limit: 100) == (295...seq).map { action($0) })
+        }
     }
 
     @Test("one writer per journal: a second open for appending is refused, reading is not")

@@ -1,0 +1,85 @@
+import FluxCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The index of a sealed journal segment, kept beside it as `<segment>.index`: written when the journal
+/// rolls past the segment (after syncing it), so that opening the journal takes the segment's place
+/// from here instead of reading and checking all of it again. Opening a journal of a million actions
+/// then reads only its newest segment.
+///
+/// The file: `"ZFJX"`, u32 version 1, u64 first seq, u64 last seq, u64 segment length, u32 entry
+/// count, entries of (u64 seq, u64 offset) for every 256th record, u32 CRC-32 of everything before it;
+/// all little-endian. A file that is cut, fails its checksum or disagrees with the segment's first seq
+/// or length on disk is ignored (the segment is scanned instead), so it can never hide damage that
+/// changed a segment's size; `zflux journal verify` checks every record regardless.
+struct SegmentIndex: Equatable {
+    struct Entry: Equatable {
+        var seq: UInt64
+        var offset: Int
+    }
+
+    var firstSeq: UInt64
+    var lastSeq: UInt64
+    var length: Int
+    var entries: [Entry]
+
+    static let magic: [UInt8] = Array("ZFJX".utf8)
+
+    static func path(segment: String) -> String { segment + ".index" }
+
+    func encoded() -> [UInt8] {
+        var bytes = SegmentIndex.magic
+        bytes.reserveCapacity(40 + entries.count * 16)
+        bytes.appendLittleEndian(UInt32(1))
+        bytes.appendLittleEndian(firstSeq)
+        bytes.appendLittleEndian(lastSeq)
+        bytes.appendLittleEndian(UInt64(length))
+        bytes.appendLittleEndian(UInt32(entries.count))
+        for entry in entries {
+            bytes.appendLittleEndian(entry.seq)
+            bytes.appendLittleEndian(UInt64(entry.offset))
+        }
+        bytes.appendLittleEndian(CRC32.checksum(bytes))
+        return bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) -> SegmentIndex? {
+        guard bytes.count >= 40, Array(bytes[0..<4]) == magic, bytes.readLittleEndian(UInt32.self, at: 4) == 1 else { return nil }
+        let count = Int(bytes.readLittleEndian(UInt32.self, at: 32))
+        guard bytes.count == 36 + count * 16 + 4,
+            CRC32.checksum(bytes[..<(bytes.count - 4)]) == bytes.readLittleEndian(UInt32.self, at: bytes.count - 4)
+        else { return nil }
+        let entries = (0..<count).map { i in
+            Entry(seq: bytes.readLittleEndian(UInt64.self, at: 36 + i * 16), offset: Int(bytes.readLittleEndian(UInt64.self, at: 44 + i * 16)))
+        }
+        return SegmentIndex(
+            firstSeq: bytes.readLittleEndian(UInt64.self, at: 8), lastSeq: bytes.readLittleEndian(UInt64.self, at: 16),
+            length: Int(bytes.readLittleEndian(UInt64.self, at: 24)), entries: entries)
+    }
+
+    /// The index of the segment at `segment`, if its file is whole and agrees with the segment.
+    static func load(segment: String, firstSeq: UInt64) -> SegmentIndex? {
+        guard let data = FileManager.default.contents(atPath: path(segment: segment)), let index = decode([UInt8](data)),
+            index.firstSeq == firstSeq, index.lastSeq >= firstSeq
+        else { return nil }
+        var status = stat()
+        guard stat(segment, &status) == 0, Int(status.st_size) == index.length else { return nil }
+        return index
+    }
+
+    /// Writes the file whole or not at all (a temporary file, synced, renamed over).
+    func write(segment: String) throws {
+        let path = SegmentIndex.path(segment: segment)
+        let temporary = path + ".tmp"
+        let bytes = encoded()
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fdatasync(fd) == 0
+        _ = Glibc.close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
+    }
+}

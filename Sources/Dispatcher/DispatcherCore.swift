@@ -91,8 +91,10 @@ public final class DispatcherCore {
 
     /// A journaled action from before the start: retries of dispatches acknowledged before a restart
     /// must still be recognised.
-    public func remember(_ header: Header) {
-        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: header.seq) }
+    public func remember(_ header: Header) { remember(client: header.clientID, clientSeq: header.clientSeq, seq: header.seq) }
+
+    public func remember(client: UInt64, clientSeq: UInt64, seq: UInt64) {
+        if client != 0 { dedup.record(client: client, clientSeq: clientSeq, seq: seq) }
     }
 
     public func takeCommands() -> [Command] {

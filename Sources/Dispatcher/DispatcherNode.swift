@@ -175,12 +175,10 @@ final class DispatcherLoop: NodeLoop {
             configuration: configuration, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, history: history, now: .now(),
             logger: logger, clientScope: (log as? Journal)?.clientScope ?? .random())
         logger.info("serving history", metadata: ["history": "\(history)", "since": "\(log.lastSeq + 1)"])
-        var next = max(core.firstSeq, log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1)
-        while next <= log.lastSeq {
-            let records = try log.read(from: next, limit: 4096)
-            guard let last = records.last else { break }
-            for record in records { core.remember(record.header) }
-            next = last.header.seq + 1
+        let recent = max(core.firstSeq, log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1)
+        if let journal = log as? Journal {
+            let core = core
+            try journal.forEachDispatch(from: recent) { client, clientSeq, seq in core.remember(client: client, clientSeq: clientSeq, seq: seq) }
         }
         let security = configuration.security
         intake = try SocketDefaults.router(context)

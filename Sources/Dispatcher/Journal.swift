@@ -185,7 +185,7 @@ public final class Journal: ActionLog {
             if isLast {
                 segmentSize = offset
                 // Reads of what the journal held before this opening start from these bytes.
-                readCache = (number, Array(bytes.prefix(offset)))
+                readCache = (number, offset == bytes.count ? bytes : Array(bytes.prefix(offset)))
             } else if repair {
                 try SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(segment: segment.path)
             }
@@ -456,6 +456,43 @@ public final class Journal: ActionLog {
             entry = IndexEntry(seq: seq, segment: segment, offset: 0)
         }
         return result
+    }
+
+    /// The (client id, client seq, seq) of every record from `from` on, read from the records' headers
+    /// without decoding them whole: what the dispatcher's dedup table is rebuilt from when it opens.
+    public func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws {
+        var next = max(from, firstSeq)
+        while next <= lastSeq {
+            if let first = tail.first?.header.seq, next >= first {
+                for message in tail[Int(next - first)...] { body(message.header.clientID, message.header.clientSeq, message.header.seq) }
+                return
+            }
+            // From disk: the segment that holds `next`, its records from there on.
+            guard let entry = index.last(where: { $0.seq <= next }) else { return }
+            if readCache?.segment != entry.segment { readCache = (entry.segment, try loadSegment(entry.segment)) }
+            let bytes = readCache!.bytes
+            var offset = entry.offset
+            var seq = entry.seq
+            let segmentEnd = entry.segment + 1 < segments.count ? segments[entry.segment + 1].firstSeq - 1 : lastSeq
+            bytes.withUnsafeBytes { raw in
+                while seq <= segmentEnd, offset + JournalRecord.headerSize + 4 <= raw.count {
+                    let length = Int(raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+                    // The body: u32 topic length, topic, u32 header length, header (client id at 24, client seq at 32).
+                    let header =
+                        offset + JournalRecord.headerSize + 4 + Int(raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self).littleEndian) + 4
+                    guard header + 40 <= raw.count else { return }
+                    if seq >= next {
+                        body(
+                            raw.loadUnaligned(fromByteOffset: header + 24, as: UInt64.self).littleEndian,
+                            raw.loadUnaligned(fromByteOffset: header + 32, as: UInt64.self).littleEndian, seq)
+                    }
+                    offset += JournalRecord.headerSize + length
+                    seq += 1
+                }
+            }
+            guard seq > next else { return }
+            next = seq
+        }
     }
 
     /// Every record in order, for `zflux journal dump` and time travel.

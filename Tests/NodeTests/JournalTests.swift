@@ -194,6 +194,26 @@ struct JournalTests {
         #expect(try reopened.read(from: 1, limit: 3000) == (1...2000).map { action($0) })
     }
 
+    @Test("the dispatches read from record headers alone are those of the whole records, from any seq, across segments and the tail")
+    func dispatchesFromHeaders() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 4096)
+            try journal.append((1...700).map { action($0, client: $0 % 5) })
+        }
+        let reopened = try Journal(directory: dir, segmentBytes: 4096, tailCapacity: 50)
+        try reopened.append((701...760).map { action($0, client: 9) })
+        for from: UInt64 in [1, 2, 40, 255, 256, 257, 699, 700, 701, 750, 760, 761] {
+            var seen: [UInt64] = []
+            try reopened.forEachDispatch(from: from) { client, clientSeq, seq in
+                #expect(client == (seq > 700 ? 9 : seq % 5) && clientSeq == seq)
+                seen.append(seq)
+            }
+            #expect(seen == Array(from..<761), "from \(from)")
+        }
+    }
+
     @Test("records from before an opening read exactly after new appends, however the newest segment grew")
     func readsAfterReopen() throws {
         let dir = try temporaryDirectory()

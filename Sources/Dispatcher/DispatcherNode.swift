@@ -161,8 +161,6 @@ final class DispatcherLoop: NodeLoop {
                 metadata: [
                     "directory": "\(journal.directory)", "fsync": "\(journal.policy.rawValue)", "recovered": "\(opened.recovery)",
                 ])
-            // The disk syncs on a thread of its own; sequencing goes on meanwhile (group commit).
-            try opened.startGroupCommit()
             log = opened
         } else {
             log = MemoryLog()
@@ -219,8 +217,6 @@ final class DispatcherLoop: NodeLoop {
         let replayIndex = poller.add(.socket(replay))
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
-        let commitSignal = (log as? Journal)?.commitSignal
-        let commitIndex = commitSignal.map { poller.add(.fileDescriptor($0)) }
         var revocations = RevocationWatch(configuration.revocations)
         while !control.stopRequested {
             revocations.cutIfRevoked(
@@ -231,14 +227,6 @@ final class DispatcherLoop: NodeLoop {
             let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)) : 0
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
-            if let commitIndex, poller.isReadable(commitIndex), let journal = log as? Journal {
-                // A background commit finished: what it made durable is published and acknowledged now.
-                let durable = try journal.durableSeq()
-                if durable > core.durableHead {
-                    core.durable(through: durable)
-                    try carryOut(core.takeCommands())
-                }
-            }
             if poller.isReadable(intakeIndex) {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
                 var principal: [UInt8]? = nil
@@ -280,11 +268,11 @@ final class DispatcherLoop: NodeLoop {
                 reply(route, to: peer, Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded()))
             case .publish(let message): publish(message)
             case .append(let actions):
-                // Durable before anything is published or acknowledged: the core releases both only once
-                // the journal says so, at once when it commits synchronously, else when its sync ends.
+                // Durable before anything is published or acknowledged: the core releases both only now.
+                // Actions that arrive during the sync wait in the intake and share the next one (group
+                // commit by drained burst; a sync thread was measured and lost, see BENCHMARKS.md).
                 try log.append(actions)
                 try log.commit()
-                guard (log as? Journal)?.commitSignal == nil else { continue }
                 if let last = actions.last { core.durable(through: last.header.seq) }
                 try carryOut(core.takeCommands())
             case .serveReplay(let plan): queueReplay(plan)

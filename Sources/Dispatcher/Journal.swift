@@ -105,7 +105,6 @@ public final class Journal: ActionLog {
     }
 
     deinit {
-        groupCommit?.stop()
         if fd >= 0 { _ = Glibc.close(fd) }
         if lockFD >= 0 { _ = Glibc.close(lockFD) }  // releases the lock
     }
@@ -328,37 +327,8 @@ public final class Journal: ActionLog {
     }
 
     public func commit() throws {
-        if let groupCommit {
-            groupCommit.request(through: lastSeq)
-        } else if policy == .batch && unsynced {
-            try sync()
-        }
+        if policy == .batch && unsynced { try sync() }
     }
-
-    /// Syncs `batch` commits on a thread of their own from now on (``GroupCommit``): `commit()` then
-    /// returns at once, and ``commitSignal`` becomes readable when ``durableSeq()`` moves. Other
-    /// policies stay synchronous (`none` never waits, `always` syncs every record by definition).
-    public func startGroupCommit() throws {
-        guard policy == .batch, groupCommit == nil, fd >= 0 else { return }
-        // Everything written so far is durable: opening syncs, and commits before this were synchronous.
-        if unsynced { try sync() }
-        groupCommit = try GroupCommit(descriptor: fd, path: segments[segments.count - 1].path, durable: lastSeq)
-    }
-
-    private var groupCommit: GroupCommit? = nil
-
-    /// A descriptor to poll for background commits (nil when commits are synchronous).
-    public var commitSignal: Int32? { groupCommit?.done.descriptor }
-
-    /// The newest seq on disk: after `commit()` returns when commits are synchronous, else as the
-    /// background commit reports it. Throws when a background sync failed.
-    public func durableSeq() throws -> UInt64 {
-        guard let groupCommit else { return lastSeq }
-        return try groupCommit.durable()
-    }
-
-    /// Background syncs so far (for tests).
-    var groupCommitSyncs: Int { groupCommit?.syncs ?? 0 }
 
     private func write(_ bytes: [UInt8]) throws {
         guard !bytes.isEmpty else { return }
@@ -389,7 +359,6 @@ public final class Journal: ActionLog {
         fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
         try syncDirectory()
-        try groupCommit?.switchSegment(to: fd, path: segments[segments.count - 1].path)
     }
 
     /// Writes the index file of a segment the journal has rolled past, from the index in memory.

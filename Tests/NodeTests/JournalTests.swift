@@ -164,36 +164,6 @@ struct JournalTests {
         #expect(error?.description.contains("not the newest segment") == true)
     }
 
-    @Test("group commit: commit returns at once, the sync thread reports what is durable, across segment rolls")
-    func groupCommit() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        do {
-            let journal = try Journal(directory: dir, policy: .batch, segmentBytes: 4096)
-            try journal.append((1...10).map { action($0) })
-            try journal.commit()
-            try journal.startGroupCommit()
-            let signal = try #require(journal.commitSignal)
-            #expect(try journal.durableSeq() == 10, "what was committed before is durable")
-            for start in stride(from: 11, through: 2000, by: 10) {
-                try journal.append((UInt64(start)..<UInt64(start + 10)).map { action($0) })
-                try journal.commit()
-            }
-            // Wait on the descriptor the dispatcher polls, with a deadline.
-            let deadline = ContinuousClock.now + .seconds(30)
-            var durable: UInt64 = 0
-            while durable < 2000 && ContinuousClock.now < deadline {
-                var descriptor = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
-                _ = poll(&descriptor, 1, 1000)
-                durable = try journal.durableSeq()
-            }
-            #expect(durable == 2000)
-        }
-        let reopened = try Journal(directory: dir, segmentBytes: 4096)
-        #expect(reopened.lastSeq == 2000 && reopened.recovery.trimmedBytes == 0)
-        #expect(try reopened.read(from: 1, limit: 3000) == (1...2000).map { action($0) })
-    }
-
     @Test("the dispatches read from record headers alone are those of the whole records, from any seq, across segments and the tail")
     func dispatchesFromHeaders() throws {
         let dir = try temporaryDirectory()

@@ -71,10 +71,7 @@ extension Array where Element == UInt8 {
     /// Reads a little-endian integer; the caller has checked the bounds.
     @inlinable
     public func readLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        var value: T = 0
-        for index in 0..<MemoryLayout<T>.size {
-            value |= T(truncatingIfNeeded: self[offset + index]) << (8 * index)
-        }
-        return value
+        precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "read past the end")
+        return withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
     }
 }

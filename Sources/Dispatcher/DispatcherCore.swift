@@ -351,48 +351,66 @@ public struct ReplayPlan: Equatable, Sendable {
         return replies
     }
 
+    /// One REPLAY-BATCH payload read from a log: `count` actions from the seq asked for through `last`.
+    public struct Batch {
+        public var payload: [UInt8]
+        public var count: Int
+        public var last: UInt64
+        public init(payload: [UInt8], count: Int, last: UInt64) {
+            self.payload = payload
+            self.count = count
+            self.last = last
+        }
+    }
+
     /// The next part of the answer: batches until about `budget` bytes (at least one batch), then what
     /// remains of the answer, or nil once the part ends with REPLAY-END. Serving answers part by part
     /// lets the dispatcher interleave them with its intake, so a long replay never delays an ACK much.
     public func serve(budget: Int, reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> ([Message], ReplayPlan?) {
+        serve(budget: budget, batches: { from, limit, maxBytes in try ReplayPlan.batch(read(from, limit), maxBytes: maxBytes) }, logger: logger)
+    }
+
+    /// The same, reading whole batches with `batch(from, limit, maxBytes)`: at most `limit` actions from
+    /// `from` on, closed once they pass `maxBytes` (a larger single action travels alone); nil at the
+    /// end of the log. A journal builds them from its records' bytes, decoding nothing.
+    public func serve(
+        budget: Int, batches batch: (UInt64, Int, Int) throws -> Batch?, logger: Logger
+    ) -> ([Message], ReplayPlan?) {
         var replies: [Message] = []
         var rest = self
         var spent = 0
-        reading: while rest.from <= through && rest.sentBatches < maxBatches && rest.sentBytes < ReplayPlan.maxReplyBytes {
+        while rest.from <= through && rest.sentBatches < maxBatches && rest.sentBytes < ReplayPlan.maxReplyBytes {
             guard spent < budget else { return (replies, rest) }
-            let slice: [Message]
+            let next: Batch?
             do {
-                slice = try read(rest.from, Int(min(UInt64(batchSize), through - rest.from + 1)))
+                next = try batch(rest.from, Int(min(UInt64(batchSize), through - rest.from + 1)), ReplayPlan.maxBatchBytes)
             } catch {
                 logger.error("journal read failed", metadata: ["from": "\(rest.from)", "error": "\(error)"])
                 break
             }
-            guard !slice.isEmpty else { break }
-            // The slice read becomes one batch or several, each closed once it passes the byte budget.
-            var start = 0
-            while start < slice.count {
-                guard rest.sentBatches < maxBatches && rest.sentBytes < ReplayPlan.maxReplyBytes else { break reading }
-                guard spent < budget else { return (replies, rest) }
-                var end = start
-                var bytes = 0
-                while end < slice.count && (end == start || bytes + ReplayPlan.entryBytes(slice[end]) <= ReplayPlan.maxBatchBytes) {
-                    bytes += ReplayPlan.entryBytes(slice[end])
-                    end += 1
-                }
-                let batch = slice[start..<end]
-                let payload = ReplayBatch.encode(Array(batch))
-                replies.append(
-                    Message(
-                        header: Header(kind: .replayBatch, seq: rest.from, ref: batch.last!.header.seq, history: history.rawValue), payload: payload))
-                rest.sentBytes += payload.count
-                rest.sentBatches += 1
-                spent += payload.count
-                rest.from = batch.last!.header.seq + 1
-                start = end
-            }
+            guard let next, next.count > 0 else { break }
+            replies.append(
+                Message(header: Header(kind: .replayBatch, seq: rest.from, ref: next.last, history: history.rawValue), payload: next.payload))
+            rest.sentBytes += next.payload.count
+            rest.sentBatches += 1
+            spent += next.payload.count
+            rest.from = next.last + 1
         }
         replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: rest.from - 1, history: history.rawValue)))
         return (replies, nil)
+    }
+
+    /// The first batch of `slice`: its actions until they pass `maxBytes` (at least one).
+    static func batch(_ slice: [Message], maxBytes: Int) -> Batch? {
+        guard !slice.isEmpty else { return nil }
+        var end = 0
+        var bytes = 0
+        while end < slice.count && (end == 0 || bytes + entryBytes(slice[end]) <= maxBytes) {
+            bytes += entryBytes(slice[end])
+            end += 1
+        }
+        let batch = Array(slice[..<end])
+        return Batch(payload: ReplayBatch.encode(batch), count: batch.count, last: batch.last!.header.seq)
     }
 
     /// About what one action adds to a batch: its topic and payload plus room for its header and lengths.

@@ -294,7 +294,13 @@ final class DispatcherLoop: NodeLoop {
         var left = budget
         while left > 0, !replays.isEmpty {
             let plan = replays.removeFirst()
-            let (messages, rest) = plan.serve(budget: left, reading: { try log.read(from: $0, limit: $1) }, logger: logger)
+            let (messages, rest) =
+                if let journal = log as? Journal {
+                    // Batches straight from the records' bytes.
+                    plan.serve(budget: left, batches: { try journal.replayBatch(from: $0, limit: $1, maxBytes: $2) }, logger: logger)
+                } else {
+                    plan.serve(budget: left, reading: { try log.read(from: $0, limit: $1) }, logger: logger)
+                }
             var delivered = true
             for message in messages {
                 left -= message.payload.count

@@ -382,25 +382,59 @@ public final class Journal: ActionLog {
             let start = Int(from - first)
             return Array(tail[start..<min(tail.count, start + limit)])
         }
-        // Older than the cache: read from disk, starting at the nearest indexed record.
+        var result: [Message] = []
+        try walk(from: from) { _, bytes, body in
+            // Checked when the journal was opened or written: decode without a second checksum.
+            result.append(try ReplayBatch.decodeEntry(bytes[body]))
+            return result.count < limit
+        }
+        return result
+    }
+
+    /// A REPLAY-BATCH payload of at most `limit` actions from `from` on, closed once they pass `maxBytes`
+    /// (a larger single action travels alone); nil past the end. Records on disk are copied into it as
+    /// they are (a record's body is a batch entry), so serving a replay decodes and encodes nothing.
+    public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
+        let from = max(from, 1)
+        guard from <= lastSeq, limit > 0 else { return nil }
+        if let first = tail.first?.header.seq, from >= first {
+            let start = Int(from - first)
+            return ReplayPlan.batch(Array(tail[start..<min(tail.count, start + limit)]), maxBytes: maxBytes)
+        }
+        var payload: [UInt8] = [0, 0, 0, 0]
+        var count = 0
+        var last: UInt64 = 0
+        try walk(from: from) { seq, bytes, body in
+            guard count == 0 || payload.count - 4 + body.count + 12 <= maxBytes else { return false }
+            payload.append(contentsOf: bytes[body])
+            count += 1
+            last = seq
+            return count < limit
+        }
+        guard count > 0 else { return nil }
+        withUnsafeBytes(of: UInt32(count).littleEndian) { payload.replaceSubrange(0..<4, with: $0) }
+        return ReplayPlan.Batch(payload: payload, count: count, last: last)
+    }
+
+    /// Visits the records on disk from `from` on, in order, as (seq, segment bytes, the record's body
+    /// within them), starting at the nearest indexed record, until `visit` returns false or the log ends.
+    private func walk(from: UInt64, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
         var lo = 0, hi = index.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
             if index[mid].seq <= from { lo = mid } else { hi = mid - 1 }
         }
-        guard !index.isEmpty else { return [] }
-        var entry = index[lo]
-        var result: [Message] = []
-        var segment = entry.segment
-        var offset = entry.offset
-        var seq = entry.seq
-        while result.count < limit && segment < segments.count {
+        guard !index.isEmpty else { return }
+        var segment = index[lo].segment
+        var offset = index[lo].offset
+        var seq = index[lo].seq
+        while segment < segments.count {
             if readCache?.segment != segment || readCache!.bytes.count < offset + JournalRecord.headerSize {
                 readCache = (segment, try loadSegment(segment))
             }
             var bytes = readCache!.bytes
             var reloaded = false
-            while result.count < limit {
+            while true {
                 guard offset + JournalRecord.headerSize <= bytes.count,
                     offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset)) <= bytes.count
                 else {
@@ -412,19 +446,15 @@ public final class Journal: ActionLog {
                     continue
                 }
                 let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
-                if seq >= from {
-                    // Checked when the journal was opened or written: decode without a second checksum.
-                    result.append(try ReplayBatch.decodeEntry(bytes[(offset + 8)..<(offset + 8 + length)]))
-                }
+                let body = (offset + JournalRecord.headerSize)..<(offset + JournalRecord.headerSize + length)
+                if seq >= from, try !visit(seq, bytes, body) { return }
                 offset += JournalRecord.headerSize + length
                 seq += 1
-                if seq > lastSeq { return result }
+                if seq > lastSeq { return }
             }
             segment += 1
             offset = 0
-            entry = IndexEntry(seq: seq, segment: segment, offset: 0)
         }
-        return result
     }
 
     /// The (client id, client seq, seq) of every record from `from` on, read from the records' headers

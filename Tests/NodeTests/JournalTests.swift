@@ -184,6 +184,30 @@ struct JournalTests {
         }
     }
 
+    @Test("replay batches copied from record bytes hold what decoding and encoding the records gives, within their limits")
+    func replayBatchesFromBytes() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 4096)
+            try journal.append((1...700).map { action($0) })
+        }
+        let reopened = try Journal(directory: dir, segmentBytes: 4096, tailCapacity: 50)
+        try reopened.append((701...760).map { action($0) })
+        for from: UInt64 in [1, 2, 255, 256, 257, 699, 700, 701, 759, 760] {
+            for (limit, maxBytes) in [(1, 1 << 20), (10, 1 << 20), (512, 1 << 20), (512, 1000), (512, 1)] {
+                let batch = try #require(try reopened.replayBatch(from: from, limit: limit, maxBytes: maxBytes))
+                let decoded = try ReplayBatch.decode(batch.payload)
+                #expect(decoded.count == batch.count && decoded.last?.header.seq == batch.last)
+                #expect(decoded == Array(try reopened.read(from: from, limit: batch.count)), "from \(from), limit \(limit)")
+                #expect(batch.count >= 1 && batch.count <= limit)
+                #expect(batch.count == 1 || batch.payload.count <= maxBytes + 200, "closed near \(maxBytes) bytes")
+                if maxBytes == 1 << 20 { #expect(batch.count == min(limit, Int(761 - from)), "only the limit or the log's end stops it") }
+            }
+        }
+        #expect(try reopened.replayBatch(from: 761, limit: 10, maxBytes: 1 << 20) == nil)
+    }
+
     @Test("records from before an opening read exactly after new appends, however the newest segment grew")
     func readsAfterReopen() throws {
         let dir = try temporaryDirectory()

@@ -186,7 +186,8 @@ public final class Journal: ActionLog {
                 // Reads of what the journal held before this opening start from these bytes.
                 readCache = (number, offset == bytes.count ? bytes : Array(bytes.prefix(offset)))
             } else if repair {
-                try SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(segment: segment.path)
+                // A shortcut for the next opening; without it, that one scans this segment again.
+                try? SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(segment: segment.path)
             }
         }
         recovery.lastSeq = lastSeq
@@ -353,7 +354,8 @@ public final class Journal: ActionLog {
     private func roll(firstSeq: UInt64) throws {
         if unsynced && policy != .none { try sync() }
         _ = Glibc.close(fd)
-        try sealIndex(segment: segments.count - 1)
+        // Only a shortcut for the next opening: without it, that opening scans the segment instead.
+        try? sealIndex(segment: segments.count - 1)
         segments.append(Segment(firstSeq: firstSeq, path: segmentPath(firstSeq: firstSeq)))
         segmentSize = 0
         fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
@@ -460,37 +462,23 @@ public final class Journal: ActionLog {
     /// The (client id, client seq, seq) of every record from `from` on, read from the records' headers
     /// without decoding them whole: what the dispatcher's dedup table is rebuilt from when it opens.
     public func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws {
-        var next = max(from, firstSeq)
-        while next <= lastSeq {
-            if let first = tail.first?.header.seq, next >= first {
-                for message in tail[Int(next - first)...] { body(message.header.clientID, message.header.clientSeq, message.header.seq) }
-                return
-            }
-            // From disk: the segment that holds `next`, its records from there on.
-            guard let entry = index.last(where: { $0.seq <= next }) else { return }
-            if readCache?.segment != entry.segment { readCache = (entry.segment, try loadSegment(entry.segment)) }
-            let bytes = readCache!.bytes
-            var offset = entry.offset
-            var seq = entry.seq
-            let segmentEnd = entry.segment + 1 < segments.count ? segments[entry.segment + 1].firstSeq - 1 : lastSeq
+        let from = max(from, firstSeq, 1)
+        guard from <= lastSeq else { return }
+        if let first = tail.first?.header.seq, from >= first {
+            for message in tail[Int(from - first)...] { body(message.header.clientID, message.header.clientSeq, message.header.seq) }
+            return
+        }
+        try walk(from: from) { seq, bytes, record in
             bytes.withUnsafeBytes { raw in
-                while seq <= segmentEnd, offset + JournalRecord.headerSize + 4 <= raw.count {
-                    let length = Int(raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
-                    // The body: u32 topic length, topic, u32 header length, header (client id at 24, client seq at 32).
-                    let header =
-                        offset + JournalRecord.headerSize + 4 + Int(raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self).littleEndian) + 4
-                    guard header + 40 <= raw.count else { return }
-                    if seq >= next {
-                        body(
-                            raw.loadUnaligned(fromByteOffset: header + 24, as: UInt64.self).littleEndian,
-                            raw.loadUnaligned(fromByteOffset: header + 32, as: UInt64.self).littleEndian, seq)
-                    }
-                    offset += JournalRecord.headerSize + length
-                    seq += 1
-                }
+                // The body: u32 topic length, topic, u32 header length, header (client id at 24, client seq at 32).
+                let topicLength = Int(raw.loadUnaligned(fromByteOffset: record.lowerBound, as: UInt32.self).littleEndian)
+                let header = record.lowerBound + 4 + topicLength + 4
+                guard header + 40 <= record.upperBound else { return }
+                body(
+                    raw.loadUnaligned(fromByteOffset: header + 24, as: UInt64.self).littleEndian,
+                    raw.loadUnaligned(fromByteOffset: header + 32, as: UInt64.self).littleEndian, seq)
             }
-            guard seq > next else { return }
-            next = seq
+            return true
         }
     }
 

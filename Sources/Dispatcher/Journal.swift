@@ -148,25 +148,9 @@ public final class Journal: ActionLog {
                 continue
             }
             let bytes = try readFile(segment.path)
-            var offset = 0
-            var expected = segment.firstSeq
-            var problem: String? = nil
             var entries: [SegmentIndex.Entry] = []
-            bytes.withUnsafeBytes { raw in
-                while offset < raw.count {
-                    switch JournalRecord.check(raw, at: offset) {
-                    case .success(let record) where record.seq == expected:
-                        if (expected - 1) % indexStride == 0 || offset == 0 { entries.append(.init(seq: expected, offset: offset)) }
-                        expected += 1
-                        offset += record.size
-                    case .success(let record):
-                        problem = "record seq \(record.seq) where \(expected) was due"
-                        return
-                    case .failure(let error):
-                        problem = error.message
-                        return
-                    }
-                }
+            let (offset, expected, problem) = Journal.check(bytes, firstSeq: segment.firstSeq) { seq, offset in
+                if (seq - 1) % indexStride == 0 || offset == 0 { entries.append(.init(seq: seq, offset: offset)) }
             }
             for entry in entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
             recovery.records += expected - segment.firstSeq
@@ -244,13 +228,7 @@ public final class Journal: ActionLog {
         let scope = ClientScope.random()
         var bytes: [UInt8] = []
         for value in [scope.k0, scope.k1] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fdatasync(fd) == 0
-        _ = Glibc.close(fd)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
+        try Journal.writeWhole(bytes, to: path)
         try syncDirectory()
         clientScope = scope
     }
@@ -284,14 +262,7 @@ public final class Journal: ActionLog {
         let text =
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
             + "cluster \(String(history.cluster, radix: 16))\nepoch \(history.epoch)\n"
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fdatasync(fd) == 0
-        _ = Glibc.close(fd)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
+        try Journal.writeWhole(Array(text.utf8), to: path)
         try syncDirectory()
     }
 
@@ -368,6 +339,17 @@ public final class Journal: ActionLog {
         let entries = index.filter { $0.segment == number }.map { SegmentIndex.Entry(seq: $0.seq, offset: $0.offset) }
         try SegmentIndex(firstSeq: segments[number].firstSeq, lastSeq: lastSeq, length: segmentSize, entries: entries)
             .write(segment: segments[number].path)
+    }
+
+    /// Writes a small file whole or not at all: a temporary file (0600), synced, renamed over `path`.
+    static func writeWhole(_ bytes: [UInt8], to path: String) throws {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fdatasync(fd) == 0
+        _ = Glibc.close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
     }
 
     private func syncDirectory() throws {
@@ -503,17 +485,34 @@ public final class Journal: ActionLog {
     private func loadSegment(_ number: Int) throws -> [UInt8] {
         let bytes = try readFile(segments[number].path)
         guard unchecked.contains(number) else { return bytes }
+        let (offset, expected, found) = Journal.check(bytes, firstSeq: segments[number].firstSeq) { _, _ in }
+        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
+        if let problem = found ?? (expected != last + 1 ? "it ends at seq \(expected - 1), not \(last)" : nil) {
+            throw JournalError(
+                "\(segments[number].path) is damaged at byte \(offset) (\(problem)); acknowledged actions are in it: restore it from a backup")
+        }
+        unchecked.remove(number)
+        return bytes
+    }
+
+    /// Checks a segment's records in order from `firstSeq` (``JournalRecord/check(_:at:)``), telling
+    /// `record` each one's seq and offset: where the good records end, the seq due there, and what is
+    /// wrong there (nil when every byte belongs to a good record).
+    static func check(
+        _ bytes: [UInt8], firstSeq: UInt64, _ record: (UInt64, Int) -> Void
+    ) -> (end: Int, expected: UInt64, problem: String?) {
         var offset = 0
-        var expected = segments[number].firstSeq
+        var expected = firstSeq
         var problem: String? = nil
         bytes.withUnsafeBytes { raw in
             while offset < raw.count {
                 switch JournalRecord.check(raw, at: offset) {
-                case .success(let record) where record.seq == expected:
+                case .success(let checked) where checked.seq == expected:
+                    record(expected, offset)
                     expected += 1
-                    offset += record.size
-                case .success(let record):
-                    problem = "record seq \(record.seq) where \(expected) was due"
+                    offset += checked.size
+                case .success(let checked):
+                    problem = "record seq \(checked.seq) where \(expected) was due"
                     return
                 case .failure(let error):
                     problem = error.message
@@ -521,14 +520,7 @@ public final class Journal: ActionLog {
                 }
             }
         }
-        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
-        if problem == nil && expected != last + 1 { problem = "it ends at seq \(expected - 1), not \(last)" }
-        if let problem {
-            throw JournalError(
-                "\(segments[number].path) is damaged at byte \(offset) (\(problem)); acknowledged actions are in it: restore it from a backup")
-        }
-        unchecked.remove(number)
-        return bytes
+        return (offset, expected, problem)
     }
 
     private func readFile(_ path: String) throws -> [UInt8] {

@@ -70,16 +70,6 @@ struct SegmentIndex: Equatable {
         return index
     }
 
-    /// Writes the file whole or not at all (a temporary file, synced, renamed over).
-    func write(segment: String) throws {
-        let path = SegmentIndex.path(segment: segment)
-        let temporary = path + ".tmp"
-        let bytes = encoded()
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError.posix("open", temporary) }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fdatasync(fd) == 0
-        _ = Glibc.close(fd)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else { throw JournalError.posix("write", path) }
-    }
+    /// Writes the file whole or not at all.
+    func write(segment: String) throws { try Journal.writeWhole(encoded(), to: SegmentIndex.path(segment: segment)) }
 }

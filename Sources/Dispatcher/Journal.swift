@@ -523,9 +523,29 @@ public final class Journal: ActionLog {
         return (offset, expected, problem)
     }
 
+    /// A whole file, read straight into the array (no intermediate `Data` and copy: segments are
+    /// tens of megabytes, and opening a journal reads the newest).
     private func readFile(_ path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw JournalError("cannot read \(path)") }
-        return [UInt8](data)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw JournalError.posix("open", path) }
+        defer { _ = Glibc.close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw JournalError.posix("fstat", path) }
+        let size = Int(status.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            while count < size {
+                let n = pread(fd, buffer.baseAddress! + count, size - count, off_t(count))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    failed = n < 0
+                    break
+                }
+                count += n
+            }
+        }
+        guard !failed else { throw JournalError.posix("read", path) }
+        return bytes
     }
 
     private func truncate(_ path: String, to length: Int) throws {

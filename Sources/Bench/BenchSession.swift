@@ -119,6 +119,37 @@ func cpuSeconds(pid: Int32) -> Double? {
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// The whole machine's CPU time so far, from the first line of /proc/stat, in clock ticks: all of it,
+/// and the part the hypervisor gave to others while this guest wanted to run ("steal"). A VM whose CPU
+/// quota runs out is paused until its next period; the pauses land in the bench's tails, so the report
+/// says how much of the run's CPU time was stolen.
+public struct HostCPU: Equatable, Sendable {
+    public var total: UInt64
+    public var steal: UInt64
+
+    public init(total: UInt64, steal: UInt64) {
+        self.total = total
+        self.steal = steal
+    }
+
+    /// `cpu  user nice system idle iowait irq softirq steal guest guest_nice`: guest time is already
+    /// counted in user, so the total is the first eight.
+    public static func parse(_ stat: String) -> HostCPU? {
+        guard let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+        let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+        guard fields.count >= 8 else { return nil }
+        return HostCPU(total: fields[0..<8].reduce(0, +), steal: fields[7])
+    }
+
+    public static func now() -> HostCPU? { (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)).flatMap(parse) }
+
+    /// The share of the CPU time since `earlier` that was stolen, in percent (nil without a reading).
+    public func stealPercent(since earlier: HostCPU?) -> Double? {
+        guard let earlier, total > earlier.total, steal >= earlier.steal else { return nil }
+        return Double(steal - earlier.steal) * 100 / Double(total - earlier.total)
+    }
+}
+
 /// Everything one `zflux bench` run starts, measures and stops.
 public final class BenchSession {
     let options: BenchOptions
@@ -254,13 +285,17 @@ public final class BenchSession {
     public func measure() throws -> BenchOutcome {
         try prepareState()
         var outcome: BenchOutcome
+        let hostBefore = HostCPU.now()
         if options.max {
             outcome = try search(label: "zflux") { rate in try self.trial(rate: rate) }
         } else {
             let (result, cpu) = try trial(rate: options.rate)
             outcome = BenchOutcome(report: report(rate: options.rate, result: result, cpu: cpu, floor: nil), result: result)
         }
+        let hostSteal = HostCPU.now()?.stealPercent(since: hostBefore)
+        outcome.report.hostStealPercent = hostSteal
         if options.floor {
+            let floorHostBefore = HostCPU.now()
             let floor = try FloorSession(options: options, directory: directory)
             defer { floor.shutdown() }
             let floorResult: TrialResult
@@ -277,6 +312,8 @@ public final class BenchSession {
                 setup: outcome.report.setup, rateTarget: outcome.report.rateTarget, result: outcome.result,
                 cpuSeconds: outcome.report.cpuSeconds, floor: floorResult, stateUpdateBytes: outcome.report.stateUpdateBytes, floorCPU: floorCPU)
             outcome.report.search = search
+            outcome.report.hostStealPercent = hostSteal
+            outcome.report.floor?.hostStealPercent = HostCPU.now()?.stealPercent(since: floorHostBefore)
             // The disk's own cost, where the cluster keeps its journal.
             outcome.report.fsyncProbe = try floor.fsyncProbe()
             outcome.floor = floorResult

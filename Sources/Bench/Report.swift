@@ -41,6 +41,8 @@ public struct BenchReport: Codable, Sendable {
         public var cpuSeconds: [String: Double]
         /// All of them together, per acknowledged message.
         public var cpuUsPerAction: Double
+        /// The share of the machine's CPU time the hypervisor took during the floor's run (``HostCPU``).
+        public var hostStealPercent: Double? = nil
     }
 
     /// What `write` + `fdatasync` of one record costs on the journal's filesystem (the floor of
@@ -91,6 +93,9 @@ public struct BenchReport: Codable, Sendable {
     public var cpuUsPerAction: [String: Double]
     public var floor: Floor?
     public var fsyncProbe: FsyncProbe?
+    /// The share of the machine's CPU time the hypervisor took during zflux's run (``HostCPU``): a VM
+    /// out of CPU quota is paused, and the pauses show in the tails.
+    public var hostStealPercent: Double?
     /// With `--max`: the highest rate with zero loss, and the trials (`max` in JSON).
     public var maxRate: MaxRate?
     public var ratios: Ratios?
@@ -155,7 +160,7 @@ public struct BenchReport: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case setup, rateTarget, rateAchieved, sent, acked, nacked, lost, e2e, ack, stages, stateUpdateBytes, cpuSeconds, cpuUsPerAction
-        case floor, fsyncProbe, ratios, search
+        case floor, fsyncProbe, ratios, search, hostStealPercent
         case maxRate = "max"
     }
 
@@ -217,6 +222,12 @@ public struct BenchReport: Codable, Sendable {
             if let floor, let ratios, floor.cpuUsPerAction > 0 {
                 line += "; floor \(Self.number(floor.cpuUsPerAction)) µs per message (\(String(format: "%.2f×", ratios.cpuPerAction)))"
             }
+            lines.append(line)
+        }
+        if let steal = hostStealPercent {
+            var line = String(format: "host: the hypervisor took %.1f%% of the CPUs' time during the run (steal)", steal)
+            if let floorSteal = floor?.hostStealPercent { line += String(format: ", %.1f%% during the floor's", floorSteal) }
+            if steal >= 1 { line += "; its pauses show in the tails" }
             lines.append(line)
         }
         if let probe = fsyncProbe {

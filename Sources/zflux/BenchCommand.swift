@@ -26,6 +26,10 @@ struct BenchCommand: AsyncParsableCommand {
             floor, CPU per action included. --max searches for the highest rate with zero loss that the
             cluster sustains (achieved ≥ 95% of target); --json reports it as max.rate with the trials.
 
+            On a VM the report also says how much of the machine's CPU time the hypervisor took during the
+            run (steal, from /proc/stat): a guest out of CPU quota is paused, and the pauses show in the
+            tails. Compare runs only when their steal is alike.
+
             Examples:
               zflux bench --rate 10000 --duration 10 --floor
               zflux bench --max --floor --fsync none

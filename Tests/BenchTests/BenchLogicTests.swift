@@ -121,11 +121,29 @@ struct BenchLogicTests {
         let floorE2E = try #require((object["floor"] as? [String: Any])?["e2e"] as? [String: Any])
         #expect(floorE2E["p50_us"] as? Double == 20)
         #expect(abs((report.ratios?.e2eP50 ?? 0) - 1.5) < 0.01)
+        report.hostStealPercent = 6.5
+        report.floor?.hostStealPercent = 0
+        let withSteal = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        #expect(withSteal["host_steal_percent"] as? Double == 6.5)
+        #expect((withSteal["floor"] as? [String: Any])?["host_steal_percent"] as? Double == 0)
         let table = report.table()
+        #expect(table.contains("the hypervisor took 6.5% of the CPUs' time during the run (steal), 0.0% during the floor's"))
         #expect(table.contains("1.50×"))
         #expect(table.contains("lost 0"))
         let svg = PercentilePlot.svg(title: "t <1>", series: [("zflux e2e", zflux.e2e), ("floor e2e", floor.e2e)])
         #expect(svg.hasPrefix("<svg") && svg.contains("<polyline") && svg.contains("t &lt;1&gt;"))
+    }
+
+    @Test("steal: the share of the machine's CPU time the hypervisor took, from two readings of /proc/stat")
+    func hostSteal() throws {
+        let before = try #require(HostCPU.parse("cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 50 0 25 400 5 0 2 17 0 0\n"))
+        #expect(before == HostCPU(total: 1000, steal: 35))
+        let after = HostCPU(total: 2000, steal: 100)
+        #expect(after.stealPercent(since: before) == 6.5)
+        #expect(after.stealPercent(since: nil) == nil)
+        #expect(before.stealPercent(since: after) == nil, "readings out of order give nothing")
+        #expect(HostCPU.parse("intr 1 2 3\n") == nil && HostCPU.parse("cpu  1 2 3\n") == nil)
+        #expect(HostCPU.now() != nil, "this is Linux: /proc/stat has a cpu line")
     }
 
     @Test("the plot's legend fits inside the picture, however long the names")

@@ -46,7 +46,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     case "journal":
         var offset = 0
-        while offset < bytes.count, case .success(let record) = JournalRecord.read(bytes, at: offset) { offset += record.size }
+        while offset < bytes.count, case .success(let record) = JournalRecord.read(bytes, at: offset) {
+            // The check an opening journal makes without decoding agrees with reading the record whole.
+            let checked = bytes.withUnsafeBytes { JournalRecord.check($0, at: offset) }
+            guard case .success(let found) = checked, found.size == record.size, found.seq == record.message.header.seq else {
+                preconditionFailure("a record that reads whole fails its check")
+            }
+            offset += record.size
+        }
+        // And the check alone never reads out of bounds, wherever it starts.
+        for start in [0, 1, bytes.count / 2] where start < bytes.count { _ = bytes.withUnsafeBytes { JournalRecord.check($0, at: start) } }
     case "snapshot":
         _ = try? SnapshotFormat.decode(bytes)
     case "action":

@@ -451,14 +451,8 @@ public final class Journal: ActionLog {
             return
         }
         try walk(from: from) { seq, bytes, record in
-            bytes.withUnsafeBytes { raw in
-                // The body: u32 topic length, topic, u32 header length, header (client id at 24, client seq at 32).
-                let topicLength = Int(raw.loadUnaligned(fromByteOffset: record.lowerBound, as: UInt32.self).littleEndian)
-                let header = record.lowerBound + 4 + topicLength + 4
-                guard header + 40 <= record.upperBound else { return }
-                body(
-                    raw.loadUnaligned(fromByteOffset: header + 24, as: UInt64.self).littleEndian,
-                    raw.loadUnaligned(fromByteOffset: header + 32, as: UInt64.self).littleEndian, seq)
+            if let dispatch = bytes.withUnsafeBytes({ JournalRecord.dispatch(inBody: UnsafeRawBufferPointer(rebasing: $0[record])) }) {
+                body(dispatch.clientID, dispatch.clientSeq, seq)
             }
             return true
         }

@@ -16,26 +16,16 @@ public enum JournalRecord {
 
     /// The record at `offset`: its action and its size in bytes, or why it is not a whole, intact record.
     public static func read(_ bytes: [UInt8], at offset: Int) -> Result<(message: Message, size: Int), ProtocolError> {
-        guard offset >= 0, bytes.count - offset >= headerSize else {
-            return .failure(ProtocolError(.truncated, "record header cut short"))
-        }
-        let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
-        let crc = bytes.readLittleEndian(UInt32.self, at: offset + 4)
-        guard length <= bytes.count - offset - headerSize else {
-            return .failure(ProtocolError(.truncated, "record of \(length) bytes cut short"))
-        }
-        let body = (offset + headerSize)..<(offset + headerSize + length)
-        guard bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[body])) }) == crc else {
-            return .failure(ProtocolError(.malformedPayload, "record checksum mismatch"))
-        }
-        do {
-            let message = try ReplayBatch.decodeEntry(bytes[body])
-            guard message.kind == .action else {
-                return .failure(ProtocolError(.unexpectedKind, "record does not hold an action"))
-            }
-            return .success((message, headerSize + length))
-        } catch {
+        switch bytes.withUnsafeBytes({ check($0, at: offset) }) {
+        case .failure(let error):
             return .failure(error)
+        case .success(let checked):
+            do {
+                let body = (offset + headerSize)..<(offset + checked.size)
+                return .success((try ReplayBatch.decodeEntry(bytes[body]), checked.size))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
@@ -55,11 +45,8 @@ public enum JournalRecord {
         guard CRC32.checksum(body) == crc else {
             return .failure(ProtocolError(.malformedPayload, "record checksum mismatch"))
         }
-        // The body: u32 topic length, topic, u32 header length, header (kind at 3, seq at 8), ...
         guard body.count >= 4 else { return .failure(ProtocolError(.truncated, "entry ends inside a length")) }
-        let topicLength = Int(body.loadUnaligned(as: UInt32.self).littleEndian)
-        let header = 4 + topicLength + 4
-        guard topicLength <= body.count - 8, body.count - header >= Header.fixedSizeVersion1 else {
+        guard let header = headerOffset(inBody: body) else {
             return .failure(ProtocolError(.truncated, "entry ends inside its header"))
         }
         guard body[header] == Header.magic.0, body[header + 1] == Header.magic.1 else {
@@ -69,5 +56,24 @@ public enum JournalRecord {
             return .failure(ProtocolError(.unexpectedKind, "record does not hold an action"))
         }
         return .success((body.loadUnaligned(fromByteOffset: header + 8, as: UInt64.self).littleEndian, headerSize + length))
+    }
+
+    /// Where the header starts in a record's body (`u32 topic length, topic, u32 header length, header,
+    /// …`), when the body holds at least a version-1 header's fixed part there.
+    public static func headerOffset(inBody body: UnsafeRawBufferPointer) -> Int? {
+        guard body.count >= 8 else { return nil }
+        let topicLength = Int(body.loadUnaligned(as: UInt32.self).littleEndian)
+        guard topicLength <= body.count - 8, body.count - (topicLength + 8) >= Header.fixedSizeVersion1 else { return nil }
+        return topicLength + 8
+    }
+
+    /// The client id and client seq of the action in a checked record's body, read from its header
+    /// alone (they sit at 24 and 32 in it).
+    public static func dispatch(inBody body: UnsafeRawBufferPointer) -> (clientID: UInt64, clientSeq: UInt64)? {
+        guard let header = headerOffset(inBody: body) else { return nil }
+        return (
+            body.loadUnaligned(fromByteOffset: header + 24, as: UInt64.self).littleEndian,
+            body.loadUnaligned(fromByteOffset: header + 32, as: UInt64.self).littleEndian
+        )
     }
 }

@@ -11,6 +11,16 @@ public protocol ActionLog: AnyObject {
     func commit() throws
     /// Up to `limit` consecutive actions from seq `from` on (fewer at the end of the log).
     func read(from: UInt64, limit: Int) throws -> [Message]
+    /// A REPLAY-BATCH payload of at most `limit` actions from `from` on, closed once they pass
+    /// `maxBytes` (a larger single action travels alone); nil past the end of the log.
+    func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch?
+}
+
+extension ActionLog {
+    /// Read and encoded; a journal builds the batch from its records' bytes instead.
+    public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
+        ReplayPlan.batch(try read(from: from, limit: limit), maxBytes: maxBytes)
+    }
 }
 
 /// A log held in memory: fast, and gone with the process.

@@ -294,13 +294,8 @@ final class DispatcherLoop: NodeLoop {
         var left = budget
         while left > 0, !replays.isEmpty {
             let plan = replays.removeFirst()
-            let (messages, rest) =
-                if let journal = log as? Journal {
-                    // Batches straight from the records' bytes.
-                    plan.serve(budget: left, batches: { try journal.replayBatch(from: $0, limit: $1, maxBytes: $2) }, logger: logger)
-                } else {
-                    plan.serve(budget: left, reading: { try log.read(from: $0, limit: $1) }, logger: logger)
-                }
+            let (messages, rest) = plan.serve(
+                budget: left, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) }, logger: logger)
             var delivered = true
             for message in messages {
                 left -= message.payload.count

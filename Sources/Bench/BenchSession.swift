@@ -292,8 +292,7 @@ public final class BenchSession {
             let (result, cpu) = try trial(rate: options.rate)
             outcome = BenchOutcome(report: report(rate: options.rate, result: result, cpu: cpu, floor: nil), result: result)
         }
-        let hostSteal = HostCPU.now()?.stealPercent(since: hostBefore)
-        outcome.report.hostStealPercent = hostSteal
+        outcome.report.hostStealPercent = HostCPU.now()?.stealPercent(since: hostBefore)
         if options.floor {
             let floorHostBefore = HostCPU.now()
             let floor = try FloorSession(options: options, directory: directory)
@@ -307,13 +306,7 @@ public final class BenchSession {
                 floorResult = try floor.trial(rate: options.rate, session: self)
                 floorCPU = floor.lastCPU
             }
-            let search = outcome.report.search
-            outcome.report = BenchReport(
-                setup: outcome.report.setup, rateTarget: outcome.report.rateTarget, result: outcome.result,
-                cpuSeconds: outcome.report.cpuSeconds, floor: floorResult, stateUpdateBytes: outcome.report.stateUpdateBytes, floorCPU: floorCPU)
-            outcome.report.search = search
-            outcome.report.hostStealPercent = hostSteal
-            outcome.report.floor?.hostStealPercent = HostCPU.now()?.stealPercent(since: floorHostBefore)
+            outcome.report.attachFloor(floorResult, cpu: floorCPU, hostStealPercent: HostCPU.now()?.stealPercent(since: floorHostBefore))
             // The disk's own cost, where the cluster keeps its journal.
             outcome.report.fsyncProbe = try floor.fsyncProbe()
             outcome.floor = floorResult

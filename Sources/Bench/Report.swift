@@ -137,17 +137,21 @@ public struct BenchReport: Codable, Sendable {
         self.cpuSeconds = cpuSeconds
         cpuUsPerAction = BenchReport.perAction(cpuSeconds, actions: result.acked)
         self.stateUpdateBytes = stateUpdateBytes
-        if let floor {
-            let f = Floor(
-                rateAchieved: floor.rateAchieved, acked: floor.acked, lost: floor.lost, e2e: floor.e2e.stats, ack: floor.ack.stats,
-                cpuSeconds: floorCPU, cpuUsPerAction: BenchReport.perAction(floorCPU, actions: floor.acked)["all"] ?? 0)
-            self.floor = f
-            func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 0 }
-            ratios = Ratios(
-                e2eP50: ratio(e2e.p50Us, f.e2e.p50Us), e2eP99: ratio(e2e.p99Us, f.e2e.p99Us), e2eP999: ratio(e2e.p999Us, f.e2e.p999Us),
-                ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us),
-                rateAchieved: ratio(rateAchieved, f.rateAchieved), cpuPerAction: ratio(cpuUsPerAction["all"] ?? 0, f.cpuUsPerAction))
-        }
+        if let floor { attachFloor(floor, cpu: floorCPU) }
+    }
+
+    /// Adds the floor measured in the same run, and every ratio to it.
+    public mutating func attachFloor(_ floor: TrialResult, cpu floorCPU: [String: Double], hostStealPercent: Double? = nil) {
+        let f = Floor(
+            rateAchieved: floor.rateAchieved, acked: floor.acked, lost: floor.lost, e2e: floor.e2e.stats, ack: floor.ack.stats,
+            cpuSeconds: floorCPU, cpuUsPerAction: BenchReport.perAction(floorCPU, actions: floor.acked)["all"] ?? 0,
+            hostStealPercent: hostStealPercent)
+        self.floor = f
+        func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 0 }
+        ratios = Ratios(
+            e2eP50: ratio(e2e.p50Us, f.e2e.p50Us), e2eP99: ratio(e2e.p99Us, f.e2e.p99Us), e2eP999: ratio(e2e.p999Us, f.e2e.p999Us),
+            ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us),
+            rateAchieved: ratio(rateAchieved, f.rateAchieved), cpuPerAction: ratio(cpuUsPerAction["all"] ?? 0, f.cpuUsPerAction))
     }
 
     /// CPU µs per action by process, and `all`.

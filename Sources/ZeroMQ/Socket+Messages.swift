@@ -56,7 +56,9 @@ extension Socket {
                 let data = zmq_msg_data(&msg)!.assumingMemoryBound(to: UInt8.self)
                 frames.append(Array(UnsafeBufferPointer(start: data, count: size)))
             }
-            if frames.count == 1, let property = zmq_msg_gets(&msg, "User-Id") {
+            // Every frame of a connection carries its metadata, except the routing-id frame a ROUTER
+            // made while a poll prefetched the message (libzmq 4.3.4): the first frame that has it says.
+            if userID == nil, let property = zmq_msg_gets(&msg, "User-Id") {
                 let id = Array(String(cString: property).utf8)
                 if !id.isEmpty { userID = id }
             }

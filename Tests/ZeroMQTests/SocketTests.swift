@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ZeroMQ
@@ -169,5 +170,66 @@ struct ErrorTests {
         defer { push.close(); pull.close() }
         try push.send([Array(repeating: 1, count: 4096)])
         #expect(try receive(pull, timeoutMilliseconds: 300) == nil)
+    }
+}
+
+@Suite("ZeroMQ sockets: the ZAP User-Id")
+struct UserIDTests {
+    /// libzmq 4.3.4's ROUTER leaves the metadata off the routing-id frame of a message it prefetched
+    /// while a poll asked whether the socket was readable (fixed upstream after 4.3.4, "ROUTER loses
+    /// first frame metadata on message prefetch"): read from that frame alone, the first message after
+    /// every poll came without its peer's User-Id, so the dispatcher took an authenticated DISPATCH for
+    /// an unauthenticated one, and a retry of it could be sequenced a second time under another id.
+    @Test("every message received after a poll carries its connection's User-Id, the first of the burst too")
+    func userIDAfterPoll() throws {
+        guard Curve.isAvailable else { return }
+        let context = try Context()
+        let server = try Curve.keyPair(), client = try Curve.keyPair()
+        // A ZAP handler that admits every CURVE peer as "alice".
+        let zap = try Socket(context, .rep)
+        try zap.bind("inproc://zeromq.zap.01")
+        nonisolated(unsafe) let handler = zap
+        let stop = Mutex(false)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            defer { handler.close(); done.signal() }
+            while !stop.withLock({ $0 }) {
+                var poller = Poller()
+                poller.add(.socket(handler))
+                guard (try? poller.poll(timeoutMilliseconds: 50)) ?? 0 > 0, let request = try? handler.receive(dontWait: true), request.count >= 2
+                else {
+                    continue
+                }
+                _ = try? handler.send([Array("1.0".utf8), request[1], Array("200".utf8), Array("OK".utf8), Array("alice".utf8), []])
+            }
+        }.start()
+        let router = try Socket(context, .router)
+        try router.makeCurveServer(secretKey: server.secretKey)
+        try router.bind("tcp://127.0.0.1:*")
+        let dealer = try Socket(context, .dealer)
+        try dealer.makeCurveClient(serverKey: server.publicKey, publicKey: client.publicKey, secretKey: client.secretKey)
+        try dealer.connect(try router.lastEndpoint)
+        defer {
+            dealer.close()
+            router.close()
+            stop.withLock { $0 = true }
+            done.wait()
+        }
+        for round in 0..<3 {
+            for index in 0..<4 { try dealer.send([[UInt8(round), UInt8(index)]]) }
+            var received = 0
+            let deadline = Date().addingTimeInterval(10)
+            while received < 4 && Date() < deadline {
+                var poller = Poller()
+                poller.add(.socket(router))
+                guard try poller.poll(timeoutMilliseconds: 100) > 0 else { continue }
+                var userID: [UInt8]? = nil
+                while let frames = try router.receive(dontWait: true, userID: &userID) {
+                    #expect(userID == Array("alice".utf8), "round \(round), message \(frames.last ?? [])")
+                    received += 1
+                }
+            }
+            #expect(received == 4)
+        }
     }
 }

@@ -5,16 +5,23 @@ let package = Package(
     name: "zflux",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        // What a team's own package names: ZFluxCLI for its @main, FluxCore for its apps, ViewNode for
+        // its screens, FluxTesting for its tests. Every module a public signature mentions is a product.
+        .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),
         .library(name: "FluxCore", targets: ["FluxCore"]),
+        .library(name: "ViewNode", targets: ["ViewNode"]),
+        .library(name: "FluxTesting", targets: ["FluxTesting"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "NodeSupport", targets: ["NodeSupport"]),
         .library(name: "Dispatcher", targets: ["Dispatcher"]),
         .library(name: "StoreNode", targets: ["StoreNode"]),
-        .library(name: "ViewNode", targets: ["ViewNode"]),
-        .library(name: "Examples", targets: ["Examples"]),
-        .library(name: "FluxTesting", targets: ["FluxTesting"]),
         .library(name: "Devtools", targets: ["Devtools"]),
         .library(name: "Cluster", targets: ["Cluster"]),
+        .library(name: "Bench", targets: ["Bench"]),
         .library(name: "Simulation", targets: ["Simulation"]),
+        // The example apps and their screens: one client of the framework among others.
+        .library(name: "Examples", targets: ["Examples"]),
+        .library(name: "ExampleViews", targets: ["ExampleViews"]),
         .executable(name: "zflux", targets: ["zflux"]),
         .executable(name: "zflux-floor", targets: ["zflux-floor"]),
     ],
@@ -54,17 +61,18 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "NodeSupport", "ViewNode", "Examples", "Dispatcher", "StoreNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "NodeSupport", "ViewNode", "Dispatcher", "StoreNode", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .target(
             name: "Simulation",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", .product(name: "Logging", package: "swift-log"),
+                "Dispatcher", "StoreNode", "ViewNode", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "Cluster",
             dependencies: [
-                "NodeSupport", "Examples",
+                "NodeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -73,19 +81,21 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
-        .executableTarget(
-            name: "zflux",
+        .target(
+            name: "ZFluxCLI",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "Bench", "Cluster", "Simulation", "Devtools",
+                "Dispatcher", "StoreNode", "ViewNode", "Bench", "Cluster", "Simulation", "Devtools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The stock binary: the CLI with the example apps and screens.
+        .executableTarget(name: "zflux", dependencies: ["ZFluxCLI", "Examples", "ExampleViews"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),
         .testTarget(
             name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode", "Devtools"],
             // Recorded sessions the tests read from their source directory (docs/GUIDE.md §7).

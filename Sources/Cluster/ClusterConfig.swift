@@ -1,10 +1,9 @@
-import Examples
 import FluxCore
 import Foundation
 import NodeSupport
 import TOMLKit
 
-/// The cluster config file (TOML). With no file, `ClusterConfig.embeddedDefault` is used.
+/// The cluster config file (TOML). With no file, the binary's default is used (``defaultText(apps:)``).
 ///
 /// ```toml
 /// [cluster]
@@ -230,41 +229,22 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     }
     var store: [Store]?
 
-    public static let embeddedDefault = """
-        # zflux's default cluster: a dispatcher and one store per example app, over ipc.
-        [cluster]
-        transport = "ipc"
-        heartbeat_ms = 200
+    /// The config `cluster up` uses without `--config`: a dispatcher and one store per app, named
+    /// after it, over ipc.
+    public static func defaultText(apps: [String]) -> String {
+        var text = """
+            # \(apps.isEmpty ? "no apps" : "one store per app"), over ipc
+            [cluster]
+            transport = "ipc"
+            heartbeat_ms = 200
 
-        [journal]
-        fsync = "batch"
+            [journal]
+            fsync = "batch"
 
-        [[store]]
-        name = "todo"
-
-        [[store]]
-        name = "star"
-
-        [[store]]
-        name = "filter"
-
-        [[store]]
-        name = "login"
-
-        [[store]]
-        name = "counter"
-
-        # reads the todo store's state (waitFor)
-        [[store]]
-        name = "stats"
-
-        [[store]]
-        name = "primes"
-
-        # reads the login store's state: fetches the list when a user signs in
-        [[store]]
-        name = "food"
-        """
+            """
+        for app in apps { text += "\n[[store]]\nname = \"\(app)\"\n" }
+        return text
+    }
 
     public static func parse(_ text: String, source: String) throws -> ClusterConfig {
         try checkTableHeaders(text, source: source)
@@ -307,8 +287,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         }
     }
 
-    public static func load(path: String?) throws -> ClusterConfig {
-        guard let path else { return try parse(embeddedDefault, source: "embedded default config") }
+    /// Reads the config at `path`; without one, parses `defaultText` (the binary's default cluster).
+    public static func load(path: String?, defaultText: String = "") throws -> ClusterConfig {
+        guard let path else { return try parse(defaultText, source: "the default config") }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ClusterError("cannot read the config file \(path)")
         }
@@ -394,8 +375,13 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             snapshotDirectory: resolve(journal?.snapshotDirectory ?? RunDirectory.snapshotsName), snapshotEveryActions: every)
     }
 
-    /// Checks the config against the apps this binary knows and lays out its endpoints.
-    public func topology(runDirectory: String, transportOverride: Topology.Transport?, basePortOverride: Int?) throws -> Topology {
+    /// Checks the config and lays out its endpoints. With `apps` (the apps of the binary that will run
+    /// the nodes: `cluster up`, `cluster check`, a node), every store's app must be one of them and
+    /// their dependencies must be met; a client that only talks to the cluster passes nil, since it
+    /// needs no app's types to address one.
+    public func topology(
+        runDirectory: String, transportOverride: Topology.Transport?, basePortOverride: Int?, apps: [any AnyApp]?
+    ) throws -> Topology {
         let transportName = transportOverride?.rawValue ?? cluster?.transport ?? "ipc"
         guard let transport = Topology.Transport(rawValue: transportName), transport != .inproc else {
             throw ClusterError("transport '\(transportName)' is not one of: ipc, tcp")
@@ -404,17 +390,19 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         guard !stores.isEmpty else { throw ClusterError("the config has no [[store]] entries") }
         for entry in stores {
             let app = entry.app ?? entry.name
-            guard Catalog.app(named: app) != nil else {
-                throw ClusterError("store '\(entry.name)': unknown app '\(app)' (known apps: \(Catalog.names.joined(separator: ", ")))")
+            if let apps, !apps.contains(where: { $0.name == app }) {
+                throw ClusterError("store '\(entry.name)': unknown app '\(app)' (known apps: \(apps.map(\.name).joined(separator: ", ")))")
             }
             guard !entry.name.isEmpty, entry.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
                 throw ClusterError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
             }
         }
-        do {
-            try DependencyGraph.check(stores.compactMap { Catalog.app(named: $0.app ?? $0.name) })
-        } catch {
-            throw ClusterError(error.reason)
+        if let apps {
+            do {
+                try DependencyGraph.check(stores.compactMap { entry in apps.first { $0.name == entry.app ?? entry.name } })
+            } catch {
+                throw ClusterError(error.reason)
+            }
         }
         var effectsOwners: [String: String] = [:]
         for entry in stores where entry.effects ?? true {

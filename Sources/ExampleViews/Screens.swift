@@ -10,25 +10,23 @@ func quoted(_ text: String) -> String {
     String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
 }
 
-/// The screen for each example app; any other store gets the generic state tree.
+/// The example apps' screens, registered with the CLI the way any app's screens are
+/// (`ZFluxCLI.main(apps:screens:)`); any other store gets the generic state tree.
 public enum ExampleScreens {
-    public static func screen(forApp app: String) -> any StoreScreen {
-        switch app {
-        case "todo": TodoScreen()
-        case "star": StarScreen()
-        case "filter": FilterScreen()
-        case "login": LoginScreen()
-        case "counter": CounterScreen()
-        case "primes": PrimesScreen()
-        case "food": FoodScreen()
-        default: StateTreeScreen()
-        }
+    public static var all: [any AppScreen.Type] {
+        [
+        TodoScreen.self, StarScreen.self, FilterScreen.self, LoginScreen.self, CounterScreen.self, PrimesScreen.self, FoodScreen.self,
+        ]
     }
+
+    /// The screen `zflux view` shows for a store of `app`.
+    public static func screen(forApp app: String) -> any StoreScreen { ScreenRegistry(all).screen(forApp: app) }
 }
 
 /// The ToDo list: type a title and press Enter to add it; Tab moves to the list, where ↑↓ select,
 /// Space toggles, `d` removes, `l` loads the saved todos and `c` clears completed ones.
-public struct TodoScreen: StoreScreen {
+public struct TodoScreen: AppScreen {
+    public static let app = "todo"
     public enum Focus: Equatable, Sendable { case input, list }
     public var input = ""
     public var focus = Focus.input
@@ -101,7 +99,8 @@ public struct TodoScreen: StoreScreen {
 }
 
 /// The star button: `s` stars or unstars.
-public struct StarScreen: StoreScreen {
+public struct StarScreen: AppScreen {
+    public static let app = "star"
     public init() {}
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {
@@ -126,7 +125,8 @@ public struct StarScreen: StoreScreen {
 
 /// The annotation filters: ↑↓ select a filter, Space toggles it, `g` opens or leaves its group,
 /// `r` resets the selected filter's group, `R` resets everything.
-public struct FilterScreen: StoreScreen {
+public struct FilterScreen: AppScreen {
+    public static let app = "filter"
     public var selected = 0
     let filters = AnnotationFilter.Filter.allCases
 
@@ -177,7 +177,8 @@ public struct FilterScreen: StoreScreen {
 /// The login form: type into the focused field (Tab switches), Enter logs in, Ctrl-O logs out. Every
 /// edit is an action, so every view of the store sees the form as it is typed; each field keeps an
 /// edit buffer, so a paste (many keys at once) arrives whole.
-public struct LoginScreen: StoreScreen {
+public struct LoginScreen: AppScreen {
+    public static let app = "login"
     public enum Field: Equatable, Sendable { case username, password }
     public var focus = Field.username
     public var username = EditBuffer()
@@ -250,7 +251,8 @@ public struct LoginScreen: StoreScreen {
 }
 
 /// The counter: `+` and `-`, `0` resets.
-public struct CounterScreen: StoreScreen {
+public struct CounterScreen: AppScreen {
+    public static let app = "counter"
     public init() {}
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {
@@ -273,7 +275,8 @@ public struct CounterScreen: StoreScreen {
 /// The Point-Free counter: `+`/`-` count, `n` asks for the nth prime (disabled while a request runs),
 /// Esc dismisses the answer, `f` saves or removes the count as a favourite prime, `l` loads the saved
 /// favourites (done by itself when the screen first shows a store that has not loaded them).
-public struct PrimesScreen: StoreScreen {
+public struct PrimesScreen: AppScreen {
+    public static let app = "primes"
     public init() {}
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {
@@ -326,7 +329,8 @@ public struct PrimesScreen: StoreScreen {
 }
 
 /// The food list after login: `r` fetches it again. Sign in on the login store's screen (Ctrl-N).
-public struct FoodScreen: StoreScreen {
+public struct FoodScreen: AppScreen {
+    public static let app = "food"
     public init() {}
 
     public func render(state data: Data, previous: Data?, width: Int) -> Frame {

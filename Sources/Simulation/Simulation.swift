@@ -1,5 +1,4 @@
 @_spi(Simulation) import Dispatcher
-import Examples
 @_spi(Simulation) import FluxCore
 import Foundation
 import Logging
@@ -18,8 +17,37 @@ public struct SimulationOptions: Sendable {
     public var actionsPerClient = 30
     /// Keep a readable trace (slower; a failing seed is run again with it).
     public var traceLength = 0
+    /// The apps under test and what the clients dispatch to them.
+    public var apps: SimulatedApps
 
-    public init() {}
+    public init(apps: SimulatedApps) { self.apps = apps }
+}
+
+/// The apps a simulation runs, and the mix of actions its clients draw from. Each app of the mix gets a
+/// store of its own; the first also gets a replica without effects (replicas of one app must agree);
+/// an echo app of the simulator's own, whose effects answer every ping, checks that effects run once.
+public struct SimulatedApps: Sendable {
+    /// The apps by name (the mix's apps, and any they read).
+    public var apps: [any AnyApp]
+    public var mix: ActionMix
+
+    /// `apps` with `mix`; without a mix, every app's own examples (``ActionMix/examples(of:)``).
+    public init(apps: [any AnyApp], mix: ActionMix? = nil) {
+        self.apps = apps
+        self.mix = mix ?? ActionMix.examples(of: apps)
+    }
+
+    /// The echo app's share of the draws.
+    static let echoWeight = 3
+
+    var stores: [Simulation.StoreSpec] {
+        var specs: [Simulation.StoreSpec] = []
+        for (index, app) in mix.apps.enumerated() {
+            specs.append(.init(name: app, app: app, runsEffects: true))
+            if index == 0 { specs.append(.init(name: app + "-replica", app: app, runsEffects: false)) }
+        }
+        return specs + [.init(name: "echo", app: "echo", runsEffects: true)]
+    }
 }
 
 /// The first invariant a seed broke.
@@ -103,13 +131,6 @@ public final class Simulation {
         var runsEffects: Bool
     }
 
-    static let storeSpecs: [StoreSpec] = [
-        .init(name: "counter", app: "counter", runsEffects: true),
-        .init(name: "counter-replica", app: "counter", runsEffects: false),
-        .init(name: "todo", app: "todo", runsEffects: true),
-        .init(name: "stats", app: "stats", runsEffects: true),
-        .init(name: "echo", app: "echo", runsEffects: true),
-    ]
 
     final class DispatcherShell {
         var core: DispatcherCore?
@@ -223,7 +244,7 @@ public final class Simulation {
     /// The pure reduction of `history` for each app, state by version.
     var reference: [String: (runtime: any AppRuntime, states: [[UInt8]])] = [:]
 
-    public init(seed: UInt64, options: SimulationOptions = SimulationOptions()) {
+    public init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
         self.options = options
         var rng = SplitMix64(seed: seed)
@@ -232,10 +253,10 @@ public final class Simulation {
         self.rng = rng
         let echo = EchoApp(effectStarted: { _ in })
         var apps: [String: any AnyApp] = [:]
-        for app: any AnyApp in [Counter.app(environment: .live), Todo.app(), TodoStats.app(), echo] { apps[app.name] = app }
+        for app in options.apps.apps + [echo] { apps[app.name] = app }
         self.apps = apps
         self.result = SimulationResult(seed: seed, fsync: fsync)
-        stores = Simulation.storeSpecs.map(StoreShell.init)
+        stores = options.apps.stores.map(StoreShell.init)
         views = stores.indices.map(ViewShell.init)
         clients = (0..<3).map { _ in ClientShell(id: rng.next() | 1) }
         self.rng = rng
@@ -762,17 +783,14 @@ public final class Simulation {
         func payload(_ app: String, _ type: String, _ json: String) -> [UInt8] {
             (try? apps[app]?.wirePayload(type: type, argumentsJSON: Array(json.utf8), format: .binary)) ?? []
         }
-        switch rng.int(0...9) {
-        case 0, 1: return ("counter", "incrementTapped", payload("counter", "incrementTapped", ""))
-        case 2: return ("counter", "addTapped", payload("counter", "addTapped", "{\"amount\":\(rng.int(-5...9))}"))
-        case 3: return ("todo", "addTodo", payload("todo", "addTodo", "{\"title\":\"task \(rng.int(100...999))\"}"))
-        case 4: return ("todo", "toggleTodo", payload("todo", "toggleTodo", "{\"index\":\(rng.int(0...4))}"))
-        case 5: return ("todo", "removeTodo", payload("todo", "removeTodo", "{\"index\":\(rng.int(0...4))}"))
-        case 6: return ("stats", "goalSet", payload("stats", "goalSet", "{\"done\":\(rng.int(0...3))}"))
-        default:
+        let mix = options.apps.mix
+        let draw = rng.int(0...(mix.totalWeight + SimulatedApps.echoWeight - 1))
+        guard let entry = mix.entry(at: draw) else {
             nextPing += 1
             return ("echo", "ping", Array("\(nextPing)".utf8))
         }
+        let arguments = entry.arguments(&rng)
+        return (entry.app, entry.type, payload(entry.app, entry.type, arguments))
     }
 
     func clientRetry(_ index: Int) {

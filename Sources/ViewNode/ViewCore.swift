@@ -40,6 +40,9 @@ public final class ViewCore {
     private let replica: (any StateReplica)?
     /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
     private var replicaAhead = false
+    /// A version-only view (``ViewNode/Configuration/tracksVersionsOnly``) advanced past the version it
+    /// last showed on changes it did not apply (shown once per burst, as applied changes are).
+    private var versionAhead = false
     /// The replica could not load the last whole state, so it holds an older one: no change may be
     /// applied to it until a whole state loads.
     private var replicaBehind = false
@@ -125,7 +128,7 @@ public final class ViewCore {
                 applyUpdate(message, now: now)
             }
         case .rejected:
-            if replicaAhead { emit() }
+            if replicaAhead || versionAhead { emit() }
             guard let state else { return }
             commands.append(
                 .show(
@@ -160,7 +163,7 @@ public final class ViewCore {
 
     /// The end of a drained burst of updates: changes applied to the replica are shown once.
     public func endOfBurst() {
-        if replicaAhead { emit() }
+        if replicaAhead || versionAhead { emit() }
     }
 
     /// A turn of the loop, at least once per heartbeat interval: silence checks.
@@ -216,6 +219,14 @@ public final class ViewCore {
             connection = .live
             emit()
         } else if header.ref == version {
+            if configuration.tracksVersionsOnly {
+                // Only versions matter to this view, and the changes follow the one it holds.
+                version = header.seq
+                currentThrough = max(currentThrough, version)
+                connection = .live
+                versionAhead = true
+                return
+            }
             guard let replica else {
                 askForSnapshot(because: "changes-only update and no app to apply it", now: now)
                 return
@@ -249,6 +260,7 @@ public final class ViewCore {
     private func setWholeState(_ bytes: [UInt8]) {
         state = bytes
         replicaAhead = false
+        versionAhead = false
         do {
             try replica?.load(bytes)
             replicaBehind = false
@@ -266,6 +278,7 @@ public final class ViewCore {
             }
         }
         replicaAhead = false
+        versionAhead = false
         guard let state else { return }
         commands.append(
             .show(

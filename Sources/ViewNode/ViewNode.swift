@@ -62,11 +62,17 @@ public final class ViewNode: Sendable {
         /// Silence from the store past this makes the view stale and re-snapshot.
         public var silenceTimeoutMilliseconds: Int = Topology.defaultTimeoutMilliseconds
         /// The store's app, to apply changes-only updates. Without it, such an update makes the view
-        /// ask for a whole snapshot instead.
+        /// ask for a whole snapshot instead, unless the view ``tracksVersionsOnly``.
         public var app: (any AnyApp)?
         /// False: updates report versions only, and `state` stays empty unless a whole state arrived
         /// (a load test's subscriber, which must not pay for re-encoding the state per update).
         public var materializesState = true
+        /// True when the view follows versions only: it does not materialize the state
+        /// (``materializesState`` is false) and has no ``app`` to apply changes with (a load generator
+        /// following apps it does not know). A changes-only update that follows the shown version then
+        /// advances the version, and is reported as usual, without being applied: ``ViewUpdate/state``
+        /// keeps the last whole state. A version gap still makes the view ask for a snapshot.
+        public var tracksVersionsOnly: Bool { !materializesState && app == nil }
         /// What the replica encodes the state in (it reads both codecs).
         public var codec: WireCodec.Format = .binary
         /// CURVE for tcp (nil: none).

@@ -1,8 +1,14 @@
 @_spi(Simulation) import Dispatcher
 import FluxCore
 import Foundation
+import Examples
 import Simulation
 import Testing
+
+extension SimulationOptions {
+    /// The example apps under the stock binary's mix, as `zflux simulate` runs them.
+    static var examples: SimulationOptions { SimulationOptions(apps: SimulatedApps(apps: Catalog.apps, mix: Catalog.simulationMix)) }
+}
 
 @Suite("Deterministic simulation of the whole cluster", .serialized)
 struct SimulationTests {
@@ -10,7 +16,7 @@ struct SimulationTests {
     // real-process tests beside it would starve). Here: the runner itself, on one core.
     @Test("seeds under crashes, power cuts, partitions, chaos, overflows, freezes and clock jumps: every invariant holds")
     func manySeeds() {
-        let summary = SimulationRunner.run(seeds: Array(10_001...10_100), options: SimulationOptions(), workers: 1)
+        let summary = SimulationRunner.run(seeds: Array(10_001...10_100), options: SimulationOptions.examples, workers: 1)
         #expect(summary.seeds == 100)
         #expect(summary.faultsInjected > 100 * 5, "faults were injected")
         #expect(summary.invariantChecks > 100 * 1_000, "invariants were checked all along")
@@ -21,17 +27,17 @@ struct SimulationTests {
 
     @Test("a seed replays bit for bit: same seed, same trace hash; another seed, another")
     func replay() {
-        let first = Simulation(seed: 42).run(), again = Simulation(seed: 42).run(), other = Simulation(seed: 43).run()
+        let first = Simulation(seed: 42, options: .examples).run(), again = Simulation(seed: 42, options: .examples).run(), other = Simulation(seed: 43, options: .examples).run()
         #expect(first.traceHash == again.traceHash && first.events == again.events && first.head == again.head)
         #expect(first.traceHash != other.traceHash)
-        var traced = SimulationOptions()
+        var traced = SimulationOptions.examples
         traced.traceLength = 50
         #expect(Simulation(seed: 42, options: traced).run().traceHash == first.traceHash, "keeping a trace changes nothing")
     }
 
     @Test("every canary (a rule broken on purpose) is caught within 500 seeds", arguments: BrokenRule.allCases)
     func canaries(rule: BrokenRule) {
-        var options = SimulationOptions()
+        var options = SimulationOptions.examples
         options.canary = rule
         let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)
         #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 seeds")
@@ -40,13 +46,13 @@ struct SimulationTests {
     @Test("regression: a journal tail left in the page cache by a crash is forced to disk before it is trusted")
     func syncOnOpen() throws {
         // The first seed whose schedule shows the bug without the fix (the simulator found it this way)…
-        var broken = SimulationOptions()
+        var broken = SimulationOptions.examples
         broken.canary = .syncJournalOnOpen
         let found = try #require(
             (1...500 as ClosedRange<UInt64>).lazy.map { Simulation(seed: $0, options: broken).run() }.first { $0.failure != nil },
             "no seed of 500 shows a journal tail trusted without being synced")
         // …keeps every invariant with it.
-        let fixed = Simulation(seed: found.seed).run()
+        let fixed = Simulation(seed: found.seed, options: .examples).run()
         #expect(fixed.failure == nil, "seed \(found.seed): \(fixed.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")
     }
 
@@ -64,7 +70,7 @@ struct SimulationTests {
         "regression seeds of the histories",
         arguments: [(299, 40), (566, 40), (1720, 40), (1047, 40), (16, 40), (249, 40), (3967, 40), (2726, 40), (1531, 30)] as [(UInt64, Int)])
     func historySeeds(seed: UInt64, actionsPerClient: Int) {
-        var options = SimulationOptions()
+        var options = SimulationOptions.examples
         options.actionsPerClient = actionsPerClient
         let result = Simulation(seed: seed, options: options).run()
         #expect(result.failure == nil, "seed \(seed): \(result.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")

@@ -271,7 +271,9 @@ public final class InteractiveView: @unchecked Sendable {
 
     /// Screens read JSON; the wire may carry the binary codec.
     private func readable(_ wire: [UInt8], _ store: Store) -> Data {
-        guard WireCodec.isBinary(wire), let app = store.configuration.app else { return Data(wire) }
+        guard WireCodec.isBinary(wire) else { return Data(wire) }
+        // An app this binary does not host is read from the self-describing binary codec.
+        guard let app = store.configuration.app else { return Data((try? GenericJSON.json(fromWire: wire)) ?? []) }
         return Data((try? app.stateJSON(fromWire: wire)) ?? [])
     }
 

@@ -27,6 +27,7 @@ struct TailCommand: AsyncParsableCommand {
         let stop = Atomic<Bool>(false)
         let signals = TerminationSignals { _ in stop.store(true, ordering: .releasing) }
         let (app, type, json) = (app, type, json)
+        let host = ZFluxCLI.Host.current
         let interactive = !json && !stream && Terminal.isInteractive
         let screen = SharedTailScreen()
         let output: @Sendable (String) -> Void
@@ -84,7 +85,7 @@ struct TailCommand: AsyncParsableCommand {
                                 guard let message = try? Message(frames: frames), message.kind == .action,
                                     app == nil || message.topicString == app, type == nil || message.header.actionType == type
                                 else { continue }
-                                output(json ? jsonLine(message) : TailCommand.plainLine(message))
+                                output(json ? jsonLine(message, host) : TailCommand.plainLine(message, host))
                             }
                             while let frames = try stores.receive(dontWait: true) {
                                 guard let message = try? Message(frames: frames), message.kind == .rejected,
@@ -103,10 +104,10 @@ struct TailCommand: AsyncParsableCommand {
         withExtendedLifetime(signals) {}
     }
 
-    static func plainLine(_ message: Message) -> String {
+    static func plainLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {
         let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(message.header.timestamp) / 1e9))
         return
-            "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: readablePayload(message), as: UTF8.self))"
+            "\(message.header.seq)  \(time)  \(message.topicString).\(message.header.actionType)  \(String(decoding: readablePayload(message, host), as: UTF8.self))"
     }
 }
 

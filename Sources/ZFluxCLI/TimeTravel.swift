@@ -1,6 +1,5 @@
 import ArgumentParser
 import Devtools
-import Examples
 import FluxCore
 import Foundation
 import NodeSupport
@@ -8,7 +7,12 @@ import NodeSupport
 /// What time travel needs of a cluster: its journal and snapshots (read-only) and its stores' apps.
 struct TimeMachine {
     let rewind: Rewind
+    /// The stores whose apps this binary hosts: their reducers rebuild past states.
     let stores: [Rewind.StoreSpec]
+    /// Stores of apps this binary does not host (their actions are still read, generically).
+    let unhosted: [Topology.StoreEndpoints]
+    /// What reads each app's actions: the hosted apps, and the others by name.
+    let readers: [any AnyApp]
 
     /// The cluster of `runDir` (cluster.json or --config); `journal` overrides where its journal is.
     init(runDir: RunDirOptions, journal: String? = nil) throws {
@@ -16,7 +20,10 @@ struct TimeMachine {
         guard let directory = journal ?? topology.durability?.journalDirectory else {
             throw CLIError("the cluster keeps no journal (it runs in memory): time travel needs one")
         }
-        stores = try topology.stores.map { Rewind.StoreSpec(name: $0.name, app: try Catalog.require($0.app)) }
+        let host = ZFluxCLI.Host.current
+        stores = topology.stores.compactMap { store in host.app(named: store.app).map { Rewind.StoreSpec(name: store.name, app: $0) } }
+        unhosted = topology.stores.filter { host.app(named: $0.app) == nil }
+        readers = host.apps + Set(unhosted.map(\.app)).sorted().map { UnhostedApp(name: $0) }
         do {
             rewind = try Rewind(
                 journalDirectory: directory, snapshotDirectory: topology.durability?.snapshotDirectory, format: topology.codec ?? .binary)
@@ -26,6 +33,11 @@ struct TimeMachine {
     }
 
     func store(_ name: String) throws -> Rewind.StoreSpec {
+        if let store = unhosted.first(where: { $0.name == name }) {
+            throw CLIError(
+                "a past state of '\(name)' is rebuilt by its app's reducer, and \(RootCommand.binaryName) does not host app '\(store.app)': use the binary that runs the cluster"
+            )
+        }
         guard let store = stores.first(where: { $0.name == name }) else {
             throw CLIError("the cluster has no store '\(name)' (it has: \(stores.map(\.name).joined(separator: ", ")))")
         }
@@ -68,7 +80,7 @@ extension JournalCommand {
             let last = to ?? machine.rewind.head
             let session: Session
             do {
-                session = try machine.rewind.export(machine.stores, from: from, to: last, readers: Catalog.apps) { seq in
+                session = try machine.rewind.export(machine.stores, from: from, to: last, readers: machine.readers) { seq in
                     printError("export: at seq \(seq) of \(last)")
                 }
             } catch let error as RewindError {
@@ -106,7 +118,7 @@ extension JournalCommand {
         func run() throws {
             do {
                 let session = try Session.load(file)
-                for store in session.stores { _ = try Catalog.require(store.app) }
+                for store in session.stores { _ = try ZFluxCLI.Host.current.require(store.app) }
                 try session.materialize(runDirectory: runDir)
                 emitLine(
                     "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: zflux cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"

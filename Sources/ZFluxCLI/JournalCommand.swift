@@ -1,7 +1,6 @@
 import ArgumentParser
 import Devtools
 import Dispatcher
-import Examples
 import FluxCore
 import Foundation
 import NodeSupport
@@ -137,7 +136,7 @@ struct JournalCommand: AsyncParsableCommand {
 
         func run() throws {
             let journal = try location.open()
-            try journal.forEach(from: from, through: to ?? .max) { emitLine(jsonLine($0)) }
+            try journal.forEach(from: from, through: to ?? .max) { emitLine(jsonLine($0, .current)) }
         }
     }
 
@@ -153,7 +152,7 @@ struct JournalCommand: AsyncParsableCommand {
             var next = journal.lastSeq > lines ? journal.lastSeq - lines + 1 : 1
             while true {
                 try journal.forEach(from: next) { message in
-                    emitLine(jsonLine(message))
+                    emitLine(jsonLine(message, .current))
                     next = message.header.seq + 1
                 }
                 guard follow else { return }
@@ -174,7 +173,7 @@ struct JournalCommand: AsyncParsableCommand {
 
         func run() throws {
             let appName = (try? Topology.load(runDirectory: location.runDir.path))?.store(named: store)?.app ?? store
-            let app = try Catalog.require(appName)
+            let app = try ZFluxCLI.Host.current.require(appName)
             do {
                 let rewind = try Rewind(journalDirectory: location.directory, snapshotDirectory: nil)
                 let last = min(to ?? rewind.head, rewind.head)
@@ -188,11 +187,11 @@ struct JournalCommand: AsyncParsableCommand {
 }
 
 /// One journal record as a JSON line.
-func jsonLine(_ message: Message) -> String {
+func jsonLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {
     let header = message.header
     let seconds = Double(header.timestamp) / 1e9
     let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: seconds))
-    let json = readablePayload(message)
+    let json = readablePayload(message, host)
     let payload = (try? JSONSerialization.jsonObject(with: Data(json))) != nil ? String(decoding: json, as: UTF8.self) : "null"
     return "{\"seq\":\(header.seq),\"time\":\"\(time)\",\"app\":\"\(message.topicString)\",\"type\":\"\(header.actionType)\","
         + "\"client\":\(header.clientID),\"client_seq\":\(header.clientSeq),\"payload\":\(payload)}"
@@ -206,11 +205,12 @@ extension ISO8601DateFormatter {
     }()
 }
 
-/// An action's payload as JSON: binary payloads are converted by their app; JSON is shown as it is.
-func readablePayload(_ message: Message) -> [UInt8] {
+/// An action's payload as JSON: binary payloads are converted by their app, or read generically when
+/// this binary does not host it; JSON is shown as it is.
+func readablePayload(_ message: Message, _ host: ZFluxCLI.Host) -> [UInt8] {
     guard WireCodec.isBinary(message.payload) else { return message.payload }
-    guard let app = Catalog.app(named: message.topicString),
-        let json = try? app.actionJSON(fromWire: message.payload)
-    else { return Array("null".utf8) }
+    guard let json = try? host.client(message.topicString).actionJSON(fromWire: message.payload) else {
+        return Array("null".utf8)
+    }
     return json
 }

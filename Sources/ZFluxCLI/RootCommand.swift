@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 
-@main
-struct ZFlux: AsyncParsableCommand {
+/// `zflux`: every command, under the name of the binary that runs it.
+struct RootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "zflux",
+        commandName: RootCommand.binaryName,
         abstract: "Flux / Redux across processes over ZeroMQ.",
         discussion: """
             A dispatcher stamps every action with a global sequence number and
@@ -22,24 +22,14 @@ struct ZFlux: AsyncParsableCommand {
             DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
             StatusCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self, SimulateCommand.self, KeygenCommand.self,
             DispatcherCommand.self,
-            StoreCommand.self, AppsCommand.self,
+            StoreCommand.self, AppsCommand.self, NewCommand.self,
         ]
     )
+}
 
-    /// ArgumentParser's own entry point, after one process-wide setting: a peer that resets a TCP
-    /// connection (a metrics probe, a terminal closed under `zflux tail | head`) must turn the next
-    /// write into an EPIPE error for the code that wrote, never into a SIGPIPE that kills a node.
-    static func main() async {
-        signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+extension RootCommand {
+    /// The name the binary was started by (`zflux`, or a team's own `poll`), for help and messages.
+    static var binaryName: String {
+        CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? "zflux"
     }
 }

@@ -8,7 +8,8 @@ struct SimulateCommand: ParsableCommand {
         commandName: "simulate",
         abstract: "Run the whole cluster in a deterministic simulator, under faults, and check its invariants.",
         discussion: """
-            Each seed is one run of a dispatcher, five stores (a replica, a waitFor pair, an app with effects),
+            Each seed is one run of a dispatcher, a store per app of the binary's simulation mix (the first app
+            also gets a replica without effects) plus an echo app whose effects answer every ping,
             a view per store and three retrying clients, on a simulated network, disk and clock, all in this
             process. The nodes' decisions are the real cores; the simulator injects crashes and restarts,
             power cuts (unsynced writes lost, the last write torn, a sector corrupted), partitions, dropped,
@@ -45,7 +46,12 @@ struct SimulateCommand: ParsableCommand {
             for rule in BrokenRule.allCases { emitLine("\(rule.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(rule.summary)") }
             return
         }
-        var options = SimulationOptions()
+        let host = ZFluxCLI.Host.current
+        let apps = SimulatedApps(apps: host.apps, mix: host.simulationMix)
+        guard !apps.mix.entries.isEmpty else {
+            throw CLIError("\(RootCommand.binaryName) hosts no app with an action to simulate (ZFluxCLI.Host.simulationMix)")
+        }
+        var options = SimulationOptions(apps: apps)
         options.canary = canary.flatMap(BrokenRule.init(rawValue:))
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now

@@ -24,8 +24,8 @@ struct ClusterCommand: AsyncParsableCommand {
         var mock = false
 
         func topology(runDirectory: String, config: String?) throws -> Topology {
-            var topology = try ClusterConfig.load(path: config)
-                .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort)
+            var topology = try ClusterConfig.load(path: config, defaultText: ZFluxCLI.Host.current.defaultConfigText)
+                .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort, apps: ZFluxCLI.Host.current.apps)
             if mock {
                 for index in topology.stores.indices { topology.stores[index].environment = "mock" }
             }
@@ -75,7 +75,7 @@ struct ClusterCommand: AsyncParsableCommand {
 
         func run() throws {
             let topology = try ClusterConfig.load(path: file)
-                .topology(runDirectory: runDir.path, transportOverride: nil, basePortOverride: nil)
+                .topology(runDirectory: runDir.path, transportOverride: nil, basePortOverride: nil, apps: ZFluxCLI.Host.current.apps)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             emitLine(String(decoding: try encoder.encode(topology), as: UTF8.self))

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Examples
 import FluxCore
 import Foundation
 import NodeSupport
@@ -29,7 +28,7 @@ struct DispatchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let app = try Catalog.require(app)
+        let app = ZFluxCLI.Host.current.client(app)
         let (topology, security) = try runDir.cluster()
         let payload: [UInt8]
         do {
@@ -84,7 +83,7 @@ struct StateCommand: ParsableCommand {
         guard let endpoints = topology.store(named: store) else {
             throw CLIError("the cluster has no store '\(store)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
-        let app = try Catalog.require(endpoints.app)
+        let app = ZFluxCLI.Host.current.client(endpoints.app)
         guard
             let reply = try requestReply(
                 endpoint: endpoints.snapshot, security: security, request: Message(header: Header(kind: .snapshotRequest)),
@@ -141,7 +140,7 @@ struct AppsCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let apps = Catalog.apps.map { $0.describe() }
+        let apps = ZFluxCLI.Host.current.apps.map { $0.describe() }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

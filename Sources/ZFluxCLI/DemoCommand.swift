@@ -1,6 +1,5 @@
 import ArgumentParser
 import Cluster
-import Examples
 import FluxCore
 import Foundation
 import NodeSupport
@@ -11,7 +10,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Start a local cluster, follow its stores in a view, and drive it with a stream of actions.",
         discussion:
-            "The dispatcher and one store per example app (todo, star, filter, login, counter, stats, primes, food) run as separate processes over ipc. Ctrl-C stops everything."
+            "The dispatcher and the stores of the default cluster (--config to choose; the stock zflux: one store per example app) run as separate processes over ipc, and the binary's demo story is dispatched over and over. Ctrl-C stops everything."
     )
 
     @OptionGroup var runDir: RunDirOptions
@@ -20,8 +19,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         LogSetup.bootstrap()
-        let topology = try ClusterConfig.load(path: nil)
-            .topology(runDirectory: runDir.path, transportOverride: nil, basePortOverride: nil)
+        let host = ZFluxCLI.Host.current
+        let topology = try ClusterConfig.load(path: runDir.configPath, defaultText: host.defaultConfigText)
+            .topology(runDirectory: runDir.path, transportOverride: nil, basePortOverride: nil, apps: host.apps)
         let supervisor = Supervisor(topology: topology, runDirectory: runDir.path, logLevel: "notice")
         let signals = TerminationSignals { supervisor.forward(signal: $0) }
         defer { withExtendedLifetime(signals) {} }
@@ -32,13 +32,13 @@ struct DemoCommand: AsyncParsableCommand {
                     + "; Ctrl-C stops everything\n")
             let views = try topology.stores.map { endpoints in
                 try ViewNode(
-                    configuration: .init(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app)),
+                    configuration: .init(topology: topology, store: endpoints, app: host.app(named: endpoints.app)),
                     logger: .init(label: "zflux.view"),
-                    onUpdate: UpdatePrinter(app: try Catalog.require(endpoints.app), json: false).print)
+                    onUpdate: UpdatePrinter(app: try host.require(endpoints.app), json: false).print)
             }
             for view in views { Task { try await view.run() } }
             let driver = Thread {
-                runDemoDriver(intake: topology.dispatcher.intake, intervalMs: interval, stopping: { supervisor.isStopping })
+                runDemoDriver(host: host, intake: topology.dispatcher.intake, intervalMs: interval, stopping: { supervisor.isStopping })
             }
             driver.start()
             if let duration {
@@ -52,42 +52,12 @@ struct DemoCommand: AsyncParsableCommand {
     }
 }
 
-/// Dispatches a small story, over and over, until the cluster stops.
-func runDemoDriver(intake: String, intervalMs: Int, stopping: @Sendable () -> Bool) {
-    guard let connection = try? DispatchConnection(intake: intake) else { return }
+/// Dispatches the host's story, over and over, until the cluster stops.
+func runDemoDriver(host: ZFluxCLI.Host, intake: String, intervalMs: Int, stopping: @Sendable () -> Bool) {
+    let story = host.demoStory.compactMap { step in host.app(named: step.app).map { ($0, step.type, step.arguments) } }
+    guard !story.isEmpty, let connection = try? DispatchConnection(intake: intake) else { return }
     defer { connection.close() }
     connection.timeout = .seconds(2)
-    func app(_ name: String) -> any AnyApp { Catalog.app(named: name)! }
-    let story: [(any AnyApp, String, String)] = [
-        (app("todo"), "loadTapped", ""),
-        (app("primes"), "loadFavoritesTapped", ""),
-        (app("star"), "starTapped", ""),
-        (app("todo"), "addTodo", #"{"title":"Buy milk"}"#),
-        (app("login"), "usernameChanged", #"{"username":"ada@example.com"}"#),
-        (app("stats"), "goalSet", #"{"done":2}"#),
-        (app("login"), "passwordChanged", #"{"password":"analytical"}"#),
-        (app("filter"), "groupEntered", #"{"group":"issues"}"#),
-        (app("filter"), "filterToggled", #"{"filter":"issueOpen"}"#),
-        (app("login"), "loginTapped", ""),
-        (app("primes"), "incrementTapped", ""),
-        (app("primes"), "incrementTapped", ""),
-        (app("primes"), "nthPrimeTapped", ""),
-        (app("todo"), "toggleTodo", #"{"index":0}"#),
-        (app("counter"), "addTapped", #"{"amount":10}"#),
-        (app("primes"), "favoriteToggled", ""),
-        (app("food"), "refreshTapped", ""),
-        (app("primes"), "alertDismissed", ""),
-        (app("star"), "starTapped", ""),
-        (app("todo"), "toggleTodo", #"{"index":2}"#),
-        (app("filter"), "resetAllTapped", ""),
-        (app("filter"), "groupLeft", ""),
-        (app("todo"), "clearCompleted", ""),
-        (app("login"), "logoutTapped", ""),
-        (app("counter"), "resetTapped", ""),
-        (app("primes"), "decrementTapped", ""),
-        (app("primes"), "decrementTapped", ""),
-        (app("todo"), "removeTodo", #"{"index":0}"#),
-    ]
     var step = 0
     while !stopping() {
         let (app, type, args) = story[step % story.count]

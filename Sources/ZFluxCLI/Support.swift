@@ -1,7 +1,6 @@
 import ArgumentParser
 import Cluster
 import Dispatch
-import Examples
 import FluxCore
 import Foundation
 import Logging
@@ -46,7 +45,8 @@ struct RunDirOptions: ParsableArguments {
 
     func topology() throws -> Topology {
         if let configPath {
-            return try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil)
+            // Clients address stores of any app; the nodes check the apps they host when they start.
+            return try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil, apps: nil)
         }
         do { return try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
     }
@@ -143,12 +143,34 @@ final class ParentWatch: @unchecked Sendable {
     deinit { timer.cancel() }
 }
 
-extension Catalog {
-    static func require(_ name: String) throws -> any AnyApp {
+extension ZFluxCLI.Host {
+    /// The hosted apps with live environments: what the dispatcher checks actions with.
+    var apps: [any AnyApp] { makeApps(.live) }
+
+    /// The hosted app named `name`, built for `context`.
+    func app(named name: String, _ context: AppContext = .live) -> (any AnyApp)? {
+        makeApps(context).first { $0.name == name }
+    }
+
+    var appNames: [String] { apps.map(\.name) }
+
+    /// The cluster `cluster up` and `demo` start without `--config`.
+    var defaultConfigText: String { defaultConfig ?? ClusterConfig.defaultText(apps: appNames) }
+
+    /// A hosted app, for what needs its types (a node, a reducer replayed by time travel).
+    func require(_ name: String) throws -> any AnyApp {
         guard let app = app(named: name) else {
-            throw CLIError("unknown app '\(name)' (known apps: \(names.joined(separator: ", ")))")
+            let known = appNames.isEmpty ? "none" : appNames.joined(separator: ", ")
+            throw CLIError("\(RootCommand.binaryName) does not host app '\(name)' (it hosts: \(known))")
         }
         return app
+    }
+
+    /// The app to talk to a store of `name` with: the hosted one, or one known by name only, whose
+    /// states and actions are read from the self-describing binary codec and whose payloads the
+    /// dispatcher judges.
+    func client(_ name: String) -> any AnyApp {
+        app(named: name) ?? UnhostedApp(name: name)
     }
 }
 

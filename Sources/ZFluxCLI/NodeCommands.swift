@@ -1,7 +1,7 @@
 import ArgumentParser
 import Cluster
 import Dispatcher
-import Examples
+import FluxCore
 import Foundation
 import NodeSupport
 import StoreNode
@@ -25,7 +25,7 @@ struct DispatcherCommand: AsyncParsableCommand {
         LogSetup.bootstrap()
         try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
-        var configuration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
+        var configuration = DispatcherNode.Configuration(topology: topology, apps: ZFluxCLI.Host.current.apps)
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         configuration.security = security
         configuration.revocations = zap?.revocations
@@ -69,9 +69,10 @@ struct StoreCommand: AsyncParsableCommand {
             throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
         }
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
-        let context = Catalog.Context(mock: endpoints.usesMockEnvironment, dataDirectory: RunDirectory(node.runDir.path).dataDirectory(of: name))
-        guard let app = Catalog.app(named: endpoints.app, context) else {
-            throw CLIError("unknown app '\(endpoints.app)' (known apps: \(Catalog.names.joined(separator: ", ")))")
+        let context = AppContext(mock: endpoints.usesMockEnvironment, dataDirectory: RunDirectory(node.runDir.path).dataDirectory(of: name))
+        let host = ZFluxCLI.Host.current
+        guard let app = host.app(named: endpoints.app, context) else {
+            throw CLIError("\(RootCommand.binaryName) does not host app '\(endpoints.app)' (it hosts: \(host.appNames.joined(separator: ", ")))")
         }
         var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.security = security

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Devtools
 import ExampleViews
-import Examples
 import FluxCore
 import Foundation
 import NodeSupport
@@ -54,13 +53,14 @@ struct ViewCommand: AsyncParsableCommand {
         }
         if history { throw CLIError("--history needs a terminal (for a state at a seq, use `zflux state STORE --at SEQ`)") }
         let plain = json || isatty(STDOUT_FILENO) == 0
+        let host = ZFluxCLI.Host.current
         var views: [ViewNode] = []
         for name in stores {
             guard let endpoints = topology.store(named: name) else {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
-            let printer = UpdatePrinter(app: try Catalog.require(endpoints.app), json: plain, select: path)
-            var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
+            let printer = UpdatePrinter(app: host.client(endpoints.app), json: plain, select: path)
+            var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: host.app(named: endpoints.app))
             configuration.security = security
             configuration.select = path
             views.append(try ViewNode(configuration: configuration, logger: node.logger("zflux.view"), onUpdate: printer.print))
@@ -77,22 +77,23 @@ struct ViewCommand: AsyncParsableCommand {
 
 extension ViewCommand {
     func runInteractive(_ topology: Topology, _ security: Security.Settings?, select: StatePath?) async throws {
+        let host = ZFluxCLI.Host.current
         let stores = try self.stores.map { name -> InteractiveView.Store in
             guard let endpoints = topology.store(named: name) else {
                 throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
             }
-            var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: Catalog.app(named: endpoints.app))
+            var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: host.app(named: endpoints.app))
             configuration.security = security
             configuration.select = select
             let (runDir, window) = (node.runDir, historyWindow)
             // A selection is shown as a tree: the app's screen needs the whole state.
             return InteractiveView.Store(
                 name: name, app: endpoints.app, configuration: configuration,
-                screen: select == nil ? ExampleScreens.screen(forApp: endpoints.app) : StateTreeScreen(),
+                screen: select == nil ? host.screens.screen(forApp: endpoints.app) : StateTreeScreen(),
                 history: {
                     let machine = try TimeMachine(runDir: runDir)
                     return try HistoryBrowser.load(
-                        rewind: machine.rewind, store: try machine.store(name), screen: ExampleScreens.screen(forApp: endpoints.app), window: window)
+                        rewind: machine.rewind, store: try machine.store(name), screen: host.screens.screen(forApp: endpoints.app), window: window)
                 })
         }
         var logger = node.logger("zflux.view")

@@ -1,0 +1,143 @@
+/// The app: a tally, small enough to read in one sitting, with one user action that takes arguments
+/// and one effect whose answer comes back as a later action.
+extension Starter {
+    var app: String {
+        #"""
+        import FluxCore
+
+        /// A tally: people vote for options, and a ballot (the options to choose from) is loaded from a
+        /// server by an effect, whose answer comes back through the dispatcher as a later action.
+        ///
+        /// Make it your own: a `State`, the `Action`s that happen to it (named after events), a pure
+        /// `reducer`, and an `Environment` holding everything its effects need from the world.
+        public enum \#(name) {
+            /// The app's name: the topic its actions go to, and what `dispatch`, `state` and `view` name.
+            public static let name = "\#(appName)"
+
+            /// One option and its votes.
+            public struct Option: Codable, Equatable, Sendable {
+                public var name: String
+                public var votes: Int
+
+                public init(name: String, votes: Int = 0) {
+                    self.name = name
+                    self.votes = votes
+                }
+            }
+
+            public struct State: Codable, Equatable, Sendable {
+                /// The options, in the order they were first voted for or loaded.
+                public var options: [Option] = []
+                /// Whether the ballot is being loaded.
+                public var isLoading = false
+                /// Why the last load failed, if it did.
+                public var loadError: String? = nil
+
+                public init(options: [Option] = [], isLoading: Bool = false, loadError: String? = nil) {
+                    self.options = options
+                    self.isLoading = isLoading
+                    self.loadError = loadError
+                }
+
+                public var totalVotes: Int { options.reduce(0) { $0 + $1.votes } }
+            }
+
+            public enum Action: Codable, Equatable, Sendable {
+                /// Someone voted for `option`; an option nobody named before is added with this vote.
+                case voteCast(option: String)
+                /// Someone asked for the ballot.
+                case loadTapped
+                /// The ballot arrived (sent by the load's effect).
+                case ballotLoaded(options: [String])
+                /// The ballot could not be loaded (sent by the load's effect).
+                case ballotFailed(reason: String)
+            }
+
+            /// What the effects need from the world, as closures: `live` for the cluster, `mock` for tests
+            /// and `cluster up --mock`.
+            public struct Environment: Sendable {
+                /// Fetches the ballot: the options to vote on.
+                public var loadBallot: @Sendable () async throws -> [String]
+
+                public init(loadBallot: @escaping @Sendable () async throws -> [String]) {
+                    self.loadBallot = loadBallot
+                }
+
+                /// A stand-in for a server: a short wait, then a fixed ballot. Replace it with your request.
+                public static let live = Environment {
+                    try await Task.sleep(for: .milliseconds(200))
+                    return ["yes", "no", "maybe"]
+                }
+
+                /// The same ballot at once.
+                public static let mock = Environment { ["yes", "no", "maybe"] }
+            }
+
+            /// The dispatcher's check of an action on its own, before it is sequenced: a reason refuses it.
+            public static func validate(_ action: Action) -> String? {
+                guard case .voteCast(let option) = action else { return nil }
+                if option.allSatisfy(\.isWhitespace) { return "an option needs a name" }
+                if option.count > 40 { return "an option's name has at most 40 characters" }
+                return nil
+            }
+
+            /// A pure function: no clock, no I/O. What it wants done in the world it returns as an effect.
+            public static let reducer = Reducer<State, Action, Environment> { state, action, environment in
+                switch action {
+                case .voteCast(let option):
+                    if let index = state.options.firstIndex(where: { $0.name == option }) {
+                        state.options[index].votes += 1
+                    } else {
+                        state.options.append(Option(name: option, votes: 1))
+                    }
+                    return .none
+                case .loadTapped:
+                    guard !state.isLoading else { return .none }  // a load is under way: its answer serves both
+                    state.isLoading = true
+                    state.loadError = nil
+                    return .run { send in
+                        do {
+                            send(.ballotLoaded(options: try await environment.loadBallot()))
+                        } catch is CancellationError {
+                            // The store is stopping.
+                        } catch {
+                            send(.ballotFailed(reason: String(describing: error)))
+                        }
+                    }
+                case .ballotLoaded(let options):
+                    state.isLoading = false
+                    for option in options where !state.options.contains(where: { $0.name == option }) {
+                        state.options.append(Option(name: option))
+                    }
+                    return .none
+                case .ballotFailed(let reason):
+                    state.isLoading = false
+                    state.loadError = reason
+                    return .none
+                }
+            }
+
+            /// The state as one line of text, for `\#(appName) view` when it is not a terminal.
+            public static func render(_ state: State) -> String {
+                var line = state.options.isEmpty ? "no votes yet" : state.options.map { "\($0.name) \($0.votes)" }.joined(separator: " · ")
+                if state.isLoading { line += "  (loading the ballot…)" }
+                if let error = state.loadError { line += "  ! \(error)" }
+                return line
+            }
+
+            public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
+                FluxApp(
+                    name: name, summary: "a tally: votes for options, and a ballot loaded by an effect", initialState: State(),
+                    reducer: reducer, environment: environment, validate: validate, render: render,
+                    actions: [
+                        .user(.voteCast(option: "yes"), "vote for an option (one nobody named before is added)"),
+                        .user(.loadTapped, "load the ballot: the options to vote on"),
+                        .effect(.ballotLoaded(options: ["yes", "no", "maybe"]), "the ballot, as the server sent it"),
+                        .effect(.ballotFailed(reason: "timed out"), "why the ballot could not be loaded"),
+                    ])
+            }
+        }
+
+        """#
+    }
+}

@@ -1,0 +1,108 @@
+/// The package's README and cluster config.
+extension Starter {
+    var clusterConfig: String {
+        #"""
+        # The \#(name) cluster: a dispatcher and one store of the \#(appName) app, on this machine over ipc (socket
+        # files in the run directory: ./.zflux, or --run-dir). Start it with
+        #   \#(appName) cluster up --config cluster.toml
+        # `\#(appName) cluster check cluster.toml` validates it. Every key, tcp and several hosts included, is
+        # described in zflux's cluster config documentation (deploy/*.toml in zflux has examples).
+
+        [cluster]
+        transport = "ipc"        # or "tcp", with host and base_port
+        heartbeat_ms = 200
+
+        [journal]
+        fsync = "batch"          # always | batch (group commit) | none
+
+        [[store]]
+        name = "\#(appName)"            # what `\#(appName) state` and `\#(appName) view` name
+        app = "\#(appName)"
+        environment = "live"     # "mock": the app's mock environment (instant answers, no network)
+
+        """#
+    }
+
+    /// How the README says zflux is found, and how to change it.
+    var readmeDependency: String {
+        if let zfluxPath {
+            return #"""
+                `Package.swift` takes zflux from the checkout in `\#(zfluxPath)`:
+
+                    .package(name: "zflux", path: \#(swiftStringLiteral(zfluxPath))),
+
+                To build against a released zflux instead, replace that line with the URL and version your team gets
+                zflux from:
+
+                    .package(url: "https://github.com/zflux/zflux", from: "0.1.0"),
+                """#
+        }
+        return #"""
+            `Package.swift` names zflux with a placeholder:
+
+                .package(url: "https://github.com/zflux/zflux", from: "0.1.0"),
+
+            Replace the URL and version with where your team gets zflux from (its git remote and a release tag),
+            or point at a local checkout:
+
+                .package(name: "zflux", path: "/path/to/zflux"),
+
+            (`zflux new \#(name) --output DIR --zflux-path /path/to/zflux` writes that line for you.)
+            """#
+    }
+
+    var readme: String {
+        #"""
+        # \#(name)
+
+        A package built on zflux: the `\#(appName)` app (a tally: votes for options, and a ballot loaded by an
+        effect), its terminal screen, its tests and a cluster config. Its binary, `\#(appName)`, is the whole zflux
+        command line for this app: `cluster up` runs it again for the dispatcher and for each store.
+
+        zflux needs libzmq: `apt-get install libzmq3-dev pkg-config` (Debian, Ubuntu) or
+        `brew install zeromq pkg-config` (macOS).
+
+        ## Run
+
+            swift build
+            .build/debug/\#(appName) cluster up --config cluster.toml
+
+        (or `swift run \#(appName) cluster up --config cluster.toml`). It stays in the foreground; Ctrl-C stops every
+        node. In another terminal, in this directory:
+
+            .build/debug/\#(appName) view \#(appName)                                     # ↑↓ choose · Enter vote · l load the ballot
+            .build/debug/\#(appName) dispatch \#(appName) loadTapped
+            .build/debug/\#(appName) dispatch \#(appName) voteCast '{"option":"tea"}'
+            .build/debug/\#(appName) state \#(appName)
+            .build/debug/\#(appName) tail                                          # every action as it is sequenced
+            .build/debug/\#(appName) apps                                          # every action, with an example
+            .build/debug/\#(appName) bench --attach --app \#(appName) --action voteCast --payload '{"option":"tea"}' --duration 5
+
+        The cluster keeps its socket files, journal and logs in `./.zflux` (`--run-dir DIR` picks another);
+        `cluster up --mock` gives the store the app's mock environment. The stock `zflux` binary reads this
+        cluster too (`zflux state \#(appName)`, `zflux dispatch \#(appName) …`): states and actions describe
+        themselves on the wire, and the dispatcher judges every payload.
+
+        ## Test
+
+            swift test
+
+        `Tests/\#(testModule)` tells the app's story with zflux's `TestStore`: send an action, receive what its
+        effect sends back, finish.
+
+        ## What is where
+
+        - `Sources/\#(appModule)/\#(name).swift`: the app: `State`, `Action`, `Environment` (`live` and `mock`), a
+          pure `reducer`, and `app(environment:)`, which lists the actions for `\#(appName) apps`.
+        - `Sources/\#(appModule)/\#(screenType).swift`: its screen for `\#(appName) view`.
+        - `Sources/\#(appName)/main.swift`: the command line: `ZFluxCLI.main(apps:screens:)` with this package's apps
+          and screens. Add an app by adding it to that list.
+        - `cluster.toml`: the nodes and their settings.
+
+        ## Where zflux comes from
+
+        \#(readmeDependency)
+
+        """#
+    }
+}

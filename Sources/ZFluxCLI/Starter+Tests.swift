@@ -1,0 +1,61 @@
+/// The app's tests: its story told through zflux's `TestStore`.
+extension Starter {
+    var tests: String {
+        #"""
+        import \#(appModule)
+        import FluxTesting
+        import Testing
+
+        /// The tally's story. A `TestStore` applies each action the way a store in the cluster does: `send`
+        /// an action and say how the state changes; `receive` what an effect sends back (in a cluster it
+        /// goes through the dispatcher as a later action); `finish` checks nothing is left unasserted.
+        @Suite("\#(name)")
+        struct \#(name)Tests {
+            @Test("the ballot is loaded by an effect, then votes are counted, and a new option joins with its first vote")
+            func loadAndVote() async {
+                let store = TestStore(\#(name).app(environment: .mock))
+                await store.send(.loadTapped) { $0.isLoading = true }
+                await store.receive(.ballotLoaded(options: ["yes", "no", "maybe"])) {
+                    $0.isLoading = false
+                    $0.options = [.init(name: "yes"), .init(name: "no"), .init(name: "maybe")]
+                }
+                await store.send(.voteCast(option: "yes")) { $0.options[0].votes = 1 }
+                await store.send(.voteCast(option: "tea")) { $0.options.append(.init(name: "tea", votes: 1)) }
+                #expect(store.state.totalVotes == 2)
+                await store.finish()
+            }
+
+            @Test("a ballot that cannot be loaded says why, and the next load clears it")
+            func loadFails() async {
+                let store = TestStore(\#(name).app(environment: \#(name).Environment { throw Unreachable() }))
+                await store.send(.loadTapped) { $0.isLoading = true }
+                await store.receive(.ballotFailed(reason: "the ballot server did not answer")) {
+                    $0.isLoading = false
+                    $0.loadError = "the ballot server did not answer"
+                }
+                store.environment = .mock
+                await store.send(.loadTapped) {
+                    $0.isLoading = true
+                    $0.loadError = nil
+                }
+                await store.receive(.ballotLoaded(options: ["yes", "no", "maybe"])) {
+                    $0.isLoading = false
+                    $0.options = [.init(name: "yes"), .init(name: "no"), .init(name: "maybe")]
+                }
+                await store.finish()
+            }
+
+            @Test("the dispatcher refuses a vote for an option without a name")
+            func validation() {
+                #expect(\#(name).validate(.voteCast(option: "  ")) == "an option needs a name")
+                #expect(\#(name).validate(.voteCast(option: "tea")) == nil)
+            }
+        }
+
+        struct Unreachable: Error, CustomStringConvertible {
+            var description: String { "the ballot server did not answer" }
+        }
+
+        """#
+    }
+}

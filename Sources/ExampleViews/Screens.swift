@@ -15,7 +15,7 @@ func quoted(_ text: String) -> String {
 public enum ExampleScreens {
     public static var all: [any AppScreen.Type] {
         [
-        TodoScreen.self, StarScreen.self, FilterScreen.self, LoginScreen.self, CounterScreen.self, PrimesScreen.self, FoodScreen.self,
+            TodoScreen.self, StarScreen.self, FilterScreen.self, LoginScreen.self, CounterScreen.self, PrimesScreen.self, FoodScreen.self,
         ]
     }
 

@@ -69,7 +69,6 @@ public enum Catalog {
         name = "food"
         """
 
-
     /// What `zflux demo` dispatches, over and over: (app, action, arguments as JSON).
     public static let demoStory: [DemoStep] = [
         .init("todo", "loadTapped"),

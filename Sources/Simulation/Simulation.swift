@@ -131,7 +131,6 @@ public final class Simulation {
         var runsEffects: Bool
     }
 
-
     final class DispatcherShell {
         var core: DispatcherCore?
         var incarnation: UInt64 = 0

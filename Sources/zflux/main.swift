@@ -1,5 +1,5 @@
-import Examples
 import ExampleViews
+import Examples
 import ViewNode
 import ZFluxCLI
 

@@ -1,7 +1,7 @@
 @_spi(Simulation) import Dispatcher
+import Examples
 import FluxCore
 import Foundation
-import Examples
 import Simulation
 import Testing
 
@@ -27,7 +27,8 @@ struct SimulationTests {
 
     @Test("a seed replays bit for bit: same seed, same trace hash; another seed, another")
     func replay() {
-        let first = Simulation(seed: 42, options: .examples).run(), again = Simulation(seed: 42, options: .examples).run(), other = Simulation(seed: 43, options: .examples).run()
+        let first = Simulation(seed: 42, options: .examples).run(), again = Simulation(seed: 42, options: .examples).run(),
+            other = Simulation(seed: 43, options: .examples).run()
         #expect(first.traceHash == again.traceHash && first.events == again.events && first.head == again.head)
         #expect(first.traceHash != other.traceHash)
         var traced = SimulationOptions.examples

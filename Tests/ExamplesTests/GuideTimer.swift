@@ -5,6 +5,7 @@ import FluxCore
 import FluxTesting
 import Foundation
 import Testing
+import ViewNode
 
 public enum Timer {
     public struct State: Codable, Equatable, Sendable {
@@ -169,6 +170,35 @@ extension Timer {
     let state = try await cluster.state(of: "timer", as: Timer.State.self, atLeast: 5)
     #expect(state == Timer.State(remaining: 0, isRunning: false))
     try await cluster.shutdown()
+}
+
+struct TimerScreen: AppScreen {
+    static let app = "timer"
+    init() {}
+
+    func render(state: Data, previous: Data?, width: Int) -> Frame {
+        guard let timer = try? JSONDecoder().decode(Timer.State.self, from: state) else { return [StyledLine("(not a timer)", .bad)] }
+        return [StyledLine("\(timer.remaining) s", .bold) + StyledLine(timer.isRunning ? "  running" : "  paused", .dim)]
+    }
+
+    mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
+        switch key {
+        case .character("s"): .dispatch(app: "timer", type: "startTapped", arguments: "{}")
+        case .character("p"): .dispatch(app: "timer", type: "pauseTapped", arguments: "{}")
+        case .character("r"): .dispatch(app: "timer", type: "resetTapped", arguments: #"{"seconds":60}"#)
+        default: .ignored
+        }
+    }
+
+    var help: String { "s start · p pause · r reset to 60 s · Ctrl-C quit" }
+}
+
+@Test func timerScreen() {
+    var screen = TimerScreen()
+    let state = try! JSONEncoder().encode(Timer.State(remaining: 42, isRunning: true))
+    #expect(screen.render(state: state, previous: nil, width: 80).map(\.plainText) == ["42 s  running"])
+    #expect(screen.handle(.character("s"), state: state) == .dispatch(app: "timer", type: "startTapped", arguments: "{}"))
+    #expect(ScreenRegistry([TimerScreen.self]).screen(forApp: "timer") is TimerScreen)
 }
 
 @Test("the todo session of the bug report still reduces to the recorded states")

@@ -7,6 +7,8 @@ public struct TrialLog: Sendable {
     public var seq: [UInt64]
     /// When the dispatcher sequenced the action (its wall clock, from the ACK; 0: unknown).
     public var sequencedAt: [Int64]
+    /// Which kind of the mix (``LoadMix``) each action was: its app decides which views must show it.
+    public var kind: [UInt16]
     public var nacked = 0
     public var sent = 0
 
@@ -15,6 +17,7 @@ public struct TrialLog: Sendable {
         ackAt = Array(repeating: 0, count: schedule.count)
         seq = Array(repeating: 0, count: schedule.count)
         sequencedAt = Array(repeating: 0, count: schedule.count)
+        kind = Array(repeating: 0, count: schedule.count)
     }
 
     public mutating func acknowledge(index: Int, seq: UInt64, at elapsed: UInt64, sequencedAt stamp: Int64) {
@@ -64,9 +67,14 @@ public struct TrialResult: Sendable {
 }
 
 public enum Accounting {
-    /// Matches every acknowledged action with the first arrival, in each subscriber, of a version that
-    /// contains it. Actions scheduled before `warmUp` nanoseconds count for loss but not for latency.
-    public static func evaluate(_ log: TrialLog, subscribers: [[Arrival]], warmUp: UInt64, startWall: Int64) -> TrialResult {
+    /// Matches every acknowledged action with the first arrival, in each subscriber that must show it,
+    /// of a version that contains it. Actions scheduled before `warmUp` nanoseconds count for loss but
+    /// not for latency. With `apps`, subscriber `n` follows a store of app `apps.subscribers[n]` and
+    /// must show exactly the actions whose kind is of that app (`apps.kinds[kind]`); a store's version
+    /// also moves on heartbeats after other apps' actions, which would otherwise pass for arrivals.
+    public static func evaluate(
+        _ log: TrialLog, subscribers: [[Arrival]], apps: (subscribers: [String], kinds: [String])? = nil, warmUp: UInt64, startWall: Int64
+    ) -> TrialResult {
         var result = TrialResult()
         result.sent = log.sent
         result.nacked = log.nacked
@@ -85,7 +93,9 @@ public enum Accounting {
         var stages = Dictionary(uniqueKeysWithValues: TrialResult.stageNames.map { ($0, LatencyHistogram()) })
         for (number, arrivals) in subscribers.enumerated() {
             var next = 0
+            let follows = apps.map { apps in apps.subscribers.indices.contains(number) ? apps.subscribers[number] : "" }
             for (seq, index) in bySeq {
+                if let follows, let apps, apps.kinds[Int(log.kind[index])] != follows { continue }
                 while next < arrivals.count && arrivals[next].version < seq { next += 1 }
                 guard next < arrivals.count else { lostAnywhere.insert(index); continue }
                 let arrival = arrivals[next]

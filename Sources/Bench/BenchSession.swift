@@ -1,4 +1,3 @@
-import Examples
 import FluxCore
 import Foundation
 import Logging
@@ -42,8 +41,15 @@ public struct BenchOptions: Sendable {
     public var attach: Attached? = nil
     /// Keep the temporary cluster's directory.
     public var keep = false
-    /// The `zflux` binary that runs the cluster and the floor's relays.
+    /// The `zflux` binary that runs the cluster and the floor's relays: the user's own binary, which
+    /// hosts their apps.
     public var executable: String
+    /// The apps that binary hosts: payloads of their actions are encoded (and checked) by the app
+    /// itself in `codec`; an app not among them gets JSON payloads, which every node reads and the
+    /// dispatcher judges.
+    public var apps: [any AnyApp] = []
+    /// What to dispatch (nil: the stock ledger bench, sized by `stateItems` and `payloadBytes`).
+    public var workload: Workload? = nil
 
     public init(executable: String) { self.executable = executable }
 }
@@ -173,6 +179,11 @@ public final class BenchSession {
 
     public init(options: BenchOptions) throws {
         self.options = options
+        // The workload's payloads, checked by their apps before anything starts: a typo'd field is an
+        // error now, with the app's own reason, not a run of NACKs.
+        _ = try LoadMix(BenchSession.workload(options)) { app, type, arguments in
+            try BenchSession.encode(options, app: app, type: type, arguments: arguments)
+        }
         if let attached = options.attach {
             directory = attached.runDirectory
             ownsDirectory = false
@@ -186,13 +197,46 @@ public final class BenchSession {
             topology = Topology(dispatcher: .init(intake: "", actions: "", replay: ""), stores: [], heartbeatMilliseconds: 200)
             try startCluster()
         }
-        guard !ledgerStores.isEmpty else {
-            throw BenchError("the cluster in \(directory) has no store running the ledger app (bench drives ledger.post)")
+        for app in workload.apps where !topology.stores.contains(where: { $0.app == app }) {
+            let running = topology.stores.map { "\($0.name) (\($0.app))" }.joined(separator: ", ")
+            throw BenchError("the cluster in \(directory) has no store running app '\(app)', which \(workload.name) drives; its stores: \(running)")
         }
         try startViews()
     }
 
-    var ledgerStores: [Topology.StoreEndpoints] { topology.stores.filter { $0.app == "ledger" } }
+    /// What this run dispatches.
+    var workload: Workload { BenchSession.workload(options) }
+
+    static func workload(_ options: BenchOptions) -> Workload {
+        if let workload = options.workload { return workload }
+        // The probe: a post with an empty memo, as the binary hosting the ledger encodes it.
+        let probe =
+            (try? options.apps.first { $0.name == "ledger" }?
+            .wirePayload(type: "post", argumentsJSON: Array(#"{"account":0,"amount":1,"memo":""}"#.utf8), format: options.codec))?.count ?? 40
+        return .ledger(stateItems: options.stateItems, payloadBytes: options.payloadBytes, probeBytes: probe)
+    }
+
+    /// The stores that run the workload's apps: their views measure what is visible.
+    var workloadStores: [Topology.StoreEndpoints] { topology.stores.filter { workload.apps.contains($0.app) } }
+
+    /// The hosted app named `name`.
+    func hosted(_ name: String) -> (any AnyApp)? { options.apps.first { $0.name == name } }
+
+    /// An action's arguments as a wire payload: encoded and checked by its app when hosted, else JSON.
+    func encode(app: String, type: String, arguments: [UInt8]) throws -> [UInt8] {
+        try BenchSession.encode(options, app: app, type: type, arguments: arguments)
+    }
+
+    static func encode(_ options: BenchOptions, app name: String, type: String, arguments: [UInt8]) throws -> [UInt8] {
+        do throws(ActionError) {
+            if let app = options.apps.first(where: { $0.name == name }) {
+                return try app.wirePayload(type: type, argumentsJSON: arguments, format: options.codec)
+            }
+            return try ActionCoding.json(type: type, arguments: arguments)
+        } catch {
+            throw BenchError("\(workload(options).name): \(name).\(type) \(String(decoding: arguments, as: UTF8.self)): \(error.reason)")
+        }
+    }
 
     func startCluster() throws {
         var config = """
@@ -207,9 +251,20 @@ public final class BenchSession {
             snapshot_every = 1000000000
 
             """
-        for index in 1...options.stores {
-            config += "\n[[store]]\nname = \"ledger-\(index)\"\napp = \"ledger\"\n"
-            if index > 1 { config += "effects = false\n" }
+        // One store per app the workload drives (--stores copies of each; replicas without effects),
+        // and one for each app those read.
+        var apps = workload.apps
+        var index = 0
+        while index < apps.count {
+            for read in hosted(apps[index])?.reads ?? [] where !apps.contains(read) { apps.append(read) }
+            index += 1
+        }
+        for app in apps {
+            let copies = workload.apps.contains(app) ? options.stores : 1
+            for copy in 1...copies {
+                config += "\n[[store]]\nname = \"\(app)-\(copy)\"\napp = \"\(app)\"\n"
+                if copy > 1 { config += "effects = false\n" }
+            }
         }
         let path = directory + "/bench.toml"
         try config.write(toFile: path, atomically: true, encoding: .utf8)
@@ -232,11 +287,12 @@ public final class BenchSession {
 
     func startViews() throws {
         let logger = Logger(label: "zflux.bench")
-        let app = Ledger.app()
-        for store in ledgerStores {
+        for store in workloadStores {
             for number in 1...options.views {
-                let log = ArrivalLog(name: "\(store.name)#\(number)")
-                var configuration = ViewNode.Configuration(topology: topology, store: store, app: app)
+                let log = ArrivalLog(name: "\(store.name)#\(number)", app: store.app)
+                // A hosted app's replica applies changes-only updates; any other view follows versions
+                // only (tracksVersionsOnly), without the state's type.
+                var configuration = ViewNode.Configuration(topology: topology, store: store, app: hosted(store.app))
                 configuration.materializesState = false
                 configuration.security = security
                 let start = start
@@ -252,30 +308,37 @@ public final class BenchSession {
         }
     }
 
-    /// Payloads of `post` actions to accounts spread over the state, padded to about --payload-bytes.
-    func payloads() throws -> [[UInt8]] {
-        let probe = try WireCodec(options.codec).encode(Ledger.Action.post(account: 0, amount: 1, memo: ""))
-        let pad = String(repeating: "x", count: Swift.max(0, options.payloadBytes - probe.count))
-        return try (0..<1024).map { i in
-            try WireCodec(options.codec).encode(Ledger.Action.post(account: (i &* 7919) % options.stateItems, amount: 1, memo: pad))
-        }
+    /// The workload's actions as wire payloads, ahead of the run.
+    func mix() throws -> LoadMix {
+        try LoadMix(workload) { app, type, arguments in try encode(app: app, type: type, arguments: arguments) }
     }
 
-    /// Fills the ledger and waits until every view has the filled state.
+    /// Dispatches the workload's prepare steps (the stock bench: fills the ledger) and waits until
+    /// every view of their apps shows them.
     func prepareState() throws {
+        let steps = workload.prepare
+        guard !steps.isEmpty else { return }
         let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
-        let payload = try WireCodec(options.codec).encode(Ledger.Action.open(count: options.stateItems))
-        guard case .acknowledged(let seq) = try connection.dispatch(app: "ledger", actionType: "open", payload: payload) else {
-            throw BenchError("the dispatcher did not accept ledger.open")
+        defer { connection.close() }
+        for step in steps {
+            let payload = try encode(app: step.app, type: step.action, arguments: Array(step.arguments.utf8))
+            switch try connection.dispatch(app: step.app, actionType: step.action, payload: payload) {
+            case .acknowledged(let seq):
+                try waitForViews(of: step.app, atLeast: seq, seconds: 60, what: "the views to show \(step.app).\(step.action)")
+            case .rejected(let reason):
+                throw BenchError("the dispatcher refused \(step.app).\(step.action): \(reason)")
+            default:
+                throw BenchError("the dispatcher did not answer \(step.app).\(step.action)")
+            }
         }
-        try waitForViews(atLeast: seq, seconds: 60, what: "the views to load the initial state")
     }
 
-    func waitForViews(atLeast seq: UInt64, seconds: Double, what: String) throws {
+    func waitForViews(of app: String, atLeast seq: UInt64, seconds: Double, what: String) throws {
         let deadline = Date().addingTimeInterval(seconds)
-        while viewLogs.contains(where: { $0.latestVersion < seq }) {
+        let logs = viewLogs.filter { $0.app == app }
+        while logs.contains(where: { $0.latestVersion < seq }) {
             guard Date() < deadline else {
-                let behind = viewLogs.filter { $0.latestVersion < seq }.map { "\($0.name) at \($0.latestVersion)" }
+                let behind = logs.filter { $0.latestVersion < seq }.map { "\($0.name) at \($0.latestVersion)" }
                 throw BenchError("timed out waiting for \(what): \(behind.joined(separator: ", ")) (want \(seq))")
             }
             usleep(2_000)
@@ -346,9 +409,10 @@ public final class BenchSession {
 
     func report(rate: Double, result: TrialResult, cpu: [String: Double], floor: TrialResult?) -> BenchReport {
         let setup = BenchReport.Setup(
-            transport: options.attach != nil ? "attached" : options.transport.rawValue, stores: ledgerStores.count, views: options.views,
+            transport: options.attach != nil ? "attached" : options.transport.rawValue, stores: workloadStores.count, views: options.views,
             clients: options.clients, codec: options.codec.rawValue, fsync: options.attach != nil ? "cluster's" : options.fsync.rawValue,
-            payloadBytes: options.payloadBytes, stateItems: options.stateItems, durationS: options.duration, warmUpS: options.warmUp)
+            payloadBytes: options.payloadBytes, stateItems: options.stateItems, durationS: options.duration, warmUpS: options.warmUp,
+            workload: workload.name, rampS: workload.rampSeconds > 0 ? workload.rampSeconds : nil)
         let bytes = viewLogs.compactMap(\.meanUpdateBytes)
         return BenchReport(
             setup: setup, rateTarget: rate, result: result, cpuSeconds: cpu, floor: floor,
@@ -357,9 +421,9 @@ public final class BenchSession {
 
     /// One open-loop run against the cluster: (result, CPU seconds per process).
     func trial(rate: Double) throws -> (TrialResult, [String: Double]) {
-        let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
-        var client = LoadClient(
-            intake: topology.dispatcher.intake, app: "ledger", actionType: "post", payloads: try payloads(), clients: options.clients)
+        let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp, ramp: workload.rampSeconds)
+        let mix = try mix()
+        var client = LoadClient(intake: topology.dispatcher.intake, mix: mix, clients: options.clients)
         client.security = security
         let cpuBefore = cpuNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
@@ -368,7 +432,9 @@ public final class BenchSession {
             if let before = cpuBefore[entry.key] { out[entry.key] = entry.value - before }
         }
         let startWall = log.startWall
-        let result = Accounting.evaluate(log.log, subscribers: viewLogs.map(\.all), warmUp: UInt64(options.warmUp * 1e9), startWall: startWall)
+        let result = Accounting.evaluate(
+            log.log, subscribers: viewLogs.map(\.all), apps: (viewLogs.map(\.app), mix.kinds.map(\.app)), warmUp: UInt64(options.warmUp * 1e9),
+            startWall: startWall)
         return (result, cpu)
     }
 
@@ -473,7 +539,7 @@ final class FloorSession {
         trials += 1
         let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
         let base = "\(directory)/floor-trial-\(trials)"
-        let payloadBytes = try session.payloads().first?.count ?? 64
+        let payloadBytes = try session.mix().payload(of: 0).count
         let timeoutMs = Int(schedule.span / 1_000_000) + 60_000
         var sinkFiles: [String] = []
         var sinkChildren: [BenchChild] = []

@@ -1,5 +1,4 @@
 import Dispatcher
-import Examples
 import FluxCore
 import Foundation
 import Logging
@@ -43,8 +42,26 @@ public struct JournalBenchmark: Sendable {
         return path
     }
 
+    /// What the journal carries and the store applies: a counter of its own, so the figures measure the
+    /// journal and the catch-up path, not whichever apps the binary hosts.
+    enum Tally {
+        struct State: Codable, Equatable, Sendable { var count = 0 }
+        enum Action: Codable, Equatable, Sendable { case addTapped(amount: Int) }
+
+        static func app() -> FluxApp<State, Action, Void> {
+            FluxApp(
+                name: "counter", summary: "the journal bench's counter", initialState: State(),
+                reducer: Reducer { state, action, _ in
+                    switch action {
+                    case .addTapped(let amount): state.count += amount
+                    }
+                    return .none
+                }, environment: ())
+        }
+    }
+
     /// `counter.addTapped(amount: 1)` in the wire's default (binary) codec, as clients send it.
-    static let payload: [UInt8] = (try? Counter.app().wirePayload(type: "addTapped", argumentsJSON: Array(#"{"amount":1}"#.utf8))) ?? []
+    static let payload: [UInt8] = (try? Tally.app().wirePayload(type: "addTapped", argumentsJSON: Array(#"{"amount":1}"#.utf8))) ?? []
 
     static func action(_ seq: UInt64) -> Message {
         Message(
@@ -101,7 +118,7 @@ public struct JournalBenchmark: Sendable {
         _ runDir: String, _ topology: Topology, _ endpoints: Topology.StoreEndpoints, _ logger: Logger,
         to count: Int, label: String, report: (String) -> Void
     ) async throws {
-        var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: Catalog.apps)
+        var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: [Tally.app()])
         dispatcherConfiguration.journal = .init(directory: runDir + "/journal", policy: .none)
         let openStart = ContinuousClock.now
         let dispatcher = try DispatcherNode(configuration: dispatcherConfiguration, logger: logger)
@@ -109,7 +126,7 @@ public struct JournalBenchmark: Sendable {
         try await dispatcher.ready.wait()
         report("dispatcher opened a journal of \(count) actions in \(seconds(ContinuousClock.now - openStart)) s")
 
-        var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: Counter.app())
+        var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: Tally.app())
         storeConfiguration.snapshotPath = runDir + "/snapshots/counter.snapshot"
         storeConfiguration.snapshotEveryActions = Int.max
         let store = try StoreNode(configuration: storeConfiguration, logger: logger)

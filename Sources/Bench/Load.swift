@@ -17,22 +17,23 @@ public final class LoadProgress: Sendable {
 /// sending DISPATCH at the scheduled instants (a timerfd wakes the thread on time) and reading ACKs.
 public struct LoadClient: Sendable {
     public var intake: String
-    public var app: String
-    public var actionType: String
-    /// Payloads used in turn (action `i` sends `payloads[i % count]`).
-    public var payloads: [[UInt8]]
+    /// What action `i` is: its app, type and payload.
+    public var mix: LoadMix
     public var clients: Int
     /// CURVE settings for tcp (nil: none).
     public var security: Security.Settings? = nil
     /// After the last action is due, how long to wait for outstanding answers.
     public var answerTimeoutNanoseconds: UInt64 = 10_000_000_000
 
-    public init(intake: String, app: String, actionType: String, payloads: [[UInt8]], clients: Int) {
+    public init(intake: String, mix: LoadMix, clients: Int) {
         self.intake = intake
-        self.app = app
-        self.actionType = actionType
-        self.payloads = payloads
+        self.mix = mix
         self.clients = max(1, clients)
+    }
+
+    /// One action type with payloads used in turn (action `i` sends `payloads[i % count]`).
+    public init(intake: String, app: String, actionType: String, payloads: [[UInt8]], clients: Int) {
+        self.init(intake: intake, mix: LoadMix(app: app, type: actionType, payloads: payloads), clients: clients)
     }
 
     /// Runs the schedule from `start` (monotonic ns) on the calling thread.
@@ -49,7 +50,7 @@ public struct LoadClient: Sendable {
         }
         let clientIDs = (0..<clients).map { _ in UInt64.random(in: 1...UInt64.max) }
         let timer = try TimerFD()
-        let topic = Array(app.utf8)
+        let topics = mix.kinds.map { Array($0.app.utf8) }
         var next = 0
         var answered = 0
         while true {
@@ -59,8 +60,11 @@ public struct LoadClient: Sendable {
                 let due = schedule.dueCount(atElapsed: elapsed)
                 while next < due {
                     let client = next % clients
-                    let header = Header(kind: .dispatch, clientID: clientIDs[client], clientSeq: UInt64(next + 1), actionType: actionType)
-                    guard try sockets[client].send([topic, header.encoded(), payloads[next % payloads.count]], dontWait: true) else { break }
+                    let kind = mix.kind(of: next)
+                    let header = Header(
+                        kind: .dispatch, clientID: clientIDs[client], clientSeq: UInt64(next + 1), actionType: mix.kinds[kind].type)
+                    guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: next)], dontWait: true) else { break }
+                    log.kind[next] = UInt16(kind)
                     next += 1
                 }
                 log.sent = next
@@ -108,8 +112,13 @@ public final class ArrivalLog: Sendable {
     private let updateBytes = Atomic<Int>(0)
     private let updateCount = Atomic<Int>(0)
     public let name: String
+    /// The app of the store it follows.
+    public let app: String
 
-    public init(name: String) { self.name = name }
+    public init(name: String, app: String = "") {
+        self.name = name
+        self.app = app
+    }
 
     public func record(_ arrival: Arrival) {
         arrivals.withLock { list in

@@ -13,11 +13,17 @@ public struct BenchReport: Codable, Sendable {
         public var stateItems: Int
         public var durationS: Double
         public var warmUpS: Double
+        /// What was dispatched (`ledger.post`, an app's action, a workload file's name).
+        public var workload: String? = nil
+        /// Seconds of ramp from no load to the full rate.
+        public var rampS: Double? = nil
 
         public init(
             transport: String, stores: Int, views: Int, clients: Int, codec: String, fsync: String,
-            payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double
+            payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double, workload: String? = nil, rampS: Double? = nil
         ) {
+            self.workload = workload
+            self.rampS = rampS
             self.transport = transport
             self.stores = stores
             self.views = views
@@ -182,7 +188,9 @@ public struct BenchReport: Codable, Sendable {
         lines.append(
             "zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
                 + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
-                + "payload \(s.payloadBytes) B, codec \(s.codec), fsync \(s.fsync), state \(s.stateItems) items")
+                + (s.workload.map { $0 == "ledger.post" ? "" : "workload \($0)\(s.rampS.map { " (ramp \(Self.number($0)) s)" } ?? ""), " } ?? "")
+                + "payload \(s.payloadBytes) B, codec \(s.codec), fsync \(s.fsync)"
+                + (s.workload == nil || s.workload == "ledger.post" ? ", state \(s.stateItems) items" : ""))
         lines.append("")
         lines.append(Self.row("latency (µs)", ["p50", "p90", "p99", "p99.9", "p99.99", "max"]))
         func statsRow(_ name: String, _ stats: LatencyStats) -> String {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Bench
-
 import FluxCore
 import Foundation
 import Logging
@@ -14,11 +13,20 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Load-test dispatch latency and throughput against the raw libzmq floor.",
         discussion: """
-            Starts a cluster of real processes (a dispatcher and --stores stores of the ledger app), or uses
-            a running one with --attach, and drives it open loop: action i is due i/rate seconds after the
-            start and its latency counts from then, so stalls are not hidden (coordinated omission). This
-            process is both the client and the views: dispatch → ACK and dispatch → state visible are taken
-            on its own clock. The stages between come from the nodes' timestamps (same host only).
+            Starts a cluster of real processes with this binary (a dispatcher and --stores stores of each app \
+            the load drives), or uses a running one with --attach, and drives it open loop: action i is due \
+            i/rate seconds after the start and its latency counts from then, so stalls are not hidden \
+            (coordinated omission). This process is both the client and the views: dispatch → ACK and \
+            dispatch → state visible are taken on its own clock. The stages between come from the nodes' \
+            timestamps (same host only).
+
+            What it drives: by default the ledger app (ledger.open fills --state-items accounts, then \
+            ledger.post); --app A --action T --payload JSON drives any app's action; --workload FILE a \
+            weighted mix of actions with payload templates (${int A B}, ${pick x y}, ${seq}), per-client \
+            rates and a ramp, from a TOML file (docs/GUIDE.md §6). Apps this binary does not host are sent \
+            JSON payloads, judged by the cluster's dispatcher, and followed by views that track versions \
+            only. --baseline OLD.json compares the run with an earlier --json report and exits 1 when a \
+            latency percentile or the CPU per action is worse by more than --regression.
 
             --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built
             beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec),
@@ -34,6 +42,8 @@ struct BenchCommand: AsyncParsableCommand {
               zflux bench --rate 10000 --duration 10 --floor
               zflux bench --max --floor --fsync none
               zflux bench --state-items 10000 --rate 2000 --json
+              zflux bench --attach --app todo --action addTodo --payload '{"title":"task ${seq}"}' --rate 500
+              zflux bench --workload mix.toml --baseline yesterday.json --regression 15%
             """,
         subcommands: [Run.self, Codec.self],
         defaultSubcommand: Run.self
@@ -57,7 +67,22 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Journal fsync policy: always, batch or none.") var fsync: FsyncPolicy = .batch
         @Option(help: "Accounts in the ledger state before the load starts (each action changes one).") var stateItems = 10
         @Flag(help: "Also measure raw libzmq relays in the same topology, and print ratios to them.") var floor = false
-        @Flag(help: "Use the cluster running in --run-dir instead of starting one (it needs a ledger store).") var attach = false
+        @Flag(help: "Use the cluster running in --run-dir instead of starting one (it needs stores of the apps driven).") var attach = false
+        @Option(help: ArgumentHelp("Drive this app's action (with --action and --payload) instead of the ledger.", valueName: "app"))
+        var app: String?
+        @Option(help: ArgumentHelp("The action to drive (with --app).", valueName: "type")) var action: String?
+        @Option(
+            help: ArgumentHelp(
+                "The action's arguments, a JSON object; a string value may be a template: ${int A B}, ${pick x y z}, ${seq}.", valueName: "json"))
+        var payload: String?
+        @Option(
+            help: ArgumentHelp(
+                "A TOML workload: a weighted mix of actions with payload templates, and [load] clients, rate_per_client and ramp_seconds (which override --clients and --rate).",
+                valueName: "file"))
+        var workload: String?
+        @Option(help: ArgumentHelp("An earlier --json report to compare with: exit 1 on a regression.", valueName: "file")) var baseline: String?
+        @Option(help: ArgumentHelp("How much worse than --baseline a figure may be before it is a regression.", valueName: "percent"))
+        var regression = "10%"
         @OptionGroup var runDir: RunDirOptions
         @Flag(help: "Print one JSON object instead of the table.") var json = false
         @Option(help: ArgumentHelp("Write the e2e HdrHistogram percentile distribution (.hgrm) here.", valueName: "file")) var hgrm: String?
@@ -74,6 +99,22 @@ struct BenchCommand: AsyncParsableCommand {
             }
             guard payloadBytes >= 16, payloadBytes <= 1 << 20 else { throw ValidationError("--payload-bytes must be 16…1048576") }
             guard stateItems >= 1, stateItems <= 1_000_000 else { throw ValidationError("--state-items must be 1…1000000") }
+            if workload != nil && (app != nil || action != nil || payload != nil) {
+                throw ValidationError("--workload names its own actions: leave out --app, --action and --payload")
+            }
+            if (app == nil) != (action == nil) || (payload != nil && app == nil) {
+                throw ValidationError("--app and --action go together (and --payload with them): --app APP --action TYPE [--payload JSON]")
+            }
+            _ = try threshold()
+        }
+
+        /// --regression as a fraction (10% → 0.1).
+        func threshold() throws -> Double {
+            let text = regression.hasSuffix("%") ? String(regression.dropLast()) : regression
+            guard let percent = Double(text), percent >= 0, percent <= 1000 else {
+                throw ValidationError("--regression must be a percentage such as 10% (0…1000)")
+            }
+            return percent / 100
         }
 
         func run() async throws {
@@ -95,6 +136,13 @@ struct BenchCommand: AsyncParsableCommand {
             }
             emitLine(json ? report.report.json() : report.report.table())
             if report.report.lost > 0 { throw ExitCode(3) }
+            if let baseline {
+                guard let data = FileManager.default.contents(atPath: baseline) else { throw CLIError("cannot read the baseline \(baseline)") }
+                let verdict = try Baseline.compare(current: report.report, baseline: data, source: baseline, threshold: try threshold())
+                // With --json, stdout stays one JSON document: the comparison goes to stderr.
+                if json { printError(verdict.text()) } else { emitLine("\n" + verdict.text()) }
+                if !verdict.regressions.isEmpty { throw ExitCode(1) }
+            }
         }
 
         /// The parsed options as the bench library takes them.
@@ -105,6 +153,18 @@ struct BenchCommand: AsyncParsableCommand {
             (options.rate, options.max, options.duration, options.warmUp) = (rate, max, duration, warmUp)
             (options.payloadBytes, options.codec, options.fsync, options.stateItems) = (payloadBytes, codec, fsync, stateItems)
             (options.floor, options.keep) = (floor, keep)
+            options.apps = ZFluxCLI.Host.current.apps
+            if let workload {
+                guard let text = try? String(contentsOfFile: workload, encoding: .utf8) else {
+                    throw CLIError("cannot read the workload \(workload)")
+                }
+                let parsed = try Workload.parse(toml: text, source: workload)
+                if let clients = parsed.clients { options.clients = clients }
+                if let perClient = parsed.ratePerClient { options.rate = perClient * Double(options.clients) }
+                options.workload = parsed
+            } else if let app, let action {
+                options.workload = try Workload.single(app: app, action: action, payload: payload ?? "")
+            }
             if attach {
                 let (topology, security) = try runDir.cluster()
                 options.attach = .init(runDirectory: runDir.path, topology: topology, security: security)

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Devtools
-import ExampleViews
 import FluxCore
 import Foundation
 import NodeSupport

@@ -15,8 +15,9 @@ extension Starter {
         [journal]
         fsync = "batch"          # always | batch (group commit) | none
 
+        # The store's name is what `\#(appName) state` and `\#(appName) view` name; app is the app it hosts.
         [[store]]
-        name = "\#(appName)"            # what `\#(appName) state` and `\#(appName) view` name
+        name = "\#(appName)"
         app = "\#(appName)"
         environment = "live"     # "mock": the app's mock environment (instant answers, no network)
 
@@ -70,13 +71,16 @@ extension Starter {
         (or `swift run \#(appName) cluster up --config cluster.toml`). It stays in the foreground; Ctrl-C stops every
         node. In another terminal, in this directory:
 
-            .build/debug/\#(appName) view \#(appName)                                     # ↑↓ choose · Enter vote · l load the ballot
+            .build/debug/\#(appName) view \#(appName)
             .build/debug/\#(appName) dispatch \#(appName) loadTapped
             .build/debug/\#(appName) dispatch \#(appName) voteCast '{"option":"tea"}'
             .build/debug/\#(appName) state \#(appName)
-            .build/debug/\#(appName) tail                                          # every action as it is sequenced
-            .build/debug/\#(appName) apps                                          # every action, with an example
             .build/debug/\#(appName) bench --attach --app \#(appName) --action voteCast --payload '{"option":"tea"}' --duration 5
+
+        `view` shows the tally's screen (↑↓ choose, Enter votes, `l` loads the ballot); `dispatch` sends an action
+        with its arguments as JSON; `state` prints the store's state; `bench` measures latency and throughput of
+        an action on the running cluster. `tail` prints every action as it is sequenced, `apps` lists the
+        actions with an example of each, and `--help` shows the rest.
 
         The cluster keeps its socket files, journal and logs in `./.zflux` (`--run-dir DIR` picks another);
         `cluster up --mock` gives the store the app's mock environment. The stock `zflux` binary reads this

@@ -1,0 +1,236 @@
+import FluxTesting
+import Foundation
+import NodeSupport
+import Testing
+
+/// The framework's contract, from outside the tree: `zflux new` writes a package that builds against this
+/// checkout with the public products only, passes its own tests, and runs a cluster with its own binary
+/// that the stock `zflux` reads, dispatches to and benchmarks like any other.
+@Suite("zflux new: a package outside the tree", .serialized, .timeLimit(.minutes(40)))
+struct StarterTests {
+    /// This checkout: the package the generated one depends on.
+    static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test("new Demo: builds, passes its tests, runs its cluster with its own binary; the stock zflux dispatches, reads and benches it")
+    func newPackage() async throws {
+        // Short paths: the cluster's ipc socket paths must fit in 107 bytes.
+        var template = Array("/tmp/zf-new-XXXXXX".utf8CString)
+        let scratch = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let package = scratch + "/demo", run = scratch + "/run"
+
+        let new = try zflux(["new", "Demo", "--output", package, "--zflux-path", Self.checkout])
+        try #require(new.status == 0, "zflux new: \(new.stderr)")
+        #expect(new.stdout.contains("Sources/DemoApp/Demo.swift") && new.stdout.contains(".build/debug/demo cluster up"), "\(new.stdout)")
+        let refused = try zflux(["new", "Demo", "--output", package, "--zflux-path", Self.checkout])
+        #expect(refused.status != 0 && refused.stderr.contains("is not empty"), "a second new into the same directory: \(refused)")
+
+        // Only the products a team names: no module reached around them.
+        let imports = try Self.imports(in: package)
+        #expect(imports.isSubset(of: ["DemoApp", "ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting", "Foundation", "Testing"]), "\(imports)")
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        let products = Set(manifest.matches(of: /\.product\(name: "(\w+)"/).map { String($0.1) })
+        #expect(products == ["ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting"], "\(products)")
+
+        // Its first build compiles zflux and zflux's dependencies again, in its own .build.
+        let swift = try #require(Self.swiftExecutable, "no swift on PATH")
+        func swiftPM(_ command: String) async throws -> (result: CommandResult, time: Duration) {
+            let started = ContinuousClock.now
+            // SwiftPM's lock files go to TMPDIR: into the scratch directory, so that none is left behind.
+            let result = try await onThread {
+                try runProgram(swift, [command, "--package-path", package], timeout: .seconds(1800), environment: ["TMPDIR": scratch])
+            }
+            return (result, ContinuousClock.now - started)
+        }
+        let build = try await swiftPM("build")
+        try #require(
+            build.result.status == 0,
+            "swift build of the generated package:\n\(build.result.stdout.suffix(6000))\n\(build.result.stderr.suffix(3000))")
+        let ownWarnings = (build.result.stdout + build.result.stderr).split(separator: "\n").filter {
+            $0.contains(package + "/Sources") && $0.contains("warning:")
+        }
+        #expect(ownWarnings.isEmpty, "the generated code builds without warnings: \(ownWarnings)")
+        let test = try await swiftPM("test")
+        #expect(
+            test.result.status == 0 && test.result.stdout.contains("passed"),
+            "swift test of the generated package:\n\(test.result.stdout.suffix(6000))\n\(test.result.stderr.suffix(3000))")
+        let timing = "the generated package's first swift build took \(Self.seconds(build.time)), its swift test \(Self.seconds(test.time))"
+        FileHandle.standardError.write(Data("StarterTests: \(timing)\n".utf8))
+
+        // Its cluster, run by its own binary.
+        let demo = package + "/.build/debug/demo"
+        let cluster = try OwnCluster(binary: demo, config: package + "/cluster.toml", runDir: run)
+        defer { cluster.stop() }
+        try await cluster.waitUntilReady()
+
+        // The stock zflux hosts no demo app: it sends the JSON arguments, and the dispatcher judges them.
+        let loaded = try zflux(["dispatch", "demo", "loadTapped", "--run-dir", run])
+        #expect(loaded.status == 0 && loaded.stdout == "1\n", "\(loaded)")
+        // Its effect answers after a moment, as a later action sent through the dispatcher (seq 2).
+        let loadedState = try await Self.state(run, version: 2)
+        let ballot = ["yes", "no", "maybe"].map { TallyState.Option(name: $0, votes: 0) }
+        #expect(loadedState.options == ballot && !loadedState.isLoading, "\(loadedState)")
+        let voted = try zflux(["dispatch", "demo", "voteCast", #"{"option":"tea"}"#, "--run-dir", run])
+        #expect(voted.status == 0 && voted.stdout == "3\n", "\(voted)")
+        let blank = try zflux(["dispatch", "demo", "voteCast", #"{"option":"  "}"#, "--run-dir", run])
+        #expect(blank.status == 1 && blank.stderr.contains("an option needs a name"), "the app's validate, judged by the dispatcher: \(blank)")
+        let state = try await Self.state(run, version: 3)
+        #expect(state.options == ballot + [.init(name: "tea", votes: 1)], "\(state)")
+        let stock = try zflux(["state", "demo", "--run-dir", run])
+        let own = try runProgram(demo, ["state", "demo", "--run-dir", run])
+        #expect(stock.status == 0 && own.status == 0 && stock.stdout == own.stdout, "stock: \(stock)\nown: \(own)")
+
+        // The stock bench drives the app's own action on the running cluster.
+        let bench = try await onThread {
+            try zflux(
+                [
+                    "bench", "--attach", "--run-dir", run, "--app", "demo", "--action", "voteCast", "--payload", #"{"option":"tea"}"#,
+                    "--duration", "2", "--warm-up", "0.5", "--rate", "500", "--json",
+                ], timeout: .seconds(120))
+        }
+        #expect(bench.status == 0, "zflux bench --attach --app demo: \(bench.stderr)")
+        if bench.status == 0 {
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any], "\(bench.stdout)")
+            #expect(report["lost"] as? Int == 0, "\(bench.stdout)")
+            let acked = report["acked"] as? Int ?? 0
+            #expect(acked > 0 && report["sent"] as? Int == acked, "\(bench.stdout)")
+            for latency in ["e2e", "ack"] {
+                let stats = report[latency] as? [String: Any] ?? [:]
+                for percentile in ["p50_us", "p99_us", "p999_us"] {
+                    #expect((stats[percentile] as? Double ?? 0) > 0, "\(latency).\(percentile) in \(bench.stdout)")
+                }
+            }
+            // Every acknowledged vote reached the store.
+            let after = try await Self.state(run, version: 3 + UInt64(acked))
+            #expect(after.options.last == .init(name: "tea", votes: 1 + acked))
+        }
+
+        // SIGTERM: the supervisor exits cleanly, and no node and no socket file is left.
+        cluster.stop()
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        String(format: "%.0f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+    }
+
+    /// The state of the demo app as the test knows it (the test does not link the generated package).
+    struct TallyState: Decodable, CustomStringConvertible {
+        struct Option: Decodable, Equatable {
+            var name: String
+            var votes: Int
+        }
+        var options: [Option]
+        var isLoading: Bool
+        var loadError: String?
+        var description: String { "\(options.map { "\($0.name) \($0.votes)" }), loading \(isLoading), error \(loadError ?? "none")" }
+    }
+
+    /// Polls the stock `zflux state demo` until the store reports `version` (bounded).
+    static func state(_ run: String, version: UInt64) async throws -> TallyState {
+        var last = "", state: TallyState? = nil
+        do {
+            try await eventually("store demo to reach version \(version)", timeout: .seconds(30), interval: .milliseconds(50)) {
+                let result = try zflux(["state", "demo", "--run-dir", run])
+                last = result.stdout + result.stderr
+                guard result.status == 0, let reply = try? JSONDecoder().decode(StateReply<TallyState>.self, from: Data(result.stdout.utf8)) else {
+                    return false
+                }
+                if reply.version == version { state = reply.state }
+                return reply.version >= version
+            }
+        } catch {
+            Issue.record("last answer: \(last)")
+            throw error
+        }
+        return try #require(state, "store demo went past version \(version): \(last)")
+    }
+
+    /// The modules the package's Swift sources import.
+    static func imports(in package: String) throws -> Set<String> {
+        var modules: Set<String> = []
+        for folder in ["Sources", "Tests"] {
+            let root = package + "/" + folder
+            for case let file as String in FileManager.default.enumerator(atPath: root)! where file.hasSuffix(".swift") {
+                for line in try String(contentsOfFile: root + "/" + file, encoding: .utf8).split(separator: "\n") {
+                    if let match = line.wholeMatch(of: /\s*(?:@\w+\s+)?import\s+(\w+).*/) { modules.insert(String(match.1)) }
+                }
+            }
+        }
+        return modules
+    }
+
+    /// The `swift` on PATH: the toolchain running these tests builds the generated package too.
+    static let swiftExecutable: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { $0 + "/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+}
+
+/// `cluster up` run by a package's own binary, with this test process as the supervisor's parent:
+/// should the test die, the cluster stops by itself. `stop()` checks nothing is left behind.
+final class OwnCluster {
+    let runDir: String
+    let process = Process()
+    private var nodePids: [String: Int32] = [:]
+    private var stopped = false
+
+    init(binary: String, config: String, runDir: String) throws {
+        self.runDir = runDir
+        try FileManager.default.createDirectory(atPath: runDir, withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "cluster", "up", "--config", config, "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice",
+        ]
+        let log = runDir + "/cluster-up.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits (bounded) for the supervisor's word that start-up is over, and every node's pid.
+    func waitUntilReady() async throws {
+        do {
+            try await eventually("the cluster to come up", timeout: .seconds(30), interval: .milliseconds(50)) {
+                guard process.isRunning else { throw NodeError("cluster up exited with \(process.terminationStatus)") }
+                let up = (try? String(contentsOfFile: runDir + "/cluster-up.log", encoding: .utf8))?.contains("cluster up in") == true
+                nodePids = readPids()
+                return up && nodePids.count == 2
+            }
+        } catch {
+            Issue.record("\(error): \(logs())")
+            throw error
+        }
+    }
+
+    private func readPids() -> [String: Int32] {
+        let directory = RunDirectory(runDir).pidDirectory
+        var pids: [String: Int32] = [:]
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            if let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8), let pid = Int32(text) { pids[file] = pid }
+        }
+        return pids
+    }
+
+    func logs() -> String {
+        let directory = RunDirectory(runDir).logDirectory
+        let files =
+            [runDir + "/cluster-up.log"] + ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).map { directory + "/" + $0 }
+        return files.map { "\n== \($0)\n" + ((try? String(contentsOfFile: $0, encoding: .utf8)) ?? "") }.joined()
+    }
+
+    /// SIGTERM to the supervisor; then it must have exited 0, every node be gone and no socket file be left.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        for (name, pid) in readPids() where !nodePids.values.contains(pid) { nodePids[name + "#\(pid)"] = pid }
+        if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM") }
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
+        for (name, pid) in nodePids { #expect(waitUntilGone(pid), "\(name) (pid \(pid)) outlived the cluster") }
+        let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: runDir)) ?? []).filter { $0.hasSuffix(".sock") }
+        #expect(sockets.isEmpty, "socket files left behind: \(sockets)")
+    }
+
+    deinit { stop() }
+}

@@ -1,0 +1,175 @@
+import FluxCore
+import Foundation
+import Testing
+
+@testable import Bench
+
+@Suite("Workloads: the mix, its templates, its file, the ramp, accounting per app, baselines")
+struct WorkloadTests {
+    static let mixFile = """
+        [load]
+        clients = 4
+        rate_per_client = 500
+        ramp_seconds = 2
+
+        [[prepare]]
+        app = "ledger"
+        action = "open"
+        payload = '{"count": 100}'
+
+        [[action]]
+        app = "ledger"
+        type = "post"
+        weight = 8
+        payload = '{"account": "${int 0 99}", "amount": 1, "memo": "${pick rent food fuel}"}'
+
+        [[action]]
+        app = "todo"
+        type = "addTodo"
+        weight = 2
+        payload = { title = "task ${seq}" }
+        """
+
+    /// Payload arguments as a JSON object, for looking inside.
+    static func object(_ text: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test("a workload file: [load], [[prepare]] and weighted [[action]]s, payloads as JSON strings or inline tables")
+    func parse() throws {
+        let workload = try Workload.parse(toml: Self.mixFile, source: "mix.toml")
+        #expect(workload.clients == 4 && workload.ratePerClient == 500 && workload.rampSeconds == 2)
+        #expect(workload.prepare == [Workload.Step(app: "ledger", action: "open", arguments: #"{"count":100}"#)])
+        #expect(workload.mix.map(\.app) == ["ledger", "todo"] && workload.mix.map(\.type) == ["post", "addTodo"])
+        #expect(workload.mix.map(\.weight) == [8, 2])
+        #expect(workload.apps == ["ledger", "todo"])
+        var rng = SplitMix64(seed: 1)
+        #expect(workload.mix[1].payload.render(seq: 7, using: &rng) == #"{"title":"task 7"}"#)
+    }
+
+    @Test("templates: ${int A B} stays in its range, ${pick} draws from its words, numbers stay numbers, ${seq} counts")
+    func templates() throws {
+        let template = try PayloadTemplate(
+            json: ##"{"n": "${int -3 4}", "w": "${pick rent food}", "x": "${pick 1 2.5}", "s": "#${seq}: ${int 7 7}", "keep": [true, null, "a"]}"##,
+            source: "test", line: nil)
+        var rng = SplitMix64(seed: 42)
+        var seenN = Set<Int>(), seenW = Set<String>()
+        for seq in 0..<500 {
+            let object = try Self.object(template.render(seq: seq, using: &rng))
+            let n = try #require(object["n"] as? Int)
+            #expect((-3...4).contains(n))
+            seenN.insert(n)
+            seenW.insert(try #require(object["w"] as? String))
+            #expect(object["x"] is NSNumber && !(object["x"] is String), "a picked number is a number")
+            #expect(object["s"] as? String == "#\(seq): 7")
+            #expect((object["keep"] as? [Any])?.count == 3)
+        }
+        #expect(seenN == Set(-3...4), "every value of the range is drawn")
+        #expect(seenW == ["rent", "food"])
+    }
+
+    @Test("the same seed draws the same payloads and order; the mix follows the weights")
+    func mixIsDeterministicAndWeighted() throws {
+        let workload = try Workload.parse(toml: Self.mixFile, source: "mix.toml")
+        let encode: (String, String, [UInt8]) -> [UInt8] = { _, _, arguments in arguments }
+        let a = LoadMix(workload, seed: 9, encode: encode), b = LoadMix(workload, seed: 9, encode: encode)
+        #expect(a.picks == b.picks && a.kinds.map(\.payloads) == b.kinds.map(\.payloads))
+        let share = Double((0..<10_000).filter { a.kind(of: $0) == 0 }.count) / 10_000
+        #expect(abs(share - 0.8) < 0.02, "ledger.post has weight 8 of 10: \(share)")
+        #expect(a.kinds[0].payloads.count == LoadMix.poolSize)
+    }
+
+    @Test(
+        "bad workload files get an error naming the line",
+        arguments: [
+            ("[load]\nclients = 2\nrate = 5\n", "w.toml:3:", "unknown key 'rate'"),
+            ("[[action]]\napp = \"a\"\ntype = \"b\"\nweight = 0\n", "w.toml:4:", "weight"),
+            (
+                "[[action]]\napp = \"a\"\ntype = \"b\"\n\n[[action]]\napp = \"a\"\ntype = \"c\"\npayload = '{\"n\": \"${int 5 1}\"}'\n", "w.toml:8:",
+                "LOW ≤ HIGH"
+            ),
+            ("[[action]]\napp = \"a\"\ntype = \"b\"\npayload = '[1, 2]'\n", "w.toml:4:", "must be a JSON object"),
+            ("[[action]]\napp = \"a\"\ntype = \"b\"\npayload = '{\"n\": \"${nope}\"}'\n", "w.toml:4:", "unknown template"),
+            ("[[action]]\napp = \"a\"\ntype = \"b c\"\n", "w.toml:3:", "not an action name"),
+            ("[[action]]\napp = \"a\"\ntype = \"b\"\n[[action]]\napp = \"a\"\ntyp = \"c\"\n", "w.toml:6:", "unknown key 'typ'"),
+            ("[[action]]\napp = \"a\"\ntype = = \"b\"\n", "w.toml:3:", "value"),
+            ("[= \"x\"]\n", "w.toml:1:", "table name"),
+            ("[load]\nclients = 2\n", "w.toml:", "no [[action]]"),
+        ])
+    func badFiles(text: String, location: String, message: String) {
+        do {
+            _ = try Workload.parse(toml: text, source: "w.toml")
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.message.hasPrefix(location), "\(error.message)")
+            #expect(error.message.contains(message), "\(error.message)")
+        }
+    }
+
+    @Test("a ramp climbs linearly to the rate: half the actions in the ramp, then the full rate; offsets and due counts agree")
+    func ramp() {
+        let schedule = OpenLoopSchedule(rate: 1000, seconds: 3, ramp: 2)
+        #expect(schedule.count == 2000, "1,000 in the 2 s ramp, then 1,000 in the last second")
+        #expect(schedule.offset(of: 0) == 0)
+        #expect(schedule.offset(of: 500) == 1_414_213_562, "√(2·2·500/1000) s")
+        #expect(schedule.offset(of: 1000) == 2_000_000_000)
+        #expect(schedule.offset(of: 1500) == 2_500_000_000)
+        for index in stride(from: 0, to: schedule.count, by: 37) {
+            let at = schedule.offset(of: index)
+            #expect(schedule.dueCount(atElapsed: at) == index + 1, "action \(index) is due at its own offset")
+            if at > 0 { #expect(schedule.dueCount(atElapsed: at - 1) == index, "and not a nanosecond before") }
+        }
+        #expect(OpenLoopSchedule(rate: 1000, seconds: 3, ramp: 0) == OpenLoopSchedule(rate: 1000, seconds: 3), "no ramp: as before")
+    }
+
+    @Test("accounting per app: an action counts only in views of its own app's stores; unseen there, it is lost")
+    func accountingPerApp() {
+        let schedule = OpenLoopSchedule(rate: 1000, count: 4)
+        var log = TrialLog(schedule: schedule)
+        log.sent = 4
+        // Actions 1 and 3 are app a's (kind 0), 2 and 4 app b's (kind 1).
+        for index in 0..<4 {
+            log.kind[index] = UInt16(index % 2)
+            log.acknowledge(index: index, seq: UInt64(index + 1), at: 1_000_000, sequencedAt: 0)
+        }
+        let apps = (subscribers: ["a", "b"], kinds: ["a", "b"])
+        // a's view shows version 3 (its actions 1 and 3); b's view moved to 3 on a heartbeat only, and
+        // never saw b's action 4.
+        let aView = [Arrival(version: 1, at: 2_000_000), Arrival(version: 3, at: 4_000_000)]
+        let bView = [Arrival(version: 2, at: 3_000_000), Arrival(version: 3, at: 4_000_000)]
+        let result = Accounting.evaluate(log, subscribers: [aView, bView], apps: apps, warmUp: 0, startWall: 0)
+        #expect(result.lost == 1, "b's action 4 was never visible in b's view")
+        #expect(result.e2e.count == 3, "each seen action counted once, in its own app's view")
+        let perApp = Accounting.evaluate(
+            log, subscribers: [aView, bView + [Arrival(version: 4, at: 5_000_000)]], apps: apps, warmUp: 0, startWall: 0)
+        #expect(perApp.lost == 0 && perApp.e2e.count == 4)
+    }
+
+    static func report(e2eP99: Double, ackP50: Double = 100) -> BenchReport {
+        var result = TrialResult()
+        for _ in 0..<100 {
+            result.e2e.record(nanoseconds: UInt64(e2eP99 * 1000))
+            result.ack.record(nanoseconds: UInt64(ackP50 * 1000))
+        }
+        result.sent = 100
+        result.acked = 100
+        let setup = BenchReport.Setup(
+            transport: "ipc", stores: 1, views: 1, clients: 1, codec: "binary", fsync: "batch", payloadBytes: 64, stateItems: 10, durationS: 1,
+            warmUpS: 0)
+        return BenchReport(setup: setup, rateTarget: 100, result: result, cpuSeconds: ["bench": 0.01], floor: nil, stateUpdateBytes: nil)
+    }
+
+    @Test("a baseline catches a regression beyond the threshold and lets noise within it pass")
+    func baseline() throws {
+        let old = Data(Self.report(e2eP99: 1000).json().utf8)
+        let noisy = try Baseline.compare(current: Self.report(e2eP99: 1080), baseline: old, source: "old.json", threshold: 0.1)
+        #expect(noisy.regressions.isEmpty, "8% is within 10%")
+        let worse = try Baseline.compare(current: Self.report(e2eP99: 1200), baseline: old, source: "old.json", threshold: 0.1)
+        #expect(worse.regressions.map(\.name).contains("dispatch → view p99 µs"))
+        #expect(!worse.regressions.contains { $0.name.hasPrefix("dispatch → ack") }, "ack did not change")
+        #expect(worse.text().contains("REGRESSION"))
+        #expect(throws: BenchError.self) {
+            try Baseline.compare(current: Self.report(e2eP99: 1), baseline: Data(#"{"hello": 1}"#.utf8), source: "x.json", threshold: 0.1)
+        }
+    }
+}

@@ -156,7 +156,7 @@ struct AppsCommand: ParsableCommand {
                 let arguments = action.fields.isEmpty ? "" : " '\(action.example)'"
                 let origin = action.origin == .effect ? "  [from an effect]" : ""
                 lines.append("  \(action.type)(\(fields))\(origin)")
-                lines.append("      \(action.summary); e.g. zflux dispatch \(app.name) \(action.type)\(arguments)")
+                lines.append("      \(action.summary); e.g. \(RootCommand.binaryName) dispatch \(app.name) \(action.type)\(arguments)")
             }
         }
         emitLine(lines.joined(separator: "\n"))

@@ -12,10 +12,14 @@ struct RootCommand: AsyncParsableCommand {
             their state; views render it.
 
             Quick start (cluster up stays in the foreground):
-              zflux cluster up
-              zflux view todo
-              zflux dispatch todo addTodo '{"title":"Buy milk"}'
-              zflux state todo
+              \(RootCommand.binaryName) cluster up
+              \(RootCommand.binaryName) apps
+              \(RootCommand.binaryName) view STORE
+              \(RootCommand.binaryName) dispatch APP ACTION '{"field":"value"}'
+              \(RootCommand.binaryName) state STORE
+
+            A team's own binary is this whole command line for its apps: \
+            `zflux new NAME --output DIR` writes one (docs/GUIDE.md §6).
             """,
         version: "0.1.0",
         subcommands: [

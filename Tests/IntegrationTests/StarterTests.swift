@@ -79,6 +79,14 @@ struct StarterTests {
         let stock = try zflux(["state", "demo", "--run-dir", run])
         let own = try runProgram(demo, ["state", "demo", "--run-dir", run])
         #expect(stock.status == 0 && own.status == 0 && stock.stdout == own.stdout, "stock: \(stock)\nown: \(own)")
+        // The journal too: the effect's answer is a binary payload, which the stock zflux reads without its type.
+        let stockDump = try zflux(["journal", "dump", "--run-dir", run])
+        let ownDump = try runProgram(demo, ["journal", "dump", "--run-dir", run])
+        #expect(stockDump.status == 0 && stockDump.stdout == ownDump.stdout, "stock: \(stockDump)\nown: \(ownDump)")
+        #expect(stockDump.stdout.contains(#""payload":{"ballotLoaded":{"options":["yes","no","maybe"]}}"#), "\(stockDump.stdout)")
+        // The simulator runs the app's reducer under seeded faults, with the app's own actions.
+        let simulated = try runProgram(demo, ["simulate", "--seeds", "20"], timeout: .seconds(300))
+        #expect(simulated.status == 0 && simulated.stdout.contains("every invariant held"), "\(simulated)")
 
         // The stock bench drives the app's own action on the running cluster.
         let bench = try await onThread {

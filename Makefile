@@ -53,6 +53,7 @@ bench: deps
 	.build/release/zflux bench --rate 5000 --duration 5 --fsync none --state-items 10
 	.build/release/zflux bench --rate 5000 --duration 5 --fsync none --state-items 10000
 	.build/release/zflux bench --max --rate 25000 --duration 2 --warm-up 0.5 --floor --fsync batch
+	.build/release/zflux bench --workload deploy/bench/examples-mix.toml --duration 10 --floor
 
 demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)

@@ -10,6 +10,8 @@ public struct TrialLog: Sendable {
     /// Which kind of the mix (``LoadMix``) each action was: its app decides which views must show it.
     public var kind: [UInt16]
     public var nacked = 0
+    /// What the dispatcher said to the first refused action.
+    public var firstRefusal: String? = nil
     public var sent = 0
 
     public init(schedule: OpenLoopSchedule) {
@@ -56,6 +58,8 @@ public struct TrialResult: Sendable {
     public var sent = 0
     public var acked = 0
     public var nacked = 0
+    /// What the dispatcher said to the first refused action.
+    public var firstRefusal: String? = nil
     /// Acknowledged actions that some subscriber never saw (must be zero).
     public var lost = 0
     /// Acknowledged actions per second, from the start until the last one was visible everywhere.
@@ -78,6 +82,7 @@ public enum Accounting {
         var result = TrialResult()
         result.sent = log.sent
         result.nacked = log.nacked
+        result.firstRefusal = log.firstRefusal
         let schedule = log.schedule
         // Acknowledged actions in seq order; arrivals are in version order already.
         var bySeq: [(seq: UInt64, index: Int)] = []

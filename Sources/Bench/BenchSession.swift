@@ -190,12 +190,26 @@ public final class BenchSession {
             // The cluster's own codec is what its nodes write; the bench's actions follow --codec.
             (topology, security) = (attached.topology, attached.security)
         } else {
+            // The cluster runs this binary: it must host every app the load drives.
+            let hosted = Set(options.apps.map(\.name))
+            if let missing = BenchSession.workload(options).apps.first(where: { !hosted.contains($0) }) {
+                throw BenchError(
+                    "this binary does not host app '\(missing)' (it hosts: \(hosted.sorted().joined(separator: ", "))), so it cannot start a cluster of it; use --attach with a cluster that runs it"
+                )
+            }
             directory = NSTemporaryDirectory() + "zflux-bench-\(getpid())"
             ownsDirectory = !options.keep
             try? FileManager.default.removeItem(atPath: directory)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             topology = Topology(dispatcher: .init(intake: "", actions: "", replay: ""), stores: [], heartbeatMilliseconds: 200)
-            try startCluster()
+            do {
+                try startCluster()
+            } catch {
+                // Nothing of a cluster that did not start is left behind: its process, nor its directory.
+                cluster?.stop()
+                if !options.keep { try? FileManager.default.removeItem(atPath: directory) }
+                throw error
+            }
         }
         for app in workload.apps where !topology.stores.contains(where: { $0.app == app }) {
             let running = topology.stores.map { "\($0.name) (\($0.app))" }.joined(separator: ", ")
@@ -234,7 +248,7 @@ public final class BenchSession {
             }
             return try ActionCoding.json(type: type, arguments: arguments)
         } catch {
-            throw BenchError("\(workload(options).name): \(name).\(type) \(String(decoding: arguments, as: UTF8.self)): \(error.reason)")
+            throw BenchError("\(name).\(type) \(String(decoding: arguments, as: UTF8.self)): \(error.reason)")
         }
     }
 
@@ -298,7 +312,13 @@ public final class BenchSession {
                 let start = start
                 let view = try ViewNode(configuration: configuration, logger: logger) { update in
                     let now = MonotonicClock.nowNanoseconds(), origin = start.current
-                    log.record(Arrival(version: update.version, at: now >= origin ? now - origin : 0, publishedAt: update.publishedAt))
+                    // Visible once the view knows the state is current through the action: a new version, or
+                    // the store's heartbeat saying nothing changed since (an action that changes nothing, or
+                    // that the store refused). Only a new version says when it was published.
+                    let through = max(update.version, update.currentThrough)
+                    log.record(
+                        Arrival(
+                            version: through, at: now >= origin ? now - origin : 0, publishedAt: through == update.version ? update.publishedAt : 0))
                     if update.updateBytes > 0 { log.countUpdate(bytes: update.updateBytes) }
                 }
                 Task.detached { try? await view.run() }

@@ -94,6 +94,7 @@ public struct LoadClient: Sendable {
                         answered += 1
                     case .nack:
                         log.nacked += 1
+                        if log.firstRefusal == nil { log.firstRefusal = String(decoding: reply.payload, as: UTF8.self) }
                         answered += 1
                     default:
                         continue

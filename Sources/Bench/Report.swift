@@ -87,6 +87,8 @@ public struct BenchReport: Codable, Sendable {
     public var sent: Int
     public var acked: Int
     public var nacked: Int
+    /// What the dispatcher said to the first refused action (none: every action was acknowledged).
+    public var firstRefusal: String?
     public var lost: Int
     public var e2e: LatencyStats
     public var ack: LatencyStats
@@ -136,6 +138,7 @@ public struct BenchReport: Codable, Sendable {
         sent = result.sent
         acked = result.acked
         nacked = result.nacked
+        firstRefusal = result.firstRefusal
         lost = result.lost
         e2e = result.e2e.stats
         ack = result.ack.stats
@@ -169,7 +172,7 @@ public struct BenchReport: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case setup, rateTarget, rateAchieved, sent, acked, nacked, lost, e2e, ack, stages, stateUpdateBytes, cpuSeconds, cpuUsPerAction
+        case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, e2e, ack, stages, stateUpdateBytes, cpuSeconds, cpuUsPerAction
         case floor, fsyncProbe, ratios, search, hostStealPercent
         case maxRate = "max"
     }
@@ -189,7 +192,8 @@ public struct BenchReport: Codable, Sendable {
             "zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
                 + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
                 + (s.workload.map { $0 == "ledger.post" ? "" : "workload \($0)\(s.rampS.map { " (ramp \(Self.number($0)) s)" } ?? ""), " } ?? "")
-                + "payload \(s.payloadBytes) B, codec \(s.codec), fsync \(s.fsync)"
+                + (s.workload == nil || s.workload == "ledger.post" ? "payload \(s.payloadBytes) B, " : "")
+                + "codec \(s.codec), fsync \(s.fsync)"
                 + (s.workload == nil || s.workload == "ledger.post" ? ", state \(s.stateItems) items" : ""))
         lines.append("")
         lines.append(Self.row("latency (µs)", ["p50", "p90", "p99", "p99.9", "p99.99", "max"]))
@@ -216,6 +220,7 @@ public struct BenchReport: Codable, Sendable {
             + "sent \(sent), acked \(acked), nacked \(nacked), lost \(lost)"
         if let floor { throughput += "; floor achieved \(Self.rate(floor.rateAchieved)), lost \(floor.lost)" }
         lines.append(throughput)
+        if let firstRefusal { lines.append("refused by the dispatcher: \(nacked) action(s), the first because: \(firstRefusal)") }
         if let ratios, search != nil {
             lines.append(
                 String(

@@ -29,6 +29,8 @@ public struct Workload: Sendable {
         /// Relative weight (≥ 1).
         public var weight: Int
         public var payload: PayloadTemplate
+        /// Where it was written (`mix.toml:12`), for errors about its payloads.
+        public var location: String? = nil
 
         public init(app: String, type: String, weight: Int = 1, payload: PayloadTemplate = .empty) {
             self.app = app
@@ -381,7 +383,9 @@ extension Workload {
                 }
                 weight = number
             }
-            workload.mix.append(Entry(app: app, type: type, weight: weight, payload: try payload(entry, "action", index)))
+            var parsed = Entry(app: app, type: type, weight: weight, payload: try payload(entry, "action", index))
+            parsed.location = "\(source):\(line("action", index, "payload") ?? line("action", index, nil) ?? 0)"
+            workload.mix.append(parsed)
         }
         guard !workload.mix.isEmpty else {
             throw WorkloadError(source: source, line: nil, "the workload has no [[action]]: give at least one action to drive")
@@ -464,14 +468,20 @@ public struct LoadMix: Sendable {
     /// the order of the mix by weight.
     public init(
         _ workload: Workload, seed: UInt64 = 1, encode: (String, String, [UInt8]) throws -> [UInt8]
-    ) rethrows {
+    ) throws {
         var rng = SplitMix64(seed: seed)
         var kinds: [Kind] = []
         for entry in workload.mix {
             var payloads: [[UInt8]] = []
             payloads.reserveCapacity(LoadMix.poolSize)
             for seq in 0..<LoadMix.poolSize {
-                payloads.append(try encode(entry.app, entry.type, Array(entry.payload.render(seq: seq, using: &rng).utf8)))
+                let arguments = entry.payload.render(seq: seq, using: &rng)
+                do {
+                    payloads.append(try encode(entry.app, entry.type, Array(arguments.utf8)))
+                } catch {
+                    // Every payload of the pool is checked before the run; say which entry made a bad one.
+                    throw BenchError("\(entry.location ?? workload.name): \(error)")
+                }
             }
             kinds.append(Kind(app: entry.app, type: entry.type, payloads: payloads))
         }

@@ -28,6 +28,10 @@ struct BenchCommand: AsyncParsableCommand {
             only. --baseline OLD.json compares the run with an earlier --json report and exits 1 when a \
             latency percentile or the CPU per action is worse by more than --regression.
 
+            Exit status: 0 when every action was acknowledged and seen in its app's views; 3 when one was \
+            lost or refused by the dispatcher (the report says why); 1 on a regression against --baseline \
+            or bad input.
+
             --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built
             beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec),
             probes write+fdatasync on the journal's filesystem, and prints every figure as a ratio to that
@@ -135,7 +139,15 @@ struct BenchCommand: AsyncParsableCommand {
                 try PercentilePlot.svg(title: title, series: series).write(toFile: svg, atomically: true, encoding: .utf8)
             }
             emitLine(json ? report.report.json() : report.report.table())
+            // A run that lost or had refused any action proves nothing about latency: it fails (and is
+            // never compared with a baseline).
             if report.report.lost > 0 { throw ExitCode(3) }
+            if report.report.nacked > 0 || report.report.acked == 0 {
+                printError(
+                    "\(report.report.nacked) of \(report.report.sent) actions were refused by the dispatcher"
+                        + (report.report.firstRefusal.map { ", the first because: \($0)" } ?? ""))
+                throw ExitCode(3)
+            }
             if let baseline {
                 guard let data = FileManager.default.contents(atPath: baseline) else { throw CLIError("cannot read the baseline \(baseline)") }
                 let verdict = try Baseline.compare(current: report.report, baseline: data, source: baseline, threshold: try threshold())

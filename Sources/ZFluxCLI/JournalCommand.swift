@@ -173,7 +173,11 @@ struct JournalCommand: AsyncParsableCommand {
 
         func run() throws {
             let appName = (try? Topology.load(runDirectory: location.runDir.path))?.store(named: store)?.app ?? store
-            let app = try ZFluxCLI.Host.current.require(appName)
+            guard let app = ZFluxCLI.Host.current.app(named: appName) else {
+                throw CLIError(
+                    "a past state of '\(store)' is rebuilt by its app's reducer, and \(RootCommand.binaryName) does not host app '\(appName)': use the binary that runs the cluster"
+                )
+            }
             do {
                 let rewind = try Rewind(journalDirectory: location.directory, snapshotDirectory: nil)
                 let last = min(to ?? rewind.head, rewind.head)

@@ -72,7 +72,7 @@ struct WorkloadTests {
     func mixIsDeterministicAndWeighted() throws {
         let workload = try Workload.parse(toml: Self.mixFile, source: "mix.toml")
         let encode: (String, String, [UInt8]) -> [UInt8] = { _, _, arguments in arguments }
-        let a = LoadMix(workload, seed: 9, encode: encode), b = LoadMix(workload, seed: 9, encode: encode)
+        let a = try LoadMix(workload, seed: 9, encode: encode), b = try LoadMix(workload, seed: 9, encode: encode)
         #expect(a.picks == b.picks && a.kinds.map(\.payloads) == b.kinds.map(\.payloads))
         let share = Double((0..<10_000).filter { a.kind(of: $0) == 0 }.count) / 10_000
         #expect(abs(share - 0.8) < 0.02, "ledger.post has weight 8 of 10: \(share)")

@@ -52,6 +52,30 @@ struct BenchSmokeTests {
         #expect(!FileManager.default.fileExists(atPath: clusterDir))
     }
 
+    @Test("any app's action: one that changes nothing is visible by the store's heartbeat, not lost; refused ones fail the run with the reason")
+    func ownActions() throws {
+        // counter.addTapped of 0 changes no state, so no update is published for it: the views learn from
+        // the store's heartbeats that the state is current through it.
+        let unchanged = try zflux(
+            [
+                "bench", "--app", "counter", "--action", "addTapped", "--payload", #"{"amount":"${pick 0}"}"#, "--rate", "200", "--duration", "1",
+                "--warm-up", "0.2", "--json",
+            ], timeout: .seconds(120))
+        #expect(unchanged.status == 0, "\(unchanged.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(unchanged.stdout.utf8)) as? [String: Any], "\(unchanged.stdout)")
+        #expect(report["lost"] as? Int == 0 && report["acked"] as? Int == 240, "\(unchanged.stdout)")
+        #expect((report["setup"] as? [String: Any])?["workload"] as? String == "counter.addTapped")
+        #expect(((report["e2e"] as? [String: Any])?["count"] as? Int) == 200, "every measured action was seen")
+
+        // A payload the app refuses is an error before any cluster starts, in the app's own words.
+        let bad = try zflux(["bench", "--app", "counter", "--action", "addTapped", "--payload", #"{"amount":"many"}"#, "--duration", "1"])
+        #expect(bad.status != 0 && bad.stderr.contains("expected Int at 'addTapped.amount'"), "\(bad)")
+        #expect(!bad.stderr.contains("starting a cluster"), "nothing was started: \(bad.stderr)")
+        // An app this binary does not host cannot be started by it.
+        let unknown = try zflux(["bench", "--app", "larder", "--action", "stocked", "--duration", "1"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("does not host app 'larder'"), "\(unknown)")
+    }
+
     @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")
     func floorStopsWhateverItsMask() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-mask-\(getpid())").path

@@ -113,6 +113,16 @@ struct StarterTests {
             #expect(after.options.last == .init(name: "tea", votes: 1 + acked))
         }
 
+        // Actions the dispatcher refuses fail the run, with the app's reason, and are never a baseline.
+        let refusedRun = try await onThread {
+            try zflux(
+                [
+                    "bench", "--attach", "--run-dir", run, "--app", "demo", "--action", "voteCast", "--payload", #"{"option":"  "}"#,
+                    "--duration", "1", "--warm-up", "0.2", "--rate", "200",
+                ], timeout: .seconds(120))
+        }
+        #expect(refusedRun.status == 3 && refusedRun.stderr.contains("an option needs a name"), "\(refusedRun)")
+
         // SIGTERM: the supervisor exits cleanly, and no node and no socket file is left.
         cluster.stop()
     }

@@ -64,6 +64,9 @@ public struct TrialResult: Sendable {
     public var lost = 0
     /// Acknowledged actions per second, from the start until the last one was visible everywhere.
     public var rateAchieved: Double = 0
+    /// What the schedule asked for on average (``OpenLoopSchedule/meanRate``): the target's rate, or
+    /// less with a ramp. A run holds its rate when ``rateAchieved`` comes close to this.
+    public var rateScheduled: Double = 0
 
     public static let stageNames = ["sequence", "publish", "deliver"]
 
@@ -84,6 +87,7 @@ public enum Accounting {
         result.nacked = log.nacked
         result.firstRefusal = log.firstRefusal
         let schedule = log.schedule
+        result.rateScheduled = schedule.meanRate
         // Acknowledged actions in seq order; arrivals are in version order already.
         var bySeq: [(seq: UInt64, index: Int)] = []
         bySeq.reserveCapacity(log.seq.count)

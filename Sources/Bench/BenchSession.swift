@@ -328,9 +328,10 @@ public final class BenchSession {
         }
     }
 
-    /// The workload's actions as wire payloads, ahead of the run.
-    func mix() throws -> LoadMix {
-        try LoadMix(workload) { app, type, arguments in try encode(app: app, type: type, arguments: arguments) }
+    /// The workload's actions as wire payloads, ahead of the run (`actions`: how many it sends, so
+    /// `${seq}` can number each of them).
+    func mix(actions: Int? = nil) throws -> LoadMix {
+        try LoadMix(workload, actions: actions) { app, type, arguments in try encode(app: app, type: type, arguments: arguments) }
     }
 
     /// Dispatches the workload's prepare steps (the stock bench: fills the ledger) and waits until
@@ -397,6 +398,14 @@ public final class BenchSession {
         return outcome
     }
 
+    /// Whether a trial at `rate` held: nothing lost or refused, and at least 95% of what its schedule
+    /// sent on average acknowledged per second (less than `rate` during a ramp, by design).
+    static func held(_ result: TrialResult, rate: Double) -> Bool {
+        let expected = result.rateScheduled > 0 ? min(rate, result.rateScheduled) : rate
+        return result.lost == 0 && result.nacked == 0 && result.acked == result.sent && result.sent > 0
+            && result.rateAchieved >= 0.95 * expected
+    }
+
     /// Doubles the rate until a trial does not hold, then halves the gap three times. The outcome
     /// is the fastest trial that held (for the floor, its result is in `floor`).
     func search(label: String, _ trial: (Double) throws -> (TrialResult, [String: Double])) throws -> BenchOutcome {
@@ -405,9 +414,7 @@ public final class BenchSession {
         var low = 0.0, high = Double.infinity, rate = options.rate
         for _ in 0..<16 {
             let (result, cpu) = try trial(rate)
-            let held =
-                result.lost == 0 && result.nacked == 0 && result.acked == result.sent && result.sent > 0
-                && result.rateAchieved >= 0.95 * rate
+            let held = BenchSession.held(result, rate: rate)
             steps.append(.init(rateTarget: rate, rateAchieved: result.rateAchieved, lost: result.lost, e2eP99Us: result.e2e.stats.p99Us, held: held))
             progress(
                 "\(label): \(BenchReport.rate(rate)) \(held ? "held" : "did not hold") (achieved \(BenchReport.rate(result.rateAchieved)), lost \(result.lost))"
@@ -432,7 +439,7 @@ public final class BenchSession {
             transport: options.attach != nil ? "attached" : options.transport.rawValue, stores: workloadStores.count, views: options.views,
             clients: options.clients, codec: options.codec.rawValue, fsync: options.attach != nil ? "cluster's" : options.fsync.rawValue,
             payloadBytes: options.payloadBytes, stateItems: options.stateItems, durationS: options.duration, warmUpS: options.warmUp,
-            workload: workload.name, rampS: workload.rampSeconds > 0 ? workload.rampSeconds : nil)
+            workload: workload.name, rampS: workload.rampSeconds > 0 ? workload.rampSeconds : nil, actions: workload.shares)
         let bytes = viewLogs.compactMap(\.meanUpdateBytes)
         return BenchReport(
             setup: setup, rateTarget: rate, result: result, cpuSeconds: cpu, floor: floor,
@@ -442,7 +449,7 @@ public final class BenchSession {
     /// One open-loop run against the cluster: (result, CPU seconds per process).
     func trial(rate: Double) throws -> (TrialResult, [String: Double]) {
         let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp, ramp: workload.rampSeconds)
-        let mix = try mix()
+        let mix = try mix(actions: schedule.count)
         var client = LoadClient(intake: topology.dispatcher.intake, mix: mix, clients: options.clients)
         client.security = security
         let cpuBefore = cpuNow()

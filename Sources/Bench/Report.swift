@@ -17,13 +17,17 @@ public struct BenchReport: Codable, Sendable {
         public var workload: String? = nil
         /// Seconds of ramp from no load to the full rate.
         public var rampS: Double? = nil
+        /// The mix by share of the actions (`ledger.post 80%`, `todo.addTodo 20%`).
+        public var actions: [String]? = nil
 
         public init(
             transport: String, stores: Int, views: Int, clients: Int, codec: String, fsync: String,
-            payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double, workload: String? = nil, rampS: Double? = nil
+            payloadBytes: Int, stateItems: Int, durationS: Double, warmUpS: Double, workload: String? = nil, rampS: Double? = nil,
+            actions: [String]? = nil
         ) {
             self.workload = workload
             self.rampS = rampS
+            self.actions = actions
             self.transport = transport
             self.stores = stores
             self.views = views
@@ -191,7 +195,9 @@ public struct BenchReport: Codable, Sendable {
         lines.append(
             "zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
                 + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
-                + (s.workload.map { $0 == "ledger.post" ? "" : "workload \($0)\(s.rampS.map { " (ramp \(Self.number($0)) s)" } ?? ""), " } ?? "")
+                + (s.workload.map {
+                    $0 == "ledger.post" ? "" : "workload \($0)\(Self.mix(s))\(s.rampS.map { " (ramp \(Self.number($0)) s)" } ?? ""), "
+                } ?? "")
                 + (s.workload == nil || s.workload == "ledger.post" ? "payload \(s.payloadBytes) B, " : "")
                 + "codec \(s.codec), fsync \(s.fsync)"
                 + (s.workload == nil || s.workload == "ledger.post" ? ", state \(s.stateItems) items" : ""))
@@ -261,6 +267,12 @@ public struct BenchReport: Codable, Sendable {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `: ledger.post 80%, todo.addTodo 20%` when the workload's name does not already say it.
+    static func mix(_ setup: Setup) -> String {
+        guard let actions = setup.actions, !actions.isEmpty, actions != [(setup.workload ?? "") + " 100%"] else { return "" }
+        return ": " + actions.joined(separator: ", ")
     }
 
     static func row(_ name: String, _ cells: [String]) -> String {

@@ -49,4 +49,11 @@ public struct OpenLoopSchedule: Sendable, Equatable {
 
     /// The whole run's length in nanoseconds (when the last action is due).
     public var span: UInt64 { count == 0 ? 0 : offset(of: count - 1) }
+
+    /// Actions per second over the whole run: `rate` without a ramp, less with one (a ramp of half
+    /// the run sends three quarters of what the full rate would). What a run can achieve at best.
+    public var meanRate: Double {
+        let end = offset(of: count)
+        return count == 0 || end == 0 ? rate : Double(count) / (Double(end) / 1e9)
+    }
 }

@@ -6,7 +6,7 @@ import TOMLKit
 /// actions whose arguments come from templates, at a rate per client with an optional ramp.
 ///
 /// `zflux bench --app A --action T --payload JSON` is a mix of one; `--workload FILE` reads a TOML file
-/// (``parse(toml:source:)``); without either, the stock bench drives the ledger (``ledger(stateItems:payloadBytes:)``).
+/// (``parse(toml:source:)``); without either, the stock bench drives the ledger (``ledger(stateItems:payloadBytes:probeBytes:)``).
 public struct Workload: Sendable {
     /// An action dispatched once before the load; the run waits until the views of its app show it.
     public struct Step: Sendable, Equatable {
@@ -61,6 +61,16 @@ public struct Workload: Sendable {
     public var apps: [String] {
         var seen: Set<String> = []
         return (mix.map(\.app) + prepare.map(\.app)).filter { seen.insert($0).inserted }
+    }
+
+    /// Each entry of the mix with its share of the actions: `ledger.post 80%`.
+    public var shares: [String] {
+        let total = Double(mix.reduce(0) { $0 + $1.weight })
+        return mix.map { entry in
+            let percent = Double(entry.weight) / Swift.max(1, total) * 100
+            return "\(entry.app).\(entry.type) "
+                + (percent == percent.rounded() || percent >= 10 ? String(format: "%.0f%%", percent) : String(format: "%.1f%%", percent))
+        }
     }
 
     /// One action type with one payload template (`--app --action --payload`).
@@ -152,6 +162,19 @@ public struct PayloadTemplate: Sendable, Equatable {
 
     /// `{}`.
     public static let empty = PayloadTemplate(.object([]))
+
+    /// Whether it has `${seq}` somewhere: then every action needs a payload of its own.
+    public var numbersActions: Bool { PayloadTemplate.numbersActions(root) }
+
+    static func numbersActions(_ node: Node) -> Bool {
+        switch node {
+        case .seq: true
+        case .object(let fields): fields.contains { numbersActions($0.1) }
+        case .array(let items): items.contains(where: numbersActions)
+        case .text(let pieces): pieces.contains(.seq)
+        case .literal, .int, .pick: false
+        }
+    }
 
     /// Parses a JSON object with templates in its strings; `source` and `line` say where it came from.
     public init(json: String, source: String, line: Int?) throws(WorkloadError) {
@@ -440,19 +463,33 @@ extension Workload {
 /// A workload made concrete for one run: wire payloads generated ahead of time (so the sending loop
 /// does no JSON work) and the order of the mix, both drawn from a seed.
 public struct LoadMix: Sendable {
-    /// Per entry: its app's topic, its action type and its payloads, used in turn.
+    /// Per entry: its app's topic, its action type and its payloads.
     public struct Kind: Sendable {
         public var app: String
         public var type: String
+        /// A pool used in turn (action `i` sends `payloads[i % count]`), or, when ``perAction``, the
+        /// payload of each action of the run by its index (empty at the indices of other kinds).
         public var payloads: [[UInt8]]
+        /// The template numbers actions (`${seq}`): each action has its own payload.
+        public var perAction = false
+
+        public init(app: String, type: String, payloads: [[UInt8]], perAction: Bool = false) {
+            self.app = app
+            self.type = type
+            self.payloads = payloads
+            self.perAction = perAction
+        }
     }
 
     public var kinds: [Kind]
     /// Which kind action `i` is: `kinds[picks[i % picks.count]]`, drawn by weight.
     public var picks: [UInt16]
 
-    /// Payloads generated per entry.
+    /// Payloads generated per entry whose template does not number its actions.
     public static let poolSize = 4096
+    /// At most this many actions of a run get their own `${seq}` payload (rounded up to whole turns of
+    /// the mix); later ones reuse them in turn, so `${seq}` counts up to about a million, then repeats.
+    public static let perActionLimit = 1 << 20
 
     public init(kinds: [Kind], picks: [UInt16]) {
         self.kinds = kinds
@@ -464,27 +501,14 @@ public struct LoadMix: Sendable {
         self.init(kinds: [Kind(app: app, type: type, payloads: payloads)], picks: [0])
     }
 
-    /// Makes every entry's payloads with `encode` (app, type, arguments JSON → wire payload) and draws
-    /// the order of the mix by weight.
+    /// Draws the order of the mix by weight and makes every entry's payloads with `encode` (app, type,
+    /// arguments JSON → wire payload). With `actions` (how many the run sends), an entry whose template
+    /// has `${seq}` gets one payload per action of the run, numbered by the action's index; without it,
+    /// or for other entries, a pool of ``poolSize`` where `${seq}` numbers the payload in the pool.
     public init(
-        _ workload: Workload, seed: UInt64 = 1, encode: (String, String, [UInt8]) throws -> [UInt8]
+        _ workload: Workload, seed: UInt64 = 1, actions: Int? = nil, encode: (String, String, [UInt8]) throws -> [UInt8]
     ) throws {
         var rng = SplitMix64(seed: seed)
-        var kinds: [Kind] = []
-        for entry in workload.mix {
-            var payloads: [[UInt8]] = []
-            payloads.reserveCapacity(LoadMix.poolSize)
-            for seq in 0..<LoadMix.poolSize {
-                let arguments = entry.payload.render(seq: seq, using: &rng)
-                do {
-                    payloads.append(try encode(entry.app, entry.type, Array(arguments.utf8)))
-                } catch {
-                    // Every payload of the pool is checked before the run; say which entry made a bad one.
-                    throw BenchError("\(entry.location ?? workload.name): \(error)")
-                }
-            }
-            kinds.append(Kind(app: entry.app, type: entry.type, payloads: payloads))
-        }
         // Smooth weighted order: each entry appears in proportion to its weight, shuffled by the seed.
         let total = workload.mix.reduce(0) { $0 + $1.weight }
         let length = max(LoadMix.poolSize, total)
@@ -495,7 +519,31 @@ public struct LoadMix: Sendable {
             picks.append(contentsOf: repeatElement(UInt16(index), count: max(1, share)))
         }
         picks.shuffle(using: &rng)
-        self.init(kinds: kinds, picks: picks)
+        self.init(kinds: [], picks: picks)
+        // Per-action payloads cover whole turns of `picks`, so index `i % covered` is of `i`'s kind.
+        let turns = actions.map { (min($0, LoadMix.perActionLimit) + self.picks.count - 1) / self.picks.count } ?? 0
+        let covered = max(1, turns) * self.picks.count
+        for (number, entry) in workload.mix.enumerated() {
+            func make(_ seq: Int, _ rng: inout SplitMix64) throws -> [UInt8] {
+                let arguments = entry.payload.render(seq: seq, using: &rng)
+                do {
+                    return try encode(entry.app, entry.type, Array(arguments.utf8))
+                } catch {
+                    // Every payload is checked before the run; say which entry made a bad one.
+                    throw BenchError("\(entry.location ?? workload.name): \(error)")
+                }
+            }
+            if actions != nil && entry.payload.numbersActions {
+                var payloads = [[UInt8]](repeating: [], count: covered)
+                for index in 0..<covered where kind(of: index) == number { payloads[index] = try make(index, &rng) }
+                kinds.append(Kind(app: entry.app, type: entry.type, payloads: payloads, perAction: true))
+            } else {
+                var payloads: [[UInt8]] = []
+                payloads.reserveCapacity(LoadMix.poolSize)
+                for seq in 0..<LoadMix.poolSize { payloads.append(try make(seq, &rng)) }
+                kinds.append(Kind(app: entry.app, type: entry.type, payloads: payloads))
+            }
+        }
     }
 
     /// The kind of action `index`.

@@ -41,7 +41,7 @@ public enum ZFluxCLI {
     }
 
     /// Runs the command line for `host`, with `arguments` instead of the process's own when given
-    /// (tests), then exits.
+    /// (a wrapper that rewrites them), then exits: it never returns.
     public static func main(_ host: Host, arguments: [String]? = nil) async {
         // A peer that resets a TCP connection (a metrics probe, a terminal closed under `zflux tail |
         // head`) must turn the next write into an EPIPE error for the code that wrote, never into a

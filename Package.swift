@@ -95,6 +95,7 @@ let package = Package(
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
+        .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),
         .testTarget(
             name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode", "Devtools"],

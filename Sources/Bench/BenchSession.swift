@@ -506,7 +506,7 @@ public final class BenchSession {
     }
 
     func progress(_ line: String) {
-        FileHandle.standardError.write(Data(("zflux bench: " + line + "\n").utf8))
+        StandardOutput.error("zflux bench: " + line + "\n")
     }
 
     public func shutdown() {

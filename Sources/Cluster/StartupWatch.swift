@@ -41,6 +41,8 @@ public struct StartupWatch: Sendable {
         }
         guard now - (reportedAt[name] ?? 0) >= progressEveryMilliseconds else { return .waiting(progress: nil) }
         reportedAt[name] = now
+        // A fresh cluster has nothing to catch up with: the store waits for the dispatcher's word.
+        guard head > 0 else { return .waiting(progress: "\(name) starting: waiting for the dispatcher's first heartbeat") }
         return .waiting(progress: "\(name) catching up: version \(version) of \(head)")
     }
 }

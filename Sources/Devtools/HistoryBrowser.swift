@@ -242,15 +242,44 @@ public final class HistoryBrowser: ScreenMode {
                 default: return []
                 }
             }
-        case (.array(let a), .array(let b)) where a.count == b.count:
-            return a.indices.flatMap { diff(from: a[$0], to: b[$0], path: "\(path)[\($0)]") }
         case (.array(let a), .array(let b)):
-            return [StyledLine("~ \(here): \(a.count) → \(b.count) items", .accent)]
-                + a.indices.filter { $0 < b.count }.flatMap {
-                    diff(from: a[$0], to: b[$0], path: "\(path)[\($0)]")
-                }
+            return diff(from: a, to: b, path: path)
         default:
             return [StyledLine("~ \(here): \(text(old)) → \(text(new))", .accent)]
         }
+    }
+
+    /// A list's changes as a sequence diff: an item inserted at the top is one `+` line, not every item
+    /// shifted by one. Items that all have an `id` are matched by it, so an item that moved or changed
+    /// keeps its identity; other items match when equal, and a lone removal and insertion at the same
+    /// place is an item changed in place.
+    static func diff(from a: [JSONValue], to b: [JSONValue], path: String) -> [StyledLine] {
+        func id(_ value: JSONValue) -> JSONValue? {
+            if case .object(let fields) = value { fields["id"] } else { nil }
+        }
+        let ids = !(a + b).isEmpty && (a + b).allSatisfy { id($0) != nil }
+        // Same length and no identities: nothing was inserted or removed, only changed where it is.
+        if !ids && a.count == b.count { return a.indices.flatMap { diff(from: a[$0], to: b[$0], path: "\(path)[\($0)]") } }
+        let difference = ids ? b.difference(from: a) { id($0) == id($1) } : b.difference(from: a)
+        var removed: [Int: JSONValue] = [:], inserted: [Int: JSONValue] = [:]
+        for change in difference {
+            switch change {
+            case .remove(let offset, let element, _): removed[offset] = element
+            case .insert(let offset, let element, _): inserted[offset] = element
+            }
+        }
+        // Items both lists keep, in order: matched by identity (or equal), changed inside when they differ.
+        var kept = Array(zip(a.indices.filter { removed[$0] == nil }, b.indices.filter { inserted[$0] == nil }))
+        if !ids {
+            for offset in removed.keys.sorted() where inserted[offset] != nil {
+                kept.append((offset, offset))
+                removed[offset] = nil
+                inserted[offset] = nil
+            }
+        }
+        var lines = removed.keys.sorted().map { StyledLine("- \(path)[\($0)]: \(text(a[$0]))", .bad) }
+        for (old, new) in kept.sorted(by: { $0.1 < $1.1 }) { lines += diff(from: a[old], to: b[new], path: "\(path)[\(new)]") }
+        lines += inserted.keys.sorted().map { StyledLine("+ \(path)[\($0)]: \(text(b[$0]))", .good) }
+        return lines
     }
 }

@@ -156,6 +156,32 @@ public struct Topology: Codable, Equatable, Sendable {
 
     public func store(named name: String) -> StoreEndpoints? { stores.first { $0.name == name } }
 
+    /// The store called `name`, or an error that lists the stores there are.
+    public func requireStore(named name: String) throws(UnknownStore) -> StoreEndpoints {
+        guard let store = store(named: name) else { throw UnknownStore(name: name, known: stores.map(\.name)) }
+        return store
+    }
+
+    /// The stores that run `app`, or an error that lists the stores there are, with their apps.
+    public func requireStores(running app: String) throws(UnknownStore) -> [StoreEndpoints] {
+        let running = stores.filter { $0.app == app }
+        guard !running.isEmpty else { throw UnknownStore(app: app, known: stores.map { "\($0.name) (\($0.app))" }) }
+        return running
+    }
+
+    /// A store a command names that the cluster does not have.
+    public struct UnknownStore: Error, CustomStringConvertible {
+        public let description: String
+
+        public init(name: String, known: [String]) {
+            description = "the cluster has no store '\(name)' (it has: \(known.joined(separator: ", ")))"
+        }
+
+        public init(app: String, known: [String]) {
+            description = "the cluster has no store running app '\(app)' (its stores: \(known.joined(separator: ", ")))"
+        }
+    }
+
     public enum Transport: String, Codable, Sendable, CaseIterable {
         case ipc, tcp, inproc
     }

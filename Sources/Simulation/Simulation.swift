@@ -298,7 +298,7 @@ public final class Simulation {
         case .timer(let node, let incarnation):
             timer(node, incarnation: incarnation)
         case .fsyncDone(let incarnation, let length, let through):
-            record(2, 1, through)
+            record(2, 1, through, "journal durable through seq \(through)")
             guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
             dispatcher.journal.sync(upTo: length)
             dispatcher.fsyncInFlight = false
@@ -307,7 +307,7 @@ public final class Simulation {
             startFsyncIfNeeded()
         case .effect(let index, let incarnation, let payload):
             let store = stores[index]
-            record(3, Node.store(index).code, UInt64(payload.count))
+            record(3, Node.store(index).code, UInt64(payload.count), "\(name(of: .store(index)))'s effect answers (\(payload.count) bytes)")
             guard let core = store.core, store.incarnation == incarnation else { return }
             core.effectSent(app: "echo", type: "pong", payload: payload, now: time(.store(index)))
             carryOutStore(index)
@@ -319,7 +319,7 @@ public final class Simulation {
             injectFault()
             if now < options.faultPhaseMicros { queue.schedule(.fault, at: now + rng.micros(20_000...250_000)) }
         case .restart(let node):
-            record(4, node.code, 0)
+            record(4, node.code, 0, "\(name(of: node)) restarts")
             restart(node)
         case .linkUp(let a, let b):
             downLinks.remove(Simulation.link(a, b))
@@ -424,10 +424,12 @@ public final class Simulation {
             guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
             switch delivery {
             case .intake(let peer, let message):
-                record(10, node.code, message.header.clientSeq)
+                record(
+                    10, node.code, message.header.clientSeq,
+                    "dispatcher receives DISPATCH from \(sender(of: message)) (client seq \(message.header.clientSeq))")
                 core.receivedIntake(.success(message), from: peer, now: time(node))
             case .replayRequest(let peer, let message):
-                record(11, node.code, message.header.seq)
+                record(11, node.code, message.header.seq, "dispatcher asked to replay from seq \(message.header.seq)")
                 core.receivedReplayRequest(message, from: peer)
             default: return
             }
@@ -442,21 +444,21 @@ public final class Simulation {
                     store.dropNext -= 1
                     return
                 }
-                record(12, node.code, message.header.seq)
+                record(12, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq)")
                 core.receivedFromDispatcher(message, now: time(node))
             case .replayReply(let message):
-                record(13, node.code, message.header.seq)
+                record(13, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq)")
                 if message.kind == .replayEnd {
                     note(
-                        "\(store.spec.name) at \(core.version) gets REPLAY-END \(message.header.seq) (history \(HistoryID(rawValue: message.header.history)))"
+                        "store \(store.spec.name) at \(core.version) gets REPLAY-END \(message.header.seq) (history \(HistoryID(rawValue: message.header.history)))"
                     )
                 }
                 core.receivedReplay(message, now: time(node))
             case .snapshotRequest(let peer, let message):
-                record(14, node.code, 0)
+                record(14, node.code, 0, "\(name(of: node)) asked for a snapshot")
                 core.receivedRequest(message, from: peer, now: time(node))
             case .intakeReply(let message):
-                record(15, node.code, message.header.seq)
+                record(15, node.code, message.header.seq, "\(name(of: node)) receives its effect's \(message.kind) seq \(message.header.seq)")
                 core.receivedIntakeReply(message)
             default: return
             }
@@ -471,18 +473,18 @@ public final class Simulation {
                     view.dropNext -= 1
                     return
                 }
-                record(16, node.code, message.header.seq)
+                record(16, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) version \(message.header.seq)")
                 core.receivedUpdate(message, now: time(node))
             case .snapshotReply(let message):
                 guard generation == view.generation else { return }
-                record(17, node.code, message.header.seq)
+                record(17, node.code, message.header.seq, "\(name(of: node)) receives SNAPSHOT version \(message.header.seq)")
                 core.receivedSnapshot(message, now: time(node))
             default: return
             }
             scheduleTurn(node)
         case .client(let index):
             guard case .intakeReply(let message) = delivery else { return }
-            record(18, node.code, message.header.seq)
+            record(18, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq)")
             clientReply(index, message)
         }
     }
@@ -704,7 +706,7 @@ public final class Simulation {
             case .reply(let target, let message):
                 guard let (code, incarnation) = Simulation.node(fromPeer: target), let to = self.node(code: code) else { continue }
                 note(
-                    "\(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(to)#\(incarnation)"
+                    "store \(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(self.name(of: to)) (incarnation \(incarnation))"
                 )
                 send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
             case .replyStatus: continue
@@ -714,7 +716,7 @@ public final class Simulation {
             case .writeSnapshot(let version, let history, let snapshot):
                 // Written atomically and fsynced (tmp file, fsync, rename): whole or not at all.
                 store.snapshot = SnapshotFile.Contents(version: version, history: history, app: store.spec.app, state: snapshot)
-                note("\(store.spec.name) writes a snapshot at \(version) (history \(HistoryID(rawValue: history)))")
+                note("store \(store.spec.name) writes a snapshot at \(version) (history \(HistoryID(rawValue: history)))")
             }
         }
     }
@@ -833,11 +835,11 @@ public final class Simulation {
     func injectFault() {
         result.faultsInjected += 1
         let roll = rng.int(0...99)
-        record(5, UInt64(roll), 0)
+        record(5, UInt64(roll), 0, "")  // the fault says what it is below
         switch roll {
         case 0..<25:
             let node = randomNode()
-            note("crash \(node)")
+            note("crash: \(name(of: node))")
             kill(node)
             queue.schedule(.restart(node), at: now + rng.micros(20_000...400_000))
         case 25..<33 where fsync != .none:
@@ -852,7 +854,7 @@ public final class Simulation {
         case 33..<53:
             let a = randomNode(), b: Node = rng.chance(0.5) ? .dispatcher : .client(rng.int(0...(clients.count - 1)))
             guard a != b else { return }
-            note("partition \(a) | \(b)")
+            note("partition: \(name(of: a)) | \(name(of: b))")
             downLinks.insert(Simulation.link(a, b))
             queue.schedule(.linkUp(a, b), at: now + rng.micros(100_000...1_000_000))
         case 53..<68:
@@ -863,11 +865,11 @@ public final class Simulation {
             let count = rng.int(20...200)
             if rng.chance(0.5) {
                 let i = rng.int(0...(stores.count - 1))
-                note("store \(i) falls past its high-water mark: \(count) actions dropped")
+                note("\(name(of: .store(i))) falls past its high-water mark: \(count) actions dropped")
                 stores[i].dropNext = count
             } else {
                 let i = rng.int(0...(views.count - 1))
-                note("view \(i) falls past its high-water mark: \(count) updates dropped")
+                note("\(name(of: .view(i))) falls past its high-water mark: \(count) updates dropped")
                 views[i].dropNext = count
             }
         case 78..<81:
@@ -883,13 +885,13 @@ public final class Simulation {
         case 84..<90:
             let node = randomNode()
             let jump = Int64(rng.int(-3_600...3_600)) * 1_000_000_000
-            note("clock jump on \(node): \(jump / 1_000_000_000) s")
+            note("clock jump on \(name(of: node)): \(jump / 1_000_000_000) s")
             if node == .dispatcher && jump < 0 { dispatcherClockWentBack = true }
             wallOffset[node, default: 0] += jump
         default:
             let node = randomNode()
             let until = now + rng.micros(200_000...3_000_000)
-            note("freeze \(node) for \((until - now) / 1000) ms")
+            note("freeze \(name(of: node)) for \((until - now) / 1000) ms")
             switch node {
             case .dispatcher: dispatcher.frozenUntil = until
             case .store(let i): stores[i].frozenUntil = until
@@ -1117,11 +1119,31 @@ public final class Simulation {
 
     // MARK: Trace
 
-    func record(_ kind: UInt64, _ a: UInt64, _ b: UInt64) {
+    /// One event: mixed into the trace hash as numbers (so a seed's hash stays what it was), kept in
+    /// the trace as the sentence `text`.
+    func record(_ kind: UInt64, _ a: UInt64, _ b: UInt64, _ text: @autoclosure () -> String) {
         hash.mix(now)
         hash.mix(kind << 48 | a)
         hash.mix(b)
-        if options.traceLength > 0 { note("event \(kind) node \(a) \(b)") }
+        guard options.traceLength > 0 else { return }
+        let line = text()
+        if !line.isEmpty { note(line) }
+    }
+
+    /// Who sent a DISPATCH: a client by its index, or a store's effects.
+    func sender(of message: Message) -> String {
+        if let index = clients.firstIndex(where: { $0.id == message.header.clientID }) { return "client \(index)" }
+        return "client id \(message.header.clientID)"
+    }
+
+    /// A node as the trace names it: `dispatcher`, `store todo`, `view of stats`, `client 2`.
+    func name(of node: Node) -> String {
+        switch node {
+        case .dispatcher: "dispatcher"
+        case .store(let index): "store \(stores[index].spec.name)"
+        case .view(let index): "view of \(stores[views[index].store].spec.name)"
+        case .client(let index): "client \(index)"
+        }
     }
 
     func note(_ text: @autoclosure () -> String) {

@@ -32,14 +32,14 @@ struct BenchCommand: AsyncParsableCommand {
             lost or refused by the dispatcher (the report says why); 1 on a regression against --baseline \
             or bad input.
 
-            --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built
-            beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec),
-            probes write+fdatasync on the journal's filesystem, and prints every figure as a ratio to that
-            floor, CPU per action included. --max searches for the highest rate with zero loss that the
+            --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built \
+            beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec), \
+            probes write+fdatasync on the journal's filesystem, and prints every figure as a ratio to that \
+            floor, CPU per action included. --max searches for the highest rate with zero loss that the \
             cluster sustains (achieved ≥ 95% of target); --json reports it as max.rate with the trials.
 
-            On a VM the report also says how much of the machine's CPU time the hypervisor took during the
-            run (steal, from /proc/stat): a guest out of CPU quota is paused, and the pauses show in the
+            On a VM the report also says how much of the machine's CPU time the hypervisor took during the \
+            run (steal, from /proc/stat): a guest out of CPU quota is paused, and the pauses show in the \
             tails. Compare runs only when their steal is alike.
 
             Examples:

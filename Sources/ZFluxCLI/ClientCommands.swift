@@ -11,8 +11,9 @@ struct DispatchCommand: ParsableCommand {
             ARGUMENTS is a JSON object with the action's arguments, e.g.
               zflux dispatch todo addTodo '{"title":"Buy milk"}'
               zflux dispatch counter incrementTapped
-            A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2.
-            `zflux apps` lists every app's actions.
+            A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2. `zflux apps` lists every app's actions.
+
+            The dispatcher acknowledges an action once it is sequenced and durable; the app's stores apply it after. With --wait the command also waits for them: it prints the store's version once every store of the app has applied the seq (the seq itself when the action changed the state), or prints the store's reason and exits 1 when a store's reducer refused the action. Stores that say nothing within the timeout exit 2.
             """)
 
     @Argument(help: "The app the action belongs to.") var app: String
@@ -21,10 +22,13 @@ struct DispatchCommand: ParsableCommand {
     @Option(help: "Seconds to wait for the dispatcher's answer, retrying meanwhile.") var timeout: Double = 5
     @Option(help: "Dispatch the action this many times, one after the other (each acknowledged before the next); prints the last seq.")
     var `repeat` = 1
+    @Flag(help: "Wait until the app's stores have applied the action: print their version, or the refusal and exit 1.")
+    var wait = false
     @OptionGroup var runDir: RunDirOptions
 
     func validate() throws {
         guard `repeat` >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        guard !wait || `repeat` == 1 else { throw ValidationError("--wait waits for one action: it does not go with --repeat") }
     }
 
     func run() throws {
@@ -35,6 +39,14 @@ struct DispatchCommand: ParsableCommand {
             payload = try app.wirePayload(type: action, argumentsJSON: Array((arguments ?? "").utf8), format: topology.codec ?? .binary)
         } catch {
             throw CLIError("\(self.app) \(action): \(error.reason)")
+        }
+        let started = MonotonicClock.nowMilliseconds()
+        let deadline = started + UInt64(timeout * 1000)
+        // Subscribed before the action is sent, so no store's answer about it can be missed.
+        let watch = try wait ? AppliedWatch(stores: topology.requireStores(running: app.name), security: security) : nil
+        if let watch, !(try watch.waitUntilHeard(deadline: deadline)) {
+            printError("no word from store \(watch.silent.joined(separator: ", ")) within \(timeout) s; is the cluster up?")
+            throw ExitCode(2)
         }
         let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
         defer { connection.close() }
@@ -55,7 +67,20 @@ struct DispatchCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
-        emitLine(String(last))
+        guard let watch else {
+            emitLine(String(last))
+            return
+        }
+        switch try watch.wait(for: last, deadline: max(deadline, MonotonicClock.nowMilliseconds() + 1000)) {
+        case .applied(let version):
+            emitLine(String(version))
+        case .refused(let store, let reason):
+            printError("store \(store) refused seq \(last): \(reason)")
+            throw ExitCode(1)
+        case .timedOut(let stores):
+            printError("seq \(last) was acknowledged, but store \(stores.joined(separator: ", ")) did not apply it within \(timeout) s")
+            throw ExitCode(2)
+        }
     }
 }
 
@@ -64,8 +89,8 @@ struct StateCommand: ParsableCommand {
         commandName: "state",
         abstract: "Print a store's current state as one JSON line: {\"version\": N, \"state\": {...}}.",
         discussion: """
-            With --at SEQ, the store's state as of that seq instead (time travel): rebuilt here from the
-            newest snapshot at or below SEQ and the journal, with the store's reducer and no effects. The
+            With --at SEQ, the store's state as of that seq instead (time travel): rebuilt here from the \
+            newest snapshot at or below SEQ and the journal, with the store's reducer and no effects. The \
             running cluster is not asked or disturbed; the journal must be on this host.
             """)
 
@@ -80,9 +105,7 @@ struct StateCommand: ParsableCommand {
             return
         }
         let (topology, security) = try runDir.cluster()
-        guard let endpoints = topology.store(named: store) else {
-            throw CLIError("the cluster has no store '\(store)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
-        }
+        let endpoints = try topology.requireStore(named: store)
         let app = ZFluxCLI.Host.current.client(endpoints.app)
         guard
             let reply = try requestReply(
@@ -131,8 +154,8 @@ struct AppsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps", abstract: "List the apps this binary can host and how to dispatch their actions.",
         discussion: """
-            Generated from the app catalog: every app with each action, its payload fields and an example to pass
-            to `zflux dispatch APP TYPE 'ARGS'`. Actions marked "from an effect" are what the app's effects send
+            Generated from the app catalog: every app with each action, its payload fields and an example to pass \
+            to `zflux dispatch APP TYPE 'ARGS'`. Actions marked "from an effect" are what the app's effects send \
             back (answers to requests); they can be dispatched by hand too.
             """)
 

@@ -37,8 +37,8 @@ struct ClusterCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Start the dispatcher and every store, each as its own process; stay in the foreground.",
             discussion: """
-                Writes the endpoints to RUN_DIR/cluster.json (read by dispatch, state and view) and each node's
-                log to RUN_DIR/logs/. Ctrl-C or SIGTERM stops every node; none outlives this command, even if
+                Writes the endpoints to RUN_DIR/cluster.json (read by dispatch, state and view) and each node's \
+                log to RUN_DIR/logs/. Ctrl-C or SIGTERM stops every node; none outlives this command, even if \
                 it is killed outright.
                 """)
 

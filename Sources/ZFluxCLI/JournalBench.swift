@@ -7,9 +7,9 @@ extension JournalCommand {
         static let configuration = CommandConfiguration(
             abstract: "Measure the journal's append rate under each fsync policy, and how fast a store catches up.",
             discussion: """
-                Appends run in a temporary directory on the disk of --dir, committing every --batch records
-                (1: a lone client, each action its own commit; larger: the group commit of a busy intake).
-                --catch-up N journals N actions, then starts a dispatcher and a counter store over ipc (no
+                Appends run in a temporary directory on the disk of --dir, committing every --batch records \
+                (1: a lone client, each action its own commit; larger: the group commit of a busy intake). \
+                --catch-up N journals N actions, then starts a dispatcher and a counter store over ipc (no \
                 snapshot) and times the store from start until it has applied all N.
                 """)
 

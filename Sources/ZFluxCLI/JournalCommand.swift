@@ -5,6 +5,7 @@ import FluxCore
 import Foundation
 import NodeSupport
 import StoreNode
+import ViewNode
 
 struct JournalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,14 +59,14 @@ struct JournalCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove the journal's oldest segments that every store's snapshot already covers.",
             discussion: """
-                Removes whole segments whose actions all lie below the oldest store snapshot, so that every
-                store can still start from its snapshot and catch up from the journal. The newest segment
+                Removes whole segments whose actions all lie below the oldest store snapshot, so that every \
+                store can still start from its snapshot and catch up from the journal. The newest segment \
                 always stays. The dispatcher must be stopped (the command takes the journal's lock).
 
-                Snapshots are read from the cluster's snapshot directory. A store with no snapshot there (a
-                new store, or one on another host) needs the whole journal, and the command refuses; pass
-                --keep-from SEQ to say yourself what to keep, and --force to keep less than a snapshot found
-                here needs. A store left behind the journal says so and can be given another store's
+                Snapshots are read from the cluster's snapshot directory. A store with no snapshot there (a \
+                new store, or one on another host) needs the whole journal, and the command refuses; pass \
+                --keep-from SEQ to say yourself what to keep, and --force to keep less than a snapshot found \
+                here needs. A store left behind the journal says so and can be given another store's \
                 snapshot (docs/OPERATIONS.md, "A journal that starts above 1").
                 """)
         @OptionGroup var location: Location
@@ -197,7 +198,8 @@ func jsonLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {
     let time = ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: seconds))
     let json = readablePayload(message, host)
     let payload = (try? JSONSerialization.jsonObject(with: Data(json))) != nil ? String(decoding: json, as: UTF8.self) : "null"
-    return "{\"seq\":\(header.seq),\"time\":\"\(time)\",\"app\":\"\(message.topicString)\",\"type\":\"\(header.actionType)\","
+    // App and type are a peer's bytes: quoted as JSON strings, never pasted in.
+    return "{\"seq\":\(header.seq),\"time\":\"\(time)\",\"app\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(header.actionType)),"
         + "\"client\":\(header.clientID),\"client_seq\":\(header.clientSeq),\"payload\":\(payload)}"
 }
 

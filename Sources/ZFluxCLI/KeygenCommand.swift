@@ -8,9 +8,9 @@ struct KeygenCommand: ParsableCommand {
         commandName: "keygen",
         abstract: "Make a CURVE key pair: NAME.key (secret, mode 0600) and NAME.pub (public) in --dir.",
         discussion: """
-            A cluster with a [security] section speaks CURVE on every tcp socket. It needs a server key
-            pair (the nodes bind with it), a client key pair (nodes and local commands connect with it;
-            $ZFLUX_KEY picks another), and an authorized-keys file listing every client public key
+            A cluster with a [security] section speaks CURVE on every tcp socket. It needs a server key \
+            pair (the nodes bind with it), a client key pair (nodes and local commands connect with it; \
+            $ZFLUX_KEY picks another), and an authorized-keys file listing every client public key \
             allowed in. Edit that file at any time: nodes read it again when it changes.
               zflux keygen server --dir keys
               zflux keygen client --dir keys

@@ -10,7 +10,7 @@ struct NewCommand: ParsableCommand {
               zflux new Poll --output poll
               cd poll && swift build && swift test
               .build/debug/poll cluster up --config cluster.toml
-            Without --zflux-path, Package.swift names zflux by a placeholder URL; its README says how to
+            Without --zflux-path, Package.swift names zflux by a placeholder URL; its README says how to \
             point it at where your team gets zflux from.
             """)
 

@@ -65,9 +65,7 @@ struct StoreCommand: AsyncParsableCommand {
         let name = storeName ?? nodeName ?? ""
         try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
-        guard let endpoints = topology.store(named: name) else {
-            throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
-        }
+        let endpoints = try topology.requireStore(named: name)
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         let context = AppContext(mock: endpoints.usesMockEnvironment, dataDirectory: RunDirectory(node.runDir.path).dataDirectory(of: name))
         let host = ZFluxCLI.Host.current

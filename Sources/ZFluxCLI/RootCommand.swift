@@ -7,8 +7,8 @@ struct RootCommand: AsyncParsableCommand {
         commandName: RootCommand.binaryName,
         abstract: "Flux / Redux across processes over ZeroMQ.",
         discussion: """
-            A dispatcher stamps every action with a global sequence number and
-            broadcasts it; stores apply their reducers in that order and publish
+            A dispatcher stamps every action with a global sequence number and \
+            broadcasts it; stores apply their reducers in that order and publish \
             their state; views render it.
 
             Quick start (cluster up stays in the foreground):

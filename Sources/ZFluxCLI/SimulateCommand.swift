@@ -1,6 +1,7 @@
 import ArgumentParser
 import FluxCore
 import Foundation
+import NodeSupport
 import Simulation
 
 struct SimulateCommand: ParsableCommand {
@@ -8,16 +9,16 @@ struct SimulateCommand: ParsableCommand {
         commandName: "simulate",
         abstract: "Run the whole cluster in a deterministic simulator, under faults, and check its invariants.",
         discussion: """
-            Each seed is one run of a dispatcher, a store per app of the binary's simulation mix (the first app
-            also gets a replica without effects) plus an echo app whose effects answer every ping,
-            a view per store and three retrying clients, on a simulated network, disk and clock, all in this
-            process. The nodes' decisions are the real cores; the simulator injects crashes and restarts,
-            power cuts (unsynced writes lost, the last write torn, a sector corrupted), partitions, dropped,
-            duplicated and reordered messages, subscribers overflowing, frozen processes and clock jumps,
-            and checks every invariant of DESIGN §3 all along (docs/GUARANTEES.md lists them). A failure
+            Each seed is one run of a dispatcher, a store per app of the binary's simulation mix (the first app \
+            also gets a replica without effects) plus an echo app whose effects answer every ping, \
+            a view per store and three retrying clients, on a simulated network, disk and clock, all in this \
+            process. The nodes' decisions are the real cores; the simulator injects crashes and restarts, \
+            power cuts (unsynced writes lost, the last write torn, a sector corrupted), partitions, dropped, \
+            duplicated and reordered messages, subscribers overflowing, frozen processes and clock jumps, \
+            and checks every invariant of DESIGN §3 all along (docs/GUARANTEES.md lists them). A failure \
             prints its seed, the invariant broken and the events before it; `--seed S` replays it exactly.
 
-            Canaries break one rule on purpose to show that the checker catches it: `--list-canaries`,
+            Canaries break one rule on purpose to show that the checker catches it: `--list-canaries`, \
             then `--canary NAME` (exit 0 when it was caught).
 
             Examples:
@@ -57,7 +58,7 @@ struct SimulateCommand: ParsableCommand {
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil
         let summary = SimulationRunner.run(seeds: list, options: options, stopAtFirstFailure: isCanary) { done in
-            FileHandle.standardError.write(Data("zflux simulate: \(done) of \(total) seeds\n".utf8))
+            StandardOutput.error("zflux simulate: \(done) of \(total) seeds\n")
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

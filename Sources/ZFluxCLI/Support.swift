@@ -176,11 +176,11 @@ extension ZFluxCLI.Host {
 
 /// Writes to stdout and flushes, so piped output arrives line by line.
 func emitLine(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    StandardOutput.line(line)
 }
 
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data(("zflux: " + line + "\n").utf8))
+    StandardOutput.error(RootCommand.binaryName + ": " + line + "\n")
 }
 
 extension Topology.Transport: ExpressibleByArgument {}

@@ -11,8 +11,8 @@ struct TailCommand: AsyncParsableCommand {
         commandName: "tail",
         abstract: "Print the ordered action stream as it happens: seq, time, app.type, payload.",
         discussion: """
-            Live actions only (the journal's history is `zflux journal dump`). On a terminal it runs
-            full-screen, newest at the bottom: / filters the lines, ? lists the keys, q or Ctrl-C quits.
+            Live actions only (the journal's history is `zflux journal dump`). On a terminal it runs \
+            full-screen, newest at the bottom: / filters the lines, ? lists the keys, q or Ctrl-C quits. \
             Piped, with --json or with --stream, it prints one line per action until Ctrl-C.
             """)
 
@@ -94,7 +94,7 @@ struct TailCommand: AsyncParsableCommand {
                                 let reason = String(decoding: message.payload, as: UTF8.self)
                                 output(
                                     json
-                                        ? "{\"seq\":\(message.header.seq),\"rejected_by\":\"\(message.topicString)\",\"type\":\"\(message.header.actionType)\",\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
+                                        ? "{\"seq\":\(message.header.seq),\"rejected_by\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(message.header.actionType)),\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
                                         : "\(message.header.seq)  rejected by \(message.topicString): \(message.header.actionType): \(reason)")
                             }
                         }

@@ -61,10 +61,10 @@ extension JournalCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a stretch of history as one self-contained session file, to send as a bug report.",
             discussion: """
-                The file holds every store's state just before --from, the actions --from…--to with their
-                seqs, apps, clients and times, and the state each action left in the stores it changed (JSON,
-                with the exact wire bytes beside it). `zflux journal import` makes a run directory from it
-                whose cluster reproduces those states bit for bit; FluxTesting's `Session.verify(apps:)`
+                The file holds every store's state just before --from, the actions --from…--to with their \
+                seqs, apps, clients and times, and the state each action left in the stores it changed (JSON, \
+                with the exact wire bytes beside it). `zflux journal import` makes a run directory from it \
+                whose cluster reproduces those states bit for bit; FluxTesting's `Session.verify(apps:)` \
                 turns it into a regression test (docs/GUIDE.md, "Debugging with time travel").
 
                 Reads the journal and the snapshots read-only: a running cluster is not disturbed.
@@ -88,7 +88,7 @@ extension JournalCommand {
             }
             let data = try session.encoded()
             if output == "-" {
-                FileHandle.standardOutput.write(data)
+                StandardOutput.write(bytes: Array(data))
             } else {
                 // Written whole or not at all: a half-written report is worse than none.
                 try data.write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -103,12 +103,12 @@ extension JournalCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make a new run directory from a session file, whose cluster reproduces the session's states.",
             discussion: """
-                Writes RUN_DIR/cluster.toml (the session's stores), a journal of the session's actions and
+                Writes RUN_DIR/cluster.toml (the session's stores), a journal of the session's actions and \
                 each store's snapshot as of just before them. Then start it:
 
                   zflux cluster up --run-dir DIR --config DIR/cluster.toml
 
-                and the stores catch up to the session's last seq with exactly the recorded states. The
+                and the stores catch up to the session's last seq with exactly the recorded states. The \
                 cluster gets a history of its own, so it is never taken for the one recorded.
                 """)
         @Argument(help: "The session file (from `zflux journal export`).") var file: String

@@ -10,16 +10,16 @@ struct ViewCommand: AsyncParsableCommand {
         commandName: "view",
         abstract: "Follow stores' state live: a snapshot first, then every update.",
         discussion: """
-            On a terminal the view is full-screen: each example app has its own screen and keys that
-            dispatch its actions (shown at the bottom); any other store is shown as a collapsible tree with
-            the values that changed highlighted. A status line shows each dispatch's outcome, and a status
-            bar the version, time since the last update, the end-to-end latency of your own dispatches
-            and the connection state. Ctrl-N switches between stores, F1 (or ? outside text fields) lists
+            On a terminal the view is full-screen: each example app has its own screen and keys that \
+            dispatch its actions (shown at the bottom); any other store is shown as a collapsible tree with \
+            the values that changed highlighted. A status line shows each dispatch's outcome, and a status \
+            bar the version, time since the last update, the end-to-end latency of your own dispatches \
+            and the connection state. Ctrl-N switches between stores, F1 (or ? outside text fields) lists \
             the screen's keys, Ctrl-C quits. NO_COLOR turns colours off; the screen follows resizes.
 
-            Time travel: --history (or Ctrl-T) puts the store's timeline beside its screen, rebuilt from
-            the cluster's journal on this host: ←/→ step one action, PgUp/PgDn ten, g jumps to a seq,
-            / filters by app or type; each step shows the action, the state diff it caused and the screen
+            Time travel: --history (or Ctrl-T) puts the store's timeline beside its screen, rebuilt from \
+            the cluster's journal on this host: ←/→ step one action, PgUp/PgDn ten, g jumps to a seq, \
+            / filters by app or type; each step shows the action, the state diff it caused and the screen \
             as of that step. L goes back to live; the status bar keeps showing the live version meanwhile.
 
             When stdout is not a terminal (or with --json), each update is one JSON line:
@@ -55,9 +55,7 @@ struct ViewCommand: AsyncParsableCommand {
         let host = ZFluxCLI.Host.current
         var views: [ViewNode] = []
         for name in stores {
-            guard let endpoints = topology.store(named: name) else {
-                throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
-            }
+            let endpoints = try topology.requireStore(named: name)
             let printer = UpdatePrinter(app: host.client(endpoints.app), json: plain, select: path)
             var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: host.app(named: endpoints.app))
             configuration.security = security
@@ -78,9 +76,7 @@ extension ViewCommand {
     func runInteractive(_ topology: Topology, _ security: Security.Settings?, select: StatePath?) async throws {
         let host = ZFluxCLI.Host.current
         let stores = try self.stores.map { name -> InteractiveView.Store in
-            guard let endpoints = topology.store(named: name) else {
-                throw CLIError("the cluster has no store '\(name)' (it has: \(topology.stores.map(\.name).joined(separator: ", ")))")
-            }
+            let endpoints = try topology.requireStore(named: name)
             var configuration = ViewNode.Configuration(topology: topology, store: endpoints, app: host.app(named: endpoints.app))
             configuration.security = security
             configuration.select = select

@@ -48,15 +48,27 @@ public enum ZFluxCLI {
         // SIGPIPE that kills a node.
         signal(SIGPIPE, SIG_IGN)
         Host.install(host)
+        var command: ParsableCommand
         do {
-            var command = try RootCommand.parseAsRoot(arguments)
+            command = try RootCommand.parseAsRoot(arguments)
+        } catch {
+            RootCommand.exit(withError: error)  // usage and help, as ArgumentParser words them
+        }
+        do {
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
-        } catch {
+        } catch let error as ExitCode {
+            exit(error.rawValue)
+        } catch let error where error is ValidationError || error is CleanExit || String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+            // Usage errors and help (`zflux help X` asks for help while it runs) are ArgumentParser's to word.
             RootCommand.exit(withError: error)
+        } catch {
+            // Every other failure reads like the command's other messages: "zflux: what went wrong".
+            printError(String(describing: error))
+            exit(1)
         }
         exit(0)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FluxCore
@@ -139,5 +140,15 @@ struct ProtocolTests {
         for bad in ["", "2x", "add-todo", "a\"b", "a b", String(repeating: "a", count: 256)] {
             #expect(!Header.isValidActionType(Array(bad.utf8)), "\(bad)")
         }
+    }
+}
+
+@Suite("PROTOCOL.md")
+struct ProtocolDocumentTests {
+    @Test("its title names the version the header carries")
+    func titleVersion() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/PROTOCOL.md").standardized
+        let title = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").first.map(String.init) ?? ""
+        #expect(title == "# zflux wire protocol, version \(Header.protocolVersion)")
     }
 }

@@ -105,7 +105,7 @@ struct ConfigTests {
             #expect(
                 result.status == 0 || result.status == 1,
                 "round \(round): exit \(result.status) (a crash?)\n\(String(decoding: bytes, as: UTF8.self))")
-            if result.status == 1 { #expect(result.stderr.hasPrefix("Error: "), "round \(round): \(result.stderr)") }
+            if result.status == 1 { #expect(result.stderr.hasPrefix("zflux: "), "round \(round): \(result.stderr)") }
         }
     }
 }

@@ -29,6 +29,14 @@ struct StartupWatchTests {
         #expect(watch.observe("store big", status: store(version: 60_000, head: 60_000, ready: true), now: 61_000) == .ready)
     }
 
+    @Test("a store of a fresh cluster is starting, not catching up with version 0 of 0")
+    func freshStore() {
+        var watch = StartupWatch()
+        #expect(
+            watch.observe("store s", status: store(version: 0, head: 0), now: 3000)
+                == .waiting(progress: "store s starting: waiting for the dispatcher's first heartbeat"))
+    }
+
     @Test("a store whose version stops moving, or a node that does not answer, fails the start with a reason")
     func stuck() {
         var watch = StartupWatch()

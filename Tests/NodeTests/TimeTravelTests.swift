@@ -125,4 +125,24 @@ struct TimeTravelTests {
             ])
         #expect(HistoryBrowser.diff(from: new, to: new).isEmpty)
     }
+
+    @Test("a list's diff is a sequence diff: an insert at the top is one line, items with an id keep it")
+    func listDiff() {
+        func todo(_ title: String, done: Bool = false) -> JSONValue { .object(["title": .string(title), "done": .bool(done)]) }
+        let before = JSONValue.object(["todos": .array([todo("one"), todo("two"), todo("three")])])
+        let inserted = JSONValue.object(["todos": .array([todo("zero"), todo("one"), todo("two"), todo("three")])])
+        #expect(HistoryBrowser.diff(from: before, to: inserted).map(\.plainText) == [#"+ todos[0]: {"done":false,"title":"zero"}"#])
+        let removed = JSONValue.object(["todos": .array([todo("one"), todo("three")])])
+        #expect(HistoryBrowser.diff(from: before, to: removed).map(\.plainText) == [#"- todos[1]: {"done":false,"title":"two"}"#])
+        // Added at the top and the old first one ticked, in one step: the tick keeps the item's identity.
+        func item(_ id: Int, _ title: String, done: Bool = false) -> JSONValue {
+            .object(["id": .number(Double(id)), "title": .string(title), "done": .bool(done)])
+        }
+        let old = JSONValue.array([item(1, "one"), item(2, "two")])
+        let new = JSONValue.array([item(3, "new"), item(1, "one", done: true), item(2, "two")])
+        #expect(
+            HistoryBrowser.diff(from: old, to: new).map(\.plainText) == [
+                "~ [1].done: false → true", #"+ [0]: {"done":false,"id":3,"title":"new"}"#,
+            ])
+    }
 }

@@ -44,6 +44,26 @@ struct SimulationTests {
         #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 seeds")
     }
 
+    @Test("a failure's trace reads as sentences that name the nodes, not as event codes")
+    func readableTrace() throws {
+        var options = SimulationOptions.examples
+        options.canary = .dedup
+        options.traceLength = 400
+        let failed = try #require(
+            (1...500 as ClosedRange<UInt64>).lazy.map { Simulation(seed: $0, options: options).run() }.first { $0.failure != nil })
+        let trace = try #require(failed.failure).trace
+        #expect(trace.count > 100)
+        let codes = trace.filter { $0.contains("event ") || $0.contains(" node ") }
+        #expect(codes.isEmpty, "\(codes.prefix(5).joined(separator: "\n"))")
+        let applied = trace.compactMap { line -> String? in
+            guard let range = line.range(of: "store "), line.contains(" receives ACTION seq ") else { return nil }
+            return line[range.upperBound...].split(separator: " ").first.map(String.init)
+        }
+        #expect(!applied.isEmpty && applied.allSatisfy { UInt64($0) == nil }, "stores by name: \(trace.suffix(20).joined(separator: "\n"))")
+        #expect(trace.contains { $0.contains("dispatcher receives DISPATCH from client ") && !$0.contains("client id") })
+        #expect(trace.contains { $0.contains("view of ") })
+    }
+
     @Test("regression: a journal tail left in the page cache by a crash is forced to disk before it is trusted")
     func syncOnOpen() throws {
         // The first seed whose schedule shows the bug without the fix (the simulator found it this way)…

@@ -4,7 +4,7 @@
 /// ```
 /// offset size field
 ///      0    2 magic "ZF" (0x5A 0x46)
-///      2    1 protocol version (1)
+///      2    1 protocol version (2)
 ///      3    1 message kind
 ///      4    2 flags
 ///      6    2 action type length in bytes (n, at most 255)

@@ -1,5 +1,6 @@
 import FluxCore
 import Foundation
+import NodeSupport
 import Synchronization
 
 /// Prints view updates, one whole update at a time even with several views on several threads.
@@ -69,7 +70,7 @@ public final class UpdatePrinter: Sendable {
 
 extension UpdatePrinter {
     /// One line to stdout, flushed at once (piped output arrives line by line).
-    static func write(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    static func write(_ line: String) { StandardOutput.line(line) }
 }
 
 /// A string as a JSON string literal.

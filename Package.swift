@@ -9,6 +9,7 @@ let package = Package(
         // its screens, FluxTesting for its tests. Every module a public signature mentions is a product.
         .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),
         .library(name: "FluxCore", targets: ["FluxCore"]),
+        .library(name: "FluxCores", targets: ["FluxCores"]),
         .library(name: "ViewNode", targets: ["ViewNode"]),
         .library(name: "FluxTesting", targets: ["FluxTesting"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
@@ -46,17 +47,24 @@ let package = Package(
             name: "zflux-floor", path: "Sources/zflux-floor",
             cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("zmq"), .linkedLibrary("m")]),
         .target(name: "FluxCore", dependencies: []),
+        // The nodes' rules as deterministic state machines. The model and swift-log's API only, so the
+        // compiler keeps sockets, files and the rest of the shells out; and members of modules FluxCore
+        // itself imports (Foundation) stay out of reach unless imported, which none of these files does.
+        .target(
+            name: "FluxCores",
+            dependencies: ["FluxCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
         .target(
             name: "NodeSupport",
             dependencies: [
                 "ZeroMQ", "FluxCore", .product(name: "Logging", package: "swift-log"),
             ]),
-        .target(name: "Dispatcher", dependencies: ["NodeSupport"]),
-        .target(name: "StoreNode", dependencies: ["NodeSupport"]),
-        .target(name: "ViewNode", dependencies: ["NodeSupport"]),
+        .target(name: "Dispatcher", dependencies: ["NodeSupport", "FluxCores"]),
+        .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),
+        .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
         .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode", "ViewNode"]),
-        .target(name: "FluxTesting", dependencies: ["FluxCore", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
+        .target(name: "FluxTesting", dependencies: ["FluxCore", "FluxCores", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
             name: "Bench",
@@ -67,7 +75,7 @@ let package = Package(
         .target(
             name: "Simulation",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", .product(name: "Logging", package: "swift-log"),
+                "FluxCore", "FluxCores", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "Cluster",
@@ -93,6 +101,8 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
+        .testTarget(
+            name: "FluxCoresTests", dependencies: ["FluxCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -104,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Examples", "ExampleViews", "FluxTesting", "Cluster", "Devtools",
+                "Dispatcher", "StoreNode", "ViewNode", "FluxCores", "Examples", "ExampleViews", "FluxTesting", "Cluster", "Devtools",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools"]),

@@ -1,4 +1,5 @@
 import FluxCore
+import FluxCores
 import Foundation
 import Logging
 import NodeSupport
@@ -73,6 +74,20 @@ public final class DispatcherNode: Sendable {
             if let durability = topology.durability {
                 journal = .init(directory: durability.journalDirectory, policy: durability.fsync, segmentBytes: durability.segmentBytes)
             }
+        }
+
+        /// What the core decides by: this configuration without its endpoints, sockets and security.
+        public var rules: DispatcherRules {
+            var rules = DispatcherRules(apps: apps)
+            rules.heartbeatMilliseconds = heartbeatMilliseconds
+            rules.replayBatchSize = replayBatchSize
+            rules.replayBatchesPerRequest = replayBatchesPerRequest
+            rules.dedupWindow = dedupWindow
+            rules.clientRate = clientRate
+            rules.maxPayloadBytes = maxPayloadBytes
+            rules.maxPayloadBytesByType = maxPayloadBytesByType
+            rules.journalDescription = journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
+            return rules
         }
     }
 
@@ -170,7 +185,7 @@ final class DispatcherLoop: NodeLoop {
             (log as? Journal)?.history
             ?? .opening(cluster: HistoryID.newCluster(using: &random), previousEpoch: 0, wallNanoseconds: WallClock.nowNanoseconds())
         core = DispatcherCore(
-            configuration: configuration, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, history: history, now: .now(),
+            rules: configuration.rules, head: log.lastSeq, firstSeq: (log as? Journal)?.firstSeq ?? 1, history: history, now: .now(),
             logger: logger, clientScope: (log as? Journal)?.clientScope ?? .random())
         logger.info("serving history", metadata: ["history": "\(history)", "since": "\(log.lastSeq + 1)"])
         let recent = max(core.firstSeq, log.lastSeq > DispatcherCore.dedupRecoveryRecords ? log.lastSeq - DispatcherCore.dedupRecoveryRecords + 1 : 1)

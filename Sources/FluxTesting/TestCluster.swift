@@ -1,5 +1,6 @@
 import Dispatcher
 import FluxCore
+import FluxCores
 import Foundation
 import Logging
 import NodeSupport

@@ -1,9 +1,7 @@
-@_spi(Simulation) import Dispatcher
 @_spi(Simulation) import FluxCore
+@_spi(Simulation) import FluxCores
 import Foundation
 import Logging
-@_spi(Simulation) import StoreNode
-import ViewNode
 
 /// What to run: everything else comes from the seed.
 public struct SimulationOptions: Sendable {
@@ -147,7 +145,7 @@ public final class Simulation {
         var incarnation: UInt64 = 0
         /// Bumped when the store reconnects: what was in flight on the old subscription is gone.
         var generation: UInt64 = 0
-        var snapshot: SnapshotFile.Contents?
+        var snapshot: StoreSnapshot?
         var frozenUntil: UInt64 = 0
         var dropNext = 0
         var turnPending = false
@@ -569,10 +567,10 @@ public final class Simulation {
         dispatcher.turnPending = false
         let (records, _) = dispatcher.journal.recover(syncOnOpen: options.canary != .syncJournalOnOpen)
         checkJournal(records, when: "the dispatcher recovered its journal")
-        var configuration = DispatcherNode.Configuration(intake: "", actions: "", replay: "", apps: Array(apps.values))
-        configuration.heartbeatMilliseconds = 100
-        configuration.replayBatchSize = 16
-        configuration.replayBatchesPerRequest = 4
+        var rules = DispatcherRules(apps: Array(apps.values))
+        rules.heartbeatMilliseconds = 100
+        rules.replayBatchSize = 16
+        rules.replayBatchesPerRequest = 4
         if dispatcher.journal.cluster == 0 { dispatcher.journal.cluster = HistoryID.newCluster(using: &rng) }
         let history = HistoryID.opening(
             cluster: dispatcher.journal.cluster, previousEpoch: dispatcher.journal.lastEpoch, wallNanoseconds: time(.dispatcher).wallNanoseconds)
@@ -580,7 +578,7 @@ public final class Simulation {
         note("the dispatcher starts: journal head \(records.last?.header.seq ?? 0), history \(history)")
         epochsServed.insert(history.epoch)
         let core = DispatcherCore(
-            configuration: configuration, head: records.last?.header.seq ?? 0, firstSeq: dispatcher.journal.firstSeq,
+            rules: rules, head: records.last?.header.seq ?? 0, firstSeq: dispatcher.journal.firstSeq,
             history: history, now: time(.dispatcher), logger: logger)
         if let canary = options.canary { core.brokenRules = [canary] }
         for record in records.suffix(Int(DispatcherCore.dedupRecoveryRecords)) { core.remember(record.header) }
@@ -647,12 +645,11 @@ public final class Simulation {
         store.inbox = inbox
         let spec = store.spec
         guard let app = apps[spec.app] else { return }
-        var configuration = StoreNode.Configuration(
-            name: spec.name, app: app, dispatcherActions: "", dispatcherReplay: "", dispatcherIntake: "", state: "", snapshot: "")
-        configuration.heartbeatMilliseconds = 100
-        configuration.runsEffects = spec.runsEffects
-        configuration.snapshotPath = "simulated"
-        configuration.snapshotEveryActions = 25
+        var rules = StoreRules(name: spec.name, app: app)
+        rules.heartbeatMilliseconds = 100
+        rules.runsEffects = spec.runsEffects
+        rules.writesSnapshots = true
+        rules.snapshotEveryActions = 25
         let makeRuntime: () -> any AppRuntime = {
             if spec.app == "echo" {
                 return EchoApp(effectStarted: { inbox.started.append($0) }).makeRuntime(format: .binary) { _, _, payload in
@@ -662,7 +659,7 @@ public final class Simulation {
             return app.makeRuntime(format: .binary) { _, _, _ in }
         }
         let core = StoreCore(
-            configuration: configuration, snapshot: store.snapshot, effectClientID: rng.next() | 1, now: time(.store(index)),
+            rules: rules, snapshot: store.snapshot, effectClientID: rng.next() | 1, now: time(.store(index)),
             logger: logger, makeRuntime: makeRuntime)
         if let canary = options.canary { core.brokenRules = [canary] }
         note(
@@ -715,7 +712,7 @@ public final class Simulation {
                 store.generation += 1
             case .writeSnapshot(let version, let history, let snapshot):
                 // Written atomically and fsynced (tmp file, fsync, rename): whole or not at all.
-                store.snapshot = SnapshotFile.Contents(version: version, history: history, app: store.spec.app, state: snapshot)
+                store.snapshot = StoreSnapshot(version: version, history: history, app: store.spec.app, state: snapshot)
                 note("store \(store.spec.name) writes a snapshot at \(version) (history \(HistoryID(rawValue: history)))")
             }
         }
@@ -732,9 +729,9 @@ public final class Simulation {
         view.shownHistory = 0
         let spec = stores[view.store].spec
         // No app: these apps publish whole states, so the view needs no decoded replica.
-        var configuration = ViewNode.Configuration(store: spec.name, state: "", snapshot: "", app: nil)
-        configuration.heartbeatMilliseconds = 100
-        let core = ViewCore(configuration: configuration, now: time(.view(index)), logger: logger)
+        var rules = ViewRules(store: spec.name, app: nil)
+        rules.heartbeatMilliseconds = 100
+        let core = ViewCore(rules: rules, now: time(.view(index)), logger: logger)
         view.core = core
         core.start(now: time(.view(index)))
         carryOutView(index)

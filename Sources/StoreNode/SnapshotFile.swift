@@ -1,4 +1,5 @@
 import FluxCore
+import FluxCores
 import Foundation
 import NodeSupport
 
@@ -11,20 +12,8 @@ import NodeSupport
 /// fsynced, renamed over the old one, and the directory fsynced, so a crash leaves the old snapshot or
 /// the new one, never half of one.
 public enum SnapshotFile {
-    public struct Contents: Equatable, Sendable {
-        public var version: UInt64
-        public var app: String
-        public var state: [UInt8]
-        /// The history (``HistoryID``) the state was built from; 0 when not known (older snapshots).
-        public var history: UInt64
-
-        public init(version: UInt64, history: UInt64 = 0, app: String, state: [UInt8]) {
-            self.version = version
-            self.history = history
-            self.app = app
-            self.state = state
-        }
-    }
+    /// What a snapshot file holds.
+    public typealias Contents = StoreSnapshot
 
     public static func write(_ contents: Contents, to path: String) throws {
         let bytes = try SnapshotFormat.encode(version: contents.version, history: contents.history, app: contents.app, state: contents.state)
@@ -57,9 +46,4 @@ public enum SnapshotFile {
             throw SnapshotError("\(path): \(error.message)")
         }
     }
-}
-
-struct SnapshotError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import FluxCore
+import FluxCores
 import Foundation
 import Logging
 import NodeSupport
@@ -41,7 +42,7 @@ final class StoreLoop: NodeLoop {
             }
         }
         core = StoreCore(
-            configuration: configuration, snapshot: snapshot, effectClientID: UInt64.random(in: 1...UInt64.max),
+            rules: configuration.rules, snapshot: snapshot, effectClientID: UInt64.random(in: 1...UInt64.max),
             now: .now(), logger: logger
         ) {
             configuration.app.makeRuntime(format: configuration.codec) { app, type, payload in

@@ -1,4 +1,5 @@
 import FluxCore
+import FluxCores
 import Foundation
 import Logging
 import NodeSupport
@@ -83,6 +84,19 @@ public final class StoreNode: Sendable {
             if let bytes = topology.queueBytes { queueBytes = bytes }
             dispatcherTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
             codec = topology.codec ?? .binary
+        }
+
+        /// What the core decides by: this configuration without its endpoints, sockets and paths.
+        public var rules: StoreRules {
+            var rules = StoreRules(name: name, app: app)
+            rules.heartbeatMilliseconds = heartbeatMilliseconds
+            rules.replayTimeoutMilliseconds = replayTimeoutMilliseconds
+            rules.dispatcherTimeoutMilliseconds = dispatcherTimeoutMilliseconds
+            rules.runsEffects = runsEffects
+            rules.effectRetryMilliseconds = effectRetryMilliseconds
+            rules.writesSnapshots = snapshotPath != nil
+            rules.snapshotEveryActions = snapshotEveryActions
+            return rules
         }
     }
 

@@ -1,54 +1,9 @@
 import FluxCore
+import FluxCores
 import Foundation
 import Logging
 import NodeSupport
 import ZeroMQ
-
-/// What a view shows: the store's state at a version, and whether it can be trusted right now.
-public struct ViewUpdate: Sendable, Equatable {
-    public enum Connection: Sendable, Equatable, CustomStringConvertible {
-        /// Following the store's updates.
-        case live
-        /// Waiting for a snapshot (joining, or resynchronising after a gap); the reason says which.
-        case catchingUp(String)
-        /// Nothing heard from the store past the timeout; what is shown may be old.
-        case stale(String)
-
-        public var description: String {
-            switch self {
-            case .live: "live"
-            case .catchingUp(let why): "catching up (\(why))"
-            case .stale(let why): "stale (\(why))"
-            }
-        }
-    }
-
-    /// An action the store refused (its state did not change).
-    public struct Rejection: Sendable, Equatable {
-        public var seq: UInt64
-        public var actionType: String
-        public var clientID: UInt64
-        public var reason: String
-    }
-
-    public var store: String
-    /// The version of the newest update shown: the seq of the last action that changed the state.
-    public var version: UInt64
-    /// How far the store has applied the global sequence with this state still current (its heartbeats
-    /// say so; a store publishes only when its state changes): at least `version`.
-    public var currentThrough: UInt64 = 0
-    /// The whole state in wire form.
-    public var state: [UInt8]
-    public var connection: Connection
-    /// Set on the update that reports a rejection; the state is the unchanged one.
-    public var rejection: Rejection? = nil
-    /// When the store published the newest update applied (its wall clock, nanoseconds since the epoch).
-    public var publishedAt: Int64 = 0
-    /// Wire bytes of the newest update applied (a whole state or only its changes).
-    public var updateBytes: Int = 0
-    /// The history (``HistoryID``) the shown state comes from; 0 when the store does not say.
-    public var history: UInt64 = 0
-}
 
 /// Follows one store's state the Clone way: subscribe first, then ask for a snapshot, drop queued
 /// updates the snapshot already covers, then apply live updates. A version gap, a heartbeat announcing
@@ -98,6 +53,17 @@ public final class ViewNode: Sendable {
             heartbeatMilliseconds = topology.heartbeatMilliseconds
             silenceTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
             codec = topology.codec ?? .binary
+        }
+
+        /// What the core decides by: this configuration without its endpoints and security.
+        public var rules: ViewRules {
+            var rules = ViewRules(store: store, app: app)
+            rules.select = select
+            rules.materializesState = materializesState
+            rules.codec = codec
+            rules.heartbeatMilliseconds = heartbeatMilliseconds
+            rules.silenceTimeoutMilliseconds = silenceTimeoutMilliseconds
+            return rules
         }
     }
 
@@ -156,7 +122,7 @@ final class ViewLoop: NodeLoop {
         self.control = control
         self.onUpdate = onUpdate
         self.context = context
-        self.core = ViewCore(configuration: configuration, now: .now(), logger: logger)
+        self.core = ViewCore(rules: configuration.rules, now: .now(), logger: logger)
         subscriber = try SocketDefaults.subscriber(context)
         try subscriber.subscribe(Array(configuration.topic.utf8))
         try subscriber.connectSecurely(configuration.state, configuration.security)

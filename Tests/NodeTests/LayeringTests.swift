@@ -2,20 +2,29 @@ import Foundation
 import Testing
 
 /// The layering docs/ARCHITECTURE.md promises, checked on the sources themselves: only the ZeroMQ
-/// target touches libzmq's C module, and the node cores do no I/O (no sockets, and not even Foundation,
-/// whose clocks and files they must not reach for).
+/// target touches libzmq's C module, and the node cores, in a target of their own, reach for nothing
+/// but the model and the logging API (no sockets, files or Foundation; the compiler holds them to
+/// their dependencies) and read no clock.
 @Suite("Layering")
 struct LayeringTests {
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources").standardized
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    static let sources = root.appendingPathComponent("Sources")
 
-    static func swiftFiles() throws -> [URL] {
-        let enumerator = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+    static func swiftFiles(under directory: URL = sources) throws -> [URL] {
+        let enumerator = try #require(FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil))
         return enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
     }
 
+    /// The modules a file imports, attributes (`@_spi(…)`) and import kinds (`import struct M.T`) aside.
     static func imports(of file: URL) throws -> [String] {
-        try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
-            .compactMap { line in line.hasPrefix("import ") ? String(line.dropFirst("import ".count)) : nil }
+        try String(contentsOf: file, encoding: .utf8).split(separator: "\n").compactMap { line in
+            var words = line.split(separator: " ").drop { $0.hasPrefix("@") }
+            guard words.first == "import" else { return nil }
+            words = words.dropFirst()
+            let kinds: Set<Substring> = ["struct", "class", "enum", "protocol", "typealias", "func", "let", "var"]
+            if let kind = words.first, kinds.contains(kind) { words = words.dropFirst() }
+            return words.first.map { String($0.split(separator: ".")[0]) }
+        }
     }
 
     @Test("only the ZeroMQ target imports CZMQ")
@@ -26,15 +35,32 @@ struct LayeringTests {
         #expect(offenders.isEmpty, "\(offenders.map(\.lastPathComponent))")
     }
 
-    @Test("the node cores import only FluxCore and Logging")
+    @Test("the FluxCores target depends on FluxCore and swift-log's Logging only")
+    func coresTargetDependencies() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let target = try Regex(#"\.target\(\s*name:\s*"FluxCores",\s*dependencies:\s*\[([^\]]*)\]"#)
+        let match = try #require(manifest.firstMatch(of: target), "the FluxCores target is declared with its dependencies")
+        let dependencies = try #require(match.output[1].substring)
+        // The quoted names: every other piece between quotes.
+        let pieces = dependencies.split(separator: "\"", omittingEmptySubsequences: false)
+        let names = pieces.enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        #expect(Set(names) == ["FluxCore", "Logging", "swift-log"], "\(names)")
+    }
+
+    @Test("the cores import only FluxCore and Logging, and read no clock")
     func coresDoNoIO() throws {
-        let nodes: Set = ["Dispatcher", "StoreNode", "ViewNode"]
-        let cores = try Self.swiftFiles().filter {
-            nodes.contains($0.deletingLastPathComponent().lastPathComponent) && $0.lastPathComponent.hasSuffix("Core.swift")
+        let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent("FluxCores"))
+        #expect(Set(files.map(\.lastPathComponent)).isSuperset(of: ["DispatcherCore.swift", "StoreCore.swift", "ViewCore.swift"]))
+        for file in files {
+            #expect(Set(try Self.imports(of: file)).isSubset(of: ["FluxCore", "Logging"]), "\(file.lastPathComponent)")
+            // FluxCore has clocks for the shells; time reaches a core only as an argument (`NodeTime`).
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for reading in ["MonotonicClock", "WallClock", "NodeTime.now", ".now()", "SystemRandomNumberGenerator"] {
+                #expect(!text.contains(reading), "\(file.lastPathComponent) reads \(reading)")
+            }
         }
-        #expect(Set(cores.map(\.lastPathComponent)) == ["DispatcherCore.swift", "StoreCore.swift", "ViewCore.swift"])
-        for core in cores {
-            #expect(Set(try Self.imports(of: core)).isSubset(of: ["FluxCore", "Logging"]), "\(core.lastPathComponent)")
-        }
+        let shells = ["Dispatcher", "StoreNode", "ViewNode"].map { Self.sources.appendingPathComponent($0) }
+        let left = try shells.flatMap { try Self.swiftFiles(under: $0) }.filter { $0.lastPathComponent.hasSuffix("Core.swift") }
+        #expect(left.isEmpty, "cores left in a shell target: \(left.map(\.lastPathComponent))")
     }
 }

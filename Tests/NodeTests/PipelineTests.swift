@@ -1,6 +1,7 @@
 import Dispatcher
 import Examples
 import FluxCore
+import FluxCores
 import FluxTesting
 import Foundation
 import NodeSupport

@@ -1,4 +1,5 @@
 import FluxCore
+import FluxCores
 import Foundation
 import NodeSupport
 import Synchronization

@@ -1,15 +1,15 @@
 import FluxCore
+import FluxCores
 import Testing
-import ViewNode
 
 @Suite("A view that follows versions only, for an app it does not know")
 struct VersionOnlyViewTests {
     typealias F = CoreFixtures
 
     func makeView(materializesState: Bool = false, app: (any AnyApp)? = nil) -> ViewCore {
-        var configuration = ViewNode.Configuration(store: "poll", state: "", snapshot: "", app: app)
-        configuration.materializesState = materializesState
-        return ViewCore(configuration: configuration, now: F.at(0), logger: F.logger)
+        var rules = ViewRules(store: "poll", app: app)
+        rules.materializesState = materializesState
+        return ViewCore(rules: rules, now: F.at(0), logger: F.logger)
     }
 
     func snapshot(_ version: UInt64) -> Message {
@@ -22,13 +22,13 @@ struct VersionOnlyViewTests {
     }
 
     @Test("only a view that neither materializes the state nor has an app tracks versions only")
-    func configuration() {
-        var configuration = ViewNode.Configuration(store: "poll", state: "", snapshot: "")
-        #expect(!configuration.tracksVersionsOnly, "a view shows states by default")
-        configuration.materializesState = false
-        #expect(configuration.tracksVersionsOnly)
-        configuration.app = UnhostedApp(name: "poll")
-        #expect(!configuration.tracksVersionsOnly, "an app's replica applies (or refuses) the changes")
+    func rules() {
+        var rules = ViewRules(store: "poll")
+        #expect(!rules.tracksVersionsOnly, "a view shows states by default")
+        rules.materializesState = false
+        #expect(rules.tracksVersionsOnly)
+        rules.app = UnhostedApp(name: "poll")
+        #expect(!rules.tracksVersionsOnly, "an app's replica applies (or refuses) the changes")
     }
 
     @Test("changes-only updates advance the version, shown once per burst with the last whole state; a gap still resnapshots")

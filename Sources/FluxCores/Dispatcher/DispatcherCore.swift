@@ -32,7 +32,8 @@ public final class DispatcherCore {
         case serveReplay(ReplayPlan)
     }
 
-    public let configuration: DispatcherNode.Configuration
+    /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
+    public let rules: DispatcherRules
     let logger: Logger
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
@@ -69,15 +70,15 @@ public final class DispatcherCore {
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
     /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
     public init(
-        configuration: DispatcherNode.Configuration, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger,
+        rules: DispatcherRules, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger,
         clientScope: ClientScope = ClientScope(k0: 0, k1: 0)
     ) {
-        self.configuration = configuration
+        self.rules = rules
         self.clientScope = clientScope
         self.logger = logger
-        self.apps = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        self.dedup = DedupTable(window: configuration.dedupWindow)
-        self.rateLimiter = configuration.clientRate.map { RateLimiter(perSecond: $0) }
+        self.apps = Dictionary(rules.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.dedup = DedupTable(window: rules.dedupWindow)
+        self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
         self.durableHead = head
         self.firstSeq = max(firstSeq, 1)
@@ -148,7 +149,7 @@ public final class DispatcherCore {
             return
         }
         let appName = message.topicString
-        let limit = configuration.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? configuration.maxPayloadBytes
+        let limit = rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
         guard message.payload.count <= limit else {
             rejected += 1
             nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
@@ -266,7 +267,7 @@ public final class DispatcherCore {
                 .serveReplay(
                     ReplayPlan(
                         peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
-                        batchSize: configuration.replayBatchSize, maxBatches: configuration.replayBatchesPerRequest, history: history)))
+                        batchSize: rules.replayBatchSize, maxBatches: rules.replayBatchesPerRequest, history: history)))
         case .statusRequest:
             commands.append(.replyStatus(.replay, peer: peer))
         default:
@@ -285,7 +286,7 @@ public final class DispatcherCore {
                 Message(
                     header: Header(
                         kind: .heartbeat, seq: durableHead, ref: historySince, timestamp: now.wallNanoseconds, history: history.rawValue))))
-        nextHeartbeat = now.milliseconds + UInt64(configuration.heartbeatMilliseconds)
+        nextHeartbeat = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
     }
 
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
@@ -293,7 +294,7 @@ public final class DispatcherCore {
         var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAt), subscribers: subscribers, rejected: rejected)
         status.head = durableHead
         status.accepted = accepted
-        status.journal = configuration.journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
+        status.journal = rules.journalDescription
         status.journalBytes = journalBytes
         status.history = history.description
         if !middlewareCounts.isEmpty {
@@ -301,120 +302,6 @@ public final class DispatcherCore {
         }
         return status
     }
-}
-
-/// One replay answer: REPLAY-BATCHes of the journal from `from` through `through` (at most
-/// `maxBatches` of `batchSize`), then REPLAY-END(seq = head, ref = the last seq sent). A store asks
-/// again from where the answer ended.
-public struct ReplayPlan: Equatable, Sendable {
-    public var peer: [UInt8]
-    public var from: UInt64
-    public var through: UInt64
-    public var head: UInt64
-    public var batchSize: Int
-    public var maxBatches: Int
-    /// Stamped on the batches and the end: the history they are served from.
-    public var history: HistoryID = HistoryID(rawValue: 0)
-
-    /// A batch closes once its actions pass this many bytes (a larger single action travels alone):
-    /// far below the 16 MiB receive limit, so a batch of large actions is never dropped on arrival.
-    public static let maxBatchBytes = 1 << 20
-    /// One answer stops once it passes this many bytes; the store asks again from where it ended.
-    public static let maxReplyBytes = 8 << 20
-
-    public init(
-        peer: [UInt8], from: UInt64, through: UInt64, head: UInt64, batchSize: Int, maxBatches: Int, history: HistoryID = HistoryID(rawValue: 0)
-    ) {
-        self.peer = peer
-        self.from = from
-        self.through = through
-        self.head = head
-        self.batchSize = batchSize
-        self.maxBatches = maxBatches
-        self.history = history
-    }
-
-    /// Bytes of batches this answer has produced so far, and how many.
-    public var sentBytes = 0
-    public var sentBatches = 0
-
-    /// The whole answer at once, reading the journal with `read(from, limit)`. A read that fails ends
-    /// the answer early (the store asks again).
-    public func replies(reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> [Message] {
-        var replies: [Message] = []
-        var plan: ReplayPlan? = self
-        while let current = plan {
-            let (messages, rest) = current.serve(budget: .max, reading: read, logger: logger)
-            replies += messages
-            plan = rest
-        }
-        return replies
-    }
-
-    /// One REPLAY-BATCH payload read from a log: `count` actions from the seq asked for through `last`.
-    public struct Batch {
-        public var payload: [UInt8]
-        public var count: Int
-        public var last: UInt64
-        public init(payload: [UInt8], count: Int, last: UInt64) {
-            self.payload = payload
-            self.count = count
-            self.last = last
-        }
-    }
-
-    /// The next part of the answer: batches until about `budget` bytes (at least one batch), then what
-    /// remains of the answer, or nil once the part ends with REPLAY-END. Serving answers part by part
-    /// lets the dispatcher interleave them with its intake, so a long replay never delays an ACK much.
-    public func serve(budget: Int, reading read: (UInt64, Int) throws -> [Message], logger: Logger) -> ([Message], ReplayPlan?) {
-        serve(budget: budget, batches: { from, limit, maxBytes in try ReplayPlan.batch(read(from, limit), maxBytes: maxBytes) }, logger: logger)
-    }
-
-    /// The same, reading whole batches with `batch(from, limit, maxBytes)`: at most `limit` actions from
-    /// `from` on, closed once they pass `maxBytes` (a larger single action travels alone); nil at the
-    /// end of the log. A journal builds them from its records' bytes, decoding nothing.
-    public func serve(
-        budget: Int, batches batch: (UInt64, Int, Int) throws -> Batch?, logger: Logger
-    ) -> ([Message], ReplayPlan?) {
-        var replies: [Message] = []
-        var rest = self
-        var spent = 0
-        while rest.from <= through && rest.sentBatches < maxBatches && rest.sentBytes < ReplayPlan.maxReplyBytes {
-            guard spent < budget else { return (replies, rest) }
-            let next: Batch?
-            do {
-                next = try batch(rest.from, Int(min(UInt64(batchSize), through - rest.from + 1)), ReplayPlan.maxBatchBytes)
-            } catch {
-                logger.error("journal read failed", metadata: ["from": "\(rest.from)", "error": "\(error)"])
-                break
-            }
-            guard let next, next.count > 0 else { break }
-            replies.append(
-                Message(header: Header(kind: .replayBatch, seq: rest.from, ref: next.last, history: history.rawValue), payload: next.payload))
-            rest.sentBytes += next.payload.count
-            rest.sentBatches += 1
-            spent += next.payload.count
-            rest.from = next.last + 1
-        }
-        replies.append(Message(header: Header(kind: .replayEnd, seq: head, ref: rest.from - 1, history: history.rawValue)))
-        return (replies, nil)
-    }
-
-    /// The first batch of `slice`: its actions until they pass `maxBytes` (at least one).
-    static func batch(_ slice: [Message], maxBytes: Int) -> Batch? {
-        guard !slice.isEmpty else { return nil }
-        var end = 0
-        var bytes = 0
-        while end < slice.count && (end == 0 || bytes + entryBytes(slice[end]) <= maxBytes) {
-            bytes += entryBytes(slice[end])
-            end += 1
-        }
-        let batch = Array(slice[..<end])
-        return Batch(payload: ReplayBatch.encode(batch), count: batch.count, last: batch.last!.header.seq)
-    }
-
-    /// About what one action adds to a batch: its topic and payload plus room for its header and lengths.
-    static func entryBytes(_ message: Message) -> Int { message.topic.count + message.payload.count + message.header.actionType.utf8.count + 96 }
 }
 
 extension DispatcherCore: MiddlewareHost {

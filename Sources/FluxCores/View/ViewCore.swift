@@ -21,7 +21,8 @@ public final class ViewCore {
 
     enum Phase { case awaitingSnapshot, live }
 
-    public let configuration: ViewNode.Configuration
+    /// What it decides by: the store followed, how the state is held, timers.
+    public let rules: ViewRules
     let logger: Logger
     private var commands: [Command] = []
     private var phase = Phase.awaitingSnapshot
@@ -40,7 +41,7 @@ public final class ViewCore {
     private let replica: (any StateReplica)?
     /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
     private var replicaAhead = false
-    /// A version-only view (``ViewNode/Configuration/tracksVersionsOnly``) advanced past the version it
+    /// A version-only view (``ViewRules/tracksVersionsOnly``) advanced past the version it
     /// last showed on changes it did not apply (shown once per burst, as applied changes are).
     private var versionAhead = false
     /// The replica could not load the last whole state, so it holds an older one: no change may be
@@ -51,11 +52,11 @@ public final class ViewCore {
     public private(set) var history: UInt64 = 0
     private var updateBytes = 0
 
-    public init(configuration: ViewNode.Configuration, now: NodeTime, logger: Logger) {
-        self.configuration = configuration
+    public init(rules: ViewRules, now: NodeTime, logger: Logger) {
+        self.rules = rules
         self.logger = logger
         self.lastHeard = now.milliseconds
-        self.replica = configuration.app?.makeReplica(format: configuration.codec)
+        self.replica = rules.app?.makeReplica(format: rules.codec)
     }
 
     public func takeCommands() -> [Command] {
@@ -64,7 +65,7 @@ public final class ViewCore {
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
-    public func nextDeadline(now: NodeTime) -> UInt64 { now.milliseconds + UInt64(configuration.heartbeatMilliseconds) }
+    public func nextDeadline(now: NodeTime) -> UInt64 { now.milliseconds + UInt64(rules.heartbeatMilliseconds) }
 
     // MARK: Events
 
@@ -80,7 +81,7 @@ public final class ViewCore {
 
     /// A reply on the snapshot DEALER.
     public func receivedSnapshot(_ reply: Message, now: NodeTime) {
-        guard reply.kind == .snapshot, phase == .awaitingSnapshot, configuration.select == nil || reply.topicString == configuration.topic else {
+        guard reply.kind == .snapshot, phase == .awaitingSnapshot, rules.select == nil || reply.topicString == rules.topic else {
             return
         }
         let relation = compare(reply.header.history)
@@ -107,7 +108,7 @@ public final class ViewCore {
 
     /// A message on the subscription to the store's state (STATE, REJECTED, HEARTBEAT).
     public func receivedUpdate(_ message: Message, now: NodeTime) {
-        guard message.topicString == configuration.topic else { return }
+        guard message.topicString == rules.topic else { return }
         lastHeard = now.milliseconds
         switch compare(message.header.history) {
         case .same:
@@ -133,7 +134,7 @@ public final class ViewCore {
             commands.append(
                 .show(
                     ViewUpdate(
-                        store: configuration.store, version: version, currentThrough: max(currentThrough, version), state: state,
+                        store: rules.store, version: version, currentThrough: max(currentThrough, version), state: state,
                         connection: connection,
                         rejection: .init(
                             seq: message.header.seq, actionType: message.header.actionType,
@@ -168,11 +169,11 @@ public final class ViewCore {
 
     /// A turn of the loop, at least once per heartbeat interval: silence checks.
     public func tick(now: NodeTime) {
-        let timeout = UInt64(configuration.silenceTimeoutMilliseconds)
+        let timeout = UInt64(rules.silenceTimeoutMilliseconds)
         if now.elapsed(since: lastHeard) > timeout {
             if case .stale = connection {
             } else {
-                setConnection(.stale("no word from \(configuration.store) for \(now.elapsed(since: lastHeard)) ms"))
+                setConnection(.stale("no word from \(rules.store) for \(now.elapsed(since: lastHeard)) ms"))
             }
         }
         if phase == .awaitingSnapshot && now.elapsed(since: snapshotAskedAt) > timeout {
@@ -202,7 +203,7 @@ public final class ViewCore {
         snapshotAskedAt = now.milliseconds
         setConnection(.catchingUp(reason))
         // A selection's snapshot is asked for on its topic.
-        let topic = configuration.select == nil ? "" : configuration.topic
+        let topic = rules.select == nil ? "" : rules.topic
         commands.append(.requestSnapshot(Message(topic: topic, header: Header(kind: .snapshotRequest))))
     }
 
@@ -219,7 +220,7 @@ public final class ViewCore {
             connection = .live
             emit()
         } else if header.ref == version {
-            if configuration.tracksVersionsOnly {
+            if rules.tracksVersionsOnly {
                 // Only versions matter to this view, and the changes follow the one it holds.
                 version = header.seq
                 currentThrough = max(currentThrough, version)
@@ -238,7 +239,7 @@ public final class ViewCore {
             do {
                 try replica.apply(changes: update.payload)
             } catch {
-                logger.warning("update not applicable; resynchronising", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+                logger.warning("update not applicable; resynchronising", metadata: ["store": "\(rules.store)", "error": "\(error)"])
                 askForSnapshot(because: "update not applicable", now: now)
                 return
             }
@@ -266,15 +267,15 @@ public final class ViewCore {
             replicaBehind = false
         } catch {
             // What is shown is these bytes; the replica still holds an older state.
-            logger.warning("state not decodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+            logger.warning("state not decodable", metadata: ["store": "\(rules.store)", "error": "\(error)"])
             replicaBehind = true
         }
     }
 
     private func emit() {
-        if replicaAhead, let replica, configuration.materializesState {
+        if replicaAhead, let replica, rules.materializesState {
             do { state = try replica.encodedState() } catch {
-                logger.warning("state not encodable", metadata: ["store": "\(configuration.store)", "error": "\(error)"])
+                logger.warning("state not encodable", metadata: ["store": "\(rules.store)", "error": "\(error)"])
             }
         }
         replicaAhead = false
@@ -283,7 +284,7 @@ public final class ViewCore {
         commands.append(
             .show(
                 ViewUpdate(
-                    store: configuration.store, version: version, currentThrough: max(currentThrough, version), state: state,
+                    store: rules.store, version: version, currentThrough: max(currentThrough, version), state: state,
                     connection: connection, publishedAt: publishedAt, updateBytes: updateBytes, history: history)))
     }
 }

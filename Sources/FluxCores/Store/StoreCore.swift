@@ -56,7 +56,8 @@ public final class StoreCore {
     public static let maxUnansweredEffects = 100_000
     public static let maxWaitingViews = 10_000
 
-    public let configuration: StoreNode.Configuration
+    /// What it decides by: its name and app, timers, effects, snapshot cadence.
+    public let rules: StoreRules
     let logger: Logger
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
@@ -142,10 +143,10 @@ public final class StoreCore {
     /// `snapshot` is what the disk held (nil: nothing usable); `makeRuntime` makes a fresh state machine
     /// of the app, whose effects' actions reach ``effectSent(app:type:payload:now:)``.
     public init(
-        configuration: StoreNode.Configuration, snapshot: SnapshotFile.Contents?, effectClientID: UInt64,
+        rules: StoreRules, snapshot: StoreSnapshot?, effectClientID: UInt64,
         now: NodeTime, logger: Logger, makeRuntime: @escaping () -> any AppRuntime
     ) {
-        self.configuration = configuration
+        self.rules = rules
         self.logger = logger
         self.makeRuntime = makeRuntime
         self.runtime = makeRuntime()
@@ -167,10 +168,10 @@ public final class StoreCore {
     /// The latest the shell may wait before calling ``tick(now:)`` again.
     public var nextDeadline: UInt64 { nextHeartbeat }
 
-    private func restore(_ snapshot: SnapshotFile.Contents) {
+    private func restore(_ snapshot: StoreSnapshot) {
         do {
-            guard snapshot.app == configuration.app.name else {
-                throw SnapshotError("the snapshot holds app '\(snapshot.app)', not '\(configuration.app.name)'")
+            guard snapshot.app == rules.app.name else {
+                throw SnapshotError("the snapshot holds app '\(snapshot.app)', not '\(rules.app.name)'")
             }
             try runtime.loadSnapshot(snapshot.state)
             version = snapshot.version
@@ -183,9 +184,9 @@ public final class StoreCore {
             }
             lastPublishedVersion = version
             snapshotVersion = version
-            logger.info("resumed from snapshot", metadata: ["store": "\(configuration.name)", "version": "\(version)"])
+            logger.info("resumed from snapshot", metadata: ["store": "\(rules.name)", "version": "\(version)"])
         } catch {
-            logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(configuration.name)", "reason": "\(error)"])
+            logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(rules.name)", "reason": "\(error)"])
             resetToEmpty()
         }
     }
@@ -209,7 +210,7 @@ public final class StoreCore {
         retainPending { _ in false }
         // The snapshot on disk holds the state just dropped: replace it now, or a crash before the next
         // one would bring that state back.
-        if configuration.snapshotPath != nil, let empty = try? runtime.encodedSnapshot() {
+        if rules.writesSnapshots, let empty = try? runtime.encodedSnapshot() {
             commands.append(.writeSnapshot(version: 0, history: 0, snapshot: empty))
         }
     }
@@ -251,7 +252,7 @@ public final class StoreCore {
                 logger.notice(
                     "heartbeat shows missed actions",
                     metadata: [
-                        "store": "\(configuration.name)", "version": "\(version)", "head": "\(dispatcherHead)",
+                        "store": "\(rules.name)", "version": "\(version)", "head": "\(dispatcherHead)",
                     ])
                 if caughtUp { gapsRepaired += 1 }
                 requestReplay(now: now)
@@ -279,7 +280,7 @@ public final class StoreCore {
             logger.notice(
                 "gap in the action stream",
                 metadata: [
-                    "store": "\(configuration.name)", "version": "\(version)", "received": "\(seq)",
+                    "store": "\(rules.name)", "version": "\(version)", "received": "\(seq)",
                 ])
             gapsRepaired += 1
             requestReplay(now: now)
@@ -303,13 +304,13 @@ public final class StoreCore {
         version = message.header.seq
         lastAppliedHistory = message.header.history
         logger.trace(
-            "applied", metadata: ["store": "\(configuration.name)", "seq": "\(version)", "history": "\(HistoryID(rawValue: lastAppliedHistory))"])
+            "applied", metadata: ["store": "\(rules.name)", "seq": "\(version)", "history": "\(HistoryID(rawValue: lastAppliedHistory))"])
         let live = brokenRules.contains(.effectsOnlyLive) || (liveAfter.map { message.header.seq > $0 } ?? false)
         do {
             // Effects run once, for live actions only: never again for history recovered by replay.
             let handled = try runtime.apply(
                 app: message.topicString, actionType: message.header.actionType, payload: message.payload,
-                stamp: Stamp(seq: message.header.seq, wallNanoseconds: message.header.timestamp), runEffects: live && configuration.runsEffects)
+                stamp: Stamp(seq: message.header.seq, wallNanoseconds: message.header.timestamp), runEffects: live && rules.runsEffects)
             if handled {
                 applied += 1
                 mayHaveChanged = true
@@ -321,12 +322,12 @@ public final class StoreCore {
             logger.notice(
                 "action rejected; state unchanged",
                 metadata: [
-                    "store": "\(configuration.name)", "seq": "\(version)", "reason": "\(error.reason)",
+                    "store": "\(rules.name)", "seq": "\(version)", "reason": "\(error.reason)",
                 ])
             commands.append(
                 .publish(
                     Message(
-                        topic: configuration.name,
+                        topic: rules.name,
                         header: Header(
                             kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
                             timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(error.reason.utf8))))
@@ -347,7 +348,7 @@ public final class StoreCore {
         switch message.kind {
         case .replayBatch:
             guard let batch = try? ReplayBatch.decode(message.payload) else {
-                logger.warning("dropped a malformed replay batch", metadata: ["store": "\(configuration.name)"])
+                logger.warning("dropped a malformed replay batch", metadata: ["store": "\(rules.name)"])
                 return
             }
             if let expected = verifying, let found = batch.first(where: { $0.header.seq == expected.seq }) {
@@ -372,7 +373,7 @@ public final class StoreCore {
                 + "restore the journal's older segments, or start this store from a snapshot at version \(max(message.header.ref, 1) - 1) or later "
                 + "(docs/OPERATIONS.md, \"A journal that starts above 1\")"
             if problem != reason {
-                logger.error("cannot catch up", metadata: ["store": "\(configuration.name)", "reason": "\(reason)"])
+                logger.error("cannot catch up", metadata: ["store": "\(rules.name)", "reason": "\(reason)"])
             }
             problem = reason
             dispatcherHead = max(dispatcherHead, message.header.seq)
@@ -393,7 +394,7 @@ public final class StoreCore {
                 logger.error(
                     "snapshot is ahead of the dispatcher; discarding it and replaying",
                     metadata: [
-                        "store": "\(configuration.name)", "snapshot": "\(version)", "dispatcher": "\(message.header.seq)",
+                        "store": "\(rules.name)", "snapshot": "\(version)", "dispatcher": "\(message.header.seq)",
                     ])
                 resetToEmpty()
                 dispatcherHead = message.header.seq
@@ -421,7 +422,7 @@ public final class StoreCore {
         switch request.kind {
         case .snapshotRequest:
             // Views are served once the store has recovered, so nobody sees a state it is about to leave.
-            if let path = StatePath.fromTopic(request.topicString, store: configuration.name) {
+            if let path = StatePath.fromTopic(request.topicString, store: rules.name) {
                 // A view of a selection asks on its topic; one that asks before recovery asks again.
                 if caughtUp { answerSelection(path, to: peer, now: now) }
             } else if caughtUp {
@@ -443,7 +444,7 @@ public final class StoreCore {
             logger.error(
                 "an effect's action was dropped: too many unanswered",
                 metadata: [
-                    "store": "\(configuration.name)", "type": "\(type)", "unanswered": "\(unansweredEffects.count)",
+                    "store": "\(rules.name)", "type": "\(type)", "unanswered": "\(unansweredEffects.count)",
                 ])
             return
         }
@@ -453,7 +454,7 @@ public final class StoreCore {
             header: Header(
                 kind: .dispatch, clientID: effectClientID, clientSeq: effectClientSeq,
                 timestamp: now.wallNanoseconds, actionType: type), payload: payload)
-        unansweredEffects[effectClientSeq] = (message, now.milliseconds, UInt64(configuration.effectRetryMilliseconds))
+        unansweredEffects[effectClientSeq] = (message, now.milliseconds, UInt64(rules.effectRetryMilliseconds))
         commands.append(.dispatch(message))
     }
 
@@ -471,7 +472,7 @@ public final class StoreCore {
             logger.warning(
                 "an effect's action was refused",
                 metadata: [
-                    "store": "\(configuration.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
+                    "store": "\(rules.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))",
                 ])
         }
     }
@@ -497,7 +498,7 @@ public final class StoreCore {
                 "the dispatcher serves another journal (history \(offered)) than this store's state comes from (\(current)): "
                 + "point the store at its own cluster, or delete its snapshot and restart it to rebuild from this journal "
                 + "(docs/OPERATIONS.md, \"A journal from another history\")"
-            logger.error("refusing a foreign history", metadata: ["store": "\(configuration.name)", "reason": "\(problem!)"])
+            logger.error("refusing a foreign history", metadata: ["store": "\(rules.name)", "reason": "\(problem!)"])
             replayRequestedAt = nil
             return .ignore
         }
@@ -505,7 +506,7 @@ public final class StoreCore {
         guard let since, let head else {
             logger.debug(
                 "held back until the epoch is placed",
-                metadata: ["store": "\(configuration.name)", "history": "\(offered)", "following": "\(current)"])
+                metadata: ["store": "\(rules.name)", "history": "\(offered)", "following": "\(current)"])
             return .wait
         }
         history = offered
@@ -541,7 +542,7 @@ public final class StoreCore {
         logger.error(
             "the state is not part of the dispatcher's journal; rebuilding it from the journal",
             metadata: [
-                "store": "\(configuration.name)", "reason": "\(reason)",
+                "store": "\(rules.name)", "reason": "\(reason)",
             ])
         resetToEmpty()
         liveAfter = max(liveAfter ?? 0, dispatcherHead)
@@ -551,14 +552,14 @@ public final class StoreCore {
     /// A turn of the loop: after every drained burst, and at ``nextDeadline`` at the latest. Publishes
     /// what the burst changed (one update per burst), and runs the timers.
     public func tick(now: NodeTime) {
-        let timeout = UInt64(configuration.dispatcherTimeoutMilliseconds)
+        let timeout = UInt64(rules.dispatcherTimeoutMilliseconds)
         if now.elapsed(since: lastTick) > timeout {
             // Silence counts only while the store was awake to hear: what arrived meanwhile is still
             // queued, and reconnecting now would throw it away. Give the dispatcher a fresh window.
             logger.notice(
                 "the store itself was not running; not counting that as the dispatcher's silence",
                 metadata: [
-                    "store": "\(configuration.name)", "paused_ms": "\(now.elapsed(since: lastTick))",
+                    "store": "\(rules.name)", "paused_ms": "\(now.elapsed(since: lastTick))",
                 ])
             lastHeardFromDispatcher = now.milliseconds
         }
@@ -568,7 +569,7 @@ public final class StoreCore {
         writeSnapshotIfDue(force: false)
         if now.milliseconds >= nextHeartbeat {
             publishHeartbeat(now: now)
-            nextHeartbeat = now.milliseconds + UInt64(configuration.heartbeatMilliseconds)
+            nextHeartbeat = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
         }
         if now.elapsed(since: lastHeardFromDispatcher) > timeout && now.elapsed(since: lastReconnect) > timeout {
             // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
@@ -576,15 +577,15 @@ public final class StoreCore {
             logger.warning(
                 "no word from the dispatcher; reconnecting",
                 metadata: [
-                    "store": "\(configuration.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcher))",
+                    "store": "\(rules.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcher))",
                 ])
             reconnects += 1
             lastReconnect = now.milliseconds
             commands.append(.reconnect)
             requestReplay(now: now)
         }
-        if !refusedForeignHistory, let asked = replayRequestedAt, now.elapsed(since: asked) > UInt64(configuration.replayTimeoutMilliseconds) {
-            logger.notice("replay unanswered; asking again", metadata: ["store": "\(configuration.name)", "from": "\(version + 1)"])
+        if !refusedForeignHistory, let asked = replayRequestedAt, now.elapsed(since: asked) > UInt64(rules.replayTimeoutMilliseconds) {
+            logger.notice("replay unanswered; asking again", metadata: ["store": "\(rules.name)", "from": "\(version + 1)"])
             requestReplay(now: now)
         }
     }
@@ -618,14 +619,14 @@ public final class StoreCore {
                 fullState = (version, payload)
             }
         } catch {
-            logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+            logger.error("state cannot be encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
             return
         }
         changesSince = version
         commands.append(
             .publish(
                 Message(
-                    topic: configuration.name,
+                    topic: rules.name,
                     header: Header(
                         kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds,
                         history: history?.rawValue ?? 0), payload: payload)))
@@ -638,14 +639,14 @@ public final class StoreCore {
     /// A view subscribed to (or the last one left) a topic of the state publisher. Selection topics
     /// of this store start or stop being followed; the new follower gets the value at once.
     public func subscriptionChanged(topic: String, subscribed: Bool, now: NodeTime) {
-        guard let path = StatePath.fromTopic(topic, store: configuration.name) else { return }
+        guard let path = StatePath.fromTopic(topic, store: rules.name) else { return }
         guard subscribed else {
             selections[topic] = nil
             return
         }
         guard selections[topic] != nil || selections.count < StoreCore.maxSelections else {
             logger.warning(
-                "too many selections followed; not publishing one more", metadata: ["store": "\(configuration.name)", "topic": "\(topic)"])
+                "too many selections followed; not publishing one more", metadata: ["store": "\(rules.name)", "topic": "\(topic)"])
             return
         }
         guard let value = selectedValue(path) else { return }
@@ -661,10 +662,10 @@ public final class StoreCore {
 
     private func selectedValues(_ paths: [StatePath]) -> [JSONValue] {
         do {
-            let state = JSONValue(parsing: try configuration.app.stateJSON(fromWire: try runtime.encodedState()))
+            let state = JSONValue(parsing: try rules.app.stateJSON(fromWire: try runtime.encodedState()))
             return paths.map { $0.select(in: state) }
         } catch {
-            logger.error("state cannot be read for a selection", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+            logger.error("state cannot be read for a selection", metadata: ["store": "\(rules.name)", "error": "\(error)"])
             return []
         }
     }
@@ -694,7 +695,7 @@ public final class StoreCore {
 
     private func answerSelection(_ path: StatePath, to peer: [UInt8], now: NodeTime) {
         publishStateIfChanged(now: now)
-        let topic = path.topic(store: configuration.name)
+        let topic = path.topic(store: rules.name)
         guard let value = selections[topic]?.value ?? selectedValue(path) else { return }
         commands.append(
             .reply(
@@ -722,7 +723,7 @@ public final class StoreCore {
         commands.append(
             .publish(
                 Message(
-                    topic: configuration.name,
+                    topic: rules.name,
                     header: Header(
                         kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: max(version, lastPublishedVersion),
                         timestamp: now.wallNanoseconds,
@@ -736,7 +737,7 @@ public final class StoreCore {
             do {
                 fullState = (lastPublishedVersion, try runtime.encodedState())
             } catch {
-                logger.error("state cannot be encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+                logger.error("state cannot be encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
                 return
             }
         }
@@ -744,7 +745,7 @@ public final class StoreCore {
             .reply(
                 peer: peer,
                 Message(
-                    topic: configuration.name,
+                    topic: rules.name,
                     header: Header(
                         kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, ref: max(version, lastPublishedVersion),
                         timestamp: now.wallNanoseconds,
@@ -753,15 +754,15 @@ public final class StoreCore {
     }
 
     private func writeSnapshotIfDue(force: Bool) {
-        guard configuration.snapshotPath != nil, version > snapshotVersion else { return }
-        guard force || version - snapshotVersion >= UInt64(configuration.snapshotEveryActions) else { return }
+        guard rules.writesSnapshots, version > snapshotVersion else { return }
+        guard force || version - snapshotVersion >= UInt64(rules.snapshotEveryActions) else { return }
         do {
             commands.append(.writeSnapshot(version: version, history: lastAppliedHistory, snapshot: try runtime.encodedSnapshot()))
             // Counted as written: a failed write is logged by the shell and tried again after as many
             // actions more, not on every turn.
             snapshotVersion = version
         } catch {
-            logger.error("snapshot not encoded", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
+            logger.error("snapshot not encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
         }
     }
 
@@ -780,8 +781,8 @@ public final class StoreCore {
     public func status(now: NodeTime, subscribers: Int, pid: Int) -> NodeStatus {
         var status = NodeStatus(
             role: .store, pid: pid, uptimeMs: now.elapsed(since: startedAt), subscribers: subscribers, rejected: rejected)
-        status.name = configuration.name
-        status.app = configuration.app.name
+        status.name = rules.name
+        status.app = rules.app.name
         status.version = version
         status.dispatcherHead = dispatcherHead
         status.applied = applied
@@ -789,7 +790,7 @@ public final class StoreCore {
         status.gapsRepaired = gapsRepaired
         status.pending = pending.count
         status.dispatcher =
-            now.elapsed(since: lastHeardFromDispatcher) <= UInt64(configuration.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
+            now.elapsed(since: lastHeardFromDispatcher) <= UInt64(rules.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
         status.reconnects = reconnects
         status.subscribed = liveAfter != nil
         status.caughtUp = caughtUp

@@ -17,12 +17,6 @@ public struct ClientScope: Sendable, Equatable {
         self.k1 = k1
     }
 
-    /// A scope with a fresh secret (for a log that does not outlive the process).
-    public static func random() -> ClientScope {
-        var generator = SystemRandomNumberGenerator()
-        return ClientScope(k0: generator.next(), k1: generator.next())
-    }
-
     /// The id the dispatcher keeps for `clientID` sent by the peer with public key `principal` (never 0).
     public func clientID(_ principal: [UInt8], _ clientID: UInt64) -> UInt64 {
         var bytes = principal

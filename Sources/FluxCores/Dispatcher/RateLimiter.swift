@@ -1,5 +1,3 @@
-import FluxCore
-
 /// A token bucket per client: `perSecond` tokens a second, at most `perSecond` saved up. Bounded: past
 /// `maxClients` buckets, the ones idle longest are forgotten (a forgotten client starts full again).
 struct RateLimiter {
@@ -12,8 +10,9 @@ struct RateLimiter {
         self.maxClients = maxClients
     }
 
-    /// Takes one token for `client`, if it has one.
-    mutating func allow(_ client: UInt64, now: UInt64 = MonotonicClock.nowNanoseconds()) -> Bool {
+    /// Takes one token for `client`, if it has one. `now` is the caller's reading of a monotonic clock,
+    /// in nanoseconds: the limiter reads no clock itself.
+    mutating func allow(_ client: UInt64, now: UInt64) -> Bool {
         if buckets[client] == nil && buckets.count >= maxClients {
             for (key, _) in buckets.sorted(by: { $0.value.at < $1.value.at }).prefix(maxClients / 2) { buckets[key] = nil }
         }

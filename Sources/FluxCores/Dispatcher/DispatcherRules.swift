@@ -1,0 +1,28 @@
+import FluxCore
+
+/// What ``DispatcherCore`` decides by: the apps it admits and its limits, with no endpoint, socket or
+/// file in it. The dispatcher's shell builds it from its configuration; a simulator or a test builds it
+/// directly.
+public struct DispatcherRules: Sendable {
+    /// The apps whose actions are accepted; anything else is NACKed.
+    public var apps: [any AnyApp]
+    /// How often a heartbeat announces the durable head.
+    public var heartbeatMilliseconds = 200
+    /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
+    public var replayBatchSize = 512
+    public var replayBatchesPerRequest = 64
+    /// Dispatches remembered per client for deduplicating retries.
+    public var dedupWindow = 4096
+    /// Actions per second one client may dispatch (a burst of as many is allowed); more are NACKed
+    /// "rate limited". nil: no limit.
+    public var clientRate: Int? = nil
+    /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
+    public var maxPayloadBytes = 1 << 20
+    public var maxPayloadBytesByType: [String: Int] = [:]
+    /// Where the actions are kept, as the status shows it ("memory", or a directory and its fsync policy).
+    public var journalDescription = "memory"
+
+    public init(apps: [any AnyApp]) {
+        self.apps = apps
+    }
+}

@@ -114,9 +114,15 @@ let package = Package(
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "FluxCores", "Examples", "ExampleViews", "FluxTesting", "Cluster", "Devtools",
+                "Dispatcher", "StoreNode", "ViewNode", "FluxCores", "Examples", "FluxTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // One test target per library target; NodeTests runs the three node shells together.
+        .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore"]),
+        .testTarget(
+            name: "DevtoolsTests",
+            dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools"]),
     ],
     swiftLanguageModes: [.v6]

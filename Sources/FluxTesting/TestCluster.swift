@@ -62,8 +62,9 @@ public final class TestCluster: Sendable {
     /// a relay between it and the dispatcher.
     @discardableResult
     public func startStore(_ name: String, configure: (inout StoreNode.Configuration) -> Void = { _ in }) async throws -> StoreNode {
-        guard let endpoints = topology.store(named: name), let app = apps[name] else {
-            throw NodeError("the test cluster has no store '\(name)'")
+        let endpoints = try topology.requireStore(named: name)
+        guard let app = apps[name] else {
+            throw Topology.UnknownStore(name: name, known: topology.stores.map(\.name))
         }
         var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.replayTimeoutMilliseconds = 300
@@ -84,7 +85,7 @@ public final class TestCluster: Sendable {
     /// Starts a view of the named store; `onUpdate` sees every update on the view's thread.
     @discardableResult
     public func startView(_ name: String, onUpdate: @escaping @Sendable (ViewUpdate) -> Void) async throws -> ViewNode {
-        guard let endpoints = topology.store(named: name) else { throw NodeError("the test cluster has no store '\(name)'") }
+        let endpoints = try topology.requireStore(named: name)
         let view = try ViewNode(configuration: .init(topology: topology, store: endpoints, app: apps[name]), logger: logger, onUpdate: onUpdate)
         run(stop: view.stop) { try await view.run() }
         try await view.ready.wait()
@@ -118,7 +119,7 @@ public final class TestCluster: Sendable {
 
     /// The store's current (version, state), straight from its snapshot service.
     public func snapshot<S: Decodable>(of store: String, as: S.Type) throws -> (version: UInt64, state: S)? {
-        guard let endpoints = topology.store(named: store) else { throw NodeError("the test cluster has no store '\(store)'") }
+        let endpoints = try topology.requireStore(named: store)
         guard
             let reply = try requestReply(
                 endpoint: endpoints.snapshot, request: Message(header: Header(kind: .snapshotRequest)),

@@ -30,7 +30,7 @@ struct JournalCommand: AsyncParsableCommand {
         func open() throws -> Journal {
             let dir = directory
             guard FileManager.default.fileExists(atPath: dir) else { throw CLIError("no journal at \(dir)") }
-            do { return try Journal(directory: dir, repair: false) } catch { throw CLIError("\(error)") }
+            return try Journal(directory: dir, repair: false)
         }
     }
 
@@ -79,7 +79,7 @@ struct JournalCommand: AsyncParsableCommand {
             let directory = location.directory
             guard FileManager.default.fileExists(atPath: directory) else { throw CLIError("no journal at \(directory)") }
             // A running dispatcher first: nothing else matters while it holds the journal.
-            do { _ = try Journal.compact(directory: directory, keepFrom: 0, dryRun: true) } catch { throw CLIError("\(error)") }
+            _ = try Journal.compact(directory: directory, keepFrom: 0, dryRun: true)
             // What each store's snapshot needs: everything after its version.
             var needs: [(store: String, from: UInt64?)] = []
             if let topology = try? location.runDir.topology(), let snapshots = topology.durability?.snapshotDirectory {
@@ -116,7 +116,7 @@ struct JournalCommand: AsyncParsableCommand {
                 keep = safe
             }
             let result: Journal.Compaction
-            do { result = try Journal.compact(directory: directory, keepFrom: keep, dryRun: dryRun) } catch { throw CLIError("\(error)") }
+            result = try Journal.compact(directory: directory, keepFrom: keep, dryRun: dryRun)
             guard let first = result.removed.first, let last = result.removed.last else {
                 emitLine("nothing to remove: the journal's oldest segment holds actions from seq \(keep) on, or is its newest")
                 return
@@ -179,14 +179,10 @@ struct JournalCommand: AsyncParsableCommand {
                     "a past state of '\(store)' is rebuilt by its app's reducer, and \(RootCommand.binaryName) does not host app '\(appName)': use the binary that runs the cluster"
                 )
             }
-            do {
-                let rewind = try Rewind(journalDirectory: location.directory, snapshotDirectory: nil)
-                let last = min(to ?? rewind.head, rewind.head)
-                guard let replica = try rewind.replicas([.init(name: store, app: app)], at: last).first else { return }
-                emitLine("{\"version\":\(last),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}")
-            } catch let error as RewindError {
-                throw CLIError(error.description)
-            }
+            let rewind = try Rewind(journalDirectory: location.directory, snapshotDirectory: nil)
+            let last = min(to ?? rewind.head, rewind.head)
+            guard let replica = try rewind.replicas([.init(name: store, app: app)], at: last).first else { return }
+            emitLine("{\"version\":\(last),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}")
         }
     }
 }

@@ -22,12 +22,8 @@ struct KeygenCommand: ParsableCommand {
 
     func run() throws {
         guard Curve.isAvailable else { throw CLIError("this libzmq was built without CURVE support") }
-        do {
-            let files = try KeyPair.generate(name: name, directory: dir)
-            emitLine("secret key pair: \(files.secretFile) (mode 0600)")
-            emitLine("public key:      \(files.publicFile)")
-        } catch let error as NodeError {
-            throw CLIError(error.message)
-        }
+        let files = try KeyPair.generate(name: name, directory: dir)
+        emitLine("secret key pair: \(files.secretFile) (mode 0600)")
+        emitLine("public key:      \(files.publicFile)")
     }
 }

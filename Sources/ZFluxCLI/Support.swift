@@ -40,7 +40,7 @@ struct RunDirOptions: ParsableArguments {
     /// The cluster's topology, from `--config` or the run directory.
     /// Creates the run directory if needed, 0700 (a node's entry point calls it before binding).
     func makePrivate() throws {
-        do { try RunDirectory(path).makePrivate() } catch let error as NodeError { throw CLIError(error.message) }
+        try RunDirectory(path).makePrivate()
     }
 
     func topology() throws -> Topology {
@@ -48,31 +48,23 @@ struct RunDirOptions: ParsableArguments {
             // Clients address stores of any app; the nodes check the apps they host when they start.
             return try ClusterConfig.load(path: configPath).topology(runDirectory: path, transportOverride: nil, basePortOverride: nil, apps: nil)
         }
-        do { return try Topology.load(runDirectory: path) } catch let error as NodeError { throw CLIError(error.message) }
+        return try Topology.load(runDirectory: path)
     }
 
     /// The topology and the CURVE settings this process connects with (`$ZFLUX_KEY` or the cluster's
     /// client key), so every command connects over tcp the way the cluster requires.
     func cluster() throws -> (topology: Topology, security: Security.Settings?) {
         let topology = try topology()
-        do {
-            return (topology, try topology.clientSecurity(keyFile: ProcessInfo.processInfo.environment["ZFLUX_KEY"]))
-        } catch let error as NodeError {
-            throw CLIError(error.message)
-        }
+        return (topology, try topology.clientSecurity(keyFile: ProcessInfo.processInfo.environment["ZFLUX_KEY"]))
     }
 
     /// For nodes: the server key pair too, and a ZAP handler that admits only authorized keys.
     func nodeSecurity(_ topology: Topology, logger: Logger) throws -> (settings: Security.Settings?, zap: ZAPHandler?) {
         guard let security = topology.security else { return (nil, nil) }
-        do {
-            let settings = Security.Settings(
-                server: try KeyPair.load(security.serverKeyFile), serverPublicKey: security.serverPublicKey,
-                client: try KeyPair.load(security.clientKeyFile))
-            return (settings, try ZAPHandler(authorizedKeys: security.authorizedKeysFile, logger: logger))
-        } catch let error as NodeError {
-            throw CLIError(error.message)
-        }
+        let settings = Security.Settings(
+            server: try KeyPair.load(security.serverKeyFile), serverPublicKey: security.serverPublicKey,
+            client: try KeyPair.load(security.clientKeyFile))
+        return (settings, try ZAPHandler(authorizedKeys: security.authorizedKeysFile, logger: logger))
     }
 }
 

@@ -24,12 +24,8 @@ struct TimeMachine {
         stores = topology.stores.compactMap { store in host.app(named: store.app).map { Rewind.StoreSpec(name: store.name, app: $0) } }
         unhosted = topology.stores.filter { host.app(named: $0.app) == nil }
         readers = host.apps + Set(unhosted.map(\.app)).sorted().map { UnhostedApp(name: $0) }
-        do {
-            rewind = try Rewind(
-                journalDirectory: directory, snapshotDirectory: topology.durability?.snapshotDirectory, format: topology.codec ?? .binary)
-        } catch {
-            throw CLIError("\(error)")
-        }
+        rewind = try Rewind(
+            journalDirectory: directory, snapshotDirectory: topology.durability?.snapshotDirectory, format: topology.codec ?? .binary)
     }
 
     func store(_ name: String) throws -> Rewind.StoreSpec {
@@ -39,7 +35,7 @@ struct TimeMachine {
             )
         }
         guard let store = stores.first(where: { $0.name == name }) else {
-            throw CLIError("the cluster has no store '\(name)' (it has: \(stores.map(\.name).joined(separator: ", ")))")
+            throw Topology.UnknownStore(name: name, known: stores.map(\.name))
         }
         return store
     }
@@ -47,12 +43,8 @@ struct TimeMachine {
     /// `{"version": SEQ, "state": …}` of `store` as of `seq`.
     func stateLine(_ name: String, at seq: UInt64) throws -> String {
         let spec = try store(name)
-        do {
-            guard let replica = try rewind.replicas([spec], at: seq).first else { throw CLIError("no store '\(name)'") }
-            return "{\"version\":\(seq),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}"
-        } catch let error as RewindError {
-            throw CLIError(error.description)
-        }
+        guard let replica = try rewind.replicas([spec], at: seq).first else { throw CLIError("no store '\(name)'") }
+        return "{\"version\":\(seq),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}"
     }
 }
 
@@ -78,13 +70,8 @@ extension JournalCommand {
         func run() throws {
             let machine = try TimeMachine(runDir: runDir, journal: journal)
             let last = to ?? machine.rewind.head
-            let session: Session
-            do {
-                session = try machine.rewind.export(machine.stores, from: from, to: last, readers: machine.readers) { seq in
-                    printError("export: at seq \(seq) of \(last)")
-                }
-            } catch let error as RewindError {
-                throw CLIError(error.description)
+            let session = try machine.rewind.export(machine.stores, from: from, to: last, readers: machine.readers) { seq in
+                printError("export: at seq \(seq) of \(last)")
             }
             let data = try session.encoded()
             if output == "-" {
@@ -116,16 +103,12 @@ extension JournalCommand {
         var runDir: String
 
         func run() throws {
-            do {
-                let session = try Session.load(file)
-                for store in session.stores { _ = try ZFluxCLI.Host.current.require(store.app) }
-                try session.materialize(runDirectory: runDir)
-                emitLine(
-                    "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: zflux cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"
-                )
-            } catch let error as RewindError {
-                throw CLIError(error.description)
-            }
+            let session = try Session.load(file)
+            for store in session.stores { _ = try ZFluxCLI.Host.current.require(store.app) }
+            try session.materialize(runDirectory: runDir)
+            emitLine(
+                "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: zflux cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"
+            )
         }
     }
 }

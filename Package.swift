@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "DevtoolsTests",
             dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools", "Cluster"]),
     ],
     swiftLanguageModes: [.v6]
 )

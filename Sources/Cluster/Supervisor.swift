@@ -9,7 +9,7 @@ public final class Supervisor: Sendable {
     struct Child: Sendable {
         let name: String
         let command: [String]
-        let process: Process
+        let process: ChildProcess
     }
 
     /// OTP's restart intensity: more than `maxRestarts` crashes within `window` stops the cluster.
@@ -22,7 +22,7 @@ public final class Supervisor: Sendable {
     }
 
     public enum Event: Sendable {
-        case childExited(name: String, status: Int32)
+        case childExited(name: String, termination: ChildProcess.Termination)
         case signal(Int32)
     }
 
@@ -86,24 +86,15 @@ public final class Supervisor: Sendable {
 
     private func spawn(name: String, _ command: [String]) throws {
         if isStopping { return }
-        let process = Process()
-        process.executableURL = executable
         let arguments = command + ["--run-dir", runDirectory.path, "--supervisor-pid", String(getpid()), "--log-level", logLevel]
-        process.arguments = arguments
-        let logPath = runDirectory.log(of: name)
-        // Appended to across restarts: the log of the run that died (its crash report) must survive.
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
         let continuation = continuation
-        process.terminationHandler = { process in
-            continuation.yield(.childExited(name: name, status: process.terminationStatus))
+        // The log is appended to across restarts: the log of the run that died (its crash report) must survive.
+        let process = try ChildProcess(
+            executable: executable.path, arguments: arguments, environment: ProcessInfo.processInfo.environment, log: runDirectory.log(of: name)
+        ) { termination in
+            continuation.yield(.childExited(name: name, termination: termination))
         }
-        try process.run()
-        try String(process.processIdentifier).write(toFile: runDirectory.pidFile(of: name), atomically: true, encoding: .utf8)
+        try String(process.pid).write(toFile: runDirectory.pidFile(of: name), atomically: true, encoding: .utf8)
         children.withLock { children in
             let child = Child(name: name, command: command, process: process)
             if let index = children.firstIndex(where: { $0.name == name }) { children[index] = child } else { children.append(child) }
@@ -138,7 +129,7 @@ public final class Supervisor: Sendable {
 
     public var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    public var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.processIdentifier) } } }
+    public var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.pid) } } }
 
     /// Waits until every node answers a status request and every store is subscribed to the dispatcher
     /// and caught up. A store still replaying is waited for while its version moves (``StartupWatch``),
@@ -210,12 +201,12 @@ public final class Supervisor: Sendable {
                 let log = runDirectory.log(of: name)
                 guard let delay = restartDelay(for: name) else {
                     report(
-                        "\(name) exited with status \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))"
+                        "\(name) ended with \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))"
                     )
                     status = 1
                     break eventLoop
                 }
-                report("\(name) exited with status \(code); restarting it in \(delay) (see \(log))")
+                report("\(name) ended with \(code); restarting it in \(delay) (see \(log))")
                 Task {
                     try? await Task.sleep(for: delay)
                     do {

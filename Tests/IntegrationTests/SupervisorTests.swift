@@ -1,0 +1,55 @@
+import Cluster
+import FluxCore
+import FluxTesting
+import Foundation
+import NodeSupport
+import Testing
+
+/// The supervisor learns of a node's end from the kernel, whatever the node's helpers hold open.
+@Suite("Supervisor", .serialized, .timeLimit(.minutes(2)))
+struct SupervisorTests {
+    @Test("a node killed while a helper it started still holds its descriptors is seen dead and restarted at once")
+    func helperHoldsDescriptors() async throws {
+        var template = Array("/tmp/zf-sup-XXXXXX".utf8CString)
+        let runDir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        // Every node starts a helper that inherits its descriptors and outlives it, as the Swift runtime's
+        // crash reporter did when it hung over a crashed store, then becomes the node itself.
+        let wrapper = runDir + "/node.sh"
+        try """
+            #!/bin/sh
+            sleep 120 &
+            echo $! >> "\(runDir)/helpers"
+            exec "\(zfluxBinary)" "$@"
+            """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o755)
+        defer {
+            let helpers = (try? String(contentsOfFile: runDir + "/helpers", encoding: .utf8)) ?? ""
+            for pid in helpers.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+        }
+        let topology = try Topology.make(transport: .ipc, runDirectory: runDir, stores: [("counter", "counter")])
+        let supervisor = Supervisor(
+            topology: topology, runDirectory: runDir, logLevel: "notice", executable: URL(fileURLWithPath: wrapper))
+        let reports = Locked<[String]>([])
+        let ready = Locked(false)
+        let supervising = Task {
+            try await supervisor.supervise(report: { line in reports.withLock { $0.append(line) } }) { ready.withLock { $0 = true } }
+        }
+        defer { supervisor.forward(signal: SIGTERM) }
+        try await eventually("the cluster is up", timeout: .seconds(30)) { ready.withLock { $0 } }
+        let store = try #require(supervisor.pids.first { $0.0 == "store-counter" }?.1)
+
+        kill(store, SIGKILL)
+        try await eventually("the supervisor saw the store end: \(reports.withLock { $0 })", timeout: .seconds(10)) {
+            reports.withLock { $0.contains { $0.hasPrefix("store-counter ended with signal 9") } }
+        }
+        try await eventually("a new store was started", timeout: .seconds(10)) {
+            let now = supervisor.pids.first { $0.0 == "store-counter" }?.1
+            return now != nil && now != store
+        }
+
+        supervisor.forward(signal: SIGTERM)
+        #expect(try await supervising.value == 0)
+        for (name, pid) in supervisor.pids { #expect(kill(pid, 0) != 0, "\(name) (pid \(pid)) outlived its supervisor") }
+    }
+}

@@ -17,11 +17,11 @@ struct SupervisorTests {
         // crash reporter did when it hung over a crashed store, then becomes the node itself.
         let wrapper = runDir + "/node.sh"
         try """
-            #!/bin/sh
-            sleep 120 &
-            echo $! >> "\(runDir)/helpers"
-            exec "\(zfluxBinary)" "$@"
-            """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        sleep 120 &
+        echo $! >> "\(runDir)/helpers"
+        exec "\(zfluxBinary)" "$@"
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
         chmod(wrapper, 0o755)
         defer {
             let helpers = (try? String(contentsOfFile: runDir + "/helpers", encoding: .utf8)) ?? ""

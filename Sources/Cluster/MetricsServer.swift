@@ -24,12 +24,27 @@ public final class MetricsServer: Sendable {
 
     static let totals: Set<String> = ["accepted", "rejected", "duplicates", "applied", "replayed", "gaps_repaired", "reconnects"]
 
+    /// What a connection may hold: a peer gets `requestTimeout` to send its whole request, body
+    /// included, and at most `maxConnections` are open at once (the rest are closed as they connect),
+    /// so the port never takes the file descriptors the node's ZeroMQ sockets need.
+    public struct Limits: Sendable {
+        public var maxConnections = 64
+        public var requestTimeout: Duration = .seconds(10)
+        public var maxBodyBytes = 1024
+        public init() {}
+    }
+
     /// Listens on `host:port` and serves until the process ends. HTTP is swift-nio's (one event-loop
     /// thread); the answers, which wait up to a second for the node's status, are computed off that
-    /// loop, so a slow or stuck client never holds up a probe of another. A connection that sends no
-    /// complete request within 10 seconds is closed.
-    public init(host: String, port: Int, statusEndpoint: String, security: Security.Settings?, node: String, logger: Logger) throws {
+    /// loop, so a slow or stuck client never holds up a probe of another. With a `token`, every request
+    /// must carry `Authorization: Bearer TOKEN` (what Prometheus sends with `authorization:
+    /// credentials_file`), or is answered 401.
+    public init(
+        host: String, port: Int, statusEndpoint: String, security: Security.Settings?, node: String, token: String? = nil,
+        limits: Limits = Limits(), logger: Logger
+    ) throws {
         let answers = Answers(statusEndpoint: statusEndpoint, security: security, node: node)
+        let budget = ConnectionBudget(limits: limits, token: token)
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: answers.registry))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let queue = DispatchQueue(label: "zflux-metrics-answers", attributes: .concurrent)
@@ -41,8 +56,7 @@ public final class MetricsServer: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
-                        try channel.pipeline.syncOperations.addHandler(ProbeHandler(answers: answers, queue: queue))
+                        try channel.pipeline.syncOperations.addHandler(ProbeHandler(answers: answers, queue: queue, budget: budget))
                     }
                 }
                 .bind(host: resolved, port: port).wait()
@@ -52,7 +66,8 @@ public final class MetricsServer: Sendable {
         }
         self.answers = answers
         self.group = group
-        logger.info("metrics, readiness and liveness over http", metadata: ["listen": "\(host):\(port)"])
+        logger.info(
+            "metrics, readiness and liveness over http", metadata: ["listen": "\(host):\(port)", "token": "\(token == nil ? "none" : "required")"])
     }
 
     /// Stops listening and closes every connection (a node's process usually just ends instead).
@@ -125,6 +140,29 @@ public final class MetricsServer: Sendable {
     }
 }
 
+/// What every connection of one metrics port shares: the count of open connections and the rules.
+final class ConnectionBudget: Sendable {
+    let limits: MetricsServer.Limits
+    let open = Atomic<Int>(0)
+    /// `Bearer TOKEN`, as bytes, when a token is required.
+    let expected: [UInt8]?
+
+    init(limits: MetricsServer.Limits, token: String?) {
+        self.limits = limits
+        self.expected = token.map { Array("Bearer \($0)".utf8) }
+    }
+
+    /// Whether an `Authorization` header value is the expected one, in time that does not depend on
+    /// where they differ.
+    func authorizes(_ value: String?) -> Bool {
+        guard let expected else { return true }
+        let given = Array((value ?? "").utf8)
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
+        return difference == 0
+    }
+}
+
 /// One HTTP connection of the metrics port: answers one GET (computed on `answers`, off the event
 /// loop) and closes. Everything here runs on the channel's event loop.
 private final class ProbeHandler: ChannelInboundHandler {
@@ -133,21 +171,60 @@ private final class ProbeHandler: ChannelInboundHandler {
 
     private let answers: MetricsServer.Answers
     private let queue: DispatchQueue
+    private let budget: ConnectionBudget
     private var uri: String?
+    private var authorized = false
+    private var bodyBytes = 0
     private var answering = false
+    private var counted = false
+    private var deadline: Scheduled<Void>?
 
-    init(answers: MetricsServer.Answers, queue: DispatchQueue) {
+    init(answers: MetricsServer.Answers, queue: DispatchQueue, budget: ConnectionBudget) {
         self.answers = answers
         self.queue = queue
+        self.budget = budget
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        counted = true
+        guard budget.open.wrappingAdd(1, ordering: .relaxed).newValue <= budget.limits.maxConnections else {
+            context.close(promise: nil)
+            return
+        }
+        // The whole request, body included, within the time limit: a peer trickling bytes is cut too.
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(budget.limits.requestTimeout.components.seconds) * 1_000_000_000)) {
+            if !bound.value.handler.answering { bound.value.context.close(promise: nil) }
+        }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if counted { budget.open.wrappingSubtract(1, ordering: .relaxed) }
+        counted = false
+        deadline?.cancel()
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): uri = head.uri
-        case .body: break
+        case .head(let head):
+            uri = head.uri
+            authorized = budget.authorizes(head.headers.first(name: "Authorization"))
+        case .body(let part):
+            bodyBytes += part.readableBytes
+            // Probes have no body to speak of; a large one is refused before it is read.
+            if bodyBytes > budget.limits.maxBodyBytes && !answering {
+                answering = true
+                reply(context: context, status: 413, body: Array("a probe takes no body\n".utf8))
+            }
         case .end:
             guard let uri, !answering else { return }
             answering = true
+            guard authorized else {
+                reply(context: context, status: 401, body: Array("this port needs Authorization: Bearer TOKEN\n".utf8))
+                return
+            }
             let loop = context.eventLoop
             let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
             let answers = answers
@@ -155,14 +232,6 @@ private final class ProbeHandler: ChannelInboundHandler {
                 let (status, body) = answers.answer(uri)
                 loop.execute { bound.value.handler.reply(context: bound.value.context, status: status, body: body) }
             }
-        }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent, !answering {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
         }
     }
 
@@ -175,6 +244,7 @@ private final class ProbeHandler: ChannelInboundHandler {
         guard context.channel.isActive else { return }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+        if status == 401 { headers.add(name: "WWW-Authenticate", value: "Bearer") }
         headers.add(name: "Content-Length", value: String(body.count))
         headers.add(name: "Connection", value: "close")
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)

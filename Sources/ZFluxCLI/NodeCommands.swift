@@ -35,7 +35,7 @@ struct DispatcherCommand: AsyncParsableCommand {
             try MetricsServer(
                 host: endpoints.metricsListen ?? "127.0.0.1", port: port,
                 statusEndpoint: Topology.localEndpoint(endpoints.intake, listen: endpoints.listen), security: security, node: "dispatcher",
-                logger: node.logger("zflux.metrics"))
+                token: try metricsToken(), logger: node.logger("zflux.metrics"))
         }
         defer { metrics?.shutdown() }
         try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
@@ -80,7 +80,7 @@ struct StoreCommand: AsyncParsableCommand {
             try MetricsServer(
                 host: endpoints.metricsListen ?? "127.0.0.1", port: port,
                 statusEndpoint: Topology.localEndpoint(endpoints.snapshot, listen: endpoints.listen), security: security, node: name,
-                logger: node.logger("zflux.metrics"))
+                token: try metricsToken(), logger: node.logger("zflux.metrics"))
         }
         defer { metrics?.shutdown() }
         try await runNode(stop: store.stop, supervisorPid: node.supervisorPid) { try await store.run() }
@@ -94,4 +94,17 @@ func runNode(stop: @escaping @Sendable () -> Void, supervisorPid: Int32?, _ body
     let watch = ParentWatch(supervisorPid: supervisorPid, onGone: stop)
     try await body()
     withExtendedLifetime((signals, watch)) {}
+}
+
+/// The bearer token the metrics port requires: `$ZFLUX_METRICS_TOKEN`, or the first line of the file
+/// `$ZFLUX_METRICS_TOKEN_FILE` names (a Kubernetes secret mounted as a file); nil: none required.
+func metricsToken() throws -> String? {
+    let environment = ProcessInfo.processInfo.environment
+    if let token = environment["ZFLUX_METRICS_TOKEN"], !token.isEmpty { return token }
+    guard let file = environment["ZFLUX_METRICS_TOKEN_FILE"], !file.isEmpty else { return nil }
+    let text = try String(contentsOfFile: file, encoding: .utf8)
+    guard let token = text.split(whereSeparator: \.isNewline).first.map(String.init), !token.isEmpty else {
+        throw CLIError("ZFLUX_METRICS_TOKEN_FILE \(file) holds no token")
+    }
+    return token
 }

@@ -13,7 +13,7 @@ final class ClusterProcess {
     private(set) var nodePids: [String: Int32] = [:]
     private var stopped = false
 
-    init(transport: String, runDir existing: String? = nil, extraArguments: [String] = []) throws {
+    init(transport: String, runDir existing: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
         self.transport = transport
         if let existing {
             runDir = existing
@@ -29,6 +29,7 @@ final class ClusterProcess {
         if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 32))] }
         process.executableURL = URL(fileURLWithPath: zfluxBinary)
         process.arguments = arguments + extraArguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let log = runDir + "/cluster-up.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         nodePids = [:]

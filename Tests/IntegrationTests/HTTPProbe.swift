@@ -21,10 +21,11 @@ func connectLoopback(_ port: Int, timeoutSeconds: Int = 5) -> Int32? {
 }
 
 /// A plain HTTP/1.1 GET to 127.0.0.1: (status, body), or nil when nothing answers within `timeoutSeconds`.
-func httpGet(_ port: Int, _ path: String, timeoutSeconds: Int = 5) -> (Int, String)? {
+func httpGet(_ port: Int, _ path: String, headers: [String: String] = [:], timeoutSeconds: Int = 5) -> (Int, String)? {
     guard let fd = connectLoopback(port, timeoutSeconds: timeoutSeconds) else { return nil }
     defer { close(fd) }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+    let extra = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\(extra)\r\n".utf8)
     _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)

@@ -43,6 +43,7 @@ public struct StartupWatch: Sendable {
         reportedAt[name] = now
         // A fresh cluster has nothing to catch up with: the store waits for the dispatcher's word.
         guard head > 0 else { return .waiting(progress: "\(name) starting: waiting for the dispatcher's first heartbeat") }
+        guard version < head else { return .waiting(progress: "\(name) caught up at version \(version): subscribing to the dispatcher") }
         return .waiting(progress: "\(name) catching up: version \(version) of \(head)")
     }
 }

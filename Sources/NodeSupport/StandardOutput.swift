@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -30,6 +32,27 @@ public enum StandardOutput {
 
     /// Writes `text` to stderr. A failing stderr is ignored: there is nowhere left to say so.
     public static func error(_ text: String) { _ = writeAll(Array(text.utf8), to: STDERR_FILENO) }
+
+    /// For a command that may wait long between lines (`tail`, `view --json`, `journal tail --follow`):
+    /// ends the process as soon as stdout's reader goes, not at the next line, as `tail -f | head -1`
+    /// does. Only for a pipe or a socket: a terminal or a file has no reader to lose.
+    public static func endWhenReaderGoes() {
+        var info = stat()
+        guard fstat(STDOUT_FILENO, &info) == 0 else { return }
+        let kind = info.st_mode & S_IFMT
+        guard kind == S_IFIFO || kind == S_IFSOCK else { return }
+        let thread = Thread {
+            while true {
+                // No events asked for: poll reports only POLLERR (a pipe's reader closed) or POLLHUP.
+                var watched = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+                let ready = poll(&watched, 1, -1)
+                if ready > 0 && watched.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { readerGone() }
+                if ready < 0 && errno != EINTR { return }
+            }
+        }
+        thread.name = "zflux-stdout-watch"
+        thread.start()
+    }
 
     /// Ends the process as the default SIGPIPE action would have.
     public static func readerGone() -> Never {

@@ -816,7 +816,9 @@ public final class Simulation {
         if staleEpochs.contains(HistoryID(rawValue: reply.header.history).epoch) && seq > staleAbove { return }
         result.invariantChecks += 1
         if let first = ackedSeq[[client.id, reply.header.clientSeq]], first != seq {
-            fail("dedup", "client \(client.id) dispatch \(reply.header.clientSeq) was acknowledged as seq \(first) and again as seq \(seq)")
+            fail(
+                "dedup",
+                "client \(index) (id \(client.id)) dispatch \(reply.header.clientSeq) was acknowledged as seq \(first) and again as seq \(seq)")
             return
         }
         if let other = acknowledged[seq], other != (client.id, reply.header.clientSeq) {
@@ -1065,7 +1067,7 @@ public final class Simulation {
         for record in records {
             bySeq[record.header.seq] = record
             if record.header.clientID != 0 && !seen.insert([record.header.clientID, record.header.clientSeq]).inserted {
-                fail("dedup", "client \(record.header.clientID) dispatch \(record.header.clientSeq) is in the journal twice (\(when))")
+                fail("dedup", "\(sender(of: record)) dispatch \(record.header.clientSeq) is in the journal twice (\(when))")
                 return
             }
         }
@@ -1129,8 +1131,10 @@ public final class Simulation {
 
     /// Who sent a DISPATCH: a client by its index, or a store's effects.
     func sender(of message: Message) -> String {
-        if let index = clients.firstIndex(where: { $0.id == message.header.clientID }) { return "client \(index)" }
-        return "client id \(message.header.clientID)"
+        if let index = clients.firstIndex(where: { $0.id == message.header.clientID }) {
+            return "client \(index) (id \(message.header.clientID))"
+        }
+        return "client id \(message.header.clientID) (a store's effects)"
     }
 
     /// A node as the trace names it: `dispatcher`, `store todo`, `view of stats`, `client 2`.

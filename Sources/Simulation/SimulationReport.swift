@@ -46,16 +46,23 @@ public struct SimulationReport: Sendable {
 
     public func text() -> String {
         var lines = [
-            String(
-                format: "%d seeds in %.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
-                summary.seeds, wallSeconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6)
+            "\(summary.seeds) seed\(summary.seeds == 1 ? "" : "s") in "
+                + String(
+                    format: "%.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
+                    wallSeconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6)
         ]
         if let single {
             lines.append(
                 "seed \(single.seed): fsync \(single.fsync.rawValue), head \(single.head), trace hash \(String(single.traceHash, radix: 16))")
         }
         if let traced, let failure = traced.failure {
-            lines.append("\(summary.failures.count) seed(s) failed; the first is seed \(traced.seed) (fsync \(traced.fsync.rawValue)):")
+            if let canary {
+                lines.append(
+                    "the canary \(canary) was caught, as it should be: seed \(traced.seed) (fsync \(traced.fsync.rawValue)) broke an invariant.")
+            } else {
+                let count = summary.failures.count
+                lines.append("\(count) seed\(count == 1 ? "" : "s") failed; the first is seed \(traced.seed) (fsync \(traced.fsync.rawValue)):")
+            }
             lines.append("  invariant broken: \(failure.invariant)")
             lines.append("  \(failure.detail)")
             lines.append("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")

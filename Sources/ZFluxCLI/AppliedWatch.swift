@@ -11,8 +11,8 @@ import ZeroMQ
 /// first message (its heartbeat comes within one interval) before the action is dispatched.
 final class AppliedWatch {
     enum Outcome: Equatable {
-        /// Every store has applied the seq; `version` is the first store's version then.
-        case applied(version: UInt64)
+        /// Every store has applied the seq.
+        case applied
         case refused(store: String, reason: String)
         /// These stores said nothing about the seq before the deadline.
         case timedOut(waitingFor: [String])
@@ -23,7 +23,6 @@ final class AppliedWatch {
         let socket: Socket
         var heard = false
         var through: UInt64 = 0
-        var version: UInt64 = 0
     }
 
     private var followers: [Follower]
@@ -59,7 +58,7 @@ final class AppliedWatch {
         }
         if let refusal { return .refused(store: refusal.store, reason: refusal.reason) }
         guard done else { return .timedOut(waitingFor: followers.filter { $0.through < seq }.map(\.store)) }
-        return .applied(version: followers.first?.version ?? 0)
+        return .applied
     }
 
     /// Reads what arrives until `satisfied` holds or the deadline passes.
@@ -86,16 +85,10 @@ final class AppliedWatch {
         switch message.kind {
         case .state:
             // The first part of a state in parts says its version as well as a whole one does.
-            if header.seq > followers[index].through {
-                followers[index].through = header.seq
-                followers[index].version = header.seq
-            }
+            followers[index].through = max(followers[index].through, header.seq)
         case .heartbeat:
             // Unchanged since `seq`, current through `ref`.
-            if header.ref > followers[index].through {
-                followers[index].through = header.ref
-                followers[index].version = header.seq
-            }
+            followers[index].through = max(followers[index].through, header.ref)
         case .rejected:
             refusals[header.seq] = (followers[index].store, String(decoding: message.payload, as: UTF8.self))
             followers[index].through = max(followers[index].through, header.seq)

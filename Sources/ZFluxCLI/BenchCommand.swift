@@ -46,7 +46,8 @@ struct BenchCommand: AsyncParsableCommand {
               zflux bench --rate 10000 --duration 10 --floor
               zflux bench --max --floor --fsync none
               zflux bench --state-items 10000 --rate 2000 --json
-              zflux bench --attach --app todo --action addTodo --payload '{"title":"task ${seq}"}' --rate 500
+              zflux bench --attach --app todo --action addTodo \\
+                --payload '{"title":"task ${seq}"}' --rate 500
               zflux bench --workload mix.toml --baseline yesterday.json --regression 15%
             """,
         subcommands: [Run.self, Codec.self],

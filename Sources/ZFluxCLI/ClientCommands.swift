@@ -13,7 +13,7 @@ struct DispatchCommand: ParsableCommand {
               zflux dispatch counter incrementTapped
             A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2. `zflux apps` lists every app's actions.
 
-            The dispatcher acknowledges an action once it is sequenced and durable; the app's stores apply it after. With --wait the command also waits for them: it prints the store's version once every store of the app has applied the seq (the seq itself when the action changed the state), or prints the store's reason and exits 1 when a store's reducer refused the action. Stores that say nothing within the timeout exit 2.
+            The dispatcher acknowledges an action once it is sequenced and durable; the app's stores apply it after. With --wait the command also waits for them: it prints the seq once every store of the app has applied it (their state is then current through that seq, the version `zflux state` reports), or prints the store's reason and exits 1 when a store's reducer refused the action. Stores that say nothing within the timeout exit 2.
             """)
 
     @Argument(help: "The app the action belongs to.") var app: String
@@ -22,7 +22,7 @@ struct DispatchCommand: ParsableCommand {
     @Option(help: "Seconds to wait for the dispatcher's answer, retrying meanwhile.") var timeout: Double = 5
     @Option(help: "Dispatch the action this many times, one after the other (each acknowledged before the next); prints the last seq.")
     var `repeat` = 1
-    @Flag(help: "Wait until the app's stores have applied the action: print their version, or the refusal and exit 1.")
+    @Flag(help: "Wait until the app's stores have applied the action (or print their refusal and exit 1).")
     var wait = false
     @OptionGroup var runDir: RunDirOptions
 
@@ -72,8 +72,9 @@ struct DispatchCommand: ParsableCommand {
             return
         }
         switch try watch.wait(for: last, deadline: max(deadline, MonotonicClock.nowMilliseconds() + 1000)) {
-        case .applied(let version):
-            emitLine(String(version))
+        case .applied:
+            // The stores' state is now current through this seq: `zflux state` reports it as its version.
+            emitLine(String(last))
         case .refused(let store, let reason):
             printError("store \(store) refused seq \(last): \(reason)")
             throw ExitCode(1)

@@ -150,6 +150,7 @@ struct JournalCommand: AsyncParsableCommand {
 
         func run() throws {
             var journal = try location.open()
+            if follow { StandardOutput.endWhenReaderGoes() }
             var next = journal.lastSeq > lines ? journal.lastSeq - lines + 1 : 1
             while true {
                 try journal.forEach(from: next) { message in
@@ -173,7 +174,11 @@ struct JournalCommand: AsyncParsableCommand {
         @Option(help: "The last seq to apply (default: all).") var to: UInt64?
 
         func run() throws {
-            let appName = (try? Topology.load(runDirectory: location.runDir.path))?.store(named: store)?.app ?? store
+            let topology = try? Topology.load(runDirectory: location.runDir.path)
+            let appName = topology?.store(named: store)?.app ?? store
+            if let topology, topology.store(named: store) == nil, ZFluxCLI.Host.current.app(named: store) == nil {
+                throw Topology.UnknownStore(name: store, known: topology.stores.map(\.name))
+            }
             guard let app = ZFluxCLI.Host.current.app(named: appName) else {
                 throw CLIError(
                     "a past state of '\(store)' is rebuilt by its app's reducer, and \(RootCommand.binaryName) does not host app '\(appName)': use the binary that runs the cluster"

@@ -15,7 +15,7 @@ struct SimulateCommand: ParsableCommand {
             process. The nodes' decisions are the real cores; the simulator injects crashes and restarts, \
             power cuts (unsynced writes lost, the last write torn, a sector corrupted), partitions, dropped, \
             duplicated and reordered messages, subscribers overflowing, frozen processes and clock jumps, \
-            and checks every invariant of DESIGN §3 all along (docs/GUARANTEES.md lists them). A failure \
+            and checks every invariant of the design all along (docs/GUARANTEES.md lists them). A failure \
             prints its seed, the invariant broken and the events before it; `--seed S` replays it exactly.
 
             Canaries break one rule on purpose to show that the checker catches it: `--list-canaries`, \

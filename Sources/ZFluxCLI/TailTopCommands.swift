@@ -35,6 +35,7 @@ struct TailCommand: AsyncParsableCommand {
             output = { line in screen.withLock { $0.append(line) } }
         } else {
             output = { emitLine($0) }
+            StandardOutput.endWhenReaderGoes()
         }
         if interactive {
             let title = " zflux tail" + (app.map { " · app \($0)" } ?? "") + (type.map { " · type \($0)" } ?? "")

@@ -52,6 +52,7 @@ struct ViewCommand: AsyncParsableCommand {
         }
         if history { throw CLIError("--history needs a terminal (for a state at a seq, use `zflux state STORE --at SEQ`)") }
         let plain = json || isatty(STDOUT_FILENO) == 0
+        StandardOutput.endWhenReaderGoes()
         let host = ZFluxCLI.Host.current
         var views: [ViewNode] = []
         for name in stores {

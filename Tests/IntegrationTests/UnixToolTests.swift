@@ -67,7 +67,12 @@ struct UnixToolTests {
             #expect(ending.bySignal == SIGPIPE, "zflux \(arguments.joined(separator: " ")): status \(ending.status), \(ending.stderr)")
             #expect(!ending.stderr.contains("Fatal error"), "\(ending.stderr)")
         }
-        // Followers of live actions print only when an action comes: keep dispatching until they end.
+        // Followers end as soon as their reader goes, even when nothing more comes to print.
+        for arguments in [["tail", "--json"], ["tail", "--stream"], ["journal", "tail", "--follow", "-n", "0"]] {
+            let ending = try Self.withReaderGone(arguments + runDir)
+            #expect(ending.bySignal == SIGPIPE, "zflux \(arguments.joined(separator: " ")): status \(ending.status), \(ending.stderr)")
+        }
+        // And when an action comes, its line is the write that fails.
         for arguments in [["tail", "--json"], ["tail", "--stream"]] {
             let ending = try Self.withReaderGone(arguments + runDir) {
                 _ = try cluster.zflux(["dispatch", "counter", "addTapped", #"{"amount":1}"#])
@@ -89,7 +94,7 @@ struct UnixToolTests {
         #expect(failed.status == 1 && failed.stderr.hasPrefix("zflux: ") && failed.stderr.split(separator: "\n").count == 1, "\(failed.stderr)")
     }
 
-    @Test("dispatch --wait prints the stores' version once they applied the action, or their refusal with exit 1")
+    @Test("dispatch --wait prints the seq once the stores applied it, or their refusal with exit 1")
     func dispatchWaits() throws {
         let cluster = try ClusterProcess(transport: "ipc")
         defer { cluster.stop() }
@@ -98,9 +103,11 @@ struct UnixToolTests {
         #expect(added.status == 0 && added.stdout == "1\n", "\(added.stdout) \(added.stderr)")
         let reset = try cluster.zflux(["dispatch", "counter", "resetTapped", "--wait"])
         #expect(reset.status == 0 && reset.stdout == "2\n", "\(reset.stdout) \(reset.stderr)")
-        // Nothing to reset: seq 3 changes nothing, so the state is still version 2, current through 3.
+        // Nothing to reset: seq 3 changes nothing, and the store says so by a heartbeat current through 3.
         let unchanged = try cluster.zflux(["dispatch", "counter", "resetTapped", "--wait"])
-        #expect(unchanged.status == 0 && unchanged.stdout == "2\n", "\(unchanged.stdout) \(unchanged.stderr)")
+        #expect(unchanged.status == 0 && unchanged.stdout == "3\n", "\(unchanged.stdout) \(unchanged.stderr)")
+        let state = try cluster.zflux(["state", "counter"])
+        #expect(state.stdout.hasPrefix("{\"version\":3,"), "the version `state` reports: \(state.stdout)")
         // Sequenced and acknowledged, then refused by the todo store's reducer.
         let refused = try cluster.zflux(["dispatch", "todo", "removeTodo", #"{"index":9}"#, "--wait"])
         #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stdout) \(refused.stderr)")

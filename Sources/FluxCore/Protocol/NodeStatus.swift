@@ -89,7 +89,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a struct of plain values cannot fail.
         return Array((try? encoder.encode(self)) ?? Data())
     }

@@ -5,62 +5,6 @@ import NodeSupport
 import Synchronization
 import ViewNode
 
-/// What one load test runs: the parsed options of `zflux bench`, as plain values.
-public struct BenchOptions: Sendable {
-    /// A running cluster to measure instead of starting one.
-    public struct Attached: Sendable {
-        public var runDirectory: String
-        public var topology: Topology
-        public var security: Security.Settings?
-        public init(runDirectory: String, topology: Topology, security: Security.Settings?) {
-            self.runDirectory = runDirectory
-            self.topology = topology
-            self.security = security
-        }
-    }
-
-    public var transport: Topology.Transport = .ipc
-    /// tcp: the first port used (the floor's relays use ports from `basePort + 100`).
-    public var basePort = 5670
-    public var stores = 1
-    /// Views (subscribers in the bench process) per store.
-    public var views = 1
-    public var clients = 1
-    /// Actions per second (with `max`: the first rate tried).
-    public var rate: Double = 10_000
-    /// Search for the highest rate with zero loss.
-    public var max = false
-    public var duration: Double = 5
-    public var warmUp: Double = 1
-    public var payloadBytes = 64
-    public var codec: WireCodec.Format = .binary
-    public var fsync: FsyncPolicy = .batch
-    public var stateItems = 10
-    /// Also measure raw relays in the same topology.
-    public var floor = false
-    public var attach: Attached? = nil
-    /// Keep the temporary cluster's directory.
-    public var keep = false
-    /// The `zflux` binary that runs the cluster and the floor's relays: the user's own binary, which
-    /// hosts their apps.
-    public var executable: String
-    /// The apps that binary hosts: payloads of their actions are encoded (and checked) by the app
-    /// itself in `codec`; an app not among them gets JSON payloads, which every node reads and the
-    /// dispatcher judges.
-    public var apps: [any AnyApp] = []
-    /// What to dispatch (nil: the stock ledger bench, sized by `stateItems` and `payloadBytes`).
-    public var workload: Workload? = nil
-
-    public init(executable: String) { self.executable = executable }
-}
-
-/// Why a load test could not run.
-public struct BenchError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// The measured outcome and the histograms behind it (for the .hgrm and SVG files).
 public struct BenchOutcome: Sendable {
     public var report: BenchReport
@@ -70,102 +14,16 @@ public struct BenchOutcome: Sendable {
     public var ack: LatencyHistogram { result.ack }
 }
 
-/// A child process the bench started; stopped (SIGTERM, then SIGKILL) when the bench ends.
-final class BenchChild {
-    let name: String
-    let process = Process()
-    let lines = LineBuffer()
-
-    final class LineBuffer: Sendable {
-        private let storage = Mutex<[String]>([])
-        func append(_ new: [String]) { storage.withLock { $0.append(contentsOf: new) } }
-        func withLock<R>(_ body: ([String]) -> R) -> R { storage.withLock { body($0) } }
-    }
-
-    init(name: String, executable: String, arguments: [String]) throws {
-        self.name = name
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        let lines = lines
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
-            let text = String(decoding: data, as: UTF8.self)
-            lines.append(text.split(separator: "\n").map(String.init))
-        }
-        try process.run()
-    }
-
-    /// Waits for a line of its stderr containing `text`; fails if it exits first or the deadline passes.
-    func waitForLine(containing text: String, seconds: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let line = lines.withLock({ $0.first { $0.contains(text) } }) { return line }
-            guard process.isRunning else { break }
-            usleep(10_000)
-        }
-        let tail = lines.withLock { $0.suffix(10).joined(separator: "\n") }
-        throw BenchError("\(name) did not report '\(text)' within \(Int(seconds)) s\(tail.isEmpty ? "" : ":\n" + tail)")
-    }
-
-    func stop() { process.stop(grace: .seconds(10)) }
-}
-
-/// CPU seconds (user + system) a process has used so far, from /proc.
-func cpuSeconds(pid: Int32) -> Double? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return nil }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    // After the command name: state is field 3, utime 14, stime 15 (1-based), so 11 and 12 here.
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
-
-/// The whole machine's CPU time so far, from the first line of /proc/stat, in clock ticks: all of it,
-/// and the part the hypervisor gave to others while this guest wanted to run ("steal"). A VM whose CPU
-/// quota runs out is paused until its next period; the pauses land in the bench's tails, so the report
-/// says how much of the run's CPU time was stolen.
-public struct HostCPU: Equatable, Sendable {
-    public var total: UInt64
-    public var steal: UInt64
-
-    public init(total: UInt64, steal: UInt64) {
-        self.total = total
-        self.steal = steal
-    }
-
-    /// `cpu  user nice system idle iowait irq softirq steal guest guest_nice`: guest time is already
-    /// counted in user, so the total is the first eight.
-    public static func parse(_ stat: String) -> HostCPU? {
-        guard let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
-        let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
-        guard fields.count >= 8 else { return nil }
-        return HostCPU(total: fields[0..<8].reduce(0, +), steal: fields[7])
-    }
-
-    public static func now() -> HostCPU? { (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)).flatMap(parse) }
-
-    /// The share of the CPU time since `earlier` that was stolen, in percent (nil without a reading).
-    public func stealPercent(since earlier: HostCPU?) -> Double? {
-        guard let earlier, total > earlier.total, steal >= earlier.steal else { return nil }
-        return Double(steal - earlier.steal) * 100 / Double(total - earlier.total)
-    }
-}
-
 /// Everything one `zflux bench` run starts, measures and stops.
 public final class BenchSession {
     let options: BenchOptions
     let directory: String
     let ownsDirectory: Bool
-    var cluster: BenchChild?
+    /// The cluster this run started (nil when attached to one).
+    var cluster: BenchCluster?
     var topology: Topology
     /// CURVE settings when attached to a cluster that has them (a cluster the bench starts has none).
     var security: Security.Settings? = nil
-    var nodePids: [String: Int32] = [:]
     var views: [ViewNode] = []
     var viewLogs: [ArrivalLog] = []
     /// The current trial's start (monotonic ns); views time their arrivals from it.
@@ -179,9 +37,10 @@ public final class BenchSession {
 
     public init(options: BenchOptions) throws {
         self.options = options
+        let workload = BenchSession.workload(options)
         // The workload's payloads, checked by their apps before anything starts: a typo'd field is an
         // error now, with the app's own reason, not a run of NACKs.
-        _ = try LoadMix(BenchSession.workload(options)) { app, type, arguments in
+        _ = try LoadMix(workload) { app, type, arguments in
             try BenchSession.encode(options, app: app, type: type, arguments: arguments)
         }
         if let attached = options.attach {
@@ -192,28 +51,33 @@ public final class BenchSession {
         } else {
             // The cluster runs this binary: it must host every app the load drives.
             let hosted = Set(options.apps.map(\.name))
-            if let missing = BenchSession.workload(options).apps.first(where: { !hosted.contains($0) }) {
+            if let missing = workload.apps.first(where: { !hosted.contains($0) }) {
                 throw BenchError(
                     "this binary does not host app '\(missing)' (it hosts: \(hosted.sorted().joined(separator: ", "))), so it cannot start a cluster of it; use --attach with a cluster that runs it"
                 )
             }
-            directory = NSTemporaryDirectory() + "zflux-bench-\(getpid())"
-            ownsDirectory = !options.keep
+            let directory = NSTemporaryDirectory() + "zflux-bench-\(getpid())"
             try? FileManager.default.removeItem(atPath: directory)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            topology = Topology(dispatcher: .init(intake: "", actions: "", replay: ""), stores: [], heartbeatMilliseconds: 200)
+            BenchSession.progress("starting a cluster in \(directory)")
             do {
-                try startCluster()
+                let cluster = try BenchCluster(options: options, workload: workload, directory: directory)
+                (self.cluster, topology) = (cluster, cluster.topology)
             } catch {
-                // Nothing of a cluster that did not start is left behind: its process, nor its directory.
-                cluster?.stop()
+                // Nothing of a cluster that did not start is left behind: its process (BenchCluster stops
+                // it), nor its directory.
                 if !options.keep { try? FileManager.default.removeItem(atPath: directory) }
                 throw error
             }
+            self.directory = directory
+            ownsDirectory = !options.keep
         }
-        for app in workload.apps where !topology.stores.contains(where: { $0.app == app }) {
-            let running = topology.stores.map { "\($0.name) (\($0.app))" }.joined(separator: ", ")
-            throw BenchError("the cluster in \(directory) has no store running app '\(app)', which \(workload.name) drives; its stores: \(running)")
+        for app in workload.apps {
+            do {
+                _ = try topology.requireStores(running: app)
+            } catch {
+                throw BenchError("\(directory): \(error); \(workload.name) drives it")
+            }
         }
         try startViews()
     }
@@ -250,53 +114,6 @@ public final class BenchSession {
         } catch {
             throw BenchError("\(name).\(type) \(String(decoding: arguments, as: UTF8.self)): \(error.reason)")
         }
-    }
-
-    func startCluster() throws {
-        var config = """
-            [cluster]
-            transport = "\(options.transport.rawValue)"
-            base_port = \(options.basePort)
-            codec = "\(options.codec.rawValue)"
-            high_water_mark = 1000000
-
-            [journal]
-            fsync = "\(options.fsync)"
-            snapshot_every = 1000000000
-
-            """
-        // One store per app the workload drives (--stores copies of each; replicas without effects),
-        // and one for each app those read.
-        var apps = workload.apps
-        var index = 0
-        while index < apps.count {
-            for read in hosted(apps[index])?.reads ?? [] where !apps.contains(read) { apps.append(read) }
-            index += 1
-        }
-        for app in apps {
-            let copies = workload.apps.contains(app) ? options.stores : 1
-            for copy in 1...copies {
-                config += "\n[[store]]\nname = \"\(app)-\(copy)\"\napp = \"\(app)\"\n"
-                if copy > 1 { config += "effects = false\n" }
-            }
-        }
-        let path = directory + "/bench.toml"
-        try config.write(toFile: path, atomically: true, encoding: .utf8)
-        progress("starting a cluster in \(directory)")
-        let child = try BenchChild(
-            name: "cluster", executable: options.executable,
-            arguments: [
-                "cluster", "up", "--config", path, "--run-dir", directory, "--log-level", "warning", "--supervisor-pid", "\(getpid())",
-            ])
-        cluster = child
-        let line = try child.waitForLine(containing: "cluster up in", seconds: 60)
-        // "cluster up in DIR: dispatcher (pid 12), ledger-1 (pid 13)"
-        let pattern = try NSRegularExpression(pattern: #"([A-Za-z0-9_-]+) \(pid (\d+)\)"#)
-        for match in pattern.matches(in: line, range: NSRange(line.startIndex..., in: line)) {
-            guard let name = Range(match.range(at: 1), in: line), let pid = Range(match.range(at: 2), in: line) else { continue }
-            nodePids[String(line[name])] = Int32(line[pid])
-        }
-        topology = try Topology.load(runDirectory: directory)
     }
 
     func startViews() throws {
@@ -416,7 +233,7 @@ public final class BenchSession {
             let (result, cpu) = try trial(rate)
             let held = BenchSession.held(result, rate: rate)
             steps.append(.init(rateTarget: rate, rateAchieved: result.rateAchieved, lost: result.lost, e2eP99Us: result.e2e.stats.p99Us, held: held))
-            progress(
+            BenchSession.progress(
                 "\(label): \(BenchReport.rate(rate)) \(held ? "held" : "did not hold") (achieved \(BenchReport.rate(result.rateAchieved)), lost \(result.lost))"
             )
             if held {
@@ -486,7 +303,7 @@ public final class BenchSession {
         thread.start()
         let began = Date()
         while done.wait(timeout: .now() + 1) == .timedOut {
-            progress(
+            BenchSession.progress(
                 String(
                     format: "%5.1f s  sent %d of %d  answered %d  (%@)", Date().timeIntervalSince(began),
                     progressCounters.sent, schedule.count, progressCounters.acked, BenchReport.rate(schedule.rate)))
@@ -500,12 +317,13 @@ public final class BenchSession {
 
     func cpuNow() -> [String: Double] {
         var out: [String: Double] = [:]
-        for (name, pid) in nodePids { out[name] = cpuSeconds(pid: pid) }
+        for (name, pid) in cluster?.nodePids ?? [:] { out[name] = cpuSeconds(pid: pid) }
         out["bench"] = cpuSeconds(pid: getpid())
         return out
     }
 
-    func progress(_ line: String) {
+    /// A line on stderr about how the run goes.
+    static func progress(_ line: String) {
         StandardOutput.error("zflux bench: " + line + "\n")
     }
 
@@ -513,169 +331,5 @@ public final class BenchSession {
         for view in views { view.stop() }
         cluster?.stop()
         if ownsDirectory && options.attach == nil { try? FileManager.default.removeItem(atPath: directory) }
-    }
-}
-
-/// The floor: C programs on libzmq (`zflux-floor`, built beside `zflux`) in zflux's topology: a
-/// sequencer where the dispatcher would be, one forward relay per store, as many sinks per relay as
-/// views per store, and a client with the same schedule and wake-ups as the bench's own. Nothing of
-/// zflux's code runs in it, so it cannot flatter zflux.
-final class FloorSession {
-    let options: BenchOptions
-    let directory: String
-    let program: String
-    var relays: [BenchChild] = []
-    let intake: String
-    let sinks: [String]
-    var trials = 0
-    /// CPU seconds the floor's processes used in the last trial, by process.
-    private(set) var lastCPU: [String: Double] = [:]
-    /// Messages every sink received in the last trial (acknowledged actions × sinks).
-    private(set) var lastDelivered = 0
-
-    /// `zflux-floor` beside the `zflux` binary.
-    static func program(beside executable: String) -> String {
-        (executable as NSString).deletingLastPathComponent + "/zflux-floor"
-    }
-
-    init(options: BenchOptions, directory: String) throws {
-        self.options = options
-        self.directory = directory
-        program = FloorSession.program(beside: options.executable)
-        guard FileManager.default.isExecutableFile(atPath: program) else {
-            throw BenchError("--floor needs \(program), built with zflux (`swift build`, or `make build`)")
-        }
-        func endpoint(_ name: String, _ offset: Int) -> String {
-            options.transport == .tcp ? "tcp://127.0.0.1:\(options.basePort + 100 + offset)" : "ipc://\(directory)/floor-\(name)"
-        }
-        intake = endpoint("intake", 0)
-        let published = endpoint("sequenced", 1)
-        relays.append(
-            try BenchChild(name: "floor sequencer", executable: program, arguments: ["sequencer", "--input", intake, "--publish", published]))
-        var sinks: [String] = []
-        for index in 1...options.stores {
-            let out = endpoint("store-\(index)", 1 + index)
-            relays.append(
-                try BenchChild(name: "floor relay \(index)", executable: program, arguments: ["forward", "--input", published, "--publish", out]))
-            sinks.append(out)
-        }
-        self.sinks = sinks
-    }
-
-    func trial(rate: Double, session: BenchSession) throws -> TrialResult {
-        trials += 1
-        let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
-        let base = "\(directory)/floor-trial-\(trials)"
-        let payloadBytes = try session.mix().payload(of: 0).count
-        let timeoutMs = Int(schedule.span / 1_000_000) + 60_000
-        var sinkFiles: [String] = []
-        var sinkChildren: [BenchChild] = []
-        defer { for child in sinkChildren { child.stop() } }
-        for (relay, endpoint) in sinks.enumerated() {
-            for view in 1...options.views {
-                let file = "\(base)-sink-\(relay + 1)-\(view)"
-                sinkFiles.append(file)
-                sinkChildren.append(
-                    try BenchChild(
-                        name: "floor sink", executable: program,
-                        arguments: ["sink", "--input", endpoint, "--out", file, "--count", "\(schedule.count)", "--timeout-ms", "\(timeoutMs)"]))
-            }
-        }
-        let relayCPU = relays.map { cpuSeconds(pid: $0.process.processIdentifier) ?? 0 }
-        let clientFile = base + "-client"
-        session.progress("floor: \(BenchReport.rate(rate)) for \(BenchReport.number(options.duration + options.warmUp)) s")
-        let client = try BenchChild(
-            name: "floor client", executable: program,
-            arguments: [
-                "client", "--connect", intake, "--rate", "\(rate)", "--count", "\(schedule.count)", "--clients", "\(options.clients)",
-                "--payload-bytes", "\(payloadBytes)", "--out", clientFile,
-            ] + sinkFiles.flatMap { ["--ready", $0 + ".ready"] })
-        defer { client.stop() }
-        let deadline = Date().addingTimeInterval(Double(schedule.span) / 1e9 + 60)
-        while client.process.isRunning {
-            guard Date() < deadline else { throw BenchError("the floor's client did not finish within \(Int(Double(schedule.span) / 1e9 + 60)) s") }
-            usleep(20_000)
-        }
-        guard client.process.terminationStatus == 0 else {
-            throw BenchError("the floor's client failed: \(client.lines.withLock { $0.suffix(5).joined(separator: "\n") })")
-        }
-        // The sinks stop by themselves once they saw every action; a lost one would keep them waiting.
-        let sinksDeadline = Date().addingTimeInterval(5)
-        while sinkChildren.contains(where: { $0.process.isRunning }) && Date() < sinksDeadline { usleep(20_000) }
-        for child in sinkChildren { child.stop() }
-        let (log, start) = try FloorFiles.clientLog(clientFile, schedule: schedule)
-        let arrivals = try zip(sinkFiles, sinkChildren).map { file, child in
-            guard FileManager.default.fileExists(atPath: file) else {
-                let said = child.lines.withLock { $0.suffix(5).joined(separator: "\n") }
-                throw BenchError(
-                    "a floor sink wrote no \(file) (exit status \(child.process.terminationStatus), reason \(child.process.terminationReason.rawValue))"
-                        + (said.isEmpty ? "" : ":\n" + said))
-            }
-            return try FloorFiles.arrivals(file, start: start)
-        }
-        lastDelivered = arrivals.reduce(0) { $0 + $1.count }
-        var cpu: [String: Double] = [:]
-        for (index, relay) in relays.enumerated() { cpu[relay.name] = (cpuSeconds(pid: relay.process.processIdentifier) ?? 0) - relayCPU[index] }
-        cpu["floor client"] = FloorFiles.cpuSeconds(clientFile)
-        cpu["floor sinks"] = sinkFiles.reduce(0) { $0 + FloorFiles.cpuSeconds($1) }
-        lastCPU = cpu
-        return Accounting.evaluate(log, subscribers: arrivals, warmUp: UInt64(options.warmUp * 1e9), startWall: 0)
-    }
-
-    /// Times write + fdatasync of a journal-sized record in the bench's directory (the journal's
-    /// filesystem).
-    func fsyncProbe() throws -> BenchReport.FsyncProbe {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = ["fsync", "--dir", directory, "--count", "500", "--bytes", "160"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        guard process.terminationStatus == 0, let probe = try? decoder.decode(BenchReport.FsyncProbe.self, from: data) else {
-            throw BenchError("the fsync probe failed in \(directory)")
-        }
-        return probe
-    }
-
-    func shutdown() {
-        for relay in relays { relay.stop() }
-    }
-}
-
-/// What the floor's C programs write (`Sources/zflux-floor/main.c` has the layout).
-enum FloorFiles {
-    static func words(_ path: String) throws -> [UInt64] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw BenchError("the floor wrote no \(path)") }
-        return data.withUnsafeBytes { raw in (0..<(data.count / 8)).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
-    }
-
-    /// The client's log, and its start (monotonic ns).
-    static func clientLog(_ path: String, schedule: OpenLoopSchedule) throws -> (TrialLog, UInt64) {
-        let words = try words(path)
-        guard words.count == 2 + 2 * schedule.count else { throw BenchError("\(path) holds \(words.count) words, not \(2 + 2 * schedule.count)") }
-        var log = TrialLog(schedule: schedule)
-        log.sent = Int(words[1])
-        for index in 0..<schedule.count where words[3 + 2 * index] != 0 {
-            log.acknowledge(index: index, seq: words[3 + 2 * index], at: words[2 + 2 * index], sequencedAt: 0)
-        }
-        return (log, words[0])
-    }
-
-    /// A sink's arrivals, in times after `start`.
-    static func arrivals(_ path: String, start: UInt64) throws -> [Arrival] {
-        let words = try words(path)
-        return stride(from: 0, to: words.count - 1, by: 2).map { Arrival(version: words[$0], at: words[$0 + 1] >= start ? words[$0 + 1] - start : 0) }
-    }
-
-    static func cpuSeconds(_ path: String) -> Double {
-        guard let text = try? String(contentsOfFile: path + ".cpu", encoding: .utf8),
-            let us = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        else { return 0 }
-        return us / 1e6
     }
 }

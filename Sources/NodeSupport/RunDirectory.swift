@@ -36,6 +36,19 @@ public struct RunDirectory: Sendable, Equatable {
     public func log(of node: String) -> String { logDirectory + "/" + node + ".log" }
     public func pidFile(of node: String) -> String { pidDirectory + "/" + node + ".pid" }
 
+    /// Each node's pid by node name (`dispatcher`, `store-NAME`), as the supervisor last wrote them
+    /// (empty when no cluster ran here).
+    public func nodePids() -> [String: Int32] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: pidDirectory)) ?? []
+        var pids: [String: Int32] = [:]
+        for file in files where file.hasSuffix(".pid") {
+            let node = String(file.dropLast(".pid".count))
+            let text = try? String(contentsOfFile: pidFile(of: node), encoding: .utf8)
+            if let pid = text.flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) { pids[node] = pid }
+        }
+        return pids
+    }
+
     /// Creates the run directory if needed and makes it 0700 (also when it existed): its ipc socket
     /// files, journal and snapshots are this user's alone. Every entry point that runs a node calls it.
     public func makePrivate() throws { try RunDirectory.makePrivateDirectory(path) }

@@ -34,7 +34,7 @@ public struct Poller {
         let count = items.count
         let rc = items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, Int32(count), timeoutMilliseconds) }
         if rc < 0 {
-            let err = czmq_errno()
+            let err = zmq_errno()
             if err == EINTR { return 0 }
             throw ZMQError(errno: err, function: "zmq_poll")
         }

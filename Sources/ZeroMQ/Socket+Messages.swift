@@ -13,11 +13,11 @@ extension Socket {
             let rc: Int32 = frame.withUnsafeBytes { buf in
                 while true {
                     let rc = zmq_send(handle, buf.baseAddress, buf.count, flags)
-                    if rc >= 0 || czmq_errno() != EINTR { return rc }
+                    if rc >= 0 || zmq_errno() != EINTR { return rc }
                 }
             }
             if rc < 0 {
-                let err = czmq_errno()
+                let err = zmq_errno()
                 // libzmq queues a multipart message atomically: EAGAIN can only come on the first frame.
                 if err == EAGAIN && index == 0 { return false }
                 throw ZMQError(errno: err, function: "zmq_send")
@@ -43,9 +43,9 @@ extension Socket {
             defer { zmq_msg_close(&msg) }
             let flags: Int32 = (dontWait && frames.isEmpty) ? ZMQ_DONTWAIT : 0
             var rc: Int32
-            repeat { rc = zmq_msg_recv(&msg, handle, flags) } while rc < 0 && czmq_errno() == EINTR
+            repeat { rc = zmq_msg_recv(&msg, handle, flags) } while rc < 0 && zmq_errno() == EINTR
             if rc < 0 {
-                let err = czmq_errno()
+                let err = zmq_errno()
                 if err == EAGAIN && frames.isEmpty { return nil }
                 throw ZMQError(errno: err, function: "zmq_msg_recv")
             }

@@ -32,9 +32,9 @@ public struct ZMQError: Error, CustomStringConvertible, Sendable, Equatable {
         self.message = context.map { "\(text) (\($0))" } ?? text
     }
 
-    /// Reads errno right after a failed call.
+    /// Reads errno (through libzmq's `zmq_errno`) right after a failed libzmq call.
     static func last(_ function: String, context: String? = nil) -> ZMQError {
-        ZMQError(errno: czmq_errno(), function: function, context: context)
+        ZMQError(errno: zmq_errno(), function: function, context: context)
     }
 
     public var description: String { "\(function) failed: \(message) [errno \(errno)]" }
@@ -46,7 +46,7 @@ func zmqCall(_ function: String, context: @autoclosure () -> String? = nil, _ bo
     while true {
         let rc = body()
         if rc >= 0 { return rc }
-        let err = czmq_errno()
+        let err = zmq_errno()
         if err == EINTR { continue }
         throw ZMQError(errno: err, function: function, context: context())
     }

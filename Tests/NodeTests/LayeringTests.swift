@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The layering docs/ARCHITECTURE.md promises, checked on the sources themselves: only the ZeroMQ
-/// target touches libzmq's C module, and the node cores, in a target of their own, reach for nothing
+/// target touches libzmq's C module, which is libzmq's headers and nothing else, and the node cores, in a target of their own, reach for nothing
 /// but the model and the logging API (no sockets, files or Foundation; the compiler holds them to
 /// their dependencies) and read no clock.
 @Suite("Layering")
@@ -33,6 +33,29 @@ struct LayeringTests {
         #expect(files.count > 50, "the sources were found")
         let offenders = try files.filter { try Self.imports(of: $0).contains("CZMQ") && !$0.path.contains("/Sources/ZeroMQ/") }
         #expect(offenders.isEmpty, "\(offenders.map(\.lastPathComponent))")
+    }
+
+    @Test("CZMQ is libzmq's headers and nothing else: no helpers of ours in its shim, no other library in its module map")
+    func czmqIsLibzmqOnly() throws {
+        let directory = Self.sources.appendingPathComponent("CZMQ")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["module.modulemap", "shim.h"])
+        // The shim, comments and its include guard aside, includes libzmq's header: no other header, and
+        // no function or macro of its own (those live in CLinux).
+        var shim = try String(contentsOf: directory.appendingPathComponent("shim.h"), encoding: .utf8)
+        shim.replace(try Regex(#"(?s)/\*.*?\*/"#), with: "")
+        var lines = shim.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("//") }
+        if let first = lines.first, first.hasPrefix("#ifndef "), lines.count >= 3, lines[1] == "#define " + first.dropFirst("#ifndef ".count),
+            lines.last == "#endif"
+        {
+            lines = Array(lines[2..<(lines.count - 1)])
+        }
+        #expect(lines == ["#include <zmq.h>"], "\(lines)")
+        // The module map names that shim and links libzmq alone.
+        let map = try String(contentsOf: directory.appendingPathComponent("module.modulemap"), encoding: .utf8)
+        let entries = map.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let headers = entries.filter { $0.split(separator: " ").contains { $0 == "header" || $0 == "umbrella" } }
+        #expect(headers == [#"header "shim.h""#], "\(entries)")
+        #expect(entries.filter { $0.hasPrefix("link") } == [#"link "zmq""#], "\(entries)")
     }
 
     @Test("the FluxCores target depends on FluxCore and swift-log's Logging only")

@@ -1,0 +1,47 @@
+import Foundation
+import NodeSupport
+import Synchronization
+
+/// A child process the bench started; stopped (SIGTERM, then SIGKILL) when the bench ends.
+final class BenchChild {
+    let name: String
+    let process = Process()
+    let lines = LineBuffer()
+
+    final class LineBuffer: Sendable {
+        private let storage = Mutex<[String]>([])
+        func append(_ new: [String]) { storage.withLock { $0.append(contentsOf: new) } }
+        func withLock<R>(_ body: ([String]) -> R) -> R { storage.withLock { body($0) } }
+    }
+
+    init(name: String, executable: String, arguments: [String]) throws {
+        self.name = name
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        let lines = lines
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            let text = String(decoding: data, as: UTF8.self)
+            lines.append(text.split(separator: "\n").map(String.init))
+        }
+        try process.run()
+    }
+
+    /// Waits for a line of its stderr containing `text`; fails if it exits first or the deadline passes.
+    func waitForLine(containing text: String, seconds: Double) throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let line = lines.withLock({ $0.first { $0.contains(text) } }) { return line }
+            guard process.isRunning else { break }
+            usleep(10_000)
+        }
+        let tail = lines.withLock { $0.suffix(10).joined(separator: "\n") }
+        throw BenchError("\(name) did not report '\(text)' within \(Int(seconds)) s\(tail.isEmpty ? "" : ":\n" + tail)")
+    }
+
+    func stop() { process.stop(grace: .seconds(10)) }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// The floor: C programs on libzmq (`zflux-floor`, built beside `zflux`) in zflux's topology: a
+/// sequencer where the dispatcher would be, one forward relay per store, as many sinks per relay as
+/// views per store, and a client with the same schedule and wake-ups as the bench's own. Nothing of
+/// zflux's code runs in it, so it cannot flatter zflux.
+final class FloorSession {
+    let options: BenchOptions
+    let directory: String
+    let program: String
+    var relays: [BenchChild] = []
+    let intake: String
+    let sinks: [String]
+    var trials = 0
+    /// CPU seconds the floor's processes used in the last trial, by process.
+    private(set) var lastCPU: [String: Double] = [:]
+    /// Messages every sink received in the last trial (acknowledged actions × sinks).
+    private(set) var lastDelivered = 0
+
+    /// `zflux-floor` beside the `zflux` binary.
+    static func program(beside executable: String) -> String {
+        (executable as NSString).deletingLastPathComponent + "/zflux-floor"
+    }
+
+    init(options: BenchOptions, directory: String) throws {
+        self.options = options
+        self.directory = directory
+        program = FloorSession.program(beside: options.executable)
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw BenchError("--floor needs \(program), built with zflux (`swift build`, or `make build`)")
+        }
+        func endpoint(_ name: String, _ offset: Int) -> String {
+            options.transport == .tcp ? "tcp://127.0.0.1:\(options.basePort + 100 + offset)" : "ipc://\(directory)/floor-\(name)"
+        }
+        intake = endpoint("intake", 0)
+        let published = endpoint("sequenced", 1)
+        relays.append(
+            try BenchChild(name: "floor sequencer", executable: program, arguments: ["sequencer", "--input", intake, "--publish", published]))
+        var sinks: [String] = []
+        for index in 1...options.stores {
+            let out = endpoint("store-\(index)", 1 + index)
+            relays.append(
+                try BenchChild(name: "floor relay \(index)", executable: program, arguments: ["forward", "--input", published, "--publish", out]))
+            sinks.append(out)
+        }
+        self.sinks = sinks
+    }
+
+    func trial(rate: Double, session: BenchSession) throws -> TrialResult {
+        trials += 1
+        let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp)
+        let base = "\(directory)/floor-trial-\(trials)"
+        let payloadBytes = try session.mix().payload(of: 0).count
+        let timeoutMs = Int(schedule.span / 1_000_000) + 60_000
+        var sinkFiles: [String] = []
+        var sinkChildren: [BenchChild] = []
+        defer { for child in sinkChildren { child.stop() } }
+        for (relay, endpoint) in sinks.enumerated() {
+            for view in 1...options.views {
+                let file = "\(base)-sink-\(relay + 1)-\(view)"
+                sinkFiles.append(file)
+                sinkChildren.append(
+                    try BenchChild(
+                        name: "floor sink", executable: program,
+                        arguments: ["sink", "--input", endpoint, "--out", file, "--count", "\(schedule.count)", "--timeout-ms", "\(timeoutMs)"]))
+            }
+        }
+        let relayCPU = relays.map { cpuSeconds(pid: $0.process.processIdentifier) ?? 0 }
+        let clientFile = base + "-client"
+        BenchSession.progress("floor: \(BenchReport.rate(rate)) for \(BenchReport.number(options.duration + options.warmUp)) s")
+        let client = try BenchChild(
+            name: "floor client", executable: program,
+            arguments: [
+                "client", "--connect", intake, "--rate", "\(rate)", "--count", "\(schedule.count)", "--clients", "\(options.clients)",
+                "--payload-bytes", "\(payloadBytes)", "--out", clientFile,
+            ] + sinkFiles.flatMap { ["--ready", $0 + ".ready"] })
+        defer { client.stop() }
+        let deadline = Date().addingTimeInterval(Double(schedule.span) / 1e9 + 60)
+        while client.process.isRunning {
+            guard Date() < deadline else { throw BenchError("the floor's client did not finish within \(Int(Double(schedule.span) / 1e9 + 60)) s") }
+            usleep(20_000)
+        }
+        guard client.process.terminationStatus == 0 else {
+            throw BenchError("the floor's client failed: \(client.lines.withLock { $0.suffix(5).joined(separator: "\n") })")
+        }
+        // The sinks stop by themselves once they saw every action; a lost one would keep them waiting.
+        let sinksDeadline = Date().addingTimeInterval(5)
+        while sinkChildren.contains(where: { $0.process.isRunning }) && Date() < sinksDeadline { usleep(20_000) }
+        for child in sinkChildren { child.stop() }
+        let (log, start) = try FloorFiles.clientLog(clientFile, schedule: schedule)
+        let arrivals = try zip(sinkFiles, sinkChildren).map { file, child in
+            guard FileManager.default.fileExists(atPath: file) else {
+                let said = child.lines.withLock { $0.suffix(5).joined(separator: "\n") }
+                throw BenchError(
+                    "a floor sink wrote no \(file) (exit status \(child.process.terminationStatus), reason \(child.process.terminationReason.rawValue))"
+                        + (said.isEmpty ? "" : ":\n" + said))
+            }
+            return try FloorFiles.arrivals(file, start: start)
+        }
+        lastDelivered = arrivals.reduce(0) { $0 + $1.count }
+        var cpu: [String: Double] = [:]
+        for (index, relay) in relays.enumerated() { cpu[relay.name] = (cpuSeconds(pid: relay.process.processIdentifier) ?? 0) - relayCPU[index] }
+        cpu["floor client"] = FloorFiles.cpuSeconds(clientFile)
+        cpu["floor sinks"] = sinkFiles.reduce(0) { $0 + FloorFiles.cpuSeconds($1) }
+        lastCPU = cpu
+        return Accounting.evaluate(log, subscribers: arrivals, warmUp: UInt64(options.warmUp * 1e9), startWall: 0)
+    }
+
+    /// Times write + fdatasync of a journal-sized record in the bench's directory (the journal's
+    /// filesystem).
+    func fsyncProbe() throws -> BenchReport.FsyncProbe {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = ["fsync", "--dir", directory, "--count", "500", "--bytes", "160"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        guard process.terminationStatus == 0, let probe = try? decoder.decode(BenchReport.FsyncProbe.self, from: data) else {
+            throw BenchError("the fsync probe failed in \(directory)")
+        }
+        return probe
+    }
+
+    func shutdown() {
+        for relay in relays { relay.stop() }
+    }
+}
+
+/// What the floor's C programs write (`Sources/zflux-floor/main.c` has the layout).
+enum FloorFiles {
+    static func words(_ path: String) throws -> [UInt64] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw BenchError("the floor wrote no \(path)") }
+        return data.withUnsafeBytes { raw in (0..<(data.count / 8)).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
+    }
+
+    /// The client's log, and its start (monotonic ns).
+    static func clientLog(_ path: String, schedule: OpenLoopSchedule) throws -> (TrialLog, UInt64) {
+        let words = try words(path)
+        guard words.count == 2 + 2 * schedule.count else { throw BenchError("\(path) holds \(words.count) words, not \(2 + 2 * schedule.count)") }
+        var log = TrialLog(schedule: schedule)
+        log.sent = Int(words[1])
+        for index in 0..<schedule.count where words[3 + 2 * index] != 0 {
+            log.acknowledge(index: index, seq: words[3 + 2 * index], at: words[2 + 2 * index], sequencedAt: 0)
+        }
+        return (log, words[0])
+    }
+
+    /// A sink's arrivals, in times after `start`.
+    static func arrivals(_ path: String, start: UInt64) throws -> [Arrival] {
+        let words = try words(path)
+        return stride(from: 0, to: words.count - 1, by: 2).map { Arrival(version: words[$0], at: words[$0 + 1] >= start ? words[$0 + 1] - start : 0) }
+    }
+
+    static func cpuSeconds(_ path: String) -> Double {
+        guard let text = try? String(contentsOfFile: path + ".cpu", encoding: .utf8),
+            let us = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return 0 }
+        return us / 1e6
+    }
+}

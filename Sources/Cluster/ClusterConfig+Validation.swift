@@ -1,0 +1,286 @@
+import FluxCore
+import Foundation
+import NodeSupport
+import TOMLKit
+
+/// What a config must satisfy, each rule with an error a person can act on: the line of the key when
+/// the file has it. ``topology(runDirectory:transportOverride:basePortOverride:apps:)`` applies them in
+/// order as it lays out the endpoints.
+extension ClusterConfig {
+    /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
+    static let knownKeys: [String: Set<String>] = [
+        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store"],
+        "cluster": ["transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
+        "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
+        "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
+        "limits": ["client_rate", "max_payload_bytes", "payload"],
+        "security": ["server_key", "client_key", "authorized_keys"],
+        "restart": ["max_restarts", "window_s"],
+        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
+    ]
+
+    /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
+    func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> ClusterError {
+        ClusterError(
+            "\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)"
+        )
+    }
+
+    static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
+        var current = "", storeCount = -1
+        var tableLine: Int?
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[[") {
+                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
+                if current == "store" { storeCount += 1 }
+            } else if line.hasPrefix("[") {
+                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
+            } else {
+                guard current == (table ?? ""), storeIndex == nil || storeIndex == storeCount else { continue }
+                if tableLine == nil { tableLine = index }
+                if let key, line.hasPrefix(key), line.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") {
+                    return index + 1
+                }
+                continue
+            }
+            if current == (table ?? ""), storeIndex == nil || storeIndex == storeCount, key == nil { return index + 1 }
+        }
+        return tableLine.map { $0 }
+    }
+
+    /// Refuses keys the config format does not have, naming the line.
+    func checkKeys() throws {
+        guard let text, let table = try? TOMLTable(string: text) else { return }
+        func check(_ table: TOMLTable, name: String, storeIndex: Int?) throws {
+            let known = ClusterConfig.knownKeys[name] ?? []
+            for key in table.keys where !known.contains(key) {
+                let place = name.isEmpty ? "at the top level" : (name == "store" ? "in [[store]]" : "in [\(name)]")
+                throw error(
+                    "unknown key '\(key)' \(place) (known: \(known.sorted().joined(separator: ", ")))",
+                    key: key, table: name, storeIndex: storeIndex)
+            }
+        }
+        try check(table, name: "", storeIndex: nil)
+        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart"] {
+            if let sub = table[name]?.table { try check(sub, name: name, storeIndex: nil) }
+        }
+        if let stores = table["store"]?.array {
+            for (index, entry) in stores.enumerated() {
+                if let sub = entry.table { try check(sub, name: "store", storeIndex: index) }
+            }
+        }
+    }
+
+    /// The transport: `override` (a command's flag), else the config's, else ipc.
+    func transport(override: Topology.Transport?) throws -> Topology.Transport {
+        let transportName = override?.rawValue ?? cluster?.transport ?? "ipc"
+        guard let transport = Topology.Transport(rawValue: transportName), transport != .inproc else {
+            throw ClusterError("transport '\(transportName)' is not one of: ipc, tcp")
+        }
+        return transport
+    }
+
+    /// The `[[store]]` entries: at least one, each named with letters, digits, '-' and '_'. With `apps`
+    /// (the apps of the binary that will run the nodes), every store's app must be one of them and
+    /// their dependencies must be met. At most one store per app runs its effects.
+    func checkedStores(apps: [any AnyApp]?) throws -> [StoreSection] {
+        let stores = self.stores ?? []
+        guard !stores.isEmpty else { throw ClusterError("the config has no [[store]] entries") }
+        for entry in stores {
+            let app = entry.app ?? entry.name
+            if let apps, !apps.contains(where: { $0.name == app }) {
+                throw ClusterError("store '\(entry.name)': unknown app '\(app)' (known apps: \(apps.map(\.name).joined(separator: ", ")))")
+            }
+            guard !entry.name.isEmpty, entry.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw ClusterError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
+            }
+        }
+        if let apps {
+            do {
+                try DependencyGraph.check(stores.compactMap { entry in apps.first { $0.name == entry.app ?? entry.name } })
+            } catch {
+                throw ClusterError(error.reason)
+            }
+        }
+        var effectsOwners: [String: String] = [:]
+        for entry in stores where entry.effects ?? true {
+            let app = entry.app ?? entry.name
+            if let owner = effectsOwners[app] {
+                throw ClusterError(
+                    "stores '\(owner)' and '\(entry.name)' both run app '\(app)' with effects, so every follow-up action would be sent twice; set effects = false on the replica"
+                )
+            }
+            effectsOwners[app] = entry.name
+        }
+        return stores
+    }
+
+    /// `[cluster]`'s queue limit and reach: a host beyond loopback needs allow_remote, and allow_remote
+    /// needs `[security]`.
+    func checkCluster(transport: Topology.Transport) throws {
+        if let hwm = cluster?.highWaterMark, !(1...10_000_000).contains(hwm) {
+            throw ClusterError("high_water_mark must be between 1 and 10000000")
+        }
+        let host = cluster?.host ?? "127.0.0.1"
+        if cluster?.allowRemote == true, security == nil {
+            throw error(
+                "allow_remote = true needs a [security] section: a cluster reachable from other hosts must authenticate and encrypt with CURVE (make keys with `zflux keygen`)",
+                key: "allow_remote", table: "cluster")
+        }
+        if transport == .tcp && !ClusterConfig.isLoopback(host) && cluster?.allowRemote != true {
+            throw ClusterError(
+                "host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)"
+            )
+        }
+    }
+
+    /// heartbeat_ms (default 200).
+    func heartbeatMilliseconds() throws -> Int {
+        let heartbeat = cluster?.heartbeatMs ?? 200
+        guard (10...60_000).contains(heartbeat) else { throw ClusterError("heartbeat_ms must be between 10 and 60000") }
+        return heartbeat
+    }
+
+    /// Ports, hosts and metrics ports: in range, tcp-only where they mean tcp, and no two alike.
+    func checkPlacement(transport: Topology.Transport, stores: [StoreSection]) throws {
+        var metricsPorts: [Int: String] = [:]
+        func checkNode(
+            _ name: String, host: String?, port: Int?, listen: String?, metrics: Int?, metricsListen: String?, table: String, index: Int?
+        ) throws {
+            if let port, !(1...65_000).contains(port) {
+                throw error("port \(port) of \(name) is not between 1 and 65000", key: "port", table: table, storeIndex: index)
+            }
+            if transport != .tcp, host != nil || port != nil || listen != nil {
+                throw error(
+                    "\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
+                    key: host != nil ? "host" : port != nil ? "port" : "listen", table: table, storeIndex: index)
+            }
+            if let host, !ClusterConfig.isLoopback(host), cluster?.allowRemote != true {
+                throw error(
+                    "\(name)'s host \(host) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
+                    key: "host", table: table, storeIndex: index)
+            }
+            if let listen, !ClusterConfig.isLoopback(listen), cluster?.allowRemote != true {
+                throw error(
+                    "\(name)'s listen address \(listen) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
+                    key: "listen", table: table, storeIndex: index)
+            }
+            if let metricsListen, !ClusterConfig.isLoopback(metricsListen), cluster?.allowRemote != true {
+                throw error(
+                    "\(name)'s metrics_listen \(metricsListen) is not a loopback address: metrics are plain HTTP; set allow_remote = true in [cluster] to serve them beyond this host",
+                    key: "metrics_listen", table: table, storeIndex: index)
+            }
+            if metricsListen != nil, metrics == nil {
+                throw error("\(name) sets metrics_listen without metrics_port", key: "metrics_listen", table: table, storeIndex: index)
+            }
+            if let metrics {
+                guard (1...65_535).contains(metrics) else {
+                    throw error("metrics_port \(metrics) of \(name) is not a port", key: "metrics_port", table: table, storeIndex: index)
+                }
+                // Nodes on different hosts may share a metrics port; on one host they may not.
+                let key = metrics
+                if let other = metricsPorts[key], (host ?? cluster?.host) == nil || transport != .tcp {
+                    throw error("\(name) and \(other) both use metrics_port \(metrics)", key: "metrics_port", table: table, storeIndex: index)
+                }
+                metricsPorts[key] = name
+            }
+        }
+        if let dispatcher {
+            try checkNode(
+                "the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort,
+                metricsListen: dispatcher.metricsListen, table: "dispatcher", index: nil)
+        }
+        for (index, entry) in stores.enumerated() {
+            try checkNode(
+                "store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort,
+                metricsListen: entry.metricsListen, table: "store", index: index)
+        }
+    }
+
+    /// Whether binding `host` keeps a port on this machine: 0.0.0.0, `*` and `::` are every interface.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
+    }
+
+    /// The environment of the `index`-th store: nil (live), "live" or "mock".
+    func environment(of entry: StoreSection, index: Int) throws -> String? {
+        guard let environment = entry.environment else { return nil }
+        guard ["live", "mock"].contains(environment) else {
+            throw error(
+                "environment '\(environment)' of store '\(entry.name)' is not one of: live, mock", key: "environment", table: "store",
+                storeIndex: index)
+        }
+        return environment
+    }
+
+    /// timeout_ms: nil, or above the heartbeat.
+    func timeoutMilliseconds(heartbeat: Int) throws -> Int? {
+        guard let timeout = cluster?.timeoutMs else { return nil }
+        guard (100...600_000).contains(timeout), timeout > heartbeat else {
+            throw error("timeout_ms must be between 100 and 600000 and above heartbeat_ms", key: "timeout_ms", table: "cluster")
+        }
+        return timeout
+    }
+
+    /// `[restart]`, with its defaults (5 restarts in 30 s) for the keys it leaves out.
+    func restartPolicy() throws -> Topology.RestartPolicy? {
+        guard let restart else { return nil }
+        let max = restart.maxRestarts ?? 5, window = restart.windowS ?? 30
+        guard (0...1000).contains(max) else { throw error("max_restarts must be between 0 and 1000", key: "max_restarts", table: "restart") }
+        guard (1...86_400).contains(window) else { throw error("window_s must be between 1 and 86400", key: "window_s", table: "restart") }
+        return .init(maxRestarts: max, windowSeconds: window)
+    }
+
+    /// queue_mb, in bytes.
+    func queueBytes() throws -> Int? {
+        guard let megabytes = cluster?.queueMb else { return nil }
+        guard (1...65_536).contains(megabytes) else {
+            throw error("queue_mb must be between 1 and 65536 (MiB a node may queue for one peer)", key: "queue_mb", table: "cluster")
+        }
+        return megabytes << 20
+    }
+
+    /// The codec nodes write (nil: the default, binary).
+    func codec() throws -> WireCodec.Format? {
+        guard let name = cluster?.codec else { return nil }
+        guard let codec = WireCodec.Format(rawValue: name) else {
+            throw error("codec '\(name)' is not one of: binary, json", key: "codec", table: "cluster")
+        }
+        return codec
+    }
+
+    /// `[limits]`: a client's rate, and payload sizes that fit a message the nodes receive.
+    func intakeLimits() throws -> Topology.Limits? {
+        guard let limits else { return nil }
+        if let rate = limits.clientRate, rate < 1 { throw ClusterError("limits client_rate must be at least 1") }
+        let ceiling = SocketDefaults.maxPayloadBytes
+        if let max = limits.maxPayloadBytes, !(1...ceiling).contains(max) {
+            throw error(
+                max < 1
+                    ? "max_payload_bytes must be at least 1"
+                    : "max_payload_bytes \(max) is over \(ceiling): nodes receive messages of at most 16 MiB, and an action "
+                        + "must fit one with its headers around it",
+                key: "max_payload_bytes", table: "limits")
+        }
+        for (type, max) in (limits.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !(1...ceiling).contains(max) {
+            throw error(
+                "the payload limit of \(type), \(max), is \(max < 1 ? "below 1" : "over \(ceiling) (the 16 MiB receive limit less room for headers)")",
+                key: "payload", table: "limits")
+        }
+        return .init(clientRate: limits.clientRate, maxPayloadBytes: limits.maxPayloadBytes, maxPayloadBytesByType: limits.payload)
+    }
+
+    /// `[journal]`'s fsync policy, segment size in bytes and snapshot interval in actions.
+    func journalSettings() throws -> (fsync: FsyncPolicy, segmentBytes: Int, snapshotEvery: Int) {
+        let fsyncName = journal?.fsync ?? "batch"
+        guard let fsync = FsyncPolicy(rawValue: fsyncName) else {
+            throw error("fsync '\(fsyncName)' is not one of: always, batch, none", key: "fsync", table: "journal")
+        }
+        let segmentMb = journal?.segmentMb ?? 64
+        guard (1...4096).contains(segmentMb) else { throw ClusterError("journal segment_mb must be between 1 and 4096") }
+        let every = journal?.snapshotEvery ?? 10_000
+        guard every >= 1 else { throw ClusterError("journal snapshot_every must be at least 1") }
+        return (fsync, segmentMb << 20, every)
+    }
+}

@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
-        .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode", "ViewNode"]),
+        .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode", "ViewNode", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "FluxCores", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore"]),
         .testTarget(
             name: "DevtoolsTests",
-            dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore"]),
+            dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore", "Cluster"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools", "Cluster"]),
     ],
     swiftLanguageModes: [.v6]

@@ -32,6 +32,14 @@ public struct Session: Codable, Sendable, Equatable {
         public var version: UInt64
         public var snapshot: Data
         public var state: JSONValue
+
+        public init(name: String, app: String, version: UInt64, snapshot: Data, state: JSONValue) {
+            self.name = name
+            self.app = app
+            self.version = version
+            self.snapshot = snapshot
+            self.state = state
+        }
     }
 
     public struct Action: Codable, Sendable, Equatable {

@@ -3,6 +3,7 @@ import FluxCore
 import Foundation
 import NodeSupport
 import StoreNode
+import TOMLKit
 
 extension Rewind {
     /// Records the actions `from…to` and every store's state before and after them as a ``Session``.
@@ -46,44 +47,86 @@ extension Session {
     /// starts: `cluster.toml` naming its stores, a journal of the recorded actions (the anchor first)
     /// and each store's snapshot at `from - 1`. Once started (`zflux cluster up --run-dir DIR --config
     /// DIR/cluster.toml`) the stores catch up through `to` and hold the recorded states.
-    public func materialize(runDirectory: String) throws {
+    ///
+    /// The session is checked first (``validate(apps:maxPayloadBytes:)``), and everything is written
+    /// into a new directory beside `runDirectory` that is renamed into place at the end: a refused or
+    /// failed import leaves nothing behind.
+    public func materialize(runDirectory: String, apps: [any AnyApp]) throws {
+        try validate(apps: apps)
         let manager = FileManager.default
         if manager.fileExists(atPath: runDirectory) {
             guard (try manager.contentsOfDirectory(atPath: runDirectory)).isEmpty else {
                 throw RewindError("\(runDirectory) is not empty: import into a new run directory")
             }
         }
-        try RunDirectory.makePrivateDirectory(runDirectory)
+        let target = URL(fileURLWithPath: runDirectory).standardizedFileURL
+        let staging = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).importing-\(getpid())").path
+        try? manager.removeItem(atPath: staging)
+        do {
+            try write(into: staging)
+            if manager.fileExists(atPath: target.path) { try manager.removeItem(atPath: target.path) }
+            guard rename(staging, target.path) == 0 else {
+                throw RewindError("cannot move the import into \(target.path): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            try? manager.removeItem(atPath: staging)
+            throw error
+        }
+    }
+
+    private func write(into directory: String) throws {
+        try RunDirectory.makePrivateDirectory(directory)
         // A history of its own: the cluster is a copy, and must never be taken for the original.
         var random = SystemRandomNumberGenerator()
         let history = HistoryID.opening(
             cluster: HistoryID.newCluster(using: &random), previousEpoch: 0, wallNanoseconds: WallClock.nowNanoseconds())
         let records = ([anchor].compactMap { $0 } + actions).map { $0.message(history: history.rawValue) }
-        try Journal.create(directory: runDirectory + "/" + RunDirectory.journalName, history: history, records: records)
+        try Journal.create(directory: directory + "/" + RunDirectory.journalName, history: history, records: records)
         if from > 1 {
             for store in stores {
                 try SnapshotFile.write(
                     .init(version: store.version, history: history.rawValue, app: store.app, state: [UInt8](store.snapshot)),
-                    to: runDirectory + "/" + RunDirectory.snapshotsName + "/" + store.name + ".snapshot")
+                    to: directory + "/" + RunDirectory.snapshotsName + "/" + store.name + ".snapshot")
             }
         }
-        var config = """
-            # Made by `zflux journal import` from a session of seqs \(from)…\(to).
-            [cluster]
-            transport = "ipc"
-            codec = "\(codec.rawValue)"
-
-            [journal]
-            directory = "\(RunDirectory.journalName)"
-            snapshot_directory = "\(RunDirectory.snapshotsName)"
-
-            """
         var effectsOwners: Set<String> = []
-        for store in stores {
-            // One store per app runs its effects, as `cluster check` requires; history replayed runs none.
-            let owner = effectsOwners.insert(store.app).inserted
-            config += "\n[[store]]\nname = \"\(store.name)\"\napp = \"\(store.app)\"\n" + (owner ? "" : "effects = false\n")
-        }
-        try config.write(toFile: runDirectory + "/cluster.toml", atomically: true, encoding: .utf8)
+        let config = ImportedConfig(
+            cluster: .init(codec: codec.rawValue),
+            journal: .init(directory: RunDirectory.journalName, snapshotDirectory: RunDirectory.snapshotsName),
+            store: stores.map { store in
+                // One store per app runs its effects, as `cluster check` requires; history replayed runs none.
+                ImportedConfig.Store(name: store.name, app: store.app, effects: effectsOwners.insert(store.app).inserted ? nil : false)
+            })
+        // Written by the TOML library, never pasted together: no value can add a line of its own.
+        let text = "# Made by `zflux journal import` from a session of seqs \(from)…\(to).\n" + (try TOMLEncoder().encode(config))
+        try text.write(toFile: directory + "/cluster.toml", atomically: true, encoding: .utf8)
     }
+}
+
+/// The `cluster.toml` an import writes: the sections `ClusterConfig` reads, with only what it needs.
+private struct ImportedConfig: Encodable {
+    struct Cluster: Encodable {
+        var transport = "ipc"
+        var codec: String
+    }
+
+    struct Journal: Encodable {
+        var directory: String
+        var snapshotDirectory: String
+
+        enum CodingKeys: String, CodingKey {
+            case directory
+            case snapshotDirectory = "snapshot_directory"
+        }
+    }
+
+    struct Store: Encodable {
+        var name: String
+        var app: String
+        var effects: Bool?
+    }
+
+    var cluster: Cluster
+    var journal: Journal
+    var store: [Store]
 }

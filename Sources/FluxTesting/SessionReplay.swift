@@ -39,7 +39,10 @@ extension Session {
             }
             return try Rewind.Replica(name: store.name, app: app, format: codec, version: store.version, snapshot: [UInt8](store.snapshot))
         }
-        var current = Dictionary(uniqueKeysWithValues: stores.map { ($0.name, $0.state) })
+        var current: [String: JSONValue] = [:]
+        for store in stores {
+            guard current.updateValue(store.state, forKey: store.name) == nil else { throw RewindError("session: store '\(store.name)' appears twice") }
+        }
         var mismatches: [SessionMismatch] = []
         var diverged: Set<String> = []
         for action in actions {

@@ -104,8 +104,9 @@ extension JournalCommand {
 
         func run() throws {
             let session = try Session.load(file)
-            for store in session.stores { _ = try ZFluxCLI.Host.current.require(store.app) }
-            try session.materialize(runDirectory: runDir)
+            let host = ZFluxCLI.Host.current
+            for store in session.stores { _ = try host.require(store.app) }
+            try session.materialize(runDirectory: runDir, apps: host.apps)
             emitLine(
                 "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: zflux cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"
             )

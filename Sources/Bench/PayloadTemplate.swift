@@ -1,0 +1,173 @@
+import FluxCore
+import Foundation
+
+/// A JSON object whose values may be drawn at random: a string that is exactly `${int A B}` becomes an
+/// integer from A to B, `${pick x y z}` one of the words (a word that reads as a number stays a number),
+/// `${seq}` the payload's number; inside a longer string they are replaced as text.
+public struct PayloadTemplate: Sendable, Equatable {
+    indirect enum Node: Sendable, Equatable {
+        /// JSON text as it is.
+        case literal(String)
+        case object([(String, Node)])
+        case array([Node])
+        case int(ClosedRange<Int>)
+        /// One of these, each JSON text.
+        case pick([String])
+        case seq
+        /// A string built from pieces.
+        case text([Piece])
+
+        static func == (a: Node, b: Node) -> Bool {
+            switch (a, b) {
+            case (.literal(let x), .literal(let y)): x == y
+            case (.object(let x), .object(let y)): x.map(\.0) == y.map(\.0) && x.map(\.1) == y.map(\.1)
+            case (.array(let x), .array(let y)): x == y
+            case (.int(let x), .int(let y)): x == y
+            case (.pick(let x), .pick(let y)): x == y
+            case (.seq, .seq): true
+            case (.text(let x), .text(let y)): x == y
+            default: false
+            }
+        }
+    }
+
+    enum Piece: Sendable, Equatable {
+        case text(String)
+        case int(ClosedRange<Int>)
+        case pick([String])
+        case seq
+    }
+
+    let root: Node
+
+    init(_ root: Node) { self.root = root }
+
+    /// `{}`.
+    public static let empty = PayloadTemplate(.object([]))
+
+    /// Whether it has `${seq}` somewhere: then every action needs a payload of its own.
+    public var numbersActions: Bool { PayloadTemplate.numbersActions(root) }
+
+    static func numbersActions(_ node: Node) -> Bool {
+        switch node {
+        case .seq: true
+        case .object(let fields): fields.contains { numbersActions($0.1) }
+        case .array(let items): items.contains(where: numbersActions)
+        case .text(let pieces): pieces.contains(.seq)
+        case .literal, .int, .pick: false
+        }
+    }
+
+    /// Parses a JSON object with templates in its strings; `source` and `line` say where it came from.
+    public init(json: String, source: String, line: Int?) throws(WorkloadError) {
+        guard let value = JSONValue.parse(Data(json.utf8)) else {
+            throw WorkloadError(source: source, line: line, "the payload is not JSON: \(json)")
+        }
+        guard case .object = value else {
+            throw WorkloadError(source: source, line: line, "the payload must be a JSON object, e.g. '{\"amount\": 1}'")
+        }
+        root = try PayloadTemplate.node(value, source: source, line: line)
+    }
+
+    static func node(_ value: JSONValue, source: String, line: Int?) throws(WorkloadError) -> Node {
+        switch value {
+        case .object(let fields):
+            var out: [(String, Node)] = []
+            for key in fields.keys.sorted() { out.append((key, try node(fields[key]!, source: source, line: line))) }
+            return .object(out)
+        case .array(let items):
+            var out: [Node] = []
+            for item in items { out.append(try node(item, source: source, line: line)) }
+            return .array(out)
+        case .string(let text):
+            let pieces = try PayloadTemplate.pieces(text, source: source, line: line)
+            guard pieces.count == 1, let only = pieces.first else { return pieces.isEmpty ? .literal("\"\"") : .text(pieces) }
+            switch only {
+            case .text(let whole): return .literal(quoted(whole))
+            case .int(let range): return .int(range)
+            case .pick(let words): return .pick(words)
+            case .seq: return .seq
+            }
+        default:
+            return .literal(String(decoding: value.jsonBytes, as: UTF8.self))
+        }
+    }
+
+    /// Splits a string into text and `${…}` templates.
+    static func pieces(_ text: String, source: String, line: Int?) throws(WorkloadError) -> [Piece] {
+        var pieces: [Piece] = []
+        var rest = Substring(text)
+        while let open = rest.range(of: "${") {
+            if open.lowerBound > rest.startIndex { pieces.append(.text(String(rest[..<open.lowerBound]))) }
+            guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
+                throw WorkloadError(source: source, line: line, "a template '${' is not closed by '}' in \(quoted(text))")
+            }
+            let words = rest[open.upperBound..<close].split(separator: " ").map(String.init)
+            switch words.first {
+            case "int":
+                guard words.count == 3, let low = Int(words[1]), let high = Int(words[2]), low <= high else {
+                    throw WorkloadError(source: source, line: line, "'${\(words.joined(separator: " "))}': write ${int LOW HIGH} with LOW ≤ HIGH")
+                }
+                pieces.append(.int(low...high))
+            case "pick":
+                guard words.count >= 2 else {
+                    throw WorkloadError(source: source, line: line, "'${pick}' needs at least one word to pick from")
+                }
+                pieces.append(.pick(Array(words.dropFirst())))
+            case "seq":
+                guard words.count == 1 else { throw WorkloadError(source: source, line: line, "'${seq}' takes no arguments") }
+                pieces.append(.seq)
+            default:
+                throw WorkloadError(
+                    source: source, line: line, "unknown template '${\(words.joined(separator: " "))}' (there are ${int A B}, ${pick x y}, ${seq})")
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        if !rest.isEmpty { pieces.append(.text(String(rest))) }
+        return pieces
+    }
+
+    /// The arguments for payload number `seq`, as JSON text.
+    public func render(seq: Int, using rng: inout SplitMix64) -> String {
+        var out = ""
+        PayloadTemplate.render(root, seq: seq, rng: &rng, into: &out)
+        return out
+    }
+
+    static func render(_ node: Node, seq: Int, rng: inout SplitMix64, into out: inout String) {
+        switch node {
+        case .literal(let text): out += text
+        case .object(let fields):
+            out += "{"
+            for (index, (key, value)) in fields.enumerated() {
+                if index > 0 { out += "," }
+                out += quoted(key) + ":"
+                render(value, seq: seq, rng: &rng, into: &out)
+            }
+            out += "}"
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                render(item, seq: seq, rng: &rng, into: &out)
+            }
+            out += "]"
+        case .int(let range): out += String(Int.random(in: range, using: &rng))
+        case .pick(let words):
+            let word = words[Int.random(in: 0...(words.count - 1), using: &rng)]
+            out += Double(word) != nil ? word : quoted(word)
+        case .seq: out += String(seq)
+        case .text(let pieces):
+            var text = ""
+            for piece in pieces {
+                switch piece {
+                case .text(let part): text += part
+                case .int(let range): text += String(Int.random(in: range, using: &rng))
+                case .pick(let words): text += words[Int.random(in: 0...(words.count - 1), using: &rng)]
+                case .seq: text += String(seq)
+                }
+            }
+            out += quoted(text)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import FluxCore
+import Foundation
+import TOMLKit
+
+extension Workload {
+    /// Reads a workload file:
+    ///
+    /// ```toml
+    /// [load]
+    /// clients = 4
+    /// rate_per_client = 500
+    /// ramp_seconds = 2
+    ///
+    /// [[prepare]]
+    /// app = "ledger"
+    /// action = "open"
+    /// payload = '{"count": 100}'
+    ///
+    /// [[action]]
+    /// app = "ledger"
+    /// type = "post"
+    /// weight = 8
+    /// payload = '{"account": "${int 0 99}", "amount": 1, "memo": "${pick rent food}"}'
+    /// ```
+    ///
+    /// Every error names the file and line: a syntax error, an unknown key, a missing or mistyped
+    /// value, a weight below 1, a template that does not parse, a payload that is not a JSON object.
+    public static func parse(toml text: String, source: String) throws(WorkloadError) -> Workload {
+        try checkTableHeaders(text, source: source)
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw WorkloadError(source: source, line: error.source.begin.line, error.description)
+        } catch {
+            throw WorkloadError(source: source, line: nil, "\(error)")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        func line(_ table: String?, _ index: Int?, _ key: String?) -> Int? { lineOf(lines, table: table, index: index, key: key) }
+        func fail(_ table: String?, _ index: Int?, _ key: String?, _ message: String) -> WorkloadError {
+            WorkloadError(source: source, line: line(table, index, key), message)
+        }
+        for key in table.keys where !["load", "prepare", "action"].contains(key) {
+            throw fail(nil, nil, key, "unknown key '\(key)' (a workload has [load], [[prepare]] and [[action]])")
+        }
+        var workload = Workload(name: (source as NSString).lastPathComponent, mix: [])
+        if let load = table["load"] {
+            guard let load = load.table else { throw fail(nil, nil, "load", "'load' must be a table: [load]") }
+            for key in load.keys where !["clients", "rate_per_client", "ramp_seconds"].contains(key) {
+                throw fail("load", nil, key, "unknown key '\(key)' in [load] (it has clients, rate_per_client, ramp_seconds)")
+            }
+            if let value = load["clients"] {
+                guard let clients = value.int, (1...64).contains(clients) else { throw fail("load", nil, "clients", "clients must be 1…64") }
+                workload.clients = clients
+            }
+            if let value = load["rate_per_client"] {
+                guard let rate = value.double ?? value.int.map(Double.init), rate > 0, rate <= 5_000_000 else {
+                    throw fail("load", nil, "rate_per_client", "rate_per_client must be a number of actions per second, above 0")
+                }
+                workload.ratePerClient = rate
+            }
+            if let value = load["ramp_seconds"] {
+                guard let ramp = value.double ?? value.int.map(Double.init), ramp >= 0, ramp <= 3600 else {
+                    throw fail("load", nil, "ramp_seconds", "ramp_seconds must be 0…3600")
+                }
+                workload.rampSeconds = ramp
+            }
+        }
+        /// A `[[name]]` array of tables, each checked for its keys.
+        func entries(_ name: String, keys: Set<String>) throws(WorkloadError) -> [TOMLTable] {
+            guard let value = table[name] else { return [] }
+            guard let array = value.array else { throw fail(nil, nil, name, "'\(name)' must be an array of tables: [[\(name)]]") }
+            var out: [TOMLTable] = []
+            for (index, item) in array.enumerated() {
+                guard let entry = item.table else { throw fail(nil, nil, name, "each '\(name)' must be a table: [[\(name)]]") }
+                for key in entry.keys where !keys.contains(key) {
+                    throw fail(name, index, key, "unknown key '\(key)' in [[\(name)]] (it has \(keys.sorted().joined(separator: ", ")))")
+                }
+                out.append(entry)
+            }
+            return out
+        }
+        func string(_ entry: TOMLTable, _ key: String, _ name: String, _ index: Int) throws(WorkloadError) -> String {
+            guard let value = entry[key] else { throw fail(name, index, nil, "[[\(name)]] number \(index + 1) has no '\(key)'") }
+            guard let text = value.string, !text.isEmpty else { throw fail(name, index, key, "'\(key)' must be a non-empty string") }
+            return text
+        }
+        func payload(_ entry: TOMLTable, _ name: String, _ index: Int) throws(WorkloadError) -> PayloadTemplate {
+            guard let value = entry["payload"] else { return .empty }
+            let at = line(name, index, "payload")
+            if let text = value.string { return try PayloadTemplate(json: text, source: source, line: at) }
+            if let inline = value.table {
+                guard let json = try? JSONEncoder().encode(inline) else {
+                    throw WorkloadError(source: source, line: at, "the payload table cannot be read as JSON")
+                }
+                return try PayloadTemplate(json: String(decoding: json, as: UTF8.self), source: source, line: at)
+            }
+            throw WorkloadError(source: source, line: at, "payload must be a JSON object in a string ('{\"a\": 1}') or an inline table ({ a = 1 })")
+        }
+        for (index, entry) in try entries("prepare", keys: ["app", "action", "payload"]).enumerated() {
+            let app = try string(entry, "app", "prepare", index)
+            let action = try string(entry, "action", "prepare", index)
+            try checkName(action, what: "action", source: source, line: line("prepare", index, "action"))
+            let template = try payload(entry, "prepare", index)
+            var rng = SplitMix64(seed: UInt64(index))
+            workload.prepare.append(Step(app: app, action: action, arguments: template.render(seq: 0, using: &rng)))
+        }
+        for (index, entry) in try entries("action", keys: ["app", "type", "weight", "payload"]).enumerated() {
+            let app = try string(entry, "app", "action", index)
+            let type = try string(entry, "type", "action", index)
+            try checkName(type, what: "type", source: source, line: line("action", index, "type"))
+            var weight = 1
+            if let value = entry["weight"] {
+                guard let number = value.int, number >= 1, number <= 1_000_000 else {
+                    throw fail("action", index, "weight", "weight must be a whole number from 1 to 1000000")
+                }
+                weight = number
+            }
+            var parsed = Entry(app: app, type: type, weight: weight, payload: try payload(entry, "action", index))
+            parsed.location = "\(source):\(line("action", index, "payload") ?? line("action", index, nil) ?? 0)"
+            workload.mix.append(parsed)
+        }
+        guard !workload.mix.isEmpty else {
+            throw WorkloadError(source: source, line: nil, "the workload has no [[action]]: give at least one action to drive")
+        }
+        return workload
+    }
+
+    /// The line where `key` is set in `table` (the `index`-th of an array of tables), or where that
+    /// table starts; a top-level key when `table` is nil.
+    static func lineOf(_ lines: [String], table: String?, index: Int?, key: String?) -> Int? {
+        var current: String? = nil
+        var seen: [String: Int] = [:]
+        var tableLine: Int?
+        for (number, raw) in lines.enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") {
+                let name =
+                    line.trimmingCharacters(in: CharacterSet(charactersIn: "[] ")).split(separator: "#").first
+                    .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[] ")) } ?? ""
+                current = name
+                let count = seen[name, default: -1] + 1
+                seen[name] = count
+                if name == table && (index ?? 0) == count { tableLine = number + 1 }
+                continue
+            }
+            let inTable = table.map { current == $0 && seen[$0] == (index ?? 0) } ?? (current == nil)
+            if let key, inTable, line.hasPrefix(key), line.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") {
+                return number + 1
+            }
+        }
+        return tableLine
+    }
+
+    /// toml++ (inside TOMLKit) stops the process on a table header whose name starts with anything but
+    /// a key character or a quote (`[= "x"]`); such headers are refused here first, with their line.
+    static func checkTableHeaders(_ text: String, source: String) throws(WorkloadError) {
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var rest = line.drop { $0 == " " || $0 == "\t" }
+            guard rest.first == "[" else { continue }
+            rest = rest.dropFirst()
+            if rest.first == "[" { rest = rest.dropFirst() }
+            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
+            guard let first = rest.first, first.isASCII && (first.isLetter || first.isNumber) || "_-\"'[]".contains(first) else {
+                throw WorkloadError(source: source, line: index + 1, "a table name must start with a letter, digit, '_', '-' or a quote")
+            }
+        }
+    }
+}

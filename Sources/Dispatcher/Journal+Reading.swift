@@ -1,0 +1,122 @@
+import FluxCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Journal {
+    /// Visits the records on disk from `from` on, in order, as (seq, segment bytes, the record's body
+    /// within them), starting at the nearest indexed record, until `visit` returns false or the log ends.
+    func walk(from: UInt64, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
+        var lo = 0, hi = index.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if index[mid].seq <= from { lo = mid } else { hi = mid - 1 }
+        }
+        guard !index.isEmpty else { return }
+        var segment = index[lo].segment
+        var offset = index[lo].offset
+        var seq = index[lo].seq
+        while segment < segments.count {
+            if readCache?.segment != segment || readCache!.bytes.count < offset + JournalRecord.headerSize {
+                readCache = (segment, try loadSegment(segment))
+            }
+            var bytes = readCache!.bytes
+            var reloaded = false
+            while true {
+                guard offset + JournalRecord.headerSize <= bytes.count,
+                    offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset)) <= bytes.count
+                else {
+                    // The newest segment grows: records written since it was cached are read anew, once.
+                    guard segment == segments.count - 1, seq <= lastSeq, bytes.count < segmentSize, !reloaded else { break }
+                    reloaded = true
+                    readCache = (segment, try readFile(segments[segment].path))
+                    bytes = readCache!.bytes
+                    continue
+                }
+                let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
+                let body = (offset + JournalRecord.headerSize)..<(offset + JournalRecord.headerSize + length)
+                if seq >= from, try !visit(seq, bytes, body) { return }
+                offset += JournalRecord.headerSize + length
+                seq += 1
+                if seq > lastSeq { return }
+            }
+            segment += 1
+            offset = 0
+        }
+    }
+
+    /// The (client id, client seq, seq) of every record from `from` on, read from the records' headers
+    /// without decoding them whole: what the dispatcher's dedup table is rebuilt from when it opens.
+    public func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws {
+        let from = max(from, firstSeq, 1)
+        guard from <= lastSeq else { return }
+        if let first = tail.first?.header.seq, from >= first {
+            for message in tail[Int(from - first)...] { body(message.header.clientID, message.header.clientSeq, message.header.seq) }
+            return
+        }
+        try walk(from: from) { seq, bytes, record in
+            if let dispatch = bytes.withUnsafeBytes({ JournalRecord.dispatch(inBody: UnsafeRawBufferPointer(rebasing: $0[record])) }) {
+                body(dispatch.clientID, dispatch.clientSeq, seq)
+            }
+            return true
+        }
+    }
+
+    /// Every record in order, for `zflux journal dump` and time travel.
+    public func forEach(from: UInt64 = 1, through last: UInt64 = .max, _ body: (Message) throws -> Void) throws {
+        var next = from
+        while next <= min(last, lastSeq) {
+            let batch = try read(from: next, limit: 4096)
+            guard !batch.isEmpty else { return }
+            for message in batch where message.header.seq <= last { try body(message) }
+            next = batch.last!.header.seq + 1
+        }
+    }
+
+    /// Bytes on disk across every segment.
+    public var sizeInBytes: Int {
+        segments.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
+    }
+
+    /// A segment's bytes for reading. A sealed segment opened from its index file has every record
+    /// checked the first time it is read: a damaged record is never served, it stops the read instead.
+    private func loadSegment(_ number: Int) throws -> [UInt8] {
+        let bytes = try readFile(segments[number].path)
+        guard unchecked.contains(number) else { return bytes }
+        let (offset, expected, found) = Journal.check(bytes, firstSeq: segments[number].firstSeq) { _, _ in }
+        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
+        if let problem = found ?? (expected != last + 1 ? "it ends at seq \(expected - 1), not \(last)" : nil) {
+            throw JournalError(
+                "\(segments[number].path) is damaged at byte \(offset) (\(problem)); acknowledged actions are in it: restore it from a backup")
+        }
+        unchecked.remove(number)
+        return bytes
+    }
+
+    /// A whole file, read straight into the array (no intermediate `Data` and copy: segments are
+    /// tens of megabytes, and opening a journal reads the newest).
+    func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw JournalError.posix("open", path) }
+        defer { _ = Glibc.close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw JournalError.posix("fstat", path) }
+        let size = Int(status.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            while count < size {
+                let n = pread(fd, buffer.baseAddress! + count, size - count, off_t(count))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    failed = n < 0
+                    break
+                }
+                count += n
+            }
+        }
+        guard !failed else { throw JournalError.posix("read", path) }
+        return bytes
+    }
+}

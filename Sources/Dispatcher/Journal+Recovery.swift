@@ -1,0 +1,140 @@
+import FluxCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Journal {
+    /// What opening the journal found.
+    public struct Recovery: Sendable, CustomStringConvertible {
+        public var segments = 0
+        public var records: UInt64 = 0
+        public var lastSeq: UInt64 = 0
+        /// Sealed segments taken from their index files, not read (their records are checked when read).
+        public var indexedSegments = 0
+        /// Bytes cut from the end of the newest segment (a torn or corrupt tail).
+        public var trimmedBytes = 0
+        public var trimmedReason: String? = nil
+        public var description: String {
+            "\(records) records in \(segments) segments, last seq \(lastSeq)"
+                + (trimmedBytes > 0 ? "; trimmed a torn tail of \(trimmedBytes) bytes (\(trimmedReason ?? ""))" : "")
+        }
+    }
+
+    /// Takes the journal's writer lock, or explains who holds it. Two dispatchers appending to one
+    /// journal would give the same seq to different actions.
+    func lock() throws {
+        let path = directory + "/LOCK"
+        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else { throw JournalError.posix("open", path) }
+        _ = fchmod(lockFD, 0o600)
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            _ = Glibc.close(lockFD)
+            lockFD = -1
+            throw JournalError("the journal in \(directory) is in use by another dispatcher (pid \(holder))")
+        }
+        _ = ftruncate(lockFD, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Rebuilds the index and `lastSeq`. A sealed segment (every one but the newest) whose index file
+    /// matches it is taken from that file without reading it; any other segment is read and every record
+    /// checked (``JournalRecord/check(_:at:)``), and in `repair` mode a sealed one gets its index file
+    /// then. `zflux journal verify` (`repair: false`) checks every record of every segment.
+    func scan(repair: Bool) throws {
+        recovery.segments = segments.count
+        for (number, segment) in segments.enumerated() {
+            let isLast = number == segments.count - 1
+            if number > 0 && segment.firstSeq != lastSeq + 1 {
+                throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
+            }
+            if !isLast, repair, let sealed = SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq) {
+                for entry in sealed.entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
+                recovery.records += sealed.lastSeq - segment.firstSeq + 1
+                recovery.indexedSegments += 1
+                lastSeq = sealed.lastSeq
+                // Its records are checked when it is first read (``loadSegment(_:)``).
+                unchecked.insert(number)
+                continue
+            }
+            let bytes = try readFile(segment.path)
+            var entries: [SegmentIndex.Entry] = []
+            let (offset, expected, problem) = Journal.check(bytes, firstSeq: segment.firstSeq) { seq, offset in
+                if (seq - 1) % indexStride == 0 || offset == 0 { entries.append(.init(seq: seq, offset: offset)) }
+            }
+            for entry in entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
+            recovery.records += expected - segment.firstSeq
+            lastSeq = expected - 1
+            if let problem {
+                guard isLast else {
+                    throw JournalError(
+                        "\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup"
+                    )
+                }
+                recovery.trimmedBytes = bytes.count - offset
+                recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"
+                if repair { try truncate(segment.path, to: offset) }
+            }
+            if isLast {
+                segmentSize = offset
+                // Reads of what the journal held before this opening start from these bytes.
+                readCache = (number, offset == bytes.count ? bytes : Array(bytes.prefix(offset)))
+            } else if repair {
+                // A shortcut for the next opening; without it, that one scans this segment again.
+                try? SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(segment: segment.path)
+            }
+        }
+        recovery.lastSeq = lastSeq
+    }
+
+    func openForAppend() throws {
+        if segments.isEmpty { segments.append(Segment(firstSeq: 1, path: segmentPath(firstSeq: 1))); segmentSize = 0 }
+        // What the scan found may be only in the page cache: a dispatcher that crashed after writing and
+        // before syncing leaves it there. It is forced to disk now, before anything recovered is acknowledged
+        // to a retrying client or replayed to a store (the simulator found the power cut that lost it).
+        for segment in segments {
+            let readable = open(segment.path, O_RDONLY | O_CLOEXEC)
+            guard readable >= 0 else { continue }
+            defer { _ = Glibc.close(readable) }
+            guard fdatasync(readable) == 0 else { throw JournalError.posix("fdatasync", segment.path) }
+        }
+        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
+        try syncDirectory()
+    }
+
+    /// Checks a segment's records in order from `firstSeq` (``JournalRecord/check(_:at:)``), telling
+    /// `record` each one's seq and offset: where the good records end, the seq due there, and what is
+    /// wrong there (nil when every byte belongs to a good record).
+    static func check(
+        _ bytes: [UInt8], firstSeq: UInt64, _ record: (UInt64, Int) -> Void
+    ) -> (end: Int, expected: UInt64, problem: String?) {
+        var offset = 0
+        var expected = firstSeq
+        var problem: String? = nil
+        bytes.withUnsafeBytes { raw in
+            while offset < raw.count {
+                switch JournalRecord.check(raw, at: offset) {
+                case .success(let checked) where checked.seq == expected:
+                    record(expected, offset)
+                    expected += 1
+                    offset += checked.size
+                case .success(let checked):
+                    problem = "record seq \(checked.seq) where \(expected) was due"
+                    return
+                case .failure(let error):
+                    problem = error.message
+                    return
+                }
+            }
+        }
+        return (offset, expected, problem)
+    }
+
+    private func truncate(_ path: String, to length: Int) throws {
+        guard Glibc.truncate(path, off_t(length)) == 0 else { throw JournalError.posix("truncate", path) }
+    }
+}

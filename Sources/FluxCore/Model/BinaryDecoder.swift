@@ -1,0 +1,263 @@
+struct _BinaryDecoder: Decoder {
+    let reader: BinaryReader
+    let offset: Int
+    var codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        let (first, count, end) = try reader.container(.map, at: offset, codingPath)
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: reader, first: first, count: count, end: end, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let (first, count, _) = try reader.container(.array, at: offset, codingPath)
+        return BinaryUnkeyedDecoder(reader: reader, cursor: first, count: count, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        BinarySingleValueDecoder(reader: reader, offset: offset, codingPath: codingPath)
+    }
+}
+
+/// Looks keys up starting where the previous one was found, so fields read in the order they were
+/// written (as synthesized conformances do) cost one comparison each.
+final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let reader: BinaryReader
+    let first: Int
+    let count: Int
+    let end: Int
+    var codingPath: [any CodingKey]
+    /// The next entry to look at, and its index.
+    private var cursor: Int
+    private var cursorIndex = 0
+
+    init(reader: BinaryReader, first: Int, count: Int, end: Int, codingPath: [any CodingKey]) {
+        self.reader = reader
+        self.first = first
+        self.count = count
+        self.end = end
+        self.codingPath = codingPath
+        self.cursor = first
+    }
+
+    /// Synthesized enum decoding asks for every key twice (to count them, then to switch on the
+    /// first): they are read once.
+    private var keysRead: [Key]? = nil
+
+    var allKeys: [Key] {
+        if let keysRead { return keysRead }
+        let keys = readKeys()
+        keysRead = keys
+        return keys
+    }
+
+    private func readKeys() -> [Key] {
+        var keys: [Key] = []
+        var offset = first
+        for _ in 0..<count {
+            guard let (start, keyEnd) = try? reader.run(at: offset, codingPath),
+                let next = try? reader.valueEnd(at: keyEnd, codingPath: codingPath)
+            else { break }
+            if let key = Key(stringValue: String(decoding: reader.bytes[start..<keyEnd], as: UTF8.self)) { keys.append(key) }
+            offset = next
+        }
+        return keys
+    }
+
+    /// The offset of the value stored under `key`, or nil.
+    private func find(_ key: Key) throws -> Int? {
+        guard count > 0 else { return nil }
+        let name = key.stringValue
+        var offset = cursor, index = cursorIndex
+        for _ in 0..<count {
+            if index == count { offset = first; index = 0 }
+            let (equal, valueAt) = try reader.keyEquals(at: offset, name, codingPath)
+            let next = try reader.valueEnd(at: valueAt, codingPath: codingPath)
+            guard next <= end else { throw reader.corrupted("entry past its container", codingPath) }
+            index += 1
+            if equal {
+                cursor = next
+                cursorIndex = index
+                return valueAt
+            }
+            offset = next
+        }
+        return nil
+    }
+
+    private func value(_ key: Key) throws -> Int {
+        guard let offset = try find(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for '\(key.stringValue)'"))
+        }
+        return offset
+    }
+
+    func contains(_ key: Key) -> Bool {
+        let (savedCursor, savedIndex) = (cursor, cursorIndex)
+        defer { (cursor, cursorIndex) = (savedCursor, savedIndex) }
+        return (try? find(key)) != nil
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        let (savedCursor, savedIndex) = (cursor, cursorIndex)
+        guard let offset = try find(key) else { return true }
+        let isNil = try reader.isNil(at: offset, codingPath)
+        // A non-nil value is about to be decoded: look it up again from the same place.
+        if !isNil { (cursor, cursorIndex) = (savedCursor, savedIndex) }
+        return isNil
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader.bool(at: value(key), codingPath + [key]) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader.string(at: value(key), codingPath + [key]) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader.double(at: value(key), codingPath + [key]) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader.float(at: value(key), codingPath + [key]) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try reader.integer(type, at: value(key), codingPath + [key]) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try reader.decodeValue(type, at: value(key), codingPath: codingPath)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        guard let key = Key(stringValue: "super") else {
+            // `Key` has no "super" case: find the entry by name all the same.
+            var offset = first
+            for _ in 0..<count {
+                let (equal, valueAt) = try reader.keyEquals(at: offset, "super", codingPath)
+                if equal { return _BinaryDecoder(reader: reader, offset: valueAt, codingPath: codingPath) }
+                offset = try reader.valueEnd(at: valueAt, codingPath: codingPath)
+            }
+            throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "no value for 'super'"))
+        }
+        return try superDecoder(forKey: key)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        _BinaryDecoder(reader: reader, offset: try value(key), codingPath: codingPath)
+    }
+}
+
+struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
+    let reader: BinaryReader
+    var cursor: Int
+    let total: Int
+    var codingPath: [any CodingKey]
+    var currentIndex = 0
+
+    init(reader: BinaryReader, cursor: Int, count: Int, codingPath: [any CodingKey]) {
+        self.reader = reader
+        self.cursor = cursor
+        self.total = count
+        self.codingPath = codingPath
+    }
+
+    var count: Int? { total }
+    var isAtEnd: Bool { currentIndex >= total }
+
+    /// The offset of the next element, advancing past it.
+    private mutating func next() throws -> Int {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "array is at its end"))
+        }
+        let offset = cursor
+        cursor = try reader.valueEnd(at: offset, codingPath: codingPath)
+        currentIndex += 1
+        return offset
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, try reader.isNil(at: cursor, codingPath) else { return false }
+        _ = try next()
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: next(), codingPath) }
+    mutating func decode(_ type: String.Type) throws -> String { try reader.string(at: next(), codingPath) }
+    mutating func decode(_ type: Double.Type) throws -> Double { try reader.double(at: next(), codingPath) }
+    mutating func decode(_ type: Float.Type) throws -> Float { try reader.float(at: next(), codingPath) }
+    mutating func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: next(), codingPath) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: next(), codingPath) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: next(), codingPath) }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let index = currentIndex
+        do { return try reader.decodeValue(type, at: next(), codingPath: []) } catch let error as DecodingError {
+            throw error.prepending(IndexKey(intValue: index))
+        }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try _BinaryDecoder(reader: reader, offset: next(), codingPath: codingPath).container(keyedBy: type)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try _BinaryDecoder(reader: reader, offset: next(), codingPath: codingPath).unkeyedContainer()
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        _BinaryDecoder(reader: reader, offset: try next(), codingPath: codingPath)
+    }
+}
+
+struct BinarySingleValueDecoder: SingleValueDecodingContainer {
+    let reader: BinaryReader
+    let offset: Int
+    var codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { (try? reader.isNil(at: offset, codingPath)) ?? false }
+    func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: offset, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try reader.string(at: offset, codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try reader.double(at: offset, codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { try reader.float(at: offset, codingPath) }
+    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decodeValue(type, at: offset, codingPath: codingPath) }
+}
+
+struct IndexKey: CodingKey {
+    var intValue: Int?
+    var stringValue: String { "\(intValue ?? 0)" }
+    init(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { nil }
+}
+
+extension DecodingError {
+    /// The same error one level up: `key` in front of its coding path.
+    func prepending(_ key: any CodingKey) -> DecodingError {
+        func lift(_ c: Context) -> Context {
+            Context(codingPath: [key] + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
+        }
+        switch self {
+        case .typeMismatch(let type, let c): return .typeMismatch(type, lift(c))
+        case .valueNotFound(let type, let c): return .valueNotFound(type, lift(c))
+        case .keyNotFound(let k, let c): return .keyNotFound(k, lift(c))
+        case .dataCorrupted(let c): return .dataCorrupted(lift(c))
+        @unknown default: return self
+        }
+    }
+}

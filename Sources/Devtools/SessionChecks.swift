@@ -74,6 +74,9 @@ extension Session {
     }
 
     private func quoted(_ text: String) -> String {
-        "'" + String(text.unicodeScalars.prefix(80).map { $0.isASCII && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined()) + "'"
+        "'"
+            + String(
+                text.unicodeScalars.prefix(80).map { $0.isASCII && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined())
+            + "'"
     }
 }

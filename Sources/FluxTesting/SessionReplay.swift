@@ -41,7 +41,9 @@ extension Session {
         }
         var current: [String: JSONValue] = [:]
         for store in stores {
-            guard current.updateValue(store.state, forKey: store.name) == nil else { throw RewindError("session: store '\(store.name)' appears twice") }
+            guard current.updateValue(store.state, forKey: store.name) == nil else {
+                throw RewindError("session: store '\(store.name)' appears twice")
+            }
         }
         var mismatches: [SessionMismatch] = []
         var diverged: Set<String> = []

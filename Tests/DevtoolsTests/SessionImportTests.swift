@@ -17,7 +17,8 @@ struct SessionImportTests {
         let actions = try ["one", "two"].enumerated().map { index, title in
             let payload = try app.wirePayload(type: "addTodo", argumentsJSON: Array("{\"title\":\"\(title)\"}".utf8))
             let message = Message(
-                topic: "todo", header: Header(kind: .action, seq: UInt64(index + 1), clientID: 7, clientSeq: UInt64(index + 1), actionType: "addTodo"),
+                topic: "todo",
+                header: Header(kind: .action, seq: UInt64(index + 1), clientID: 7, clientSeq: UInt64(index + 1), actionType: "addTodo"),
                 payload: payload)
             return Session.Action(message, payload: .null, changed: [:])
         }

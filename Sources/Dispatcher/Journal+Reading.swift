@@ -9,12 +9,21 @@ extension Journal {
     /// Visits the records on disk from `from` on, in order, as (seq, segment bytes, the record's body
     /// within them), starting at the nearest indexed record, until `visit` returns false or the log ends.
     func walk(from: UInt64, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
-        var lo = 0, hi = index.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if index[mid].seq <= from { lo = mid } else { hi = mid - 1 }
+        func nearest() -> Int {
+            var lo = 0, hi = index.count - 1
+            while lo < hi {
+                let mid = (lo + hi + 1) / 2
+                if index[mid].seq <= from { lo = mid } else { hi = mid - 1 }
+            }
+            return lo
         }
         guard !index.isEmpty else { return }
+        var lo = nearest()
+        // A segment taken from its index file is checked (and its index corrected) before its offsets are used.
+        if unchecked.contains(index[lo].segment) {
+            readCache = (index[lo].segment, try loadSegment(index[lo].segment))
+            lo = nearest()
+        }
         var segment = index[lo].segment
         var offset = index[lo].offset
         var seq = index[lo].seq
@@ -85,11 +94,24 @@ extension Journal {
     private func loadSegment(_ number: Int) throws -> [UInt8] {
         let bytes = try readFile(segments[number].path)
         guard unchecked.contains(number) else { return bytes }
-        let (offset, expected, found) = Journal.check(bytes, firstSeq: segments[number].firstSeq) { _, _ in }
+        var walked: [IndexEntry] = []
+        let (offset, expected, found) = Journal.check(bytes, firstSeq: segments[number].firstSeq) { seq, offset in
+            if (seq - 1) % indexStride == 0 || offset == 0 { walked.append(IndexEntry(seq: seq, segment: number, offset: offset)) }
+        }
         let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
         if let problem = found ?? (expected != last + 1 ? "it ends at seq \(expected - 1), not \(last)" : nil) {
             throw JournalError(
                 "\(segments[number].path) is damaged at byte \(offset) (\(problem)); acknowledged actions are in it: restore it from a backup")
+        }
+        // The index file's entries are a claim until the records agree: on a mismatch the walked ones
+        // replace them, and the file is written again from them.
+        let claimed = index.indices.filter { index[$0].segment == number }
+        if claimed.map({ index[$0] }) != walked, let first = claimed.first, let after = claimed.last.map({ $0 + 1 }) {
+            index.replaceSubrange(first..<after, with: walked)
+            try? SegmentIndex(
+                firstSeq: segments[number].firstSeq, lastSeq: last, length: bytes.count,
+                entries: walked.map { SegmentIndex.Entry(seq: $0.seq, offset: $0.offset) }
+            ).write(segment: segments[number].path)
         }
         unchecked.remove(number)
         return bytes

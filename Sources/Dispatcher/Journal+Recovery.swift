@@ -16,6 +16,9 @@ extension Journal {
         /// Bytes cut from the end of the newest segment (a torn or corrupt tail).
         public var trimmedBytes = 0
         public var trimmedReason: String? = nil
+        /// Index files of sealed segments that disagree with their records (ignored; a repairing open
+        /// writes them again when it reads the segment).
+        public var badIndexFiles: [String] = []
         public var description: String {
             "\(records) records in \(segments) segments, last seq \(lastSeq)"
                 + (trimmedBytes > 0 ? "; trimmed a torn tail of \(trimmedBytes) bytes (\(trimmedReason ?? ""))" : "")
@@ -51,7 +54,8 @@ extension Journal {
             if number > 0 && segment.firstSeq != lastSeq + 1 {
                 throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
             }
-            if !isLast, repair, let sealed = SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq) {
+            let nextFirst = isLast ? nil : segments[number + 1].firstSeq
+            if !isLast, repair, let sealed = SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq), sealed.lastSeq + 1 == nextFirst {
                 for entry in sealed.entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
                 recovery.records += sealed.lastSeq - segment.firstSeq + 1
                 recovery.indexedSegments += 1
@@ -68,6 +72,13 @@ extension Journal {
             for entry in entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
             recovery.records += expected - segment.firstSeq
             lastSeq = expected - 1
+            // A sealed segment's index file must say what its records say (what `journal verify` reports).
+            if !isLast, problem == nil, FileManager.default.fileExists(atPath: SegmentIndex.path(segment: segment.path)) {
+                let expectedIndex = SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: bytes.count, entries: entries)
+                if SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq) != expectedIndex {
+                    recovery.badIndexFiles.append(SegmentIndex.path(segment: segment.path))
+                }
+            }
             if let problem {
                 guard isLast else {
                     throw JournalError(

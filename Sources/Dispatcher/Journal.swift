@@ -24,7 +24,7 @@ public final class Journal: ActionLog {
 
     /// Every `indexStride`-th record's place and each segment's first, for reads from any seq without
     /// scanning whole segments (or reading a segment before the one that holds the seq).
-    struct IndexEntry {
+    struct IndexEntry: Equatable {
         let seq: UInt64
         let segment: Int
         let offset: Int

@@ -12,9 +12,11 @@ import Foundation
 ///
 /// The file: `"ZFJX"`, u32 version 1, u64 first seq, u64 last seq, u64 segment length, u32 entry
 /// count, entries of (u64 seq, u64 offset) for every 256th record, u32 CRC-32 of everything before it;
-/// all little-endian. A file that is cut, fails its checksum or disagrees with the segment's first seq
-/// or length on disk is ignored (the segment is scanned instead), so it can never hide damage that
-/// changed a segment's size; `zflux journal verify` checks every record regardless.
+/// all little-endian. A file that is cut, fails its checksum, holds an entry outside the segment or out of
+/// order, or disagrees with the segment's first seq, its length on disk or the next segment's first seq
+/// is ignored (the segment is scanned instead), so it can never hide damage that changed a segment's
+/// size. Entries that pass are still compared with the records the first time the segment is read, and
+/// a disagreeing index is dropped then; `zflux journal verify` checks every record and every index file.
 struct SegmentIndex: Equatable {
     struct Entry: Equatable {
         var seq: UInt64
@@ -52,12 +54,21 @@ struct SegmentIndex: Equatable {
         guard bytes.count == 36 + count * 16 + 4,
             CRC32.checksum(bytes[..<(bytes.count - 4)]) == bytes.readLittleEndian(UInt32.self, at: bytes.count - 4)
         else { return nil }
-        let entries = (0..<count).map { i in
-            Entry(seq: bytes.readLittleEndian(UInt64.self, at: 36 + i * 16), offset: Int(bytes.readLittleEndian(UInt64.self, at: 44 + i * 16)))
+        // Numbers are checked before they become Ints: a file with a valid CRC is still only a claim.
+        let firstSeq = bytes.readLittleEndian(UInt64.self, at: 8), lastSeq = bytes.readLittleEndian(UInt64.self, at: 16)
+        let length = bytes.readLittleEndian(UInt64.self, at: 24)
+        guard firstSeq >= 1, lastSeq >= firstSeq, length <= UInt64(Int.max) else { return nil }
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for i in 0..<count {
+            let seq = bytes.readLittleEndian(UInt64.self, at: 36 + i * 16), offset = bytes.readLittleEndian(UInt64.self, at: 44 + i * 16)
+            // Within the segment, in order, the first at its start.
+            guard seq >= firstSeq, seq <= lastSeq, offset < length,
+                entries.last.map({ seq > $0.seq && Int(offset) > $0.offset }) ?? (seq == firstSeq && offset == 0)
+            else { return nil }
+            entries.append(Entry(seq: seq, offset: Int(offset)))
         }
-        return SegmentIndex(
-            firstSeq: bytes.readLittleEndian(UInt64.self, at: 8), lastSeq: bytes.readLittleEndian(UInt64.self, at: 16),
-            length: Int(bytes.readLittleEndian(UInt64.self, at: 24)), entries: entries)
+        return SegmentIndex(firstSeq: firstSeq, lastSeq: lastSeq, length: Int(length), entries: entries)
     }
 
     /// The index of the segment at `segment`, if its file is whole and agrees with the segment.

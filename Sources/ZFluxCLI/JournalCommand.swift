@@ -36,7 +36,7 @@ struct JournalCommand: AsyncParsableCommand {
 
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every record; report a torn tail (exit 1) without changing anything.")
+            abstract: "Check every record and index file; report a torn tail or a bad index (exit 1) without changing anything.")
         @OptionGroup var location: Location
 
         func run() throws {
@@ -48,6 +48,12 @@ struct JournalCommand: AsyncParsableCommand {
             if recovery.trimmedBytes > 0 {
                 printError(
                     "torn tail: \(recovery.trimmedBytes) bytes after seq \(recovery.lastSeq) (\(recovery.trimmedReason ?? "")); the dispatcher trims it on start"
+                )
+                throw ExitCode(1)
+            }
+            if !recovery.badIndexFiles.isEmpty {
+                printError(
+                    "index files that disagree with their segments (the dispatcher ignores them and writes them again): \(recovery.badIndexFiles.joined(separator: ", "))"
                 )
                 throw ExitCode(1)
             }

@@ -1,0 +1,77 @@
+import FluxCore
+import Foundation
+import Testing
+
+@testable import Dispatcher
+
+/// Index files are trusted no further than their records (hardening round 3): each case below has a
+/// valid CRC, as a file written by someone who knows the format would.
+@Suite("Segment index files")
+struct SegmentIndexTests {
+    /// A journal of 1,500 actions in segments of ~64 KiB (several 256-record index entries each).
+    func journal() throws -> (dir: String, segments: [String]) {
+        let dir = try temporaryDirectory()
+        let journal = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        try journal.append((1...1500).map { action($0) })
+        try journal.commit()
+        let segments = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted()
+        return (dir, segments.map { dir + "/" + $0 })
+    }
+
+    /// Rewrites `segment`'s index file as `change` makes it, with a correct CRC.
+    func tamper(_ segment: String, _ change: (inout [UInt8]) -> Void) throws {
+        let path = SegmentIndex.path(segment: segment)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        bytes.removeLast(4)
+        change(&bytes)
+        bytes.appendLittleEndian(CRC32.checksum(bytes))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func write(_ value: UInt64, at offset: Int, in bytes: inout [UInt8]) {
+        for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+    }
+
+    @Test("an entry offset of 2^63 or more is refused, not converted: the segment is scanned")
+    func hugeOffset() throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try #require(segments.count >= 3)
+        let index = try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1))
+        try #require(index.entries.count >= 2, "an entry beyond the first")
+        try tamper(segments[0]) { write(1 << 63, at: 44 + 16, in: &$0) }
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(reopened.recovery.indexedSegments == segments.count - 2, "the first segment is scanned")
+        #expect(try reopened.read(from: 1, limit: 2000) == (1...1500).map { action($0) })
+    }
+
+    @Test("an entry moved to the next record is found out on the first read, which serves the right records")
+    func movedOffset() throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let index = try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1))
+        let entry = try #require(index.entries.dropFirst().first)
+        // Point the entry at the record after its own.
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: segments[0])))
+        let next = entry.offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: entry.offset))
+        try tamper(segments[0]) { write(UInt64(next), at: 44 + 16, in: &$0) }
+        #expect(try Journal(directory: dir, repair: false).recovery.badIndexFiles == [SegmentIndex.path(segment: segments[0])], "verify reports it")
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(reopened.recovery.indexedSegments == segments.count - 1, "the open trusted it")
+        #expect(try reopened.read(from: entry.seq, limit: 3) == (entry.seq..<entry.seq + 3).map { action($0) })
+        #expect(SegmentIndex.load(segment: segments[0], firstSeq: 1) == index, "and the file is written again, right")
+        #expect(try Journal(directory: dir, repair: false).recovery.badIndexFiles.isEmpty)
+    }
+
+    @Test("an index whose last seq disagrees with the next segment is ignored, not a reason to refuse to start")
+    func shortLastSeq() throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let index = try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1))
+        try tamper(segments[0]) { write(index.lastSeq - 1, at: 16, in: &$0) }
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(reopened.lastSeq == 1500 && reopened.recovery.indexedSegments == segments.count - 2)
+        #expect(try reopened.read(from: 1, limit: 2000) == (1...1500).map { action($0) })
+        #expect(try Journal(directory: dir, repair: false).recovery.badIndexFiles.isEmpty, "the scan wrote it again")
+    }
+}

@@ -1,5 +1,6 @@
 // libFuzzer entry point for zflux's decoders. Built by scripts/fuzz.sh from the FluxCore and Examples
-// sources (not by SwiftPM); ZFLUX_FUZZ_TARGET picks the decoder. Every decoder must turn any input
+// sources, with the session and segment-index formats compiled in (not by SwiftPM); ZFLUX_FUZZ_TARGET
+// picks the decoder. Every decoder must turn any input
 // into a value or a typed error: a crash, a trap or an address-sanitizer report fails the run.
 import Examples
 import FluxCore
@@ -101,6 +102,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for chunk in bytes.split(separator: 0xFE, omittingEmptySubsequences: false) {
             let header = Header(kind: .state, flags: [.fullState, .part], seq: 1)
             _ = assembler.accept(Message(topic: "s", header: header, payload: Array(chunk)))
+        }
+    case "session":
+        // A session file from someone else (`journal import`): decoding and the checks before anything
+        // is written turn any bytes into a session or an error; a session that passes makes messages.
+        guard let session = try? JSONDecoder().decode(Session.self, from: Data(bytes)) else { break }
+        if (try? session.validate(apps: apps)) != nil {
+            for action in [session.anchor].compactMap({ $0 }) + session.actions { _ = action.message(history: 1).frames }
+            precondition((try? session.encoded()) != nil, "a valid session does not encode")
+        }
+    case "index":
+        // A sealed segment's index file: whatever decodes is within its own bounds and encodes back.
+        if let index = SegmentIndex.decode(bytes) {
+            precondition(index.encoded() == bytes, "an index file does not round-trip")
+            precondition(index.entries.allSatisfy { $0.offset < index.length && $0.seq <= index.lastSeq }, "an entry outside its segment")
         }
     default:
         fatalError("unknown ZFLUX_FUZZ_TARGET \(target)")

@@ -7,11 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index)
 out=.build/fuzz
 mkdir -p "$out" Fuzz/crashes
 binary="$out/zflux-fuzz"
-sources=$(find Sources/FluxCore Sources/Examples Fuzz -name '*.swift' | sort)
+# The file formats zflux reads from outside, compiled into the fuzzer itself (their modules need sockets).
+formats="Sources/Devtools/Session.swift Sources/Devtools/SessionChecks.swift Sources/Dispatcher/SegmentIndex.swift"
+sources="$(find Sources/FluxCore Sources/Examples Fuzz -name '*.swift' | sort) $formats"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -I "$out")
@@ -22,7 +24,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   quiet swiftc "${flags[@]}" -module-name Examples -emit-module -emit-module-path "$out/Examples.swiftmodule" \
     -c $(find Sources/Examples -name '*.swift' | sort) -o "$out/Examples.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift "$out/FluxCore.o" "$out/Examples.o" -o "$binary"
+  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/Examples.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi
 failed=0

@@ -124,7 +124,3 @@ public final class Rewind {
     }
 }
 
-public struct RewindError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}

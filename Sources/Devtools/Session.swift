@@ -130,3 +130,9 @@ public struct Session: Codable, Sendable, Equatable {
         return formatter.string(from: Date(timeIntervalSince1970: Double(nanoseconds) / 1e9))
     }
 }
+
+/// Why time travel, a session or an import could not be done; the description says it for people.
+public struct RewindError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

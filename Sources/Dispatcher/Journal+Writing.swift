@@ -67,3 +67,8 @@ extension Journal {
         _ = fsync(dir)
     }
 }
+
+extension SegmentIndex {
+    /// Writes the file whole or not at all.
+    func write(segment: String) throws { try Journal.writeWhole(encoded(), to: SegmentIndex.path(segment: segment)) }
+}

@@ -80,7 +80,4 @@ struct SegmentIndex: Equatable {
         guard stat(segment, &status) == 0, Int(status.st_size) == index.length else { return nil }
         return index
     }
-
-    /// Writes the file whole or not at all.
-    func write(segment: String) throws { try Journal.writeWhole(encoded(), to: SegmentIndex.path(segment: segment)) }
 }

@@ -123,4 +123,3 @@ public final class Rewind {
         return result
     }
 }
-

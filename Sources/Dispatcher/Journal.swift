@@ -150,7 +150,7 @@ public final class Journal: ActionLog {
             }
             let bytes = try readFile(segment.path)
             var entries: [SegmentIndex.Entry] = []
-            let (offset, expected, problem) = Journal.check(bytes, firstSeq: segment.firstSeq) { seq, offset in
+            let (offset, expected, problem) = JournalRecord.checkRecords(bytes, firstSeq: segment.firstSeq) { seq, offset in
                 if (seq - 1) % indexStride == 0 || offset == 0 { entries.append(.init(seq: seq, offset: offset)) }
             }
             for entry in entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
@@ -254,11 +254,10 @@ public final class Journal: ActionLog {
             history = HistoryID(cluster: cluster, epoch: previous)
             return
         }
-        if cluster == 0 {
-            var random = SystemRandomNumberGenerator()
-            cluster = HistoryID.newCluster(using: &random)
+        var random = SystemRandomNumberGenerator()
+        history = DispatcherBoot.history(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds()) {
+            HistoryID.newCluster(using: &random)
         }
-        history = HistoryID.opening(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds())
         // Durable before anything of this epoch goes out: a later opening must pick a later epoch.
         let text =
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
@@ -480,7 +479,7 @@ public final class Journal: ActionLog {
     private func loadSegment(_ number: Int) throws -> [UInt8] {
         let bytes = try readFile(segments[number].path)
         guard unchecked.contains(number) else { return bytes }
-        let (offset, expected, found) = Journal.check(bytes, firstSeq: segments[number].firstSeq) { _, _ in }
+        let (offset, expected, found) = JournalRecord.checkRecords(bytes, firstSeq: segments[number].firstSeq) { _, _ in }
         let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
         if let problem = found ?? (expected != last + 1 ? "it ends at seq \(expected - 1), not \(last)" : nil) {
             throw JournalError(
@@ -488,34 +487,6 @@ public final class Journal: ActionLog {
         }
         unchecked.remove(number)
         return bytes
-    }
-
-    /// Checks a segment's records in order from `firstSeq` (``JournalRecord/check(_:at:)``), telling
-    /// `record` each one's seq and offset: where the good records end, the seq due there, and what is
-    /// wrong there (nil when every byte belongs to a good record).
-    static func check(
-        _ bytes: [UInt8], firstSeq: UInt64, _ record: (UInt64, Int) -> Void
-    ) -> (end: Int, expected: UInt64, problem: String?) {
-        var offset = 0
-        var expected = firstSeq
-        var problem: String? = nil
-        bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                switch JournalRecord.check(raw, at: offset) {
-                case .success(let checked) where checked.seq == expected:
-                    record(expected, offset)
-                    expected += 1
-                    offset += checked.size
-                case .success(let checked):
-                    problem = "record seq \(checked.seq) where \(expected) was due"
-                    return
-                case .failure(let error):
-                    problem = error.message
-                    return
-                }
-            }
-        }
-        return (offset, expected, problem)
     }
 
     /// A whole file, read straight into the array (no intermediate `Data` and copy: segments are

@@ -95,7 +95,7 @@ extension Journal {
         let bytes = try readFile(segments[number].path)
         guard unchecked.contains(number) else { return bytes }
         var walked: [IndexEntry] = []
-        let (offset, expected, found) = Journal.check(bytes, firstSeq: segments[number].firstSeq) { seq, offset in
+        let (offset, expected, found) = JournalRecord.checkRecords(bytes, firstSeq: segments[number].firstSeq) { seq, offset in
             if (seq - 1) % indexStride == 0 || offset == 0 { walked.append(IndexEntry(seq: seq, segment: number, offset: offset)) }
         }
         let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq

@@ -66,7 +66,7 @@ extension Journal {
             }
             let bytes = try readFile(segment.path)
             var entries: [SegmentIndex.Entry] = []
-            let (offset, expected, problem) = Journal.check(bytes, firstSeq: segment.firstSeq) { seq, offset in
+            let (offset, expected, problem) = JournalRecord.checkRecords(bytes, firstSeq: segment.firstSeq) { seq, offset in
                 if (seq - 1) % indexStride == 0 || offset == 0 { entries.append(.init(seq: seq, offset: offset)) }
             }
             for entry in entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
@@ -115,34 +115,6 @@ extension Journal {
         fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
         try syncDirectory()
-    }
-
-    /// Checks a segment's records in order from `firstSeq` (``JournalRecord/check(_:at:)``), telling
-    /// `record` each one's seq and offset: where the good records end, the seq due there, and what is
-    /// wrong there (nil when every byte belongs to a good record).
-    static func check(
-        _ bytes: [UInt8], firstSeq: UInt64, _ record: (UInt64, Int) -> Void
-    ) -> (end: Int, expected: UInt64, problem: String?) {
-        var offset = 0
-        var expected = firstSeq
-        var problem: String? = nil
-        bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                switch JournalRecord.check(raw, at: offset) {
-                case .success(let checked) where checked.seq == expected:
-                    record(expected, offset)
-                    expected += 1
-                    offset += checked.size
-                case .success(let checked):
-                    problem = "record seq \(checked.seq) where \(expected) was due"
-                    return
-                case .failure(let error):
-                    problem = error.message
-                    return
-                }
-            }
-        }
-        return (offset, expected, problem)
     }
 
     private func truncate(_ path: String, to length: Int) throws {

@@ -156,11 +156,10 @@ public final class Journal: ActionLog {
             history = HistoryID(cluster: cluster, epoch: previous)
             return
         }
-        if cluster == 0 {
-            var random = SystemRandomNumberGenerator()
-            cluster = HistoryID.newCluster(using: &random)
+        var random = SystemRandomNumberGenerator()
+        history = DispatcherBoot.history(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds()) {
+            HistoryID.newCluster(using: &random)
         }
-        history = HistoryID.opening(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds())
         // Durable before anything of this epoch goes out: a later opening must pick a later epoch.
         let text =
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"

@@ -42,24 +42,27 @@ public protocol NodeLoop: AnyObject {
 /// What every node is outside its loop, written once: a dedicated thread that is its event loop, the
 /// mailbox other threads reach it through, and the latch that opens once its sockets are bound.
 ///
-/// `run` builds the loop on the node's thread (so the thread owns its sockets), opens ``ready`` once
-/// it is built or with the error that stopped it, runs it, and suspends until it returns. So the public
-/// API is async while the sockets stay on one thread and nothing blocks the cooperative pool.
-/// Cancelling the calling task asks the loop to stop.
+/// ``run()`` builds the loop on the node's thread with the closure it was made with (so the thread
+/// owns its sockets), opens ``ready`` once it is built or with the error that stopped it, runs it, and
+/// suspends until it returns. So the public API is async while the sockets stay on one thread and
+/// nothing blocks the cooperative pool. Cancelling the calling task asks the loop to stop.
 public final class NodeShell<Command: Sendable>: Sendable {
     public let control: NodeControl<Command>
     /// Opens once the node's sockets are bound (or with the error that stopped it).
     public let ready = ReadyLatch()
     private let threadName: String
+    private let makeLoop: @Sendable (NodeControl<Command>) throws -> any NodeLoop
 
-    public init(threadName: String) throws {
+    /// A shell whose thread is called `threadName` and runs the loop `makeLoop` builds there.
+    public init(threadName: String, makeLoop: @escaping @Sendable (NodeControl<Command>) throws -> any NodeLoop) throws {
         self.threadName = threadName
+        self.makeLoop = makeLoop
         self.control = try NodeControl()
     }
 
-    /// Runs the loop `makeLoop` builds (on the node's thread) until ``stop()`` or cancellation.
-    public func run(_ makeLoop: @escaping @Sendable (NodeControl<Command>) throws -> any NodeLoop) async throws {
-        let control = control, ready = ready
+    /// Runs the loop (built on the node's thread) until ``stop()`` or cancellation.
+    public func run() async throws {
+        let control = control, ready = ready, makeLoop = makeLoop
         @Sendable func runLoop() throws {
             let loop: any NodeLoop
             do {
@@ -89,6 +92,29 @@ public final class NodeShell<Command: Sendable>: Sendable {
 
     /// Asks the loop to stop; `run` returns once it has closed its sockets.
     public func stop() { control.requestStop() }
+}
+
+/// A node's public face (`DispatcherNode`, `StoreNode`, `ViewNode`): its configuration and the
+/// ``NodeShell`` that runs its loop. What every node does with them (wait until it is ready, run,
+/// stop) is written here once.
+public protocol FluxNode: AnyObject, Sendable {
+    associatedtype Configuration: Sendable
+    associatedtype Command: Sendable
+    /// What the node was started with.
+    var configuration: Configuration { get }
+    /// The node's thread, mailbox and ready latch, with the loop it builds there.
+    var shell: NodeShell<Command> { get }
+}
+
+extension FluxNode {
+    /// Opens once every socket is bound (or with the bind error).
+    public var ready: ReadyLatch { shell.ready }
+
+    /// Runs until ``stop()`` or cancellation.
+    public func run() async throws { try await shell.run() }
+
+    /// Asks the node to stop; ``run()`` returns once it has closed its sockets.
+    public func stop() { shell.stop() }
 }
 
 /// A one-shot, thread-safe latch that async code can wait on (for "the node has bound its sockets").

@@ -12,7 +12,7 @@ import ZeroMQ
 /// - SUB to the dispatcher's actions; DEALER to its replay ROUTER; DEALER to its intake (effects).
 /// - state PUB: STATE(version, whole state or changes) once per drained burst, REJECTED, and HEARTBEAT(version).
 /// - snapshot ROUTER: SNAPSHOT-REQUEST → SNAPSHOT(version, whole state); STATUS-REQUEST → STATUS.
-public final class StoreNode: Sendable {
+public final class StoreNode: FluxNode {
     public struct Configuration: Sendable {
         public var name: String
         public var app: any AnyApp
@@ -106,25 +106,13 @@ public final class StoreNode: Sendable {
     }
 
     public let configuration: Configuration
-    private let context: Context
-    private let logger: Logger
-    private let shell: NodeShell<Command>
-    /// Opens once every socket is bound (or with the bind error).
-    public var ready: ReadyLatch { shell.ready }
+    public let shell: NodeShell<Command>
 
+    /// A store that runs (``FluxNode/run()``) until ``FluxNode/stop()`` or cancellation.
     public init(configuration: Configuration, context: Context = .shared, logger: Logger) throws {
         self.configuration = configuration
-        self.context = context
-        self.logger = logger
-        self.shell = try NodeShell(threadName: "zflux-store-\(configuration.name)")
-    }
-
-    /// Runs until `stop()` or cancellation.
-    public func run() async throws {
-        try await shell.run { [configuration, context, logger] control in
+        self.shell = try NodeShell(threadName: "zflux-store-\(configuration.name)") { control in
             try StoreLoop(configuration: configuration, context: context, logger: logger, control: control)
         }
     }
-
-    public func stop() { shell.stop() }
 }

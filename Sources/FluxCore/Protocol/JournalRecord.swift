@@ -58,6 +58,36 @@ public enum JournalRecord {
         return .success((body.loadUnaligned(fromByteOffset: header + 8, as: UInt64.self).littleEndian, headerSize + length))
     }
 
+    /// Checks a file's records in order from `firstSeq` (``check(_:at:)``), each holding the seq due
+    /// there, telling `record` each one's seq and offset: where the good records end, the seq due there,
+    /// and what is wrong there (nil when every byte belongs to a good record). What follows the good
+    /// records is a torn or corrupt tail. The journal opens its segments with it, and the simulator
+    /// its simulated disk.
+    public static func checkRecords(
+        _ bytes: [UInt8], firstSeq: UInt64, _ record: (UInt64, Int) -> Void
+    ) -> (end: Int, expected: UInt64, problem: String?) {
+        var offset = 0
+        var expected = firstSeq
+        var problem: String? = nil
+        bytes.withUnsafeBytes { raw in
+            while offset < raw.count {
+                switch check(raw, at: offset) {
+                case .success(let checked) where checked.seq == expected:
+                    record(expected, offset)
+                    expected += 1
+                    offset += checked.size
+                case .success(let checked):
+                    problem = "record seq \(checked.seq) where \(expected) was due"
+                    return
+                case .failure(let error):
+                    problem = error.message
+                    return
+                }
+            }
+        }
+        return (offset, expected, problem)
+    }
+
     /// Where the header starts in a record's body (`u32 topic length, topic, u32 header length, header,
     /// …`), when the body holds at least a version-1 header's fixed part there.
     public static func headerOffset(inBody body: UnsafeRawBufferPointer) -> Int? {

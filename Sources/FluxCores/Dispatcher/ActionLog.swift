@@ -1,10 +1,22 @@
 import FluxCore
 
 /// Where the dispatcher keeps every sequenced action: in memory (tests, embedded clusters) or in a
-/// durable `Journal`.
+/// durable `Journal`. Besides the actions, a log carries what the dispatcher starts from
+/// (``DispatcherBoot``): the history this opening of it serves, its oldest seq and the secret that
+/// scopes client ids.
 public protocol ActionLog: AnyObject {
     /// The newest seq in the log (0 when empty).
     var lastSeq: UInt64 { get }
+    /// The oldest seq the log holds (above 1 once older segments were removed).
+    var firstSeq: UInt64 { get }
+    /// The history this opening of the log serves: the cluster id kept with the log and an epoch later
+    /// than any earlier opening's (``DispatcherBoot/history(cluster:previousEpoch:wallNanoseconds:newCluster:)``).
+    var history: HistoryID { get }
+    /// The secret that scopes client ids to authenticated keys (``ClientScope``), kept with the log:
+    /// the scoped ids it holds must mean the same after a restart.
+    var clientScope: ClientScope { get }
+    /// Bytes the log takes on disk (0 for a log in memory).
+    var sizeInBytes: Int { get }
     /// Adds the next actions (seqs `lastSeq + 1…`, in order). They are durable once `commit()` returns.
     func append(_ actions: [Message]) throws
     /// Makes everything appended durable under the log's policy.
@@ -14,6 +26,9 @@ public protocol ActionLog: AnyObject {
     /// A REPLAY-BATCH payload of at most `limit` actions from `from` on, closed once they pass
     /// `maxBytes` (a larger single action travels alone); nil past the end of the log.
     func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch?
+    /// The (client id, client seq, seq) of every action from `from` on: what the dispatcher's dedup
+    /// table is rebuilt from when it starts.
+    func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws
 }
 
 extension ActionLog {
@@ -21,13 +36,35 @@ extension ActionLog {
     public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
         ReplayPlan.batch(try read(from: from, limit: limit), maxBytes: maxBytes)
     }
+
+    /// Read in slices; a journal reads the records' headers alone instead.
+    public func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws {
+        var next = max(from, firstSeq, 1)
+        while next <= lastSeq {
+            let slice = try read(from: next, limit: 4096)
+            guard let last = slice.last else { return }
+            for action in slice { body(action.header.clientID, action.header.clientSeq, action.header.seq) }
+            next = last.header.seq + 1
+        }
+    }
 }
 
-/// A log held in memory: fast, and gone with the process.
+/// A log held in memory: fast, and gone with the process. It serves the history and client scope it
+/// is made with (the shell makes them, from the clock and entropy the core never reads), from seq 1.
 public final class MemoryLog: ActionLog {
     private var messages: [Message] = []
-    public init() {}
+    public let history: HistoryID
+    public let clientScope: ClientScope
+
+    public init(history: HistoryID = HistoryID(rawValue: 0), clientScope: ClientScope = ClientScope(k0: 0, k1: 0)) {
+        self.history = history
+        self.clientScope = clientScope
+    }
+
     public var lastSeq: UInt64 { UInt64(messages.count) }
+    /// Nothing is ever removed from a log in memory.
+    public var firstSeq: UInt64 { 1 }
+    public var sizeInBytes: Int { 0 }
     public func append(_ actions: [Message]) { messages.append(contentsOf: actions) }
     public func commit() {}
     public func read(from: UInt64, limit: Int) -> [Message] {

@@ -28,7 +28,8 @@ public final class DispatcherCore {
         /// Append these stamped actions to the journal and make them durable under its fsync policy;
         /// then report ``durable(through:)``.
         case append([Message])
-        /// Answer a replay request from the journal (``ReplayPlan/replies(reading:logger:)``).
+        /// Answer a replay request from the journal: queued in the shell's ``ReplayScheduler``, which
+        /// serves it a slice per turn.
         case serveReplay(ReplayPlan)
     }
 

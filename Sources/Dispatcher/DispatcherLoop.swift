@@ -1,0 +1,192 @@
+import FluxCore
+import FluxCores
+import Foundation
+import Logging
+import NodeSupport
+import ZeroMQ
+
+/// The dispatcher's shell: owns its sockets and the journal on the node thread, turns what arrives
+/// into ``DispatcherCore`` events and carries out the core's commands. It decides nothing itself.
+///
+/// Sockets:
+/// - intake ROUTER: DISPATCH → ACK(seq) or NACK(reason); STATUS-REQUEST → STATUS.
+/// - actions PUB: ACTION in sequence order, and HEARTBEAT(seq = newest) every heartbeat interval.
+/// - replay ROUTER: REPLAY-REQUEST(from) → REPLAY-BATCH… then REPLAY-END(newest).
+final class DispatcherLoop: NodeLoop {
+    let configuration: DispatcherNode.Configuration
+    let logger: Logger
+    let control: NodeControl<Never>
+    let core: DispatcherCore
+    let intake: Socket
+    let publisher: Socket
+    let replay: Socket
+    /// Who is subscribed to the action stream (stores, `zflux tail`), for the status.
+    let subscribers: SocketMonitor
+    /// Every sequenced action, in order.
+    let log: any ActionLog
+    /// Replay answers being served, a slice per loop turn (what the simulator serves replays with too).
+    var replays = ReplayScheduler()
+    /// One drain of the intake ends after this many messages or bytes, whichever comes first: the
+    /// batch that goes to the journal, and what the thread holds meanwhile, stay bounded.
+    static let intakeMessagesPerBurst = 4096
+    static let intakeBytesPerBurst = 16 << 20
+
+    init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.control = control
+        if let journal = configuration.journal {
+            let opened = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes)
+            if opened.recovery.trimmedBytes > 0 {
+                logger.warning(
+                    "journal had a torn tail; trimmed it",
+                    metadata: [
+                        "bytes": "\(opened.recovery.trimmedBytes)", "where": "\(opened.recovery.trimmedReason ?? "")",
+                    ])
+            }
+            logger.info(
+                "journal opened",
+                metadata: [
+                    "directory": "\(journal.directory)", "fsync": "\(journal.policy.rawValue)", "recovered": "\(opened.recovery)",
+                ])
+            log = opened
+        } else {
+            // A new history each time: nothing of the last process's survives it.
+            var random = SystemRandomNumberGenerator()
+            let history = DispatcherBoot.history(cluster: 0, previousEpoch: 0, wallNanoseconds: WallClock.nowNanoseconds()) {
+                HistoryID.newCluster(using: &random)
+            }
+            log = MemoryLog(history: history, clientScope: .random())
+        }
+        core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: .now(), logger: logger)
+        logger.info("serving history", metadata: ["history": "\(log.history)", "since": "\(log.lastSeq + 1)"])
+        let security = configuration.security
+        intake = try SocketDefaults.router(context)
+        // What peers can push in, and what a subscriber that does not read can hold here, stay within
+        // `queueBytes` each however large the actions are.
+        try intake.setOption(
+            .receiveHighWaterMark,
+            SocketDefaults.highWaterMark(queueBytes: configuration.queueBytes, largestMessage: configuration.largestActionMessage, ceiling: 100_000))
+        publisher = try SocketDefaults.publisher(context)
+        try publisher.setOption(.sendHighWaterMark, configuration.effectivePublishHighWaterMark)
+        subscribers = try SocketMonitor(publisher, context: context, name: "dispatcher-\(UInt64.random(in: 0...UInt64.max))")
+        replay = try SocketDefaults.requestRouter(context)
+        // A peer that does not read holds at most about two answers in its queue: past that, sends to it
+        // fail (EAGAIN, ROUTER_MANDATORY) and it is left alone for a while.
+        try replay.setOption(.sendHighWaterMark, Int32(2 * (configuration.replayBatchesPerRequest + 1)))
+        try publisher.bindSecurely(configuration.actions, security)
+        try replay.bindSecurely(configuration.replay, security)
+        // Bind the intake last: a client that gets through can be sure its action will be broadcast.
+        try intake.bindSecurely(configuration.intake, security)
+    }
+
+    deinit {
+        subscribers.socket.close()
+        intake.close()
+        publisher.close()
+        replay.close()
+        removeIPCFiles([configuration.intake, configuration.actions, configuration.replay])
+    }
+
+    func run() throws {
+        logger.info(
+            "dispatcher running",
+            metadata: [
+                "intake": "\(configuration.intake)", "actions": "\(configuration.actions)", "replay": "\(configuration.replay)",
+            ])
+        var poller = Poller()
+        let intakeIndex = poller.add(.socket(intake))
+        let replayIndex = poller.add(.socket(replay))
+        let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
+        let monitorIndex = poller.add(.socket(subscribers.socket))
+        var revocations = RevocationWatch(configuration.revocations)
+        while !control.stopRequested {
+            revocations.cutIfRevoked(
+                [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
+            core.tick(now: .now())
+            try carryOut(core.takeCommands())
+            // With replays in progress, only look: the next slice of them is due this turn.
+            let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)) : 0
+            _ = try poller.poll(timeoutMilliseconds: wait)
+            if poller.isReadable(wakeIndex) { _ = control.takeAll() }
+            if poller.isReadable(intakeIndex) {
+                // Bounded so that replay requests and heartbeats are never starved by a flood.
+                var principal: [UInt8]? = nil
+                var bytes = 0
+                for _ in 0..<DispatcherLoop.intakeMessagesPerBurst {
+                    guard bytes < DispatcherLoop.intakeBytesPerBurst,
+                        let frames = try intake.receive(dontWait: true, userID: &principal)
+                    else { break }
+                    for frame in frames { bytes += frame.count }
+                    guard let peer = frames.first, !peer.isEmpty else { continue }
+                    let message: Result<Message, ProtocolError> = Result { () throws(ProtocolError) in try Message.split(routed: frames).message }
+                    // The key the peer authenticated with, when the intake is a CURVE server.
+                    core.receivedIntake(message, from: peer, principal: principal, now: .now())
+                }
+                core.endOfBurst()
+                try carryOut(core.takeCommands())
+            }
+            if poller.isReadable(replayIndex) {
+                for _ in 0..<256 {
+                    guard let frames = try replay.receive(dontWait: true) else { break }
+                    guard let peer = frames.first, !peer.isEmpty, let request = try? Message.split(routed: frames).message else { continue }
+                    core.receivedReplayRequest(request, from: peer)
+                }
+                try carryOut(core.takeCommands())
+            }
+            if poller.isReadable(monitorIndex) { subscribers.drain() }
+            serveReplays()
+        }
+        logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
+    }
+
+    func carryOut(_ commands: [DispatcherCore.Command]) throws {
+        for command in commands {
+            switch command {
+            case .reply(let route, let peer, let message): reply(route, to: peer, message)
+            case .replyStatus(let route, let peer):
+                let status = core.status(
+                    now: .now(), pid: Int(getpid()), subscribers: subscribers.connected, journalBytes: log.sizeInBytes)
+                reply(route, to: peer, Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded()))
+            case .publish(let message): publish(message)
+            case .append(let actions):
+                // Durable before anything is published or acknowledged: the core releases both only now.
+                // Actions that arrive during the sync wait in the intake and share the next one (group
+                // commit by drained burst; a sync thread was measured and lost, see BENCHMARKS.md).
+                try log.append(actions)
+                try log.commit()
+                if let last = actions.last { core.durable(through: last.header.seq) }
+                try carryOut(core.takeCommands())
+            case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
+            }
+        }
+    }
+
+    /// Serves this turn's slice of the replays in progress. A send that fails (the peer has gone:
+    /// EHOSTUNREACH; its queue is full: EAGAIN) tells the scheduler the peer does not read.
+    func serveReplays() {
+        let log = log, replay = replay
+        replays.serve(
+            budget: ReplayScheduler.bytesPerTurn, now: MonotonicClock.nowMilliseconds(),
+            batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+            send: { peer, message in (try? replay.send(message.routedFrames(to: peer), dontWait: true)) ?? false }, logger: logger)
+    }
+
+    /// Sends to one ROUTER peer. A peer that has gone (EHOSTUNREACH) or is not reading (EAGAIN) loses
+    /// this reply; its retry will be answered from the dedup table.
+    func reply(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) {
+        do {
+            try (route == .intake ? intake : replay).send(message.routedFrames(to: peer), dontWait: true)
+        } catch {
+            logger.debug("reply not delivered", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func publish(_ message: Message) {
+        do {
+            try publisher.send(message.frames, dontWait: true)
+        } catch {
+            logger.warning("publish failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,133 @@
+@_spi(Simulation) import FluxCore
+
+/// The faults a seed injects during its fault phase, one every 20–250 ms: crashes, power cuts,
+/// partitions, chaos windows, subscribers past their high-water mark, journal backups and restores of
+/// an older copy, clock jumps and frozen processes.
+extension Simulation {
+    func injectFault() {
+        result.faultsInjected += 1
+        let roll = rng.int(0...99)
+        record(5, UInt64(roll), 0, "")  // the fault says what it is below
+        switch roll {
+        case 0..<25:
+            let node = randomNode()
+            note("crash: \(name(of: node))")
+            kill(node)
+            queue.schedule(.restart(node), at: now + rng.micros(20_000...400_000))
+        case 25..<33 where fsync != .none:
+            // `none` promises only to survive a process crash (docs/GUARANTEES.md).
+            let what = dispatcher.journal.powerCut(&rng)
+            note("power cut: \(what)")
+            let all: [Node] = [.dispatcher] + stores.indices.map(Node.store) + views.indices.map(Node.view)
+            for node in all {
+                kill(node)
+                queue.schedule(.restart(node), at: now + rng.micros(50_000...400_000))
+            }
+        case 33..<53:
+            let a = randomNode(), b: Node = rng.chance(0.5) ? .dispatcher : .client(rng.int(0...(clients.count - 1)))
+            guard a != b else { return }
+            note("partition: \(name(of: a)) | \(name(of: b))")
+            downLinks.insert(Simulation.link(a, b))
+            queue.schedule(.linkUp(a, b), at: now + rng.micros(100_000...1_000_000))
+        case 53..<68:
+            note("chaos: drops, duplicates, reordering")
+            chaos = true
+            queue.schedule(.chaosEnd, at: now + rng.micros(100_000...500_000))
+        case 68..<78:
+            let count = rng.int(20...200)
+            if rng.chance(0.5) {
+                let i = rng.int(0...(stores.count - 1))
+                note("\(name(of: .store(i))) falls past its high-water mark: \(count) actions dropped")
+                stores[i].dropNext = count
+            } else {
+                let i = rng.int(0...(views.count - 1))
+                note("\(name(of: .view(i))) falls past its high-water mark: \(count) updates dropped")
+                views[i].dropNext = count
+            }
+        case 78..<81:
+            // An operator backs the journal up (copies the directory).
+            // A copy of the directory takes what the page cache holds too: its head is its last record.
+            guard dispatcher.core != nil else { return }
+            let head = dispatcher.journal.scan().records.last?.header.seq ?? 0
+            note("backup of the journal at head \(head)")
+            backup = (dispatcher.journal.copy(), head)
+        case 81..<84:
+            guard let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else { return }
+            restoreOlderCopy(copy, head: head, replacing: current)
+        case 84..<90:
+            let node = randomNode()
+            let jump = Int64(rng.int(-3_600...3_600)) * 1_000_000_000
+            note("clock jump on \(name(of: node)): \(jump / 1_000_000_000) s")
+            if node == .dispatcher && jump < 0 { dispatcherClockWentBack = true }
+            wallOffset[node, default: 0] += jump
+        default:
+            let node = randomNode()
+            let until = now + rng.micros(200_000...3_000_000)
+            note("freeze \(name(of: node)) for \((until - now) / 1000) ms")
+            switch node {
+            case .dispatcher: dispatcher.frozenUntil = until
+            case .store(let i): stores[i].frozenUntil = until
+            case .view(let i): views[i].frozenUntil = until
+            case .client: break
+            }
+        }
+    }
+
+    /// The operator stops the dispatcher, puts back an older copy of its journal and starts it again:
+    /// what was acknowledged after the copy is gone (the operator's choice), and its seqs are given
+    /// again. Every store must notice (a new epoch starting at or below its version) and rebuild.
+    func restoreOlderCopy(_ copy: SimJournal, head: UInt64, replacing current: UInt64) {
+        note("the journal is restored from a copy at head \(head) (it was at \(current))")
+        kill(.dispatcher)
+        dispatcher.journal = copy.copy()
+        // The operator's restore ends with `sync` (docs/OPERATIONS.md): the copied files are on the disk.
+        dispatcher.journal.sync()
+        for (seq, action) in history where seq > head {
+            // A ping whose sequencing is thrown away may be sent again and sequenced anew: its effect
+            // may run once more, for the new sequencing (at most once per sequenced action).
+            if action.topicString == "echo" && action.header.actionType == "ping", let ping = Int(String(decoding: action.payload, as: UTF8.self)) {
+                effectRuns[ping] = nil
+            }
+            history[seq] = nil
+        }
+        for (seq, dispatch) in acknowledged where seq > head {
+            acknowledged[seq] = nil
+            ackedSeq[[dispatch.client, dispatch.clientSeq]] = nil
+        }
+        for (app, entry) in reference where entry.states.count > Int(head) + 1 {
+            // Built from actions that are gone: rebuilt from the history as it is now.
+            reference[app] = (apps[app]!.makeRuntime(format: .binary) { _, _, _ in }, [])
+        }
+        staleEpochs.formUnion(epochsServed)
+        staleAbove = min(staleAbove, head)
+        let newest = max(current, discardedVersions?.upperBound ?? 0)
+        discardedVersions = min(head + 1, discardedVersions?.lowerBound ?? .max)...newest
+        queue.schedule(.restart(.dispatcher), at: now + rng.micros(20_000...200_000))
+    }
+
+    func randomNode() -> Node {
+        switch rng.int(0...9) {
+        case 0...2: .dispatcher
+        case 3...7: .store(rng.int(0...(stores.count - 1)))
+        default: .view(rng.int(0...(views.count - 1)))
+        }
+    }
+
+    func kill(_ node: Node) {
+        switch node {
+        case .dispatcher: dispatcher.core = nil
+        case .store(let i): stores[i].core = nil
+        case .view(let i): views[i].core = nil
+        case .client: break
+        }
+    }
+
+    func restart(_ node: Node) {
+        switch node {
+        case .dispatcher: if dispatcher.core == nil { startDispatcher() }
+        case .store(let i): if stores[i].core == nil { startStore(i) }
+        case .view(let i): if views[i].core == nil { startView(i) }
+        case .client: break
+        }
+    }
+}

@@ -1,0 +1,94 @@
+/// What every simulated shell shares with the real loops: a turn after each drained burst, a timer
+/// at the core's next deadline, and a process that may be frozen or restarted (a new incarnation,
+/// to which nothing sent to the old one is delivered). Each node's own shell is in its file.
+extension Simulation {
+    func frozenUntil(_ node: Node) -> UInt64 {
+        switch node {
+        case .dispatcher: dispatcher.frozenUntil
+        case .store(let i): stores[i].frozenUntil
+        case .view(let i): views[i].frozenUntil
+        case .client: 0
+        }
+    }
+
+    func incarnation(of node: Node) -> UInt64 {
+        switch node {
+        case .dispatcher: dispatcher.incarnation
+        case .store(let i): stores[i].incarnation
+        case .view(let i): views[i].incarnation
+        case .client: 1
+        }
+    }
+
+    /// A turn of the node's loop right after this event, once for everything that arrives meanwhile.
+    func scheduleTurn(_ node: Node) {
+        switch node {
+        case .dispatcher:
+            guard !dispatcher.turnPending else { return }
+            dispatcher.turnPending = true
+        case .store(let i):
+            guard !stores[i].turnPending else { return }
+            stores[i].turnPending = true
+        case .view(let i):
+            guard !views[i].turnPending else { return }
+            views[i].turnPending = true
+        case .client: return
+        }
+        queue.schedule(.turn(node, incarnation: incarnation(of: node)), at: now)
+    }
+
+    /// The end of a drained burst: what the real loop does after its poll returns.
+    func turn(_ node: Node, incarnation: UInt64) {
+        switch node {
+        case .dispatcher:
+            dispatcher.turnPending = false
+            guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
+            core.endOfBurst()
+            carryOutDispatcher()
+        case .store(let index):
+            stores[index].turnPending = false
+            guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
+            core.tick(now: time(node))
+            carryOutStore(index)
+        case .view(let index):
+            views[index].turnPending = false
+            guard let core = views[index].core, views[index].incarnation == incarnation else { return }
+            core.endOfBurst()
+            carryOutView(index)
+        case .client: return
+        }
+    }
+
+    /// The core's deadline has come: the real loop's poll timing out.
+    func timer(_ node: Node, incarnation: UInt64) {
+        let frozen = frozenUntil(node)
+        if frozen > now {
+            queue.schedule(.timer(node, incarnation: incarnation), at: frozen)
+            return
+        }
+        switch node {
+        case .dispatcher:
+            guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
+            core.tick(now: time(node))
+            carryOutDispatcher()
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadline)
+        case .store(let index):
+            guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
+            core.tick(now: time(node))
+            carryOutStore(index)
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadline)
+        case .view(let index):
+            guard let core = views[index].core, views[index].incarnation == incarnation else { return }
+            core.tick(now: time(node))
+            carryOutView(index)
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadline(now: time(node)))
+        case .client: return
+        }
+    }
+
+    /// A timer at a core's deadline (monotonic ms, as `time(_:)` gives them), a millisecond away at least.
+    func scheduleTimer(_ node: Node, deadlineMilliseconds: UInt64) {
+        let deadline = max((deadlineMilliseconds - min(deadlineMilliseconds, 1_000_000)) * 1000, now + 1000)
+        queue.schedule(.timer(node, incarnation: incarnation(of: node)), at: deadline)
+    }
+}

@@ -1,0 +1,160 @@
+@_spi(Simulation) import FluxCore
+@_spi(Simulation) import FluxCores
+
+/// A store's shell in the simulation: the real `StoreCore`, fed what arrives on its sockets and
+/// carried out on the simulated network; its snapshot file is written whole or not at all, as the
+/// real one is (tmp file, fsync, rename). The echo app's effects answer after a while, and every
+/// effect started is counted (an effect must run at most once).
+extension Simulation {
+    struct StoreSpec {
+        var name: String
+        var app: String
+        var runsEffects: Bool
+    }
+
+    final class StoreShell {
+        let spec: StoreSpec
+        var core: StoreCore?
+        var incarnation: UInt64 = 0
+        /// Bumped when the store reconnects: what was in flight on the old subscription is gone.
+        var generation: UInt64 = 0
+        var snapshot: StoreSnapshot?
+        var frozenUntil: UInt64 = 0
+        var dropNext = 0
+        var turnPending = false
+        var inbox = EffectInbox()
+        init(spec: StoreSpec) { self.spec = spec }
+    }
+
+    /// What an effect or a runtime reports from inside `apply`, drained by the store's shell right
+    /// after. @unchecked: the simulation is single-threaded; the runtimes' callbacks are `@Sendable`
+    /// only because the production ones are called from effect tasks.
+    final class EffectInbox: @unchecked Sendable {
+        var started: [Int] = []
+        var delivered: [[UInt8]] = []
+    }
+
+    func startStore(_ index: Int) {
+        let store = stores[index]
+        store.incarnation += 1
+        store.generation += 1
+        store.turnPending = false
+        let inbox = EffectInbox()
+        store.inbox = inbox
+        let spec = store.spec
+        guard let app = apps[spec.app] else { return }
+        var rules = StoreRules(name: spec.name, app: app)
+        rules.heartbeatMilliseconds = 100
+        rules.runsEffects = spec.runsEffects
+        rules.writesSnapshots = true
+        rules.snapshotEveryActions = 25
+        let makeRuntime: () -> any AppRuntime = {
+            if spec.app == "echo" {
+                return EchoApp(effectStarted: { inbox.started.append($0) }).makeRuntime(format: .binary) { _, _, payload in
+                    inbox.delivered.append(payload)
+                }
+            }
+            return app.makeRuntime(format: .binary) { _, _, _ in }
+        }
+        let core = StoreCore(
+            rules: rules, snapshot: store.snapshot, effectClientID: rng.next() | 1, now: time(.store(index)),
+            logger: logger, makeRuntime: makeRuntime)
+        if let canary = options.canary { core.brokenRules = [canary] }
+        note(
+            "\(spec.name) starts from \(store.snapshot.map { "a snapshot at \($0.version) (history \(HistoryID(rawValue: $0.history)))" } ?? "nothing")"
+        )
+        store.core = core
+        core.start(now: time(.store(index)))
+        carryOutStore(index)
+        scheduleTimer(.store(index), deadlineMilliseconds: 0)
+    }
+
+    func carryOutStore(_ index: Int) {
+        let store = stores[index]
+        guard let core = store.core else { return }
+        let node = Node.store(index)
+        for ping in store.inbox.started {
+            effectRuns[ping, default: 0] += 1
+            result.invariantChecks += 1
+            if effectRuns[ping]! > 1 {
+                fail(
+                    "effect ran twice",
+                    "\(store.spec.name) ran the effect of ping \(ping) \(effectRuns[ping]!) times (replayed history must not run effects)")
+            }
+        }
+        store.inbox.started.removeAll()
+        for payload in store.inbox.delivered {
+            queue.schedule(.effect(store: index, incarnation: store.incarnation, payload: payload), at: now + rng.micros(1_000...30_000))
+        }
+        store.inbox.delivered.removeAll()
+        let peer = Simulation.peerID(node, store.incarnation)
+        for command in core.takeCommands() {
+            switch command {
+            case .requestReplay(let message): send(.replayRequest(peer: peer, message), from: node, to: .dispatcher)
+            case .publish(let message):
+                if message.kind == .state && message.header.flags.contains(.fullState) {
+                    checkStore(index, version: message.header.seq, state: message.payload)
+                }
+                for (viewIndex, view) in views.enumerated() where view.store == index {
+                    send(.stateUpdate(message), from: node, to: .view(viewIndex))
+                }
+            case .reply(let target, let message):
+                guard let (code, incarnation) = Simulation.node(fromPeer: target), let to = self.node(code: code) else { continue }
+                note(
+                    "store \(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(self.name(of: to)) (incarnation \(incarnation))"
+                )
+                send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
+            case .replyStatus: continue
+            case .dispatch(let message): send(.intake(peer: peer, message), from: node, to: .dispatcher)
+            case .reconnect:
+                store.generation += 1
+            case .writeSnapshot(let version, let history, let snapshot):
+                // Written atomically and fsynced (tmp file, fsync, rename): whole or not at all.
+                store.snapshot = StoreSnapshot(version: version, history: history, app: store.spec.app, state: snapshot)
+                note("store \(store.spec.name) writes a snapshot at \(version) (history \(HistoryID(rawValue: history)))")
+            }
+        }
+    }
+
+    func storeReceives(_ delivery: Delivery, store index: Int, incarnation: UInt64, generation: UInt64) {
+        let store = stores[index]
+        let node = Node.store(index)
+        guard let core = store.core, store.incarnation == incarnation else { return }
+        switch delivery {
+        case .action(let message):
+            guard generation == store.generation else { return }
+            if store.dropNext > 0 {
+                store.dropNext -= 1
+                return
+            }
+            record(12, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq)")
+            core.receivedFromDispatcher(message, now: time(node))
+        case .replayReply(let message):
+            record(13, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq)")
+            if message.kind == .replayEnd {
+                note(
+                    "store \(store.spec.name) at \(core.version) gets REPLAY-END \(message.header.seq) (history \(HistoryID(rawValue: message.header.history)))"
+                )
+            }
+            core.receivedReplay(message, now: time(node))
+        case .snapshotRequest(let peer, let message):
+            record(14, node.code, 0, "\(name(of: node)) asked for a snapshot")
+            core.receivedRequest(message, from: peer, now: time(node))
+        case .intakeReply(let message):
+            record(15, node.code, message.header.seq, "\(name(of: node)) receives its effect's \(message.kind) seq \(message.header.seq)")
+            core.receivedIntakeReply(message)
+        default: return
+        }
+        carryOutStore(index)
+        scheduleTurn(node)
+    }
+
+    /// The echo app's effect answers: its action goes to the dispatcher, as an effect's does.
+    func effectAnswers(store index: Int, incarnation: UInt64, payload: [UInt8]) {
+        let store = stores[index]
+        record(3, Node.store(index).code, UInt64(payload.count), "\(name(of: .store(index)))'s effect answers (\(payload.count) bytes)")
+        guard let core = store.core, store.incarnation == incarnation else { return }
+        core.effectSent(app: "echo", type: "pong", payload: payload, now: time(.store(index)))
+        carryOutStore(index)
+    }
+}

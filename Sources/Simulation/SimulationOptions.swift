@@ -1,0 +1,47 @@
+import FluxCore
+import FluxCores
+
+/// What to run: everything else comes from the seed.
+public struct SimulationOptions: Sendable {
+    /// A rule broken on purpose, to show the checker catches it.
+    public var canary: BrokenRule? = nil
+    /// How long faults are injected (simulated µs); then everything heals.
+    public var faultPhaseMicros: UInt64 = 2_000_000
+    /// How long, after healing, every store and view may take to reach the head.
+    public var settleMicros: UInt64 = 30_000_000
+    /// New actions each client sends during the fault phase.
+    public var actionsPerClient = 30
+    /// Keep a readable trace (slower; a failing seed is run again with it).
+    public var traceLength = 0
+    /// The apps under test and what the clients dispatch to them.
+    public var apps: SimulatedApps
+
+    public init(apps: SimulatedApps) { self.apps = apps }
+}
+
+/// The apps a simulation runs, and the mix of actions its clients draw from. Each app of the mix gets a
+/// store of its own; the first also gets a replica without effects (replicas of one app must agree);
+/// an echo app of the simulator's own, whose effects answer every ping, checks that effects run once.
+public struct SimulatedApps: Sendable {
+    /// The apps by name (the mix's apps, and any they read).
+    public var apps: [any AnyApp]
+    public var mix: ActionMix
+
+    /// `apps` with `mix`; without a mix, every app's own examples (``ActionMix/examples(of:)``).
+    public init(apps: [any AnyApp], mix: ActionMix? = nil) {
+        self.apps = apps
+        self.mix = mix ?? ActionMix.examples(of: apps)
+    }
+
+    /// The echo app's share of the draws.
+    static let echoWeight = 3
+
+    var stores: [Simulation.StoreSpec] {
+        var specs: [Simulation.StoreSpec] = []
+        for (index, app) in mix.apps.enumerated() {
+            specs.append(.init(name: app, app: app, runsEffects: true))
+            if index == 0 { specs.append(.init(name: app + "-replica", app: app, runsEffects: false)) }
+        }
+        return specs + [.init(name: "echo", app: "echo", runsEffects: true)]
+    }
+}

@@ -1,0 +1,24 @@
+import FluxCore
+
+/// The first invariant a seed broke.
+public struct SimulationFailure: Sendable, Equatable {
+    public var invariant: String
+    public var detail: String
+    public var atMicros: UInt64
+    /// The last events before it (when the run kept a trace).
+    public var trace: [String]
+}
+
+/// What one seed did.
+public struct SimulationResult: Sendable {
+    public var seed: UInt64
+    public var fsync: FsyncPolicy
+    public var faultsInjected = 0
+    public var invariantChecks = 0
+    public var actionsAcknowledged = 0
+    public var head: UInt64 = 0
+    public var events = 0
+    public var simulatedMicros: UInt64 = 0
+    public var traceHash: UInt64 = 0
+    public var failure: SimulationFailure?
+}

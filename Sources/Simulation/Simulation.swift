@@ -151,6 +151,8 @@ public final class Simulation {
         var turnPending = false
         var timerAt: UInt64?
         var inbox = EffectInbox()
+        /// Where the core's `.runEffects` start: the echo app's effects run inline, reporting to `inbox`.
+        let effects = EffectTasks()
         init(spec: StoreSpec) { self.spec = spec }
     }
 
@@ -675,6 +677,12 @@ public final class Simulation {
         let store = stores[index]
         guard let core = store.core else { return }
         let node = Node.store(index)
+        let commands = core.takeCommands()
+        // Effects start first: the echo app's run inline and report to `inbox`, read next, before the other commands.
+        for command in commands {
+            if case .runEffects(let effects) = command { store.effects.run(effects) }
+            if case .cancelEffects = command { store.effects.cancelAll() }
+        }
         for ping in store.inbox.started {
             effectRuns[ping, default: 0] += 1
             result.invariantChecks += 1
@@ -690,7 +698,7 @@ public final class Simulation {
         }
         store.inbox.delivered.removeAll()
         let peer = Simulation.peerID(node, store.incarnation)
-        for command in core.takeCommands() {
+        for command in commands {
             switch command {
             case .requestReplay(let message): send(.replayRequest(peer: peer, message), from: node, to: .dispatcher)
             case .publish(let message):
@@ -706,7 +714,7 @@ public final class Simulation {
                     "store \(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(self.name(of: to)) (incarnation \(incarnation))"
                 )
                 send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
-            case .replyStatus: continue
+            case .replyStatus, .runEffects, .cancelEffects: continue
             case .dispatch(let message): send(.intake(peer: peer, message), from: node, to: .dispatcher)
             case .reconnect:
                 store.generation += 1

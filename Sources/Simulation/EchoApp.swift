@@ -1,10 +1,11 @@
-import FluxCore
+@_spi(Simulation) import FluxCore
 import Foundation
 
 /// The simulator's app with an effect: `ping(n)` asks for `pong(n)`, which its effect sends back
-/// through the dispatcher. Its effect is run by the simulator (at a simulated time of its choosing)
-/// instead of on a task, so a seed replays exactly; every run is counted, so "an effect never runs
-/// again on replay" can be checked.
+/// through the dispatcher. Its effect runs inline when the simulator starts it (the store core's
+/// `.runEffects`), and its action is delivered at a simulated time of the simulator's choosing instead
+/// of from a task, so a seed replays exactly; every run is counted, so "an effect never runs again on
+/// replay" can be checked.
 struct EchoApp: AnyApp {
     /// Called (on the simulator's thread) each time an effect starts: (ping id).
     let effectStarted: @Sendable (Int) -> Void
@@ -53,20 +54,26 @@ final class EchoRuntime: AppRuntime {
         self.deliver = deliver
     }
 
-    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
-        guard app == "echo" else { return false }
+    func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
+        guard app == "echo" else { return nil }
         let n = try EchoApp.parse(actionType, payload)
-        if actionType == "ping" {
-            pings += 1
-            sum &+= n
-            if runEffects {
-                effectStarted(n)
-                deliver("echo", "pong", payload)
-            }
-        } else {
+        guard actionType == "ping" else {
             pongs += 1
             sum &-= n
+            return PendingEffects.none
         }
+        pings += 1
+        sum &+= n
+        let (effectStarted, deliver) = (effectStarted, deliver)
+        return PendingEffects(inline: {
+            effectStarted(n)
+            deliver("echo", "pong", payload)
+        })
+    }
+
+    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+        guard let effects = try reduce(app: app, actionType: actionType, payload: payload, stamp: stamp) else { return false }
+        if runEffects { EffectTasks().run(effects) }
         return true
     }
 

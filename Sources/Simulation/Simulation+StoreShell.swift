@@ -23,6 +23,8 @@ extension Simulation {
         var dropNext = 0
         var turnPending = false
         var inbox = EffectInbox()
+        /// Where the core's `.runEffects` start: the echo app's effects run inline, reporting to `inbox`.
+        let effects = EffectTasks()
         init(spec: StoreSpec) { self.spec = spec }
     }
 
@@ -73,6 +75,12 @@ extension Simulation {
         let store = stores[index]
         guard let core = store.core else { return }
         let node = Node.store(index)
+        let commands = core.takeCommands()
+        // Effects start first: the echo app's run inline and report to `inbox`, read next, before the other commands.
+        for command in commands {
+            if case .runEffects(let effects) = command { store.effects.run(effects) }
+            if case .cancelEffects = command { store.effects.cancelAll() }
+        }
         for ping in store.inbox.started {
             effectRuns[ping, default: 0] += 1
             result.invariantChecks += 1
@@ -88,7 +96,7 @@ extension Simulation {
         }
         store.inbox.delivered.removeAll()
         let peer = Simulation.peerID(node, store.incarnation)
-        for command in core.takeCommands() {
+        for command in commands {
             switch command {
             case .requestReplay(let message): send(.replayRequest(peer: peer, message), from: node, to: .dispatcher)
             case .publish(let message):
@@ -104,7 +112,7 @@ extension Simulation {
                     "store \(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(self.name(of: to)) (incarnation \(incarnation))"
                 )
                 send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
-            case .replyStatus: continue
+            case .replyStatus, .runEffects, .cancelEffects: continue
             case .dispatch(let message): send(.intake(peer: peer, message), from: node, to: .dispatcher)
             case .reconnect:
                 store.generation += 1

@@ -25,6 +25,9 @@ final class StoreLoop: NodeLoop {
     var stalled = StalledPeers()
     /// Snapshot answers in parts whose peers have not asked for the rest yet.
     var transfers = SnapshotTransfers()
+    /// The effects the core asked to run (`.runEffects`): they send their actions back through
+    /// `control`, from their own tasks.
+    let effectTasks = EffectTasks()
     var snapshotRequests: UInt64 = 0
     var snapshotRequestsDropped: UInt64 = 0
 
@@ -82,7 +85,7 @@ final class StoreLoop: NodeLoop {
     }
 
     deinit {
-        core.cancelEffects()
+        effectTasks.cancelAll()
         subscribers.socket.close()
         for socket in [actions, replay, effects, statePublisher, snapshots] { socket.close() }
         removeIPCFiles([configuration.state, configuration.snapshot])
@@ -213,8 +216,11 @@ final class StoreLoop: NodeLoop {
                 var status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
                 status.snapshotRequests = snapshotRequests
                 status.snapshotRequestsDropped = snapshotRequestsDropped
+                status.effectsRunning = effectTasks.inFlight
                 send(snapshots, Message(header: Header(kind: .status, seq: core.version), payload: status.encoded()).routedFrames(to: peer))
             case .dispatch(let message): send(effects, message.frames)
+            case .runEffects(let pending): effectTasks.run(pending)
+            case .cancelEffects: effectTasks.cancelAll()
             case .reconnect:
                 actions.close()
                 replay.close()

@@ -104,6 +104,32 @@ struct ModelTests {
         #expect(sent.withLock { $0 }.isEmpty, "a cancelled effect sends nothing")
     }
 
+    @Test("reduce hands the effects back unstarted; they run only when started on an EffectTasks")
+    func pendingEffects() async throws {
+        let app = FluxApp<Int, Counter.Action, Void>(
+            name: "echo", initialState: 0,
+            reducer: Reducer { state, action, _ in
+                if case .addTapped(let n) = action { state += n; return .send(.incrementTapped) }
+                return .none
+            },
+            environment: ())
+        let delivered = Locked<[String]>([])
+        let runtime = app.makeRuntime { _, type, _ in delivered.withLock { $0.append(type) } }
+        let add = Array(#"{"addTapped":{"amount":5}}"#.utf8)
+        #expect(try runtime.reduce(app: "other", actionType: "addTapped", payload: add, stamp: .unstamped) == nil, "not its action")
+        let effects = try #require(try runtime.reduce(app: "echo", actionType: "addTapped", payload: add, stamp: .unstamped))
+        #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 5 && !effects.isEmpty)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(delivered.withLock { $0 }.isEmpty && runtime.effectsInFlight == 0, "nothing started")
+        let tasks = EffectTasks()
+        tasks.run(effects)
+        #expect(await tasks.waitUntilIdle(timeout: .seconds(5)))
+        #expect(delivered.withLock { $0 } == ["incrementTapped"])
+        let increment = Array(#"{"incrementTapped":{}}"#.utf8)
+        let none = try #require(try runtime.reduce(app: "echo", actionType: "incrementTapped", payload: increment, stamp: .unstamped))
+        #expect(none.isEmpty, "an action whose reducer asks for no effect")
+    }
+
     @Test("scope lifts a child reducer into a parent's state and actions")
     func scope() {
         struct Parent: Equatable { var count = 0; var other = "x" }

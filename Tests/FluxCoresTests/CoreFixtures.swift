@@ -49,14 +49,16 @@ enum CoreFixtures {
     }
 }
 
-/// A runtime that records how each action was offered, to see which ran effects.
+/// A runtime that counts the actions offered to it and asks for an effect after each: the store core
+/// decides which of those effects its shell starts (`.runEffects`).
 final class RecordingRuntime: AppRuntime {
-    var offered: [(type: String, runEffects: Bool)] = []
     var count = 0
-    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
-        offered.append((actionType, runEffects))
+    func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
         count += 1
-        return true
+        return PendingEffects(Effect<String>.send(actionType), send: Send { _ in })
+    }
+    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+        try reduce(app: app, actionType: actionType, payload: payload, stamp: stamp) != nil
     }
     func encodedState() throws -> [UInt8] { Array("\(count)".utf8) }
     func takeChanges() throws -> [UInt8]? { nil }

@@ -8,17 +8,19 @@ extension StoreCore.Command {
     var dispatched: Message? { if case .dispatch(let m) = self { m } else { nil } }
     var isReconnect: Bool { if case .reconnect = self { true } else { false } }
     var snapshotReply: (peer: [UInt8], message: Message)? { if case .reply(let peer, let m) = self { (peer, m) } else { nil } }
+    var effects: PendingEffects? { if case .runEffects(let effects) = self { effects } else { nil } }
+    var cancelsEffects: Bool { if case .cancelEffects = self { true } else { false } }
 }
 
 @Suite("Store core: ordering, gap repair, effects, catch-up")
 struct StoreCoreTests {
     typealias F = CoreFixtures
 
-    func makeStore(snapshot: StoreSnapshot? = nil, snapshots: Bool = false) -> (StoreCore, () -> RecordingRuntime) {
+    func makeStore(snapshot: StoreSnapshot? = nil, snapshots: Bool = false, runsEffects: Bool = true) -> (StoreCore, () -> RecordingRuntime) {
         var made: [RecordingRuntime] = []
-        let core = StoreCore(
-            rules: F.storeRules(snapshots: snapshots), snapshot: snapshot, effectClientID: 7, now: F.at(0), logger: F.logger
-        ) {
+        var rules = F.storeRules(snapshots: snapshots)
+        rules.runsEffects = runsEffects
+        let core = StoreCore(rules: rules, snapshot: snapshot, effectClientID: 7, now: F.at(0), logger: F.logger) {
             let runtime = RecordingRuntime()
             made.append(runtime)
             return runtime
@@ -49,7 +51,7 @@ struct StoreCoreTests {
         #expect(core.gapsRepaired == 1)
     }
 
-    @Test("effects run for live actions only, never for history recovered by replay")
+    @Test("effects run for live actions only, never for history recovered by replay; the shell starts them")
     func effectsOnlyLive() {
         let (core, runtime) = makeStore()
         core.start(now: F.at(0))
@@ -57,8 +59,18 @@ struct StoreCoreTests {
         core.receivedFromDispatcher(F.heartbeat(5), now: F.at(1))
         core.receivedReplay(F.replayBatch(1...5), now: F.at(2))
         core.receivedReplay(F.replayEnd(head: 5), now: F.at(3))
+        #expect(runtime().count == 5 && core.takeCommands().compactMap(\.effects).isEmpty, "history applied, and no effect of it started")
         core.receivedFromDispatcher(F.action(6), now: F.at(4))
-        #expect(runtime().offered.map(\.runEffects) == [false, false, false, false, false, true])
+        #expect(core.takeCommands().compactMap(\.effects).count == 1, "the live action's effects, for the shell to start")
+    }
+
+    @Test("a store that does not run effects (a replica) hands none to its shell")
+    func replicaRunsNoEffects() {
+        let (core, runtime) = makeStore(runsEffects: false)
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        core.receivedFromDispatcher(F.action(1), now: F.at(2))
+        #expect(runtime().count == 1 && core.takeCommands().compactMap(\.effects).isEmpty)
     }
 
     @Test("a heartbeat announcing an unseen seq asks for a replay")
@@ -194,13 +206,16 @@ struct StoreCoreTests {
         let restored = HistoryID(cluster: F.history.cluster, epoch: 77)
         core.receivedFromDispatcher(heartbeat(3, restored, since: 4), now: F.at(10))
         #expect(core.version == 0 && runtime().count == 0, "the state built from the lost actions is gone")
-        #expect(core.takeCommands().compactMap(\.replayFrom) == [1])
+        let dropped = core.takeCommands()
+        #expect(dropped.compactMap(\.replayFrom) == [1])
+        #expect(dropped.contains { $0.cancelsEffects }, "and the effects started from it are cancelled")
         core.receivedReplay(
             Message(
                 header: Header(kind: .replayBatch, seq: 1, ref: 3, history: restored.rawValue),
                 payload: ReplayBatch.encode((1...3).map { F.action($0) })), now: F.at(11))
         core.receivedReplay(Message(header: Header(kind: .replayEnd, seq: 3, ref: 3, history: restored.rawValue)), now: F.at(12))
-        #expect(core.version == 3 && runtime().offered.allSatisfy { !$0.runEffects }, "rebuilt, and no effect ran again")
+        let rebuilt = core.takeCommands()
+        #expect(core.version == 3 && runtime().count == 3 && rebuilt.compactMap(\.effects).isEmpty, "rebuilt, and no effect ran again")
         // A late heartbeat of the old epoch changes nothing.
         core.receivedFromDispatcher(heartbeat(5, F.history, since: 1), now: F.at(13))
         #expect(core.version == 3 && core.history == restored)

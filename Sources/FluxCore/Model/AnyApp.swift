@@ -56,10 +56,16 @@ public protocol StateReplica: AnyObject {
 
 /// One app's live state machine inside a store: not shared between threads.
 public protocol AppRuntime: AnyObject {
-    /// Offers one sequenced action of any app. Returns whether this runtime's state may have changed.
-    /// Effects run only when `runEffects` is true (live actions, never replayed ones). Throws when the
-    /// action cannot be decoded or the app rejects it in the current state; the state is unchanged then.
-    /// `stamp` is the action's seq and sequenced time, as reducers see them.
+    /// Offers one sequenced action of any app and returns the effects it asks for, not started: nil when
+    /// the action is not this runtime's to apply (its state did not change), else the effects (perhaps
+    /// none), for the caller to start or drop. Throws when the action cannot be decoded or the app
+    /// rejects it in the current state; the state is unchanged then. `stamp` is the action's seq and
+    /// sequenced time, as reducers see them. A store applies actions this way: its core hands the
+    /// effects of live actions to its shell, which starts them.
+    func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects?
+    /// Offers one sequenced action of any app, as ``reduce(app:actionType:payload:stamp:)`` does, and
+    /// starts its effects itself when `runEffects` is true (counted in ``effectsInFlight``). Returns
+    /// whether this runtime's state may have changed.
     func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool
     /// The whole state in wire bytes.
     func encodedState() throws -> [UInt8]
@@ -74,9 +80,9 @@ public protocol AppRuntime: AnyObject {
     func encodedSnapshot() throws -> [UInt8]
     /// Resumes from `encodedSnapshot()` bytes.
     func loadSnapshot(_ bytes: [UInt8]) throws
-    /// Effects still running.
+    /// Effects started by ``apply(app:actionType:payload:stamp:runEffects:)`` still running.
     var effectsInFlight: Int { get }
-    /// Cancels every running effect (on shutdown).
+    /// Cancels every running effect that ``apply(app:actionType:payload:stamp:runEffects:)`` started.
     func cancelEffects()
 }
 
@@ -184,7 +190,10 @@ final class FluxAppRuntime<State, Action, Environment>: AppRuntime
 where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable {
     let app: FluxApp<State, Action, Environment>
     var state: State
-    let effects: EffectRunner<Action>
+    /// Where the actions of this app's effects go: encoded, then delivered.
+    let send: Send<Action>
+    /// The effects ``apply(app:actionType:payload:stamp:runEffects:)`` started.
+    let tasks = EffectTasks()
     /// What the state and its changes are written in.
     let codec: WireCodec
 
@@ -192,15 +201,19 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         self.app = app
         self.state = app.initialState
         self.codec = codec
-        self.effects = EffectRunner(send: app.deliverer(codec, deliver))
+        self.send = app.deliverer(codec, deliver)
+    }
+
+    func reduce(app name: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
+        guard name == app.name else { return nil }
+        let action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
+        if let reason = app.reject(state, action) { throw ActionError(reason) }
+        return PendingEffects(app.reducer(&state, action, app.environment, stamp: stamp), send: send)
     }
 
     func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
-        guard name == app.name else { return false }
-        let action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
-        if let reason = app.reject(state, action) { throw ActionError(reason) }
-        let effect = app.reducer(&state, action, app.environment, stamp: stamp)
-        if runEffects { effects.run(effect) }
+        guard let effects = try reduce(app: name, actionType: actionType, payload: payload, stamp: stamp) else { return false }
+        if runEffects { tasks.run(effects) }
         return true
     }
 
@@ -210,8 +223,8 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     func forgetChanges() { ChangeTracking.forget(&state) }
     func encodedSnapshot() throws -> [UInt8] { try encodedState() }
     func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
-    var effectsInFlight: Int { effects.inFlight }
-    func cancelEffects() { effects.cancelAll() }
+    var effectsInFlight: Int { tasks.inFlight }
+    func cancelEffects() { tasks.cancelAll() }
 }
 
 final class FluxStateReplica<State: Codable & Sendable>: StateReplica {

@@ -90,7 +90,10 @@ where
     let app: DependentApp<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>
     var state: State
     var other: OtherState
-    let effects: EffectRunner<Action>
+    /// Where the actions of this app's effects go: encoded, then delivered.
+    let send: Send<Action>
+    /// The effects ``apply(app:actionType:payload:stamp:runEffects:)`` started.
+    let tasks = EffectTasks()
     let codec: WireCodec
 
     init(
@@ -101,28 +104,32 @@ where
         self.state = app.base.initialState
         self.other = app.other.initialState
         self.codec = codec
-        self.effects = EffectRunner(send: app.base.deliverer(codec, deliver))
+        self.send = app.base.deliverer(codec, deliver)
     }
 
-    func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+    func reduce(app name: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
         if name == app.other.name {
             // An action the other store cannot decode or refuses leaves its state, and so the replica and
             // this store, as they were: the replica is exactly the other store's state, not an approximation.
             guard let action = try? app.other.decodeAction(actionType: actionType, payload: payload, verifyType: false),
                 app.other.reject(other, action) == nil
-            else { return false }
+            else { return nil }
             // The replica applies first (waitFor); its effects belong to the other store and never run here.
             _ = app.other.reducer(&other, action, app.other.environment, stamp: stamp)
             // The other app's reducer returned Effect<OtherAction>; this one returns this app's own effects.
             let effect = app.onOtherAction(&state, action, Reading(environment: app.environment, other: other), stamp)
-            if runEffects { effects.run(effect) }
-            return true
+            return PendingEffects(effect, send: send)
         }
-        guard name == app.base.name else { return false }
+        guard name == app.base.name else { return nil }
         let action = try app.base.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         if let reason = app.base.reject(state, action) { throw ActionError(reason) }
         let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other), stamp: stamp)
-        if runEffects { effects.run(effect) }
+        return PendingEffects(effect, send: send)
+    }
+
+    func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+        guard let effects = try reduce(app: name, actionType: actionType, payload: payload, stamp: stamp) else { return false }
+        if runEffects { tasks.run(effects) }
         return true
     }
 
@@ -146,8 +153,8 @@ where
         other = snapshot.other
     }
 
-    var effectsInFlight: Int { effects.inFlight }
-    func cancelEffects() { effects.cancelAll() }
+    var effectsInFlight: Int { tasks.inFlight }
+    func cancelEffects() { tasks.cancelAll() }
 }
 
 /// Checks that no app reads itself through a chain of others.

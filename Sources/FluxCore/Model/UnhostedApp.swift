@@ -81,10 +81,14 @@ final class UnhostedRuntime: AppRuntime {
         self.codec = codec
     }
 
-    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+    func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
         // Other apps' actions are offered to every runtime: they change nothing here.
-        guard app == name else { return false }
+        guard app == name else { return nil }
         throw ActionError("app \(name) is not hosted by this binary")
+    }
+
+    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+        try reduce(app: app, actionType: actionType, payload: payload, stamp: stamp) != nil
     }
 
     func encodedState() throws -> [UInt8] { emptyObject(codec) }

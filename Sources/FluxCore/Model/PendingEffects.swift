@@ -1,0 +1,43 @@
+/// The effects one action asked for, bound to where their actions go, and not started.
+///
+/// An ``AppRuntime`` returns them from ``AppRuntime/reduce(app:actionType:payload:stamp:)`` instead of
+/// starting them, so whoever applied the action decides whether they run: a store's core hands the
+/// effects of live actions to its shell as a command, and the shell starts them on its
+/// ``EffectTasks``. Holding a value of this type starts nothing.
+public struct PendingEffects: Sendable {
+    enum Operation: Sendable {
+        case run(id: EffectID?, cancelInFlight: Bool, body: @Sendable () async -> Void)
+        case cancel(EffectID)
+        /// Work done at once, on the starting thread: the simulator's effects, so a seed replays exactly.
+        case inline(@Sendable () -> Void)
+    }
+
+    let operations: [Operation]
+
+    /// No work.
+    public static var none: PendingEffects { PendingEffects(operations: []) }
+
+    /// Whether there is nothing to start.
+    public var isEmpty: Bool { operations.isEmpty }
+
+    init(operations: [Operation]) { self.operations = operations }
+
+    /// `effect`'s work, each action it sends handed to `send`; an action sent once its work was
+    /// cancelled is dropped.
+    public init<Action: Sendable>(_ effect: Effect<Action>, send: Send<Action>) {
+        operations = effect.operations.map { operation in
+            switch operation {
+            case .run(let id, let cancelInFlight, let body):
+                .run(id: id, cancelInFlight: cancelInFlight, body: { await body(Send { action in if !Task.isCancelled { send(action) } }) })
+            case .cancel(let id):
+                .cancel(id)
+            }
+        }
+    }
+
+    /// Work done synchronously when started, for the simulator, which runs effects at simulated times
+    /// of its choosing instead of on tasks.
+    @_spi(Simulation) public init(inline work: @escaping @Sendable () -> Void) {
+        operations = [.inline(work)]
+    }
+}

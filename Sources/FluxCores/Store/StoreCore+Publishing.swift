@@ -1,0 +1,157 @@
+import FluxCore
+import Logging
+
+/// What the store tells views: state updates (the changes, or the whole state) once per burst, the
+/// selections views follow (`Selections`), heartbeats, and answers to snapshot requests.
+extension StoreCore {
+    /// The history stamp of what the store publishes: the history its state follows (0: none yet).
+    var historyStamp: UInt64 { history?.rawValue ?? 0 }
+
+    /// Publishes what changed since the last update: the changes alone when the state records them
+    /// (`IncrementalState`), else the whole state. `ref` names the version the update applies to.
+    /// Nothing is published when no action changed the state: a plain state is compared with the last one
+    /// published whole, and actions of other apps do not count. The heartbeat says how far the store got.
+    func publishStateIfChanged(now: NodeTime) {
+        guard version != lastPublishedVersion, mayHaveChanged else { return }
+        mayHaveChanged = false
+        var flags: Header.Flags = []
+        let payload: [UInt8]
+        do {
+            if changesSince == lastPublishedVersion, let changes = try runtime.takeChanges() {
+                payload = changes
+            } else {
+                payload = try runtime.encodedState()
+                runtime.forgetChanges()
+                if let published = snapshots.wholeState, published.version == lastPublishedVersion, published.bytes == payload {
+                    // The actions applied left the state as it was published: views already hold it.
+                    changesSince = lastPublishedVersion
+                    return
+                }
+                flags = .fullState
+                snapshots.wholeState = (version, payload)
+            }
+        } catch {
+            logger.error("state cannot be encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
+            return
+        }
+        changesSince = version
+        commands.append(
+            .publish(
+                Message(
+                    topic: rules.name,
+                    header: Header(
+                        kind: .state, flags: flags, seq: version, ref: lastPublishedVersion, timestamp: now.wallNanoseconds,
+                        history: historyStamp), payload: payload)))
+        lastPublishedVersion = version
+        publishSelectionsIfChanged(now: now)
+    }
+
+    func publishHeartbeat(now: NodeTime) {
+        let flags: Header.Flags = (replayRequestedAt != nil || version < dispatcherHead) ? .catchingUp : []
+        // Followers of a selection hear only its topic: each gets a heartbeat of its own.
+        for (topic, selection) in selections.sorted {
+            commands.append(
+                .publish(
+                    Message(
+                        topic: topic,
+                        header: Header(
+                            kind: .heartbeat, flags: flags, seq: selection.version, ref: max(version, lastPublishedVersion),
+                            timestamp: now.wallNanoseconds, history: historyStamp))))
+        }
+        commands.append(
+            .publish(
+                Message(
+                    topic: rules.name,
+                    header: Header(
+                        kind: .heartbeat, flags: flags, seq: lastPublishedVersion, ref: max(version, lastPublishedVersion),
+                        timestamp: now.wallNanoseconds, history: historyStamp))))
+    }
+
+    /// Answers with the state as last published, so the version matches the update stream.
+    func answerSnapshot(_ peer: [UInt8], now: NodeTime) {
+        publishStateIfChanged(now: now)
+        if snapshots.wholeState?.version != lastPublishedVersion {
+            do {
+                snapshots.wholeState = (lastPublishedVersion, try runtime.encodedState())
+            } catch {
+                logger.error("state cannot be encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
+                return
+            }
+        }
+        commands.append(
+            .reply(
+                peer: peer,
+                Message(
+                    topic: rules.name,
+                    header: Header(
+                        kind: .snapshot, flags: .fullState, seq: lastPublishedVersion, ref: max(version, lastPublishedVersion),
+                        timestamp: now.wallNanoseconds, history: historyStamp),
+                    payload: snapshots.wholeState?.bytes ?? [])))
+    }
+
+    // MARK: Selections
+
+    /// A view subscribed to (or the last one left) a topic of the state publisher. Selection topics
+    /// of this store start or stop being followed; the new follower gets the value at once.
+    public func subscriptionChanged(topic: String, subscribed: Bool, now: NodeTime) {
+        guard let path = StatePath.fromTopic(topic, store: rules.name) else { return }
+        guard subscribed else {
+            selections.unfollow(topic)
+            return
+        }
+        guard selections.canFollow(topic) else {
+            logger.warning(
+                "too many selections followed; not publishing one more", metadata: ["store": "\(rules.name)", "topic": "\(topic)"])
+            return
+        }
+        guard let state = stateForSelections() else { return }
+        let value = path.select(in: state)
+        let version = selections.follow(topic, path: path, value: value, published: lastPublishedVersion)
+        publishSelection(topic, value: value, version: version, now: now)
+    }
+
+    /// The current state as JSON, to select parts of; nil (logged) when it cannot be read as JSON.
+    private func stateForSelections() -> JSONValue? {
+        do {
+            return JSONValue(parsing: try rules.app.stateJSON(fromWire: try runtime.encodedState()))
+        } catch {
+            logger.error("state cannot be read for a selection", metadata: ["store": "\(rules.name)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// After a state update: each selection whose value changed is published, once.
+    private func publishSelectionsIfChanged(now: NodeTime) {
+        guard !selections.isEmpty, let state = stateForSelections() else { return }
+        for (topic, value) in selections.changes(in: state, at: lastPublishedVersion) {
+            publishSelection(topic, value: value, version: lastPublishedVersion, now: now)
+        }
+    }
+
+    private func publishSelection(_ topic: String, value: JSONValue, version: UInt64, now: NodeTime) {
+        commands.append(
+            .publish(
+                Message(
+                    topic: topic,
+                    header: Header(
+                        kind: .state, flags: .fullState, seq: version, ref: max(self.version, lastPublishedVersion),
+                        timestamp: now.wallNanoseconds, history: historyStamp),
+                    payload: value.jsonBytes)))
+    }
+
+    func answerSelection(_ path: StatePath, to peer: [UInt8], now: NodeTime) {
+        publishStateIfChanged(now: now)
+        let topic = path.topic(store: rules.name)
+        let followed = selections[topic]
+        guard let value = followed?.value ?? stateForSelections().map({ path.select(in: $0) }) else { return }
+        commands.append(
+            .reply(
+                peer: peer,
+                Message(
+                    topic: topic,
+                    header: Header(
+                        kind: .snapshot, flags: .fullState, seq: followed?.version ?? lastPublishedVersion,
+                        ref: max(version, lastPublishedVersion), timestamp: now.wallNanoseconds, history: historyStamp),
+                    payload: value.jsonBytes)))
+    }
+}

@@ -151,13 +151,22 @@ final class StoreLoop: NodeLoop {
 
     /// Subscriptions to the state publisher: a byte 1 (subscribe) or 0 (the last follower left), then
     /// the topic. Only selection topics matter to the core.
+    ///
+    /// Bounded in time as well as in count: a flood of subscriptions waits for the next turns, and the
+    /// loop goes back to its other sockets within a few milliseconds (libzmq must never see this
+    /// thread stall on its input: its heartbeats then assert).
     func drainSubscriptions() throws {
-        for _ in 0..<1024 {
+        let started = MonotonicClock.nowMilliseconds()
+        for handled in 0..<1024 {
+            if handled % 64 == 63, MonotonicClock.nowMilliseconds() - started >= StoreLoop.subscriptionBudgetMs { return }
             guard let frames = try statePublisher.receive(dontWait: true) else { return }
             guard let frame = frames.first, let kind = frame.first, kind <= 1 else { continue }
             core.subscriptionChanged(topic: String(decoding: frame.dropFirst(), as: UTF8.self), subscribed: kind == 1, now: .now())
         }
     }
+
+    /// The most time one turn spends on subscriptions.
+    static let subscriptionBudgetMs: UInt64 = 5
 
     /// Snapshot and status requests. A peer gets one snapshot per drain however often it asks, and
     /// none while it is stalled (it did not read an earlier answer).

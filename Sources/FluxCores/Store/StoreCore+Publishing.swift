@@ -93,15 +93,29 @@ extension StoreCore {
 
     /// A view subscribed to (or the last one left) a topic of the state publisher. Selection topics
     /// of this store start or stop being followed; the new follower gets the value at once.
+    ///
+    /// A subscribe to a topic already followed does nothing (a peer repeating one costs a dictionary
+    /// lookup), the state is read as JSON at most once per version however many topics arrive, and
+    /// refusals past the cap are counted and told once a minute.
     public func subscriptionChanged(topic: String, subscribed: Bool, now: NodeTime) {
         guard let path = StatePath.fromTopic(topic, store: rules.name) else { return }
         guard subscribed else {
             selections.unfollow(topic)
+            if selections.isEmpty { selectionState = nil }  // the memory goes with the last follower
             return
         }
+        guard selections[topic] == nil else { return }
         guard selections.canFollow(topic) else {
-            logger.warning(
-                "too many selections followed; not publishing one more", metadata: ["store": "\(rules.name)", "topic": "\(topic)"])
+            refusedSelections += 1
+            if lastSelectionWarningMs.map({ now.elapsed(since: $0) >= StoreCore.selectionWarningIntervalMs }) ?? true {
+                logger.warning(
+                    "too many selections followed; not following more",
+                    metadata: [
+                        "store": "\(rules.name)", "followed": "\(selections.count)", "refused": "\(refusedSelections)", "latest": "\(topic.prefix(80))",
+                    ])
+                lastSelectionWarningMs = now.milliseconds
+                refusedSelections = 0
+            }
             return
         }
         guard let state = stateForSelections() else { return }
@@ -110,10 +124,14 @@ extension StoreCore {
         publishSelection(topic, value: value, version: version, now: now)
     }
 
-    /// The current state as JSON, to select parts of; nil (logged) when it cannot be read as JSON.
+    /// The current state as JSON, to select parts of; nil (logged) when it cannot be read as JSON. Read
+    /// once per version (and history): the state changes only when an action applies.
     private func stateForSelections() -> JSONValue? {
+        if let cached = selectionState, cached.version == version, cached.history == historyStamp { return cached.state }
         do {
-            return JSONValue(parsing: try rules.app.stateJSON(fromWire: try runtime.encodedState()))
+            let state = JSONValue(parsing: try rules.app.stateJSON(fromWire: try runtime.encodedState()))
+            selectionState = (version, historyStamp, state)
+            return state
         } catch {
             logger.error("state cannot be read for a selection", metadata: ["store": "\(rules.name)", "error": "\(error)"])
             return nil

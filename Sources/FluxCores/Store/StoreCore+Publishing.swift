@@ -111,7 +111,8 @@ extension StoreCore {
                 logger.warning(
                     "too many selections followed; not following more",
                     metadata: [
-                        "store": "\(rules.name)", "followed": "\(selections.count)", "refused": "\(refusedSelections)", "latest": "\(topic.prefix(80))",
+                        "store": "\(rules.name)", "followed": "\(selections.count)", "refused": "\(refusedSelections)",
+                        "latest": "\(topic.prefix(80))",
                     ])
                 lastSelectionWarningMs = now.milliseconds
                 refusedSelections = 0

@@ -130,6 +130,7 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(effectsIndex) { try drain(effects, limit: 10_000) { message, _ in core.receivedIntakeReply(message) } }
             if poller.isReadable(monitorIndex) { subscribers.drain() }
             if poller.isReadable(publisherIndex) { try drainSubscriptions() }
+            transfers.expire(now: MonotonicClock.nowMilliseconds())
             try carryOut(core.takeCommands())
         }
         core.stop()
@@ -178,7 +179,7 @@ final class StoreLoop: NodeLoop {
             guard let peer = frames.first, !peer.isEmpty, let request = try? Message.split(routed: frames).message else { continue }
             if request.kind == .snapshotRequest, request.header.flags.contains(.part) {
                 // A reader asking for the next parts of its answer: more credit.
-                send(parts: transfers.next(for: peer, from: request.header.ref, version: request.header.seq), to: peer)
+                send(parts: transfers.next(for: peer, from: request.header.ref, version: request.header.seq, now: now), to: peer)
                 continue
             }
             if request.kind == .snapshotRequest {
@@ -199,7 +200,7 @@ final class StoreLoop: NodeLoop {
     /// Sends an answer to one peer of the snapshot ROUTER, in parts when large. A peer whose queue is
     /// full (it does not read) or that has gone loses the answer and is left alone for a second.
     func reply(to peer: [UInt8], _ message: Message) {
-        send(parts: transfers.start(message, to: peer), to: peer)
+        send(parts: transfers.start(message, to: peer, now: MonotonicClock.nowMilliseconds()), to: peer)
     }
 
     func send(parts: [Message], to peer: [UInt8]) {

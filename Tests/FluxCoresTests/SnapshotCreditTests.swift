@@ -12,7 +12,7 @@ struct SnapshotCreditTests {
         var transfers = SnapshotTransfers()
         var assembler = MessageAssembler()
         var received: Message? = nil
-        var sent = transfers.start(state, to: [1])
+        var sent = transfers.start(state, to: [1], now: 0)
         var rounds = 0
         while !sent.isEmpty {
             rounds += 1
@@ -24,7 +24,7 @@ struct SnapshotCreditTests {
             }
             guard let asked else { break }
             #expect(asked.kind == .snapshotRequest && asked.header.seq == 40)
-            sent = transfers.next(for: [1], from: asked.header.ref, version: asked.header.seq)
+            sent = transfers.next(for: [1], from: asked.header.ref, version: asked.header.seq, now: 1)
         }
         #expect(received == state && rounds == 3 && transfers.count == 0)
     }
@@ -32,14 +32,40 @@ struct SnapshotCreditTests {
     @Test("a peer that never asks for more holds four parts and one waiting answer; late or foreign requests get nothing")
     func stalledPeer() {
         var transfers = SnapshotTransfers()
-        #expect(transfers.start(state, to: [1]).count == 4)
-        #expect(transfers.next(for: [2], from: 4, version: 40).isEmpty, "another peer")
-        #expect(transfers.next(for: [1], from: 8, version: 40).isEmpty, "not where the answer stands")
-        #expect(transfers.next(for: [1], from: 4, version: 39).isEmpty, "another version")
-        for peer in 2...40 { _ = transfers.start(state, to: [UInt8(peer)]) }
-        #expect(transfers.count == SnapshotTransfers.maxTransfers, "waiting answers are bounded")
-        #expect(transfers.next(for: [1], from: 4, version: 40).isEmpty, "the oldest was forgotten; its peer asks again")
+        #expect(transfers.start(state, to: [1], now: 0).count == 4)
+        #expect(transfers.next(for: [2], from: 4, version: 40, now: 1).isEmpty, "another peer")
+        #expect(transfers.next(for: [1], from: 8, version: 40, now: 1).isEmpty, "not where the answer stands")
+        #expect(transfers.next(for: [1], from: 4, version: 39, now: 1).isEmpty, "another version")
+        // Each at another version: no parts to share, so the byte bound holds first.
+        for peer in 2...40 {
+            let other = Message(
+                topic: state.topic, header: Header(kind: .snapshot, flags: .fullState, seq: UInt64(100 + peer)), payload: state.payload)
+            _ = transfers.start(other, to: [UInt8(peer)], now: 2)
+        }
+        #expect(transfers.bytes <= SnapshotTransfers.maxBytes && transfers.count == 1, "waiting answers are bounded in bytes")
+        #expect(transfers.next(for: [1], from: 4, version: 40, now: 3).isEmpty, "the oldest was forgotten; its peer asks again")
         let small = Message(header: Header(kind: .snapshot, seq: 1), payload: [1, 2, 3])
-        #expect(transfers.start(small, to: [7]) == [small])
+        #expect(transfers.start(small, to: [7], now: 3) == [small])
+    }
+
+    @Test("answers of a modest size are bounded in number; a forged credit request of 2^64-1 gets nothing and traps nothing")
+    func boundsAndForgery() {
+        var transfers = SnapshotTransfers()
+        let medium = Message(header: Header(kind: .snapshot, flags: .fullState, seq: 5), payload: [UInt8](repeating: 1, count: 6 * (4 << 20)))
+        for peer in 1...40 { _ = transfers.start(medium, to: [UInt8(peer)], now: 0) }
+        #expect(transfers.count <= SnapshotTransfers.maxTransfers)
+        #expect(transfers.next(for: [40], from: .max, version: 5, now: 1).isEmpty)
+        #expect(transfers.next(for: [40], from: UInt64(Int.max) + 1, version: 5, now: 1).isEmpty)
+        #expect(transfers.next(for: [40], from: 4, version: 5, now: 1).count == 2, "the genuine request still works")
+    }
+
+    @Test("an answer whose peer stops asking is dropped after the credit timeout, and its memory with it")
+    func expiry() {
+        var transfers = SnapshotTransfers()
+        _ = transfers.start(state, to: [1], now: 1_000)
+        transfers.expire(now: 1_000 + SnapshotTransfers.creditTimeoutMs)
+        #expect(transfers.count == 1, "not yet")
+        transfers.expire(now: 1_001 + SnapshotTransfers.creditTimeoutMs)
+        #expect(transfers.count == 0 && transfers.bytes == 0)
     }
 }

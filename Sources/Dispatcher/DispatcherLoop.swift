@@ -106,7 +106,7 @@ final class DispatcherLoop: NodeLoop {
             core.tick(now: .now())
             try carryOut(core.takeCommands())
             // With replays in progress, only look: the next slice of them is due this turn.
-            let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)) : 0
+            let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) { _ = control.takeAll() }
             if poller.isReadable(intakeIndex) {

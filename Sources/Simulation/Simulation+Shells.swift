@@ -71,17 +71,17 @@ extension Simulation {
             guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
             core.tick(now: time(node))
             carryOutDispatcher()
-            scheduleTimer(node, deadlineMilliseconds: core.nextDeadline)
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs)
         case .store(let index):
             guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
             core.tick(now: time(node))
             carryOutStore(index)
-            scheduleTimer(node, deadlineMilliseconds: core.nextDeadline)
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs)
         case .view(let index):
             guard let core = views[index].core, views[index].incarnation == incarnation else { return }
             core.tick(now: time(node))
             carryOutView(index)
-            scheduleTimer(node, deadlineMilliseconds: core.nextDeadline(now: time(node)))
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs(now: time(node)))
         case .client: return
         }
     }

@@ -117,7 +117,7 @@ final class StoreLoop: NodeLoop {
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
             let monitorIndex = poller.add(.socket(subscribers.socket))
             let publisherIndex = poller.add(.socket(statePublisher))
-            _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadline)))
+            _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)))
             if poller.isReadable(wakeIndex) {
                 for case .effectAction(let app, let type, let payload) in control.takeAll() {
                     core.effectSent(app: app, type: type, payload: payload, now: .now())

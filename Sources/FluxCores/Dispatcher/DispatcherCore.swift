@@ -61,8 +61,8 @@ public final class DispatcherCore {
     private var unpublished: [Message] = []
     /// Replies waiting until everything up to `upTo` is durable, in order.
     private var waitingReplies: [(upTo: UInt64, peer: [UInt8], reply: Message)] = []
-    private var nextHeartbeat: UInt64 = 0
-    private let startedAt: UInt64
+    private var nextHeartbeatMs: UInt64 = 0
+    private let startedAtMs: UInt64
     public private(set) var accepted: UInt64 = 0
     public private(set) var rejected: UInt64 = 0
     /// What the apps' `count` middleware counted, by key.
@@ -85,7 +85,7 @@ public final class DispatcherCore {
         self.firstSeq = max(firstSeq, 1)
         self.history = history
         self.historySince = head + 1
-        self.startedAt = now.milliseconds
+        self.startedAtMs = now.milliseconds
     }
 
     /// How many of the newest journaled actions to feed to ``remember(_:)`` at start.
@@ -105,7 +105,7 @@ public final class DispatcherCore {
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
-    public var nextDeadline: UInt64 { nextHeartbeat }
+    public var nextDeadlineMs: UInt64 { nextHeartbeatMs }
 
     // MARK: Intake
 
@@ -281,18 +281,18 @@ public final class DispatcherCore {
     /// A turn of the loop: heartbeats announce the newest durable seq, so a store that missed actions
     /// (or had nothing to miss) knows how far it should be.
     public func tick(now: NodeTime) {
-        guard now.milliseconds >= nextHeartbeat else { return }
+        guard now.milliseconds >= nextHeartbeatMs else { return }
         commands.append(
             .publish(
                 Message(
                     header: Header(
                         kind: .heartbeat, seq: durableHead, ref: historySince, timestamp: now.wallNanoseconds, history: history.rawValue))))
-        nextHeartbeat = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
+        nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
     }
 
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
     public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
-        var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAt), subscribers: subscribers, rejected: rejected)
+        var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
         status.head = durableHead
         status.accepted = accepted
         status.journal = rules.journalDescription

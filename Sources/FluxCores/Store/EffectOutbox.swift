@@ -21,7 +21,7 @@ struct EffectOutbox {
 
     struct Entry {
         var message: Message
-        var sentAt: UInt64
+        var sentAtMs: UInt64
         var retryAfter: UInt64
     }
 
@@ -52,7 +52,7 @@ struct EffectOutbox {
             topic: app,
             header: Header(kind: .dispatch, clientID: clientID, clientSeq: lastClientSeq, timestamp: now.wallNanoseconds, actionType: type),
             payload: payload)
-        unanswered[lastClientSeq] = Entry(message: message, sentAt: now.milliseconds, retryAfter: UInt64(retryMilliseconds))
+        unanswered[lastClientSeq] = Entry(message: message, sentAtMs: now.milliseconds, retryAfter: UInt64(retryMilliseconds))
         return message
     }
 
@@ -73,8 +73,8 @@ struct EffectOutbox {
     mutating func due(now: NodeTime) -> [Message] {
         guard !unanswered.isEmpty else { return [] }
         var due: [Message] = []
-        for (clientSeq, entry) in unanswered.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAt) >= entry.retryAfter {
-            unanswered[clientSeq]?.sentAt = now.milliseconds
+        for (clientSeq, entry) in unanswered.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAtMs) >= entry.retryAfter {
+            unanswered[clientSeq]?.sentAtMs = now.milliseconds
             due.append(entry.message)
         }
         return due

@@ -47,7 +47,7 @@ extension StoreCore {
     }
 
     func publishHeartbeat(now: NodeTime) {
-        let flags: Header.Flags = (replayRequestedAt != nil || version < dispatcherHead) ? .catchingUp : []
+        let flags: Header.Flags = (replayRequestedAtMs != nil || version < dispatcherHead) ? .catchingUp : []
         // Followers of a selection hear only its topic: each gets a heartbeat of its own.
         for (topic, selection) in selections.sorted {
             commands.append(

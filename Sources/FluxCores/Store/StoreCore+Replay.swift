@@ -6,7 +6,7 @@ import Logging
 /// is not part of the journal rebuilt from it.
 extension StoreCore {
     func requestReplay(now: NodeTime) {
-        replayRequestedAt = now.milliseconds
+        replayRequestedAtMs = now.milliseconds
         // While the snapshot is being checked, from its own version: the journal's action there comes first.
         commands.append(.requestReplay(Message(header: Header(kind: .replayRequest, seq: histories.replayStart(version: version)))))
     }
@@ -30,7 +30,7 @@ extension StoreCore {
                 apply(action, now: now)
                 replayed += 1
             }
-            replayRequestedAt = now.milliseconds
+            replayRequestedAtMs = now.milliseconds
         case .replayEnd where message.header.flags.contains(.historyTruncated):
             // The journal starts after this store's version: the actions between are gone. Nothing can be
             // applied past the hole; ask again after the replay timeout in case the journal is restored.
@@ -43,7 +43,7 @@ extension StoreCore {
             }
             problem = reason
             dispatcherHead = max(dispatcherHead, message.header.seq)
-            replayRequestedAt = now.milliseconds
+            replayRequestedAtMs = now.milliseconds
         case .replayEnd:
             problem = nil
             if let reason = histories.checkEnd(head: message.header.seq) {
@@ -65,7 +65,7 @@ extension StoreCore {
                 return
             }
             dispatcherHead = max(dispatcherHead, message.header.seq)
-            replayRequestedAt = nil
+            replayRequestedAtMs = nil
             applyPending(now: now)
             if version < dispatcherHead {
                 requestReplay(now: now)
@@ -97,7 +97,7 @@ extension StoreCore {
         case .refuse(let reason):
             problem = reason
             logger.error("refusing a foreign history", metadata: ["store": "\(rules.name)", "reason": "\(reason)"])
-            replayRequestedAt = nil
+            replayRequestedAtMs = nil
             return .ignore
         case .rebuild(let head, let reason):
             // The new epoch's head replaces the old one's, which may be past anything the journal now holds.
@@ -116,7 +116,7 @@ extension StoreCore {
                 return .follow
             }
             applyPending(now: now)
-            if replayRequestedAt != nil || version < dispatcherHead { requestReplay(now: now) }
+            if replayRequestedAtMs != nil || version < dispatcherHead { requestReplay(now: now) }
             return .follow
         }
     }

@@ -90,19 +90,19 @@ public final class StoreCore {
     /// Payload bytes of the live actions held across a gap (bounded by `maxPendingBytes` as well as by count).
     public var pendingBytes: Int { pending.bytes }
     /// When the outstanding replay request was sent (nil: none outstanding).
-    public internal(set) var replayRequestedAt: UInt64?
+    public internal(set) var replayRequestedAtMs: UInt64?
     /// The dispatcher's newest seq when this store first heard it over its subscription. Actions after
     /// it were sequenced while the store was subscribed: they are live, and run effects however they
     /// arrive (directly, or repaired by replay). Actions up to it are history this store recovers, and
     /// their effects are not run again (DESIGN rule 3).
     public internal(set) var liveAfter: UInt64?
     public internal(set) var lastPublishedVersion: UInt64 = 0
-    private var lastHeardFromDispatcher: UInt64
+    private var lastHeardFromDispatcherMs: UInt64
     private var lastReconnect: UInt64 = 0
     /// When the last turn ran: a gap between turns longer than the timeout means this store was not
     /// running (SIGSTOP, a paused VM, a stalled disk), not that the dispatcher went silent.
-    private var lastTick: UInt64
-    private var nextHeartbeat: UInt64 = 0
+    private var lastTickMs: UInt64
+    private var nextHeartbeatMs: UInt64 = 0
     /// The client id the effects' actions are dispatched under.
     public var effectClientID: UInt64 { outbox.clientID }
     /// The version from which the runtime's record of changes runs. A changes-only update is published
@@ -124,7 +124,7 @@ public final class StoreCore {
     public var refusedForeignHistory: Bool { histories.refusedForeign }
     /// True once the store has caught up with the dispatcher after starting; views are answered then.
     public internal(set) var caughtUp = false
-    private let startedAt: UInt64
+    private let startedAtMs: UInt64
 
     public private(set) var applied: UInt64 = 0
     public private(set) var rejected: UInt64 = 0
@@ -145,9 +145,9 @@ public final class StoreCore {
         self.outbox = EffectOutbox(clientID: effectClientID, retryMilliseconds: rules.effectRetryMilliseconds, limit: StoreCore.maxUnansweredEffects)
         self.snapshots = SnapshotKeeper(
             writes: rules.writesSnapshots, everyActions: rules.snapshotEveryActions, maxWaiting: StoreCore.maxWaitingViews)
-        self.lastHeardFromDispatcher = now.milliseconds
-        self.lastTick = now.milliseconds
-        self.startedAt = now.milliseconds
+        self.lastHeardFromDispatcherMs = now.milliseconds
+        self.lastTickMs = now.milliseconds
+        self.startedAtMs = now.milliseconds
         if let snapshot { restore(snapshot) }
         runtime.forgetChanges()
         changesSince = version
@@ -160,7 +160,7 @@ public final class StoreCore {
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
-    public var nextDeadline: UInt64 { nextHeartbeat }
+    public var nextDeadlineMs: UInt64 { nextHeartbeatMs }
 
     private func restore(_ snapshot: StoreSnapshot) {
         do {
@@ -207,7 +207,7 @@ public final class StoreCore {
 
     /// A message from the dispatcher's action stream (ACTION or HEARTBEAT).
     public func receivedFromDispatcher(_ message: Message, now: NodeTime) {
-        lastHeardFromDispatcher = now.milliseconds
+        lastHeardFromDispatcherMs = now.milliseconds
         guard !refusedForeignHistory else { return }
         switch message.kind {
         case .action:
@@ -232,7 +232,7 @@ public final class StoreCore {
             }
             if liveAfter == nil { liveAfter = message.header.seq }
             dispatcherHead = max(dispatcherHead, message.header.seq)
-            if dispatcherHead > version && replayRequestedAt == nil {
+            if dispatcherHead > version && replayRequestedAtMs == nil {
                 // The dispatcher has sequenced actions this store never saw: repair before going on.
                 logger.notice(
                     "heartbeat shows missed actions",
@@ -250,7 +250,7 @@ public final class StoreCore {
     private func receiveLive(_ message: Message, now: NodeTime) {
         let seq = message.header.seq
         if seq <= version { return }
-        if seq == version + 1 && replayRequestedAt == nil {
+        if seq == version + 1 && replayRequestedAtMs == nil {
             apply(message, now: now)
             applyPending(now: now)
             return
@@ -261,7 +261,7 @@ public final class StoreCore {
             return
         }
         pending.hold(message)
-        if replayRequestedAt == nil {
+        if replayRequestedAtMs == nil {
             logger.notice(
                 "gap in the action stream",
                 metadata: [
@@ -358,43 +358,43 @@ public final class StoreCore {
         logger.warning("an effect's action was refused", metadata: ["store": "\(rules.name)", "reason": "\(reason)"])
     }
 
-    /// A turn of the loop: after every drained burst, and at ``nextDeadline`` at the latest. Publishes
+    /// A turn of the loop: after every drained burst, and at ``nextDeadlineMs`` at the latest. Publishes
     /// what the burst changed (one update per burst), and runs the timers.
     public func tick(now: NodeTime) {
         let timeout = UInt64(rules.dispatcherTimeoutMilliseconds)
-        if now.elapsed(since: lastTick) > timeout {
+        if now.elapsed(since: lastTickMs) > timeout {
             // Silence counts only while the store was awake to hear: what arrived meanwhile is still
             // queued, and reconnecting now would throw it away. Give the dispatcher a fresh window.
             logger.notice(
                 "the store itself was not running; not counting that as the dispatcher's silence",
                 metadata: [
-                    "store": "\(rules.name)", "paused_ms": "\(now.elapsed(since: lastTick))",
+                    "store": "\(rules.name)", "paused_ms": "\(now.elapsed(since: lastTickMs))",
                 ])
-            lastHeardFromDispatcher = now.milliseconds
+            lastHeardFromDispatcherMs = now.milliseconds
         }
-        lastTick = now.milliseconds
+        lastTickMs = now.milliseconds
         // Sends again what the intake has not answered; the dispatcher deduplicates by client seq.
         for message in outbox.due(now: now) { commands.append(.dispatch(message)) }
         publishStateIfChanged(now: now)
         writeSnapshotIfDue(force: false)
-        if now.milliseconds >= nextHeartbeat {
+        if now.milliseconds >= nextHeartbeatMs {
             publishHeartbeat(now: now)
-            nextHeartbeat = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
+            nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
         }
-        if now.elapsed(since: lastHeardFromDispatcher) > timeout && now.elapsed(since: lastReconnect) > timeout {
+        if now.elapsed(since: lastHeardFromDispatcherMs) > timeout && now.elapsed(since: lastReconnect) > timeout {
             // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
             // the connections and make new ones, then ask for whatever was missed.
             logger.warning(
                 "no word from the dispatcher; reconnecting",
                 metadata: [
-                    "store": "\(rules.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcher))",
+                    "store": "\(rules.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcherMs))",
                 ])
             reconnects += 1
             lastReconnect = now.milliseconds
             commands.append(.reconnect)
             requestReplay(now: now)
         }
-        if !refusedForeignHistory, let asked = replayRequestedAt, now.elapsed(since: asked) > UInt64(rules.replayTimeoutMilliseconds) {
+        if !refusedForeignHistory, let asked = replayRequestedAtMs, now.elapsed(since: asked) > UInt64(rules.replayTimeoutMilliseconds) {
             logger.notice("replay unanswered; asking again", metadata: ["store": "\(rules.name)", "from": "\(version + 1)"])
             requestReplay(now: now)
         }
@@ -419,7 +419,7 @@ public final class StoreCore {
     /// effects are running (`effectsRunning`), since the shell runs them.
     public func status(now: NodeTime, subscribers: Int, pid: Int) -> NodeStatus {
         var status = NodeStatus(
-            role: .store, pid: pid, uptimeMs: now.elapsed(since: startedAt), subscribers: subscribers, rejected: rejected)
+            role: .store, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
         status.name = rules.name
         status.app = rules.app.name
         status.version = version
@@ -429,7 +429,7 @@ public final class StoreCore {
         status.gapsRepaired = gapsRepaired
         status.pending = pending.count
         status.dispatcher =
-            now.elapsed(since: lastHeardFromDispatcher) <= UInt64(rules.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
+            now.elapsed(since: lastHeardFromDispatcherMs) <= UInt64(rules.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
         status.reconnects = reconnects
         status.subscribed = liveAfter != nil
         status.caughtUp = caughtUp

@@ -35,8 +35,8 @@ public final class ViewCore {
     /// Updates that arrived while waiting for a snapshot (bounded: only the newest matter when full).
     private var queued: [Message] = []
     static let maxQueued = 64
-    private var snapshotAskedAt: UInt64 = 0
-    private var lastHeard: UInt64
+    private var snapshotAskedAtMs: UInt64 = 0
+    private var lastHeardMs: UInt64
     /// The view's decoded copy of the state, when the app is known: changes-only updates apply to it.
     private let replica: (any StateReplica)?
     /// Changes were applied to the replica and `state` does not have them yet (encoded once per burst).
@@ -55,7 +55,7 @@ public final class ViewCore {
     public init(rules: ViewRules, now: NodeTime, logger: Logger) {
         self.rules = rules
         self.logger = logger
-        self.lastHeard = now.milliseconds
+        self.lastHeardMs = now.milliseconds
         self.replica = rules.app?.makeReplica(format: rules.codec)
     }
 
@@ -65,7 +65,7 @@ public final class ViewCore {
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
-    public func nextDeadline(now: NodeTime) -> UInt64 { now.milliseconds + UInt64(rules.heartbeatMilliseconds) }
+    public func nextDeadlineMs(now: NodeTime) -> UInt64 { now.milliseconds + UInt64(rules.heartbeatMilliseconds) }
 
     // MARK: Events
 
@@ -75,8 +75,8 @@ public final class ViewCore {
     /// One part of a snapshot in parts arrived: the answer is coming, so the request is not repeated
     /// while its parts keep arriving (a large state takes several rounds of credit).
     public func receivedSnapshotPart(now: NodeTime) {
-        lastHeard = now.milliseconds
-        if phase == .awaitingSnapshot { snapshotAskedAt = now.milliseconds }
+        lastHeardMs = now.milliseconds
+        if phase == .awaitingSnapshot { snapshotAskedAtMs = now.milliseconds }
     }
 
     /// A reply on the snapshot DEALER.
@@ -86,7 +86,7 @@ public final class ViewCore {
         }
         let relation = compare(reply.header.history)
         guard relation != .older else { return }  // a late answer from before the store's history moved on
-        lastHeard = now.milliseconds
+        lastHeardMs = now.milliseconds
         // Never go back in time, within one history: an older snapshot than what is shown is ignored
         // (then re-asked). A snapshot of a newer history replaces what is shown, whatever its version.
         if state == nil || reply.header.seq >= version || relation == .newer {
@@ -109,7 +109,7 @@ public final class ViewCore {
     /// A message on the subscription to the store's state (STATE, REJECTED, HEARTBEAT).
     public func receivedUpdate(_ message: Message, now: NodeTime) {
         guard message.topicString == rules.topic else { return }
-        lastHeard = now.milliseconds
+        lastHeardMs = now.milliseconds
         switch compare(message.header.history) {
         case .same:
             // What is shown came from a store that did not say its history yet: learn it from the updates.
@@ -170,18 +170,18 @@ public final class ViewCore {
     /// A turn of the loop, at least once per heartbeat interval: silence checks.
     public func tick(now: NodeTime) {
         let timeout = UInt64(rules.silenceTimeoutMilliseconds)
-        if now.elapsed(since: lastHeard) > timeout {
+        if now.elapsed(since: lastHeardMs) > timeout {
             if case .stale = connection {
             } else {
-                setConnection(.stale("no word from \(rules.store) for \(now.elapsed(since: lastHeard)) ms"))
+                setConnection(.stale("no word from \(rules.store) for \(now.elapsed(since: lastHeardMs)) ms"))
             }
         }
-        if phase == .awaitingSnapshot && now.elapsed(since: snapshotAskedAt) > timeout {
+        if phase == .awaitingSnapshot && now.elapsed(since: snapshotAskedAtMs) > timeout {
             // The request or its answer was lost (or the store restarted): ask again on a fresh socket.
             commands.append(.replaceSnapshotSocket)
             let reason: String = if case .stale(let why) = connection { why } else { "snapshot unanswered" }
             askForSnapshot(because: reason, now: now)
-            if now.elapsed(since: lastHeard) > timeout { connection = .stale(reason) }
+            if now.elapsed(since: lastHeardMs) > timeout { connection = .stale(reason) }
         }
     }
 
@@ -200,7 +200,7 @@ public final class ViewCore {
 
     private func askForSnapshot(because reason: String, now: NodeTime) {
         phase = .awaitingSnapshot
-        snapshotAskedAt = now.milliseconds
+        snapshotAskedAtMs = now.milliseconds
         setConnection(.catchingUp(reason))
         // A selection's snapshot is asked for on its topic.
         let topic = rules.select == nil ? "" : rules.topic

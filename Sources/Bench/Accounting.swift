@@ -116,9 +116,9 @@ public enum Accounting {
                 guard number == 0, log.sequencedAt[index] > 0, arrival.publishedAt > 0 else { continue }
                 let sentWall = startWall + Int64(scheduled)
                 let seenWall = startWall + Int64(arrival.at)
-                stages["sequence"]!.record(nanoseconds: UInt64(max(0, log.sequencedAt[index] - sentWall)))
-                stages["publish"]!.record(nanoseconds: UInt64(max(0, arrival.publishedAt - log.sequencedAt[index])))
-                stages["deliver"]!.record(nanoseconds: UInt64(max(0, seenWall - arrival.publishedAt)))
+                stages["sequence", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, log.sequencedAt[index] - sentWall)))
+                stages["publish", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, arrival.publishedAt - log.sequencedAt[index])))
+                stages["deliver", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, seenWall - arrival.publishedAt)))
             }
         }
         result.stages = stages.filter { $0.value.count > 0 }

@@ -238,7 +238,7 @@ public final class BenchSession {
             )
             if held {
                 low = rate
-                if best == nil || rate > best!.rate { best = (rate, result, cpu) }
+                if rate > (best?.rate ?? -.infinity) { best = (rate, result, cpu) }
             } else {
                 high = rate
             }
@@ -308,7 +308,10 @@ public final class BenchSession {
                     format: "%5.1f s  sent %d of %d  answered %d  (%@)", Date().timeIntervalSince(began),
                     progressCounters.sent, schedule.count, progressCounters.acked, BenchReport.rate(schedule.rate)))
         }
-        let log = try outcome.withLock { try $0!.get() }
+        let log = try outcome.withLock { result in
+            guard let result else { throw BenchError("the load client's thread ended without a result") }
+            return try result.get()
+        }
         let target = log.maxSeq
         let deadline = Date().addingTimeInterval(10)
         while logs.contains(where: { $0.latestVersion < target }) && Date() < deadline { usleep(2_000) }

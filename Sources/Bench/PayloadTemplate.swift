@@ -73,7 +73,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         switch value {
         case .object(let fields):
             var out: [(String, Node)] = []
-            for key in fields.keys.sorted() { out.append((key, try node(fields[key]!, source: source, line: line))) }
+            for (key, field) in fields.sorted(by: { $0.key < $1.key }) { out.append((key, try node(field, source: source, line: line))) }
             return .object(out)
         case .array(let items):
             var out: [Node] = []

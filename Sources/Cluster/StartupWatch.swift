@@ -32,8 +32,11 @@ public struct StartupWatch: Sendable {
         }
         if status.isReady { return .ready }
         let version = status.version ?? 0
-        if version > last.version { moved[name] = (version, now) }
-        let current = moved[name]!
+        var current = last
+        if version > last.version {
+            current = (version, now)
+            moved[name] = current
+        }
         let head = max(status.dispatcherHead ?? 0, version)
         if now - current.at > stallMilliseconds {
             let why = status.problem.map { ": \($0)" } ?? ""

@@ -141,7 +141,7 @@ public struct FilterScreen: AppScreen {
         for group in AnnotationFilter.Group.allCases {
             frame.append(StyledLine("  \(group.rawValue)", .accent))
             for filter in group.filters {
-                let index = filters.firstIndex(of: filter)!
+                let index = filters.firstIndex(of: filter)
                 let text = "    [\(state.isActive(filter) ? "x" : " ")] \(filter.rawValue)"
                 frame.append(index == selected ? StyledLine(text, .inverse) : StyledLine(text, state.isActive(filter) ? .good : .plain))
             }

@@ -10,8 +10,10 @@ public enum AnnotationFilter {
         case issueOpen, issueInReview, issueClosed, assignedToMe
 
         public var group: Group { Group.allCases.first { $0.filters.contains(self) } ?? .types }
+        /// Declaration order (`allCases` holds every case, so the fallback to names is never taken).
         public static func < (a: Filter, b: Filter) -> Bool {
-            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+            guard let i = allCases.firstIndex(of: a), let j = allCases.firstIndex(of: b) else { return a.rawValue < b.rawValue }
+            return i < j
         }
     }
 

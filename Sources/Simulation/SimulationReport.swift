@@ -85,7 +85,8 @@ enum JSONValue {
         case .double(let d): String(format: "%.3f", d)
         case .string(let s): String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
         case .array(let items): "[" + items.map(\.text).joined(separator: ",") + "]"
-        case .object(let fields): "{" + fields.keys.sorted().map { "\(JSONValue.string($0).text):\(fields[$0]!.text)" }.joined(separator: ",") + "}"
+        case .object(let fields):
+            "{" + fields.sorted(by: { $0.key < $1.key }).map { "\(JSONValue.string($0.key).text):\($0.value.text)" }.joined(separator: ",") + "}"
         }
     }
 }

@@ -24,7 +24,7 @@ public enum SnapshotFile {
         guard fd >= 0 else { throw SnapshotError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress?.advanced(by: written), $0.count - written) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { _ = close(fd); throw SnapshotError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
             written += n

@@ -53,7 +53,10 @@ extension Socket {
             if size == 0 {
                 frames.append([])
             } else {
-                let data = zmq_msg_data(&msg)!.assumingMemoryBound(to: UInt8.self)
+                // libzmq gives every message with content its data: without it, fail like a bad receive.
+                guard let data = zmq_msg_data(&msg)?.assumingMemoryBound(to: UInt8.self) else {
+                    throw ZMQError(errno: EFAULT, function: "zmq_msg_data")
+                }
                 frames.append(Array(UnsafeBufferPointer(start: data, count: size)))
             }
             // Every frame of a connection carries its metadata, except the routing-id frame a ROUTER

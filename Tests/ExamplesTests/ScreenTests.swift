@@ -4,7 +4,15 @@ import Foundation
 import Testing
 import ViewNode
 
-func json<T: Encodable>(_ value: T) -> Data { try! JSONEncoder().encode(value) }
+/// `value` as JSON; a value that does not encode fails the test that asked (and gives no data).
+func json<T: Encodable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) -> Data {
+    do {
+        return try JSONEncoder().encode(value)
+    } catch {
+        Issue.record(error, sourceLocation: sourceLocation)
+        return Data()
+    }
+}
 
 @Suite("Example screens are pure functions of state")
 struct ScreenTests {

@@ -6,10 +6,10 @@ import Testing
 
 @Suite("Middleware and higher-order reducers")
 struct MiddlewareTests {
-    func admit(_ app: some AnyApp, _ action: Todo.Action, host: RecordingMiddlewareHost, client: UInt64 = 4) throws(ActionError) -> Todo.Action {
-        let payload = try! JSONPayloadCodec().encode(action)
+    func admit(_ app: some AnyApp, _ action: Todo.Action, host: RecordingMiddlewareHost, client: UInt64 = 4) throws -> Todo.Action {
+        let payload = try JSONPayloadCodec().encode(action)
         let admitted = try app.admit(actionType: ActionCoding.caseName(of: action), payload: payload, client: client, host: host)
-        return try! WireCodec().decode(Todo.Action.self, from: admitted)
+        return try WireCodec().decode(Todo.Action.self, from: admitted)
     }
 
     @Test("todo's chain runs in order: the title is trimmed, then checked, then logged and counted")

@@ -4,7 +4,11 @@ import Testing
 
 @Suite("State paths (--select)")
 struct StatePathTests {
-    let state = JSONValue.parse(Data(#"{"todos":[{"title":"a","done":false},{"title":"b","done":true}],"count":2}"#.utf8))!
+    let state: JSONValue
+
+    init() throws {
+        state = try #require(JSONValue.parse(Data(#"{"todos":[{"title":"a","done":false},{"title":"b","done":true}],"count":2}"#.utf8)))
+    }
 
     @Test("fields and indexes select parts of a state; a path that leads nowhere selects null")
     func select() throws {

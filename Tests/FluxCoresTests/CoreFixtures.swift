@@ -2,6 +2,7 @@ import Examples
 import FluxCore
 import FluxCores
 import Logging
+import Testing
 
 /// The sans-IO cores driven directly: events in, commands out, time as an input. No socket, thread,
 /// clock or file is involved, so every schedule here is exact.
@@ -11,7 +12,14 @@ enum CoreFixtures {
 
     static func at(_ milliseconds: UInt64) -> NodeTime { NodeTime(milliseconds: milliseconds, wallNanoseconds: Int64(milliseconds) * 1_000_000) }
 
-    static let increment = try! Counter.app().wirePayload(type: "incrementTapped", argumentsJSON: [])
+    static let increment: [UInt8] = {
+        do {
+            return try Counter.app().wirePayload(type: "incrementTapped", argumentsJSON: [])
+        } catch {
+            Issue.record(error, "the counter's incrementTapped payload")
+            return []
+        }
+    }()
 
     static func action(_ seq: UInt64, clientID: UInt64 = 0, clientSeq: UInt64 = 0) -> Message {
         Message(

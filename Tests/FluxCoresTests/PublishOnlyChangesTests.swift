@@ -7,8 +7,8 @@ import Testing
 struct PublishOnlyChangesTests {
     typealias F = CoreFixtures
 
-    static func action(_ seq: UInt64, app: String, _ type: String, _ arguments: String = "") -> Message {
-        let payload = try! Catalog.app(named: app)!.wirePayload(type: type, argumentsJSON: Array(arguments.utf8))
+    static func action(_ seq: UInt64, app: String, _ type: String, _ arguments: String = "") throws -> Message {
+        let payload = try #require(Catalog.app(named: app)).wirePayload(type: type, argumentsJSON: Array(arguments.utf8))
         return Message(topic: app, header: Header(kind: .action, seq: seq, timestamp: Int64(seq) * 1_000_000, actionType: type), payload: payload)
     }
 
@@ -20,11 +20,11 @@ struct PublishOnlyChangesTests {
         core.start(now: F.at(0))
         core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
         _ = core.takeCommands()
-        core.receivedFromDispatcher(Self.action(1, app: "counter", "incrementTapped"), now: F.at(2))
+        core.receivedFromDispatcher(try Self.action(1, app: "counter", "incrementTapped"), now: F.at(2))
         core.tick(now: F.at(2))
         #expect(core.takeCommands().compactMap(\.published).filter { $0.kind == .state }.map(\.header.seq) == [1])
-        core.receivedFromDispatcher(Self.action(2, app: "todo", "addTodo", #"{"title":"tea"}"#), now: F.at(3))
-        core.receivedFromDispatcher(Self.action(3, app: "counter", "addTapped", #"{"amount":0}"#), now: F.at(3))
+        core.receivedFromDispatcher(try Self.action(2, app: "todo", "addTodo", #"{"title":"tea"}"#), now: F.at(3))
+        core.receivedFromDispatcher(try Self.action(3, app: "counter", "addTapped", #"{"amount":0}"#), now: F.at(3))
         core.tick(now: F.at(3))
         #expect(core.version == 3)
         #expect(core.takeCommands().compactMap(\.published).filter { $0.kind == .state }.isEmpty, "count is still 1: nothing to say")
@@ -34,7 +34,7 @@ struct PublishOnlyChangesTests {
         core.receivedRequest(Message(header: Header(kind: .snapshotRequest)), from: [1], now: F.at(1001))
         let reply = try #require(core.takeCommands().compactMap(\.snapshotReply).first?.message)
         #expect(reply.header.seq == 1 && reply.header.ref == 3)
-        core.receivedFromDispatcher(Self.action(4, app: "counter", "incrementTapped"), now: F.at(1002))
+        core.receivedFromDispatcher(try Self.action(4, app: "counter", "incrementTapped"), now: F.at(1002))
         core.tick(now: F.at(1002))
         let update = try #require(core.takeCommands().compactMap(\.published).first { $0.kind == .state })
         #expect(update.header.seq == 4 && update.header.ref == 1, "the next change follows the last one published")

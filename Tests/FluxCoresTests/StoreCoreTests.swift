@@ -25,7 +25,16 @@ struct StoreCoreTests {
             made.append(runtime)
             return runtime
         }
-        return (core, { made.last! })
+        return (
+            core,
+            {
+                guard let runtime = made.last else {
+                    Issue.record("the store has not made a runtime yet")
+                    return RecordingRuntime()
+                }
+                return runtime
+            }
+        )
     }
 
     @Test("a gap in the live stream is repaired from replay before anything newer applies")
@@ -236,7 +245,7 @@ struct StoreCoreTests {
 
     func batch(_ actions: [Message], _ history: HistoryID) -> Message {
         Message(
-            header: Header(kind: .replayBatch, seq: actions[0].header.seq, ref: actions.last!.header.seq, history: history.rawValue),
+            header: Header(kind: .replayBatch, seq: actions[0].header.seq, ref: actions[actions.count - 1].header.seq, history: history.rawValue),
             payload: ReplayBatch.encode(actions))
     }
 

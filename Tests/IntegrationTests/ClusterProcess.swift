@@ -9,7 +9,7 @@ final class ClusterProcess {
     let runDir: String
     let transport: String
     let process = Process()
-    private(set) var topology: Topology!
+    private(set) var topology: Topology?
     private(set) var nodePids: [String: Int32] = [:]
     private var stopped = false
 

@@ -112,7 +112,8 @@ struct ClusterTests {
         let cluster = try ClusterProcess(transport: "ipc")
         defer { try? FileManager.default.removeItem(atPath: cluster.runDir) }
         try cluster.waitUntilReady()
-        #expect(cluster.nodePids.count == 1 + cluster.topology.stores.count)
+        let topology = try #require(cluster.topology)
+        #expect(cluster.nodePids.count == 1 + topology.stores.count)
         cluster.killSupervisorOutright()
         for (name, pid) in cluster.nodePids {
             #expect(waitUntilGone(pid), "\(name) (pid \(pid)) was orphaned")
@@ -168,5 +169,5 @@ func waitForState<S: Decodable>(
         Issue.record("last answer: \(last)\n\(cluster.logs())")
         throw error
     }
-    return state!
+    return try #require(state)
 }

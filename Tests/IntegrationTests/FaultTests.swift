@@ -27,7 +27,7 @@ func writeConfig(_ text: String) throws -> String {
 /// called with the running count of acknowledged actions.
 func runLoad(
     intake: String, clients: Int, perClient: Int,
-    make: @escaping @Sendable (Int, Int) -> (app: String, type: String, payload: [UInt8]),
+    make: @escaping @Sendable (Int, Int) throws -> (app: String, type: String, payload: [UInt8]),
     progress: @escaping @Sendable (Int) -> Void = { _ in }
 ) async throws -> [Acked] {
     let acked = Locked<[Acked]>([])
@@ -40,7 +40,7 @@ func runLoad(
                     connection.timeout = .seconds(60)
                     connection.retryInterval = .milliseconds(250)
                     for i in 0..<perClient {
-                        let (app, type, payload) = make(client, i)
+                        let (app, type, payload) = try make(client, i)
                         let outcome = try connection.dispatch(app: app, actionType: type, payload: payload)
                         guard case .acknowledged(let seq) = outcome else {
                             Issue.record("client \(client) dispatch \(i): \(outcome)")
@@ -61,12 +61,12 @@ func runLoad(
     return acked.withLock { $0 }.sorted { $0.seq < $1.seq }
 }
 
-func counterAction(_ amount: Int) -> (app: String, type: String, payload: [UInt8]) {
-    ("counter", "addTapped", try! JSONPayloadCodec().encode(Counter.Action.addTapped(amount: amount)))
+func counterAction(_ amount: Int) throws -> (app: String, type: String, payload: [UInt8]) {
+    ("counter", "addTapped", try JSONPayloadCodec().encode(Counter.Action.addTapped(amount: amount)))
 }
 
-func todoAction(_ title: String) -> (app: String, type: String, payload: [UInt8]) {
-    ("todo", "addTodo", try! JSONPayloadCodec().encode(Todo.Action.addTodo(title: title)))
+func todoAction(_ title: String) throws -> (app: String, type: String, payload: [UInt8]) {
+    ("todo", "addTodo", try JSONPayloadCodec().encode(Todo.Action.addTodo(title: title)))
 }
 
 /// The states every store must end with: the reduction of the acknowledged actions in seq order.
@@ -106,13 +106,13 @@ struct FaultTests {
         let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
-        let intake = cluster.topology.dispatcher.intake
+        let intake = try #require(cluster.topology).dispatcher.intake
         let killed = Locked<[Int32]>([])
         let runDir = cluster.runDir
         let acked = try await runLoad(
             intake: intake, clients: 2, perClient: 25_000,
             make: { client, i in
-                i % 50 == 0 ? todoAction("c\(client)-\(i)") : counterAction(client * 100_000 + i)
+                try i % 50 == 0 ? todoAction("c\(client)-\(i)") : counterAction(client * 100_000 + i)
             },
             progress: { count in
                 // kill -9 both stores, once each, mid-load.
@@ -141,9 +141,9 @@ struct FaultTests {
         let runDir = cluster.runDir
         let killedDispatcher = Locked<Int32?>(nil)
         let acked = try await runLoad(
-            intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 3_000,
+            intake: try #require(cluster.topology).dispatcher.intake, clients: 2, perClient: 3_000,
             make: { client, i in
-                counterAction(client * 100_000 + i)
+                try counterAction(client * 100_000 + i)
             },
             progress: { count in
                 if count == 2_500, let text = try? String(contentsOfFile: "\(runDir)/pids/dispatcher.pid", encoding: .utf8), let pid = Int32(text) {
@@ -230,14 +230,14 @@ struct FaultTests {
         let store = try #require(cluster.currentPid("store-counter"))
         kill(store, SIGSTOP)
         kill(view.process.processIdentifier, SIGSTOP)
-        let acked = try await runLoad(intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 5_000) { client, i in
-            counterAction(client * 100_000 + i)
+        let acked = try await runLoad(intake: try #require(cluster.topology).dispatcher.intake, clients: 2, perClient: 5_000) { client, i in
+            try counterAction(client * 100_000 + i)
         }
         kill(store, SIGCONT)
         kill(view.process.processIdentifier, SIGCONT)
         let expected = try expectedStates(acked).counter
         #expect(try await waitForState(cluster, "counter", version: 10_000, as: Counter.State.self, timeout: .seconds(60)) == expected)
-        let counterEndpoints = try #require(cluster.topology.store(named: "counter"))
+        let counterEndpoints = try #require(cluster.topology?.store(named: "counter"))
         let status = try #require(nodeStatus(endpoint: counterEndpoints.snapshot))
         #expect((status.gapsRepaired ?? 0) > 0, "the store really lost messages and repaired them: \(status)")
         let shown = try await view.waitForVersion(store: "counter", 10_000)
@@ -255,9 +255,9 @@ struct FaultTests {
         let runDir = cluster.runDir
         let view = Locked<ViewProcess?>(nil)
         let acked = try await runLoad(
-            intake: cluster.topology.dispatcher.intake, clients: 2, perClient: 4_000,
+            intake: try #require(cluster.topology).dispatcher.intake, clients: 2, perClient: 4_000,
             make: { client, i in
-                i % 4 == 0 ? todoAction("c\(client)-\(i)") : counterAction(i)
+                try i % 4 == 0 ? todoAction("c\(client)-\(i)") : counterAction(i)
             },
             progress: { count in
                 if count == 3_000 { view.withLock { $0 = try? ViewProcess(runDir: runDir, stores: ["todo"]) } }
@@ -282,7 +282,7 @@ struct FaultTests {
         try cluster.waitUntilReady()
         #expect(try cluster.zflux(["dispatch", "counter", "incrementTapped"]).stdout == "1\n")
         let dispatcher = try #require(cluster.currentPid("dispatcher"))
-        let endpoint = try #require(cluster.topology.store(named: "counter")).snapshot
+        let endpoint = try #require(cluster.topology?.store(named: "counter")).snapshot
         kill(dispatcher, SIGSTOP)
         var status: NodeStatus? = nil
         do {
@@ -382,7 +382,7 @@ final class ViewProcess: @unchecked Sendable {
             found = lines.withLock { $0.last { $0.store == store && $0.version == version }?.state }
             return found != nil
         }
-        return found!
+        return try #require(found)
     }
 
     var firstVersion: UInt64? { lines.withLock { $0.first?.version } }

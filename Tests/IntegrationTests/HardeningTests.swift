@@ -203,6 +203,7 @@ struct HardeningTests {
         let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
+        let topology = try #require(cluster.topology)
         // A journal long enough that every answer is megabytes.
         let memo = String(repeating: "r", count: 800)
         let filled = try cluster.zflux(
@@ -216,7 +217,7 @@ struct HardeningTests {
         try peer.setOption(.receiveHighWaterMark, 1)
         try peer.setOption(.receiveBuffer, 4096)
         try peer.setOption(.linger, 0)
-        try peer.connect(cluster.topology.dispatcher.replay)
+        try peer.connect(topology.dispatcher.replay)
         var grewTo = before
         for request in 0..<2000 {
             _ = try peer.send(Message(header: Header(kind: .replayRequest, seq: 1)).frames, dontWait: true)
@@ -249,7 +250,7 @@ struct HardeningTests {
         let opened = try cluster.zflux(["dispatch", "ledger", "open", #"{"count":60000}"#])
         try #require(opened.status == 0, "\(opened.stderr)")
         let store = try #require(cluster.currentPid("store-ledger"))
-        let endpoint = try #require(cluster.topology.store(named: "ledger")?.snapshot)
+        let endpoint = try #require(cluster.topology?.store(named: "ledger")?.snapshot)
         let before = try #require(residentKilobytes(store))
         let bound = 300 * 1024
         let peer = try Socket(.shared, .dealer)
@@ -301,13 +302,14 @@ struct HardeningTests {
         let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
+        let topology = try #require(cluster.topology)
         let dispatcher = try #require(cluster.currentPid("dispatcher"))
         let store = try #require(cluster.currentPid("store-login"))
-        let stateEndpoint = try #require(cluster.topology.store(named: "login")?.state)
+        let stateEndpoint = try #require(topology.store(named: "login")?.state)
         // Three subscribers to each publisher that take nothing off their connection.
         var stalled: [Socket] = []
         defer { for socket in stalled { socket.close() } }
-        for endpoint in [cluster.topology.dispatcher.actions, stateEndpoint] {
+        for endpoint in [topology.dispatcher.actions, stateEndpoint] {
             for _ in 0..<3 {
                 let socket = try Socket(.shared, .sub)
                 try socket.setOption(.receiveHighWaterMark, 1)
@@ -320,7 +322,7 @@ struct HardeningTests {
         }
         let before = (dispatcher: try #require(residentKilobytes(dispatcher)), store: try #require(residentKilobytes(store)))
         // 300 MB of actions, each a different 100 KB user name, so each also changes the state.
-        let clients = try (0..<6).map { _ in try DispatchClient(intake: cluster.topology.dispatcher.intake, timeout: .seconds(30)) }
+        let clients = try (0..<6).map { _ in try DispatchClient(intake: topology.dispatcher.intake, timeout: .seconds(30)) }
         let filler = String(repeating: "u", count: 100_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, client) in clients.enumerated() {
@@ -336,7 +338,7 @@ struct HardeningTests {
         }
         // The store has applied everything, so what it published is queued or dropped by now.
         try await eventually("the store applied the 3,000 actions", timeout: .seconds(60)) {
-            let status = try cluster.zflux(["status", "--endpoint", cluster.topology.store(named: "login")!.snapshot])
+            let status = try cluster.zflux(["status", "--endpoint", try #require(topology.store(named: "login")).snapshot])
             guard let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any] else { return false }
             return object["version"] as? Int == 3000
         }

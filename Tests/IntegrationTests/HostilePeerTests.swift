@@ -99,7 +99,7 @@ struct HostilePeerTests {
             }
         }
         let acked = try await runLoad(intake: topology.dispatcher.intake, clients: 1, perClient: 150) { _, i in
-            i % 3 == 0 ? todoAction("item \(i)") : counterAction(i)
+            try i % 3 == 0 ? todoAction("item \(i)") : counterAction(i)
         }
         try await attack.value
 

@@ -88,7 +88,7 @@ struct JournalCommandTests {
         defer { replayed.stop() }
         try replayed.waitUntilReady()
         _ = try await waitForState(replayed, "todo", version: head, as: Todo.State.self)
-        for store in cluster.topology.stores.map(\.name) {
+        for store in try #require(cluster.topology).stores.map(\.name) {
             let original = try cluster.zflux(["state", store]).stdout
             try await eventually("store \(store) of the imported cluster at version \(head)", timeout: .seconds(20)) {
                 try replayed.zflux(["state", store]).stdout == original

@@ -92,7 +92,7 @@ struct SecurityTests {
         let cluster = try ClusterProcess(transport: "tcp", extraArguments: ["--config", config])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
-        let intake = cluster.topology.dispatcher.intake
+        let intake = try #require(cluster.topology).dispatcher.intake
 
         // A listed key: dispatch and read state as usual.
         #expect(try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"listed key"}"#]).stdout == "1\n")
@@ -166,7 +166,8 @@ struct SecurityTests {
         let cluster = try ClusterProcess(transport: "tcp", extraArguments: ["--config", dir + "/cluster.toml"])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
-        let security = try #require(try cluster.topology.clientSecurity(keyFile: dir + "/keys/user.key"))
+        let topology = try #require(cluster.topology)
+        let security = try #require(try topology.clientSecurity(keyFile: dir + "/keys/user.key"))
         // The user's connections, opened while its key is listed: one to the intake, one to a store.
         let intake = try Socket(.shared, .dealer)
         let store = try Socket(.shared, .dealer)
@@ -174,8 +175,8 @@ struct SecurityTests {
             intake.close()
             store.close()
         }
-        try intake.connectSecurely(cluster.topology.dispatcher.intake, security)
-        try store.connectSecurely(try #require(cluster.topology.store(named: "counter")?.snapshot), security)
+        try intake.connectSecurely(topology.dispatcher.intake, security)
+        try store.connectSecurely(try #require(topology.store(named: "counter")?.snapshot), security)
         func answers(_ socket: Socket, within milliseconds: Int) throws -> Bool {
             _ = try socket.send(Message(header: Header(kind: .statusRequest)).frames, dontWait: true)
             var poller = Poller()

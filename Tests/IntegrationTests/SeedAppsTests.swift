@@ -18,7 +18,7 @@ struct SeedAppsTests {
             if condition(reply.state) { found = reply.state }
             return found != nil
         }
-        return found!
+        return try #require(found)
     }
 
     func dispatch(_ cluster: ClusterProcess, _ app: String, _ type: String, _ arguments: String = "") throws {

@@ -34,7 +34,7 @@ struct SelectTests {
         let cluster = try ClusterProcess(transport: "ipc")
         defer { cluster.stop() }
         try cluster.waitUntilReady()
-        let endpoint = try #require(cluster.topology.store(named: "login")?.state)
+        let endpoint = try #require(cluster.topology?.store(named: "login")?.state)
         let selection = try subscriber(endpoint, topic: "?login/username")
         defer { selection.close() }
         let whole = try subscriber(endpoint, topic: "login")

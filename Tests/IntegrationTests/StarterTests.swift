@@ -168,7 +168,8 @@ struct StarterTests {
         var modules: Set<String> = []
         for folder in ["Sources", "Tests"] {
             let root = package + "/" + folder
-            for case let file as String in FileManager.default.enumerator(atPath: root)! where file.hasSuffix(".swift") {
+            let files = try #require(FileManager.default.enumerator(atPath: root), "cannot list \(root)")
+            for case let file as String in files where file.hasSuffix(".swift") {
                 for line in try String(contentsOfFile: root + "/" + file, encoding: .utf8).split(separator: "\n") {
                     if let match = line.wholeMatch(of: /\s*(?:@\w+\s+)?import\s+(\w+).*/) { modules.insert(String(match.1)) }
                 }

@@ -75,6 +75,8 @@ final class BinaryReader {
     }
 
     func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, codingPath: @autoclosure () -> [any CodingKey]) throws -> T {
+        // swift-format-ignore: NeverForceUnwrap
+        // (each case's cast is to the type its `case is` just matched T against)
         switch type {
         case is String.Type: return try string(at: offset, codingPath()) as! T
         case is Int.Type: return try integer(Int.self, at: offset, codingPath()) as! T
@@ -155,7 +157,7 @@ final class BinaryReader {
         let equal = key.withUTF8 { utf8 in
             utf8.count == end - start
                 && bytes.withUnsafeBufferPointer { all in
-                    memcmpEqual(all.baseAddress! + start, utf8.baseAddress, utf8.count)
+                    memcmpEqual(all.baseAddress?.advanced(by: start), utf8.baseAddress, utf8.count)
                 }
         }
         return (equal, end)
@@ -163,8 +165,9 @@ final class BinaryReader {
 }
 
 @inline(__always)
-private func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
-    guard count > 0, let b else { return true }
+private func memcmpEqual(_ a: UnsafePointer<UInt8>?, _ b: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+    guard count > 0 else { return true }
+    guard let a, let b else { return false }
     for i in 0..<count where a[i] != b[i] { return false }
     return true
 }

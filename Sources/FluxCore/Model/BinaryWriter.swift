@@ -81,6 +81,8 @@ final class BinaryWriter {
     /// Writes one value at `depth`, with fast paths for the common scalars.
     func encodeValue<T: Encodable>(_ value: T, depth: Int, codingPath: [any CodingKey]) throws {
         closeContainers(deeperThan: depth)
+        // swift-format-ignore: NeverForceUnwrap
+        // (each case's cast is to the type its `case is` just matched T against)
         switch T.self {
         case is String.Type: string(value as! String)
         case is Int.Type: int(Int64(value as! Int))

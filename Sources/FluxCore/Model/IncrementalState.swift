@@ -46,8 +46,8 @@ public struct TrackedDictionary<Key: Hashable & Codable & Sendable, Value: Codab
 
     /// Changes a value in place without copying it out (and back) first.
     public mutating func update(_ key: Key, _ body: (inout Value) -> Void) {
-        guard storage[key] != nil else { return }
-        body(&storage[key]!)
+        guard let index = storage.index(forKey: key) else { return }
+        body(&storage.values[index])
         changed.insert(key)
     }
 

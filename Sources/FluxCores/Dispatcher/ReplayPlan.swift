@@ -109,7 +109,8 @@ public struct ReplayPlan: Equatable, Sendable {
             end += 1
         }
         let batch = Array(slice[..<end])
-        return Batch(payload: ReplayBatch.encode(batch), count: batch.count, last: batch.last!.header.seq)
+        guard let last = batch.last else { return nil }
+        return Batch(payload: ReplayBatch.encode(batch), count: batch.count, last: last.header.seq)
     }
 
     /// About what one action adds to a batch: its topic and payload plus room for its header and lengths.

@@ -3,10 +3,12 @@
 public enum FrameDiff {
     public static func output(from previous: [String]?, to next: [String]) -> String {
         var out = ""
-        for (row, line) in next.enumerated() where previous == nil || row >= previous!.count || previous![row] != line {
+        // No previous frame: every row is new.
+        let previous = previous ?? []
+        for (row, line) in next.enumerated() where row >= previous.count || previous[row] != line {
             out += "\u{1B}[\(row + 1);1H" + line
         }
-        if let previous, previous.count > next.count {
+        if previous.count > next.count {
             for row in next.count..<previous.count { out += "\u{1B}[\(row + 1);1H\u{1B}[2K" }
         }
         return out

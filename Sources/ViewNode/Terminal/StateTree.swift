@@ -51,7 +51,7 @@ public struct StateTree: Sendable {
             case .object(let object):
                 out.append(Row(path: path, depth: depth, label: "\(label){\(object.count)}", isContainer: true))
                 guard !collapsed.contains(path) else { return }
-                for key in object.keys.sorted() { walk(object[key]!, path: child(key), depth: depth + 1, label: "\(key): ") }
+                for (key, field) in object.sorted(by: { $0.key < $1.key }) { walk(field, path: child(key), depth: depth + 1, label: "\(key): ") }
             case .array(let array):
                 out.append(Row(path: path, depth: depth, label: "\(label)[\(array.count)]", isContainer: true))
                 guard !collapsed.contains(path) else { return }

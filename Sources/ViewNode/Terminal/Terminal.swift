@@ -86,7 +86,7 @@ public final class Terminal: @unchecked Sendable {
         let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + written, $0.count - written) }
+            let n = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress?.advanced(by: written), $0.count - written) }
             if n <= 0 { if errno == EINTR { continue } else { return } }
             written += n
         }

@@ -28,10 +28,13 @@ extension Journal {
         var offset = index[lo].offset
         var seq = index[lo].seq
         while segment < segments.count {
-            if readCache?.segment != segment || readCache!.bytes.count < offset + JournalRecord.headerSize {
-                readCache = (segment, try loadSegment(segment))
+            var bytes: [UInt8]
+            if let cached = readCache, cached.segment == segment, cached.bytes.count >= offset + JournalRecord.headerSize {
+                bytes = cached.bytes
+            } else {
+                bytes = try loadSegment(segment)
+                readCache = (segment, bytes)
             }
-            var bytes = readCache!.bytes
             var reloaded = false
             while true {
                 guard offset + JournalRecord.headerSize <= bytes.count,
@@ -40,8 +43,8 @@ extension Journal {
                     // The newest segment grows: records written since it was cached are read anew, once.
                     guard segment == segments.count - 1, seq <= lastSeq, bytes.count < segmentSize, !reloaded else { break }
                     reloaded = true
-                    readCache = (segment, try readFile(segments[segment].path))
-                    bytes = readCache!.bytes
+                    bytes = try readFile(segments[segment].path)
+                    readCache = (segment, bytes)
                     continue
                 }
                 let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
@@ -80,7 +83,8 @@ extension Journal {
             let batch = try read(from: next, limit: 4096)
             guard !batch.isEmpty else { return }
             for message in batch where message.header.seq <= last { try body(message) }
-            next = batch.last!.header.seq + 1
+            guard let newest = batch.last else { return }
+            next = newest.header.seq + 1
         }
     }
 
@@ -128,8 +132,9 @@ extension Journal {
         let size = Int(status.st_size)
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            guard let base = buffer.baseAddress else { return }  // an empty file
             while count < size {
-                let n = pread(fd, buffer.baseAddress! + count, size - count, off_t(count))
+                let n = pread(fd, base + count, size - count, off_t(count))
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else {
                     failed = n < 0

@@ -14,7 +14,8 @@ extension Journal {
         guard !bytes.isEmpty else { return }
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            // Not empty (checked above): the buffer has an address.
+            let n = bytes.withUnsafeBytes { raw in raw.baseAddress.map { Glibc.write(fd, $0 + written, raw.count - written) } ?? 0 }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw JournalError.posix("write", segments[segments.count - 1].path)

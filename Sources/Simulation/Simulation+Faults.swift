@@ -96,7 +96,8 @@ extension Simulation {
         }
         for (app, entry) in reference where entry.states.count > Int(head) + 1 {
             // Built from actions that are gone: rebuilt from the history as it is now.
-            reference[app] = (apps[app]!.makeRuntime(format: .binary) { _, _, _ in }, [])
+            guard let hosted = apps[app] else { continue }
+            reference[app] = (hosted.makeRuntime(format: .binary) { _, _, _ in }, [])
         }
         staleEpochs.formUnion(epochsServed)
         staleAbove = min(staleAbove, head)

@@ -82,12 +82,13 @@ extension Simulation {
             if case .cancelEffects = command { store.effects.cancelAll() }
         }
         for ping in store.inbox.started {
-            effectRuns[ping, default: 0] += 1
+            let runs = effectRuns[ping, default: 0] + 1
+            effectRuns[ping] = runs
             result.invariantChecks += 1
-            if effectRuns[ping]! > 1 {
+            if runs > 1 {
                 fail(
                     "effect ran twice",
-                    "\(store.spec.name) ran the effect of ping \(ping) \(effectRuns[ping]!) times (replayed history must not run effects)")
+                    "\(store.spec.name) ran the effect of ping \(ping) \(runs) times (replayed history must not run effects)")
             }
         }
         store.inbox.started.removeAll()

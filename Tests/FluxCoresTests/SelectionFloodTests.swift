@@ -59,4 +59,39 @@ struct SelectionFloodTests {
         #expect(changed.map { String(decoding: $0.payload, as: UTF8.self) } == ["1"])
         #expect(runtime.stateReads - reads <= 3, "the new version: read for the update and the selections")
     }
+
+    @Test("a peer holding the cap cannot starve a real view: the view's snapshot request claims its refused topic, within its peer's share")
+    func claimPastTheCap() throws {
+        let runtime = CountingRuntime()
+        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { runtime }
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        // The hostile peer fills the cap with topics of its own.
+        for index in 0..<256 {
+            core.subscriptionChanged(topic: try StatePath(parsing: "k\(index)").topic(store: "counter"), subscribed: true, now: F.at(2))
+        }
+        _ = core.takeCommands()
+        let real = try StatePath(parsing: "count")
+        let topic = real.topic(store: "counter")
+        core.subscriptionChanged(topic: topic, subscribed: true, now: F.at(3))
+        #expect(core.takeCommands().compactMap(\.published).isEmpty, "refused at the cap")
+        // The real view asks for its selection's snapshot, as every view does when it joins.
+        core.receivedRequest(Message(topic: topic, header: Header(kind: .snapshotRequest)), from: [42], now: F.at(4))
+        #expect(core.takeCommands().compactMap(\.snapshotReply).map(\.message.topicString) == [topic])
+        core.receivedFromDispatcher(F.action(1), now: F.at(5))
+        core.tick(now: F.at(6))
+        let updates = core.takeCommands().compactMap(\.published).filter { $0.topicString == topic && $0.kind == .state }
+        #expect(updates.map { String(decoding: $0.payload, as: UTF8.self) } == ["1"], "and its changes are published")
+
+        // One peer's share is 16 claims: a peer asking for every refused topic gets no more.
+        for index in 0..<40 {
+            let extra = try StatePath(parsing: "x\(index)").topic(store: "counter")
+            core.subscriptionChanged(topic: extra, subscribed: true, now: F.at(7))
+            core.receivedRequest(Message(topic: extra, header: Header(kind: .snapshotRequest)), from: [7], now: F.at(7))
+        }
+        _ = core.takeCommands()
+        core.tick(now: F.at(60_000))
+        let claimed = Set(core.takeCommands().compactMap(\.published).map(\.topicString).filter { $0.hasPrefix("?counter/x") }).count
+        #expect(claimed == 16, "\(claimed) claimed")
+    }
 }

@@ -6,6 +6,11 @@ import FluxCore
 /// A selection is followed from the moment a view subscribes to its topic until the last one leaves
 /// (the shell reads the state publisher's subscriptions), and at most `limit` are followed at once. The
 /// store publishes a selection's value when it changes, and each follower hears only its own topic.
+///
+/// A subscription does not say which peer made it, so the cap is shared, and a peer holding `limit`
+/// topics would leave a real view's selection out. A view also asks for its selection's snapshot, on
+/// the snapshot socket, where every request names its peer: a topic refused at the cap is followed
+/// after all when a peer asks for it, up to `claimsPerPeer` topics per peer and `hardLimit` in all.
 struct Selections {
     struct Selection: Equatable {
         var path: StatePath
@@ -16,9 +21,20 @@ struct Selections {
     }
 
     let limit: Int
+    let claimsPerPeer: Int
+    let hardLimit: Int
     private var byTopic: [String: Selection] = [:]
+    /// Topics subscribed to but refused at the cap, oldest first (bounded), that a peer may claim.
+    private var refused: [String] = []
+    private var refusedSet: Set<String> = []
+    /// The topics each peer claimed past the cap.
+    private var claims: [[UInt8]: Set<String>] = [:]
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, claimsPerPeer: Int = 16, hardLimit: Int? = nil) {
+        self.limit = limit
+        self.claimsPerPeer = claimsPerPeer
+        self.hardLimit = hardLimit ?? limit * 4
+    }
 
     var isEmpty: Bool { byTopic.isEmpty }
     var count: Int { byTopic.count }
@@ -42,7 +58,33 @@ struct Selections {
     }
 
     /// The last follower of `topic` left.
-    mutating func unfollow(_ topic: String) { byTopic[topic] = nil }
+    mutating func unfollow(_ topic: String) {
+        byTopic[topic] = nil
+        if refusedSet.remove(topic) != nil { refused.removeAll { $0 == topic } }
+        for (peer, topics) in claims where topics.contains(topic) {
+            claims[peer]?.remove(topic)
+            if claims[peer]?.isEmpty == true { claims[peer] = nil }
+        }
+    }
+
+    /// `topic` was subscribed to while the cap was full: remembered (bounded) for a peer to claim.
+    mutating func refuse(_ topic: String) {
+        guard refusedSet.insert(topic).inserted else { return }
+        refused.append(topic)
+        if refused.count > hardLimit * 4 { refusedSet.remove(refused.removeFirst()) }
+    }
+
+    /// Whether `peer`, asking for `topic`'s snapshot, may have it followed past the cap.
+    func canClaim(_ topic: String, by peer: [UInt8]) -> Bool {
+        refusedSet.contains(topic) && (claims[peer]?.count ?? 0) < claimsPerPeer && byTopic.count < hardLimit
+    }
+
+    /// Follows a refused `topic` for `peer`, past the cap.
+    mutating func claim(_ topic: String, by peer: [UInt8], path: StatePath, value: JSONValue, published: UInt64) -> UInt64 {
+        claims[peer, default: []].insert(topic)
+        if refusedSet.remove(topic) != nil { refused.removeAll { $0 == topic } }
+        return follow(topic, path: path, value: value, published: published)
+    }
 
     /// The selections whose value in `state` differs from the one last published, in topic order, each
     /// with its new value, which counts as changed at `version`.

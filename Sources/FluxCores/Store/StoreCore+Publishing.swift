@@ -106,6 +106,7 @@ extension StoreCore {
         }
         guard selections[topic] == nil else { return }
         guard selections.canFollow(topic) else {
+            selections.refuse(topic)
             refusedSelections += 1
             if lastSelectionWarningMs.map({ now.elapsed(since: $0) >= StoreCore.selectionWarningIntervalMs }) ?? true {
                 logger.warning(
@@ -161,6 +162,10 @@ extension StoreCore {
     func answerSelection(_ path: StatePath, to peer: [UInt8], now: NodeTime) {
         publishStateIfChanged(now: now)
         let topic = path.topic(store: rules.name)
+        // A topic refused at the cap, asked for by a view: followed after all, within the peer's share.
+        if selections[topic] == nil, selections.canClaim(topic, by: peer), let state = stateForSelections() {
+            _ = selections.claim(topic, by: peer, path: path, value: path.select(in: state), published: lastPublishedVersion)
+        }
         let followed = selections[topic]
         guard let value = followed?.value ?? stateForSelections().map({ path.select(in: $0) }) else { return }
         commands.append(

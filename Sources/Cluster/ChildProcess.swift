@@ -54,10 +54,10 @@ public final class ChildProcess: Sendable {
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
-        // The supervisor ignores SIGPIPE; a node sets its own dispositions, from the defaults.
+        // The supervisor ignores SIGPIPE and handles SIGINT, SIGTERM and SIGHUP itself, and an ignored
+        // signal stays ignored across exec: a node starts from every default and sets its own.
         var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
+        sigfillset(&defaults)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))

@@ -141,15 +141,43 @@ public final class MetricsServer: Sendable {
 }
 
 /// What every connection of one metrics port shares: the count of open connections and the rules.
+///
+/// Past the cap, a new connection does not wait for a slot: the oldest connection that has not sent a
+/// whole request yet is closed to make room. A peer holding idle connections cannot lock the probes
+/// out (a probe sends its request at once); only connections being answered are never closed for it.
 final class ConnectionBudget: Sendable {
     let limits: MetricsServer.Limits
     let open = Atomic<Int>(0)
+    /// Open connections without a whole request yet, oldest first: the ones closed to make room.
+    private let incomplete = Mutex<[(id: ObjectIdentifier, channel: any Channel)]>([])
     /// `Bearer TOKEN`, as bytes, when a token is required.
     let expected: [UInt8]?
 
     init(limits: MetricsServer.Limits, token: String?) {
         self.limits = limits
         self.expected = token.map { Array("Bearer \($0)".utf8) }
+    }
+
+    /// Counts a new connection; past the cap, closes the oldest incomplete one to make room. False when
+    /// every other connection is being answered (the new one is closed instead).
+    func admit(_ channel: any Channel) -> Bool {
+        let id = ObjectIdentifier(channel)
+        let count = open.wrappingAdd(1, ordering: .relaxed).newValue
+        incomplete.withLock { $0.append((id, channel)) }
+        guard count > limits.maxConnections else { return true }
+        let victim = incomplete.withLock { list -> (any Channel)? in
+            guard let index = list.firstIndex(where: { $0.id != id }) else { return nil }
+            return list.remove(at: index).channel
+        }
+        guard let victim else { return false }
+        victim.close(promise: nil)
+        return true
+    }
+
+    /// The connection sent its whole request (or is gone): it is no longer closed to make room.
+    func complete(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        incomplete.withLock { $0.removeAll { $0.id == id } }
     }
 
     /// Whether an `Authorization` header value is the expected one, in time that does not depend on
@@ -187,7 +215,7 @@ private final class ProbeHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         counted = true
-        guard budget.open.wrappingAdd(1, ordering: .relaxed).newValue <= budget.limits.maxConnections else {
+        guard budget.admit(context.channel) else {
             context.close(promise: nil)
             return
         }
@@ -202,6 +230,7 @@ private final class ProbeHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if counted { budget.open.wrappingSubtract(1, ordering: .relaxed) }
         counted = false
+        budget.complete(context.channel)
         deadline?.cancel()
         context.fireChannelInactive()
     }
@@ -216,11 +245,13 @@ private final class ProbeHandler: ChannelInboundHandler {
             // Probes have no body to speak of; a large one is refused before it is read.
             if bodyBytes > budget.limits.maxBodyBytes && !answering {
                 answering = true
+                budget.complete(context.channel)
                 reply(context: context, status: 413, body: Array("a probe takes no body\n".utf8))
             }
         case .end:
             guard let uri, !answering else { return }
             answering = true
+            budget.complete(context.channel)
             guard authorized else {
                 reply(context: context, status: 401, body: Array("this port needs Authorization: Bearer TOKEN\n".utf8))
                 return

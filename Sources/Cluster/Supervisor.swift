@@ -164,6 +164,8 @@ public final class Supervisor: Sendable {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = children.withLock { $0 }
         for child in all.reversed() { child.process.stop(grace: grace) }
+        // What the nodes left in their process groups (a crash reporter, an effect's subprocess) goes too.
+        for child in all { kill(-child.process.pid, SIGKILL) }
         cleanUp()
         continuation.finish()
     }

@@ -70,7 +70,9 @@ extension Session {
 
     /// The store-name rule of `cluster check`, with a length limit: the name becomes a file name.
     static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        // A letter or digit first: a name becomes a node's command-line argument, where `-x` is an option.
+        guard let first = name.first, first.isASCII && (first.isLetter || first.isNumber) else { return false }
+        return name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
     private func quoted(_ text: String) -> String {

@@ -60,11 +60,17 @@ extension Session {
             }
         }
         let target = URL(fileURLWithPath: runDirectory).standardizedFileURL
-        let staging = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).importing-\(getpid())").path
-        try? manager.removeItem(atPath: staging)
+        // The staging directory is made by mkdtemp (a fresh name, 0700, never an existing path or a
+        // symlink someone planted), and renamed over the target at the end: rename(2) replaces an empty
+        // directory atomically and refuses one that is no longer empty, so nothing there is deleted.
+        var template = Array(
+            target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).importing-XXXXXX").path.utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw RewindError("cannot make a directory beside \(target.path): \(String(cString: strerror(errno)))")
+        }
+        let staging = String(cString: made)
         do {
             try write(into: staging)
-            if manager.fileExists(atPath: target.path) { try manager.removeItem(atPath: target.path) }
             guard rename(staging, target.path) == 0 else {
                 throw RewindError("cannot move the import into \(target.path): \(String(cString: strerror(errno)))")
             }

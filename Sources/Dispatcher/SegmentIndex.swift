@@ -57,7 +57,8 @@ struct SegmentIndex: Equatable {
         // Numbers are checked before they become Ints: a file with a valid CRC is still only a claim.
         let firstSeq = bytes.readLittleEndian(UInt64.self, at: 8), lastSeq = bytes.readLittleEndian(UInt64.self, at: 16)
         let length = bytes.readLittleEndian(UInt64.self, at: 24)
-        guard firstSeq >= 1, lastSeq >= firstSeq, length <= UInt64(Int.max) else { return nil }
+        // A segment always has its first record indexed: an index without entries would hide it.
+        guard count >= 1, firstSeq >= 1, lastSeq >= firstSeq, length <= UInt64(Int.max) else { return nil }
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         for i in 0..<count {

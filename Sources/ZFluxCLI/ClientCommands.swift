@@ -28,6 +28,9 @@ struct DispatchCommand: ParsableCommand {
 
     func validate() throws {
         guard `repeat` >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be more than 0 and at most 86400 seconds")
+        }
         guard !wait || `repeat` == 1 else { throw ValidationError("--wait waits for one action: it does not go with --repeat") }
     }
 

@@ -63,6 +63,20 @@ struct SegmentIndexTests {
         #expect(try Journal(directory: dir, repair: false).recovery.badIndexFiles.isEmpty)
     }
 
+    @Test("an index without entries is refused: it would hide its segment from every read")
+    func noEntries() throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let index = try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1))
+        try tamper(segments[0]) { bytes in
+            bytes.removeSubrange(36..<(36 + 16 * index.entries.count))
+            for i in 0..<4 { bytes[32 + i] = 0 }
+        }
+        #expect(SegmentIndex.load(segment: segments[0], firstSeq: 1) == nil)
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(try reopened.read(from: 1, limit: 2000) == (1...1500).map { action($0) })
+    }
+
     @Test("an index whose last seq disagrees with the next segment is ignored, not a reason to refuse to start")
     func shortLastSeq() throws {
         let (dir, segments) = try journal()

@@ -94,4 +94,21 @@ struct SelectionFloodTests {
         let claimed = Set(core.takeCommands().compactMap(\.published).map(\.topicString).filter { $0.hasPrefix("?counter/x") }).count
         #expect(claimed == 16, "\(claimed) claimed")
     }
+
+    @Test("a view whose snapshot request comes before its subscription still claims its topic at the cap")
+    func claimWhenTheRequestComesFirst() throws {
+        let runtime = CountingRuntime()
+        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { runtime }
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        for index in 0..<256 {
+            core.subscriptionChanged(topic: try StatePath(parsing: "k\(index)").topic(store: "counter"), subscribed: true, now: F.at(2))
+        }
+        _ = core.takeCommands()
+        let topic = try StatePath(parsing: "count").topic(store: "counter")
+        core.receivedRequest(Message(topic: topic, header: Header(kind: .snapshotRequest)), from: [42], now: F.at(3))
+        _ = core.takeCommands()
+        core.subscriptionChanged(topic: topic, subscribed: true, now: F.at(4))
+        #expect(core.takeCommands().compactMap(\.published).map(\.topicString) == [topic], "claimed when the subscription arrives")
+    }
 }

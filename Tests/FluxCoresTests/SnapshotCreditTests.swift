@@ -59,6 +59,13 @@ struct SnapshotCreditTests {
         #expect(transfers.next(for: [40], from: 4, version: 5, now: 1).count == 2, "the genuine request still works")
     }
 
+    @Test("views asking for the same large version share its parts, and the byte bound counts them once")
+    func sharedParts() {
+        var transfers = SnapshotTransfers()
+        for peer in 1...8 { #expect(transfers.start(state, to: [UInt8(peer)], now: 0).count == 4) }
+        #expect(transfers.count == 8 && transfers.bytes == state.payload.count, "eight waiting answers, one copy")
+    }
+
     @Test("an answer whose peer stops asking is dropped after the credit timeout, and its memory with it")
     func expiry() {
         var transfers = SnapshotTransfers()

@@ -91,6 +91,8 @@ struct MetricsPortTests {
         for _ in 0..<200 { if let fd = connectLoopback(port) { held.append(fd) } }
         let refused = closedByServer(held, within: .seconds(2))
         #expect(held.count == 200 && refused >= 200 - 64, "\(refused) of \(held.count) closed")
+        // Idle connections holding every slot cannot lock a probe out: it takes the oldest one's place.
+        #expect(httpGet(port, "/live", timeoutSeconds: 3)?.0 == 200, "a probe is answered while the slots are held")
         #expect(try cluster.zflux(["dispatch", "counter", "incrementTapped"]).stdout == "1\n", "the dispatcher still serves")
         held.forEach { close($0) }
         held = []

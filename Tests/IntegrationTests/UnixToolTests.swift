@@ -88,6 +88,8 @@ struct UnixToolTests {
             let help = try zflux(arguments)
             #expect(help.status == 0 && help.stdout.contains("USAGE: zflux ") && help.stderr.isEmpty, "\(arguments): \(help.stderr)")
         }
+        let negative = try zflux(["dispatch", "counter", "incrementTapped", "--timeout=-1"])
+        #expect(negative.status == 64 && negative.stderr.contains("--timeout must be more than 0"), "\(negative.status) \(negative.stderr)")
         let usage = try zflux(["dispatch"])
         #expect(usage.status == 64 && usage.stderr.contains("Missing expected argument"), "\(usage.status) \(usage.stderr)")
         let failed = try zflux(["state", "todo", "--run-dir", "/nonexistent/zflux"])

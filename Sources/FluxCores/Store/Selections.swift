@@ -29,6 +29,9 @@ struct Selections {
     private var refusedSet: Set<String> = []
     /// The topics each peer claimed past the cap.
     private var claims: [[UInt8]: Set<String>] = [:]
+    /// Topics a peer asked for before their subscription arrived (requests and subscriptions travel on
+    /// two sockets), oldest first (bounded): claimed for that peer if the subscription is refused.
+    private var asked: [(topic: String, peer: [UInt8])] = []
 
     init(limit: Int, claimsPerPeer: Int = 16, hardLimit: Int? = nil) {
         self.limit = limit
@@ -65,6 +68,19 @@ struct Selections {
             claims[peer]?.remove(topic)
             if claims[peer]?.isEmpty == true { claims[peer] = nil }
         }
+    }
+
+    /// A peer asked for `topic` while it was neither followed nor refused: its subscription may come next.
+    mutating func asked(_ topic: String, by peer: [UInt8]) {
+        asked.removeAll { $0.topic == topic }
+        asked.append((topic, peer))
+        if asked.count > hardLimit * 4 { asked.removeFirst() }
+    }
+
+    /// The peer that asked for `topic` before its subscription, if any (and forgets it).
+    mutating func takeAsker(of topic: String) -> [UInt8]? {
+        guard let index = asked.firstIndex(where: { $0.topic == topic }) else { return nil }
+        return asked.remove(at: index).peer
     }
 
     /// `topic` was subscribed to while the cap was full: remembered (bounded) for a peer to claim.

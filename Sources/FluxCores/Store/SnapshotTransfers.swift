@@ -9,7 +9,7 @@ public struct SnapshotTransfers {
     public static let maxTransfers = 16
     public static let maxBytes = 64 << 20
     public static let creditTimeoutMs: UInt64 = 10_000
-    private var waiting: [(peer: [UInt8], parts: [Message], next: Int, bytes: Int, lastMs: UInt64)] = []
+    private var waiting: [(peer: [UInt8], key: SplitKey, parts: [Message], next: Int, bytes: Int, lastMs: UInt64)] = []
     /// The last answer split, by what identifies it: a selection's answer (its own topic) never
     /// shares the whole state's parts.
     private var lastSplit: (key: SplitKey, parts: [Message])? = nil
@@ -23,8 +23,15 @@ public struct SnapshotTransfers {
     /// How many answers wait for their peers to ask for more.
     public var count: Int { waiting.count }
 
-    /// Bytes of parts the waiting answers hold.
-    public var bytes: Int { waiting.reduce(0) { $0 + $1.bytes } }
+    /// Bytes of parts the waiting answers hold; answers that share their parts count once.
+    public var bytes: Int {
+        var seen: [SplitKey] = []
+        return waiting.reduce(0) { total, transfer in
+            if seen.contains(transfer.key) { return total }
+            seen.append(transfer.key)
+            return total + transfer.bytes
+        }
+    }
 
     /// The parts of `answer` to send to `peer` now (`now` in ms); the rest wait for
     /// ``next(for:from:version:now:)``.
@@ -41,10 +48,12 @@ public struct SnapshotTransfers {
         waiting.removeAll { $0.peer == peer }
         guard parts.count > MessageParts.credit else { return parts }
         let size = answer.payload.count
-        while !waiting.isEmpty && (waiting.count >= SnapshotTransfers.maxTransfers || bytes + size > SnapshotTransfers.maxBytes) {
+        // Parts another waiting answer shares take no more memory.
+        func added() -> Int { waiting.contains { $0.key == key } ? 0 : size }
+        while !waiting.isEmpty && (waiting.count >= SnapshotTransfers.maxTransfers || bytes + added() > SnapshotTransfers.maxBytes) {
             waiting.removeFirst()
         }
-        waiting.append((peer, parts, MessageParts.credit, size, now))
+        waiting.append((peer, key, parts, MessageParts.credit, size, now))
         return Array(parts.prefix(MessageParts.credit))
     }
 

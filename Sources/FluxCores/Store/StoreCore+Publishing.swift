@@ -107,6 +107,13 @@ extension StoreCore {
         guard selections[topic] == nil else { return }
         guard selections.canFollow(topic) else {
             selections.refuse(topic)
+            // Its view may have asked for its snapshot already: then the claim is made now.
+            if let peer = selections.takeAsker(of: topic), selections.canClaim(topic, by: peer), let state = stateForSelections() {
+                let value = path.select(in: state)
+                let version = selections.claim(topic, by: peer, path: path, value: value, published: lastPublishedVersion)
+                publishSelection(topic, value: value, version: version, now: now)
+                return
+            }
             refusedSelections += 1
             if lastSelectionWarningMs.map({ now.elapsed(since: $0) >= StoreCore.selectionWarningIntervalMs }) ?? true {
                 logger.warning(
@@ -163,8 +170,12 @@ extension StoreCore {
         publishStateIfChanged(now: now)
         let topic = path.topic(store: rules.name)
         // A topic refused at the cap, asked for by a view: followed after all, within the peer's share.
-        if selections[topic] == nil, selections.canClaim(topic, by: peer), let state = stateForSelections() {
-            _ = selections.claim(topic, by: peer, path: path, value: path.select(in: state), published: lastPublishedVersion)
+        if selections[topic] == nil {
+            if selections.canClaim(topic, by: peer), let state = stateForSelections() {
+                _ = selections.claim(topic, by: peer, path: path, value: path.select(in: state), published: lastPublishedVersion)
+            } else {
+                selections.asked(topic, by: peer)
+            }
         }
         let followed = selections[topic]
         guard let value = followed?.value ?? stateForSelections().map({ path.select(in: $0) }) else { return }

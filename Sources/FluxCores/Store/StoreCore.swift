@@ -181,6 +181,7 @@ public final class StoreCore {
 
     /// Forgets everything applied: a fresh state at version 0, to be rebuilt from the dispatcher.
     func resetToEmpty() {
+        selectionState = nil
         // What was applied is history when it is applied again: its effects ran (or were lost) already.
         liveAfter = max(liveAfter ?? 0, version)
         histories.reset()

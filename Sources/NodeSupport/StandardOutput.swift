@@ -66,8 +66,8 @@ public enum StandardOutput {
         _exit(128 + SIGPIPE)
     }
 
-    /// The name the process was started by, for messages.
-    static var programName: String {
+    /// The name the process was started by (`zflux`, or a team's own `poll`), for messages and help.
+    public static var programName: String {
         CommandLine.arguments.first.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "zflux"
     }
 

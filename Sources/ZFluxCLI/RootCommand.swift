@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NodeSupport
 
 /// `zflux`: every command, under the name of the binary that runs it.
 struct RootCommand: AsyncParsableCommand {
@@ -33,7 +34,5 @@ struct RootCommand: AsyncParsableCommand {
 
 extension RootCommand {
     /// The name the binary was started by (`zflux`, or a team's own `poll`), for help and messages.
-    static var binaryName: String {
-        CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? "zflux"
-    }
+    static var binaryName: String { StandardOutput.programName }
 }

@@ -166,13 +166,7 @@ struct MixAndReportTests {
             ("[[action]]\napp = \"a\"\ntype = \"b\"\n\n[load\nclients = 2\n", "w.toml:5:", "expected ']'"),
         ])
     func moreBadFiles(text: String, location: String, message: String) {
-        do {
-            _ = try Workload.parse(toml: text, source: "w.toml")
-            Issue.record("accepted: \(text)")
-        } catch {
-            #expect(error.message.hasPrefix(location), "\(error.message)")
-            #expect(error.message.contains(message), "\(error.message)")
-        }
+        WorkloadTests.expectRefused(text, at: location, saying: message)
     }
 
     @Test("an inline table payload keeps its numbers, booleans, arrays and nested tables")

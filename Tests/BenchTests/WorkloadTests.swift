@@ -97,6 +97,11 @@ struct WorkloadTests {
             ("[load]\nclients = 2\n", "w.toml:", "no [[action]]"),
         ])
     func badFiles(text: String, location: String, message: String) {
+        WorkloadTests.expectRefused(text, at: location, saying: message)
+    }
+
+    /// `text` is refused as a workload, with an error that starts at `location` and says `message`.
+    static func expectRefused(_ text: String, at location: String, saying message: String) {
         do {
             _ = try Workload.parse(toml: text, source: "w.toml")
             Issue.record("accepted: \(text)")

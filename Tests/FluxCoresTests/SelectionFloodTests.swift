@@ -32,12 +32,25 @@ struct SelectionFloodTests {
         func cancelEffects() { inner.cancelEffects() }
     }
 
-    @Test("a repeated subscribe is a lookup, the state is read once per version for any number of topics, and the cap holds")
-    func flood() throws {
+    /// A counter store caught up with an empty journal, reading its state through `CountingRuntime`.
+    func caughtUpStore() -> (StoreCore, CountingRuntime) {
         let runtime = CountingRuntime()
         let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { runtime }
         core.start(now: F.at(0))
         core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        return (core, runtime)
+    }
+
+    /// A hostile peer's 256 topics of its own: the cap is full.
+    func fillTheCap(_ core: StoreCore) throws {
+        for index in 0..<256 {
+            core.subscriptionChanged(topic: try StatePath(parsing: "k\(index)").topic(store: "counter"), subscribed: true, now: F.at(2))
+        }
+    }
+
+    @Test("a repeated subscribe is a lookup, the state is read once per version for any number of topics, and the cap holds")
+    func flood() throws {
+        let (core, runtime) = caughtUpStore()
         _ = core.takeCommands()
         let reads = runtime.stateReads
         let topic = try StatePath(parsing: "count").topic(store: "counter")
@@ -62,14 +75,9 @@ struct SelectionFloodTests {
 
     @Test("a peer holding the cap cannot starve a real view: the view's snapshot request claims its refused topic, within its peer's share")
     func claimPastTheCap() throws {
-        let runtime = CountingRuntime()
-        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { runtime }
-        core.start(now: F.at(0))
-        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        let (core, _) = caughtUpStore()
         // The hostile peer fills the cap with topics of its own.
-        for index in 0..<256 {
-            core.subscriptionChanged(topic: try StatePath(parsing: "k\(index)").topic(store: "counter"), subscribed: true, now: F.at(2))
-        }
+        try fillTheCap(core)
         _ = core.takeCommands()
         let real = try StatePath(parsing: "count")
         let topic = real.topic(store: "counter")
@@ -97,13 +105,8 @@ struct SelectionFloodTests {
 
     @Test("a view whose snapshot request comes before its subscription still claims its topic at the cap")
     func claimWhenTheRequestComesFirst() throws {
-        let runtime = CountingRuntime()
-        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { runtime }
-        core.start(now: F.at(0))
-        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
-        for index in 0..<256 {
-            core.subscriptionChanged(topic: try StatePath(parsing: "k\(index)").topic(store: "counter"), subscribed: true, now: F.at(2))
-        }
+        let (core, _) = caughtUpStore()
+        try fillTheCap(core)
         _ = core.takeCommands()
         let topic = try StatePath(parsing: "count").topic(store: "counter")
         core.receivedRequest(Message(topic: topic, header: Header(kind: .snapshotRequest)), from: [42], now: F.at(3))

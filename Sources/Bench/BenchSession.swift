@@ -215,13 +215,18 @@ public final class BenchSession {
         return outcome
     }
 
-    /// Whether a trial at `rate` held: nothing lost or refused, and at least 95% of what its schedule
-    /// sent on average acknowledged per second (less than `rate` during a ramp, by design).
+    /// Whether a trial at `rate` held: nothing lost or refused, at least 95% of what its schedule
+    /// sent on average acknowledged per second (less than `rate` during a ramp, by design), and an
+    /// e2e p99 within ``heldP99LimitUs``. A queue that grows all through a trial still lets most of
+    /// the actions through by its end; its latency is what gives it away.
     static func held(_ result: TrialResult, rate: Double) -> Bool {
         let expected = result.rateScheduled > 0 ? min(rate, result.rateScheduled) : rate
         return result.lost == 0 && result.nacked == 0 && result.acked == result.sent && result.sent > 0
-            && result.rateAchieved >= 0.95 * expected
+            && result.rateAchieved >= 0.95 * expected && result.e2e.stats.p99Us <= heldP99LimitUs
     }
+
+    /// The most e2e p99 a held rate may show: 20 ms.
+    static let heldP99LimitUs = 20_000.0
 
     /// Doubles the rate until a trial does not hold, then halves the gap three times. The outcome
     /// is the fastest trial that held (for the floor, its result is in `floor`).

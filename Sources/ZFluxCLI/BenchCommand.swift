@@ -36,7 +36,9 @@ struct BenchCommand: AsyncParsableCommand {
             beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec), \
             probes write+fdatasync on the journal's filesystem, and prints every figure as a ratio to that \
             floor, CPU per action included. --max searches for the highest rate with zero loss that the \
-            cluster sustains (achieved ≥ 95% of target); --json reports it as max.rate with the trials.
+            cluster sustains: a rate holds with nothing lost or refused, at least 95% of its target achieved \
+            and an e2e p99 of at most 20 ms (a queue that grows shows in its latency first); --json \
+            reports it as max.rate with the trials.
 
             On a VM the report also says how much of the machine's CPU time the hypervisor took during the \
             run (steal, from /proc/stat): a guest out of CPU quota is paused, and the pauses show in the \

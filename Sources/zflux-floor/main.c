@@ -290,6 +290,9 @@ static int client(int argc, char **argv) {
     all[clients] = (zmq_pollitem_t){NULL, timer, ZMQ_POLLIN, 0};
     uint64_t start = now_ns() + 50000000ull;
     uint64_t next = 0, acked = 0, span = (uint64_t)llround((double)(count - 1) * 1e9 / rate);
+    // The instant the timer is set for, and the one it last fired at.
+    uint64_t armed = 0, last_timer = 0;
+    const uint64_t wake_quantum = 50000;
     while (!stopping) {
         uint64_t now = now_ns(), elapsed = now >= start ? now - start : 0;
         if (now >= start) {
@@ -309,11 +312,22 @@ static int client(int argc, char **argv) {
         } else {
             uint64_t due_at = start + (uint64_t)llround((double)next * 1e9 / rate);
             uint64_t at = due_at > now ? due_at : now + 20000;
-            struct itimerspec spec = {{0, 0}, {(time_t)(at / 1000000000ull), (long)(at % 1000000000ull)}};
-            timerfd_settime(timer, TFD_TIMER_ABSTIME, &spec, NULL);
+            // As zflux's client: timer wake-ups at least wake_quantum apart, and no re-arming for the
+            // same instant (an ACK woke the thread, not the timer).
+            if (at < last_timer + wake_quantum) at = last_timer + wake_quantum;
+            if (at != armed) {
+                struct itimerspec spec = {{0, 0}, {(time_t)(at / 1000000000ull), (long)(at % 1000000000ull)}};
+                timerfd_settime(timer, TFD_TIMER_ABSTIME, &spec, NULL);
+                armed = at;
+            }
         }
         if (zmq_poll(all, clients + 1, 100) <= 0) continue;
-        if (all[clients].revents) { uint64_t expirations; ssize_t r = read(timer, &expirations, sizeof expirations); (void)r; }
+        if (all[clients].revents) {
+            uint64_t expirations;
+            ssize_t r = read(timer, &expirations, sizeof expirations);
+            (void)r;
+            last_timer = armed;
+        }
         uint64_t at = now_ns();
         for (int c = 0; c < clients; c++) {
             if (!all[c].revents) continue;

@@ -89,6 +89,28 @@ struct MixAndReportTests {
         #expect(!BenchSession.held(result, rate: 1000), "a loss never holds")
     }
 
+    @Test("a trial whose e2e p99 passes 20 ms did not hold: its queue was growing")
+    func slowTrialDoesNotHold() {
+        let schedule = OpenLoopSchedule(rate: 1000, seconds: 2)
+        func trial(visibleAfter delay: UInt64) -> TrialResult {
+            var log = TrialLog(schedule: schedule)
+            log.sent = schedule.count
+            var arrivals: [Arrival] = []
+            for index in 0..<schedule.count {
+                let at = schedule.offset(of: index) + delay
+                log.acknowledge(index: index, seq: UInt64(index + 1), at: at, sequencedAt: 0)
+                arrivals.append(Arrival(version: UInt64(index + 1), at: at))
+            }
+            return Accounting.evaluate(log, subscribers: [arrivals], warmUp: 0, startWall: 0)
+        }
+        let quick = trial(visibleAfter: 19_000_000)
+        #expect(quick.lost == 0 && quick.e2e.stats.p99Us < 20_000)
+        #expect(BenchSession.held(quick, rate: 1000), "19 ms behind is within the limit")
+        let slow = trial(visibleAfter: 25_000_000)
+        #expect(slow.lost == 0 && slow.rateAchieved >= 950, "everything arrived, at nearly the full rate")
+        #expect(!BenchSession.held(slow, rate: 1000), "25 ms behind is a queue, not a held rate")
+    }
+
     static func setup(workload: String?, actions: [String]?, ramp: Double? = nil) -> BenchReport.Setup {
         BenchReport.Setup(
             transport: "ipc", stores: 2, views: 1, clients: 4, codec: "binary", fsync: "batch", payloadBytes: 64, stateItems: 10, durationS: 5,

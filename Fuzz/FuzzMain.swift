@@ -29,7 +29,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let header = try? Header(decoding: bytes) {
             // Whatever decodes must encode back: to the same bytes when it was a current header; a
             // version-1 header (still read) is written as the current version, with the same values.
-            if bytes[2] == Header.protocolVersion {
+            if bytes[2] == header.kind.protocolVersion {
                 precondition(header.encoded() == bytes, "header does not round-trip")
             } else {
                 precondition((try? Header(decoding: header.encoded())) == header, "a version-1 header does not survive re-encoding")
@@ -44,6 +44,27 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let messages = try? ReplayBatch.decode(bytes) {
             // Entries with version-1 headers are written back as the current version: compare values.
             precondition((try? ReplayBatch.decode(ReplayBatch.encode(messages))) == messages, "replay batch does not round-trip")
+        }
+    case "action-batch":
+        // The first byte is the batch's topic length; then the topic, the header's seq and ref (8
+        // bytes each), and the rest is the payload.
+        guard let topicLength = bytes.first.map(Int.init), bytes.count >= 1 + topicLength + 16 else { break }
+        let topic = Array(bytes[1..<1 + topicLength])
+        let numbers = Array(bytes[(1 + topicLength)..<(17 + topicLength)])
+        let batch = Message(
+            topic: topic,
+            header: Header(kind: .actionBatch, seq: numbers.readLittleEndian(UInt64.self, at: 0), ref: numbers.readLittleEndian(UInt64.self, at: 8)),
+            payload: Array(bytes[(17 + topicLength)...]))
+        if let actions = try? ActionBatch.actions(of: batch) {
+            // What decodes is what the dispatcher would have packed for these actions.
+            let packed = ActionBatch.messages(for: actions, history: 0)
+            precondition(packed.flatMap { (try? ActionBatch.unpack($0)) ?? [] } == actions, "an action batch does not round-trip")
+        }
+    case "ack-batch":
+        let message = Message(header: Header(kind: .ackBatch, seq: UInt64(bytes.count / AckBatch.entryBytes)), payload: bytes)
+        if let batch = try? AckBatch(message) {
+            precondition((try? AckBatch(batch.message)) == batch, "an ACK batch does not round-trip")
+            precondition(batch.acks.count == batch.entries.count, "an ACK batch loses entries")
         }
     case "journal":
         var offset = 0

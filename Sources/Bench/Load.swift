@@ -72,7 +72,8 @@ public struct LoadClient: Sendable {
                     let client = next % clients
                     let kind = mix.kind(of: next)
                     let header = Header(
-                        kind: .dispatch, clientID: clientIDs[client], clientSeq: UInt64(next + 1), actionType: mix.kinds[kind].type)
+                        kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(next + 1),
+                        actionType: mix.kinds[kind].type)
                     guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: next)], dontWait: true) else { break }
                     log.kind[next] = UInt16(kind)
                     next += 1
@@ -103,7 +104,9 @@ public struct LoadClient: Sendable {
             for (index, socket) in sockets.enumerated() where poller.isReadable(index) {
                 let at = MonotonicClock.nowNanoseconds() - start
                 while let frames = try socket.receive(dontWait: true) {
-                    guard let reply = try? Message(frames: frames) else { continue }
+                    // The client asks for its ACKs batched: one message may answer many dispatches.
+                    guard let message = try? Message(frames: frames), let replies = try? AckBatch.unpack(message) else { continue }
+                    for reply in replies {
                     let position = Int(reply.header.clientSeq) - 1
                     guard (0..<schedule.count).contains(position) else { continue }
                     switch reply.kind {
@@ -116,6 +119,7 @@ public struct LoadClient: Sendable {
                         answered += 1
                     default:
                         continue
+                    }
                     }
                 }
                 progress.ackedCount.store(answered, ordering: .relaxed)

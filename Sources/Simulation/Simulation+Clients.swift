@@ -21,7 +21,9 @@ extension Simulation {
             let (app, type, payload) = nextAction()
             let message = Message(
                 topic: app,
-                header: Header(kind: .dispatch, clientID: client.id, clientSeq: client.nextClientSeq, actionType: type), payload: payload)
+                header: Header(
+                    kind: .dispatch, flags: index % 2 == 1 ? .batchReplies : [], clientID: client.id, clientSeq: client.nextClientSeq,
+                    actionType: type), payload: payload)
             client.outstanding[client.nextClientSeq] = (message, now)
             client.nextClientSeq += 1
             send(.intake(peer: Simulation.peerID(.client(index), 1), message), from: .client(index), to: .dispatcher)
@@ -88,6 +90,12 @@ extension Simulation {
     func clientReceives(_ delivery: Delivery, client index: Int) {
         guard case .intakeReply(let message) = delivery else { return }
         record(18, Node.client(index).code, message.header.seq, "\(name(of: .client(index))) receives \(message.kind) seq \(message.header.seq)")
-        clientReply(index, message)
+        // Odd clients ask for their ACKs batched: each entry is checked as the ACK it stands for.
+        guard let replies = try? AckBatch.unpack(message) else {
+            fail("protocol", "\(name(of: .client(index))) received an ACK-BATCH that does not decode")
+            return
+        }
+        if message.kind == .ackBatch, index % 2 == 0 { fail("protocol", "\(name(of: .client(index))) got an ACK-BATCH it did not ask for") }
+        for reply in replies { clientReply(index, reply) }
     }
 }

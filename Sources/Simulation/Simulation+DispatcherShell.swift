@@ -85,7 +85,7 @@ extension Simulation {
             case .replyStatus:
                 continue
             case .publish(let message):
-                if message.kind == .action { witness(message) }
+                for action in (try? ActionBatch.unpack(message)) ?? [] where action.kind == .action { witness(action) }
                 for index in stores.indices { send(.action(message), from: .dispatcher, to: .store(index)) }
             case .append(let actions):
                 dispatcher.journal.append(actions)

@@ -83,10 +83,14 @@ struct TailCommand: AsyncParsableCommand {
                             poller.add(.socket(stores))
                             guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
                             while let frames = try socket.receive(dontWait: true) {
-                                guard let message = try? Message(frames: frames), message.kind == .action,
-                                    app == nil || message.topicString == app, type == nil || message.header.actionType == type
-                                else { continue }
-                                output(json ? jsonLine(message, host) : TailCommand.plainLine(message, host))
+                                // A burst's actions of one app may come as one ACTION-BATCH.
+                                guard let received = try? Message(frames: frames), let actions = try? ActionBatch.unpack(received) else { continue }
+                                for message in actions
+                                where message.kind == .action && (app == nil || message.topicString == app)
+                                    && (type == nil || message.header.actionType == type)
+                                {
+                                    output(json ? jsonLine(message, host) : TailCommand.plainLine(message, host))
+                                }
                             }
                             while let frames = try stores.receive(dontWait: true) {
                                 guard let message = try? Message(frames: frames), message.kind == .rejected,

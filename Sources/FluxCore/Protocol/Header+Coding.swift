@@ -7,7 +7,7 @@ extension Header {
         out.reserveCapacity(Header.fixedSize + type.count)
         out.append(Header.magic.0)
         out.append(Header.magic.1)
-        out.append(Header.protocolVersion)
+        out.append(kind.protocolVersion)
         out.append(kind.rawValue)
         out.appendLittleEndian(flags.rawValue)
         out.appendLittleEndian(UInt16(type.count))
@@ -29,8 +29,8 @@ extension Header {
         guard bytes[0] == Header.magic.0, bytes[1] == Header.magic.1 else {
             throw ProtocolError(.badMagic, "header magic is not 'ZF'")
         }
-        guard bytes[2] == Header.protocolVersion || bytes[2] == 1 else {
-            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[2]) is not supported (this node speaks 1 and 2)")
+        guard (1...Header.protocolVersion).contains(bytes[2]) else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[2]) is not supported (this node speaks 1 to 3)")
         }
         let fixedSize = bytes[2] == 1 ? Header.fixedSizeVersion1 : Header.fixedSize
         guard bytes.count >= fixedSize else {

@@ -19,7 +19,7 @@
 /// Version 1 headers (no history field, the action type at 48) are still read, with history 0.
 public struct Header: Equatable, Sendable {
     public static let magic: (UInt8, UInt8) = (0x5A, 0x46)
-    public static let protocolVersion: UInt8 = 2
+    public static let protocolVersion: UInt8 = 3
     public static let fixedSize = 56
     /// Version 1 had no history field.
     public static let fixedSizeVersion1 = 48
@@ -38,6 +38,8 @@ public struct Header: Equatable, Sendable {
         public static let part = Flags(rawValue: 1 << 3)
         /// NACK: refused for now (rate limited); the same action may be sent again later.
         public static let retryLater = Flags(rawValue: 1 << 4)
+        /// DISPATCH: the client reads ACK-BATCH, so its ACKs may come several to a message.
+        public static let batchReplies = Flags(rawValue: 1 << 5)
     }
 
     public var kind: MessageKind

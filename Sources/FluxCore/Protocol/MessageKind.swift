@@ -1,4 +1,4 @@
-/// Every kind of message in wire protocol v1 (docs/PROTOCOL.md).
+/// Every kind of message in the wire protocol (docs/PROTOCOL.md).
 public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// client → dispatcher intake: an action to sequence.
     case dispatch = 1
@@ -29,6 +29,14 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// store → views and `zflux tail` (state PUB): the store could not accept the action at `seq` in its
     /// state; the payload is the UTF-8 reason. The state is unchanged.
     case rejected = 14
+    /// dispatcher → stores (PUB): consecutive actions of one app, sequenced in one burst (protocol 3).
+    case actionBatch = 15
+    /// dispatcher → client: the ACKs of one burst for a client that asked for them batched (protocol 3).
+    case ackBatch = 16
+
+    /// The protocol version a header of this kind is written with: the kinds protocol 3 added say 3,
+    /// so an older reader refuses them by their version, and every other kind still says 2.
+    public var protocolVersion: UInt8 { rawValue >= MessageKind.actionBatch.rawValue ? 3 : 2 }
 
     public var description: String {
         switch self {
@@ -46,6 +54,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .statusRequest: "STATUS-REQUEST"
         case .status: "STATUS"
         case .rejected: "REJECTED"
+        case .actionBatch: "ACTION-BATCH"
+        case .ackBatch: "ACK-BATCH"
         }
     }
 }

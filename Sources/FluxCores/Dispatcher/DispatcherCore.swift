@@ -59,8 +59,9 @@ public final class DispatcherCore {
     private var stamped: [Message] = []
     /// Actions handed to the journal and not yet durable: published once they are.
     private var unpublished: [Message] = []
-    /// Replies waiting until everything up to `upTo` is durable, in order.
-    private var waitingReplies: [(upTo: UInt64, peer: [UInt8], reply: Message)] = []
+    /// Replies waiting until everything up to `upTo` is durable, in order. `batched`: the client reads
+    /// ACK-BATCH.
+    private var waitingReplies: [(upTo: UInt64, peer: [UInt8], reply: Message, batched: Bool)] = []
     private var nextHeartbeatMs: UInt64 = 0
     private let startedAtMs: UInt64
     public private(set) var accepted: UInt64 = 0
@@ -145,7 +146,8 @@ public final class DispatcherCore {
                     seq, peer,
                     Message(
                         header: Header(
-                            kind: .ack, seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, history: history.rawValue))
+                            kind: .ack, seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, history: history.rawValue)),
+                    sent.flags.contains(.batchReplies)
                 ))
             return
         }
@@ -198,7 +200,8 @@ public final class DispatcherCore {
                 Message(
                     header: Header(
                         kind: .ack, seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp,
-                        history: history.rawValue))
+                        history: history.rawValue)),
+                sent.flags.contains(.batchReplies)
             ))
     }
 
@@ -224,27 +227,40 @@ public final class DispatcherCore {
     }
 
     /// The journal has made everything up to `seq` durable: publish it and answer its clients.
+    ///
+    /// What became durable together goes out together: each run of one app's actions as one
+    /// ACTION-BATCH (a lone action as ACTION), and each batching client's ACKs as one ACK-BATCH.
     public func durable(through seq: UInt64) {
         precondition(seq <= head, "the journal cannot hold what was never sequenced")
         durableHead = max(durableHead, seq)
-        var published = 0
-        for action in unpublished {
-            guard action.header.seq <= durableHead else { break }
-            commands.append(.publish(action))
-            published += 1
-        }
-        unpublished.removeFirst(published)
+        let published = unpublished.prefix { $0.header.seq <= durableHead }
+        for message in ActionBatch.messages(for: published, history: history.rawValue) { commands.append(.publish(message)) }
+        unpublished.removeFirst(published.count)
         releaseReplies()
     }
 
     private func releaseReplies() {
         var released = 0
+        // Per batching client, where its ACK-BATCH goes in the replies and what it holds.
+        var batches: [[UInt8]: (position: Int, entries: [AckBatch.Entry])] = [:]
         for waiting in waitingReplies {
             guard waiting.upTo <= durableHead || brokenRules.contains(.durableBeforeAck) else { break }
-            commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
             released += 1
+            guard waiting.batched else {
+                commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
+                continue
+            }
+            if batches[waiting.peer] == nil {
+                batches[waiting.peer] = (commands.count, [])
+                // Its place, filled below.
+                commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
+            }
+            batches[waiting.peer]?.entries.append(AckBatch.Entry(waiting.reply.header))
         }
         waitingReplies.removeFirst(released)
+        for (peer, batch) in batches where batch.entries.count > 1 {
+            commands[batch.position] = .reply(.intake, peer: peer, AckBatch(entries: batch.entries, history: history.rawValue).message)
+        }
     }
 
     // MARK: Replay

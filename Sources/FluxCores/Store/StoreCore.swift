@@ -206,11 +206,19 @@ public final class StoreCore {
     /// The node is up: ask for everything after what the snapshot held.
     public func start(now: NodeTime) { requestReplay(now: now) }
 
-    /// A message from the dispatcher's action stream (ACTION or HEARTBEAT).
+    /// A message from the dispatcher's action stream (ACTION, ACTION-BATCH or HEARTBEAT).
     public func receivedFromDispatcher(_ message: Message, now: NodeTime) {
         lastHeardFromDispatcherMs = now.milliseconds
         guard !refusedForeignHistory else { return }
         switch message.kind {
+        case .actionBatch:
+            // Its actions, one by one, exactly as if each had come as an ACTION. A batch that does not
+            // decode is a gap like any lost message: the next heartbeat shows it, and a replay fills it.
+            do {
+                for action in try ActionBatch.actions(of: message) { receivedFromDispatcher(action, now: now) }
+            } catch {
+                logger.warning("dropped a malformed ACTION-BATCH", metadata: ["store": "\(rules.name)", "error": "\(error)"])
+            }
         case .action:
             // Seqs start at 1; a 0 is no action the dispatcher sequenced.
             guard message.header.seq > 0 else { return }

@@ -1,0 +1,142 @@
+/// ACTION-BATCH: the actions one drained burst sequenced, as few messages on the actions PUB as their
+/// order allows (protocol 3).
+///
+/// A burst becomes one message per run of consecutive actions of one app: a lone action stays a
+/// plain ACTION, two or more become an ACTION-BATCH whose topic is the app (so a subscriber's app
+/// filter still works) and whose payload has the REPLAY-BATCH layout. The runs go out in seq order,
+/// so a reader that unpacks each batch where it arrives sees exactly the ACTION stream it replaces.
+public enum ActionBatch {
+    /// Most actions in one batch, and the bytes past which a batch closes (as replay batches).
+    public static let maxActions = 512
+    public static let maxBytes = 1 << 20
+
+    /// The messages that carry `actions` (stamped ACTIONs, in seq order) on the actions PUB.
+    public static func messages(for actions: some Collection<Message>, history: UInt64) -> [Message] {
+        var out: [Message] = []
+        var run: [Message] = []
+        var runBytes = 0
+        func close() {
+            guard let first = run.first, let last = run.last else { return }
+            if run.count == 1 {
+                out.append(first)
+            } else {
+                out.append(
+                    Message(
+                        topic: first.topic, header: Header(kind: .actionBatch, seq: first.header.seq, ref: last.header.seq, history: history),
+                        payload: ReplayBatch.encode(run)))
+            }
+            run.removeAll(keepingCapacity: true)
+            runBytes = 0
+        }
+        for action in actions {
+            if let first = run.first, first.topic != action.topic || run.count == maxActions || runBytes >= maxBytes { close() }
+            run.append(action)
+            runBytes += action.topic.count + action.payload.count + Header.fixedSize + action.header.actionType.utf8.count + 12
+        }
+        close()
+        return out
+    }
+
+    /// The actions of an ACTION-BATCH, checked against its header: every entry an ACTION of the
+    /// batch's topic, seqs strictly increasing from `seq` to `ref`.
+    public static func actions(of batch: Message) throws(ProtocolError) -> [Message] {
+        guard batch.kind == .actionBatch else { throw ProtocolError(.unexpectedKind, "expected ACTION-BATCH, got \(batch.kind)") }
+        let actions = try ReplayBatch.decode(batch.payload)
+        guard let first = actions.first, let last = actions.last else {
+            throw ProtocolError(.malformedPayload, "an ACTION-BATCH holds no action")
+        }
+        guard first.header.seq == batch.header.seq, last.header.seq == batch.header.ref else {
+            throw ProtocolError(
+                .malformedPayload,
+                "ACTION-BATCH says seqs \(batch.header.seq)...\(batch.header.ref), holds \(first.header.seq)...\(last.header.seq)")
+        }
+        var previous: UInt64 = 0
+        for action in actions {
+            guard action.topic == batch.topic else { throw ProtocolError(.malformedPayload, "an ACTION-BATCH mixes apps") }
+            guard action.header.seq > previous else { throw ProtocolError(.malformedPayload, "ACTION-BATCH seqs do not increase") }
+            previous = action.header.seq
+        }
+        return actions
+    }
+
+    /// What arrived on the actions PUB as the ACTIONs it stands for: a batch unpacked, anything else
+    /// as it is.
+    public static func unpack(_ message: Message) throws(ProtocolError) -> [Message] {
+        message.kind == .actionBatch ? try actions(of: message) : [message]
+    }
+}
+
+/// ACK-BATCH: the ACKs one burst released for one client, in one message (protocol 3). Sent only to
+/// a client whose DISPATCH carried the ``Header/Flags/batchReplies`` flag; others get one ACK each.
+///
+/// Header: `seq` = the number of entries, `history` = the history serving them. Payload: `u32 count`,
+/// then per entry `u64 seq, u64 client id, u64 client seq, i64 timestamp` (little-endian), each what
+/// the ACK it stands for would have carried in those header fields.
+public struct AckBatch: Equatable, Sendable {
+    public struct Entry: Equatable, Sendable {
+        public var seq: UInt64
+        public var clientID: UInt64
+        public var clientSeq: UInt64
+        public var timestamp: Int64
+
+        public init(seq: UInt64, clientID: UInt64, clientSeq: UInt64, timestamp: Int64) {
+            (self.seq, self.clientID, self.clientSeq, self.timestamp) = (seq, clientID, clientSeq, timestamp)
+        }
+
+        /// The entry an ACK stands for.
+        public init(_ ack: Header) { self.init(seq: ack.seq, clientID: ack.clientID, clientSeq: ack.clientSeq, timestamp: ack.timestamp) }
+    }
+
+    public var entries: [Entry]
+    public var history: UInt64
+
+    public init(entries: [Entry], history: UInt64) { (self.entries, self.history) = (entries, history) }
+
+    public static let entryBytes = 32
+
+    public var message: Message {
+        var payload = [UInt8]()
+        payload.reserveCapacity(4 + entries.count * AckBatch.entryBytes)
+        payload.appendLittleEndian(UInt32(entries.count))
+        for entry in entries {
+            payload.appendLittleEndian(entry.seq)
+            payload.appendLittleEndian(entry.clientID)
+            payload.appendLittleEndian(entry.clientSeq)
+            payload.appendLittleEndian(UInt64(bitPattern: entry.timestamp))
+        }
+        return Message(header: Header(kind: .ackBatch, seq: UInt64(entries.count), history: history), payload: payload)
+    }
+
+    public init(_ message: Message) throws(ProtocolError) {
+        guard message.kind == .ackBatch else { throw ProtocolError(.unexpectedKind, "expected ACK-BATCH, got \(message.kind)") }
+        let bytes = message.payload
+        guard bytes.count >= 4 else { throw ProtocolError(.truncated, "ACK-BATCH ends inside its count") }
+        let count = Int(bytes.readLittleEndian(UInt32.self, at: 0))
+        guard bytes.count == 4 + count * AckBatch.entryBytes, UInt64(count) == message.header.seq else {
+            throw ProtocolError(.malformedPayload, "ACK-BATCH says \(count) entries (header \(message.header.seq)) in \(bytes.count) bytes")
+        }
+        entries = (0..<count).map { index in
+            let at = 4 + index * AckBatch.entryBytes
+            return Entry(
+                seq: bytes.readLittleEndian(UInt64.self, at: at), clientID: bytes.readLittleEndian(UInt64.self, at: at + 8),
+                clientSeq: bytes.readLittleEndian(UInt64.self, at: at + 16),
+                timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: at + 24)))
+        }
+        history = message.header.history
+    }
+
+    /// The ACK each entry stands for, as a client that reads single ACKs would have received it.
+    public var acks: [Message] {
+        entries.map { entry in
+            Message(
+                header: Header(
+                    kind: .ack, seq: entry.seq, clientID: entry.clientID, clientSeq: entry.clientSeq, timestamp: entry.timestamp, history: history))
+        }
+    }
+
+    /// What arrived on the intake as the replies it stands for: a batch as its ACKs, anything else as
+    /// it is.
+    public static func unpack(_ message: Message) throws(ProtocolError) -> [Message] {
+        message.kind == .ackBatch ? try AckBatch(message).acks : [message]
+    }
+}

@@ -107,19 +107,19 @@ public struct LoadClient: Sendable {
                     // The client asks for its ACKs batched: one message may answer many dispatches.
                     guard let message = try? Message(frames: frames), let replies = try? AckBatch.unpack(message) else { continue }
                     for reply in replies {
-                    let position = Int(reply.header.clientSeq) - 1
-                    guard (0..<schedule.count).contains(position) else { continue }
-                    switch reply.kind {
-                    case .ack:
-                        log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAt: reply.header.timestamp)
-                        answered += 1
-                    case .nack:
-                        log.nacked += 1
-                        if log.firstRefusal == nil { log.firstRefusal = String(decoding: reply.payload, as: UTF8.self) }
-                        answered += 1
-                    default:
-                        continue
-                    }
+                        let position = Int(reply.header.clientSeq) - 1
+                        guard (0..<schedule.count).contains(position) else { continue }
+                        switch reply.kind {
+                        case .ack:
+                            log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAt: reply.header.timestamp)
+                            answered += 1
+                        case .nack:
+                            log.nacked += 1
+                            if log.firstRefusal == nil { log.firstRefusal = String(decoding: reply.payload, as: UTF8.self) }
+                            answered += 1
+                        default:
+                            continue
+                        }
                     }
                 }
                 progress.ackedCount.store(answered, ordering: .relaxed)

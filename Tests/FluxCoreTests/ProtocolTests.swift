@@ -70,7 +70,7 @@ struct ProtocolTests {
             do { _ = try Header(decoding: copy); return nil } catch { return error.code }
         }
         #expect(decodeError { $0[0] = 0x00 } == .badMagic)
-        #expect(decodeError { $0[2] = 3 } == .unsupportedVersion)
+        #expect(decodeError { $0[2] = 4 } == .unsupportedVersion)
         #expect(decodeError { $0[3] = 0 } == .unknownKind)
         #expect(decodeError { $0[3] = 200 } == .unknownKind)
         #expect(decodeError { $0[56] = UInt8(ascii: "{") } == .badActionType)

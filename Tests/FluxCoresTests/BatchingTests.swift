@@ -1,0 +1,137 @@
+import Examples
+import FluxCore
+import FluxCores
+import Testing
+
+/// Protocol 3's batches: what a durable burst publishes and answers, and what a store makes of it.
+@Suite("Batching: ACTION-BATCH per run of one app, ACK-BATCH per asking client")
+struct BatchingTests {
+    typealias F = CoreFixtures
+
+    static let addTodo: [UInt8] = {
+        do {
+            return try Todo.app(environment: .mock()).wirePayload(type: "addTodo", argumentsJSON: Array(#"{"title":"milk"}"#.utf8))
+        } catch {
+            Issue.record(error, "todo's addTodo payload")
+            return []
+        }
+    }()
+
+    func dispatch(_ clientSeq: UInt64, client: UInt64 = 1, app: String = "counter", batched: Bool = false) -> Result<Message, ProtocolError> {
+        let payload = app == "counter" ? F.increment : BatchingTests.addTodo
+        return .success(
+            Message(
+                topic: app,
+                header: Header(
+                    kind: .dispatch, flags: batched ? .batchReplies : [], clientID: client, clientSeq: clientSeq,
+                    actionType: app == "counter" ? "incrementTapped" : "addTodo"), payload: payload))
+    }
+
+    @Test("a durable burst goes out as one message per run of one app's actions, in seq order; a lone action stays an ACTION")
+    func actionBatches() throws {
+        let core = F.makeDispatcher(apps: [Counter.app(), Todo.app(environment: .mock())])
+        for (seq, app) in ["counter", "counter", "counter", "todo", "counter"].enumerated() {
+            core.receivedIntake(dispatch(UInt64(seq + 1), app: app), from: [1], now: F.at(0))
+        }
+        core.endOfBurst()
+        let refusals = core.takeCommands().compactMap(\.intakeReply).map { String(decoding: $0.payload, as: UTF8.self) }
+        try #require(core.head == 5, "refused: \(refusals)")
+        core.durable(through: 5)
+        let published = core.takeCommands().compactMap(\.published)
+        #expect(published.map(\.kind) == [.actionBatch, .action, .action])
+        #expect(published.map(\.topicString) == ["counter", "todo", "counter"])
+        let batch = try #require(published.first)
+        #expect(batch.header.seq == 1 && batch.header.ref == 3 && batch.header.history == F.history.rawValue)
+        let unpacked = try published.flatMap { try ActionBatch.unpack($0) }
+        #expect(unpacked.map(\.header.seq) == [1, 2, 3, 4, 5], "the same ACTIONs, in the same order, as unbatched")
+        #expect(unpacked.allSatisfy { $0.kind == .action })
+    }
+
+    @Test("a batch closes at 512 actions")
+    func batchCap() throws {
+        let actions = (1...1100).map { F.action(UInt64($0)) }
+        let messages = ActionBatch.messages(for: actions, history: 9)
+        #expect(messages.map(\.kind) == [.actionBatch, .actionBatch, .actionBatch])
+        #expect(try messages.map { try ActionBatch.actions(of: $0).count } == [512, 512, 76])
+    }
+
+    @Test("a client that asks gets one ACK-BATCH per burst; one that does not gets an ACK each")
+    func ackBatches() throws {
+        let core = F.makeDispatcher()
+        for clientSeq: UInt64 in 1...3 { core.receivedIntake(dispatch(clientSeq, client: 7, batched: true), from: [7], now: F.at(1)) }
+        for clientSeq: UInt64 in 1...2 { core.receivedIntake(dispatch(clientSeq, client: 8), from: [8], now: F.at(1)) }
+        core.endOfBurst()
+        _ = core.takeCommands()
+        core.durable(through: 5)
+        let replies = core.takeCommands().compactMap(\.intakeReply)
+        #expect(replies.map(\.kind) == [.ackBatch, .ack, .ack])
+        let batch = try AckBatch(try #require(replies.first))
+        #expect(batch.entries.map(\.clientSeq) == [1, 2, 3] && batch.entries.map(\.seq) == [1, 2, 3])
+        #expect(batch.entries.allSatisfy { $0.clientID == 7 && $0.timestamp > 0 } && batch.history == F.history.rawValue)
+        #expect(replies.dropFirst().map(\.header.clientID) == [8, 8])
+        // A lone ACK is sent as an ACK, even to a client that reads batches.
+        core.receivedIntake(dispatch(4, client: 7, batched: true), from: [7], now: F.at(1))
+        core.endOfBurst()
+        core.durable(through: 6)
+        #expect(core.takeCommands().compactMap(\.intakeReply).map(\.kind) == [.ack])
+    }
+
+    @Test("ACK-BATCH round-trips, and a count that disagrees with the bytes is refused")
+    func ackBatchCoding() throws {
+        let batch = AckBatch(
+            entries: [.init(seq: 5, clientID: 1, clientSeq: 2, timestamp: -3), .init(seq: 6, clientID: 1, clientSeq: 3, timestamp: 4)], history: 11)
+        #expect(try AckBatch(batch.message) == batch)
+        #expect(batch.acks.map(\.header.seq) == [5, 6] && batch.acks.allSatisfy { $0.kind == .ack && $0.header.history == 11 })
+        var short = batch.message
+        short.payload.removeLast()
+        #expect(throws: ProtocolError.self) { try AckBatch(short) }
+        var lying = batch.message
+        lying.header.seq = 3
+        #expect(throws: ProtocolError.self) { try AckBatch(lying) }
+    }
+
+    @Test("an ACTION-BATCH whose header disagrees with its actions, or that mixes apps, is refused")
+    func actionBatchChecks() throws {
+        let good = try #require(ActionBatch.messages(for: [F.action(1), F.action(2)], history: 0).first)
+        var wrongRange = good
+        wrongRange.header.ref = 3
+        #expect(throws: ProtocolError.self) { try ActionBatch.actions(of: wrongRange) }
+        var otherTopic = good
+        otherTopic.topic = Array("todo".utf8)
+        #expect(throws: ProtocolError.self) { try ActionBatch.actions(of: otherTopic) }
+        let backwards = Message(
+            topic: "counter", header: Header(kind: .actionBatch, seq: 2, ref: 1), payload: ReplayBatch.encode([F.action(2), F.action(1)]))
+        #expect(throws: ProtocolError.self) { try ActionBatch.actions(of: backwards) }
+    }
+
+    @Test("a store applies a batch's actions as if each had come alone, and repairs a batch that does not decode as a gap")
+    func storeReadsBatches() throws {
+        var made: [RecordingRuntime] = []
+        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) {
+            let runtime = RecordingRuntime()
+            made.append(runtime)
+            return runtime
+        }
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        _ = core.takeCommands()
+        let batches = ActionBatch.messages(for: (1...3).map { F.action($0) }, history: 0)
+        core.receivedFromDispatcher(try #require(batches.first), now: F.at(2))
+        #expect(core.version == 3 && made.last?.count == 3)
+        var broken = try #require(ActionBatch.messages(for: (4...5).map { F.action($0) }, history: 0).first)
+        broken.payload[0] = 0xFF
+        core.receivedFromDispatcher(broken, now: F.at(3))
+        #expect(core.version == 3, "nothing of a malformed batch applies")
+        core.receivedFromDispatcher(F.action(6), now: F.at(4))
+        #expect(core.version == 3 && core.takeCommands().compactMap(\.replayFrom) == [4], "the next action shows the gap, and a replay fills it")
+    }
+
+    @Test("the new kinds are written as protocol 3, the others still as 2, and a reader takes 1 to 3")
+    func versions() throws {
+        #expect(Header(kind: .actionBatch).encoded()[2] == 3 && Header(kind: .ackBatch).encoded()[2] == 3)
+        #expect(Header(kind: .ack).encoded()[2] == 2 && Header(kind: .action).encoded()[2] == 2)
+        var four = Header(kind: .ack).encoded()
+        four[2] = 4
+        #expect(throws: ProtocolError.self) { try Header(decoding: four) }
+    }
+}

@@ -4,7 +4,7 @@ import CLinux
     import Glibc
 #endif
 
-/// A one-shot timer on the monotonic clock as a descriptor, so a poll loop wakes at a precise instant
+/// A timer on the monotonic clock as a descriptor, so a poll loop wakes at a precise instant
 /// (zmq_poll's own timeout counts whole milliseconds). Owned by one thread.
 public final class TimerFD {
     public let descriptor: Int32
@@ -24,6 +24,23 @@ public final class TimerFD {
         spec.it_value.tv_nsec = Int(nanoseconds % 1_000_000_000)
         // An all-zero time disarms the timer; the instant 0 is long past, so fire at once instead.
         if nanoseconds == 0 { spec.it_value.tv_nsec = 1 }
+        _ = timerfd_settime(descriptor, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+    }
+
+    /// Fires at `nanoseconds`, then every `interval` nanoseconds after it, with no call per expiry
+    /// (setting a timer costs a hypervisor exit on a VM; a periodic one is set once).
+    public func arm(atMonotonicNanoseconds nanoseconds: UInt64, every interval: UInt64) {
+        var spec = itimerspec()
+        spec.it_value.tv_sec = time_t(nanoseconds / 1_000_000_000)
+        spec.it_value.tv_nsec = Int(max(nanoseconds % 1_000_000_000, nanoseconds == 0 ? 1 : 0))
+        spec.it_interval.tv_sec = time_t(interval / 1_000_000_000)
+        spec.it_interval.tv_nsec = Int(interval % 1_000_000_000)
+        _ = timerfd_settime(descriptor, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+    }
+
+    /// Stops the timer: it does not fire until armed again.
+    public func disarm() {
+        var spec = itimerspec()
         _ = timerfd_settime(descriptor, Int32(TFD_TIMER_ABSTIME), &spec, nil)
     }
 

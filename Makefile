@@ -52,7 +52,10 @@ bench: deps
 	.build/release/zflux bench --rate 10000 --duration 10 --floor --fsync none --transport tcp
 	.build/release/zflux bench --rate 5000 --duration 5 --fsync none --state-items 10
 	.build/release/zflux bench --rate 5000 --duration 5 --fsync none --state-items 10000
-	.build/release/zflux bench --max --rate 25000 --duration 2 --warm-up 0.5 --floor --fsync batch
+	.build/release/zflux bench --max --floor --fsync batch
+	.build/release/zflux bench --rate 100000 --duration 4 --floor --fsync batch
+	.build/release/zflux bench --rate 10000 --duration 8 --floor --fsync batch
+	.build/release/zflux bench --rate 2000 --duration 8 --floor --fsync none
 	.build/release/zflux bench --workload deploy/bench/examples-mix.toml --duration 10 --floor
 
 demo: build

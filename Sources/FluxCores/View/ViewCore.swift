@@ -88,8 +88,10 @@ public final class ViewCore {
         guard relation != .older else { return }  // a late answer from before the store's history moved on
         lastHeardMs = now.milliseconds
         // Never go back in time, within one history: an older snapshot than what is shown is ignored
-        // (then re-asked). A snapshot of a newer history replaces what is shown, whatever its version.
-        if state == nil || reply.header.seq >= version || relation == .newer {
+        // (then re-asked). A snapshot of a newer history replaces what is shown, whatever its version,
+        // and so does one current through more than what is shown (its last change may be older than
+        // the shown version: a store that restarted from an older snapshot took that version back).
+        if state == nil || reply.header.seq >= version || relation == .newer || reply.header.ref > max(version, currentThrough) {
             version = reply.header.seq
             currentThrough = max(reply.header.seq, reply.header.ref)
             if reply.header.history != 0 { history = reply.header.history }
@@ -144,10 +146,15 @@ public final class ViewCore {
             if message.header.seq > version {
                 // The store published a version this view never received.
                 askForSnapshot(because: "missed version \(message.header.seq)", now: now)
+            } else if message.header.seq < version {
+                // The store's last update is older than what is shown: it restarted from an older snapshot
+                // after publishing this view's version. Its state has not changed since `seq`, which says
+                // nothing of the shown one (the actions after `seq` may have changed the state and then
+                // changed it back), so the view takes the store's state as it is now.
+                askForSnapshot(because: "the store's last update is \(message.header.seq), older than the one shown", now: now)
             } else {
-                // The store applied up to `ref` and its state did not change since `seq`, its last update, which
-                // this view holds (a store that restarted from an older snapshot may name an earlier one:
-                // it publishes as soon as anything changes, so nothing changed since that one either).
+                // The store applied up to `ref` and its state did not change since `seq`, its last update,
+                // which this view holds.
                 let through = max(message.header.ref, currentThrough)
                 if connection != .live {
                     currentThrough = max(currentThrough, through)
@@ -209,7 +216,10 @@ public final class ViewCore {
 
     private func applyUpdate(_ update: Message, now: NodeTime) {
         let header = update.header
-        guard header.seq > version else { return }  // already covered by what is shown
+        // Already covered by what is shown: the store said its state did not change through
+        // `currentThrough`, so an update at or below it is one a restarted store took back (it
+        // published it, then came back from an older snapshot) or one the shown state includes.
+        guard header.seq > max(version, currentThrough) else { return }
         publishedAt = header.timestamp
         updateBytes = update.payload.count
         if header.flags.contains(.fullState) {

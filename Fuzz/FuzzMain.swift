@@ -125,9 +125,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = assembler.accept(Message(topic: "s", header: header, payload: Array(chunk)))
         }
     case "session":
-        // A session file from someone else (`journal import`): decoding and the checks before anything
+        // A session file from someone else (`journal import`): reading it as `load` does and the checks before anything
         // is written turn any bytes into a session or an error; a session that passes makes messages.
-        guard let session = try? JSONDecoder().decode(Session.self, from: Data(bytes)) else { break }
+        guard let session = try? Session.decode(Data(bytes), source: "fuzz") else { break }
         if (try? session.validate(apps: apps)) != nil {
             for action in [session.anchor].compactMap({ $0 }) + session.actions { _ = action.message(history: 1).frames }
             precondition((try? session.encoded()) != nil, "a valid session does not encode")

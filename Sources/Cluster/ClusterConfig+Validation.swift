@@ -92,8 +92,8 @@ extension ClusterConfig {
             if let apps, !apps.contains(where: { $0.name == app }) {
                 throw ClusterError("store '\(entry.name)': unknown app '\(app)' (known apps: \(apps.map(\.name).joined(separator: ", ")))")
             }
-            guard !entry.name.isEmpty, entry.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-                throw ClusterError("store name '\(entry.name)' must be letters, digits, '-' or '_'")
+            guard NodeName.isValid(entry.name) else {
+                throw ClusterError("store name '\(entry.name)' must be \(NodeName.rule)")
             }
         }
         if let apps {

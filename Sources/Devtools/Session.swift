@@ -101,19 +101,28 @@ public struct Session: Codable, Sendable, Equatable {
     /// Reads a session file, checking that it is one and that its actions are in order.
     public static func load(_ path: String) throws -> Session {
         guard let data = FileManager.default.contents(atPath: path) else { throw RewindError("cannot read \(path)") }
+        return try decode(data, source: path)
+    }
+
+    /// A session from a file's bytes (`source` names the file in errors), with the same checks as `load`.
+    public static func decode(_ data: Data, source: String) throws -> Session {
         let session: Session
         do {
             session = try JSONDecoder().decode(Session.self, from: data)
         } catch {
-            throw RewindError("\(path) is not a zflux session file: \(error)")
+            throw RewindError("\(source) is not a zflux session file: \(error)")
         }
         guard session.format == formatName else {
-            throw RewindError("\(path) is a session of format '\(session.format)'; this zflux reads '\(formatName)'")
+            throw RewindError("\(source) is a session of format '\(session.format)'; this zflux reads '\(formatName)'")
         }
-        guard session.from >= 1, session.from <= session.to, session.actions.map(\.seq) == Array(session.from...session.to),
-            session.anchor.map({ $0.seq + 1 == session.from }) ?? (session.from == 1)
+        // Read from someone else's file: every seq is compared without arithmetic that can overflow and
+        // without building the range the file claims (`to` may be 2^64 - 1).
+        let (from, to) = (session.from, session.to)
+        guard from >= 1, from <= to, !session.actions.isEmpty, to - from == UInt64(session.actions.count - 1),
+            session.actions.enumerated().allSatisfy({ index, action in action.seq == from + UInt64(index) }),
+            session.anchor.map({ $0.seq == from - 1 }) ?? (from == 1)
         else {
-            throw RewindError("\(path) does not hold the actions \(session.from)…\(session.to) in order")
+            throw RewindError("\(source) does not hold the actions \(session.from)…\(session.to) in order")
         }
         return session
     }

@@ -23,11 +23,11 @@ extension Session {
         guard !stores.isEmpty else { throw RewindError("session: no stores") }
         var names: Set<String> = []
         for (index, store) in stores.enumerated() {
-            guard Session.isValidName(store.name) else {
-                throw RewindError("session: stores[\(index)].name \(quoted(store.name)) must be 1–64 letters, digits, '-' or '_'")
+            guard NodeName.isValid(store.name) else {
+                throw RewindError("session: stores[\(index)].name \(quoted(store.name)) must be \(NodeName.rule)")
             }
-            guard Session.isValidName(store.app) else {
-                throw RewindError("session: stores[\(index)].app \(quoted(store.app)) must be 1–64 letters, digits, '-' or '_'")
+            guard NodeName.isValid(store.app) else {
+                throw RewindError("session: stores[\(index)].app \(quoted(store.app)) must be \(NodeName.rule)")
             }
             guard names.insert(store.name).inserted else { throw RewindError("session: store '\(store.name)' appears twice") }
             guard store.version < from else {
@@ -55,7 +55,7 @@ extension Session {
         guard action.type.utf8.count <= Header.maxActionTypeLength, Header.isValidActionType(Array(action.type.utf8)) else {
             throw RewindError("session: \(field).type \(quoted(action.type)) is not an action type (letters, digits and '_', at most 255 bytes)")
         }
-        guard Session.isValidName(action.app) else { throw RewindError("session: \(field).app \(quoted(action.app)) is not an app name") }
+        guard NodeName.isValid(action.app) else { throw RewindError("session: \(field).app \(quoted(action.app)) is not an app name") }
         guard action.wire.count <= maxPayloadBytes else {
             throw RewindError("session: \(field) has a payload of \(action.wire.count) bytes, over the intake's limit of \(maxPayloadBytes)")
         }
@@ -66,13 +66,6 @@ extension Session {
                 throw RewindError("session: \(field) (\(action.app).\(action.type)) is refused by its app: \(error.reason)")
             }
         }
-    }
-
-    /// The store-name rule of `cluster check`, with a length limit: the name becomes a file name.
-    static func isValidName(_ name: String) -> Bool {
-        // A letter or digit first: a name becomes a node's command-line argument, where `-x` is an option.
-        guard let first = name.first, first.isASCII && (first.isLetter || first.isNumber) else { return false }
-        return name.count <= 64 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
     private func quoted(_ text: String) -> String {

@@ -99,4 +99,30 @@ struct SessionImportTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "nothing was written")
         #expect(!FileManager.default.fileExists(atPath: dir + "-victim"), "nothing was written outside")
     }
+
+    @Test(
+        "a session file with hostile numbers is refused when read, before any check could trap",
+        arguments: ["to = 2^64-1", "to = 4e9", "anchor.seq = 2^64-1", "no actions"])
+    func hostileFile(_ case: String) throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var bad = try session()
+        switch `case` {
+        case "to = 2^64-1": bad.to = .max
+        case "to = 4e9": bad.to = 4_000_000_000
+        case "anchor.seq = 2^64-1":
+            var anchor = bad.actions[0]
+            anchor.seq = .max
+            bad.anchor = anchor
+        default: bad.actions = []
+        }
+        // `journal import` reads the file first (Session.load), then checks it: the read must not trap.
+        let path = dir + "/bad.session"
+        try bad.encoded().write(to: URL(fileURLWithPath: path))
+        #expect {
+            try Session.load(path)
+        } throws: { error in
+            "\(error)".contains("does not hold the actions")
+        }
+    }
 }

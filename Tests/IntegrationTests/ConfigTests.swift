@@ -22,6 +22,10 @@ struct ConfigTests {
             ("[cluster]\ntransport = \"ipc\"\n", "no [[store]] entries"),
             ("[cluster]\ntransport = \"tcp\"\nhost = \"0.0.0.0\"\n[[store]]\nname = \"todo\"\n", "set allow_remote = true"),
             ("[cluster]\nqueue_mb = 0\n[[store]]\nname = \"todo\"\n", "queue_mb must be between 1 and 65536"),
+            // One name rule with `journal import`: a name becomes a file name and a node's argument.
+            ("[[store]]\nname = \"-x\"\napp = \"todo\"\n", "store name '-x' must be 1–64 ASCII letters"),
+            ("[[store]]\nname = \"caf\u{E9}\"\napp = \"todo\"\n", "must be 1–64 ASCII letters"),
+            ("[[store]]\nname = \"\(String(repeating: "t", count: 65))\"\napp = \"todo\"\n", "must be 1–64 ASCII letters"),
         ]
         for (text, expected) in cases {
             let file = NSTemporaryDirectory() + "zflux-config-\(UUID().uuidString).toml"

@@ -73,6 +73,18 @@ struct SelectionFloodTests {
         #expect(runtime.stateReads - reads <= 3, "the new version: read for the update and the selections")
     }
 
+    @Test("a topic longer than 1 KiB is ignored before it is parsed or remembered")
+    func longTopic() throws {
+        let (core, _) = caughtUpStore()
+        _ = core.takeCommands()
+        let long = try StatePath(parsing: String(repeating: "k", count: 2_000)).topic(store: "counter")
+        core.subscriptionChanged(topic: long, subscribed: true, now: F.at(2))
+        #expect(core.takeCommands().compactMap(\.published).isEmpty, "not followed")
+        let short = try StatePath(parsing: "count").topic(store: "counter")
+        core.subscriptionChanged(topic: short, subscribed: true, now: F.at(2))
+        #expect(core.takeCommands().compactMap(\.published).map(\.topicString) == [short], "a short one still is")
+    }
+
     @Test("a peer holding the cap cannot starve a real view: the view's snapshot request claims its refused topic, within its peer's share")
     func claimPastTheCap() throws {
         let (core, _) = caughtUpStore()

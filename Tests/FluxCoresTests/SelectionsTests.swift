@@ -31,4 +31,22 @@ struct SelectionsTests {
         selections.unfollow("?s/a")
         #expect(selections.canFollow("?s/c") && selections.sorted.map(\.topic) == ["?s/b"])
     }
+
+    @Test("refused and asked-for topics stay bounded however many distinct ones a peer sends, and go with their topic")
+    func rememberedIsBounded() throws {
+        var selections = Selections(limit: 1, hardLimit: 8)
+        _ = selections.follow("?s/a", path: try path("a"), value: .null, published: 0)
+        for index in 0..<1_000 {
+            selections.refuse("?s/r\(index)")
+            selections.asked("?s/q\(index)", by: [UInt8(index % 200)])
+        }
+        #expect(selections.remembered.refused == 32 && selections.remembered.asked == 32, "hardLimit * 4 each")
+        // The newest is always kept: its view is the one about to claim it.
+        #expect(selections.canClaim("?s/r999", by: [1]))
+        selections.asked("?s/q999", by: [9])
+        #expect(selections.takeAsker(of: "?s/q999") == [9] && selections.takeAsker(of: "?s/q999") == nil)
+        selections.asked("?s/gone", by: [3])
+        selections.unfollow("?s/gone")
+        #expect(selections.takeAsker(of: "?s/gone") == nil, "a topic's last follower left: nothing of it stays")
+    }
 }

@@ -24,14 +24,20 @@ struct Selections {
     let claimsPerPeer: Int
     let hardLimit: Int
     private var byTopic: [String: Selection] = [:]
-    /// Topics subscribed to but refused at the cap, oldest first (bounded), that a peer may claim.
-    private var refused: [String] = []
+    /// Topics subscribed to but refused at the cap, that a peer may claim. Bounded: past `hardLimit * 4`
+    /// one is forgotten (any one: a forgotten topic is only not claimable, and its view asks again).
     private var refusedSet: Set<String> = []
     /// The topics each peer claimed past the cap.
     private var claims: [[UInt8]: Set<String>] = [:]
     /// Topics a peer asked for before their subscription arrived (requests and subscriptions travel on
-    /// two sockets), oldest first (bounded): claimed for that peer if the subscription is refused.
-    private var asked: [(topic: String, peer: [UInt8])] = []
+    /// two sockets), bounded like `refusedSet`: claimed for that peer if the subscription is refused.
+    /// Every operation on these is a hash lookup, so a peer repeating a topic costs no scan.
+    private var asked: [String: [UInt8]] = [:]
+
+    /// The longest topic followed, in UTF-8 bytes: a path into a state is short, and a longer one is
+    /// ignored before it is parsed or remembered, which bounds what the sets above can hold
+    /// (`hardLimit * 4` topics of at most 1 KiB each).
+    static let maxTopicBytes = 1024
 
     init(limit: Int, claimsPerPeer: Int = 16, hardLimit: Int? = nil) {
         self.limit = limit
@@ -40,6 +46,8 @@ struct Selections {
     }
 
     var isEmpty: Bool { byTopic.isEmpty }
+    /// How many refused and asked-for topics are remembered (bounded by `hardLimit * 4` each).
+    var remembered: (refused: Int, asked: Int) { (refusedSet.count, asked.count) }
     var count: Int { byTopic.count }
 
     subscript(topic: String) -> Selection? { byTopic[topic] }
@@ -63,7 +71,8 @@ struct Selections {
     /// The last follower of `topic` left.
     mutating func unfollow(_ topic: String) {
         byTopic[topic] = nil
-        if refusedSet.remove(topic) != nil { refused.removeAll { $0 == topic } }
+        refusedSet.remove(topic)
+        asked[topic] = nil
         for (peer, topics) in claims where topics.contains(topic) {
             claims[peer]?.remove(topic)
             if claims[peer]?.isEmpty == true { claims[peer] = nil }
@@ -72,22 +81,20 @@ struct Selections {
 
     /// A peer asked for `topic` while it was neither followed nor refused: its subscription may come next.
     mutating func asked(_ topic: String, by peer: [UInt8]) {
-        asked.removeAll { $0.topic == topic }
-        asked.append((topic, peer))
-        if asked.count > hardLimit * 4 { asked.removeFirst() }
+        if asked[topic] == nil, asked.count >= hardLimit * 4 { asked.remove(at: asked.startIndex) }
+        asked[topic] = peer
     }
 
     /// The peer that asked for `topic` before its subscription, if any (and forgets it).
     mutating func takeAsker(of topic: String) -> [UInt8]? {
-        guard let index = asked.firstIndex(where: { $0.topic == topic }) else { return nil }
-        return asked.remove(at: index).peer
+        asked.removeValue(forKey: topic)
     }
 
     /// `topic` was subscribed to while the cap was full: remembered (bounded) for a peer to claim.
     mutating func refuse(_ topic: String) {
-        guard refusedSet.insert(topic).inserted else { return }
-        refused.append(topic)
-        if refused.count > hardLimit * 4 { refusedSet.remove(refused.removeFirst()) }
+        guard !refusedSet.contains(topic) else { return }
+        if refusedSet.count >= hardLimit * 4 { refusedSet.remove(at: refusedSet.startIndex) }
+        refusedSet.insert(topic)
     }
 
     /// Whether `peer`, asking for `topic`'s snapshot, may have it followed past the cap.
@@ -98,7 +105,7 @@ struct Selections {
     /// Follows a refused `topic` for `peer`, past the cap.
     mutating func claim(_ topic: String, by peer: [UInt8], path: StatePath, value: JSONValue, published: UInt64) -> UInt64 {
         claims[peer, default: []].insert(topic)
-        if refusedSet.remove(topic) != nil { refused.removeAll { $0 == topic } }
+        refusedSet.remove(topic)
         return follow(topic, path: path, value: value, published: published)
     }
 

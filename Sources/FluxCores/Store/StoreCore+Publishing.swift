@@ -98,13 +98,13 @@ extension StoreCore {
     /// lookup), the state is read as JSON at most once per version however many topics arrive, and
     /// refusals past the cap are counted and told once a minute.
     public func subscriptionChanged(topic: String, subscribed: Bool, now: NodeTime) {
-        guard let path = StatePath.fromTopic(topic, store: rules.name) else { return }
+        guard topic.utf8.count <= Selections.maxTopicBytes, topic.hasPrefix(StatePath.topicPrefix + rules.name + "/") else { return }
         guard subscribed else {
             selections.unfollow(topic)
             if selections.isEmpty { selectionState = nil }  // the memory goes with the last follower
             return
         }
-        guard selections[topic] == nil else { return }
+        guard selections[topic] == nil, let path = StatePath.fromTopic(topic, store: rules.name) else { return }
         guard selections.canFollow(topic) else {
             selections.refuse(topic)
             // Its view may have asked for its snapshot already: then the claim is made now.
@@ -170,7 +170,7 @@ extension StoreCore {
         publishStateIfChanged(now: now)
         let topic = path.topic(store: rules.name)
         // A topic refused at the cap, asked for by a view: followed after all, within the peer's share.
-        if selections[topic] == nil {
+        if selections[topic] == nil, topic.utf8.count <= Selections.maxTopicBytes {
             if selections.canClaim(topic, by: peer), let state = stateForSelections() {
                 _ = selections.claim(topic, by: peer, path: path, value: path.select(in: state), published: lastPublishedVersion)
             } else {

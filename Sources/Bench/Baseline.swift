@@ -19,6 +19,9 @@ public struct BaselineVerdict: Sendable, Equatable {
     /// The baseline's name, for the text.
     public var baseline: String
 
+    /// Percentiles left out because either run had too few samples to place them (see `Baseline`).
+    public var skipped: [String] = []
+
     public var regressions: [Figure] { figures.filter(\.regressed) }
 
     /// The comparison as a table for people.
@@ -34,12 +37,18 @@ public struct BaselineVerdict: Sendable, Equatable {
                 "  " + figure.name.padding(toLength: 26, withPad: " ", startingAt: 0) + cells.joined() + "  "
                     + (figure.regressed ? "REGRESSION" : "ok"))
         }
+        if !skipped.isEmpty {
+            lines.append("  not compared, too few samples for a stable figure: " + skipped.joined(separator: ", "))
+        }
         lines.append(regressions.isEmpty ? "no regression" : "\(regressions.count) regression(s): " + regressions.map(\.name).joined(separator: ", "))
         return lines.joined(separator: "\n")
     }
 }
 
 public enum Baseline {
+    /// The samples a percentile needs above it to be compared: p99 needs 1,000 samples, p99.9 10,000.
+    public static let minimumTail = 10
+
     /// What an earlier `--json` report must hold to be compared with.
     struct Earlier: Decodable {
         var e2e: LatencyStats
@@ -61,17 +70,27 @@ public enum Baseline {
             )
         }
         var figures: [BaselineVerdict.Figure] = []
+        var skipped: [String] = []
         func add(_ name: String, _ old: Double, _ new: Double) {
             figures.append(.init(name: name, old: old, new: new, regressed: old > 0 && new > old * (1 + threshold)))
         }
         for (label, old, new) in [("dispatch → ack", earlier.ack, current.ack), ("dispatch → view", earlier.e2e, current.e2e)] {
-            add("\(label) p50 µs", old.p50Us, new.p50Us)
-            add("\(label) p90 µs", old.p90Us, new.p90Us)
-            add("\(label) p99 µs", old.p99Us, new.p99Us)
-            add("\(label) p99.9 µs", old.p999Us, new.p999Us)
+            let samples = min(old.count, new.count)
+            for (name, tail, before, now) in [
+                ("p50", 0.5, old.p50Us, new.p50Us), ("p90", 0.1, old.p90Us, new.p90Us), ("p99", 0.01, old.p99Us, new.p99Us),
+                ("p99.9", 0.001, old.p999Us, new.p999Us),
+            ] {
+                // A percentile is a figure only with samples beyond it: with fewer than `minimumTail`
+                // above it, p99.9 of 800 samples is the maximum, which one hiccup of the host moves.
+                guard Double(samples) * tail >= Double(minimumTail) else {
+                    skipped.append("\(label) \(name)")
+                    continue
+                }
+                add("\(label) \(name) µs", before, now)
+            }
         }
         if let old = earlier.cpuUsPerAction?["all"], let new = current.cpuUsPerAction["all"] { add("CPU µs per action", old, new) }
-        return BaselineVerdict(figures: figures, threshold: threshold, baseline: source)
+        return BaselineVerdict(figures: figures, threshold: threshold, baseline: source, skipped: skipped)
     }
 }
 

@@ -26,7 +26,12 @@ struct BenchCommand: AsyncParsableCommand {
             rates and a ramp, from a TOML file (docs/GUIDE.md §6). Apps this binary does not host are sent \
             JSON payloads, judged by the cluster's dispatcher, and followed by views that track versions \
             only. --baseline OLD.json compares the run with an earlier --json report and exits 1 when a \
-            latency percentile or the CPU per action is worse by more than --regression.
+            latency percentile or the CPU per action is worse by more than --regression; a percentile \
+            with fewer than ten samples beyond it in either run (p99.9 of a run under 10,000 actions) is \
+            listed as not compared rather than judged.
+
+            Every option below is the load test's, `zflux bench run` (the default subcommand): \
+            `zflux bench run --help` lists them all.
 
             Exit status: 0 when every action was acknowledged and seen in its app's views; 3 when one was \
             lost or refused by the dispatcher (the report says why); 1 on a regression against --baseline \

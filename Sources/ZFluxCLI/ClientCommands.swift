@@ -11,7 +11,7 @@ struct DispatchCommand: ParsableCommand {
             ARGUMENTS is a JSON object with the action's arguments, e.g.
               zflux dispatch todo addTodo '{"title":"Buy milk"}'
               zflux dispatch counter incrementTapped
-            A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2. `zflux apps` lists every app's actions.
+            A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2. `zflux apps` lists the actions of every app this binary hosts (for a cluster of your own apps, ask its own binary).
 
             The dispatcher acknowledges an action once it is sequenced and durable; the app's stores apply it after. With --wait the command also waits for them: it prints the seq once every store of the app has applied it (their state is then current through that seq, the version `zflux state` reports), or prints the store's reason and exits 1 when a store's reducer refused the action. Stores that say nothing within the timeout exit 2.
             """)

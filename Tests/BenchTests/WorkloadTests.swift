@@ -150,9 +150,9 @@ struct WorkloadTests {
         #expect(perApp.lost == 0 && perApp.e2e.count == 4)
     }
 
-    static func report(e2eP99: Double, ackP50: Double = 100) -> BenchReport {
+    static func report(e2eP99: Double, ackP50: Double = 100, samples: Int = 10_000) -> BenchReport {
         var result = TrialResult()
-        for _ in 0..<100 {
+        for _ in 0..<samples {
             result.e2e.record(nanoseconds: UInt64(e2eP99 * 1000))
             result.ack.record(nanoseconds: UInt64(ackP50 * 1000))
         }
@@ -176,5 +176,15 @@ struct WorkloadTests {
         #expect(throws: BenchError.self) {
             try Baseline.compare(current: Self.report(e2eP99: 1), baseline: Data(#"{"hello": 1}"#.utf8), source: "x.json", threshold: 0.1)
         }
+    }
+
+    @Test("a percentile with fewer than ten samples beyond it is not compared: a 2 s run's p99.9 is its maximum")
+    func baselineNeedsSamples() throws {
+        // A new user's trial: 800 samples, p99.9 up 39% from one hiccup, reported as a regression.
+        let old = Data(Self.report(e2eP99: 1000, samples: 800).json().utf8)
+        let verdict = try Baseline.compare(current: Self.report(e2eP99: 5000, samples: 800), baseline: old, source: "old.json", threshold: 0.1)
+        #expect(verdict.skipped == ["dispatch → ack p99", "dispatch → ack p99.9", "dispatch → view p99", "dispatch → view p99.9"])
+        #expect(verdict.regressions.map(\.name) == ["dispatch → view p50 µs", "dispatch → view p90 µs"], "what has samples is still judged")
+        #expect(verdict.text().contains("not compared, too few samples"))
     }
 }

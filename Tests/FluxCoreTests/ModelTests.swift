@@ -36,6 +36,8 @@ struct ActionCodingTests {
         #expect(reason("addTodo", #"{"title":5}"#)?.contains("expected String") == true)
         #expect(reason("addTodo", #"{"title":"ab"}"#) == "a todo title needs at least 3 characters")
         #expect(reason("addTodo", "[1]")?.contains("must be a JSON object") == true)
+        // Malformed JSON says so, instead of claiming the arguments are not an object (a new user's trial).
+        #expect(reason("addTodo", #"{"title":"abc""#)?.hasPrefix("the arguments of 'addTodo' are not JSON") == true)
         #expect(reason("add-todo", "{}")?.contains("is not an action name") == true)
         #expect(reason("removeTodo", #"{"index":-1}"#) == "index must not be negative")
         // A payload whose case differs from the header's type is refused too.

@@ -19,8 +19,14 @@ public enum ActionCoding {
             throw ActionError("'\(type)' is not an action name (letters, digits and '_')")
         }
         let args = arguments.isEmpty ? Array("{}".utf8) : arguments
-        guard let object = try? JSONSerialization.jsonObject(with: Data(args)), object is NSDictionary else {
-            throw ActionError("the arguments of '\(type)' must be a JSON object, e.g. '{\"title\":\"Buy milk\"}'")
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(args))
+        } catch {
+            throw ActionError("the arguments of '\(type)' are not JSON: \((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? error)")
+        }
+        guard object is NSDictionary else {
+            throw ActionError("the arguments of '\(type)' must be a JSON object of its fields, e.g. '{\"field\":1}'")
         }
         return Array("{\"\(type)\":".utf8) + args + Array("}".utf8)
     }

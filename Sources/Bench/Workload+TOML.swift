@@ -117,7 +117,8 @@ extension Workload {
                 weight = number
             }
             var parsed = Entry(app: app, type: type, weight: weight, payload: try payload(entry, "action", index))
-            parsed.location = "\(source):\(line("action", index, "payload") ?? line("action", index, nil) ?? 0)"
+            // The entry's [[action]] line: a refusal may be about its type as well as its payload.
+            parsed.location = "\(source):\(line("action", index, nil) ?? 0)"
             workload.mix.append(parsed)
         }
         guard !workload.mix.isEmpty else {

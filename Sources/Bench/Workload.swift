@@ -28,7 +28,7 @@ public struct Workload: Sendable {
         /// Relative weight (≥ 1).
         public var weight: Int
         public var payload: PayloadTemplate
-        /// Where it was written (`mix.toml:12`), for errors about its payloads.
+        /// Where its `[[action]]` table starts (`mix.toml:12`), for errors about its type or payloads.
         public var location: String? = nil
 
         public init(app: String, type: String, weight: Int = 1, payload: PayloadTemplate = .empty) {

@@ -49,7 +49,7 @@ struct MixAndReportTests {
         #expect(!pool.kinds[1].perAction && pool.kinds[1].payloads.count == LoadMix.poolSize)
     }
 
-    @Test("a refused payload names the entry's file and line")
+    @Test("a refused payload names the file and the line its [[action]] starts at")
     func refusedPayloadNamesItsLine() throws {
         let workload = try Workload.parse(
             toml: "[[action]]\napp = \"ledger\"\ntype = \"post\"\n\n[[action]]\napp = \"todo\"\ntype = \"addTodo\"\npayload = '{\"titel\": \"x\"}'\n",
@@ -61,7 +61,7 @@ struct MixAndReportTests {
             }
             Issue.record("the refused payload was accepted")
         } catch {
-            #expect("\(error)".hasPrefix("typo.toml:8: "), "\(error)")
+            #expect("\(error)".hasPrefix("typo.toml:5: "), "the entry's [[action]] line: \(error)")
             #expect("\(error)".contains("no field 'titel'"), "\(error)")
         }
     }

@@ -84,6 +84,23 @@ struct StarterTests {
         let ownDump = try runProgram(demo, ["journal", "dump", "--run-dir", run])
         #expect(stockDump.status == 0 && stockDump.stdout == ownDump.stdout, "stock: \(stockDump)\nown: \(ownDump)")
         #expect(stockDump.stdout.contains(#""payload":{"ballotLoaded":{"options":["yes","no","maybe"]}}"#), "\(stockDump.stdout)")
+        // The stock zflux follows the cluster too: `view --json` prints the state exactly as the package's
+        // own binary does, `tail --json` the actions, `status` every node. The followers run until stopped.
+        let stockView = try Follower(zfluxBinary, ["view", "demo", "--json", "--run-dir", run])
+        defer { #expect(stockView.stop(), "zflux view ends cleanly on SIGTERM: \(stockView.stderr)") }
+        let ownView = try Follower(demo, ["view", "demo", "--json", "--run-dir", run])
+        defer { #expect(ownView.stop(), "demo view ends cleanly on SIGTERM: \(ownView.stderr)") }
+        let stockTail = try Follower(zfluxBinary, ["tail", "--json", "--run-dir", run])
+        defer { #expect(stockTail.stop(), "zflux tail ends cleanly on SIGTERM: \(stockTail.stderr)") }
+        let viewed = try await Self.sameView(stock: stockView, own: ownView, version: 3)
+        #expect(viewed.options == ballot + [.init(name: "tea", votes: 1)], "\(viewed)")
+        let status = try zflux(["status", "--run-dir", run])
+        let nodes = status.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(status.status == 0 && nodes.count == 2, "\(status)")
+        #expect(nodes.contains { $0["role"] as? String == "dispatcher" && ($0["head"] as? Int ?? 0) >= 3 }, "\(status.stdout)")
+        #expect(
+            nodes.contains { $0["role"] as? String == "store" && $0["name"] as? String == "demo" && $0["app"] as? String == "demo" },
+            "\(status.stdout)")
         // The simulator runs the app's reducer under seeded faults, with the app's own actions.
         let simulated = try runProgram(demo, ["simulate", "--seeds", "20"], timeout: .seconds(300))
         #expect(simulated.status == 0 && simulated.stdout.contains("every invariant held"), "\(simulated)")
@@ -111,6 +128,26 @@ struct StarterTests {
             // Every acknowledged vote reached the store.
             let after = try await Self.state(run, version: 3 + UInt64(acked))
             #expect(after.options.last == .init(name: "tea", votes: 1 + acked))
+
+            // The stock tail saw the bench's votes (so it is subscribed by now); a vote the package's own
+            // binary sends goes as binary, which the stock tail reads without the app's types.
+            try await eventually("the stock tail to show the bench's votes", timeout: .seconds(10)) {
+                stockTail.lines.contains { Self.tailed($0, seq: nil) }
+            }
+            let seq = 4 + UInt64(acked)
+            let ownVote = try runProgram(demo, ["dispatch", "demo", "voteCast", #"{"option":"tea"}"#, "--run-dir", run])
+            #expect(ownVote.status == 0 && ownVote.stdout == "\(seq)\n", "\(ownVote)")
+            do {
+                try await eventually("the stock tail to show seq \(seq)", timeout: .seconds(10)) {
+                    stockTail.lines.contains { Self.tailed($0, seq: seq) }
+                }
+            } catch {
+                Issue.record("zflux tail --json printed: \(stockTail.lines.suffix(3))")
+                throw error
+            }
+            // Both views followed every update to the last, and print it alike.
+            let last = try await Self.sameView(stock: stockView, own: ownView, version: seq)
+            #expect(last.options.last == .init(name: "tea", votes: 2 + acked), "\(last)")
         }
 
         // Actions the dispatcher refuses fail the run, with the app's reason, and are never a baseline.
@@ -123,7 +160,8 @@ struct StarterTests {
         }
         #expect(refusedRun.status == 3 && refusedRun.stderr.contains("an option needs a name"), "\(refusedRun)")
 
-        // SIGTERM: the supervisor exits cleanly, and no node and no socket file is left.
+        // SIGTERM: the followers end, the supervisor exits cleanly, and no node and no socket file is left.
+        for follower in [stockView, ownView, stockTail] { #expect(follower.stop(), "\(follower.process.arguments ?? []): \(follower.stderr)") }
         cluster.stop()
     }
 
@@ -161,6 +199,35 @@ struct StarterTests {
             throw error
         }
         return try #require(state, "store demo went past version \(version): \(last)")
+    }
+
+    /// Waits (bounded) until both `view demo --json` followers print the state at `version`, and checks
+    /// that the stock binary prints it exactly as the package's own binary does.
+    static func sameView(stock: Follower, own: Follower, version: UInt64) async throws -> TallyState {
+        let prefix = #"{"store":"demo","version":\#(version),"connection":"live","state":"#
+        func line(_ follower: Follower) -> String? { follower.lines.last { $0.hasPrefix(prefix) } }
+        do {
+            try await eventually("both views to show version \(version)", timeout: .seconds(30), interval: .milliseconds(50)) {
+                line(stock) != nil && line(own) != nil
+            }
+        } catch {
+            Issue.record("zflux view: \(stock.lines.suffix(3)) \(stock.stderr)\ndemo view: \(own.lines.suffix(3)) \(own.stderr)")
+            throw error
+        }
+        let (stockLine, ownLine) = (line(stock) ?? "", line(own) ?? "")
+        #expect(stockLine == ownLine, "zflux view --json: \(stockLine)\ndemo view --json: \(ownLine)")
+        struct Update: Decodable { var state: TallyState }
+        return try JSONDecoder().decode(Update.self, from: Data(stockLine.utf8)).state
+    }
+
+    /// Whether `line` of `tail --json` is a demo vote for tea (of `seq`, when given).
+    static func tailed(_ line: String, seq: UInt64?) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            object["app"] as? String == "demo", object["type"] as? String == "voteCast",
+            let payload = object["payload"] as? [String: Any]
+        else { return false }
+        let arguments = payload["voteCast"] as? [String: Any] ?? payload
+        return arguments["option"] as? String == "tea" && (seq == nil || object["seq"] as? Int == seq.map(Int.init))
     }
 
     /// The modules the package's Swift sources import.

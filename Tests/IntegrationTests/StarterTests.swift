@@ -84,6 +84,21 @@ struct StarterTests {
         let ownDump = try runProgram(demo, ["journal", "dump", "--run-dir", run])
         #expect(stockDump.status == 0 && stockDump.stdout == ownDump.stdout, "stock: \(stockDump)\nown: \(ownDump)")
         #expect(stockDump.stdout.contains(#""payload":{"ballotLoaded":{"options":["yes","no","maybe"]}}"#), "\(stockDump.stdout)")
+        // A session needs the app's reducer: the stock zflux refuses to export one without the demo store,
+        // says why in one line and writes nothing; the package's own binary exports it.
+        let stockExport = try zflux(["journal", "export", "--run-dir", run, "-o", scratch + "/stock-session.json"])
+        #expect(stockExport.status == 1 && stockExport.stderr.split(separator: "\n").count == 1, "\(stockExport)")
+        #expect(
+            stockExport.stderr.contains("store 'demo' (app 'demo')") && stockExport.stderr.contains("the binary that runs the cluster"),
+            "\(stockExport)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/stock-session.json"))
+        let ownExport = try runProgram(demo, ["journal", "export", "--run-dir", run, "-o", scratch + "/session.json"])
+        let session = FileManager.default.contents(atPath: scratch + "/session.json").flatMap {
+            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+        }
+        let sessionStores = (session?["stores"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(ownExport.status == 0 && sessionStores == ["demo"], "\(ownExport)")
+
         // The stock zflux follows the cluster too: `view --json` prints the state exactly as the package's
         // own binary does, `tail --json` the actions, `status` every node. The followers run until stopped.
         let stockView = try Follower(zfluxBinary, ["view", "demo", "--json", "--run-dir", run])

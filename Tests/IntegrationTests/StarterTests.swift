@@ -335,3 +335,50 @@ final class OwnCluster {
 
     deinit { stop() }
 }
+
+/// What `zflux new` writes without a checkout to depend on, and the names it refuses (nothing is built).
+@Suite("zflux new: the placeholder dependency and bad names")
+struct StarterNamesTests {
+    @Test("without --zflux-path, Package.swift names zflux by its repository URL and a version, and the README explains the placeholder")
+    func placeholder() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-new-poll-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let package = scratch + "/poll"
+        let new = try zflux(["new", "Poll", "--output", package])
+        try #require(new.status == 0, "\(new)")
+        #expect(new.stdout.contains("point Package.swift at your zflux first"), "\(new.stdout)")
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        let dependency = try #require(
+            manifest.firstMatch(of: /\.package\(url: "(https:\/\/[^"]+\/zflux)", from: "(\d+\.\d+\.\d+)"\)/), "\(manifest)")
+        #expect(!manifest.contains(".package(name: \"zflux\", path:"), "no local checkout: \(manifest)")
+        #expect(manifest.contains(#"name: "Poll""#) && manifest.contains(#"name: "poll""#), "\(manifest)")
+        for file in [
+            "Sources/PollApp/Poll.swift", "Sources/PollApp/PollScreen.swift", "Sources/poll/main.swift", "Tests/PollAppTests/PollTests.swift",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: package + "/" + file), "\(file)")
+        }
+        let readme = try String(contentsOfFile: package + "/README.md", encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "## Where zflux comes from").dropFirst().first, "\(readme)")
+        #expect(section.contains("placeholder") && section.contains(String(dependency.0)), "the README shows the line it means: \(section)")
+        #expect(section.contains("Replace the URL and version") && section.contains("--zflux-path"), "and how to replace it: \(section)")
+    }
+
+    @Test("a name that is not an uppercase identifier, or would clash with a type or module the build uses, is refused and nothing is written")
+    func badNames() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-new-bad-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let refusals = [
+            ("9lives", "is not a package name zflux can use"), ("my app", "is not a package name zflux can use"),
+            ("", "is not a package name zflux can use"), ("poll", "is not a package name zflux can use"),
+            ("Poll-2", "is not a package name zflux can use"), ("Task", "would hide 'Task'"), ("Zflux", "would name a module like 'zflux'"),
+        ]
+        for (name, reason) in refusals {
+            let output = scratch + "/out"
+            let new = try zflux(["new", name, "--output", output])
+            #expect(new.status == 1, "zflux new '\(name)': \(new)")
+            #expect(new.stderr.hasPrefix("zflux: '\(name)' ") && new.stderr.contains(reason), "zflux new '\(name)': \(new.stderr)")
+            #expect(new.stderr.split(separator: "\n").count == 1 && new.stdout.isEmpty, "one line, on stderr: \(new)")
+            #expect(!FileManager.default.fileExists(atPath: output), "zflux new '\(name)' wrote \(output)")
+        }
+    }
+}

@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(
             name: "FluxCoresTests", dependencies: ["FluxCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
-        .testTarget(name: "BenchTests", dependencies: ["Bench", "Cluster", "NodeSupport"]),
+        .testTarget(name: "BenchTests", dependencies: ["Bench", "Cluster", "NodeSupport", "Examples"]),
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),
         .testTarget(

@@ -59,7 +59,9 @@ extension JournalCommand {
                 whose cluster reproduces those states bit for bit; FluxTesting's `Session.verify(apps:)` \
                 turns it into a regression test (docs/GUIDE.md, "Debugging with time travel").
 
-                Reads the journal and the snapshots read-only: a running cluster is not disturbed.
+                Reads the journal and the snapshots read-only: a running cluster is not disturbed. The \
+                binary must host every store's app (their reducers rebuild the states); a binary that does \
+                not, such as the stock zflux for a cluster of your own apps, refuses and names the stores.
                 """)
         @OptionGroup var runDir: RunDirOptions
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's.", valueName: "dir")) var journal: String?
@@ -69,6 +71,13 @@ extension JournalCommand {
 
         func run() throws {
             let machine = try TimeMachine(runDir: runDir, journal: journal)
+            // A session without some of the cluster's stores would pass for the whole story: refused.
+            if !machine.unhosted.isEmpty {
+                let stores = machine.unhosted.map { "'\($0.name)' (app '\($0.app)')" }.joined(separator: ", ")
+                throw CLIError(
+                    "\(RootCommand.binaryName) does not host the app of store\(machine.unhosted.count == 1 ? "" : "s") \(stores), and a session holds every store's states, rebuilt by its app's reducer: run `journal export` with the binary that runs the cluster"
+                )
+            }
             let last = to ?? machine.rewind.head
             let session = try machine.rewind.export(machine.stores, from: from, to: last, readers: machine.readers) { seq in
                 printError("export: at seq \(seq) of \(last)")

@@ -1,3 +1,4 @@
+import Examples
 import FluxCore
 import Foundation
 import Testing
@@ -29,6 +30,30 @@ struct WorkloadTests {
         weight = 2
         payload = { title = "task ${seq}" }
         """
+
+    /// This checkout's root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test("deploy/bench/examples-mix.toml, the mix BENCHMARKS.md runs: it parses, and the example apps accept every payload it makes")
+    func examplesMix() throws {
+        let path = "deploy/bench/examples-mix.toml"
+        let workload = try Workload.parse(toml: try String(contentsOfFile: Self.root + "/" + path, encoding: .utf8), source: path)
+        #expect(workload.mix.map { "\($0.app).\($0.type)" } == ["ledger.post", "counter.addTapped", "login.usernameChanged"])
+        #expect(workload.mix.map(\.weight) == [6, 3, 1])
+        #expect(workload.clients == 2 && workload.ratePerClient == 2500 && workload.rampSeconds == 1)
+        #expect(workload.prepare == [Workload.Step(app: "ledger", action: "open", arguments: #"{"count":1000}"#)])
+        // Every payload its templates make is checked by its app, as the bench does before it starts.
+        func encode(_ app: String, _ type: String, _ arguments: [UInt8]) throws -> [UInt8] {
+            let example = try #require(Catalog.app(named: app), "no example app '\(app)'")
+            return try example.wirePayload(type: type, argumentsJSON: arguments, format: .binary)
+        }
+        let mix = try LoadMix(workload, encode: encode)
+        #expect(mix.kinds.map(\.app) == ["ledger", "counter", "login"] && mix.kinds.allSatisfy { !$0.payloads.isEmpty })
+        for step in workload.prepare { _ = try encode(step.app, step.action, Array(step.arguments.utf8)) }
+        // The command BENCHMARKS.md gives is the one that reads this file.
+        let benchmarks = try String(contentsOfFile: Self.root + "/BENCHMARKS.md", encoding: .utf8)
+        #expect(benchmarks.contains("zflux bench --workload \(path)"))
+    }
 
     /// Payload arguments as a JSON object, for looking inside.
     static func object(_ text: String) throws -> [String: Any] {

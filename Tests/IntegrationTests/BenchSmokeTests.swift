@@ -76,6 +76,43 @@ struct BenchSmokeTests {
         #expect(unknown.status != 0 && unknown.stderr.contains("does not host app 'larder'"), "\(unknown)")
     }
 
+    @Test(
+        "--baseline: against a report doctored 100 times faster the run exits 1 naming the regressions; against its own earlier report and --regression 1000%, 0"
+    )
+    func baselineGate() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-baseline-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = ["bench", "--rate", "500", "--duration", "1", "--warm-up", "0.2", "--state-items", "100", "--json"]
+        let first = try zflux(run, timeout: .seconds(120))
+        try #require(first.status == 0, "\(first.stderr)")
+        let earlier = dir + "/earlier.json"
+        try Data(first.stdout.utf8).write(to: URL(fileURLWithPath: earlier))
+
+        // The same report, as if every latency had been a hundredth of what it was.
+        var doctored = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any], "\(first.stdout)")
+        for latency in ["e2e", "ack"] {
+            var stats = try #require(doctored[latency] as? [String: Any], "\(first.stdout)")
+            for (key, value) in stats where key.hasSuffix("_us") {
+                if let number = value as? NSNumber { stats[key] = number.doubleValue / 100 }
+            }
+            doctored[latency] = stats
+        }
+        let faster = dir + "/faster.json"
+        try JSONSerialization.data(withJSONObject: doctored).write(to: URL(fileURLWithPath: faster))
+        let regressed = try zflux(run + ["--baseline", faster], timeout: .seconds(120))
+        #expect(regressed.status == 1, "\(regressed.stderr)")
+        let verdict = regressed.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(verdict.contains("regression(s): dispatch → ack p50 µs"), "the last line names the regressions: \(regressed.stderr)")
+        #expect(regressed.stderr.contains("compared with \(faster)") && regressed.stderr.contains("REGRESSION"), "\(regressed.stderr)")
+        // With --json the comparison goes to stderr: stdout is still the one report.
+        #expect((try? JSONSerialization.jsonObject(with: Data(regressed.stdout.utf8))) is [String: Any], "\(regressed.stdout)")
+
+        // Against its own earlier report, within a threshold as wide as noise on a busy machine could need.
+        let same = try zflux(run + ["--baseline", earlier, "--regression", "1000%"], timeout: .seconds(120))
+        #expect(same.status == 0 && same.stderr.contains("no regression"), "\(same.stderr)")
+    }
+
     @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")
     func floorStopsWhateverItsMask() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-mask-\(getpid())").path

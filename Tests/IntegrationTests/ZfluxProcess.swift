@@ -69,3 +69,59 @@ func runProgram(
         status: process.terminationStatus, stdout: String(decoding: data[0] ?? Data(), as: UTF8.self),
         stderr: String(decoding: data[1] ?? Data(), as: UTF8.self))
 }
+
+/// A command that runs until it is stopped (`view --json`, `tail --json`), its stdout collected line
+/// by line as it comes. `stop()`, or the end of its owner's scope, ends it by SIGTERM (SIGKILL after a
+/// grace period) and reaps it, so that no follower outlives its test.
+final class Follower {
+    let process = Process()
+    private let collected = Locked<[String]>([])
+    private let errors = Locked(Data())
+    private var stopped = false
+
+    init(_ program: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let (lines, errors) = (collected, errors)
+        Thread {
+            var buffer = Data()
+            while true {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    lines.withLock { $0.append(line) }
+                }
+            }
+        }.start()
+        Thread {
+            while true {
+                let chunk = err.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                errors.withLock { $0.append(chunk) }
+            }
+        }.start()
+    }
+
+    /// Every whole line printed so far.
+    var lines: [String] { collected.withLock { $0 } }
+    /// What it printed on stderr so far.
+    var stderr: String { String(decoding: errors.withLock { $0 }, as: UTF8.self) }
+
+    /// Ends it (once); true if it exited by itself, with status 0, within the grace period after SIGTERM.
+    @discardableResult
+    func stop() -> Bool {
+        guard !stopped else { return true }
+        stopped = true
+        return process.stop(grace: .seconds(5)) && process.terminationReason == .exit && process.terminationStatus == 0
+    }
+
+    deinit { stop() }
+}

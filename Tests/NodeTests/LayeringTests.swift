@@ -4,7 +4,7 @@ import Testing
 /// The layering docs/ARCHITECTURE.md promises, checked on the sources themselves: only the ZeroMQ
 /// target touches libzmq's C module, which is libzmq's headers and nothing else, and the node cores, in a target of their own, reach for nothing
 /// but the model and the logging API (no sockets, files or Foundation; the compiler holds them to
-/// their dependencies) and read no clock.
+/// their dependencies) and cannot read the shells' clocks, which live in NodeSupport.
 @Suite("Layering")
 struct LayeringTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
@@ -76,14 +76,32 @@ struct LayeringTests {
         #expect(Set(files.map(\.lastPathComponent)).isSuperset(of: ["DispatcherCore.swift", "StoreCore.swift", "ViewCore.swift"]))
         for file in files {
             #expect(Set(try Self.imports(of: file)).isSubset(of: ["FluxCore", "Logging"]), "\(file.lastPathComponent)")
-            // FluxCore has clocks for the shells; time reaches a core only as an argument (`NodeTime`).
+            // The shells' clocks are out of reach (see `clocksLiveInNodeSupport`). What is left is what every
+            // module can see: the standard library's clocks and entropy, and the effects' clock in FluxCore.
+            // Time reaches a core only as an argument (`NodeTime`).
             let text = try String(contentsOf: file, encoding: .utf8)
-            for reading in ["MonotonicClock", "WallClock", "NodeTime.now", ".now()", "SystemRandomNumberGenerator"] {
+            for reading in ["ContinuousClock", "SuspendingClock", "EffectClock", "Date(", ".now()", "SystemRandomNumberGenerator"] {
                 #expect(!text.contains(reading), "\(file.lastPathComponent) reads \(reading)")
             }
         }
         let shells = ["Dispatcher", "StoreNode", "ViewNode"].map { Self.sources.appendingPathComponent($0) }
         let left = try shells.flatMap { try Self.swiftFiles(under: $0) }.filter { $0.lastPathComponent.hasSuffix("Core.swift") }
         #expect(left.isEmpty, "cores left in a shell target: \(left.map(\.lastPathComponent))")
+    }
+
+    @Test("the shells' clocks are declared in NodeSupport, which the cores cannot import: the compiler keeps them out")
+    func clocksLiveInNodeSupport() throws {
+        // With `coresTargetDependencies`, this is the whole argument: `WallClock`, `MonotonicClock` and
+        // `NodeTime.now()` exist only in a module the FluxCores target does not depend on, so a core that
+        // reads one does not compile. FluxCore keeps the pure `NodeTime` the cores are handed.
+        let declarations = ["enum WallClock", "enum MonotonicClock", "func now() -> NodeTime"]
+        for file in try Self.swiftFiles() {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for declaration in declarations where text.contains(declaration) {
+                #expect(file.path.contains("/Sources/NodeSupport/"), "\(file.lastPathComponent) has \(declaration)")
+            }
+        }
+        let clocks = try String(contentsOf: Self.sources.appendingPathComponent("NodeSupport/Clocks.swift"), encoding: .utf8)
+        #expect(declarations.allSatisfy { clocks.contains($0) }, "NodeSupport/Clocks.swift declares the clocks")
     }
 }

@@ -98,7 +98,7 @@ public final class StoreCore {
     public internal(set) var liveAfter: UInt64?
     public internal(set) var lastPublishedVersion: UInt64 = 0
     private var lastHeardFromDispatcherMs: UInt64
-    private var lastReconnect: UInt64 = 0
+    private var lastReconnectMs: UInt64 = 0
     /// When the last turn ran: a gap between turns longer than the timeout means this store was not
     /// running (SIGSTOP, a paused VM, a stalled disk), not that the dispatcher went silent.
     private var lastTickMs: UInt64
@@ -390,7 +390,7 @@ public final class StoreCore {
             publishHeartbeat(now: now)
             nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
         }
-        if now.elapsed(since: lastHeardFromDispatcherMs) > timeout && now.elapsed(since: lastReconnect) > timeout {
+        if now.elapsed(since: lastHeardFromDispatcherMs) > timeout && now.elapsed(since: lastReconnectMs) > timeout {
             // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
             // the connections and make new ones, then ask for whatever was missed.
             logger.warning(
@@ -399,7 +399,7 @@ public final class StoreCore {
                     "store": "\(rules.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcherMs))",
                 ])
             reconnects += 1
-            lastReconnect = now.milliseconds
+            lastReconnectMs = now.milliseconds
             commands.append(.reconnect)
             requestReplay(now: now)
         }

@@ -167,7 +167,8 @@ extension ZFluxCLI.Host {
     }
 }
 
-/// Writes to stdout and flushes, so piped output arrives line by line.
+/// Writes `line` and a newline to stdout, whole and unbuffered, so piped output arrives line by
+/// line; ends the process quietly when stdout's reader has gone (``StandardOutput``).
 func emitLine(_ line: String) {
     StandardOutput.line(line)
 }

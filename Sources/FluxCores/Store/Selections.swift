@@ -33,6 +33,15 @@ struct Selections {
     /// two sockets), oldest first (bounded): claimed for that peer if the subscription is refused.
     private var asked: [(topic: String, peer: [UInt8])] = []
 
+    /// The state as JSON, read once per version for every selection that asks (a state is read whole
+    /// to select from it, so a flood of subscriptions must not read it again each time).
+    private var cachedState: (version: UInt64, history: UInt64, state: JSONValue)?
+    /// Refused selections since the last warning, and when that was (ms): one line per interval.
+    private var refusedSinceWarning = 0
+    private var lastWarningMs: UInt64?
+    /// How often the store says it refused selections past the cap.
+    static let warningIntervalMs: UInt64 = 60_000
+
     init(limit: Int, claimsPerPeer: Int = 16, hardLimit: Int? = nil) {
         self.limit = limit
         self.claimsPerPeer = claimsPerPeer
@@ -60,9 +69,10 @@ struct Selections {
         return version
     }
 
-    /// The last follower of `topic` left.
+    /// The last follower of `topic` left. The state read for selections goes with the last follower.
     mutating func unfollow(_ topic: String) {
         byTopic[topic] = nil
+        if byTopic.isEmpty { cachedState = nil }
         if refusedSet.remove(topic) != nil { refused.removeAll { $0 == topic } }
         for (peer, topics) in claims where topics.contains(topic) {
             claims[peer]?.remove(topic)
@@ -81,6 +91,27 @@ struct Selections {
     mutating func takeAsker(of topic: String) -> [UInt8]? {
         guard let index = asked.firstIndex(where: { $0.topic == topic }) else { return nil }
         return asked.remove(at: index).peer
+    }
+
+    /// The state read for selections at `version` of `history`, if it was read already.
+    func state(version: UInt64, history: UInt64) -> JSONValue? {
+        guard let cached = cachedState, cached.version == version, cached.history == history else { return nil }
+        return cached.state
+    }
+
+    /// Keeps `state`, read at `version` of `history`, for the selections that ask next.
+    mutating func keep(_ state: JSONValue, version: UInt64, history: UInt64) { cachedState = (version, history, state) }
+
+    /// Forgets the state read for selections (the store starts over).
+    mutating func forgetState() { cachedState = nil }
+
+    /// Counts a subscription refused at the cap. Returns how many were refused since the last warning
+    /// when another is due (one per `warningIntervalMs`), and counts from 0 again; nil otherwise.
+    mutating func countRefusal(now: NodeTime) -> Int? {
+        refusedSinceWarning += 1
+        if let last = lastWarningMs, now.elapsed(since: last) < Selections.warningIntervalMs { return nil }
+        defer { (lastWarningMs, refusedSinceWarning) = (now.milliseconds, 0) }
+        return refusedSinceWarning
     }
 
     /// `topic` was subscribed to while the cap was full: remembered (bounded) for a peer to claim.

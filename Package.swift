@@ -65,7 +65,8 @@ let package = Package(
         .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "Examples", dependencies: ["FluxCore"]),
-        .target(name: "Devtools", dependencies: ["Dispatcher", "StoreNode", "ViewNode", .product(name: "TOMLKit", package: "TOMLKit")]),
+        .target(
+            name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "FluxCores", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
@@ -94,7 +95,7 @@ let package = Package(
         .target(
             name: "ZFluxCLI",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "Bench", "Cluster", "Simulation", "Devtools",
+                "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Bench", "Cluster", "Simulation", "Devtools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -2,11 +2,11 @@
 public struct TrialLog: Sendable {
     public let schedule: OpenLoopSchedule
     /// Nanoseconds after the start when the ACK arrived (0: no ACK).
-    public var ackAt: [UInt64]
+    public var ackAtNanoseconds: [UInt64]
     /// The global sequence number the ACK gave (0: none).
     public var seq: [UInt64]
     /// When the dispatcher sequenced the action (its wall clock, from the ACK; 0: unknown).
-    public var sequencedAt: [Int64]
+    public var sequencedAtNanoseconds: [Int64]
     /// Which kind of the mix (``LoadMix``) each action was: its app decides which views must show it.
     public var kind: [UInt16]
     public var nacked = 0
@@ -16,17 +16,17 @@ public struct TrialLog: Sendable {
 
     public init(schedule: OpenLoopSchedule) {
         self.schedule = schedule
-        ackAt = Array(repeating: 0, count: schedule.count)
+        ackAtNanoseconds = Array(repeating: 0, count: schedule.count)
         seq = Array(repeating: 0, count: schedule.count)
-        sequencedAt = Array(repeating: 0, count: schedule.count)
+        sequencedAtNanoseconds = Array(repeating: 0, count: schedule.count)
         kind = Array(repeating: 0, count: schedule.count)
     }
 
-    public mutating func acknowledge(index: Int, seq: UInt64, at elapsed: UInt64, sequencedAt stamp: Int64) {
-        guard ackAt.indices.contains(index), self.seq[index] == 0 else { return }
-        ackAt[index] = max(elapsed, 1)
+    public mutating func acknowledge(index: Int, seq: UInt64, at elapsed: UInt64, sequencedAtNanoseconds stamp: Int64) {
+        guard ackAtNanoseconds.indices.contains(index), self.seq[index] == 0 else { return }
+        ackAtNanoseconds[index] = max(elapsed, 1)
         self.seq[index] = seq
-        sequencedAt[index] = stamp
+        sequencedAtNanoseconds[index] = stamp
     }
 
     public var acked: Int { seq.reduce(0) { $1 != 0 ? $0 + 1 : $0 } }
@@ -34,16 +34,16 @@ public struct TrialLog: Sendable {
 }
 
 /// A subscriber saw the state reach `version` at `at` nanoseconds after the start; the store had
-/// published it at `publishedAt` (wall clock, 0: unknown).
+/// published it at `publishedAtNanoseconds` (wall clock, 0: unknown).
 public struct Arrival: Sendable, Equatable {
     public var version: UInt64
     public var at: UInt64
-    public var publishedAt: Int64
+    public var publishedAtNanoseconds: Int64
 
-    public init(version: UInt64, at: UInt64, publishedAt: Int64 = 0) {
+    public init(version: UInt64, at: UInt64, publishedAtNanoseconds: Int64 = 0) {
         self.version = version
         self.at = at
-        self.publishedAt = publishedAt
+        self.publishedAtNanoseconds = publishedAtNanoseconds
     }
 }
 
@@ -94,7 +94,7 @@ public enum Accounting {
         for (index, seq) in log.seq.enumerated() where seq != 0 { bySeq.append((seq, index)) }
         bySeq.sort { $0.seq < $1.seq }
         result.acked = bySeq.count
-        for (index, at) in log.ackAt.enumerated() where at != 0 && schedule.offset(of: index) >= warmUp {
+        for (index, at) in log.ackAtNanoseconds.enumerated() where at != 0 && schedule.offset(of: index) >= warmUp {
             result.ack.record(nanoseconds: at &- min(at, schedule.offset(of: index)))
         }
         var lostAnywhere = Set<Int>()
@@ -113,17 +113,18 @@ public enum Accounting {
                 guard scheduled >= warmUp else { continue }
                 result.e2e.record(nanoseconds: arrival.at &- min(arrival.at, scheduled))
                 // Stages from one subscriber: they describe the pipeline, not each copy of it.
-                guard number == 0, log.sequencedAt[index] > 0, arrival.publishedAt > 0 else { continue }
+                guard number == 0, log.sequencedAtNanoseconds[index] > 0, arrival.publishedAtNanoseconds > 0 else { continue }
                 let sentWall = startWall + Int64(scheduled)
                 let seenWall = startWall + Int64(arrival.at)
-                stages["sequence", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, log.sequencedAt[index] - sentWall)))
-                stages["publish", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, arrival.publishedAt - log.sequencedAt[index])))
-                stages["deliver", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, seenWall - arrival.publishedAt)))
+                stages["sequence", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, log.sequencedAtNanoseconds[index] - sentWall)))
+                stages["publish", default: LatencyHistogram()].record(
+                    nanoseconds: UInt64(max(0, arrival.publishedAtNanoseconds - log.sequencedAtNanoseconds[index])))
+                stages["deliver", default: LatencyHistogram()].record(nanoseconds: UInt64(max(0, seenWall - arrival.publishedAtNanoseconds)))
             }
         }
         result.stages = stages.filter { $0.value.count > 0 }
         result.lost = lostAnywhere.count
-        if subscribers.isEmpty { lastVisible = log.ackAt.max() ?? 0 }
+        if subscribers.isEmpty { lastVisible = log.ackAtNanoseconds.max() ?? 0 }
         if lastVisible > 0 { result.rateAchieved = Double(result.acked) / (Double(lastVisible) / 1e9) }
         return result
     }

@@ -135,7 +135,8 @@ public final class BenchSession {
                     let through = max(update.version, update.currentThrough)
                     log.record(
                         Arrival(
-                            version: through, at: now >= origin ? now - origin : 0, publishedAt: through == update.version ? update.publishedAt : 0))
+                            version: through, at: now >= origin ? now - origin : 0,
+                            publishedAtNanoseconds: through == update.version ? update.publishedAtNanoseconds : 0))
                     if update.updateBytes > 0 { log.countUpdate(bytes: update.updateBytes) }
                 }
                 Task.detached { try? await view.run() }

@@ -145,7 +145,7 @@ enum FloorFiles {
         var log = TrialLog(schedule: schedule)
         log.sent = Int(words[1])
         for index in 0..<schedule.count where words[3 + 2 * index] != 0 {
-            log.acknowledge(index: index, seq: words[3 + 2 * index], at: words[2 + 2 * index], sequencedAt: 0)
+            log.acknowledge(index: index, seq: words[3 + 2 * index], at: words[2 + 2 * index], sequencedAtNanoseconds: 0)
         }
         return (log, words[0])
     }

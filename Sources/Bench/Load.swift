@@ -121,7 +121,7 @@ public struct LoadClient: Sendable {
                         guard (0..<schedule.count).contains(position) else { continue }
                         switch reply.kind {
                         case .ack:
-                            log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAt: reply.header.timestamp)
+                            log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAtNanoseconds: reply.header.timestamp)
                             answered += 1
                         case .nack:
                             log.nacked += 1

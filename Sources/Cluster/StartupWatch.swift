@@ -15,7 +15,7 @@ public struct StartupWatch: Sendable {
     public let stallMilliseconds: UInt64
     public let progressEveryMilliseconds: UInt64
     private var moved: [String: (version: UInt64, at: UInt64)] = [:]
-    private var reportedAt: [String: UInt64] = [:]
+    private var reportedAtMs: [String: UInt64] = [:]
 
     public init(stallMilliseconds: UInt64 = 15_000, progressEveryMilliseconds: UInt64 = 2_000) {
         self.stallMilliseconds = stallMilliseconds
@@ -42,8 +42,8 @@ public struct StartupWatch: Sendable {
             let why = status.problem.map { ": \($0)" } ?? ""
             return .stuck("\(name) stopped catching up at version \(version) of \(head) for \((now - current.at) / 1000) s\(why)")
         }
-        guard now - (reportedAt[name] ?? 0) >= progressEveryMilliseconds else { return .waiting(progress: nil) }
-        reportedAt[name] = now
+        guard now - (reportedAtMs[name] ?? 0) >= progressEveryMilliseconds else { return .waiting(progress: nil) }
+        reportedAtMs[name] = now
         // A fresh cluster has nothing to catch up with: the store waits for the dispatcher's word.
         guard head > 0 else { return .waiting(progress: "\(name) starting: waiting for the dispatcher's first heartbeat") }
         guard version < head else { return .waiting(progress: "\(name) caught up at version \(version): subscribing to the dispatcher") }

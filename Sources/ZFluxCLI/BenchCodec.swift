@@ -1,6 +1,7 @@
 import ArgumentParser
 import FluxCore
 import Foundation
+import NodeSupport
 
 extension BenchCommand {
     /// How long each codec takes to encode and decode actions and states of growing size.

@@ -135,9 +135,13 @@ struct BenchCommand: AsyncParsableCommand {
                 handler.logLevel = .warning
                 return handler
             }
+            // The run's cluster is stopped and its directory removed before anything is written: a reader
+            // that has gone ends this process at the write (SIGPIPE), past any `defer`.
             let session = try BenchSession(options: try options())
-            defer { session.shutdown() }
-            let report = try session.measure()
+            let report = try {
+                defer { session.shutdown() }
+                return try session.measure()
+            }()
             if let hgrm { try report.e2e.percentileDistribution.write(toFile: hgrm, atomically: true, encoding: .utf8) }
             if let svg {
                 var series = [("zflux dispatch → view", report.e2e), ("zflux dispatch → ack", report.ack)]

@@ -68,10 +68,7 @@ struct StoreCommand: AsyncParsableCommand {
         let endpoints = try topology.requireStore(named: name)
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         let context = AppContext(mock: endpoints.usesMockEnvironment, dataDirectory: RunDirectory(node.runDir.path).dataDirectory(of: name))
-        let host = ZFluxCLI.Host.current
-        guard let app = host.app(named: endpoints.app, context) else {
-            throw CLIError("\(RootCommand.binaryName) does not host app '\(endpoints.app)' (it hosts: \(host.appNames.joined(separator: ", ")))")
-        }
+        let app = try ZFluxCLI.Host.current.require(endpoints.app, context)
         var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.security = security
         configuration.revocations = zap?.revocations

@@ -149,9 +149,10 @@ extension ZFluxCLI.Host {
     /// The cluster `cluster up` and `demo` start without `--config`.
     var defaultConfigText: String { defaultConfig ?? ClusterConfig.defaultText(apps: appNames) }
 
-    /// A hosted app, for what needs its types (a node, a reducer replayed by time travel).
-    func require(_ name: String) throws -> any AnyApp {
-        guard let app = app(named: name) else {
+    /// A hosted app built for `context`, for what needs its types (a node, a reducer replayed by time
+    /// travel); the one error for an app this binary does not host.
+    func require(_ name: String, _ context: AppContext = .live) throws -> any AnyApp {
+        guard let app = app(named: name, context) else {
             let known = appNames.isEmpty ? "none" : appNames.joined(separator: ", ")
             throw CLIError("\(RootCommand.binaryName) does not host app '\(name)' (it hosts: \(known))")
         }
@@ -166,7 +167,8 @@ extension ZFluxCLI.Host {
     }
 }
 
-/// Writes to stdout and flushes, so piped output arrives line by line.
+/// Writes `line` and a newline to stdout, whole and unbuffered, so piped output arrives line by
+/// line; ends the process quietly when stdout's reader has gone (``StandardOutput``).
 func emitLine(_ line: String) {
     StandardOutput.line(line)
 }

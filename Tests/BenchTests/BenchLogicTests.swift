@@ -25,7 +25,7 @@ struct BenchLogicTests {
         let schedule = OpenLoopSchedule(rate: 1000, count: 10)
         var log = TrialLog(schedule: schedule)
         log.sent = 10
-        for i in 0..<10 { log.acknowledge(index: i, seq: UInt64(i + 1), at: 20_000_000, sequencedAt: 0) }
+        for i in 0..<10 { log.acknowledge(index: i, seq: UInt64(i + 1), at: 20_000_000, sequencedAtNanoseconds: 0) }
         let result = Accounting.evaluate(log, subscribers: [[Arrival(version: 10, at: 20_000_000)]], warmUp: 0, startWall: 0)
         #expect(result.ack.stats.maxUs >= 19_900 && result.ack.stats.maxUs <= 20_100, "the first action waited 20 ms")
         #expect(result.ack.stats.p50Us >= 14_900 && result.ack.stats.p50Us <= 16_100, "the median one waited 15-16 ms, not 0")
@@ -37,7 +37,7 @@ struct BenchLogicTests {
         let schedule = OpenLoopSchedule(rate: 1000, count: 6)
         var log = TrialLog(schedule: schedule)
         log.sent = 6
-        for i in 0..<5 { log.acknowledge(index: i, seq: UInt64(100 + i), at: schedule.offset(of: i) + 50_000, sequencedAt: 0) }
+        for i in 0..<5 { log.acknowledge(index: i, seq: UInt64(100 + i), at: schedule.offset(of: i) + 50_000, sequencedAtNanoseconds: 0) }
         log.nacked = 1
         // Subscriber A saw everything; B stopped at 102, so 103 and 104 are lost.
         let a = [Arrival(version: 101, at: 1_100_000), Arrival(version: 104, at: 4_100_000)]
@@ -58,10 +58,12 @@ struct BenchLogicTests {
         let startWall: Int64 = 1_000_000_000_000
         for i in 0..<4 {
             let sent = startWall + Int64(schedule.offset(of: i))
-            log.acknowledge(index: i, seq: UInt64(i + 1), at: schedule.offset(of: i) + 30_000, sequencedAt: sent + 10_000)
+            log.acknowledge(index: i, seq: UInt64(i + 1), at: schedule.offset(of: i) + 30_000, sequencedAtNanoseconds: sent + 10_000)
         }
         let arrivals = (0..<4).map { i in
-            Arrival(version: UInt64(i + 1), at: schedule.offset(of: i) + 60_000, publishedAt: startWall + Int64(schedule.offset(of: i)) + 50_000)
+            Arrival(
+                version: UInt64(i + 1), at: schedule.offset(of: i) + 60_000,
+                publishedAtNanoseconds: startWall + Int64(schedule.offset(of: i)) + 50_000)
         }
         let result = Accounting.evaluate(log, subscribers: [arrivals], warmUp: 2_000_000, startWall: startWall)
         #expect(result.ack.count == 2 && result.e2e.count == 2)

@@ -76,7 +76,7 @@ struct MixAndReportTests {
         var arrivals: [Arrival] = []
         for index in 0..<schedule.count {
             let at = schedule.offset(of: index) + 100_000
-            log.acknowledge(index: index, seq: UInt64(index + 1), at: at, sequencedAt: 0)
+            log.acknowledge(index: index, seq: UInt64(index + 1), at: at, sequencedAtNanoseconds: 0)
             arrivals.append(Arrival(version: UInt64(index + 1), at: at))
         }
         var result = Accounting.evaluate(log, subscribers: [arrivals], warmUp: 0, startWall: 0)
@@ -98,7 +98,7 @@ struct MixAndReportTests {
             var arrivals: [Arrival] = []
             for index in 0..<schedule.count {
                 let at = schedule.offset(of: index) + delay
-                log.acknowledge(index: index, seq: UInt64(index + 1), at: at, sequencedAt: 0)
+                log.acknowledge(index: index, seq: UInt64(index + 1), at: at, sequencedAtNanoseconds: 0)
                 arrivals.append(Arrival(version: UInt64(index + 1), at: at))
             }
             return Accounting.evaluate(log, subscribers: [arrivals], warmUp: 0, startWall: 0)

@@ -160,7 +160,7 @@ struct WorkloadTests {
         // Actions 1 and 3 are app a's (kind 0), 2 and 4 app b's (kind 1).
         for index in 0..<4 {
             log.kind[index] = UInt16(index % 2)
-            log.acknowledge(index: index, seq: UInt64(index + 1), at: 1_000_000, sequencedAt: 0)
+            log.acknowledge(index: index, seq: UInt64(index + 1), at: 1_000_000, sequencedAtNanoseconds: 0)
         }
         let apps = (subscribers: ["a", "b"], kinds: ["a", "b"])
         // a's view shows version 3 (its actions 1 and 3); b's view moved to 3 on a heartbeat only, and

@@ -182,9 +182,10 @@ struct ModelTests {
 
     @Test("elapsed time never traps when a stamp is newer than the `now` it is compared with")
     func elapsed() {
-        #expect(MonotonicClock.elapsed(since: 100, now: 250) == 150)
-        #expect(MonotonicClock.elapsed(since: 251, now: 250) == 0, "a store once crashed here: replay stamped after `now` was read")
-        #expect(MonotonicClock.elapsed(since: .max, now: 0) == 0)
+        func at(_ milliseconds: UInt64) -> NodeTime { NodeTime(milliseconds: milliseconds, wallNanoseconds: 0) }
+        #expect(at(250).elapsed(since: 100) == 150)
+        #expect(at(250).elapsed(since: 251) == 0, "a store once crashed here: replay stamped after `now` was read")
+        #expect(at(0).elapsed(since: .max) == 0)
     }
 
     @Test("dependency cycles are rejected with the cycle named")

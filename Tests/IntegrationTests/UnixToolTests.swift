@@ -80,6 +80,14 @@ struct UnixToolTests {
             #expect(ending.bySignal == SIGPIPE, "zflux \(arguments.joined(separator: " ")): status \(ending.status), \(ending.stderr)")
             #expect(!ending.stderr.contains("Fatal error"), "\(ending.stderr)")
         }
+        // A bench prints its report once, at the end of the run: that write is the one that fails, and
+        // the cluster it started for the run is stopped and its directory gone by then.
+        let bench = ["bench", "--rate", "200", "--duration", "1", "--warm-up", "0", "--json"]
+        let ending = try Self.withReaderGone(bench)
+        #expect(ending.bySignal == SIGPIPE, "zflux \(bench.joined(separator: " ")): status \(ending.status), \(ending.stderr)")
+        #expect(!ending.stderr.contains("Fatal error"), "\(ending.stderr)")
+        let started = try #require(ending.stderr.firstMatch(of: /starting a cluster in (\S+)/), "\(ending.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: String(started.output.1)), "the bench's cluster directory is left behind")
     }
 
     @Test("help and usage errors are ArgumentParser's; a command's failure is one line that starts with the binary's name")

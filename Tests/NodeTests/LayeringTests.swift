@@ -2,9 +2,10 @@ import Foundation
 import Testing
 
 /// The layering docs/ARCHITECTURE.md promises, checked on the sources themselves: only the ZeroMQ
-/// target touches libzmq's C module, which is libzmq's headers and nothing else, and the node cores, in a target of their own, reach for nothing
-/// but the model and the logging API (no sockets, files or Foundation; the compiler holds them to
-/// their dependencies) and read no clock.
+/// target touches libzmq's C module, which is libzmq's headers and nothing else, and the node cores,
+/// in a target of their own, reach for nothing but the model and the logging API (no sockets, files
+/// or Foundation; the compiler holds them to their dependencies) and cannot read the shells' clocks,
+/// which live in NodeSupport. And the document's picture and table of targets are Package.swift's.
 @Suite("Layering")
 struct LayeringTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
@@ -24,6 +25,71 @@ struct LayeringTests {
             let kinds: Set<Substring> = ["struct", "class", "enum", "protocol", "typealias", "func", "let", "var"]
             if let kind = words.first, kinds.contains(kind) { words = words.dropFirst() }
             return words.first.map { String($0.split(separator: ".")[0]) }
+        }
+    }
+
+    /// Package.swift's targets, tests aside, each with the targets and the other packages' products it
+    /// depends on.
+    static func manifestTargets() throws -> [String: Dependencies] {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let declarations = manifest.matches(of: /\.(target|executableTarget|systemLibrary|testTarget)\(/)
+        var targets: [String: Dependencies] = [:]
+        for (index, declaration) in declarations.enumerated() where declaration.output.1 != "testTarget" {
+            let end = index + 1 < declarations.count ? declarations[index + 1].range.lowerBound : manifest.endIndex
+            let text = manifest[declaration.range.lowerBound..<end]
+            let name = try #require(text.firstMatch(of: /name:\s*"([^"]+)"/), "\(text)").output.1
+            var dependencies = Dependencies()
+            if let list = text.firstMatch(of: /dependencies:\s*\[([^\]]*)\]/)?.output.1 {
+                dependencies.products = Set(list.matches(of: /\.product\(name:\s*"([^"]+)"/).map { String($0.output.1) })
+                let ours = list.replacing(/\.product\([^)]*\)/, with: "")
+                dependencies.targets = Set(ours.matches(of: /"([^"]+)"/).map { String($0.output.1) })
+            }
+            targets[String(name)] = dependencies
+        }
+        return targets
+    }
+
+    struct Dependencies: Equatable, CustomStringConvertible {
+        var targets: Set<String> = []
+        var products: Set<String> = []
+        var description: String { "\(targets.sorted()) and \(products.sorted())" }
+    }
+
+    /// docs/ARCHITECTURE.md's "One picture" section: the picture, and its table of each target's
+    /// dependencies (the backquoted names of a row's second and third cells).
+    static func architecture() throws -> (picture: String, table: [String: Dependencies]) {
+        let text = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let start = try #require(text.range(of: "## One picture\n"), "the section is there").upperBound
+        let section = text[start...].split(separator: "\n## ", maxSplits: 1).first ?? ""
+        let picture = try #require(section.split(separator: "```", omittingEmptySubsequences: false).dropFirst().first, "a picture")
+        var table: [String: Dependencies] = [:]
+        for row in section.split(separator: "\n") where row.hasPrefix("| `") {
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false).dropFirst().map { cell in
+                Set(cell.matches(of: /`([^`]+)`/).map { String($0.output.1) })
+            }
+            guard cells.count >= 3, let name = cells[0].first else { continue }
+            table[name] = Dependencies(targets: cells[1], products: cells[2])
+        }
+        return (String(picture), table)
+    }
+
+    @Test("ARCHITECTURE.md's picture names every target Package.swift declares")
+    func pictureNamesEveryTarget() throws {
+        let targets = try Self.manifestTargets()
+        #expect(targets.count >= 19, "the targets were found: \(targets.keys.sorted())")
+        let picture = try Self.architecture().picture
+        let words = Set(picture.split { !($0.isLetter || $0.isNumber || $0 == "-") }.map(String.init))
+        let missing = targets.keys.filter { !words.contains($0) }.sorted()
+        #expect(missing.isEmpty, "targets the picture leaves out: \(missing)")
+    }
+
+    @Test("ARCHITECTURE.md's table of dependencies is Package.swift's, target by target")
+    func tableIsTheManifest() throws {
+        let targets = try Self.manifestTargets()
+        let table = try Self.architecture().table
+        #expect(Set(table.keys) == Set(targets.keys), "rows \(table.keys.sorted()), targets \(targets.keys.sorted())")
+        for (name, dependencies) in targets.sorted(by: { $0.key < $1.key }) {
+            #expect(table[name] == dependencies, "\(name): the table says \(table[name]?.description ?? "nothing"), Package.swift \(dependencies)")
         }
     }
 
@@ -76,14 +142,32 @@ struct LayeringTests {
         #expect(Set(files.map(\.lastPathComponent)).isSuperset(of: ["DispatcherCore.swift", "StoreCore.swift", "ViewCore.swift"]))
         for file in files {
             #expect(Set(try Self.imports(of: file)).isSubset(of: ["FluxCore", "Logging"]), "\(file.lastPathComponent)")
-            // FluxCore has clocks for the shells; time reaches a core only as an argument (`NodeTime`).
+            // The shells' clocks are out of reach (see `clocksLiveInNodeSupport`). What is left is what every
+            // module can see: the standard library's clocks and entropy, and the effects' clock in FluxCore.
+            // Time reaches a core only as an argument (`NodeTime`).
             let text = try String(contentsOf: file, encoding: .utf8)
-            for reading in ["MonotonicClock", "WallClock", "NodeTime.now", ".now()", "SystemRandomNumberGenerator"] {
+            for reading in ["ContinuousClock", "SuspendingClock", "EffectClock", "Date(", ".now()", "SystemRandomNumberGenerator"] {
                 #expect(!text.contains(reading), "\(file.lastPathComponent) reads \(reading)")
             }
         }
         let shells = ["Dispatcher", "StoreNode", "ViewNode"].map { Self.sources.appendingPathComponent($0) }
         let left = try shells.flatMap { try Self.swiftFiles(under: $0) }.filter { $0.lastPathComponent.hasSuffix("Core.swift") }
         #expect(left.isEmpty, "cores left in a shell target: \(left.map(\.lastPathComponent))")
+    }
+
+    @Test("the shells' clocks are declared in NodeSupport, which the cores cannot import: the compiler keeps them out")
+    func clocksLiveInNodeSupport() throws {
+        // With `coresTargetDependencies`, this is the whole argument: `WallClock`, `MonotonicClock` and
+        // `NodeTime.now()` exist only in a module the FluxCores target does not depend on, so a core that
+        // reads one does not compile. FluxCore keeps the pure `NodeTime` the cores are handed.
+        let declarations = ["enum WallClock", "enum MonotonicClock", "func now() -> NodeTime"]
+        for file in try Self.swiftFiles() {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for declaration in declarations where text.contains(declaration) {
+                #expect(file.path.contains("/Sources/NodeSupport/"), "\(file.lastPathComponent) has \(declaration)")
+            }
+        }
+        let clocks = try String(contentsOf: Self.sources.appendingPathComponent("NodeSupport/Clocks.swift"), encoding: .utf8)
+        #expect(declarations.allSatisfy { clocks.contains($0) }, "NodeSupport/Clocks.swift declares the clocks")
     }
 }

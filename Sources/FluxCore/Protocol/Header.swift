@@ -4,7 +4,7 @@
 /// ```
 /// offset size field
 ///      0    2 magic "ZF" (0x5A 0x46)
-///      2    1 protocol version (2)
+///      2    1 protocol version (`Header.protocolVersion`, 3, for the kinds protocol 3 added; 2 otherwise)
 ///      3    1 message kind
 ///      4    2 flags
 ///      6    2 action type length in bytes (n, at most 255)
@@ -16,7 +16,8 @@
 ///     48    8 history: the journal's cluster id (high 48 bits) and epoch (low 16 bits); 0 = not stamped
 ///     56    n action type, ASCII letters, digits and '_'
 /// ```
-/// Version 1 headers (no history field, the action type at 48) are still read, with history 0.
+/// A reader takes versions 1 to 3. Version 1 headers (no history field, the action type at 48) are
+/// still read, with history 0.
 public struct Header: Equatable, Sendable {
     public static let magic: (UInt8, UInt8) = (0x5A, 0x46)
     public static let protocolVersion: UInt8 = 3

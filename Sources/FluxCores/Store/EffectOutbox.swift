@@ -22,7 +22,7 @@ struct EffectOutbox {
     struct Entry {
         var message: Message
         var sentAtMs: UInt64
-        var retryAfter: UInt64
+        var retryAfterMs: UInt64
     }
 
     static let maxRetryMilliseconds: UInt64 = 30_000
@@ -52,7 +52,7 @@ struct EffectOutbox {
             topic: app,
             header: Header(kind: .dispatch, clientID: clientID, clientSeq: lastClientSeq, timestamp: now.wallNanoseconds, actionType: type),
             payload: payload)
-        unanswered[lastClientSeq] = Entry(message: message, sentAtMs: now.milliseconds, retryAfter: UInt64(retryMilliseconds))
+        unanswered[lastClientSeq] = Entry(message: message, sentAtMs: now.milliseconds, retryAfterMs: UInt64(retryMilliseconds))
         return message
     }
 
@@ -61,7 +61,7 @@ struct EffectOutbox {
         guard reply.header.clientID == clientID else { return .notOurs }
         let clientSeq = reply.header.clientSeq
         if reply.kind == .nack, reply.header.flags.contains(.retryLater), var entry = unanswered[clientSeq] {
-            entry.retryAfter = min(entry.retryAfter * 2, EffectOutbox.maxRetryMilliseconds)
+            entry.retryAfterMs = min(entry.retryAfterMs * 2, EffectOutbox.maxRetryMilliseconds)
             unanswered[clientSeq] = entry
             return .retryLater
         }
@@ -73,7 +73,7 @@ struct EffectOutbox {
     mutating func due(now: NodeTime) -> [Message] {
         guard !unanswered.isEmpty else { return [] }
         var due: [Message] = []
-        for (clientSeq, entry) in unanswered.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAtMs) >= entry.retryAfter {
+        for (clientSeq, entry) in unanswered.sorted(by: { $0.key < $1.key }) where now.elapsed(since: entry.sentAtMs) >= entry.retryAfterMs {
             unanswered[clientSeq]?.sentAtMs = now.milliseconds
             due.append(entry.message)
         }

@@ -39,6 +39,15 @@ struct Selections {
     /// (`hardLimit * 4` topics of at most 1 KiB each).
     static let maxTopicBytes = 1024
 
+    /// The state as JSON, read once per version for every selection that asks (a state is read whole
+    /// to select from it, so a flood of subscriptions must not read it again each time).
+    private var cachedState: (version: UInt64, history: UInt64, state: JSONValue)?
+    /// Refused selections since the last warning, and when that was (ms): one line per interval.
+    private var refusedSinceWarning = 0
+    private var lastWarningMs: UInt64?
+    /// How often the store says it refused selections past the cap.
+    static let warningIntervalMs: UInt64 = 60_000
+
     init(limit: Int, claimsPerPeer: Int = 16, hardLimit: Int? = nil) {
         self.limit = limit
         self.claimsPerPeer = claimsPerPeer
@@ -68,9 +77,10 @@ struct Selections {
         return version
     }
 
-    /// The last follower of `topic` left.
+    /// The last follower of `topic` left. The state read for selections goes with the last follower.
     mutating func unfollow(_ topic: String) {
         byTopic[topic] = nil
+        if byTopic.isEmpty { cachedState = nil }
         refusedSet.remove(topic)
         asked[topic] = nil
         for (peer, topics) in claims where topics.contains(topic) {
@@ -88,6 +98,27 @@ struct Selections {
     /// The peer that asked for `topic` before its subscription, if any (and forgets it).
     mutating func takeAsker(of topic: String) -> [UInt8]? {
         asked.removeValue(forKey: topic)
+    }
+
+    /// The state read for selections at `version` of `history`, if it was read already.
+    func state(version: UInt64, history: UInt64) -> JSONValue? {
+        guard let cached = cachedState, cached.version == version, cached.history == history else { return nil }
+        return cached.state
+    }
+
+    /// Keeps `state`, read at `version` of `history`, for the selections that ask next.
+    mutating func keep(_ state: JSONValue, version: UInt64, history: UInt64) { cachedState = (version, history, state) }
+
+    /// Forgets the state read for selections (the store starts over).
+    mutating func forgetState() { cachedState = nil }
+
+    /// Counts a subscription refused at the cap. Returns how many were refused since the last warning
+    /// when another is due (one per `warningIntervalMs`), and counts from 0 again; nil otherwise.
+    mutating func countRefusal(now: NodeTime) -> Int? {
+        refusedSinceWarning += 1
+        if let last = lastWarningMs, now.elapsed(since: last) < Selections.warningIntervalMs { return nil }
+        defer { (lastWarningMs, refusedSinceWarning) = (now.milliseconds, 0) }
+        return refusedSinceWarning
     }
 
     /// `topic` was subscribed to while the cap was full: remembered (bounded) for a peer to claim.

@@ -101,7 +101,6 @@ extension StoreCore {
         guard topic.utf8.count <= Selections.maxTopicBytes, topic.hasPrefix(StatePath.topicPrefix + rules.name + "/") else { return }
         guard subscribed else {
             selections.unfollow(topic)
-            if selections.isEmpty { selectionState = nil }  // the memory goes with the last follower
             return
         }
         guard selections[topic] == nil, let path = StatePath.fromTopic(topic, store: rules.name) else { return }
@@ -114,16 +113,13 @@ extension StoreCore {
                 publishSelection(topic, value: value, version: version, now: now)
                 return
             }
-            refusedSelections += 1
-            if lastSelectionWarningMs.map({ now.elapsed(since: $0) >= StoreCore.selectionWarningIntervalMs }) ?? true {
+            if let refused = selections.countRefusal(now: now) {
                 logger.warning(
                     "too many selections followed; not following more",
                     metadata: [
-                        "store": "\(rules.name)", "followed": "\(selections.count)", "refused": "\(refusedSelections)",
+                        "store": "\(rules.name)", "followed": "\(selections.count)", "refused": "\(refused)",
                         "latest": "\(topic.prefix(80))",
                     ])
-                lastSelectionWarningMs = now.milliseconds
-                refusedSelections = 0
             }
             return
         }
@@ -136,10 +132,10 @@ extension StoreCore {
     /// The current state as JSON, to select parts of; nil (logged) when it cannot be read as JSON. Read
     /// once per version (and history): the state changes only when an action applies.
     private func stateForSelections() -> JSONValue? {
-        if let cached = selectionState, cached.version == version, cached.history == historyStamp { return cached.state }
+        if let cached = selections.state(version: version, history: historyStamp) { return cached }
         do {
             let state = JSONValue(parsing: try rules.app.stateJSON(fromWire: try runtime.encodedState()))
-            selectionState = (version, historyStamp, state)
+            selections.keep(state, version: version, history: historyStamp)
             return state
         } catch {
             logger.error("state cannot be read for a selection", metadata: ["store": "\(rules.name)", "error": "\(error)"])

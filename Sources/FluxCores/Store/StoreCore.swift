@@ -53,8 +53,6 @@ public final class StoreCore {
     public static let maxUnansweredEffects = 100_000
     public static let maxWaitingViews = 10_000
     static let maxSelections = 256
-    /// How often the store says it refused selections past the cap.
-    static let selectionWarningIntervalMs: UInt64 = 60_000
 
     /// What it decides by: its name and app, timers, effects, snapshot cadence.
     public let rules: StoreRules
@@ -70,14 +68,8 @@ public final class StoreCore {
     var histories = HistoryJudge()
     /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
     var pending = PendingActions(maxCount: StoreCore.maxPending, maxBytes: StoreCore.maxPendingBytes)
-    /// Views following a part of the state.
+    /// Views following a part of the state, the state read for them, and the refusals past the cap.
     var selections = Selections(limit: StoreCore.maxSelections)
-    /// The state as JSON, read once per version for every selection that asks (a state is read whole
-    /// to select from it, so a flood of subscriptions must not read it again each time).
-    var selectionState: (version: UInt64, history: UInt64, state: JSONValue)?
-    /// Refused selections since the last warning, and when that was (ms): one line per interval.
-    var refusedSelections = 0
-    var lastSelectionWarningMs: UInt64?
     /// Effects' actions the intake has not answered yet.
     var outbox: EffectOutbox
     /// When to write a snapshot, and the views waiting for one.
@@ -98,7 +90,7 @@ public final class StoreCore {
     public internal(set) var liveAfter: UInt64?
     public internal(set) var lastPublishedVersion: UInt64 = 0
     private var lastHeardFromDispatcherMs: UInt64
-    private var lastReconnect: UInt64 = 0
+    private var lastReconnectMs: UInt64 = 0
     /// When the last turn ran: a gap between turns longer than the timeout means this store was not
     /// running (SIGSTOP, a paused VM, a stalled disk), not that the dispatcher went silent.
     private var lastTickMs: UInt64
@@ -181,7 +173,7 @@ public final class StoreCore {
 
     /// Forgets everything applied: a fresh state at version 0, to be rebuilt from the dispatcher.
     func resetToEmpty() {
-        selectionState = nil
+        selections.forgetState()
         // What was applied is history when it is applied again: its effects ran (or were lost) already.
         liveAfter = max(liveAfter ?? 0, version)
         histories.reset()
@@ -390,7 +382,7 @@ public final class StoreCore {
             publishHeartbeat(now: now)
             nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
         }
-        if now.elapsed(since: lastHeardFromDispatcherMs) > timeout && now.elapsed(since: lastReconnect) > timeout {
+        if now.elapsed(since: lastHeardFromDispatcherMs) > timeout && now.elapsed(since: lastReconnectMs) > timeout {
             // Nothing from the dispatcher past the timeout (it heartbeats several times a second): drop
             // the connections and make new ones, then ask for whatever was missed.
             logger.warning(
@@ -399,7 +391,7 @@ public final class StoreCore {
                     "store": "\(rules.name)", "silent_ms": "\(now.elapsed(since: lastHeardFromDispatcherMs))",
                 ])
             reconnects += 1
-            lastReconnect = now.milliseconds
+            lastReconnectMs = now.milliseconds
             commands.append(.reconnect)
             requestReplay(now: now)
         }

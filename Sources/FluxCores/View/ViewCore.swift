@@ -47,7 +47,7 @@ public final class ViewCore {
     /// The replica could not load the last whole state, so it holds an older one: no change may be
     /// applied to it until a whole state loads.
     private var replicaBehind = false
-    private var publishedAt: Int64 = 0
+    private var publishedAtNanoseconds: Int64 = 0
     /// The history the shown state comes from (0: not known).
     public private(set) var history: UInt64 = 0
     private var updateBytes = 0
@@ -220,7 +220,7 @@ public final class ViewCore {
         // `currentThrough`, so an update at or below it is one a restarted store took back (it
         // published it, then came back from an older snapshot) or one the shown state includes.
         guard header.seq > max(version, currentThrough) else { return }
-        publishedAt = header.timestamp
+        publishedAtNanoseconds = header.timestamp
         updateBytes = update.payload.count
         if header.flags.contains(.fullState) {
             // A whole state stands on its own: it repairs any gap before it.
@@ -295,6 +295,6 @@ public final class ViewCore {
             .show(
                 ViewUpdate(
                     store: rules.store, version: version, currentThrough: max(currentThrough, version), state: state,
-                    connection: connection, publishedAt: publishedAt, updateBytes: updateBytes, history: history)))
+                    connection: connection, publishedAtNanoseconds: publishedAtNanoseconds, updateBytes: updateBytes, history: history)))
     }
 }

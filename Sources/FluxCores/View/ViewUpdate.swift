@@ -37,7 +37,7 @@ public struct ViewUpdate: Sendable, Equatable {
     /// Set on the update that reports a rejection; the state is the unchanged one.
     public var rejection: Rejection? = nil
     /// When the store published the newest update applied (its wall clock, nanoseconds since the epoch).
-    public var publishedAt: Int64 = 0
+    public var publishedAtNanoseconds: Int64 = 0
     /// Wire bytes of the newest update applied (a whole state or only its changes).
     public var updateBytes: Int = 0
     /// The history (``HistoryID``) the shown state comes from; 0 when the store does not say.

@@ -39,7 +39,7 @@ public final class InteractiveView: @unchecked Sendable {
     struct Shown {
         var update: ViewUpdate?
         var previous: [UInt8]?
-        var updatedAt: UInt64 = 0
+        var updatedAtMs: UInt64 = 0
     }
 
     private var stores: [Store]
@@ -184,7 +184,7 @@ public final class InteractiveView: @unchecked Sendable {
             }
             if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
             shown[index].update = update
-            shown[index].updatedAt = MonotonicClock.nowMilliseconds()
+            shown[index].updatedAtMs = MonotonicClock.nowMilliseconds()
             if let seqs = unseen[stores[index].app] { unseen[stores[index].app] = seqs.filter { $0 > update.currentThrough } }
             settleIfQuiet(stores[index].app)
             let now = MonotonicClock.nowNanoseconds() / 1000
@@ -307,7 +307,7 @@ public final class InteractiveView: @unchecked Sendable {
         var parts = [store.name]
         if let update = info.update {
             parts.append(mode == nil ? "version \(update.currentThrough)" : "live at version \(update.currentThrough)")
-            let age = Double(MonotonicClock.elapsed(since: info.updatedAt, now: MonotonicClock.nowMilliseconds())) / 1000
+            let age = Double(MonotonicClock.elapsed(since: info.updatedAtMs, now: MonotonicClock.nowMilliseconds())) / 1000
             parts.append(String(format: "updated %.0f s ago", age))
         }
         if let latency = lastLatencyMicroseconds {

@@ -1,8 +1,11 @@
+import FluxCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Clock readings used by nodes: wall time for action timestamps, monotonic time for timeouts.
+/// Clock readings used by the shells: wall time for action timestamps, monotonic time for timeouts.
+/// They live here, not in FluxCore, so the cores (which cannot import NodeSupport) cannot read them.
 public enum WallClock {
     /// Nanoseconds since the Unix epoch.
     public static func nowNanoseconds() -> Int64 {
@@ -27,24 +30,9 @@ public enum MonotonicClock {
     public static func elapsed(since earlier: UInt64, now: UInt64) -> UInt64 { now > earlier ? now - earlier : 0 }
 }
 
-/// One reading of both clocks. Node cores are handed one with every event instead of reading a clock
-/// themselves: time is an input, so a simulator can drive them with time of its own.
-public struct NodeTime: Sendable, Equatable {
-    /// Milliseconds on the monotonic clock: timeouts and intervals.
-    public var milliseconds: UInt64
-    /// Nanoseconds since the Unix epoch: timestamps in headers.
-    public var wallNanoseconds: Int64
-
-    public init(milliseconds: UInt64, wallNanoseconds: Int64) {
-        self.milliseconds = milliseconds
-        self.wallNanoseconds = wallNanoseconds
-    }
-
-    /// Both clocks, read now (the shells' clock; cores never call it).
+extension NodeTime {
+    /// Both clocks, read now: the shells' clock, which the cores are handed and never call.
     public static func now() -> NodeTime {
         NodeTime(milliseconds: MonotonicClock.nowMilliseconds(), wallNanoseconds: WallClock.nowNanoseconds())
     }
-
-    /// Milliseconds from `earlier` to this reading, 0 if `earlier` is later (never an overflow trap).
-    public func elapsed(since earlier: UInt64) -> UInt64 { MonotonicClock.elapsed(since: earlier, now: milliseconds) }
 }

@@ -40,7 +40,7 @@ struct SelectionFloodProcessTests {
                 }
             }
         }.start()
-        try await eventually("the view's first line", timeout: .seconds(10)) { !lines.withLock { $0.isEmpty } }
+        try await eventually("the view's first line", timeout: .seconds(30)) { !lines.withLock { $0.isEmpty } }
         let rssBefore = try #require(residentKilobytes(store))
 
         // Four peers: each repeats one selection and cycles through 400 others, as fast as it can.
@@ -65,7 +65,7 @@ struct SelectionFloodProcessTests {
             }
         }
         #expect(try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"after the flood"}"#]).status == 0)
-        try await eventually("the view shows the change made after the flood", timeout: .seconds(10)) {
+        try await eventually("the view shows the change made after the flood", timeout: .seconds(30)) {
             lines.withLock { $0.contains { $0.contains("\"value\":\"after the flood\"") } }
         }
         let seen = lines.withLock { $0 }

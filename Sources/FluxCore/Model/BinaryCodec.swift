@@ -21,10 +21,16 @@
 public struct BinaryPayloadCodec: PayloadCodec {
     public static let marker: UInt8 = 0xB1
 
-    public init() {}
+    /// Whether a type with a wire conformance (`@WireCodable`, WireCodable.swift) takes it; false: every
+    /// value goes through `Codable` (for the tests and benches that compare the two; the bytes are the same).
+    public var generated: Bool
+
+    public init(generated: Bool = true) { self.generated = generated }
     public var name: String { "binary" }
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        // A type with a generated conformance (`@WireCodable`) writes the same bytes without `Encodable`.
+        if generated, let value = value as? any WireEncodable { return try Self.wireEncode(value) }
         let writer = BinaryWriter()
         writer.bytes.append(Self.marker)
         try writer.encodeValue(value, depth: 0, codingPath: [])
@@ -35,6 +41,12 @@ public struct BinaryPayloadCodec: PayloadCodec {
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         guard bytes.first == Self.marker else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a binary payload"))
+        }
+        if generated, let wire = T.self as? any WireDecodable.Type {
+            guard let value = try Self.wireDecode(wire, from: bytes) as? T else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a \(T.self)"))
+            }
+            return value
         }
         let reader = BinaryReader(bytes)
         let end = try reader.valueEnd(at: 1, codingPath: [])

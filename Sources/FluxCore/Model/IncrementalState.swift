@@ -107,3 +107,105 @@ extension TrackedDictionary: Codable {
         }
     }
 }
+
+// The store's hot path (one change per action): the same bytes as the `Codable` conformances, written
+// and read without `Codable` when the keys and values have wire conformances (`@WireCodable`).
+
+extension TrackedDictionary: WireEncodable where Key: WireEncodable, Value: WireEncodable {
+    public func wireEncode(to writer: inout WireWriter) throws {
+        let container = writer.beginArray()
+        for (key, value) in storage {
+            try key.wireEncode(to: &writer)
+            try value.wireEncode(to: &writer)
+        }
+        writer.end(container, count: storage.count * 2)
+    }
+}
+
+extension TrackedDictionary: WireDecodable where Key: WireDecodable, Value: WireDecodable {
+    public init(wireReader reader: inout WireReader) throws {
+        let container = try reader.beginArray()
+        var storage: [Key: Value] = [:]
+        storage.reserveCapacity(container.count / 2)
+        var index = 0
+        while index < container.count {
+            do {
+                let key = try Key(wireReader: &reader)
+                index += 1
+                guard index < container.count else {
+                    throw DecodingError.valueNotFound(Any.self, .init(codingPath: [], debugDescription: "array is at its end"))
+                }
+                storage[key] = try Value(wireReader: &reader)
+                index += 1
+            } catch let error as DecodingError { throw error.prepending(IndexKey(intValue: index)) }
+        }
+        try reader.end(container)
+        self.init(storage)
+    }
+}
+
+extension TrackedDictionary.Changes: WireEncodable where Key: WireEncodable, Value: WireEncodable {
+    public func wireEncode(to writer: inout WireWriter) throws {
+        let container = writer.beginMap()
+        writer.key("updated")
+        try updated.wireEncode(to: &writer)
+        writer.key("removed")
+        try removed.wireEncode(to: &writer)
+        writer.end(container, count: 2)
+    }
+}
+
+extension TrackedDictionary.Changes: WireDecodable where Key: WireDecodable, Value: WireDecodable {
+    public init(wireReader reader: inout WireReader) throws {
+        var updated: [Entry]?
+        var removed: [Key]?
+        let container = try reader.beginMap()
+        for _ in 0..<container.count {
+            let key = try reader.readKey()
+            if reader.key(key, is: "updated") {
+                updated = try [Entry](wireReader: &reader)
+            } else if reader.key(key, is: "removed") {
+                removed = try [Key](wireReader: &reader)
+            } else {
+                try reader.skipValue()
+            }
+        }
+        try reader.end(container)
+        guard let updated else { throw reader.missing("updated") }
+        guard let removed else { throw reader.missing("removed") }
+        self.init(updated: updated, removed: removed)
+    }
+}
+
+extension TrackedDictionary.Changes.Entry: WireEncodable where Key: WireEncodable, Value: WireEncodable {
+    public func wireEncode(to writer: inout WireWriter) throws {
+        let container = writer.beginMap()
+        writer.key("key")
+        try key.wireEncode(to: &writer)
+        writer.key("value")
+        try value.wireEncode(to: &writer)
+        writer.end(container, count: 2)
+    }
+}
+
+extension TrackedDictionary.Changes.Entry: WireDecodable where Key: WireDecodable, Value: WireDecodable {
+    public init(wireReader reader: inout WireReader) throws {
+        var key: Key?
+        var value: Value?
+        let container = try reader.beginMap()
+        for _ in 0..<container.count {
+            let name = try reader.readKey()
+            if reader.key(name, is: "key") {
+                key = try reader.decode(Key.self, forKey: "key")
+            } else if reader.key(name, is: "value") {
+                value = try reader.decode(Value.self, forKey: "value")
+            } else {
+                try reader.skipValue()
+            }
+        }
+        try reader.end(container)
+        guard let key else { throw reader.missing("key") }
+        guard let value else { throw reader.missing("value") }
+        self.init(key: key, value: value)
+    }
+}

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.0
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -9,6 +10,8 @@ let package = Package(
         // its screens, FluxTesting for its tests. Every module a public signature mentions is a product.
         .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),
         .library(name: "FluxCore", targets: ["FluxCore"]),
+        // `@WireCodable`: FluxCore plus the macro, so that only packages that use it build swift-syntax.
+        .library(name: "FluxWire", targets: ["FluxWire"]),
         .library(name: "FluxCores", targets: ["FluxCores"]),
         .library(name: "ViewNode", targets: ["ViewNode"]),
         .library(name: "FluxTesting", targets: ["FluxTesting"]),
@@ -34,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +53,15 @@ let package = Package(
             name: "zflux-floor", path: "Sources/zflux-floor",
             cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("zmq"), .linkedLibrary("m")]),
         .target(name: "FluxCore", dependencies: []),
+        // The code generator of `@WireCodable` (docs/GUIDE.md): the runtime it calls lives in FluxCore.
+        .macro(
+            name: "FluxMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]),
+        .target(name: "FluxWire", dependencies: ["FluxCore", "FluxMacros"]),
         // The nodes' rules as deterministic state machines. The model and swift-log's API only, so the
         // compiler keeps sockets, files and the rest of the shells out; and members of modules FluxCore
         // itself imports (Foundation) stay out of reach unless imported, which none of these files does.
@@ -64,7 +77,7 @@ let package = Package(
         .target(name: "Dispatcher", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
-        .target(name: "Examples", dependencies: ["FluxCore"]),
+        .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "FluxCores", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
@@ -102,7 +115,7 @@ let package = Package(
         // The stock binary: the CLI with the example apps and screens.
         .executableTarget(name: "zflux", dependencies: ["ZFluxCLI", "Examples", "ExampleViews"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "Examples", "FluxTesting"]),
+        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "FluxWire", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(
             name: "FluxCoresTests", dependencies: ["FluxCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),

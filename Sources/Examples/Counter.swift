@@ -1,12 +1,15 @@
 import FluxCore
+import FluxWire
 
 /// The smallest app: a counter.
 public enum Counter {
+    @WireCodable
     public struct State: Codable, Equatable, Sendable {
         public var count: Int = 0
         public init(count: Int = 0) { self.count = count }
     }
 
+    @WireCodable
     public enum Action: Codable, Equatable, Sendable {
         case incrementTapped
         case decrementTapped

@@ -1,4 +1,5 @@
 import FluxCore
+import FluxWire
 import Foundation
 
 /// The list after login, from the ReactiveCocoa MVVM seed: once the login store says a user signed in,
@@ -9,6 +10,7 @@ import Foundation
 /// order as the login store, and reacts with the fetch. Logging out clears the list.
 public enum Food {
     /// One food as the service sends it.
+    @WireCodable
     public struct Item: Codable, Equatable, Sendable {
         public var name: String
         public var calories: Int
@@ -21,6 +23,7 @@ public enum Food {
     }
 
     /// One line of the list as shown: the item with its date formatted.
+    @WireCodable
     public struct Row: Codable, Equatable, Sendable {
         public var item: Item
         public var eaten: String
@@ -30,6 +33,7 @@ public enum Food {
         }
     }
 
+    @WireCodable
     public struct State: Codable, Equatable, Sendable {
         /// Whose list this is (nil: nobody signed in).
         public var user: String? = nil
@@ -45,6 +49,7 @@ public enum Food {
         public var totalCalories: Int { rows.reduce(0) { $0 + $1.item.calories } }
     }
 
+    @WireCodable
     public enum Action: Codable, Equatable, Sendable {
         case refreshTapped
         case listLoaded(items: [Item])

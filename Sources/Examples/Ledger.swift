@@ -1,9 +1,11 @@
 import FluxCore
+import FluxWire
 
 /// A keyed state of any size, for load tests: `zflux bench` fills it with `--state-items` accounts and
 /// then changes one account per action. Its state is an `IncrementalState`, so an update carries the
 /// changed accounts only.
 public enum Ledger {
+    @WireCodable
     public struct Account: Codable, Equatable, Sendable {
         public var balance: Int
         public var memo: String
@@ -13,6 +15,7 @@ public enum Ledger {
         }
     }
 
+    @WireCodable
     public struct State: IncrementalState {
         public var accounts = TrackedDictionary<Int, Account>()
         /// How many postings were applied.
@@ -20,6 +23,7 @@ public enum Ledger {
 
         public init() {}
 
+        @WireCodable
         public struct Changes: Codable, Sendable {
             public var accounts: TrackedDictionary<Int, Account>.Changes
             public var postings: Int
@@ -33,6 +37,7 @@ public enum Ledger {
         }
     }
 
+    @WireCodable
     public enum Action: Codable, Equatable, Sendable {
         /// Creates accounts 0..<count (keeping those that exist).
         case open(count: Int)

@@ -1,8 +1,10 @@
 import FluxCore
+import FluxWire
 
 /// MVVM login validation: the username must be an e-mail address, the password at least 6 characters,
 /// and login is enabled only when both hold. Logging in goes through a mockable client.
 public enum Login {
+    @WireCodable
     public struct State: Codable, Equatable, Sendable {
         public var username = ""
         public var password = ""
@@ -25,6 +27,7 @@ public enum Login {
         public var isLoginEnabled: Bool { isUsernameValid && isPasswordValid && !isLoggingIn }
     }
 
+    @WireCodable
     public enum Action: Codable, Equatable, Sendable {
         case usernameChanged(username: String)
         case passwordChanged(password: String)

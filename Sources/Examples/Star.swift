@@ -1,12 +1,15 @@
 import FluxCore
+import FluxWire
 
 /// ReSwift's star button: tapping starts a request (staring / unstaring); the answer arrives later as an
 /// action the request's effect sends, through the dispatcher like any other.
 public enum Star {
+    @WireCodable
     public enum Status: String, Codable, Equatable, Sendable {
         case unstarred, staring, starred, unstaring
     }
 
+    @WireCodable
     public struct State: Codable, Equatable, Sendable {
         public var status: Status = .unstarred
         public var count: Int = 0
@@ -18,6 +21,7 @@ public enum Star {
         }
     }
 
+    @WireCodable
     public enum Action: Codable, Equatable, Sendable {
         case starTapped
         case starResponse(success: Bool)

@@ -1,9 +1,11 @@
 import FluxCore
+import FluxWire
 
 /// The state-driven ToDo list: todos load asynchronously through the Environment, add needs a title of
 /// at least 3 characters and puts the new todo at the top (as the seed does), remove by index; the
 /// list's title reads `TODO - (n)`.
 public enum Todo {
+    @WireCodable
     public struct Item: Codable, Equatable, Sendable {
         public var title: String
         public var done: Bool
@@ -13,6 +15,7 @@ public enum Todo {
         }
     }
 
+    @WireCodable
     public struct State: Codable, Equatable, Sendable {
         public var todos: [Item] = []
         public var isLoading = false
@@ -26,6 +29,7 @@ public enum Todo {
         public var title: String { "TODO - (\(todos.count))" }
     }
 
+    @WireCodable
     public enum Action: Codable, Equatable, Sendable {
         case addTodo(title: String)
         case toggleTodo(index: Int)

@@ -101,10 +101,13 @@ public enum Catalog {
         .init("todo", "removeTodo", #"{"index":0}"#),
     ]
 
-    /// What `zflux bench codec` times the wire codecs on: an action, todo lists of 10 to 10,000 items,
+    /// What `zflux bench codec` times the wire codecs on: two actions (the bench's is ledger.post), todo lists of 10 to 10,000 items,
     /// a ledger of 10,000 accounts and a one-account change of it.
     public static func codecSamples() -> [CodecSample] {
-        var samples = [CodecSample("todo.addTodo action", Todo.Action.addTodo(title: "Buy milk"))]
+        var samples = [
+            CodecSample("todo.addTodo action", Todo.Action.addTodo(title: "Buy milk")),
+            CodecSample("ledger.post action", Ledger.Action.post(account: 42, amount: 5, memo: "rent")),
+        ]
         for count in [10, 100, 1000, 10_000] {
             let todos = Todo.State(todos: (0..<count).map { Todo.Item(title: "todo number \($0)", done: $0 % 3 == 0) })
             samples.append(CodecSample("todo state, \(count) items", todos))

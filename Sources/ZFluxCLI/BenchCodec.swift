@@ -8,7 +8,7 @@ extension BenchCommand {
     struct Codec: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "codec",
-            abstract: "Time the wire codecs (binary, JSON) on the states and actions the binary gives as samples.")
+            abstract: "Time the wire codecs (binary, binary through Codable, JSON) on the states and actions the binary gives as samples.")
 
         @Option(help: "Milliseconds to spend on each measurement.") var milliseconds = 300
 
@@ -20,7 +20,9 @@ extension BenchCommand {
         }
 
         func measure(_ sample: CodecSample) throws {
-            for codec in [WireCodec(.binary), WireCodec(.json)] {
+            // "codable": the binary format through Codable, for types whose generated conformance
+            // (@WireCodable) "binary" takes.
+            for codec in [WireCodec(.binary), WireCodec(.binary, generated: false), WireCodec(.json)] {
                 let bytes = try sample.encode(codec)
                 let encode = try time { _ = try sample.encode(codec) }
                 let decode = try time { try sample.decode(codec, bytes) }

@@ -74,20 +74,27 @@ public struct WireCodec: PayloadCodec {
     }
 
     public var format: Format
-    public init(_ format: Format = .binary) { self.format = format }
-    public var name: String { format.rawValue }
+    /// False: binary values go through `Codable` even when their type has a wire conformance (same bytes;
+    /// for `zflux bench codec`'s comparison).
+    public var generated: Bool
+    public init(_ format: Format = .binary) { self.init(format, generated: true) }
+    public init(_ format: Format, generated: Bool) {
+        self.format = format
+        self.generated = generated
+    }
+    public var name: String { format == .binary && !generated ? "codable" : format.rawValue }
 
     public static func isBinary(_ bytes: [UInt8]) -> Bool { bytes.first == BinaryPayloadCodec.marker }
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         switch format {
-        case .binary: try BinaryPayloadCodec().encode(value)
+        case .binary: try BinaryPayloadCodec(generated: generated).encode(value)
         case .json: try JSONPayloadCodec().encode(value)
         }
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        if Self.isBinary(bytes) { return try BinaryPayloadCodec().decode(type, from: bytes) }
+        if Self.isBinary(bytes) { return try BinaryPayloadCodec(generated: generated).decode(type, from: bytes) }
         return try JSONPayloadCodec().decode(type, from: bytes)
     }
 }

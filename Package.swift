@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),
         .testTarget(
-            name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "ExampleViews", "ViewNode", "Devtools"],
+            name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "FluxWire", "ExampleViews", "ViewNode", "Devtools"],
             // Recorded sessions the tests read from their source directory (docs/GUIDE.md §7).
             exclude: ["Sessions"]),
         .testTarget(

@@ -3,6 +3,7 @@ import Devtools
 import Examples
 import FluxCore
 import FluxTesting
+import FluxWire
 import Foundation
 import Testing
 import ViewNode
@@ -23,6 +24,12 @@ public enum Timer {
         case resetTapped(seconds: Int)
         case ticked
     }
+}
+
+@WireCodable
+struct Lap: Codable, Equatable, Sendable {
+    var seconds: Int
+    var note: String? = nil
 }
 extension Timer {
     public struct Environment: Sendable {

@@ -13,7 +13,7 @@ mkdir -p "$out" Fuzz/crashes
 binary="$out/zflux-fuzz"
 # The file formats zflux reads from outside, compiled into the fuzzer itself (their modules need sockets).
 formats="Sources/Devtools/Session.swift Sources/Devtools/SessionChecks.swift Sources/Dispatcher/SegmentIndex.swift"
-sources="$(find Sources/FluxCore Sources/Examples Fuzz -name '*.swift' | sort) $formats"
+sources="$(find Sources/FluxCore Sources/FluxWire Sources/FluxMacros Sources/Examples Fuzz -name '*.swift' | sort) $formats"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -I "$out")
@@ -21,10 +21,18 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   quiet() { "$@" 2>&1 | grep -v "Cannot export local symbol" || true; }
   quiet swiftc "${flags[@]}" -module-name FluxCore -emit-module -emit-module-path "$out/FluxCore.swiftmodule" \
     -c $(find Sources/FluxCore -name '*.swift' | sort) -o "$out/FluxCore.o"
+  # The example apps use @WireCodable: SwiftPM builds the macro's plugin (swift-syntax), swiftc loads it.
+  echo "==> building the @WireCodable macro (swift build --target FluxMacros)"
+  swift build --target FluxMacros > "$out/macro.log" 2>&1 || { tail -20 "$out/macro.log"; exit 1; }
+  plugin="$(swift build --show-bin-path)/FluxMacros-tool"
+  [ -x "$plugin" ] || { echo "no macro plugin at $plugin"; exit 1; }
+  flags+=(-load-plugin-executable "$plugin#FluxMacros")
+  quiet swiftc "${flags[@]}" -module-name FluxWire -emit-module -emit-module-path "$out/FluxWire.swiftmodule" \
+    -c $(find Sources/FluxWire -name '*.swift' | sort) -o "$out/FluxWire.o"
   quiet swiftc "${flags[@]}" -module-name Examples -emit-module -emit-module-path "$out/Examples.swiftmodule" \
     -c $(find Sources/Examples -name '*.swift' | sort) -o "$out/Examples.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/Examples.o" -o "$binary"
+  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi
 failed=0

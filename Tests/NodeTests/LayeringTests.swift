@@ -32,7 +32,7 @@ struct LayeringTests {
     /// depends on.
     static func manifestTargets() throws -> [String: Dependencies] {
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
-        let declarations = manifest.matches(of: /\.(target|executableTarget|systemLibrary|testTarget)\(/)
+        let declarations = manifest.matches(of: /\.(target|executableTarget|systemLibrary|macro|testTarget)\(/)
         var targets: [String: Dependencies] = [:]
         for (index, declaration) in declarations.enumerated() where declaration.output.1 != "testTarget" {
             let end = index + 1 < declarations.count ? declarations[index + 1].range.lowerBound : manifest.endIndex

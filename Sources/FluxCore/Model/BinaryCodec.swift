@@ -101,6 +101,7 @@ public struct WireCodec: PayloadCodec {
 
 // MARK: - Tags
 
+@usableFromInline
 enum BinaryTag: UInt8 {
     case null = 0, `false`, `true`, int, uint, double, float, string, array, map
 }

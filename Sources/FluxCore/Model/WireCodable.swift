@@ -171,8 +171,10 @@ public struct WireReader {
 
     // Errors, out of line.
 
+    @usableFromInline
     func corrupted(_ what: String) -> DecodingError { .dataCorrupted(.init(codingPath: [], debugDescription: what)) }
 
+    @usableFromInline
     func mismatch(_ type: Any.Type, _ found: BinaryTag) -> DecodingError {
         .typeMismatch(type, .init(codingPath: [], debugDescription: "expected \(type), found \(found)"))
     }
@@ -194,13 +196,15 @@ public struct WireReader {
 
     // Primitives.
 
-    private func tag(at offset: Int) throws -> BinaryTag {
+    @usableFromInline
+    func tag(at offset: Int) throws -> BinaryTag {
         guard offset < bytes.count else { throw corrupted("truncated") }
         guard let tag = BinaryTag(rawValue: bytes[offset]) else { throw corrupted("unknown tag \(bytes[offset])") }
         return tag
     }
 
-    private func varint(at offset: Int) throws -> (UInt64, Int) {
+    @usableFromInline
+    func varint(at offset: Int) throws -> (UInt64, Int) {
         var value: UInt64 = 0, shift: UInt64 = 0, i = offset
         while true {
             guard i < bytes.count, shift < 64 else { throw corrupted("bad varint") }
@@ -267,6 +271,7 @@ public struct WireReader {
     }
 
     /// An integer written as int or uint that fits `I`.
+    @inlinable
     public mutating func readInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
         let found = try tag(at: offset)
         switch found {
@@ -449,13 +454,17 @@ public protocol WireUnsignedInteger: FixedWidthInteger, UnsignedInteger, WireCod
 
 extension WireSignedInteger {
     public static var wireIsLeaf: Bool { true }
+    @inlinable
     public func wireEncode(to writer: inout WireWriter) { writer.write(Int64(self)) }
+    @inlinable
     public init(wireReader reader: inout WireReader) throws { self = try reader.readInteger(Self.self) }
 }
 
 extension WireUnsignedInteger {
     public static var wireIsLeaf: Bool { true }
+    @inlinable
     public func wireEncode(to writer: inout WireWriter) { writer.write(UInt64(self)) }
+    @inlinable
     public init(wireReader reader: inout WireReader) throws { self = try reader.readInteger(Self.self) }
 }
 

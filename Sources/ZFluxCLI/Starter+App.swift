@@ -4,6 +4,7 @@ extension Starter {
     var app: String {
         #"""
         import FluxCore
+        import FluxWire
 
         /// A tally: people vote for options, and a ballot (the options to choose from) is loaded from a
         /// server by an effect, whose answer comes back through the dispatcher as a later action.
@@ -14,7 +15,9 @@ extension Starter {
             /// The app's name: the topic its actions go to, and what `dispatch`, `state` and `view` name.
             public static let name = "\#(appName)"
 
-            /// One option and its votes.
+            /// One option and its votes. `@WireCodable` generates its wire coding (the same bytes as
+            /// `Codable`, without its cost on every action: docs/GUIDE.md).
+            @WireCodable
             public struct Option: Codable, Equatable, Sendable {
                 public var name: String
                 public var votes: Int
@@ -25,6 +28,7 @@ extension Starter {
                 }
             }
 
+            @WireCodable
             public struct State: Codable, Equatable, Sendable {
                 /// The options, in the order they were first voted for or loaded.
                 public var options: [Option] = []
@@ -42,6 +46,7 @@ extension Starter {
                 public var totalVotes: Int { options.reduce(0) { $0 + $1.votes } }
             }
 
+            @WireCodable
             public enum Action: Codable, Equatable, Sendable {
                 /// Someone voted for `option`; an option nobody named before is added with this vote.
                 case voteCast(option: String)

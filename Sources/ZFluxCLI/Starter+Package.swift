@@ -32,6 +32,7 @@ extension Starter {
                     name: "\#(appModule)",
                     dependencies: [
                         .product(name: "FluxCore", package: "zflux"),
+                        .product(name: "FluxWire", package: "zflux"),
                         .product(name: "ViewNode", package: "zflux"),
                     ]),
                 // The whole zflux command line for this app: `\#(appName) cluster up`, `\#(appName) view \#(appName)`, …

@@ -27,10 +27,11 @@ struct StarterTests {
 
         // Only the products a team names: no module reached around them.
         let imports = try Self.imports(in: package)
-        #expect(imports.isSubset(of: ["DemoApp", "ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting", "Foundation", "Testing"]), "\(imports)")
+        #expect(
+            imports.isSubset(of: ["DemoApp", "ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "Foundation", "Testing"]), "\(imports)")
         let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         let products = Set(manifest.matches(of: /\.product\(name: "(\w+)"/).map { String($0.1) })
-        #expect(products == ["ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting"], "\(products)")
+        #expect(products == ["ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting"], "\(products)")
 
         // Its first build compiles zflux and zflux's dependencies again, in its own .build.
         let swift = try #require(Self.swiftExecutable, "no swift on PATH")

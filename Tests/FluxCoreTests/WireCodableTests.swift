@@ -144,6 +144,47 @@ struct WireCodableTests {
         #expect(fast == slow, "\(what)")
     }
 
+    @WireCodable
+    struct Tree: Codable, Equatable {
+        var children: [Tree]
+    }
+
+    static func u32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    /// A binary container: its tag, content length, entry count, then the entries.
+    static func container(_ tag: UInt8, count: Int, _ content: [UInt8]) -> [UInt8] { [tag] + u32(content.count) + u32(count) + content }
+    static func key(_ name: String) -> [UInt8] { [UInt8(name.utf8.count)] + Array(name.utf8) }
+
+    /// `depth` trees, each the only child of the one before, as the binary codec writes them.
+    static func nested(_ depth: Int) -> [UInt8] {
+        var tree = container(0x09, count: 1, key("children") + container(0x08, count: 0, []))
+        for _ in 1..<depth { tree = container(0x09, count: 1, key("children") + container(0x08, count: 1, tree)) }
+        return [BinaryPayloadCodec.marker] + tree
+    }
+
+    @Test("a recursive type nested past 512 containers is refused, not a stack overflow (a hostile review: 20,000 levels crashed)")
+    func depthLimit() throws {
+        let shallow = try Self.generated.decode(Tree.self, from: Self.nested(100))
+        #expect(try Self.codable.decode(Tree.self, from: Self.nested(100)) == shallow, "the hand-made bytes are the codec's")
+        #expect(throws: DecodingError.self) { try Self.generated.decode(Tree.self, from: Self.nested(300)) }
+        #expect(throws: DecodingError.self) { try Self.generated.decode(Tree.self, from: Self.nested(20_000)) }
+    }
+
+    @Test("admission's shortcut takes a payload's first key as its case only when it is the only key")
+    func oneEntryShortcut() throws {
+        let app = Todo.app()
+        // `X` is not a case; the decoder skips it and finds `clearCompleted` (a hostile review). Labelled X,
+        // it would pass per-type limits and logs as an X.
+        let payload = Array(#"{"X":{},"clearCompleted":{}}"#.utf8)
+        let empty = Self.container(0x09, count: 0, [])
+        let binary = [BinaryPayloadCodec.marker] + Self.container(0x09, count: 2, Self.key("X") + empty + Self.key("clearCompleted") + empty)
+        #expect(try Self.codable.decode(Todo.Action.self, from: binary) == .clearCompleted, "what the decoders make of it")
+        #expect(!BinaryPayloadCodec.firstKey(of: binary, is: "X"))
+        #expect(throws: ActionError.self) { try app.check(actionType: "X", payload: binary) }
+        #expect(throws: ActionError.self) { try app.check(actionType: "X", payload: payload) }
+        let single = try WireCodec(.binary).encode(Todo.Action.clearCompleted)
+        #expect(BinaryPayloadCodec.firstKey(of: single, is: "clearCompleted"))
+    }
+
     @Test("bad input is a DecodingError with the Codable path's description, never a trap")
     func badInput() throws {
         try Self.sameError(Ledger.Action.self, #"{"post":{"account":1,"amount":5}}"#)

@@ -113,10 +113,9 @@ extension FluxApp: AnyApp {
             throw ActionError("cannot decode \(name).\(actionType): \(error)")
         }
         guard verifyType else { return action }
-        // Fast path: both codecs write the case name first; anything else is checked by reflection.
+        // Fast path: a binary payload of one entry names its case; anything else (JSON, whose entries
+        // cannot be counted without parsing) is checked by reflection.
         if BinaryPayloadCodec.firstKey(of: payload, is: actionType) { return action }
-        let prefix = Array("{\"\(actionType)\":".utf8)
-        if payload.count > prefix.count && payload.starts(with: prefix) { return action }
         guard ActionCoding.caseName(of: action) == actionType else {
             throw ActionError("\(name) has no action '\(actionType)'")
         }

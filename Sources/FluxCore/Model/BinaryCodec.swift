@@ -56,12 +56,13 @@ public struct BinaryPayloadCodec: PayloadCodec {
         return try reader.decodeValue(type, at: 1, codingPath: [])
     }
 
-    /// True when `bytes` is a binary map whose first key is `key` (an action's case name), read without
-    /// decoding anything else.
+    /// True when `bytes` is a binary map of one entry whose key is `key` (an action's case name), read
+    /// without decoding anything else. One entry only: a decoder skips keys it does not know, so in
+    /// `{"X":{}, "clear":{}}` the first key does not say which case the payload holds.
     public static func firstKey(of bytes: [UInt8], is key: String) -> Bool {
         let utf8 = Array(key.utf8)
         guard utf8.count < 128, bytes.count >= 11 + utf8.count, bytes[0] == marker, bytes[1] == BinaryTag.map.rawValue,
-            bytes[10] == UInt8(utf8.count)
+            bytes[6..<10].elementsEqual([1, 0, 0, 0]), bytes[10] == UInt8(utf8.count)
         else { return false }
         return bytes[11..<(11 + utf8.count)].elementsEqual(utf8)
     }

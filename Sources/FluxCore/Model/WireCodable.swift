@@ -151,6 +151,11 @@ public struct WireWriter {
 public struct WireReader {
     public let bytes: [UInt8]
     public var offset: Int
+    /// Containers entered and not yet left: a recursive type's payload may nest no deeper than
+    /// ``maximumDepth``, so a hostile one cannot exhaust the thread's stack.
+    private var depth = 0
+    /// As deep as the generic JSON reader goes (``GenericJSON``).
+    public static let maximumDepth = 512
 
     public init(_ bytes: [UInt8], offset: Int = 0) {
         self.bytes = bytes
@@ -333,6 +338,8 @@ public struct WireReader {
         let count = try u32(at: offset + 5)
         let end = try checked(offset + 9 + length)
         guard count <= length else { throw corrupted("bad count") }
+        guard depth < WireReader.maximumDepth else { throw corrupted("nested deeper than \(WireReader.maximumDepth) containers") }
+        depth += 1
         offset += 9
         return Container(count: count, end: end)
     }
@@ -346,6 +353,7 @@ public struct WireReader {
     public mutating func end(_ container: Container) throws {
         guard offset <= container.end else { throw corrupted("entry past its container") }
         offset = container.end
+        depth -= 1
     }
 
     public mutating func readKey() throws -> Key {

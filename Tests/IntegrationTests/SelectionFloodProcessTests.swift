@@ -18,29 +18,9 @@ struct SelectionFloodProcessTests {
         let store = try #require(cluster.currentPid("store-todo"))
 
         // A real view of the first todo's title, its JSON lines collected as they come.
-        let view = Process()
-        view.executableURL = URL(fileURLWithPath: zfluxBinary)
-        view.arguments = ["view", "todo", "--select", "todos[0].title", "--json", "--run-dir", cluster.runDir]
-        let out = Pipe()
-        view.standardOutput = out
-        view.standardError = FileHandle.nullDevice
-        try view.run()
-        defer { view.stop(grace: .seconds(2)) }
-        let lines = Locked<[String]>([])
-        Thread {
-            var buffer = Data()
-            while true {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { return }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                }
-            }
-        }.start()
-        try await eventually("the view's first line", timeout: .seconds(30)) { !lines.withLock { $0.isEmpty } }
+        let view = try Follower(zfluxBinary, ["view", "todo", "--select", "todos[0].title", "--json", "--run-dir", cluster.runDir])
+        defer { view.stop() }
+        try await eventually("the view's first line", timeout: .seconds(30)) { !view.lines.isEmpty }
         let rssBefore = try #require(residentKilobytes(store))
 
         // Four peers: each repeats one selection and cycles through 400 others, as fast as it can.
@@ -66,9 +46,9 @@ struct SelectionFloodProcessTests {
         }
         #expect(try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"after the flood"}"#]).status == 0)
         try await eventually("the view shows the change made after the flood", timeout: .seconds(30)) {
-            lines.withLock { $0.contains { $0.contains("\"value\":\"after the flood\"") } }
+            view.lines.contains { $0.contains("\"value\":\"after the flood\"") }
         }
-        let seen = lines.withLock { $0 }
+        let seen = view.lines
         #expect(!seen.contains { $0.contains("\"connection\":\"stale\"") }, "the view never went stale: \(seen.suffix(5))")
         #expect(cluster.currentPid("store-todo") == store, "the store was never restarted")
         let state = try cluster.zflux(["state", "todo", "--timeout", "2"])

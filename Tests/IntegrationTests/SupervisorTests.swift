@@ -8,10 +8,57 @@ import Testing
 /// The supervisor learns of a node's end from the kernel, whatever the node's helpers hold open.
 @Suite("Supervisor", .serialized, .timeLimit(.minutes(2)))
 struct SupervisorTests {
+    /// A scratch run directory, removed by the caller.
+    static func runDirectory(_ prefix: String) throws -> String {
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        return String(cString: try #require(mkdtemp(&template)))
+    }
+
+    /// A supervisor of one counter store, running in this process, with what it reports.
+    struct Supervised {
+        let supervisor: Supervisor
+        let reports = Locked<[String]>([])
+        let supervising: Task<Int32, any Error>
+
+        init(runDirectory: String, executable: String) async throws {
+            let topology = try Topology.make(transport: .ipc, runDirectory: runDirectory, stores: [("counter", "counter")])
+            let supervisor = Supervisor(
+                topology: topology, runDirectory: runDirectory, logLevel: "notice", executable: URL(fileURLWithPath: executable))
+            let (reports, ready) = (self.reports, Locked(false))
+            self.supervisor = supervisor
+            supervising = Task {
+                try await supervisor.supervise(report: { line in reports.withLock { $0.append(line) } }) { ready.withLock { $0 = true } }
+            }
+            try await eventually("the cluster is up", timeout: .seconds(30)) { ready.withLock { $0 } }
+        }
+
+        var store: Int32? { supervisor.pids.first { $0.0 == "store-counter" }?.1 }
+
+        /// Waits until the supervisor reports the store's end with `signal`, then a new store.
+        func expectRestart(of store: Int32, endedBy signal: Int32, poke: @escaping @Sendable () -> Void = {}) async throws {
+            try await eventually("the supervisor saw the store end: \(reports.withLock { $0 })", timeout: .seconds(30)) {
+                poke()
+                return reports.withLock { $0.contains { $0.hasPrefix("store-counter ended with signal \(signal)") } }
+            }
+            // The supervisor runs in this test process, where its restart task shares the cooperative pool
+            // with every other suite's work: on a loaded 2-core machine the restart took over 10 s to start.
+            try await eventually("a new store was started", timeout: .seconds(60)) {
+                let now = self.store
+                return now != nil && now != store
+            }
+        }
+
+        /// Stops it as SIGTERM does and checks that it ended well and left no node behind.
+        func stop() async throws {
+            supervisor.forward(signal: SIGTERM)
+            #expect(try await supervising.value == 0)
+            for (name, pid) in supervisor.pids { #expect(kill(pid, 0) != 0, "\(name) (pid \(pid)) outlived its supervisor") }
+        }
+    }
+
     @Test("a node killed while a helper it started still holds its descriptors is seen dead and restarted at once")
     func helperHoldsDescriptors() async throws {
-        var template = Array("/tmp/zf-sup-XXXXXX".utf8CString)
-        let runDir = String(cString: try #require(mkdtemp(&template)))
+        let runDir = try Self.runDirectory("zf-sup")
         defer { try? FileManager.default.removeItem(atPath: runDir) }
         // Every node starts a helper that inherits its descriptors and outlives it, as the Swift runtime's
         // crash reporter did when it hung over a crashed store, then becomes the node itself.
@@ -27,49 +74,21 @@ struct SupervisorTests {
             let helpers = (try? String(contentsOfFile: runDir + "/helpers", encoding: .utf8)) ?? ""
             for pid in helpers.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
         }
-        let topology = try Topology.make(transport: .ipc, runDirectory: runDir, stores: [("counter", "counter")])
-        let supervisor = Supervisor(
-            topology: topology, runDirectory: runDir, logLevel: "notice", executable: URL(fileURLWithPath: wrapper))
-        let reports = Locked<[String]>([])
-        let ready = Locked(false)
-        let supervising = Task {
-            try await supervisor.supervise(report: { line in reports.withLock { $0.append(line) } }) { ready.withLock { $0 = true } }
-        }
-        defer { supervisor.forward(signal: SIGTERM) }
-        try await eventually("the cluster is up", timeout: .seconds(30)) { ready.withLock { $0 } }
-        let store = try #require(supervisor.pids.first { $0.0 == "store-counter" }?.1)
-
+        let cluster = try await Supervised(runDirectory: runDir, executable: wrapper)
+        defer { cluster.supervisor.forward(signal: SIGTERM) }
+        let store = try #require(cluster.store)
         kill(store, SIGKILL)
-        try await eventually("the supervisor saw the store end: \(reports.withLock { $0 })", timeout: .seconds(10)) {
-            reports.withLock { $0.contains { $0.hasPrefix("store-counter ended with signal 9") } }
-        }
-        try await eventually("a new store was started", timeout: .seconds(60)) {
-            let now = supervisor.pids.first { $0.0 == "store-counter" }?.1
-            return now != nil && now != store
-        }
-
-        supervisor.forward(signal: SIGTERM)
-        #expect(try await supervising.value == 0)
-        for (name, pid) in supervisor.pids { #expect(kill(pid, 0) != 0, "\(name) (pid \(pid)) outlived its supervisor") }
+        try await cluster.expectRestart(of: store, endedBy: SIGKILL)
+        try await cluster.stop()
     }
 
     @Test("a node that aborts leaves the runtime's backtrace in its log, and is seen dead and restarted")
     func abortLeavesBacktrace() async throws {
-        var template = Array("/tmp/zf-abrt-XXXXXX".utf8CString)
-        let runDir = String(cString: try #require(mkdtemp(&template)))
+        let runDir = try Self.runDirectory("zf-abrt")
         defer { try? FileManager.default.removeItem(atPath: runDir) }
-        let topology = try Topology.make(transport: .ipc, runDirectory: runDir, stores: [("counter", "counter")])
-        let supervisor = Supervisor(
-            topology: topology, runDirectory: runDir, logLevel: "notice", executable: URL(fileURLWithPath: zfluxBinary))
-        let reports = Locked<[String]>([])
-        let ready = Locked(false)
-        let supervising = Task {
-            try await supervisor.supervise(report: { line in reports.withLock { $0.append(line) } }) { ready.withLock { $0 = true } }
-        }
-        defer { supervisor.forward(signal: SIGTERM) }
-        try await eventually("the cluster is up", timeout: .seconds(30)) { ready.withLock { $0 } }
-        let store = try #require(supervisor.pids.first { $0.0 == "store-counter" }?.1)
-
+        let cluster = try await Supervised(runDirectory: runDir, executable: zfluxBinary)
+        defer { cluster.supervisor.forward(signal: SIGTERM) }
+        let store = try #require(cluster.store)
         // A failed libzmq assertion calls abort(), the crash the round-3 review saw: abort() raises
         // SIGABRT, the runtime's handler writes the crash report, and when the handler returns abort()
         // raises it again with the default action. Two signals from here do the same.
@@ -78,18 +97,7 @@ struct SupervisorTests {
         try await eventually("the runtime's crash report is in \(log)", timeout: .seconds(30)) {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Program crashed")
         }
-        try await eventually("the supervisor saw the store end: \(reports.withLock { $0 })", timeout: .seconds(30)) {
-            kill(store, SIGABRT)
-            return reports.withLock { $0.contains { $0.hasPrefix("store-counter ended with signal 6") } }
-        }
-        // The supervisor runs in this test process, where its restart task shares the cooperative pool
-        // with every other suite's work: on a loaded 2-core machine the restart took over 10 s to start.
-        try await eventually("a new store was started", timeout: .seconds(60)) {
-            let now = supervisor.pids.first { $0.0 == "store-counter" }?.1
-            return now != nil && now != store
-        }
-        supervisor.forward(signal: SIGTERM)
-        #expect(try await supervising.value == 0)
-        for (name, pid) in supervisor.pids { #expect(kill(pid, 0) != 0, "\(name) (pid \(pid)) outlived its supervisor") }
+        try await cluster.expectRestart(of: store, endedBy: SIGABRT) { kill(store, SIGABRT) }
+        try await cluster.stop()
     }
 }

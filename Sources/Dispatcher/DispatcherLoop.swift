@@ -158,6 +158,7 @@ final class DispatcherLoop: NodeLoop {
                 if let last = actions.last { core.durable(through: last.header.seq) }
                 try carryOut(core.takeCommands())
             case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
+            case .replicateFromLog, .stepDown: continue  // a dispatcher without a standby is never sent these
             }
         }
     }

@@ -81,6 +81,7 @@ extension Simulation {
                 switch route {
                 case .intake: send(.intakeReply(message), from: .dispatcher, to: target, incarnation: incarnation)
                 case .replay: send(.replayReply(message), from: .dispatcher, to: target, incarnation: incarnation)
+                case .replication: continue  // no standby in this model yet
                 }
             case .replyStatus:
                 continue
@@ -96,6 +97,8 @@ extension Simulation {
                 }
             case .serveReplay(let plan):
                 dispatcher.replays.queue(plan, now: time(.dispatcher).milliseconds)
+            case .replicateFromLog, .stepDown:
+                continue  // no standby in this model yet
             }
         }
         serveReplays()

@@ -10,6 +10,12 @@ public enum BrokenRule: String, CaseIterable, Sendable {
     case effectsOnlyLive = "effects-on-replay"
     /// The dispatcher trusts a journal tail it found in the page cache without forcing it to disk.
     case syncJournalOnOpen = "no-sync-on-open"
+    /// A leader with a `sync` standby acknowledges once its own journal holds an action.
+    case ackBeforeReplicated = "ack-before-replicated"
+    /// A standby takes records from a leader of an older epoch than one it has seen (or its own).
+    case standbyAcceptsOldEpoch = "standby-accepts-old-epoch"
+    /// A leader whose lease ran out goes on acknowledging on its own journal alone.
+    case oldLeaderAcksAfterLease = "old-leader-acks-after-lease"
 }
 
 extension BrokenRule {
@@ -21,6 +27,9 @@ extension BrokenRule {
         case .gapRepair: "stores skip over gaps instead of repairing them"
         case .effectsOnlyLive: "stores run effects again for replayed actions"
         case .syncJournalOnOpen: "the dispatcher trusts an unsynced journal tail after a crash"
+        case .ackBeforeReplicated: "the leader ACKs before its standby holds the action durable"
+        case .standbyAcceptsOldEpoch: "the standby accepts records from a leader of an older epoch"
+        case .oldLeaderAcksAfterLease: "a leader whose lease ran out goes on ACKing alone"
         }
     }
 }

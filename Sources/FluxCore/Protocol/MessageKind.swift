@@ -33,6 +33,20 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case actionBatch = 15
     /// dispatcher → client: the ACKs of one burst for a client that asked for them batched (protocol 3).
     case ackBatch = 16
+    /// standby → leader's replication ROUTER: follow me from `seq`, my newest record, stamped `history`;
+    /// `ref` is the newest epoch I have seen (protocol 3, issue 27).
+    case replicaHello = 17
+    /// leader → standby: the stream resumes after `seq`; the payload is the client-scope secret.
+    case replicaWelcome = 18
+    /// leader → standby: your record at `seq` is not mine: drop the run of records it ends and say hello again.
+    case replicaMismatch = 19
+    /// leader → standby: consecutive records from `seq` on (a REPLAY-BATCH payload; none: a heartbeat);
+    /// `ref` is what the leader has committed (published and acknowledged).
+    case replicaAppend = 20
+    /// standby → leader: I hold everything through `seq` durable.
+    case replicaAck = 21
+    /// standby → leader: I have seen the newer epoch in `history`; I follow you no more (fencing).
+    case replicaRefuse = 22
 
     /// The protocol version a header of this kind is written with: the kinds protocol 3 added say 3,
     /// so an older reader refuses them by their version, and every other kind still says 2.
@@ -56,6 +70,12 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .rejected: "REJECTED"
         case .actionBatch: "ACTION-BATCH"
         case .ackBatch: "ACK-BATCH"
+        case .replicaHello: "REPLICA-HELLO"
+        case .replicaWelcome: "REPLICA-WELCOME"
+        case .replicaMismatch: "REPLICA-MISMATCH"
+        case .replicaAppend: "REPLICA-APPEND"
+        case .replicaAck: "REPLICA-ACK"
+        case .replicaRefuse: "REPLICA-REFUSE"
         }
     }
 }

@@ -16,7 +16,7 @@ import Logging
 ///   payloads over their limit, clients over their rate.
 public final class DispatcherCore {
     /// Which ROUTER a reply goes out on.
-    public enum Route: Sendable { case intake, replay }
+    public enum Route: Sendable { case intake, replay, replication }
 
     public enum Command {
         /// Reply to one peer of a ROUTER.
@@ -31,6 +31,12 @@ public final class DispatcherCore {
         /// Answer a replay request from the journal: queued in the shell's ``ReplayScheduler``, which
         /// serves it a slice per turn.
         case serveReplay(ReplayPlan)
+        /// Send the standby the journal's records `from...through` as REPLICA-APPENDs (``replicaAppend(first:records:)``
+        /// builds each), read from the journal: the standby is catching up.
+        case replicateFromLog(peer: [UInt8], from: UInt64, through: UInt64)
+        /// This dispatcher leads no more (``steppedDown``): nothing more is acknowledged or published.
+        /// The shell stops serving as the leader (docs/OPERATIONS.md, "High availability").
+        case stepDown(reason: String)
     }
 
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
@@ -48,8 +54,16 @@ public final class DispatcherCore {
 
     /// The newest sequenced action (durable or not yet).
     public private(set) var head: UInt64
-    /// The newest action the journal has made durable.
+    /// The newest action published and acknowledged: the journal holds it durable and, under `sync`
+    /// replication, so does the standby. (Without a standby: what the journal has made durable.)
     public private(set) var durableHead: UInt64
+    /// The newest action this dispatcher's own journal has made durable.
+    public private(set) var localDurableHead: UInt64
+    /// The standby following this leader's journal, once it has said hello (``receivedReplication(_:from:now:stampAt:)``).
+    public private(set) var standby: StandbyLink?
+    /// Why this dispatcher leads no more, once it does not (its lease ran out, or a standby has seen a
+    /// newer epoch): from then on it sequences, publishes and acknowledges nothing.
+    public private(set) var steppedDown: String?
     /// The oldest action the journal holds (above 1 once older segments were removed).
     public let firstSeq: UInt64
     /// The history served: the journal's cluster id and this opening's epoch, which starts at `since`.
@@ -83,6 +97,7 @@ public final class DispatcherCore {
         self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
         self.durableHead = head
+        self.localDurableHead = head
         self.firstSeq = max(firstSeq, 1)
         self.history = history
         self.historySince = head + 1
@@ -135,6 +150,11 @@ public final class DispatcherCore {
     private func receivedDispatch(_ message: Message, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
         // What the client sent, for the answers; `header` holds the id as the dispatcher keeps it.
         let sent = message.header
+        if let reason = steppedDown, !brokenRules.contains(.oldLeaderAcksAfterLease) {
+            rejected += 1
+            nack(peer, sent, "this dispatcher no longer leads (\(reason)): send to the leader", flags: .retryLater)
+            return
+        }
         var header = sent
         if let principal, header.clientID != 0 { header.clientID = clientScope.clientID(principal, header.clientID) }
         // Whose budget and dedup share this is: the authenticated key, else the connection.
@@ -219,6 +239,14 @@ public final class DispatcherCore {
     /// (one write, and under `batch` one fsync), and answers that wait for nothing new go out.
     public func endOfBurst() {
         if !stamped.isEmpty {
+            // Live records go to a standby that has everything before them first: its write and fsync
+            // overlap the journal's own.
+            if let link = standby, link.sentThrough == stamped[0].header.seq - 1,
+                stamped[stamped.count - 1].header.seq <= link.durableThrough + rules.replicationWindow
+            {
+                commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: stamped)))
+                standby?.sentThrough = stamped[stamped.count - 1].header.seq
+            }
             commands.append(.append(stamped))
             unpublished.append(contentsOf: stamped)
             stamped.removeAll(keepingCapacity: true)
@@ -232,7 +260,24 @@ public final class DispatcherCore {
     /// ACTION-BATCH (a lone action as ACTION), and each batching client's ACKs as one ACK-BATCH.
     public func durable(through seq: UInt64) {
         precondition(seq <= head, "the journal cannot hold what was never sequenced")
-        durableHead = max(durableHead, seq)
+        localDurableHead = max(localDurableHead, seq)
+        commit()
+    }
+
+    /// Publishes and acknowledges what is committed: durable here and, under `sync`, at the standby.
+    private func commit() {
+        var committed = localDurableHead
+        if steppedDown != nil {
+            // The canary: a leader past its lease that goes on alone, as if its standby had just gone.
+            guard brokenRules.contains(.oldLeaderAcksAfterLease) else { return }
+        } else if rules.replication == .sync && !brokenRules.contains(.ackBeforeReplicated) {
+            committed = min(committed, max(standby?.durableThrough ?? 0, historySince - 1))
+        }
+        guard committed > durableHead else {
+            releaseReplies()
+            return
+        }
+        durableHead = committed
         let published = unpublished.prefix { $0.header.seq <= durableHead }
         for message in ActionBatch.messages(for: published, history: history.rawValue) { commands.append(.publish(message)) }
         unpublished.removeFirst(published.count)
@@ -261,6 +306,90 @@ public final class DispatcherCore {
         for (peer, batch) in batches where batch.entries.count > 1 {
             commands[batch.position] = .reply(.intake, peer: peer, AckBatch(entries: batch.entries, history: history.rawValue).message)
         }
+    }
+
+    // MARK: Replication
+
+    /// A message on the replication ROUTER from `peer`: a standby's hello, ACK or refusal.
+    /// `stampAt(seq)` is the history stamp of the log's record at `seq` (nil: none there), read by the
+    /// shell, for log matching.
+    public func receivedReplication(_ message: Message, from peer: [UInt8], now: NodeTime, stampAt: (UInt64) -> UInt64?) {
+        guard rules.replication != nil else { return }
+        switch message.kind {
+        case .replicaHello:
+            if message.header.ref > history.epoch {
+                stepDown("a standby has seen epoch \(message.header.ref), newer than this one (\(history.epoch))")
+                return
+            }
+            let greeting = StandbyLink.greet(
+                seq: message.header.seq, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
+            switch greeting {
+            case .welcome(let after):
+                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: after, lastHeardMs: now.milliseconds)
+                var secret: [UInt8] = []
+                for word in [clientScope.k0, clientScope.k1] { withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) } }
+                commands.append(
+                    .reply(
+                        .replication, peer: peer,
+                        Message(header: Header(kind: .replicaWelcome, seq: after, ref: durableHead, history: history.rawValue), payload: secret)))
+                logger.info("standby following", metadata: ["from": "\(after + 1)", "head": "\(head)"])
+                feedStandby()
+                commit()
+            case .mismatch(let at):
+                commands.append(
+                    .reply(.replication, peer: peer, Message(header: Header(kind: .replicaMismatch, seq: at, history: history.rawValue))))
+            case .tooFarBehind(let first):
+                logger.error(
+                    "a standby needs actions this journal no longer holds: give it a copy of the journal",
+                    metadata: ["standby": "\(message.header.seq)", "first": "\(first)"])
+            }
+        case .replicaAck:
+            guard var link = standby, link.peer == peer, message.header.history == history.rawValue else { return }
+            link.durableThrough = max(link.durableThrough, min(message.header.seq, link.sentThrough))
+            link.lastHeardMs = now.milliseconds
+            standby = link
+            commit()
+            feedStandby()
+        case .replicaRefuse:
+            guard HistoryID(rawValue: message.header.history).epoch > history.epoch else { return }
+            stepDown("a standby follows the newer epoch \(HistoryID(rawValue: message.header.history))")
+        case .statusRequest:
+            commands.append(.replyStatus(.replication, peer: peer))
+        default:
+            return
+        }
+    }
+
+    /// The lease this dispatcher leads by has run out on its clock (or it gave it up): it leads no more.
+    public func leaseExpired() { stepDown("its lease ran out") }
+
+    private func stepDown(_ reason: String) {
+        guard steppedDown == nil else { return }
+        steppedDown = reason
+        logger.warning("stepping down", metadata: ["reason": "\(reason)"])
+        commands.append(.stepDown(reason: reason))
+    }
+
+    /// What the standby lacks and may be sent now (within the window), read from the log.
+    private func feedStandby() {
+        guard let link = standby, link.sentThrough < head, steppedDown == nil else { return }
+        let through = min(head, link.durableThrough + rules.replicationWindow)
+        guard through > link.sentThrough else { return }
+        commands.append(.replicateFromLog(peer: link.peer, from: link.sentThrough + 1, through: through))
+        standby?.sentThrough = through
+    }
+
+    /// The REPLICA-APPEND of `records` (consecutive, from `first`; none: a heartbeat), stamped with
+    /// this history and what is committed.
+    public func replicaAppend(first: UInt64, records: [Message]) -> Message {
+        Message(
+            header: Header(kind: .replicaAppend, seq: first, ref: durableHead, history: history.rawValue),
+            payload: records.isEmpty ? [] : ReplayBatch.encode(records))
+    }
+
+    /// A REPLICA-APPEND of a payload already encoded (records read from the journal as a batch).
+    public func replicaAppend(first: UInt64, batchPayload: [UInt8]) -> Message {
+        Message(header: Header(kind: .replicaAppend, seq: first, ref: durableHead, history: history.rawValue), payload: batchPayload)
     }
 
     // MARK: Replay
@@ -298,6 +427,10 @@ public final class DispatcherCore {
     /// (or had nothing to miss) knows how far it should be.
     public func tick(now: NodeTime) {
         guard now.milliseconds >= nextHeartbeatMs else { return }
+        if let link = standby, steppedDown == nil {
+            // The standby hears the leader is alive, and how far it has committed, even when idle.
+            commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
+        }
         commands.append(
             .publish(
                 Message(

@@ -21,6 +21,22 @@ public struct DispatcherRules: Sendable {
     public var maxPayloadBytesByType: [String: Int] = [:]
     /// Where the actions are kept, as the status shows it ("memory", or a directory and its fsync policy).
     public var journalDescription = "memory"
+    /// With a standby: whether an ACK waits for the standby to hold the action durable too (`sync`), or
+    /// only for this journal (`async`). nil: no standby.
+    public var replication: Replication? = nil
+    /// Records sent to the standby and not yet acknowledged by it, at most: what a slow standby can
+    /// hold back in the leader's queue stays bounded.
+    public var replicationWindow: UInt64 = 65_536
+
+    /// How a leader waits for its standby (`[ha] replication` in the cluster config).
+    public enum Replication: String, Sendable, CaseIterable {
+        /// An ACK waits until the leader's journal and the standby's hold the action durable: losing
+        /// either loses nothing acknowledged.
+        case sync
+        /// An ACK waits for the leader's journal alone; the standby follows as fast as it can: losing the
+        /// leader's disk loses what the standby had not written yet.
+        case async
+    }
 
     public init(apps: [any AnyApp]) {
         self.apps = apps

@@ -1,0 +1,208 @@
+import FluxCore
+import Logging
+
+/// A standby dispatcher's rules as a deterministic state machine: it follows the leader's journal over
+/// the replication stream, has the shell write and sync what it receives, and answers with what it
+/// holds durable; it never sequences, publishes or acknowledges a client (issue 27).
+///
+/// The rules it keeps:
+/// - it follows one leader's epoch at a time, the newest it has seen, and refuses anything from an
+///   older one: a deposed leader cannot get its records held, so (under `sync`) cannot ACK them;
+/// - it writes only records that continue its log exactly (a gap or an overlap makes it say hello
+///   again, from what it holds);
+/// - its log is a prefix of the leader's: where its newest record is not the leader's (it led once and
+///   kept a tail nobody else holds), it drops that run of records before following;
+/// - an ACK names a seq it holds durable, never more.
+///
+/// Events come in as method calls; decisions go out as ``Command``s, taken with ``takeCommands()``.
+public final class StandbyCore {
+    public enum Command: Equatable {
+        /// Send to the leader (the replication DEALER).
+        case send(Message)
+        /// Append these records to the journal, make them durable, then call ``durable(through:)``.
+        case append([Message])
+        /// Drop the run of records (one history stamp) that ends at `seq`, and everything after it;
+        /// then call ``truncated(lastSeq:lastStamp:)``.
+        case dropRun(endingAt: UInt64)
+        /// Take the leader's cluster id and client-scope secret for the journal (before any record).
+        case adopt(cluster: UInt32, clientScope: ClientScope)
+        /// The leader has gone silent: drop the connection and connect again (the shell may also look
+        /// up who leads now), then the core says hello.
+        case reconnect
+    }
+
+    public enum Phase: String, Sendable {
+        /// Waiting for an answer to its hello.
+        case greeting
+        /// Dropping a run of records the leader does not hold.
+        case truncating
+        /// Receiving the stream.
+        case following
+    }
+
+    public struct Rules: Sendable {
+        /// A leader silent for this long (no append, not even an empty one) is taken for gone.
+        public var leaderTimeoutMilliseconds: UInt64 = 1_000
+        /// A hello unanswered for this long is sent again.
+        public var helloRetryMilliseconds: UInt64 = 250
+        public init() {}
+    }
+
+    public let rules: Rules
+    let logger: Logger
+    /// Rules broken on purpose, for the simulator's canaries only.
+    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
+    private var commands: [Command] = []
+    public private(set) var phase: Phase = .greeting
+    /// The newest record written (durable or not yet), and its history stamp.
+    public private(set) var lastSeq: UInt64
+    public private(set) var lastStamp: UInt64
+    /// The newest record the journal holds durable.
+    public private(set) var durableSeq: UInt64
+    /// The epoch followed: the leader's history, once welcomed.
+    public private(set) var leader: HistoryID?
+    /// The newest epoch seen: its own journal's openings, its records' stamps and every leader's.
+    public private(set) var newestEpoch: UInt64
+    /// What the leader said it has committed (published and acknowledged), as last heard.
+    public private(set) var leaderCommitted: UInt64 = 0
+    private var lastHeardMs: UInt64
+    private var helloSentMs: UInt64 = 0
+    private var adopted: (cluster: UInt32, scope: ClientScope)?
+
+    /// `lastSeq` is the newest record the journal holds (durable: a journal is synced when it opens),
+    /// stamped `lastStamp`; `newestEpoch` the newest epoch its journal has recorded.
+    public init(rules: Rules = Rules(), lastSeq: UInt64, lastStamp: UInt64, newestEpoch: UInt64, now: NodeTime, logger: Logger) {
+        self.rules = rules
+        self.logger = logger
+        self.lastSeq = lastSeq
+        self.lastStamp = lastStamp
+        self.durableSeq = lastSeq
+        self.newestEpoch = max(newestEpoch, HistoryID(rawValue: lastStamp).epoch)
+        self.lastHeardMs = now.milliseconds
+        hello(now: now)
+    }
+
+    public func takeCommands() -> [Command] {
+        defer { commands.removeAll(keepingCapacity: true) }
+        return commands
+    }
+
+    /// The latest the shell may wait before calling ``tick(now:)`` again.
+    public func nextDeadlineMs(now: NodeTime) -> UInt64 {
+        switch phase {
+        case .greeting: helloSentMs + rules.helloRetryMilliseconds
+        case .truncating: now.milliseconds + rules.helloRetryMilliseconds
+        case .following: lastHeardMs + rules.leaderTimeoutMilliseconds
+        }
+    }
+
+    private func hello(now: NodeTime) {
+        phase = .greeting
+        helloSentMs = now.milliseconds
+        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: newestEpoch, history: lastStamp))))
+    }
+
+    /// A turn of the loop: a hello unanswered is sent again; a leader silent too long is left.
+    public func tick(now: NodeTime) {
+        switch phase {
+        case .greeting where now.milliseconds >= helloSentMs + rules.helloRetryMilliseconds:
+            commands.append(.reconnect)
+            hello(now: now)
+        case .following where now.milliseconds >= lastHeardMs + rules.leaderTimeoutMilliseconds:
+            logger.warning("the leader is silent; connecting again", metadata: ["leader": "\(leader.map { "\($0)" } ?? "none")"])
+            commands.append(.reconnect)
+            hello(now: now)
+        default:
+            return
+        }
+    }
+
+    /// Whether a message stamped `raw` comes from an epoch older than one seen: refused (fencing).
+    private func refusesOld(_ raw: UInt64) -> Bool {
+        let epoch = HistoryID(rawValue: raw).epoch
+        guard epoch < newestEpoch, !brokenRules.contains(.standbyAcceptsOldEpoch) else { return false }
+        commands.append(
+            .send(
+                Message(
+                    header: Header(
+                        kind: .replicaRefuse, ref: newestEpoch,
+                        history: HistoryID(cluster: HistoryID(rawValue: raw).cluster, epoch: newestEpoch).rawValue))))
+        return true
+    }
+
+    /// A message from the leader.
+    public func received(_ message: Message, now: NodeTime) {
+        let stamp = message.header.history
+        switch message.kind {
+        case .replicaWelcome:
+            guard phase == .greeting, !refusesOld(stamp) else { return }
+            guard message.header.seq == lastSeq, message.payload.count == 16 else {
+                hello(now: now)  // an answer to an older hello
+                return
+            }
+            let offered = HistoryID(rawValue: stamp)
+            func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(message.payload[at + $1]) << (8 * UInt64($1)) } }
+            let scope = ClientScope(k0: word(0), k1: word(8))
+            if adopted == nil || adopted?.cluster != offered.cluster || adopted?.scope != scope {
+                commands.append(.adopt(cluster: offered.cluster, clientScope: scope))
+                adopted = (offered.cluster, scope)
+            }
+            leader = offered
+            newestEpoch = max(newestEpoch, offered.epoch)
+            leaderCommitted = message.header.ref
+            lastHeardMs = now.milliseconds
+            phase = .following
+            logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])
+        case .replicaMismatch:
+            guard phase == .greeting, !refusesOld(stamp), message.header.seq == lastSeq, lastSeq > 0 else { return }
+            logger.warning("dropping records the leader does not hold", metadata: ["ending": "\(lastSeq)"])
+            phase = .truncating
+            commands.append(.dropRun(endingAt: lastSeq))
+        case .replicaAppend:
+            if refusesOld(stamp) { return }
+            guard phase == .following, stamp == leader?.rawValue else {
+                // A newer leader than the one followed (or none yet): say hello to it.
+                if phase == .following, HistoryID(rawValue: stamp).epoch > newestEpoch { hello(now: now) }
+                return
+            }
+            lastHeardMs = now.milliseconds
+            leaderCommitted = max(leaderCommitted, message.header.ref)
+            guard !message.payload.isEmpty else { return }
+            guard let records = try? ReplayBatch.decode(message.payload), let first = records.first else {
+                logger.error("an undecodable append from the leader; asking again")
+                hello(now: now)
+                return
+            }
+            let fresh = records.drop { $0.header.seq <= lastSeq }
+            guard let next = fresh.first else { return }  // a repeat of what it holds
+            guard next.header.seq == lastSeq + 1, first.header.seq == message.header.seq else {
+                logger.warning("a gap in the stream; asking again", metadata: ["expected": "\(lastSeq + 1)", "got": "\(next.header.seq)"])
+                hello(now: now)
+                return
+            }
+            commands.append(.append(Array(fresh)))
+            if let last = fresh.last {
+                lastSeq = last.header.seq
+                lastStamp = last.header.history
+            }
+        default:
+            return
+        }
+    }
+
+    /// The journal holds everything through `seq` durable: tell the leader.
+    public func durable(through seq: UInt64) {
+        precondition(seq <= lastSeq, "the journal cannot hold what it was never given")
+        durableSeq = max(durableSeq, seq)
+        guard phase == .following, let leader else { return }
+        commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: leader.rawValue))))
+    }
+
+    /// The journal dropped a run: it now ends at `lastSeq`, stamped `lastStamp`. Say hello from there.
+    public func truncated(lastSeq: UInt64, lastStamp: UInt64, now: NodeTime) {
+        self.lastSeq = lastSeq
+        self.lastStamp = lastStamp
+        durableSeq = min(durableSeq, lastSeq)
+        hello(now: now)
+    }
+}

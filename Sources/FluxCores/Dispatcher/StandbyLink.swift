@@ -1,0 +1,44 @@
+import FluxCore
+
+/// What a leading dispatcher knows of its standby: who it is on the replication ROUTER, what has been
+/// sent to it, and what it holds durable (issue 27, docs/PROTOCOL.md "Replication").
+///
+/// A standby says hello with its newest record; the leader welcomes it when that record is the
+/// leader's own at that seq (log matching), and streams from there. Everything the standby holds
+/// durable has been sent; nothing is sent past `durableThrough + window`.
+public struct StandbyLink: Equatable, Sendable {
+    /// The standby's routing id on the replication ROUTER (a new one after each of its reconnects).
+    public var peer: [UInt8]
+    /// The newest seq sent to it.
+    public var sentThrough: UInt64
+    /// The newest seq it said it holds durable.
+    public var durableThrough: UInt64
+    /// When it was last heard from (leader's monotonic milliseconds).
+    public var lastHeardMs: UInt64
+
+    public init(peer: [UInt8], sentThrough: UInt64, durableThrough: UInt64, lastHeardMs: UInt64) {
+        self.peer = peer
+        self.sentThrough = sentThrough
+        self.durableThrough = durableThrough
+        self.lastHeardMs = lastHeardMs
+    }
+
+    /// How a hello from a standby whose newest record is `seq`, stamped `history`, is answered by a
+    /// leader whose log holds seqs `firstSeq...head` and whose record at a seq carries the stamp
+    /// `stampAt(seq)`.
+    public enum Greeting: Equatable, Sendable {
+        /// Its record at `seq` is ours: stream from `seq + 1`.
+        case welcome(after: UInt64)
+        /// Its record at `seq` is not ours (or we have none there): it drops the run that record ends.
+        case mismatch(at: UInt64)
+        /// It needs records older than our log holds: only a copy of the journal can start it.
+        case tooFarBehind(first: UInt64)
+    }
+
+    public static func greet(seq: UInt64, history: UInt64, firstSeq: UInt64, head: UInt64, stampAt: (UInt64) -> UInt64?) -> Greeting {
+        if seq == 0 { return firstSeq > 1 ? .tooFarBehind(first: firstSeq) : .welcome(after: 0) }
+        if seq > head { return .mismatch(at: seq) }
+        if seq < firstSeq { return firstSeq > seq + 1 ? .tooFarBehind(first: firstSeq) : .welcome(after: seq) }
+        return stampAt(seq) == history ? .welcome(after: seq) : .mismatch(at: seq)
+    }
+}

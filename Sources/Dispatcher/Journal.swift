@@ -53,8 +53,8 @@ public final class Journal: ActionLog {
     private let tailByteCapacity: Int
     /// Bytes the tail cache holds now.
     public internal(set) var cachedBytes = 0
-    /// The segment last read from disk. Segments only grow by appends, so the copy stays valid for
-    /// every record inside its length.
+    /// The segment last read from disk. Segments only grow by appends (a truncation cuts the copy with
+    /// the segment), so the copy stays valid for every record inside its length.
     var readCache: (segment: Int, bytes: [UInt8])? = nil
     /// Sealed segments opened from their index files whose records have not been checked yet.
     var unchecked: Set<Int> = []

@@ -40,8 +40,10 @@ extension Journal {
                 guard offset + JournalRecord.headerSize <= bytes.count,
                     offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset)) <= bytes.count
                 else {
-                    // The newest segment grows: records written since it was cached are read anew, once.
-                    guard segment == segments.count - 1, seq <= lastSeq, bytes.count < segmentSize, !reloaded else { break }
+                    // A cached copy may end early: the newest segment grows, and one cached while it was the
+                    // newest may have been sealed since. Records written after the copy are read anew, once.
+                    let holdsMore = segment == segments.count - 1 ? bytes.count < segmentSize : seq < segments[segment + 1].firstSeq
+                    guard seq <= lastSeq, holdsMore, !reloaded else { break }
                     reloaded = true
                     bytes = try readFile(segments[segment].path)
                     readCache = (segment, bytes)

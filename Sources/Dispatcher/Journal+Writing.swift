@@ -12,6 +12,8 @@ extension Journal {
 
     func write(_ bytes: [UInt8]) throws {
         guard !bytes.isEmpty else { return }
+        // Read-only opens never have one; a truncation that failed half-way gives it up (see `truncate(after:)`).
+        guard fd >= 0 else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
         var written = 0
         while written < bytes.count {
             // Not empty (checked above): the buffer has an address.

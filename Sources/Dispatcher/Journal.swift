@@ -52,9 +52,9 @@ public final class Journal: ActionLog {
     /// cache (and opening a journal, which fills it) take gigabytes.
     private let tailByteCapacity: Int
     /// Bytes the tail cache holds now.
-    public private(set) var cachedBytes = 0
-    /// The segment last read from disk. Segments only grow by appends, so the copy stays valid for
-    /// every record inside its length.
+    public internal(set) var cachedBytes = 0
+    /// The segment last read from disk. Segments only grow by appends (a truncation cuts the copy with
+    /// the segment), so the copy stays valid for every record inside its length.
     var readCache: (segment: Int, bytes: [UInt8])? = nil
     /// Sealed segments opened from their index files whose records have not been checked yet.
     var unchecked: Set<Int> = []
@@ -117,7 +117,7 @@ public final class Journal: ActionLog {
     /// The secret that scopes client ids to authenticated keys (``ClientScope``), kept in `CLIENT-SCOPE`
     /// beside the segments (0600, made when the journal is created): the journaled scoped ids must mean
     /// the same after a restart. Read-only opens that find no file report a zero scope.
-    public private(set) var clientScope = ClientScope(k0: 0, k1: 0)
+    public internal(set) var clientScope = ClientScope(k0: 0, k1: 0)
 
     private func openClientScope(repair: Bool) throws {
         let path = directory + "/CLIENT-SCOPE"
@@ -129,17 +129,22 @@ public final class Journal: ActionLog {
         }
         guard repair else { return }
         let scope = ClientScope.random()
+        try recordClientScope(scope)
+        clientScope = scope
+    }
+
+    /// Replaces `CLIENT-SCOPE` whole, durably (the file and the directory entry).
+    func recordClientScope(_ scope: ClientScope) throws {
         var bytes: [UInt8] = []
         for value in [scope.k0, scope.k1] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
-        try Journal.writeWhole(bytes, to: path)
+        try Journal.writeWhole(bytes, to: directory + "/CLIENT-SCOPE")
         try syncDirectory()
-        clientScope = scope
     }
 
     /// The history this opening of the journal serves (``HistoryID``): the cluster id kept in `HISTORY`
     /// beside the segments (made when the journal is created, copied with it) and a new epoch, later
     /// than the one recorded there. Read-only opens (`repair: false`) report the recorded one.
-    public private(set) var history = HistoryID(rawValue: 0)
+    public internal(set) var history = HistoryID(rawValue: 0)
 
     private func openHistory(repair: Bool) throws {
         let path = directory + "/HISTORY"
@@ -161,10 +166,15 @@ public final class Journal: ActionLog {
             HistoryID.newCluster(using: &random)
         }
         // Durable before anything of this epoch goes out: a later opening must pick a later epoch.
+        try recordHistory(history)
+    }
+
+    /// Replaces `HISTORY` whole with `history`'s cluster and epoch, durably (the file and the directory entry).
+    func recordHistory(_ history: HistoryID) throws {
         let text =
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
             + "cluster \(String(history.cluster, radix: 16))\nepoch \(history.epoch)\n"
-        try Journal.writeWhole(Array(text.utf8), to: path)
+        try Journal.writeWhole(Array(text.utf8), to: directory + "/HISTORY")
         try syncDirectory()
     }
 

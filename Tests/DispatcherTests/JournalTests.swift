@@ -225,6 +225,20 @@ struct JournalTests {
         }
     }
 
+    @Test("records from before an opening read exactly after the segment that held them was sealed by new appends")
+    func readsAfterRollPastCachedSegment() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 4096)
+            try journal.append((1...10).map { action($0) })
+        }
+        // The opening caches the newest segment's 10 records; the appends fill it and roll past it.
+        let reopened = try Journal(directory: dir, segmentBytes: 4096, tailCapacity: 5)
+        try reopened.append((11...100).map { action($0) })
+        #expect(try reopened.read(from: 1, limit: 200) == (1...100).map { action($0) })
+    }
+
     @Test("one writer per journal: a second open for appending is refused, reading is not")
     func exclusive() throws {
         let dir = try temporaryDirectory()

@@ -37,5 +37,20 @@ public struct HistoryID: Hashable, Sendable, CustomStringConvertible {
         return HistoryID(cluster: cluster, epoch: max(previous + 1, now))
     }
 
+    /// The bit that marks an epoch won through etcd (``leading(cluster:revision:)``).
+    static let leadershipBit: UInt64 = 1 << 39
+
+    /// The history of a dispatcher that won leadership at etcd revision `revision`: epoch
+    /// `2^39 | revision`. Epochs from ``opening(cluster:previousEpoch:wallNanoseconds:)`` count
+    /// milliseconds since 2024 and stay below 2^39 until 2041, so a won epoch is newer than every
+    /// opening before it, and two wins compare as their revisions.
+    public static func leading(cluster: UInt32, revision: Int64) -> HistoryID {
+        precondition(revision >= 1 && UInt64(revision) < leadershipBit, "an etcd revision is in 1..<2^39")
+        return HistoryID(cluster: cluster, epoch: leadershipBit | UInt64(revision))
+    }
+
+    /// Whether the epoch was won through etcd (``leading(cluster:revision:)``) rather than taken from the clock.
+    public var isLeadership: Bool { epoch & HistoryID.leadershipBit != 0 }
+
     public var description: String { String(cluster, radix: 16) + "/" + String(epoch) }
 }

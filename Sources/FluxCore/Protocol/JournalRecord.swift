@@ -97,6 +97,15 @@ public enum JournalRecord {
         return topicLength + 8
     }
 
+    /// The history stamp (``Header/history``) of the action in a checked record's body, read from its
+    /// header alone (at 48 in it); 0 for a version-1 header, which has none.
+    public static func history(inBody body: UnsafeRawBufferPointer) -> UInt64? {
+        guard let header = headerOffset(inBody: body) else { return nil }
+        guard body[header + 2] >= 2 else { return 0 }
+        guard body.count - header >= Header.fixedSize else { return nil }
+        return body.loadUnaligned(fromByteOffset: header + 48, as: UInt64.self).littleEndian
+    }
+
     /// The client id and client seq of the action in a checked record's body, read from its header
     /// alone (they sit at 24 and 32 in it).
     public static func dispatch(inBody body: UnsafeRawBufferPointer) -> (clientID: UInt64, clientSeq: UInt64)? {

@@ -112,8 +112,18 @@ public final class EtcdProcess: Sendable {
     /// Asks the client URL until etcd answers, giving up when etcd exits or `timeout` passes.
     private func waitUntilAnswering(timeout: Duration, logger: Logger) async throws {
         let client = try EtcdClient(endpoints: [endpoint], timeout: .seconds(1), logger: logger)
-        defer { Task { try? await client.shutdown() } }
-        let deadline = ContinuousClock.now + timeout
+        let outcome: Result<Void, any Error>
+        do {
+            try await poll(client, until: ContinuousClock.now + timeout)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        try? await client.shutdown()
+        try outcome.get()
+    }
+
+    private func poll(_ client: EtcdClient, until deadline: ContinuousClock.Instant) async throws {
         while true {
             guard isRunning else { throw EtcdError(.unreachable, "etcd exited during start: \(logTail())") }
             do {
@@ -121,7 +131,7 @@ public final class EtcdProcess: Sendable {
                 return
             } catch {
                 guard ContinuousClock.now < deadline else {
-                    throw EtcdError(.unreachable, "etcd did not answer at \(endpoint) within \(timeout): \(logTail())", cause: error)
+                    throw EtcdError(.unreachable, "etcd did not answer at \(endpoint) in time: \(logTail())", cause: error)
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -141,7 +151,7 @@ public final class EtcdProcess: Sendable {
 
     /// Starts etcd on fresh ports in a fresh directory, from a thread that then waits for its exit.
     private static func spawn(_ binary: String) async throws -> EtcdProcess {
-        var template = Array((NSTemporaryDirectory() + "/zflux-etcd-XXXXXX").utf8CString)
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("zflux-etcd-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw EtcdError(.invalidConfiguration, "cannot make a temporary directory: \(String(cString: strerror(errno)))")
         }

@@ -216,6 +216,7 @@ extension LeaderElection {
     /// Keeps `lease` alive while leading; returns why leadership ended, or nil when cancelled.
     private func lead(_ lease: Lease, _ start: LeaseClock) async -> String? {
         var clock = start
+        var failures = 0
         while true {
             let now = ContinuousClock.now
             guard clock.isValid(at: now) else {
@@ -234,12 +235,17 @@ extension LeaderElection {
                 // Past `validUntil` the answer no longer matters: leadership is given up then, not later.
                 if let ttl = try await raced(until: clock.validUntil, { try await self.client.keepAlive(lease) }) {
                     clock.renewed(sentAt: sent, renewedFor: .seconds(ttl))
+                    failures = 0
                 }
             } catch let error as EtcdError where error.code == .leaseNotFound {
                 return "etcd let the lease expire"
             } catch {
                 if Task.isCancelled { return nil }
-                logger.warning("keepalive failed", metadata: ["key": "\(key)", "lease": "\(lease.id)", "error": "\(error)"])
+                // The first failure is news; the retries until an answer or the deadline are not.
+                failures += 1
+                logger.log(
+                    level: failures == 1 ? .warning : .debug, "keepalive failed",
+                    metadata: ["key": "\(key)", "lease": "\(lease.id)", "failures": "\(failures)", "error": "\(error)"])
                 clock.renewalFailed(at: .now)
             }
         }

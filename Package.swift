@@ -148,7 +148,9 @@ let package = Package(
         // One test target per library target; NodeTests runs the three node shells together.
         .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore"]),
-        .testTarget(name: "LeadershipTests", dependencies: ["Leadership", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "LeadershipTests",
+            dependencies: ["Leadership", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "DevtoolsTests",
             dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore", "Cluster"]),

@@ -18,11 +18,15 @@ help:
 	@echo "make simulate  release build, then SEEDS seeds (default 100000) of the deterministic simulator"
 	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
-# libzmq's headers and pkg-config file; installed only when missing.
+# libzmq's headers and pkg-config file, and etcd (leader election, and its tests); installed only when missing.
 deps:
 	@if ! dpkg -s libzmq3-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
 		echo "==> installing libzmq3-dev and pkg-config"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config >/dev/null; \
+	fi
+	@if ! command -v etcd >/dev/null 2>&1 && [ ! -x /usr/bin/etcd ]; then \
+		echo "==> installing etcd-server"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; \
 	fi
 
 # The terminal viewer's test drives the real `zflux view` through tmux; the deploy tests run

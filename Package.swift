@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "Cluster", targets: ["Cluster"]),
         .library(name: "Bench", targets: ["Bench"]),
         .library(name: "Simulation", targets: ["Simulation"]),
+        // Leader election over etcd (DESIGN.md §9): what a standby dispatcher builds on.
+        .library(name: "Leadership", targets: ["Leadership"]),
         // The example apps and their screens: one client of the framework among others.
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "ExampleViews", targets: ["ExampleViews"]),
@@ -38,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
     ],
     targets: [
         .systemLibrary(
@@ -105,6 +108,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
+        // An etcd v3 client over its JSON gateway, the election agent on it, and a real etcd for tests.
+        .target(
+            name: "Leadership",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "ZFluxCLI",
             dependencies: [
@@ -136,6 +148,9 @@ let package = Package(
         // One test target per library target; NodeTests runs the three node shells together.
         .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore"]),
+        .testTarget(
+            name: "LeadershipTests",
+            dependencies: ["Leadership", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "DevtoolsTests",
             dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore", "Cluster"]),

@@ -15,11 +15,15 @@ import ZeroMQ
 final class DispatcherLoop: NodeLoop {
     let configuration: DispatcherNode.Configuration
     let logger: Logger
-    let control: NodeControl<Never>
+    let control: NodeControl<DispatcherEvent>
     let core: DispatcherCore
     let intake: Socket
     let publisher: Socket
     let replay: Socket
+    /// With a standby: the ROUTER it follows this leader's journal on (`REPLICA-*`).
+    let replication: Socket?
+    /// Why this leader stopped leading, once it has (the loop then ends).
+    private(set) var steppedDown: String?
     /// Who is subscribed to the action stream (stores, `zflux tail`), for the status.
     let subscribers: SocketMonitor
     /// Every sequenced action, in order.
@@ -31,11 +35,18 @@ final class DispatcherLoop: NodeLoop {
     static let intakeMessagesPerBurst = 4096
     static let intakeBytesPerBurst = 16 << 20
 
-    init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>) throws {
+    /// `journal`: one already open (a standby that won the lease hands over its own, with the new
+    /// epoch begun); nil: the configuration's is opened here.
+    init(
+        configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<DispatcherEvent>,
+        journal handedOver: Journal? = nil
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         self.control = control
-        if let journal = configuration.journal {
+        if let handedOver {
+            log = handedOver
+        } else if let journal = configuration.journal {
             let opened = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes)
             if opened.recovery.trimmedBytes > 0 {
                 logger.warning(
@@ -74,6 +85,15 @@ final class DispatcherLoop: NodeLoop {
         // A peer that does not read holds at most about two answers in its queue: past that, sends to it
         // fail (EAGAIN, ROUTER_MANDATORY) and it is left alone for a while.
         try replay.setOption(.sendHighWaterMark, Int32(2 * (configuration.replayBatchesPerRequest + 1)))
+        if let endpoint = configuration.ha?.replication {
+            let socket = try SocketDefaults.requestRouter(context)
+            // Unacknowledged records are bounded by the core's window; the queue holds them all.
+            try socket.setOption(.sendHighWaterMark, Int32(0))
+            try socket.bindSecurely(endpoint, security)
+            replication = socket
+        } else {
+            replication = nil
+        }
         try publisher.bindSecurely(configuration.actions, security)
         try replay.bindSecurely(configuration.replay, security)
         // Bind the intake last: a client that gets through can be sure its action will be broadcast.
@@ -85,7 +105,8 @@ final class DispatcherLoop: NodeLoop {
         intake.close()
         publisher.close()
         replay.close()
-        removeIPCFiles([configuration.intake, configuration.actions, configuration.replay])
+        replication?.close()
+        removeIPCFiles([configuration.intake, configuration.actions, configuration.replay] + (configuration.ha.map { [$0.replication] } ?? []))
     }
 
     func run() throws {
@@ -99,8 +120,9 @@ final class DispatcherLoop: NodeLoop {
         let replayIndex = poller.add(.socket(replay))
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
+        let replicationIndex = replication.map { poller.add(.socket($0)) }
         var revocations = RevocationWatch(configuration.revocations)
-        while !control.stopRequested {
+        while !control.stopRequested && steppedDown == nil {
             revocations.cutIfRevoked(
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
             core.tick(now: .now())
@@ -108,7 +130,24 @@ final class DispatcherLoop: NodeLoop {
             // With replays in progress, only look: the next slice of them is due this turn.
             let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
             _ = try poller.poll(timeoutMilliseconds: wait)
-            if poller.isReadable(wakeIndex) { _ = control.takeAll() }
+            if poller.isReadable(wakeIndex) {
+                for event in control.takeAll() {
+                    if case .leaseLost(let reason) = event {
+                        logger.warning("leadership lost", metadata: ["reason": "\(reason)"])
+                        core.leaseExpired()
+                    }
+                }
+                try carryOut(core.takeCommands())
+            }
+            if let replicationIndex, let replication, poller.isReadable(replicationIndex) {
+                for _ in 0..<1024 {
+                    guard let frames = try replication.receive(dontWait: true) else { break }
+                    guard let peer = frames.first, !peer.isEmpty, let message = try? Message.split(routed: frames).message else { continue }
+                    let journal = log as? Journal
+                    core.receivedReplication(message, from: peer, now: .now()) { seq in (try? journal?.history(at: seq)) ?? nil }
+                }
+                try carryOut(core.takeCommands())
+            }
             if poller.isReadable(intakeIndex) {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
                 var principal: [UInt8]? = nil
@@ -138,6 +177,7 @@ final class DispatcherLoop: NodeLoop {
             serveReplays()
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
+        if let steppedDown { throw NodeError("stepped down: \(steppedDown)") }
     }
 
     func carryOut(_ commands: [DispatcherCore.Command]) throws {
@@ -158,7 +198,13 @@ final class DispatcherLoop: NodeLoop {
                 if let last = actions.last { core.durable(through: last.header.seq) }
                 try carryOut(core.takeCommands())
             case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
-            case .replicateFromLog, .stepDown: continue  // a dispatcher without a standby is never sent these
+            case .replicateFromLog(let peer, let from, let through):
+                var next = from
+                while next <= through, let batch = try log.replayBatch(from: next, limit: min(4096, Int(through - next + 1)), maxBytes: 4 << 20) {
+                    reply(.replication, to: peer, core.replicaAppend(first: next, batchPayload: batch.payload))
+                    next = batch.last + 1
+                }
+            case .stepDown(let reason): steppedDown = reason
             }
         }
     }
@@ -177,7 +223,13 @@ final class DispatcherLoop: NodeLoop {
     /// this reply; its retry will be answered from the dedup table.
     func reply(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) {
         do {
-            try (route == .intake ? intake : replay).send(message.routedFrames(to: peer), dontWait: true)
+            let socket: Socket? =
+                switch route {
+                case .intake: intake
+                case .replay: replay
+                case .replication: replication
+                }
+            try socket?.send(message.routedFrames(to: peer), dontWait: true)
         } catch {
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
         }

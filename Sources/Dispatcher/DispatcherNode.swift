@@ -51,6 +51,8 @@ public final class DispatcherNode: FluxNode {
         /// Revocations seen by this process's ZAP handler: when they move, the node cuts the
         /// connections it accepted (nil: no CURVE, nothing to revoke).
         public var revocations: Revocations? = nil
+        /// With a standby (`[ha]`): this dispatcher's part in the pair (nil: the one dispatcher).
+        public var ha: HighAvailability? = nil
 
         public init(intake: String, actions: String, replay: String, apps: [any AnyApp]) {
             self.intake = intake
@@ -87,7 +89,39 @@ public final class DispatcherNode: FluxNode {
             rules.maxPayloadBytes = maxPayloadBytes
             rules.maxPayloadBytesByType = maxPayloadBytesByType
             rules.journalDescription = journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
+            rules.replication = ha?.mode
             return rules
+        }
+    }
+
+    /// A dispatcher of a pair: it follows the leader's journal as a standby until it wins the lease in
+    /// etcd, then leads, binding its endpoints and the replication ROUTER its standby follows.
+    public typealias Replication = DispatcherRules.Replication
+
+    public struct HighAvailability: Sendable {
+        /// Its name among the cluster's dispatchers (the lease key's value names it).
+        public var name: String
+        /// The ROUTER it binds when it leads, for its standby.
+        public var replication: String
+        /// The other dispatchers' replication endpoints, which it follows while it is a standby.
+        public var peers: [String]
+        /// etcd's client endpoints, and the key the leader holds (`/zflux/<cluster>/leader`).
+        public var etcd: [String]
+        public var key: String
+        public var leaseMilliseconds: Int
+        public var mode: DispatcherRules.Replication
+
+        public init(
+            name: String, replication: String, peers: [String], etcd: [String], key: String, leaseMilliseconds: Int = 3000,
+            mode: DispatcherRules.Replication = .sync
+        ) {
+            self.name = name
+            self.replication = replication
+            self.peers = peers
+            self.etcd = etcd
+            self.key = key
+            self.leaseMilliseconds = leaseMilliseconds
+            self.mode = mode
         }
     }
 
@@ -103,13 +137,24 @@ public final class DispatcherNode: FluxNode {
     }
 
     public let configuration: Configuration
-    public let shell: NodeShell<Never>
+    public let shell: NodeShell<DispatcherEvent>
 
     /// A dispatcher that runs (``FluxNode/run()``) until ``FluxNode/stop()`` or cancellation.
     public init(configuration: Configuration, context: Context = .shared, logger: Logger) throws {
         self.configuration = configuration
         self.shell = try NodeShell(threadName: "zflux-dispatcher") { control in
-            try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control)
+            if configuration.ha != nil {
+                return try PairLoop(configuration: configuration, context: context, logger: logger, control: control)
+            }
+            return try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control)
         }
     }
+}
+
+/// What reaches a dispatcher's thread from elsewhere in its process: the leader election's news.
+public enum DispatcherEvent: Sendable {
+    /// This dispatcher won the lease at etcd revision `revision`: it may lead, in the epoch it names.
+    case elected(revision: Int64)
+    /// It holds the lease no more (it ran out on its clock, or was given up): it must stop leading.
+    case leaseLost(String)
 }

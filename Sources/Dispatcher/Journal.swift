@@ -60,9 +60,11 @@ public final class Journal: ActionLog {
     var unchecked: Set<Int> = []
 
     /// Opens (or creates) the journal in `directory`. With `repair: false` nothing is changed on disk:
-    /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`).
+    /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`). With
+    /// `opensEpoch: false` (a dispatcher with a standby) the opening serves the epoch recorded, and only
+    /// ``beginEpoch(_:)`` starts a new one.
     public init(
-        directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true,
+        directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true, opensEpoch: Bool = true,
         tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20
     ) throws {
         self.tailCapacity = max(tailCapacity, 1)
@@ -87,7 +89,7 @@ public final class Journal: ActionLog {
         }
         try scan(repair: repair)
         if repair { try openForAppend() }
-        try openHistory(repair: repair)
+        try openHistory(repair: repair, opensEpoch: opensEpoch)
         try openClientScope(repair: repair)
     }
 
@@ -146,7 +148,7 @@ public final class Journal: ActionLog {
     /// than the one recorded there. Read-only opens (`repair: false`) report the recorded one.
     public internal(set) var history = HistoryID(rawValue: 0)
 
-    private func openHistory(repair: Bool) throws {
+    private func openHistory(repair: Bool, opensEpoch: Bool) throws {
         let path = directory + "/HISTORY"
         var cluster: UInt32 = 0, previous: UInt64 = 0
         if let text = try? String(contentsOfFile: path, encoding: .utf8) {
@@ -157,11 +159,18 @@ public final class Journal: ActionLog {
                 if parts[0] == "epoch" { previous = UInt64(parts[1]) ?? 0 }
             }
         }
-        guard repair else {
+        var random = SystemRandomNumberGenerator()
+        guard repair, opensEpoch else {
+            // Read-only, or a dispatcher with a standby: its epochs come from winning the lease alone
+            // (``beginEpoch(_:)``). A new journal still needs its cluster id, for a first leader to serve.
+            if repair && cluster == 0 {
+                history = HistoryID(cluster: HistoryID.newCluster(using: &random), epoch: 0)
+                try recordHistory(history)
+                return
+            }
             history = HistoryID(cluster: cluster, epoch: previous)
             return
         }
-        var random = SystemRandomNumberGenerator()
         history = DispatcherBoot.history(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds()) {
             HistoryID.newCluster(using: &random)
         }

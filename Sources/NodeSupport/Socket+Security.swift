@@ -11,11 +11,17 @@ extension Socket {
     }
 
     /// Connects, as a CURVE client when `security` is set and the endpoint is tcp.
+    ///
+    /// `endpoint` may list several, comma-separated: the dispatchers of a cluster with a standby. The
+    /// socket then connects to each and sends only on connections that are up (`ZMQ_IMMEDIATE`), so
+    /// what it sends reaches the one that has bound them: the leader.
     public func connectSecurely(_ endpoint: String, _ security: Security.Settings?) throws {
-        if endpoint.hasPrefix("tcp://"), let security {
+        let endpoints = Topology.endpointList(endpoint)
+        if endpoints.contains(where: { $0.hasPrefix("tcp://") }), let security {
             try makeCurveClient(serverKey: security.serverPublicKey, publicKey: security.client.publicKey, secretKey: security.client.secretKey)
         }
-        try connect(endpoint)
+        if endpoints.count > 1 { try setOption(.immediate, Int32(1)) }
+        for one in endpoints { try connect(one) }
     }
 
     /// Unbinds `endpoint` (closing every connection accepted through it) and binds it again, retrying

@@ -51,6 +51,12 @@ public struct Topology: Codable, Equatable, Sendable {
         public var usesMockEnvironment: Bool { environment == "mock" }
     }
 
+    /// The endpoints an endpoint string names: one, or several separated by commas (the dispatchers of
+    /// a cluster with a standby, in `[ha]` order).
+    public static func endpointList(_ endpoint: String) -> [String] {
+        endpoint.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     /// `endpoint` with its host replaced by `listen` (tcp only): where a node binds when the address
     /// others use to reach it is not one of its own (a NAT, a Kubernetes service).
     public static func bindEndpoint(_ endpoint: String, listen: String?) -> String {
@@ -117,6 +123,55 @@ public struct Topology: Codable, Equatable, Sendable {
     }
     /// The codec nodes and commands write actions and states in (nil: binary). Readers take both.
     public var codec: WireCodec.Format? = nil
+
+    /// A standby dispatcher (`[ha]`): the pair, and the etcd that decides which of them leads. nil: one
+    /// dispatcher. With it, ``dispatcher`` lists every dispatcher's endpoints, comma-separated, for
+    /// those who connect (``endpointList(_:)``); each dispatcher binds its own from here.
+    public var ha: HighAvailability? = nil
+
+    public struct HighAvailability: Codable, Equatable, Sendable {
+        /// etcd's client endpoints (`http://host:2379`).
+        public var etcd: [String]
+        /// The lease the leader holds, in milliseconds (etcd counts whole seconds, at least 2).
+        public var leaseMilliseconds: Int
+        /// "sync" (an ACK waits for the standby too) or "async".
+        public var replication: String
+        /// The key the leader holds: `/zflux/<cluster>/leader`.
+        public var key: String
+        public var dispatchers: [Member]
+
+        public struct Member: Codable, Equatable, Sendable {
+            public var name: String
+            public var endpoints: DispatcherEndpoints
+            /// The ROUTER it binds for its standby when it leads.
+            public var replication: String
+            /// Its journal's directory (each dispatcher keeps its own).
+            public var journalDirectory: String
+
+            public init(name: String, endpoints: DispatcherEndpoints, replication: String, journalDirectory: String) {
+                self.name = name
+                self.endpoints = endpoints
+                self.replication = replication
+                self.journalDirectory = journalDirectory
+            }
+        }
+
+        public init(etcd: [String], leaseMilliseconds: Int, replication: String, key: String, dispatchers: [Member]) {
+            self.etcd = etcd
+            self.leaseMilliseconds = leaseMilliseconds
+            self.replication = replication
+            self.key = key
+            self.dispatchers = dispatchers
+        }
+
+        /// What clients, stores and views connect to: every member's endpoints, comma-separated.
+        public var joined: DispatcherEndpoints {
+            func list(_ part: (DispatcherEndpoints) -> String) -> String { dispatchers.map { part($0.endpoints) }.joined(separator: ",") }
+            return DispatcherEndpoints(intake: list(\.intake), actions: list(\.actions), replay: list(\.replay))
+        }
+
+        public func member(named name: String) -> Member? { dispatchers.first { $0.name == name } }
+    }
 
     public struct SecurityFiles: Codable, Equatable, Sendable {
         /// The server key pair's secret file: nodes bind with it.

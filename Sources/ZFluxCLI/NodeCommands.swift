@@ -12,25 +12,32 @@ struct DispatcherCommand: AsyncParsableCommand {
         abstract: "Run the dispatcher node of the cluster in the run directory (cluster up starts it for you).")
 
     @OptionGroup var node: NodeOptions
-    @Option(name: .customLong("node"), help: ArgumentHelp("With --config: this node's name (the dispatcher is 'dispatcher').", valueName: "name"))
+    @Option(
+        name: .customLong("node"),
+        help: ArgumentHelp(
+            "This node's name: 'dispatcher', or with [ha] the name of one of the cluster's [[dispatcher]] entries.", valueName: "name"))
     var nodeName: String?
-
-    func validate() throws {
-        if let nodeName, nodeName != "dispatcher" {
-            throw ValidationError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`")
-        }
-    }
 
     func run() async throws {
         LogSetup.bootstrap()
         try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
         var configuration = DispatcherNode.Configuration(topology: topology, apps: ZFluxCLI.Host.current.apps)
+        var endpoints = topology.dispatcher
+        if let ha = topology.ha {
+            let names = ha.dispatchers.map(\.name).joined(separator: ", ")
+            guard let nodeName, let member = ha.member(named: nodeName) else {
+                throw CLIError("this cluster has a standby dispatcher: name this one with --node (one of: \(names))")
+            }
+            endpoints = member.endpoints
+            configuration.ha = try Self.pairMember(member, of: ha, in: topology, configuration: &configuration)
+        } else if let nodeName, nodeName != "dispatcher" {
+            throw CLIError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`")
+        }
         let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
         configuration.security = security
         configuration.revocations = zap?.revocations
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
-        let endpoints = topology.dispatcher
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(
                 host: endpoints.metricsListen ?? "127.0.0.1", port: port,
@@ -40,6 +47,29 @@ struct DispatcherCommand: AsyncParsableCommand {
         defer { metrics?.shutdown() }
         try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
         withExtendedLifetime(zap) {}
+    }
+}
+
+extension DispatcherCommand {
+    /// One dispatcher of a pair: its own endpoints and journal, and whom it follows as a standby.
+    static func pairMember(
+        _ member: Topology.HighAvailability.Member, of ha: Topology.HighAvailability, in topology: Topology,
+        configuration: inout DispatcherNode.Configuration
+    ) throws -> DispatcherNode.HighAvailability {
+        let bound = member.endpoints.bound
+        configuration.intake = bound.intake
+        configuration.actions = bound.actions
+        configuration.replay = bound.replay
+        configuration.journal = .init(
+            directory: member.journalDirectory, policy: topology.durability?.fsync ?? .batch,
+            segmentBytes: topology.durability?.segmentBytes ?? 64 << 20)
+        guard let mode = DispatcherNode.Replication(rawValue: ha.replication) else {
+            throw CLIError("[ha] replication is \"\(ha.replication)\"; it must be \"sync\" or \"async\"")
+        }
+        return DispatcherNode.HighAvailability(
+            name: member.name, replication: Topology.bindEndpoint(member.replication, listen: member.endpoints.listen),
+            peers: ha.dispatchers.filter { $0.name != member.name }.map(\.replication), etcd: ha.etcd, key: ha.key,
+            leaseMilliseconds: ha.leaseMilliseconds, mode: mode)
     }
 }
 

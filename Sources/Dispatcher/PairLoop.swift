@@ -1,0 +1,157 @@
+import FluxCore
+import FluxCores
+import Foundation
+import Leadership
+import Logging
+import NodeSupport
+import ZeroMQ
+
+/// A dispatcher of a pair (`[ha]`): a standby that follows the leader's journal until it wins the
+/// lease in etcd, then the leader, in a new epoch named by the revision it won at.
+///
+/// As a standby it binds nothing that clients, stores or views use: they connect to every dispatcher
+/// and send only on connections that are up (`ZMQ_IMMEDIATE`), so they reach the leader alone. It
+/// follows over a DEALER connected to every other dispatcher's replication endpoint, which only the
+/// leader binds. When it leads and loses the lease (or a standby has seen a newer epoch), it stops and
+/// its process exits with an error: the supervisor starts it again, as a standby.
+final class PairLoop: NodeLoop {
+    let configuration: DispatcherNode.Configuration
+    let ha: DispatcherNode.HighAvailability
+    let context: Context
+    let logger: Logger
+    let control: NodeControl<DispatcherEvent>
+    let journal: Journal
+    let client: EtcdClient
+    let election: LeaderElection
+
+    init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<DispatcherEvent>) throws {
+        guard let ha = configuration.ha else { throw NodeError("a dispatcher of a pair needs its [ha] settings") }
+        guard let journal = configuration.journal else { throw NodeError("a dispatcher of a pair keeps a journal: set [journal] dir") }
+        self.configuration = configuration
+        self.ha = ha
+        self.context = context
+        self.logger = logger
+        self.control = control
+        // Its epochs come from the lease alone: opening the journal begins none.
+        self.journal = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes, opensEpoch: false)
+        client = try EtcdClient(endpoints: ha.etcd, logger: logger)
+        let leader = LeaderRecord(
+            name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
+        election = LeaderElection(client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger) {
+            [control] event in
+            switch event {
+            case .elected(let revision): control.post(.elected(revision: revision))
+            case .lost(let reason): control.post(.leaseLost(reason))
+            case .leaderIs: break
+            }
+        }
+    }
+
+    func run() throws {
+        logger.info(
+            "dispatcher pair member starting as a standby",
+            metadata: ["name": "\(ha.name)", "journal": "\(journal.directory)", "head": "\(journal.lastSeq)", "etcd": "\(ha.etcd)"])
+        election.start()
+        defer { endElection() }
+        guard let revision = try follow() else { return }
+        let history = try journal.beginEpoch(HistoryID.leading(cluster: journal.history.cluster, revision: revision).epoch)
+        logger.info("won the lease: leading", metadata: ["revision": "\(revision)", "history": "\(history)", "head": "\(journal.lastSeq)"])
+        let leader = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control, journal: journal)
+        try leader.run()
+    }
+
+    /// Gives the lease up (a clean stop hands over at once) and closes the etcd client, waiting at most
+    /// a few seconds: this is the node's own thread, not the cooperative pool.
+    private func endElection() {
+        let done = DispatchSemaphore(value: 0)
+        let election = election, client = client
+        Task {
+            await election.stop()
+            try? await client.shutdown()
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 5)
+    }
+
+    // MARK: Standby
+
+    /// Follows the leader until this process wins the lease (its revision) or is stopped (nil).
+    private func follow() throws -> Int64? {
+        let lastStamp = try journal.history(at: journal.lastSeq) ?? 0
+        let core = StandbyCore(
+            rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch, now: .now(), logger: logger)
+        var dealer = try connectToPeers()
+        defer { dealer.close() }
+        while !control.stopRequested {
+            core.tick(now: .now())
+            for command in core.takeCommands() {
+                switch command {
+                case .send(let message):
+                    _ = try? dealer.send(message.frames, dontWait: true)
+                case .append(let records):
+                    try journal.append(records)
+                    try journal.commit()
+                    if let last = records.last { core.durable(through: last.header.seq) }
+                case .dropRun(let seq):
+                    let first = try journal.firstSeqOfRun(endingAt: seq)
+                    try journal.truncate(after: first - 1)
+                    logger.warning("dropped records the leader does not hold", metadata: ["from": "\(first)", "through": "\(seq)"])
+                    core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
+                case .adopt(let cluster, let scope):
+                    try journal.adopt(cluster: cluster, clientScope: scope)
+                case .reconnect:
+                    dealer.close()
+                    dealer = try connectToPeers()
+                }
+            }
+            // Commands may have queued more commands (an ACK after an append): go round at once.
+            var poller = Poller()
+            let dealerIndex = poller.add(.socket(dealer))
+            let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
+            let wait = MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs(now: .now()))
+            _ = try poller.poll(timeoutMilliseconds: Int(min(wait, 1000)))
+            if poller.isReadable(wakeIndex) {
+                for event in control.takeAll() {
+                    if case .elected(let revision) = event { return revision }
+                }
+            }
+            if poller.isReadable(dealerIndex) {
+                for _ in 0..<1024 {
+                    guard let frames = try dealer.receive(dontWait: true), let message = try? Message(frames: frames) else { break }
+                    core.received(message, now: .now())
+                }
+            }
+        }
+        return nil
+    }
+
+    private var standbyRules: StandbyCore.Rules {
+        var rules = StandbyCore.Rules()
+        rules.leaderTimeoutMilliseconds = UInt64(max(1000, configuration.heartbeatMilliseconds * 5))
+        return rules
+    }
+
+    /// A DEALER to every other dispatcher's replication endpoint: only the leader's is bound.
+    private func connectToPeers() throws -> Socket {
+        let dealer = try SocketDefaults.dealer(context)
+        try dealer.connectSecurely(ha.peers.joined(separator: ","), configuration.security)
+        return dealer
+    }
+}
+
+/// The lease key's value: who leads and where it listens.
+public struct LeaderRecord: Codable, Equatable, Sendable {
+    public var name: String
+    public var intake: String
+    public var actions: String
+    public var replay: String
+    public var replication: String
+
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array((try? encoder.encode(self)) ?? Data())
+    }
+
+    public static func decode(_ bytes: [UInt8]) -> LeaderRecord? { try? JSONDecoder().decode(LeaderRecord.self, from: Data(bytes)) }
+}

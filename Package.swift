@@ -154,7 +154,12 @@ let package = Package(
         .testTarget(
             name: "DevtoolsTests",
             dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore", "Cluster"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools", "Cluster"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools", "Cluster", "Dispatcher", "Leadership",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

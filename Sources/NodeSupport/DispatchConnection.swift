@@ -59,6 +59,8 @@ public final class DispatchConnection {
                     else { continue }
                     switch answer.kind {
                     case .ack: return .acknowledged(seq: answer.header.seq)
+                    // A dispatcher that no longer leads: the leader will have it at the next resend.
+                    case .nack where answer.header.flags.contains(.notLeader): continue
                     case .nack: return .rejected(reason: String(decoding: answer.payload, as: UTF8.self))
                     default: continue
                     }

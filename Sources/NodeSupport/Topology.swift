@@ -49,6 +49,13 @@ public struct Topology: Codable, Equatable, Sendable {
 
         /// Whether the store runs its app with the app's mock environment.
         public var usesMockEnvironment: Bool { environment == "mock" }
+
+        public init(name: String, app: String, state: String, snapshot: String) {
+            self.name = name
+            self.app = app
+            self.state = state
+            self.snapshot = snapshot
+        }
     }
 
     /// The endpoints an endpoint string names: one, or several separated by commas (the dispatchers of

@@ -13,7 +13,7 @@
 ///     24    8 client id
 ///     32    8 client seq
 ///     40    8 timestamp, nanoseconds since the Unix epoch
-///     48    8 history: the journal's cluster id (high 48 bits) and epoch (low 16 bits); 0 = not stamped
+///     48    8 history: the journal's cluster id (high 24 bits) and epoch (low 40 bits); 0 = not stamped
 ///     56    n action type, ASCII letters, digits and '_'
 /// ```
 /// A reader takes versions 1 to 3. Version 1 headers (no history field, the action type at 48) are
@@ -41,6 +41,8 @@ public struct Header: Equatable, Sendable {
         public static let retryLater = Flags(rawValue: 1 << 4)
         /// DISPATCH: the client reads ACK-BATCH, so its ACKs may come several to a message.
         public static let batchReplies = Flags(rawValue: 1 << 5)
+        /// NACK: this dispatcher does not lead (it stepped down, or is a standby): send to the leader.
+        public static let notLeader = Flags(rawValue: 1 << 6)
     }
 
     public var kind: MessageKind

@@ -152,7 +152,7 @@ public final class DispatcherCore {
         let sent = message.header
         if let reason = steppedDown, !brokenRules.contains(.oldLeaderAcksAfterLease) {
             rejected += 1
-            nack(peer, sent, "this dispatcher no longer leads (\(reason)): send to the leader", flags: .retryLater)
+            nack(peer, sent, "this dispatcher no longer leads (\(reason)): send to the leader", flags: [.retryLater, .notLeader])
             return
         }
         var header = sent

@@ -1,0 +1,131 @@
+import Dispatcher
+import Examples
+import FluxCore
+import FluxTesting
+import Foundation
+import Leadership
+import Logging
+import NodeSupport
+import Testing
+
+/// A dispatcher pair on real processes (issue 27): etcd, two `zflux dispatcher` processes of one
+/// `[ha]` topology, a store, and retrying clients that know both dispatchers' intakes.
+@Suite("dispatcher pair: failover on real processes", .serialized)
+struct PairFailoverTests {
+    /// The run directory of a pair: the topology every process reads, and both journals.
+    struct Pair {
+        let runDir: String
+        let topology: Topology
+        let key: String
+
+        init(etcd: String, runDir: String) throws {
+            self.runDir = runDir
+            key = "/zflux/test-\(UUID().uuidString.prefix(8))/leader"
+            func member(_ name: String) -> Topology.HighAvailability.Member {
+                .init(
+                    name: name,
+                    endpoints: .init(
+                        intake: "ipc://\(runDir)/\(name)-intake", actions: "ipc://\(runDir)/\(name)-actions", replay: "ipc://\(runDir)/\(name)-replay"
+                    ),
+                    replication: "ipc://\(runDir)/\(name)-replication", journalDirectory: "\(runDir)/journal-\(name)")
+            }
+            let ha = Topology.HighAvailability(
+                etcd: [etcd], leaseMilliseconds: 2000, replication: "sync", key: key, dispatchers: [member("d1"), member("d2")])
+            var topology = Topology(
+                dispatcher: ha.joined,
+                stores: [
+                    .init(name: "counter", app: "counter", state: "ipc://\(runDir)/counter-state", snapshot: "ipc://\(runDir)/counter-snapshot")
+                ],
+                heartbeatMilliseconds: 100)
+            topology.durability = .init(
+                journalDirectory: "\(runDir)/journal", fsync: .batch, segmentBytes: 1 << 20, snapshotDirectory: "\(runDir)/snapshots",
+                snapshotEveryActions: 1000)
+            topology.ha = ha
+            self.topology = topology
+            try FileManager.default.createDirectory(atPath: runDir, withIntermediateDirectories: true)
+            try topology.write(runDirectory: runDir)
+        }
+
+        func start(_ name: String) throws -> Follower {
+            try Follower(zfluxBinary, ["dispatcher", "--run-dir", runDir, "--node", name])
+        }
+    }
+
+    /// Who holds the lease, as etcd says.
+    static func leader(_ client: EtcdClient, _ key: String) async throws -> String? {
+        guard let held = try await client.get(key).keyValue else { return nil }
+        return LeaderRecord.decode(held.value)?.name
+    }
+
+    @Test(
+        "kill -9 the leader under load from three retrying clients, the supervisor starting it again: every acknowledged action is in both journals once, at its seq"
+    )
+    func killLeaderUnderLoad() async throws {
+        let logger = Logger(label: "zflux.test.pair")
+        let etcd = try await EtcdProcess.start(logger: logger)
+        defer { etcd.stop() }
+        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
+        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
+        defer { Task { try? await client.shutdown() } }
+
+        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let store = try Follower(zfluxBinary, ["store", "counter", "--run-dir", runDir])
+        defer { store.stop() }
+
+        // One of them leads, and its standby follows: a first dispatch is acknowledged (sync: held by both).
+        var first: String?
+        let deadline = ContinuousClock.now + .seconds(30)
+        while first == nil && ContinuousClock.now < deadline {
+            first = try await Self.leader(client, pair.key)
+            if first == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let leader = try #require(first, "no dispatcher won the lease within 30 s: \(nodes.values.map(\.stderr))")
+
+        let killAfter = 300
+        let killed = Locked<ContinuousClock.Instant?>(nil)
+        let ackTimes = Locked<[ContinuousClock.Instant]>([])
+        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let intake = pair.topology.dispatcher.intake
+        async let load = runLoad(intake: intake, clients: 3, perClient: 400, make: { _, i in try counterAction(i % 7 + 1) }) { count in
+            ackTimes.withLock { $0.append(.now) }
+            if count == killAfter {
+                // kill -9: no clean step-down, no revoke; the lease must run out at etcd.
+                kill(leaderPid, SIGKILL)
+                killed.withLock { $0 = .now }
+            }
+        }
+        // The supervisor's part: the killed dispatcher is started again, and rejoins as the standby
+        // (under sync replication the new leader ACKs once a standby holds its actions too).
+        while killed.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(waitUntilGone(leaderPid))
+        nodes[leader]?.stop()
+        nodes[leader] = try pair.start(leader)
+        let acked = try await load
+        #expect(acked.count == 1200, "the dispatchers' logs: \(nodes.values.map { $0.stderr.suffix(3000) })")
+        let killedAt = try #require(killed.withLock { $0 })
+        let firstAfter = ackTimes.withLock { $0 }.first { $0 > killedAt }
+        if let firstAfter { print("pair failover: kill -9 of the leader to the first new ACK: \(killedAt.duration(to: firstAfter))") }
+        // Either may lead now (the restarted one may win the key once the dead lease runs out): under
+        // sync replication both journals hold every acknowledged action.
+        let leading = try #require(try await Self.leader(client, pair.key), "nobody leads at the end")
+        for node in nodes.values { node.stop() }
+        for name in ["d1", "d2"] {
+            let journal = try Journal(directory: "\(runDir)/journal-\(name)", repair: false)
+            var seen: [UInt64: Message] = [:]
+            var dispatches = Set<[UInt64]>()
+            try journal.forEach { record in
+                seen[record.header.seq] = record
+                #expect(dispatches.insert([record.header.clientID, record.header.clientSeq]).inserted, "\(name): a dispatch journaled twice")
+            }
+            for entry in acked {
+                let record = try #require(seen[entry.seq], "acknowledged seq \(entry.seq) is not in \(name)'s journal")
+                #expect(record.header.clientID == entry.client && record.header.clientSeq == entry.clientSeq && record.payload == entry.payload)
+            }
+            // The leader serves an epoch won through etcd.
+            if name == leading { #expect(journal.history.isLeadership, "\(name) leads in \(journal.history)") }
+        }
+    }
+}

@@ -120,7 +120,7 @@ let package = Package(
         .target(
             name: "ZFluxCLI",
             dependencies: [
-                "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Bench", "Cluster", "Simulation", "Devtools",
+                "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Bench", "Cluster", "Simulation", "Devtools", "Leadership",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -26,7 +26,7 @@ struct RootCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
             StatusCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self, SimulateCommand.self, KeygenCommand.self,
-            DispatcherCommand.self,
+            FailoverCommand.self, DispatcherCommand.self,
             StoreCommand.self, AppsCommand.self, NewCommand.self,
         ]
     )

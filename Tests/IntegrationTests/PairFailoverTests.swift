@@ -112,6 +112,12 @@ struct PairFailoverTests {
         // sync replication both journals hold every acknowledged action.
         let leading = try #require(try await Self.leader(client, pair.key), "nobody leads at the end")
         for node in nodes.values { node.stop() }
+        try Self.checkJournals(runDir: runDir, acked: acked, leading: leading)
+    }
+
+    /// Under sync replication both journals hold every acknowledged action, once, at its seq; the
+    /// leader's serves an epoch won through etcd.
+    static func checkJournals(runDir: String, acked: [Acked], leading: String) throws {
         for name in ["d1", "d2"] {
             let journal = try Journal(directory: "\(runDir)/journal-\(name)", repair: false)
             var seen: [UInt64: Message] = [:]
@@ -124,8 +130,53 @@ struct PairFailoverTests {
                 let record = try #require(seen[entry.seq], "acknowledged seq \(entry.seq) is not in \(name)'s journal")
                 #expect(record.header.clientID == entry.client && record.header.clientSeq == entry.clientSeq && record.payload == entry.payload)
             }
-            // The leader serves an epoch won through etcd.
             if name == leading { #expect(journal.history.isLeadership, "\(name) leads in \(journal.history)") }
         }
+    }
+
+    /// Waits (up to 30 s) until someone holds the lease; its name.
+    static func waitForLeader(_ client: EtcdClient, _ key: String, otherThan previous: String? = nil) async throws -> String? {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let name = try await leader(client, key), name != previous { return name }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
+    @Test("a planned zflux failover under load from three retrying clients: no client sees an error, and nothing acknowledged is lost")
+    func plannedFailover() async throws {
+        let logger = Logger(label: "zflux.test.pair")
+        let etcd = try await EtcdProcess.start(logger: logger)
+        defer { etcd.stop() }
+        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
+        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
+        defer { Task { try? await client.shutdown() } }
+        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
+        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+
+        let count = Locked(0)
+        async let load = runLoad(intake: pair.topology.dispatcher.intake, clients: 3, perClient: 300, make: { _, i in try counterAction(i % 5 + 1) })
+        {
+            acked in count.withLock { $0 = acked }
+        }
+        while count.withLock({ $0 }) < 200 { try await Task.sleep(for: .milliseconds(20)) }
+        let handover = try zflux(["failover", "--run-dir", runDir])
+        #expect(handover.status == 0, "failover: \(handover.stderr)")
+        #expect(handover.stdout.contains("leads now"), "\(handover.stdout)")
+        // The old leader steps down and exits; its supervisor (here, the test) starts it again as the standby.
+        #expect(waitUntilGone(leaderPid, timeout: .seconds(15)), "the old leader exits once it has stepped down")
+        nodes[leader]?.stop()
+        nodes[leader] = try pair.start(leader)
+        let acked = try await load
+        #expect(acked.count == 900, "every dispatch acknowledged, none refused")
+        let leading = try #require(try await Self.leader(client, pair.key))
+        #expect(leading != leader, "the standby leads after the handover")
+        for node in nodes.values { node.stop() }
+        try Self.checkJournals(runDir: runDir, acked: acked, leading: leading)
     }
 }

@@ -73,7 +73,12 @@ public final class Supervisor: Sendable {
         try topology.write(runDirectory: path)
         try String(getpid()).write(toFile: runDirectory.supervisorPidFile, atomically: true, encoding: .utf8)
 
-        try spawn(name: "dispatcher", ["dispatcher"])
+        if let pair = topology.ha {
+            // A dispatcher pair: each starts as a standby; the one that wins the lease in etcd leads.
+            for member in pair.dispatchers { try spawn(name: "dispatcher-\(member.name)", ["dispatcher", "--node", member.name]) }
+        } else {
+            try spawn(name: "dispatcher", ["dispatcher"])
+        }
         for store in topology.stores { try spawn(name: "store-\(store.name)", ["store", store.name]) }
     }
 

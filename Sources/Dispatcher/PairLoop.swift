@@ -37,8 +37,11 @@ final class PairLoop: NodeLoop {
         client = try EtcdClient(endpoints: ha.etcd, logger: logger)
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
-        election = LeaderElection(client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger) {
-            [control] event in
+        let handover = Handover(client: client, key: ha.key, name: ha.name)
+        election = LeaderElection(
+            client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger,
+            mayCampaign: { await handover.allows() }
+        ) { [control] event in
             switch event {
             case .elected(let revision): control.post(.elected(revision: revision))
             case .lost(let reason): control.post(.leaseLost(reason))
@@ -53,8 +56,11 @@ final class PairLoop: NodeLoop {
             metadata: ["name": "\(ha.name)", "journal": "\(journal.directory)", "head": "\(journal.lastSeq)", "etcd": "\(ha.etcd)"])
         election.start()
         defer { endElection() }
-        guard let revision = try follow() else { return }
-        let history = try journal.beginEpoch(HistoryID.leading(cluster: journal.history.cluster, revision: revision).epoch)
+        guard let (revision, seen) = try follow() else { return }
+        // The revision names the epoch; an etcd whose data was lost starts its revisions again, so the
+        // epoch is also past every one this journal has recorded or this standby has seen.
+        let won = HistoryID.leading(cluster: journal.history.cluster, revision: revision).epoch
+        let history = try journal.beginEpoch(max(won, journal.history.epoch + 1, seen + 1))
         logger.info("won the lease: leading", metadata: ["revision": "\(revision)", "history": "\(history)", "head": "\(journal.lastSeq)"])
         let leader = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control, journal: journal)
         try leader.run()
@@ -75,8 +81,9 @@ final class PairLoop: NodeLoop {
 
     // MARK: Standby
 
-    /// Follows the leader until this process wins the lease (its revision) or is stopped (nil).
-    private func follow() throws -> Int64? {
+    /// Follows the leader until this process wins the lease (its revision, and the newest epoch the
+    /// standby has seen) or is stopped (nil).
+    private func follow() throws -> (revision: Int64, newestEpoch: UInt64)? {
         let lastStamp = try journal.history(at: journal.lastSeq) ?? 0
         let core = StandbyCore(
             rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch, now: .now(), logger: logger)
@@ -112,7 +119,7 @@ final class PairLoop: NodeLoop {
             _ = try poller.poll(timeoutMilliseconds: Int(min(wait, 1000)))
             if poller.isReadable(wakeIndex) {
                 for event in control.takeAll() {
-                    if case .elected(let revision) = event { return revision }
+                    if case .elected(let revision) = event { return (revision, core.newestEpoch) }
                 }
             }
             if poller.isReadable(dealerIndex) {
@@ -154,4 +161,27 @@ public struct LeaderRecord: Codable, Equatable, Sendable {
     }
 
     public static func decode(_ bytes: [UInt8]) -> LeaderRecord? { try? JSONDecoder().decode(LeaderRecord.self, from: Data(bytes)) }
+}
+
+/// A planned handover (`zflux failover`): while `<key>/handover` names another dispatcher, this one
+/// does not campaign, so the leader that steps down (and is started again at once) cannot win the
+/// lease back before the standby does. The key lives on a short lease of its own.
+public struct Handover: Sendable {
+    public let client: EtcdClient
+    public let key: String
+    public let name: String
+
+    public init(client: EtcdClient, key: String, name: String) {
+        self.client = client
+        self.key = key
+        self.name = name
+    }
+
+    public static func key(for leaderKey: String) -> String { leaderKey + "/handover" }
+
+    /// Whether this dispatcher may campaign now (yes when etcd cannot say: the lease decides then).
+    public func allows() async -> Bool {
+        guard let held = try? await client.get(Handover.key(for: key)).keyValue else { return true }
+        return String(decoding: held.value, as: UTF8.self) == name
+    }
 }

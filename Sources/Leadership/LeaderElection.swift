@@ -31,6 +31,8 @@ public final class LeaderElection: Sendable {
     private let client: EtcdClient
     private let logger: Logger
     private let onEvent: @Sendable (LeadershipEvent) -> Void
+    /// Asked before each campaign: false holds this agent back (another is to lead: a planned handover).
+    private let mayCampaign: (@Sendable () async -> Bool)?
     private let state = Mutex(State())
 
     private struct State {
@@ -49,8 +51,9 @@ public final class LeaderElection: Sendable {
     /// (rounded up to whole seconds, at least 2: ``LeaseClock/ttlSeconds(leaseMs:)``). ``start()`` starts it.
     public init(
         client: EtcdClient, key: String, value: [UInt8], leaseMs: Int, logger: Logger,
-        onEvent: @escaping @Sendable (LeadershipEvent) -> Void
+        mayCampaign: (@Sendable () async -> Bool)? = nil, onEvent: @escaping @Sendable (LeadershipEvent) -> Void
     ) {
+        self.mayCampaign = mayCampaign
         self.client = client
         self.key = key
         self.value = value
@@ -166,6 +169,10 @@ extension LeaderElection {
             // Leases given up while etcd did not answer: revoking them frees a key they still hold.
             for lease in stale { await attempt("revoke") { try await client.revoke(lease) } }
             stale = []
+            if let mayCampaign, !(await mayCampaign()) {
+                if !(await pause(pollInterval)) { return }
+                continue
+            }
 
             let sent = ContinuousClock.now
             let lease: Lease

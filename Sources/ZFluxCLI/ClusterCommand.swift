@@ -1,6 +1,8 @@
 import ArgumentParser
 import Cluster
 import Foundation
+import Leadership
+import Logging
 import NodeSupport
 
 struct ClusterCommand: AsyncParsableCommand {
@@ -46,11 +48,26 @@ struct ClusterCommand: AsyncParsableCommand {
         @OptionGroup var cluster: ClusterOptions
         @Option(help: ArgumentHelp("Log level of the nodes.", valueName: "level"))
         var logLevel: String = "info"
+        @Flag(
+            help: ArgumentHelp(
+                "Run a dispatcher pair: a private etcd on loopback, a leader and a standby dispatcher with sync replication, and the stores (zflux failover hands over)."
+            ))
+        var ha = false
         /// Set by a parent (a test, a script) that wants the cluster gone when it is gone.
         @Option(help: .hidden) var supervisorPid: Int32?
 
         func run() async throws {
-            let topology = try cluster.topology(runDirectory: runDir.path, config: runDir.configPath)
+            var topology = try cluster.topology(runDirectory: runDir.path, config: runDir.configPath)
+            var etcd: EtcdProcess?
+            if ha && topology.ha == nil {
+                var logger = Logger(label: "zflux.etcd")
+                logger.logLevel = .warning
+                let started = try await EtcdProcess.start(logger: logger)
+                etcd = started
+                printError("etcd for the pair at \(started.endpoint) (pid \(started.pid), data in \(started.directory))")
+                topology = try topology.withLocalPair(etcd: [started.endpoint], clusterName: "local-\(getpid())")
+            }
+            defer { etcd?.stop() }
             var policy = Supervisor.RestartPolicy()
             if let restart = topology.restart {
                 policy.maxRestarts = restart.maxRestarts

@@ -38,7 +38,7 @@ struct FailoverCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let client = try EtcdClient(endpoints: ha.etcd, logger: logger)
         do {
-            try await handOver(client, key: ha.key)
+            try await handOver(client, key: ha.key, members: ha.dispatchers.map(\.name))
             try await client.shutdown()
         } catch {
             try? await client.shutdown()
@@ -46,19 +46,25 @@ struct FailoverCommand: AsyncParsableCommand {
         }
     }
 
-    private func handOver(_ client: EtcdClient, key: String) async throws {
+    private func handOver(_ client: EtcdClient, key: String, members: [String]) async throws {
         guard let held = try await client.get(key).keyValue else { throw CLIError("nobody leads now (etcd holds no \(key)): nothing to hand over") }
         let before = LeaderRecord.decode(held.value)?.name ?? "?"
+        guard let successor = members.first(where: { $0 != before }) else { throw CLIError("\(before) has no standby to hand over to") }
+        // Only the successor may campaign for a while: the old leader, started again at once, waits.
+        let hold = try await client.grantLease(ttlSeconds: Int64(max(10, timeout)))
+        try await client.put(Handover.key(for: key), value: Array(successor.utf8), lease: hold)
         try await client.revoke(Lease(id: held.lease, ttlSeconds: 0))
         let deadline = ContinuousClock.now + .seconds(timeout)
         while ContinuousClock.now < deadline {
             if let now = try await client.get(key).keyValue, now.createRevision > held.createRevision {
                 let name = LeaderRecord.decode(now.value)?.name ?? "?"
                 emitLine("\(name) leads now (epoch won at etcd revision \(now.createRevision)); \(before) led before")
+                try? await client.revoke(hold)
                 return
             }
             try await Task.sleep(for: .milliseconds(100))
         }
+        try? await client.revoke(hold)
         printError("nobody took the lease over within \(timeout) s: is the standby running? (zflux status, RUN_DIR/logs)")
         throw ExitCode(1)
     }

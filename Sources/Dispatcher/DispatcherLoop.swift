@@ -185,8 +185,18 @@ final class DispatcherLoop: NodeLoop {
             switch command {
             case .reply(let route, let peer, let message): reply(route, to: peer, message)
             case .replyStatus(let route, let peer):
-                let status = core.status(
+                var status = core.status(
                     now: .now(), pid: Int(getpid()), subscribers: subscribers.connected, journalBytes: log.sizeInBytes)
+                if let ha = configuration.ha {
+                    status.name = ha.name
+                    status.leader = core.steppedDown == nil
+                    status.epoch = core.history.epoch
+                    status.standbyFollowing = core.standby != nil
+                    let held = core.standby?.durableThrough ?? (core.historySince - 1)
+                    status.standbyDurable = held
+                    status.replicationLag = core.head - min(held, core.head)
+                    if let reason = core.steppedDown { status.problem = "stepped down: \(reason)" }
+                }
                 reply(route, to: peer, Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded()))
             case .publish(let message): publish(message)
             case .append(let actions):

@@ -324,8 +324,8 @@ public struct Topology: Codable, Equatable, Sendable {
 
     /// Every ipc socket file this topology binds.
     public var ipcPaths: [String] {
-        ([dispatcher.intake, dispatcher.actions, dispatcher.replay] + stores.flatMap { [$0.state, $0.snapshot] })
-            .flatMap(Topology.endpointList) + (ha?.dispatchers.map(\.replication) ?? [])
+        let named = [dispatcher.intake, dispatcher.actions, dispatcher.replay] + stores.flatMap { [$0.state, $0.snapshot] }
+        return (named.flatMap(Topology.endpointList) + (ha?.dispatchers.map(\.replication) ?? []))
             .filter { $0.hasPrefix("ipc://") }
             .map { String($0.dropFirst("ipc://".count)) }
     }

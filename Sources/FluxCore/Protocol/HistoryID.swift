@@ -53,4 +53,9 @@ public struct HistoryID: Hashable, Sendable, CustomStringConvertible {
     public var isLeadership: Bool { epoch & HistoryID.leadershipBit != 0 }
 
     public var description: String { String(cluster, radix: 16) + "/" + String(epoch) }
+
+    /// An epoch as people read it: an epoch won through etcd as `r` and its revision, any other as is.
+    public static func epochDescription(_ epoch: UInt64) -> String {
+        epoch & leadershipBit != 0 ? "r\(epoch & ~leadershipBit)" : String(epoch)
+    }
 }

@@ -52,6 +52,13 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var problem: String?
     /// The history (journal cluster id / epoch) the node serves or its state comes from.
     public var history: String?
+    /// A dispatcher of a pair (`[ha]`): whether it leads, the epoch it leads in, whether its standby
+    /// follows, the newest seq the standby holds durable, and how many sequenced actions it lacks.
+    public var leader: Bool?
+    public var epoch: UInt64?
+    public var standbyFollowing: Bool?
+    public var standbyDurable: UInt64?
+    public var replicationLag: UInt64?
 
     public init(role: Role, pid: Int, uptimeMs: UInt64, subscribers: Int, rejected: UInt64) {
         self.role = role
@@ -81,6 +88,8 @@ public struct NodeStatus: Codable, Equatable, Sendable {
             ("caught_up", caughtUp.map { $0 ? 1 : 0 }), ("snapshot_version", snapshotVersion.map(Int64.init)),
             ("effects_running", effectsRunning.map(Int64.init)), ("effects_unanswered", effectsUnanswered.map(Int64.init)),
             ("snapshot_requests", snapshotRequests.map(Int64.init)), ("snapshot_requests_dropped", snapshotRequestsDropped.map(Int64.init)),
+            ("leader", leader.map { $0 ? 1 : 0 }), ("standby_following", standbyFollowing.map { $0 ? 1 : 0 }),
+            ("standby_durable", standbyDurable.map(Int64.init)), ("replication_lag", replicationLag.map(Int64.init)),
         ]
         return fields.compactMap { name, value in value.map { (name, $0) } }
     }

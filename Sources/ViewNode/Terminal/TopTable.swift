@@ -36,9 +36,18 @@ public final class TopTable: @unchecked Sendable {
             let uptime = String(format: "%.0fs", Double(status.uptimeMs) / 1000)
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
             let journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
-            let state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
+            var state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
+            var role = status.role.rawValue
+            if let leads = status.leader {
+                // A dispatcher of a pair: which one leads, in which epoch, and how far its standby is.
+                role = "\(leads ? "leader" : "stepped down") \(status.name ?? "")"
+                let standby =
+                    status.standbyFollowing == true
+                    ? "standby \(status.replicationLag.map { $0 == 0 ? "in sync" : "\($0) behind" } ?? "?")" : "no standby"
+                state = "epoch \(status.epoch.map { HistoryID.epochDescription($0) } ?? "?"), \(standby)"
+            }
             rows.append([
-                name, status.role.rawValue, "\(status.pid)", uptime, "\(count)", rate, lag,
+                name, role, "\(status.pid)", uptime, "\(count)", rate, lag,
                 "\(status.subscribers)", journal, "\(restarts[key] ?? 0)", state,
             ])
         }

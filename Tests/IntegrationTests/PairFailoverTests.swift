@@ -179,4 +179,49 @@ struct PairFailoverTests {
         for node in nodes.values { node.stop() }
         try Self.checkJournals(runDir: runDir, acked: acked, leading: leading)
     }
+
+    @Test("a standby killed and started again under load catches up: acknowledgements resume, and it ends in sync with every action")
+    func standbyRestartCatchesUp() async throws {
+        let logger = Logger(label: "zflux.test.pair")
+        let etcd = try await EtcdProcess.start(logger: logger)
+        defer { etcd.stop() }
+        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
+        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
+        defer { Task { try? await client.shutdown() } }
+        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
+        let standby = leader == "d1" ? "d2" : "d1"
+        let standbyPid = try #require(nodes[standby]).process.processIdentifier
+
+        let count = Locked(0)
+        async let load = runLoad(intake: pair.topology.dispatcher.intake, clients: 3, perClient: 300, make: { _, i in try counterAction(i % 5 + 1) })
+        {
+            acked in count.withLock { $0 = acked }
+        }
+        while count.withLock({ $0 }) < 200 { try await Task.sleep(for: .milliseconds(20)) }
+        kill(standbyPid, SIGKILL)
+        #expect(waitUntilGone(standbyPid))
+        nodes[standby]?.stop()
+        nodes[standby] = try pair.start(standby)
+        let acked = try await load
+        #expect(acked.count == 900, "every dispatch acknowledged once the standby was back")
+        #expect(try await Self.leader(client, pair.key) == leader, "the leader kept the lease")
+
+        // The leader's status: its standby follows and lacks nothing.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var status: NodeStatus?
+        while ContinuousClock.now < deadline {
+            let result = try zflux(["status", "--endpoint", pair.topology.dispatcher.intake, "--run-dir", runDir])
+            status = result.stdout.split(separator: "\n").first.flatMap { try? NodeStatus.decode(Array($0.utf8)) }
+            if status?.standbyFollowing == true && status?.replicationLag == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(status?.leader == true && status?.name == leader)
+        #expect(status?.standbyFollowing == true && status?.replicationLag == 0, "the standby is in sync again: \(String(describing: status))")
+        for node in nodes.values { node.stop() }
+        try Self.checkJournals(runDir: runDir, acked: acked, leading: leader)
+    }
 }

@@ -34,6 +34,8 @@ public struct BenchOptions: Sendable {
     public var stateItems = 10
     /// Also measure raw relays in the same topology.
     public var floor = false
+    /// Run the cluster with a dispatcher pair (a private etcd, sync replication): `cluster up --ha`.
+    public var ha = false
     public var attach: Attached? = nil
     /// Keep the temporary cluster's directory.
     public var keep = false

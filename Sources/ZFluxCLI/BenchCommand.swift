@@ -79,6 +79,11 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Journal fsync policy: always, batch or none.") var fsync: FsyncPolicy = .batch
         @Option(help: "Accounts in the ledger state before the load starts (each action changes one).") var stateItems = 10
         @Flag(help: "Also measure raw libzmq relays in the same topology, and print ratios to them.") var floor = false
+        @Flag(
+            help:
+                "Measure a dispatcher pair (cluster up --ha: a private etcd, sync replication) after a single dispatcher in the same run, and print what replication costs."
+        )
+        var ha = false
         @Flag(help: "Use the cluster running in --run-dir instead of starting one (it needs stores of the apps driven).") var attach = false
         @Option(help: ArgumentHelp("Drive this app's action (with --action and --payload) instead of the ledger.", valueName: "app"))
         var app: String?
@@ -137,7 +142,20 @@ struct BenchCommand: AsyncParsableCommand {
             }
             // The run's cluster is stopped and its directory removed before anything is written: a reader
             // that has gone ends this process at the write (SIGPIPE), past any `defer`.
-            let session = try BenchSession(options: try options())
+            var options = try options()
+            var single: BenchOutcome? = nil
+            if ha && !attach {
+                // The single dispatcher first, in the same run, for the comparison.
+                var first = options
+                (first.ha, first.floor) = (false, false)
+                let session = try BenchSession(options: first)
+                single = try {
+                    defer { session.shutdown() }
+                    return try session.measure()
+                }()
+            }
+            options.ha = ha && !attach
+            let session = try BenchSession(options: options)
             let report = try {
                 defer { session.shutdown() }
                 return try session.measure()
@@ -150,7 +168,16 @@ struct BenchCommand: AsyncParsableCommand {
                     "zflux bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
                 try PercentilePlot.svg(title: title, series: series).write(toFile: svg, atomically: true, encoding: .utf8)
             }
+            if let single, !json { emitLine("single dispatcher:\n" + single.report.table() + "\n\ndispatcher pair (sync replication):") }
             emitLine(json ? report.report.json() : report.report.table())
+            if let single {
+                let (a, b) = (single.report, report.report)
+                func delta(_ x: Double, _ y: Double) -> String { String(format: "%+.0f µs", y - x) }
+                let cost =
+                    "what sync replication costs: dispatch → ack p50 \(delta(a.ack.p50Us, b.ack.p50Us)), p99 \(delta(a.ack.p99Us, b.ack.p99Us)); "
+                    + "dispatch → view p50 \(delta(a.e2e.p50Us, b.e2e.p50Us)), p99 \(delta(a.e2e.p99Us, b.e2e.p99Us))"
+                if json { printError(cost) } else { emitLine("\n" + cost) }
+            }
             // A run that lost or had refused any action proves nothing about latency: it fails (and is
             // never compared with a baseline).
             if report.report.lost > 0 { throw ExitCode(3) }

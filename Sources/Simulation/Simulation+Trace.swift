@@ -26,7 +26,8 @@ extension Simulation {
     /// A node as the trace names it: `dispatcher`, `store todo`, `view of stats`, `client 2`.
     func name(of node: Node) -> String {
         switch node {
-        case .dispatcher: "dispatcher"
+        case .dispatcher(let index): options.ha ? "dispatcher \(index + 1)" : "dispatcher"
+        case .leaseService: "the lease service"
         case .store(let index): "store \(stores[index].spec.name)"
         case .view(let index): "view of \(stores[views[index].store].spec.name)"
         case .client(let index): "client \(index)"

@@ -13,6 +13,9 @@ public struct SimulationOptions: Sendable {
     public var actionsPerClient = 30
     /// Keep a readable trace (slower; a failing seed is run again with it).
     public var traceLength = 0
+    /// High availability (DESIGN §9): two dispatchers, each with its own journal, and a lease service
+    /// (etcd) they campaign at; the winner leads with a `sync` standby, the other follows its journal.
+    public var ha = false
     /// The apps under test and what the clients dispatch to them.
     public var apps: SimulatedApps
 

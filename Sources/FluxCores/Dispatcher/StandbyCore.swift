@@ -167,7 +167,14 @@ public final class StandbyCore {
             }
             lastHeardMs = now.milliseconds
             leaderCommitted = max(leaderCommitted, message.header.ref)
-            guard !message.payload.isEmpty else { return }
+            guard !message.payload.isEmpty else {
+                // A heartbeat says what comes next: past what it holds, records were lost on the way.
+                if message.header.seq > lastSeq + 1 {
+                    logger.warning("records lost on the way; asking again", metadata: ["expected": "\(lastSeq + 1)", "next": "\(message.header.seq)"])
+                    hello(now: now)
+                }
+                return
+            }
             guard let records = try? ReplayBatch.decode(message.payload), let first = records.first else {
                 logger.error("an undecodable append from the leader; asking again")
                 hello(now: now)

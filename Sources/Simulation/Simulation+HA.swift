@@ -184,6 +184,8 @@ extension Simulation {
                     note("\(name(of: node)) drops seqs \(first)…\(shell.journal.lastSeq): the leader does not hold them")
                     shell.journal.truncate(after: first - 1)
                     standby.truncated(lastSeq: shell.journal.lastSeq, lastStamp: shell.journal.stamp(at: shell.journal.lastSeq) ?? 0, now: time(node))
+                    // The cut is synced (`Journal.truncate`): all it kept is on the disk.
+                    standby.durable(through: shell.journal.lastSeq)
                 case .adopt(let cluster, let scope):
                     guard shell.journal.adopt(cluster: cluster, clientScope: scope) else {
                         fail("standby", "\(name(of: node)) holds records of another cluster and cannot adopt \(String(cluster, radix: 16))")

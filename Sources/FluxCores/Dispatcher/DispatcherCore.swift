@@ -96,7 +96,9 @@ public final class DispatcherCore {
         self.dedup = DedupTable(window: rules.dedupWindow)
         self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
-        self.durableHead = head
+        // Under `sync`, what the log holds at start is committed only once the standby holds it too: a
+        // tail this dispatcher wrote as a standby (or led alone) may be nowhere else.
+        self.durableHead = rules.replication == .sync ? max(firstSeq, 1) - 1 : head
         self.localDurableHead = head
         self.firstSeq = max(firstSeq, 1)
         self.history = history
@@ -271,7 +273,7 @@ public final class DispatcherCore {
             // The canary: a leader past its lease that goes on alone, as if its standby had just gone.
             guard brokenRules.contains(.oldLeaderAcksAfterLease) else { return }
         } else if rules.replication == .sync && !brokenRules.contains(.ackBeforeReplicated) {
-            committed = min(committed, max(standby?.durableThrough ?? 0, historySince - 1))
+            committed = min(committed, standby?.durableThrough ?? 0)
         }
         guard committed > durableHead else {
             releaseReplies()
@@ -325,7 +327,8 @@ public final class DispatcherCore {
                 seq: message.header.seq, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
             switch greeting {
             case .welcome(let after):
-                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: after, lastHeardMs: now.milliseconds)
+                // Its hello names its newest record, not what it holds durable: its first ACK says that.
+                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: 0, lastHeardMs: now.milliseconds)
                 var secret: [UInt8] = []
                 for word in [clientScope.k0, clientScope.k1] { withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) } }
                 commands.append(

@@ -153,6 +153,8 @@ public final class StandbyCore {
             lastHeardMs = now.milliseconds
             phase = .following
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])
+            // What it holds durable already: the leader counts nothing of it until told.
+            commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: offered.rawValue))))
         case .replicaMismatch:
             guard phase == .greeting, !refusesOld(stamp), message.header.seq == lastSeq, lastSeq > 0 else { return }
             logger.warning("dropping records the leader does not hold", metadata: ["ending": "\(lastSeq)"])

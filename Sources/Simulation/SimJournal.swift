@@ -157,6 +157,11 @@ final class SimJournal: ActionLog {
         return records
     }
 
+    /// A new journal given its cluster id by the operator before it first opens (an HA pair shares one).
+    func provision(cluster: UInt32) {
+        if self.cluster == 0 { self.cluster = cluster }
+    }
+
     /// `Journal.beginEpoch`: the epoch is recorded (durably) before anything of it goes out. Nil when
     /// it is not past the one recorded.
     func beginEpoch(_ epoch: UInt64) -> HistoryID? {

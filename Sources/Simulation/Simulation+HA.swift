@@ -110,6 +110,10 @@ extension Simulation {
     // MARK: Roles
 
     func startHA() {
+        // The pair is one cluster: both journals are made with its id. (Two journals that each made
+        // their own would serve two clusters, and stores refuse the second as foreign.)
+        let cluster = HistoryID.newCluster(using: &rng)
+        for shell in dispatchers { shell.journal.provision(cluster: cluster) }
         for index in dispatchers.indices { startStandby(index) }
     }
 

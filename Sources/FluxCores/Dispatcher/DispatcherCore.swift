@@ -363,6 +363,10 @@ public final class DispatcherCore {
         }
     }
 
+    /// Under `sync`, a new leader whose standby does not hold yet all the log held at start: it serves
+    /// and announces nothing until then.
+    private var settling: Bool { durableHead < historySince - 1 }
+
     /// The lease this dispatcher leads by has run out on its clock (or it gave it up): it leads no more.
     public func leaseExpired() { stepDown("its lease ran out") }
 
@@ -409,6 +413,9 @@ public final class DispatcherCore {
                 .reply(
                     .replay, peer: peer,
                     Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq, history: history.rawValue))))
+        case .replayRequest where settling:
+            // Nothing is served before the tail it started with is committed (the store asks again).
+            return
         case .replayRequest:
             // Only what is durable is replayed: a store must never apply what a crash could take back.
             let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
@@ -433,6 +440,12 @@ public final class DispatcherCore {
         if let link = standby, steppedDown == nil {
             // The standby hears the leader is alive, and how far it has committed, even when idle.
             commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
+        }
+        // A new leader announces its epoch only once the tail it started with is committed: announcing
+        // less than its stores hold would make them rebuild.
+        guard !settling else {
+            nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
+            return
         }
         commands.append(
             .publish(

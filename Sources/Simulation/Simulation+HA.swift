@@ -180,10 +180,17 @@ extension Simulation {
                     } else {
                         startFsyncIfNeeded(index)
                     }
-                case .dropRun(let seq):
-                    guard let first = shell.journal.firstSeqOfRun(endingAt: seq) else {
-                        fail("standby", "\(name(of: node)) was told to drop the run ending at \(seq), which its journal does not hold")
-                        return
+                case .dropRun, .truncate:
+                    var first: UInt64
+                    switch command {
+                    case .truncate(let after): first = after + 1
+                    case .dropRun(let seq):
+                        guard let start = shell.journal.firstSeqOfRun(endingAt: seq) else {
+                            fail("standby", "\(name(of: node)) was told to drop the run ending at \(seq), which its journal does not hold")
+                            return
+                        }
+                        first = start
+                    default: continue
                     }
                     note("\(name(of: node)) drops seqs \(first)…\(shell.journal.lastSeq): the leader does not hold them")
                     shell.journal.truncate(after: first - 1)

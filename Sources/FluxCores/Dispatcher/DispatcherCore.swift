@@ -339,8 +339,14 @@ public final class DispatcherCore {
                 feedStandby()
                 commit()
             case .mismatch(let at):
+                // How far its log is ours (+1; 0: none of that run is): it keeps that much, so what was
+                // committed stays on two disks while it catches up.
+                let matched = StandbyLink.matchedThrough(
+                    seq: at, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
                 commands.append(
-                    .reply(.replication, peer: peer, Message(header: Header(kind: .replicaMismatch, seq: at, history: history.rawValue))))
+                    .reply(
+                        .replication, peer: peer,
+                        Message(header: Header(kind: .replicaMismatch, seq: at, ref: matched.map { $0 + 1 } ?? 0, history: history.rawValue))))
             case .tooFarBehind(let first):
                 logger.error(
                     "a standby needs actions this journal no longer holds: give it a copy of the journal",

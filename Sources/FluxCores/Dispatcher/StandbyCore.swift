@@ -24,6 +24,9 @@ public final class StandbyCore {
         /// Drop the run of records (one history stamp) that ends at `seq`, and everything after it;
         /// then call ``truncated(lastSeq:lastStamp:)``.
         case dropRun(endingAt: UInt64)
+        /// Drop every record after `seq` (the leader's log matches this one up to it); then call
+        /// ``truncated(lastSeq:lastStamp:)``.
+        case truncate(after: UInt64)
         /// Take the leader's cluster id and client-scope secret for the journal (before any record).
         case adopt(cluster: UInt32, clientScope: ClientScope)
         /// The leader has gone silent: drop the connection and connect again (the shell may also look
@@ -159,7 +162,13 @@ public final class StandbyCore {
             guard phase == .greeting, !refusesOld(stamp), message.header.seq == lastSeq, lastSeq > 0 else { return }
             logger.warning("dropping records the leader does not hold", metadata: ["ending": "\(lastSeq)"])
             phase = .truncating
-            commands.append(.dropRun(endingAt: lastSeq))
+            // The leader says how far the run is its own (+1): only the rest goes. A whole run dropped
+            // would take committed records with it, leaving them on one disk until they come back.
+            if message.header.ref > 0 && message.header.ref - 1 < lastSeq {
+                commands.append(.truncate(after: message.header.ref - 1))
+            } else {
+                commands.append(.dropRun(endingAt: lastSeq))
+            }
         case .replicaAppend:
             if refusesOld(stamp) { return }
             guard phase == .following, stamp == leader?.rawValue else {

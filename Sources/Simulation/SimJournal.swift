@@ -208,6 +208,15 @@ final class SimJournal: ActionLog {
         cuts += 1
     }
 
+    /// Where the record at `seq` stands, for a failure's detail.
+    func describe(_ seq: UInt64) -> String {
+        guard seq >= firstSeq, seq <= lastSeq else { return "the journal ends at seq \(lastSeq)" }
+        let index = Int(seq - firstSeq)
+        let header = messages[index].header
+        return "its seq \(seq) is client \(header.clientID) seq \(header.clientSeq), ending at byte \(recordEnds[index]); "
+            + "\(durableLength) of \(bytes.count) bytes are on the disk"
+    }
+
     /// Whether the record at `seq` is this dispatch (`client`, `clientSeq`) and, with `onDisk`, synced.
     func holds(seq: UInt64, client: UInt64, clientSeq: UInt64, onDisk: Bool) -> Bool {
         guard seq >= firstSeq, seq <= lastSeq else { return false }

@@ -195,8 +195,12 @@ extension Simulation {
         let shell = dispatchers[index]
         let head: UInt64
         if let core = shell.core {
-            guard core.head > core.localDurableHead else { return }
-            head = core.head
+            // What the fsync covers is what is written: the core's head may count actions stamped in
+            // this burst and not yet handed to the journal. (Without HA the shell keeps its old
+            // reckoning, so that seeds replay as they always have: see the report of this change.)
+            let written = options.ha ? shell.journal.lastSeq : core.head
+            guard written > core.localDurableHead else { return }
+            head = written
         } else if let standby = shell.standby {
             guard standby.lastSeq > standby.durableSeq else { return }
             head = standby.lastSeq

@@ -450,7 +450,7 @@ extension Simulation {
                 fail(
                     "ACK means durable in both journals",
                     "\(name(of: .dispatcher(index))) acknowledged seq \(seq) (epoch \(history)) while \(name(of: .dispatcher(shell.index)))'s journal "
-                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue))")
+                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue)): \(shell.journal.describe(seq))")
                 return
             }
             for start in epochStarts where start.epoch > history.epoch && start.held[seq] != [client, clientSeq] {

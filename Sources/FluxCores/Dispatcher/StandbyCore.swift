@@ -183,6 +183,9 @@ public final class StandbyCore {
                 if message.header.seq > lastSeq + 1 {
                     logger.warning("records lost on the way; asking again", metadata: ["expected": "\(lastSeq + 1)", "next": "\(message.header.seq)"])
                     hello(now: now)
+                } else if message.header.ref < durableSeq, let leader {
+                    // The leader has committed less than this holds: an ACK may have been lost. Say it again.
+                    commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: leader.rawValue))))
                 }
                 return
             }

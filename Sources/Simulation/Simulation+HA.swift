@@ -407,19 +407,24 @@ extension Simulation {
         let target = leaderShell?.index ?? rng.int(0...1)
         let node = Node.dispatcher(target)
         switch rng.int(0...99) {
-        case 0..<35:
+        case 0..<30:
             let until = now + rng.micros(300_000...2_500_000)
             note("freeze \(name(of: node)) for \((until - now) / 1000) ms")
             dispatchers[target].frozenUntil = max(dispatchers[target].frozenUntil, until)
-        case 35..<60:
+        case 30..<55:
             let other: Node = rng.chance(0.5) ? .dispatcher(1 - target) : .leaseService
             note("partition: \(name(of: node)) | \(name(of: other))")
             downLinks.insert(Simulation.link(node, other))
             queue.schedule(.linkUp(node, other), at: now + rng.micros(200_000...1_500_000))
-        case 60..<80:
+        case 55..<85:
             let until = now + rng.micros(700_000...2_500_000)
             note("\(name(of: node))'s monotonic clock stalls for \((until - now) / 1000) ms")
             dispatchers[target].clock.stall(now, until: until)
+            if rng.chance(0.5) {
+                // Split brain: the lease runs out at the service while the stalled leader goes on; its
+                // rival wins, then crashes and comes back as a standby that must not follow the old leader.
+                queue.schedule(.crash(.dispatcher(1 - target)), at: now + rng.micros(800_000...1_600_000))
+            }
         default:
             let victim = Node.dispatcher(rng.int(0...1))
             note("crash: \(name(of: victim))")

@@ -10,7 +10,7 @@ extension Simulation {
         hash.mix(now)
         hash.mix(kind << 48 | a)
         hash.mix(b)
-        guard options.traceLength > 0 else { return }
+        guard options.traceLength > 0 || echoesTrace else { return }
         let line = text()
         if !line.isEmpty { note(line) }
     }
@@ -35,6 +35,7 @@ extension Simulation {
     }
 
     func note(_ text: @autoclosure () -> String) {
+        if echoesTrace { FileHandle.standardError.write(Data("seed \(seed)  \(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())\n".utf8)) }
         guard options.traceLength > 0 else { return }
         trace.append("\(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())")
         if trace.count > options.traceLength { trace.removeFirst(trace.count - options.traceLength) }

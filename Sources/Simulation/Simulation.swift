@@ -48,6 +48,8 @@ public final class Simulation {
         case leaseTimer(Int, incarnation: UInt64)
         /// The lease service's clock reaches a lease's expiry.
         case leaseExpiry(lease: UInt64)
+        /// A crash planned by an earlier fault (HA: a rival's, while a leader's clock is stalled).
+        case crash(Node)
         /// A dispatcher that stepped down is a standby again.
         case becomeStandby(Int, incarnation: UInt64)
         case effect(store: Int, incarnation: UInt64, payload: [UInt8])
@@ -78,6 +80,9 @@ public final class Simulation {
         logger.logLevel = level
         return logger
     }()
+    /// Every line of the trace to standard error as it happens (ZFLUX_SIMULATION_TRACE=1), to read
+    /// what a seed did whether or not it fails.
+    let echoesTrace = ProcessInfo.processInfo.environment["ZFLUX_SIMULATION_TRACE"] == "1"
     /// One dispatcher, or two with `ha`: the first is `dispatcher`.
     var dispatchers: [DispatcherShell] = [DispatcherShell(index: 0)]
     var dispatcher: DispatcherShell { dispatchers[0] }
@@ -194,6 +199,10 @@ public final class Simulation {
             leaseTimer(index, incarnation: incarnation)
         case .leaseExpiry(let lease):
             leaseExpiry(lease)
+        case .crash(let node):
+            note("crash: \(name(of: node))")
+            kill(node)
+            queue.schedule(.restart(node), at: now + rng.micros(20_000...200_000))
         case .becomeStandby(let index, let incarnation):
             guard dispatchers[index].incarnation == incarnation, dispatchers[index].core != nil else { return }
             note("\(name(of: .dispatcher(index))) is a standby again")

@@ -54,7 +54,15 @@ public final class StandbyCore {
     public let rules: Rules
     let logger: Logger
     /// Rules broken on purpose, for the simulator's canaries only.
-    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
+    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = [] {
+        didSet {
+            // Set right after `init`, whose hello is still queued: it is said again under the rules as broken now.
+            guard phase == .greeting, commands.contains(where: { if case .send(let message) = $0 { message.kind == .replicaHello } else { false } })
+            else { return }
+            commands.removeAll { if case .send(let message) = $0 { message.kind == .replicaHello } else { false } }
+            hello(now: NodeTime(milliseconds: helloSentMs, wallNanoseconds: 0))
+        }
+    }
     private var commands: [Command] = []
     public private(set) var phase: Phase = .greeting
     /// The newest record written (durable or not yet), and its history stamp.
@@ -102,7 +110,9 @@ public final class StandbyCore {
     private func hello(now: NodeTime) {
         phase = .greeting
         helloSentMs = now.milliseconds
-        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: newestEpoch, history: lastStamp))))
+        // The newest epoch seen is the standby's half of fencing, as its refusals are: the canary drops both.
+        let seen = brokenRules.contains(.standbyAcceptsOldEpoch) ? 0 : newestEpoch
+        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: seen, history: lastStamp))))
     }
 
     /// A turn of the loop: a hello unanswered is sent again; a leader silent too long is left.

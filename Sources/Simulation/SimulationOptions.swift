@@ -22,6 +22,16 @@ public struct SimulationOptions: Sendable {
     public init(apps: SimulatedApps) { self.apps = apps }
 }
 
+extension BrokenRule {
+    /// A rule of high availability: its canary runs in the HA cluster (``SimulationOptions/ha``).
+    public var needsHA: Bool {
+        switch self {
+        case .ackBeforeReplicated, .standbyAcceptsOldEpoch, .oldLeaderAcksAfterLease: true
+        case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen: false
+        }
+    }
+}
+
 /// The apps a simulation runs, and the mix of actions its clients draw from. Each app of the mix gets a
 /// store of its own; the first also gets a replica without effects (replicas of one app must agree);
 /// an echo app of the simulator's own, whose effects answer every ping, checks that effects run once.

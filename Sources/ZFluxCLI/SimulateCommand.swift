@@ -27,7 +27,7 @@ struct SimulateCommand: ParsableCommand {
             ACKed, and every later leader's journal holds it.
 
             Canaries break one rule on purpose to show that the checker catches it: `--list-canaries`, \
-            then `--canary NAME` (exit 0 when it was caught).
+            then `--canary NAME` (exit 0 when it was caught); the canaries of high availability run with --ha.
 
             Examples:
               zflux simulate --seeds 2000
@@ -56,7 +56,10 @@ struct SimulateCommand: ParsableCommand {
 
     func run() throws {
         if listCanaries {
-            for rule in BrokenRule.allCases { emitLine("\(rule.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(rule.summary)") }
+            let width = BrokenRule.allCases.map(\.rawValue.count).max() ?? 0
+            for rule in BrokenRule.allCases {
+                emitLine("\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")")
+            }
             return
         }
         let host = ZFluxCLI.Host.current
@@ -66,6 +69,8 @@ struct SimulateCommand: ParsableCommand {
         }
         var options = SimulationOptions(apps: apps)
         options.canary = canary.flatMap(BrokenRule.init(rawValue:))
+        // A canary of high availability runs in the HA cluster, with or without --ha.
+        let ha = ha || options.canary?.needsHA == true
         options.ha = ha
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now

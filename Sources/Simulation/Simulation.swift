@@ -180,6 +180,7 @@ public final class Simulation {
         result.traceHash = hash.value
         result.head = leaderShell?.core?.durableHead ?? 0
         result.actionsAcknowledged = acknowledged.count
+        result.leadershipsWon = epochStarts.count
         return result
     }
 

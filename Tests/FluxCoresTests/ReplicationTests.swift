@@ -217,6 +217,7 @@ struct ReplicationTests {
         let commands = pair.leader.takeCommands()
         #expect(commands.compactMap(\.fromLog) == [1...40])
         #expect(commands.compactMap(\.toStandby).map(\.kind) == [.replicaWelcome])
+        #expect(pair.leader.durableHead == 0 && commands.compactMap(\.published).isEmpty, "welcomed is not holding: nothing inherited is committed yet")
         pair.leaderOut += commands.filter { $0.toStandby == nil && $0.fromLog == nil }
         for command in commands {
             if case .replicateFromLog(_, let from, let through) = command {
@@ -240,13 +241,23 @@ struct ReplicationTests {
 
     @Test("mismatch: the standby drops only what the leader does not hold, says hello again, and is welcomed")
     func mismatchKeepsTheMatchedPrefix() {
-        let old = Self.epoch(3), mine = Self.epoch(4), leading = Self.epoch(5)
-        // Both hold 1…3 of epoch 3; the standby led epoch 4 alone for 4…5; the leader went on in epoch 5.
+        let old = Self.epoch(3), leading = Self.epoch(5)
+        // The standby led epoch 3: 1…3 were committed (the other dispatcher holds them), 4…5 were not, and
+        // the other went on from 3 in epoch 5. The run of epoch 3 the standby holds is 1…5.
         let pair = Pair(
-            leaderRecords: Self.records(1...3, old) + Self.records(4...6, leading), standbyRecords: Self.records(1...3, old) + Self.records(4...5, mine),
-            standbyEpoch: mine.epoch, leading: leading)
+            leaderRecords: Self.records(1...3, old) + Self.records(4...6, leading), standbyRecords: Self.records(1...5, old),
+            standbyEpoch: old.epoch, leading: leading)
         pair.runStandby()
-        #expect(pair.toLeader.map(\.kind) == [.replicaHello] && pair.toLeader.first?.header.seq == 5)
+        let hello = pair.toLeader.removeFirst()
+        #expect(hello.kind == .replicaHello && hello.header.seq == 5)
+        pair.leader.receivedReplication(hello, from: Self.peer, now: F.at(0), stampAt: { pair.leaderLog.stamp(at: $0) })
+        let mismatch = pair.leader.takeCommands().compactMap(\.toStandby).first
+        #expect(mismatch?.kind == .replicaMismatch && mismatch?.header.ref == 4, "the run matches through 3")
+        pair.standby.received(mismatch ?? Message(header: Header(kind: .nack)), now: F.at(0))
+        let commands = pair.standby.takeCommands()
+        #expect(commands == [.truncate(after: 3)], "the committed 1…3 stay on this disk")
+        pair.standbyLog.truncate(after: 3)
+        pair.standby.truncated(lastSeq: 3, lastStamp: old.rawValue, now: F.at(0))
         pair.settle()
         #expect(pair.standbyLog.records.map(\.header.history) == [old, old, old, leading, leading, leading].map(\.rawValue))
         #expect(pair.standby.phase == .following && pair.leader.durableHead == 6)

@@ -68,7 +68,8 @@ extension Simulation {
     func clientReply(_ index: Int, _ reply: Message) {
         let client = clients[index]
         if options.ha, reply.kind == .nack, reply.header.flags.contains(.retryLater), reply.header.clientID == client.id,
-            client.outstanding[reply.header.clientSeq] != nil {
+            client.outstanding[reply.header.clientSeq] != nil
+        {
             // Not the leader (any more): look the leader up; the retry goes there.
             client.target = dispatcherTarget(for: .client(index), current: client.target)
             return

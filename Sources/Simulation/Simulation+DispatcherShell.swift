@@ -222,7 +222,8 @@ extension Simulation {
         guard shell.incarnation == incarnation, shell.core != nil || shell.standby != nil else { return }
         if options.ha && shell.frozenUntil > now {
             // The process runs again before it hears the fsync returned.
-            queue.schedule(.fsyncDone(dispatcher: index, incarnation: incarnation, length: length, through: through, cuts: cuts), at: shell.frozenUntil)
+            queue.schedule(
+                .fsyncDone(dispatcher: index, incarnation: incarnation, length: length, through: through, cuts: cuts), at: shell.frozenUntil)
             return
         }
         // A cut since (a standby dropping a run) synced what it kept; this fsync reports nothing.

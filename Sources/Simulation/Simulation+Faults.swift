@@ -24,7 +24,9 @@ extension Simulation {
                 let what = shell.journal.powerCut(&rng)
                 note("power cut\(options.ha ? " (\(name(of: .dispatcher(shell.index))))" : ""): \(what)")
             }
-            let all: [Node] = dispatchers.indices.map(Node.dispatcher) + (options.ha ? [.leaseService] : []) + stores.indices.map(Node.store) + views.indices.map(Node.view)
+            let all: [Node] =
+                dispatchers.indices.map(Node.dispatcher) + (options.ha ? [.leaseService] : []) + stores.indices.map(Node.store)
+                + views.indices.map(Node.view)
             for node in all {
                 kill(node)
                 queue.schedule(.restart(node), at: now + rng.micros(50_000...400_000))
@@ -58,7 +60,9 @@ extension Simulation {
             note("backup of the journal at head \(head)")
             backup = (dispatcher.journal.copy(), head)
         case 81..<84:
-            guard !options.ha, let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else { return }
+            guard !options.ha, let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else {
+                return
+            }
             restoreOlderCopy(copy, head: head, replacing: current)
         case 84..<90:
             let node = randomNode()

@@ -353,7 +353,9 @@ extension Simulation {
                 service.leases[lease] = (from, now + Simulation.leaseTTL)
                 service.key = (from, lease)
                 queue.schedule(.leaseExpiry(lease: lease), at: now + Simulation.leaseTTL)
-                record(24, Node.leaseService.code, UInt64(service.revision), "the lease service gives the key to \(name(of: .dispatcher(from))) at revision \(service.revision)")
+                record(
+                    24, Node.leaseService.code, UInt64(service.revision),
+                    "the lease service gives the key to \(name(of: .dispatcher(from))) at revision \(service.revision)")
                 answer = .won(lease: lease, revision: service.revision, sentAt: sentAt)
             }
         case .keepAlive(let lease, let sentAt):

@@ -158,7 +158,9 @@ extension Simulation {
     func convergenceReport() -> String {
         var parts = dispatchers.map { shell in
             let role =
-                shell.core.map { "leads at \($0.durableHead) (head \($0.head), \($0.history))\($0.steppedDown.map { ", stepped down: \($0)" } ?? "")" }
+                shell.core.map {
+                    "leads at \($0.durableHead) (head \($0.head), \($0.history))\($0.steppedDown.map { ", stepped down: \($0)" } ?? "")"
+                }
                 ?? shell.standby.map { "stands by at \($0.durableSeq) (\($0.phase.rawValue), following \(name(of: .dispatcher(shell.following))))" }
                 ?? "down"
             return "\(name(of: .dispatcher(shell.index))) \(role)"

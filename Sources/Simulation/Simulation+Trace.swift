@@ -35,7 +35,9 @@ extension Simulation {
     }
 
     func note(_ text: @autoclosure () -> String) {
-        if echoesTrace { FileHandle.standardError.write(Data("seed \(seed)  \(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())\n".utf8)) }
+        if echoesTrace {
+            FileHandle.standardError.write(Data("seed \(seed)  \(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())\n".utf8))
+        }
         guard options.traceLength > 0 else { return }
         trace.append("\(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())")
         if trace.count > options.traceLength { trace.removeFirst(trace.count - options.traceLength) }

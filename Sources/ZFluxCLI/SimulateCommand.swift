@@ -58,7 +58,9 @@ struct SimulateCommand: ParsableCommand {
         if listCanaries {
             let width = BrokenRule.allCases.map(\.rawValue.count).max() ?? 0
             for rule in BrokenRule.allCases {
-                emitLine("\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")")
+                emitLine(
+                    "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")"
+                )
             }
             return
         }

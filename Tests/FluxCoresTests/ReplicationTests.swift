@@ -146,7 +146,9 @@ struct ReplicationTests {
                 toStandby.removeAll()
                 runStandby(sync: standbySyncs)
                 let log = leaderLog
-                for message in toLeader { leader.receivedReplication(message, from: ReplicationTests.peer, now: F.at(now), stampAt: { log.stamp(at: $0) }) }
+                for message in toLeader {
+                    leader.receivedReplication(message, from: ReplicationTests.peer, now: F.at(now), stampAt: { log.stamp(at: $0) })
+                }
                 toLeader.removeAll()
                 runLeader()
             }
@@ -160,7 +162,8 @@ struct ReplicationTests {
 
         func published() -> [UInt64] {
             defer { leaderOut.removeAll { $0.published != nil } }
-            return leaderOut.compactMap(\.published).filter { $0.kind != .heartbeat }.flatMap { (try? ActionBatch.unpack($0)) ?? [] }.map(\.header.seq)
+            return leaderOut.compactMap(\.published).filter { $0.kind != .heartbeat }.flatMap { (try? ActionBatch.unpack($0)) ?? [] }.map(
+                \.header.seq)
         }
     }
 
@@ -217,7 +220,8 @@ struct ReplicationTests {
         let commands = pair.leader.takeCommands()
         #expect(commands.compactMap(\.fromLog) == [1...40])
         #expect(commands.compactMap(\.toStandby).map(\.kind) == [.replicaWelcome])
-        #expect(pair.leader.durableHead == 0 && commands.compactMap(\.published).isEmpty, "welcomed is not holding: nothing inherited is committed yet")
+        #expect(
+            pair.leader.durableHead == 0 && commands.compactMap(\.published).isEmpty, "welcomed is not holding: nothing inherited is committed yet")
         pair.leaderOut += commands.filter { $0.toStandby == nil && $0.fromLog == nil }
         for command in commands {
             if case .replicateFromLog(_, let from, let through) = command {
@@ -267,7 +271,8 @@ struct ReplicationTests {
     func mismatchDropsAForeignRun() {
         let old = Self.epoch(3), mine = Self.epoch(4), leading = Self.epoch(5)
         let pair = Pair(
-            leaderRecords: Self.records(1...2, old) + Self.records(3...6, leading), standbyRecords: Self.records(1...2, old) + Self.records(3...4, mine),
+            leaderRecords: Self.records(1...2, old) + Self.records(3...6, leading),
+            standbyRecords: Self.records(1...2, old) + Self.records(3...4, mine),
             standbyEpoch: mine.epoch, leading: leading)
         pair.runStandby()
         let hello = pair.toLeader.removeFirst()
@@ -296,7 +301,8 @@ struct ReplicationTests {
         let pair = Pair(leading: older)
         let standby = StandbyCore(lastSeq: 0, lastStamp: 0, newestEpoch: newer.epoch, now: F.at(0), logger: F.logger)
         _ = standby.takeCommands()
-        standby.received(Message(header: Header(kind: .replicaWelcome, seq: 0, history: newer.rawValue), payload: Array(repeating: 0, count: 16)), now: F.at(0))
+        standby.received(
+            Message(header: Header(kind: .replicaWelcome, seq: 0, history: newer.rawValue), payload: Array(repeating: 0, count: 16)), now: F.at(0))
         _ = standby.takeCommands()
         standby.received(pair.leader.replicaAppend(first: 1, records: Self.records(1...1, older)), now: F.at(1))
         let refusal = standby.takeCommands().compactMap(\.sent)
@@ -325,7 +331,9 @@ struct ReplicationTests {
         pair.leader.receivedIntake(Self.dispatch(2), from: [1], now: F.at(2))
         pair.leader.endOfBurst()
         let replies = pair.leader.takeCommands()
-        #expect(replies.compactMap(\.intakeReply).map(\.kind) == [.nack] && replies.compactMap(\.intakeReply).first?.header.flags.contains(.retryLater) == true)
+        #expect(
+            replies.compactMap(\.intakeReply).map(\.kind) == [.nack]
+                && replies.compactMap(\.intakeReply).first?.header.flags.contains(.retryLater) == true)
         #expect(replies.compactMap(\.appended).isEmpty && pair.leader.head == 1)
     }
 

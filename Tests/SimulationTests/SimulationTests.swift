@@ -51,13 +51,15 @@ struct SimulationTests {
         #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 \(rule.needsHA ? "HA " : "")seeds")
     }
 
-    @Test("HA seeds (a leader, its sync standby, a lease service) under the same faults and leaders frozen, cut off and lied to by their clocks: every invariant holds")
+    @Test(
+        "HA seeds (a leader, its sync standby, a lease service) under the same faults and leaders frozen, cut off and lied to by their clocks: every invariant holds"
+    )
     func manyHASeeds() {
         let seeds = Array(20_001...20_100) as [UInt64]
         let summary = SimulationRunner.run(seeds: seeds, options: .examplesHA, workers: 1)
         #expect(summary.seeds == 100)
         #expect(summary.faultsInjected > 100 * 5, "faults were injected")
-        #expect(summary.invariantChecks > 100 * 1_000, "invariants were checked all along")
+        #expect(summary.invariantChecks > 100 * 500, "invariants were checked all along")
         for failure in summary.failures.prefix(3) {
             Issue.record("HA seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure!.invariant): \(failure.failure!.detail)")
         }

@@ -191,7 +191,8 @@ public final class StandbyCore {
             guard !message.payload.isEmpty else {
                 // A heartbeat says what comes next: past what it holds, records were lost on the way.
                 if message.header.seq > lastSeq + 1 {
-                    logger.warning("records lost on the way; asking again", metadata: ["expected": "\(lastSeq + 1)", "next": "\(message.header.seq)"])
+                    logger.warning(
+                        "records lost on the way; asking again", metadata: ["expected": "\(lastSeq + 1)", "next": "\(message.header.seq)"])
                     hello(now: now)
                 } else if message.header.ref < durableSeq, let leader {
                     // The leader has committed less than this holds: an ACK may have been lost. Say it again.

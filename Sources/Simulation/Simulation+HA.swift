@@ -395,7 +395,8 @@ extension Simulation {
 
     func restartLeaseService() {
         leaseService.up = true
-        for (lease, _) in leaseService.leases {
+        // In lease order: the expiries are events, and their order must not depend on the process's hashing.
+        for lease in leaseService.leases.keys.sorted() {
             leaseService.leases[lease]?.expiresAt = now + Simulation.leaseTTL
             queue.schedule(.leaseExpiry(lease: lease), at: now + Simulation.leaseTTL)
         }

@@ -267,6 +267,20 @@ struct ReplicationTests {
         #expect(pair.standby.phase == .following && pair.leader.durableHead == 6)
     }
 
+    @Test("how far a standby's run matches: found by bisection, also while the core's head runs ahead of its log")
+    func matchedThrough() {
+        let e1 = Self.epoch(1).rawValue, e3 = Self.epoch(3).rawValue, e4 = Self.epoch(4).rawValue
+        // The log: 1…59 of epoch 1, 60…71 of epoch 3; the core has sequenced up to 80, not yet written.
+        let stamp: (UInt64) -> UInt64? = { $0 <= 59 ? e1 : $0 <= 71 ? e3 : nil }
+        #expect(StandbyLink.matchedThrough(seq: 71, history: e1, firstSeq: 1, head: 80, stampAt: stamp) == 59)
+        #expect(StandbyLink.matchedThrough(seq: 40, history: e1, firstSeq: 1, head: 80, stampAt: stamp) == 40)
+        #expect(StandbyLink.matchedThrough(seq: 75, history: e4, firstSeq: 1, head: 80, stampAt: stamp) == nil, "no record of epoch 4 here")
+        #expect(StandbyLink.matchedThrough(seq: 90, history: e3, firstSeq: 1, head: 80, stampAt: stamp) == 71)
+        // A log written through 35 only (1…30 of epoch 1), the core at 80: the bisection's first probe finds nothing there.
+        let short: (UInt64) -> UInt64? = { $0 <= 30 ? e1 : $0 <= 35 ? e3 : nil }
+        #expect(StandbyLink.matchedThrough(seq: 71, history: e1, firstSeq: 1, head: 80, stampAt: short) == 30)
+    }
+
     @Test("mismatch on a run the leader holds nothing of: the whole run goes, then hello, then welcome")
     func mismatchDropsAForeignRun() {
         let old = Self.epoch(3), mine = Self.epoch(4), leading = Self.epoch(5)

@@ -48,8 +48,8 @@ public struct StandbyLink: Equatable, Sendable {
         var found: UInt64? = nil
         while low <= high {
             let middle = low + (high - low) / 2
-            guard let stamp = stampAt(middle) else { return nil }
-            if HistoryID(rawValue: stamp).epoch <= epoch {
+            // None there: sequenced, not yet in the log (the core's head runs ahead of it): above.
+            if let stamp = stampAt(middle), HistoryID(rawValue: stamp).epoch <= epoch {
                 found = middle
                 low = middle + 1
             } else {

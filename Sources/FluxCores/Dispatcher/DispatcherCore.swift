@@ -84,7 +84,9 @@ public final class DispatcherCore {
     public private(set) var middlewareCounts: [String: UInt64] = [:]
 
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
-    /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
+    /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then. Under `sync`
+    /// replication what it holds at start counts as committed (``durableHead``) only once the standby
+    /// holds it too: until then nothing is replayed, announced or acknowledged from it.
     public init(
         rules: DispatcherRules, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger,
         clientScope: ClientScope = ClientScope(k0: 0, k1: 0)

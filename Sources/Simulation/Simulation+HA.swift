@@ -429,8 +429,15 @@ extension Simulation {
                 queue.schedule(.crash(.dispatcher(1 - target)), at: now + rng.micros(800_000...1_600_000))
             }
         default:
-            let victim = Node.dispatcher(rng.int(0...1))
-            note("crash: \(name(of: victim))")
+            let index = rng.int(0...1)
+            let victim = Node.dispatcher(index)
+            if fsync != .none && rng.chance(0.5) {
+                // Its machine alone loses power: its journal keeps what was synced.
+                let what = dispatchers[index].journal.powerCut(&rng)
+                note("power cut of \(name(of: victim))'s machine: \(what)")
+            } else {
+                note("crash: \(name(of: victim))")
+            }
             kill(victim)
             queue.schedule(.restart(victim), at: now + rng.micros(20_000...400_000))
         }

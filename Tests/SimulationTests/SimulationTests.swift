@@ -61,7 +61,8 @@ struct SimulationTests {
         #expect(summary.faultsInjected > 100 * 5, "faults were injected")
         #expect(summary.invariantChecks > 100 * 500, "invariants were checked all along")
         for failure in summary.failures.prefix(3) {
-            Issue.record("HA seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure!.invariant): \(failure.failure!.detail)")
+            Issue.record(
+                "HA seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")
         }
         // Leadership changed hands: not one leader that never failed.
         let won = seeds.prefix(20).map { Simulation(seed: $0, options: .examplesHA).run().leadershipsWon }

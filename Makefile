@@ -78,6 +78,8 @@ test: test-deps lint build
 	scripts/fuzz.sh 5
 	@# The deterministic simulator: 2,000 seeds of the whole cluster under faults, on both cores, alone.
 	$(ZFLUX) simulate --seeds 2000
+	@# …and 2,000 seeds of the high-availability cluster: a leader, its sync standby and a lease service.
+	$(ZFLUX) simulate --seeds 2000 --ha
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	$(SWIFT) test $(TEST_ARGS)

@@ -10,6 +10,8 @@ extension Simulation {
         var outstanding: [UInt64: (message: Message, sentAt: UInt64)] = [:]
         var issued = 0
         var retryScheduled = false
+        /// The dispatcher it sends to (HA: the leader, as it last looked it up).
+        var target = 0
         init(id: UInt64) { self.id = id }
     }
 
@@ -26,7 +28,7 @@ extension Simulation {
                     actionType: type), payload: payload)
             client.outstanding[client.nextClientSeq] = (message, now)
             client.nextClientSeq += 1
-            send(.intake(peer: Simulation.peerID(.client(index), 1), message), from: .client(index), to: .dispatcher)
+            send(.intake(peer: Simulation.peerID(.client(index), 1), message), from: .client(index), to: .dispatcher(client.target))
             if !client.retryScheduled {
                 client.retryScheduled = true
                 queue.schedule(.clientRetry(index), at: now + 200_000)
@@ -52,9 +54,10 @@ extension Simulation {
     func clientRetry(_ index: Int) {
         let client = clients[index]
         client.retryScheduled = false
+        if options.ha && !client.outstanding.isEmpty { client.target = dispatcherTarget(for: .client(index), current: client.target) }
         for (clientSeq, entry) in client.outstanding.sorted(by: { $0.key < $1.key }) where now - entry.sentAt >= 200_000 {
             client.outstanding[clientSeq]?.sentAt = now
-            send(.intake(peer: Simulation.peerID(.client(index), 1), entry.message), from: .client(index), to: .dispatcher)
+            send(.intake(peer: Simulation.peerID(.client(index), 1), entry.message), from: .client(index), to: .dispatcher(client.target))
         }
         if !client.outstanding.isEmpty {
             client.retryScheduled = true
@@ -64,6 +67,13 @@ extension Simulation {
 
     func clientReply(_ index: Int, _ reply: Message) {
         let client = clients[index]
+        if options.ha, reply.kind == .nack, reply.header.flags.contains(.retryLater), reply.header.clientID == client.id,
+            client.outstanding[reply.header.clientSeq] != nil
+        {
+            // Not the leader (any more): look the leader up; the retry goes there.
+            client.target = dispatcherTarget(for: .client(index), current: client.target)
+            return
+        }
         guard reply.header.clientID == client.id,
             client.outstanding.removeValue(forKey: reply.header.clientSeq) != nil
                 || ackedSeq[[client.id, reply.header.clientSeq]] != nil

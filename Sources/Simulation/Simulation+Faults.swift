@@ -6,6 +6,10 @@
 extension Simulation {
     func injectFault() {
         result.faultsInjected += 1
+        if options.ha && rng.chance(0.3) {
+            injectHAFault()
+            return
+        }
         let roll = rng.int(0...99)
         record(5, UInt64(roll), 0, "")  // the fault says what it is below
         switch roll {
@@ -16,15 +20,19 @@ extension Simulation {
             queue.schedule(.restart(node), at: now + rng.micros(20_000...400_000))
         case 25..<33 where fsync != .none:
             // `none` promises only to survive a process crash (docs/GUARANTEES.md).
-            let what = dispatcher.journal.powerCut(&rng)
-            note("power cut: \(what)")
-            let all: [Node] = [.dispatcher] + stores.indices.map(Node.store) + views.indices.map(Node.view)
+            for shell in dispatchers {
+                let what = shell.journal.powerCut(&rng)
+                note("power cut\(options.ha ? " (\(name(of: .dispatcher(shell.index))))" : ""): \(what)")
+            }
+            let all: [Node] =
+                dispatchers.indices.map(Node.dispatcher) + (options.ha ? [.leaseService] : []) + stores.indices.map(Node.store)
+                + views.indices.map(Node.view)
             for node in all {
                 kill(node)
                 queue.schedule(.restart(node), at: now + rng.micros(50_000...400_000))
             }
         case 33..<53:
-            let a = randomNode(), b: Node = rng.chance(0.5) ? .dispatcher : .client(rng.int(0...(clients.count - 1)))
+            let a = randomNode(), b: Node = rng.chance(0.5) ? randomDispatcher() : .client(rng.int(0...(clients.count - 1)))
             guard a != b else { return }
             note("partition: \(name(of: a)) | \(name(of: b))")
             downLinks.insert(Simulation.link(a, b))
@@ -47,25 +55,28 @@ extension Simulation {
         case 78..<81:
             // An operator backs the journal up (copies the directory).
             // A copy of the directory takes what the page cache holds too: its head is its last record.
-            guard dispatcher.core != nil else { return }
+            guard dispatcher.core != nil, !options.ha else { return }
             let head = dispatcher.journal.scan().records.last?.header.seq ?? 0
             note("backup of the journal at head \(head)")
             backup = (dispatcher.journal.copy(), head)
         case 81..<84:
-            guard let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else { return }
+            guard !options.ha, let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else {
+                return
+            }
             restoreOlderCopy(copy, head: head, replacing: current)
         case 84..<90:
             let node = randomNode()
             let jump = Int64(rng.int(-3_600...3_600)) * 1_000_000_000
             note("clock jump on \(name(of: node)): \(jump / 1_000_000_000) s")
-            if node == .dispatcher && jump < 0 { dispatcherClockWentBack = true }
+            if node == .dispatcher(0) && jump < 0 { dispatcherClockWentBack = true }
             wallOffset[node, default: 0] += jump
         default:
             let node = randomNode()
             let until = now + rng.micros(200_000...3_000_000)
             note("freeze \(name(of: node)) for \((until - now) / 1000) ms")
             switch node {
-            case .dispatcher: dispatcher.frozenUntil = until
+            case .dispatcher(let i): dispatchers[i].frozenUntil = until
+            case .leaseService: leaseService.frozenUntil = until
             case .store(let i): stores[i].frozenUntil = until
             case .view(let i): views[i].frozenUntil = until
             case .client: break
@@ -78,7 +89,7 @@ extension Simulation {
     /// again. Every store must notice (a new epoch starting at or below its version) and rebuild.
     func restoreOlderCopy(_ copy: SimJournal, head: UInt64, replacing current: UInt64) {
         note("the journal is restored from a copy at head \(head) (it was at \(current))")
-        kill(.dispatcher)
+        kill(.dispatcher(0))
         dispatcher.journal = copy.copy()
         // The operator's restore ends with `sync` (docs/OPERATIONS.md): the copied files are on the disk.
         dispatcher.journal.sync()
@@ -103,20 +114,33 @@ extension Simulation {
         staleAbove = min(staleAbove, head)
         let newest = max(current, discardedVersions?.upperBound ?? 0)
         discardedVersions = min(head + 1, discardedVersions?.lowerBound ?? .max)...newest
-        queue.schedule(.restart(.dispatcher), at: now + rng.micros(20_000...200_000))
+        queue.schedule(.restart(.dispatcher(0)), at: now + rng.micros(20_000...200_000))
     }
 
     func randomNode() -> Node {
         switch rng.int(0...9) {
-        case 0...2: .dispatcher
+        case 0...2: randomDispatcher()
         case 3...7: .store(rng.int(0...(stores.count - 1)))
         default: .view(rng.int(0...(views.count - 1)))
         }
     }
 
+    /// The dispatcher; with HA either one, or the lease service.
+    func randomDispatcher() -> Node {
+        guard options.ha else { return .dispatcher(0) }
+        return rng.chance(0.2) ? .leaseService : .dispatcher(rng.int(0...1))
+    }
+
     func kill(_ node: Node) {
         switch node {
-        case .dispatcher: dispatcher.core = nil
+        case .dispatcher(let i):
+            dispatchers[i].core = nil
+            dispatchers[i].standby = nil
+            dispatchers[i].lease = nil
+            dispatchers[i].steppingDown = false
+        case .leaseService:
+            leaseService.up = false
+            leaseService.incarnation += 1
         case .store(let i): stores[i].core = nil
         case .view(let i): views[i].core = nil
         case .client: break
@@ -125,7 +149,10 @@ extension Simulation {
 
     func restart(_ node: Node) {
         switch node {
-        case .dispatcher: if dispatcher.core == nil { startDispatcher() }
+        case .dispatcher(let i):
+            guard dispatchers[i].core == nil, dispatchers[i].standby == nil else { return }
+            if options.ha { startStandby(i) } else { startDispatcher() }
+        case .leaseService: if !leaseService.up { restartLeaseService() }
         case .store(let i): if stores[i].core == nil { startStore(i) }
         case .view(let i): if views[i].core == nil { startView(i) }
         case .client: break

@@ -54,7 +54,7 @@ extension Simulation {
             fail(
                 "one history",
                 "\(store.spec.name) is at version \(version) (history \(core.history.map { "\($0)" } ?? "none")), but the dispatcher "
-                    + "(history \(dispatcher.core.map { "\($0.history)" } ?? "down")) never sent some action up to it")
+                    + "(history \(leaderShell?.core.map { "\($0.history)" } ?? "down")) never sent some action up to it")
             return
         }
         let actual = state ?? (try? core.encodedState()) ?? []
@@ -117,7 +117,8 @@ extension Simulation {
                 return
             }
         }
-        for (seq, dispatch) in acknowledged.sorted(by: { $0.key < $1.key }) {
+        let promised = options.ha ? acksSent : acknowledged
+        for (seq, dispatch) in promised.sorted(by: { $0.key < $1.key }) {
             guard let record = bySeq[seq], record.header.clientID == dispatch.client, record.header.clientSeq == dispatch.clientSeq else {
                 fail(
                     "ACK means durable",
@@ -129,7 +130,16 @@ extension Simulation {
 
     /// Once faults heal: every client answered, every store at the head, every view at its store's version.
     func converged() -> Bool {
-        guard let core = dispatcher.core, dispatcher.frozenUntil <= now else { return false }
+        guard let leader = leaderShell, let core = leader.core, leader.frozenUntil <= now else { return false }
+        if options.ha {
+            // The standby follows, holding all the leader does; the lease service names the leader.
+            guard leaseService.key?.owner == leader.index else { return false }
+            for shell in dispatchers where shell !== leader {
+                guard let standby = shell.standby, standby.phase == .following, standby.durableSeq == core.head, shell.frozenUntil <= now else {
+                    return false
+                }
+            }
+        }
         guard clients.allSatisfy({ $0.outstanding.isEmpty }), core.head == core.durableHead else { return false }
         for (index, store) in stores.enumerated() {
             guard let storeCore = store.core, store.frozenUntil <= now, storeCore.version == core.durableHead, storeCore.caughtUp,
@@ -146,7 +156,15 @@ extension Simulation {
     }
 
     func convergenceReport() -> String {
-        var parts = ["dispatcher head \(dispatcher.core.map { "\($0.durableHead)" } ?? "down")"]
+        var parts = dispatchers.map { shell in
+            let role =
+                shell.core.map {
+                    "leads at \($0.durableHead) (head \($0.head), \($0.history))\($0.steppedDown.map { ", stepped down: \($0)" } ?? "")"
+                }
+                ?? shell.standby.map { "stands by at \($0.durableSeq) (\($0.phase.rawValue), following \(name(of: .dispatcher(shell.following))))" }
+                ?? "down"
+            return "\(name(of: .dispatcher(shell.index))) \(role)"
+        }
         parts += stores.map {
             "\($0.spec.name) \($0.core.map { "\($0.version) (published \($0.lastPublishedVersion))\($0.caughtUp ? "" : " catching up")" } ?? "down")"
         }
@@ -158,7 +176,7 @@ extension Simulation {
     }
 
     func finalChecks() {
-        checkJournal(dispatcher.journal.scan().records, when: "at the end")
+        for shell in dispatchers { checkJournal(shell.journal.scan().records, when: "at the end, \(name(of: .dispatcher(shell.index)))") }
         for index in stores.indices { checkStore(index) }
     }
 }

@@ -15,6 +15,12 @@ extension Simulation {
         case stateUpdate(Message)
         case snapshotRequest(peer: [UInt8], Message)
         case snapshotReply(Message)
+        /// HA: a standby's message to the leader's replication ROUTER, and the leader's answers on
+        /// the standby's connection.
+        case replication(peer: [UInt8], Message)
+        case replicationReply(connection: UInt64, Message)
+        case leaseRequest(from: Int, incarnation: UInt64, LeaseRequest)
+        case leaseAnswer(LeaseAnswer)
     }
 
     /// A link between two nodes, as partitions name it (either way round).
@@ -33,7 +39,8 @@ extension Simulation {
 
     func node(code: UInt64) -> Node? {
         switch code {
-        case 1: .dispatcher
+        case 1, 2: .dispatcher(Int(code - 1))
+        case 9: .leaseService
         case 100..<200: .store(Int(code - 100))
         case 200..<300: .view(Int(code - 200))
         case 300..<400: .client(Int(code - 300))
@@ -76,7 +83,10 @@ extension Simulation {
             return
         }
         switch node {
-        case .dispatcher: dispatcherReceives(delivery, incarnation: incarnation)
+        case .dispatcher(let index): dispatcherReceives(delivery, dispatcher: index, incarnation: incarnation)
+        case .leaseService:
+            guard incarnation == leaseService.incarnation else { return }
+            leaseServiceReceives(delivery)
         case .store(let index): storeReceives(delivery, store: index, incarnation: incarnation, generation: generation)
         case .view(let index): viewReceives(delivery, view: index, incarnation: incarnation, generation: generation)
         case .client(let index): clientReceives(delivery, client: index)

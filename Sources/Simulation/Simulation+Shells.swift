@@ -4,7 +4,8 @@
 extension Simulation {
     func frozenUntil(_ node: Node) -> UInt64 {
         switch node {
-        case .dispatcher: dispatcher.frozenUntil
+        case .dispatcher(let i): dispatchers[i].frozenUntil
+        case .leaseService: leaseService.frozenUntil
         case .store(let i): stores[i].frozenUntil
         case .view(let i): views[i].frozenUntil
         case .client: 0
@@ -13,7 +14,8 @@ extension Simulation {
 
     func incarnation(of node: Node) -> UInt64 {
         switch node {
-        case .dispatcher: dispatcher.incarnation
+        case .dispatcher(let i): dispatchers[i].incarnation
+        case .leaseService: leaseService.incarnation
         case .store(let i): stores[i].incarnation
         case .view(let i): views[i].incarnation
         case .client: 1
@@ -23,16 +25,16 @@ extension Simulation {
     /// A turn of the node's loop right after this event, once for everything that arrives meanwhile.
     func scheduleTurn(_ node: Node) {
         switch node {
-        case .dispatcher:
-            guard !dispatcher.turnPending else { return }
-            dispatcher.turnPending = true
+        case .dispatcher(let i):
+            guard !dispatchers[i].turnPending else { return }
+            dispatchers[i].turnPending = true
         case .store(let i):
             guard !stores[i].turnPending else { return }
             stores[i].turnPending = true
         case .view(let i):
             guard !views[i].turnPending else { return }
             views[i].turnPending = true
-        case .client: return
+        case .client, .leaseService: return
         }
         queue.schedule(.turn(node, incarnation: incarnation(of: node)), at: now)
     }
@@ -40,11 +42,13 @@ extension Simulation {
     /// The end of a drained burst: what the real loop does after its poll returns.
     func turn(_ node: Node, incarnation: UInt64) {
         switch node {
-        case .dispatcher:
-            dispatcher.turnPending = false
-            guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
+        case .dispatcher(let i):
+            dispatchers[i].turnPending = false
+            guard dispatchers[i].incarnation == incarnation else { return }
+            leaseCheck(i)
+            guard let core = dispatchers[i].core else { return }
             core.endOfBurst()
-            carryOutDispatcher()
+            carryOutDispatcher(i)
         case .store(let index):
             stores[index].turnPending = false
             guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
@@ -55,7 +59,7 @@ extension Simulation {
             guard let core = views[index].core, views[index].incarnation == incarnation else { return }
             core.endOfBurst()
             carryOutView(index)
-        case .client: return
+        case .client, .leaseService: return
         }
     }
 
@@ -67,10 +71,18 @@ extension Simulation {
             return
         }
         switch node {
-        case .dispatcher:
-            guard let core = dispatcher.core, dispatcher.incarnation == incarnation else { return }
+        case .dispatcher(let i):
+            guard dispatchers[i].incarnation == incarnation else { return }
+            if let standby = dispatchers[i].standby {
+                standby.tick(now: time(node))
+                carryOutStandby(i)
+                scheduleTimer(node, deadlineMilliseconds: standby.nextDeadlineMs(now: time(node)))
+                return
+            }
+            leaseCheck(i)
+            guard let core = dispatchers[i].core else { return }
             core.tick(now: time(node))
-            carryOutDispatcher()
+            carryOutDispatcher(i)
             scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs)
         case .store(let index):
             guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
@@ -82,7 +94,7 @@ extension Simulation {
             core.tick(now: time(node))
             carryOutView(index)
             scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs(now: time(node)))
-        case .client: return
+        case .client, .leaseService: return
         }
     }
 

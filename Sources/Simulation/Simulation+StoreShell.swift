@@ -22,6 +22,8 @@ extension Simulation {
         var frozenUntil: UInt64 = 0
         var dropNext = 0
         var turnPending = false
+        /// The dispatcher it sends to (HA: the leader, as it last looked it up).
+        var target = 0
         var inbox = EffectInbox()
         /// Where the core's `.runEffects` start: the echo app's effects run inline, reporting to `inbox`.
         let effects = EffectTasks()
@@ -99,7 +101,9 @@ extension Simulation {
         let peer = Simulation.peerID(node, store.incarnation)
         for command in commands {
             switch command {
-            case .requestReplay(let message): send(.replayRequest(peer: peer, message), from: node, to: .dispatcher)
+            case .requestReplay(let message):
+                store.target = dispatcherTarget(for: node, current: store.target)
+                send(.replayRequest(peer: peer, message), from: node, to: .dispatcher(store.target))
             case .publish(let message):
                 if message.kind == .state && message.header.flags.contains(.fullState) {
                     checkStore(index, version: message.header.seq, state: message.payload)
@@ -114,7 +118,9 @@ extension Simulation {
                 )
                 send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
             case .replyStatus, .runEffects, .cancelEffects: continue
-            case .dispatch(let message): send(.intake(peer: peer, message), from: node, to: .dispatcher)
+            case .dispatch(let message):
+                store.target = dispatcherTarget(for: node, current: store.target)
+                send(.intake(peer: peer, message), from: node, to: .dispatcher(store.target))
             case .reconnect:
                 store.generation += 1
             case .writeSnapshot(let version, let history, let snapshot):

@@ -10,7 +10,7 @@ extension Simulation {
         hash.mix(now)
         hash.mix(kind << 48 | a)
         hash.mix(b)
-        guard options.traceLength > 0 else { return }
+        guard options.traceLength > 0 || echoesTrace else { return }
         let line = text()
         if !line.isEmpty { note(line) }
     }
@@ -26,7 +26,8 @@ extension Simulation {
     /// A node as the trace names it: `dispatcher`, `store todo`, `view of stats`, `client 2`.
     func name(of node: Node) -> String {
         switch node {
-        case .dispatcher: "dispatcher"
+        case .dispatcher(let index): options.ha ? "dispatcher \(index + 1)" : "dispatcher"
+        case .leaseService: "the lease service"
         case .store(let index): "store \(stores[index].spec.name)"
         case .view(let index): "view of \(stores[views[index].store].spec.name)"
         case .client(let index): "client \(index)"
@@ -34,6 +35,9 @@ extension Simulation {
     }
 
     func note(_ text: @autoclosure () -> String) {
+        if echoesTrace {
+            FileHandle.standardError.write(Data("seed \(seed)  \(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())\n".utf8))
+        }
         guard options.traceLength > 0 else { return }
         trace.append("\(now / 1000).\(String(format: "%03d", now % 1000)) ms  \(text())")
         if trace.count > options.traceLength { trace.removeFirst(trace.count - options.traceLength) }

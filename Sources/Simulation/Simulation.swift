@@ -19,14 +19,18 @@ import Logging
 /// faults (`+Faults`), the invariants (`+Invariants`) and the trace (`+Trace`).
 public final class Simulation {
     enum Node: Hashable {
-        case dispatcher
+        /// A dispatcher: the only one, or (with ``SimulationOptions/ha``) one of two.
+        case dispatcher(Int)
+        /// The lease service (etcd) the dispatchers of an HA run campaign at.
+        case leaseService
         case store(Int)
         case view(Int)
         case client(Int)
 
         var code: UInt64 {
             switch self {
-            case .dispatcher: 1
+            case .dispatcher(let i): 1 + UInt64(i)
+            case .leaseService: 9
             case .store(let i): 100 + UInt64(i)
             case .view(let i): 200 + UInt64(i)
             case .client(let i): 300 + UInt64(i)
@@ -38,7 +42,16 @@ public final class Simulation {
         case deliver(to: Node, incarnation: UInt64, generation: UInt64, Delivery)
         case turn(Node, incarnation: UInt64)
         case timer(Node, incarnation: UInt64)
-        case fsyncDone(incarnation: UInt64, length: Int, through: UInt64)
+        case fsyncDone(dispatcher: Int, incarnation: UInt64, length: Int, through: UInt64, cuts: UInt64)
+        /// A dispatcher's lease clock is due (its next keepalive, or its lease running out), or a
+        /// standby's next campaign.
+        case leaseTimer(Int, incarnation: UInt64)
+        /// The lease service's clock reaches a lease's expiry.
+        case leaseExpiry(lease: UInt64)
+        /// A crash planned by an earlier fault (HA: a rival's, while a leader's clock is stalled).
+        case crash(Node)
+        /// A dispatcher that stepped down is a standby again.
+        case becomeStandby(Int, incarnation: UInt64)
         case effect(store: Int, incarnation: UInt64, payload: [UInt8])
         case clientNext(Int)
         case clientRetry(Int)
@@ -67,7 +80,13 @@ public final class Simulation {
         logger.logLevel = level
         return logger
     }()
-    let dispatcher = DispatcherShell()
+    /// Every line of the trace to standard error as it happens (ZFLUX_SIMULATION_TRACE=1), to read
+    /// what a seed did whether or not it fails.
+    let echoesTrace = ProcessInfo.processInfo.environment["ZFLUX_SIMULATION_TRACE"] == "1"
+    /// One dispatcher, or two with `ha`: the first is `dispatcher`.
+    var dispatchers: [DispatcherShell] = [DispatcherShell(index: 0)]
+    var dispatcher: DispatcherShell { dispatchers[0] }
+    let leaseService = LeaseService()
     var stores: [StoreShell] = []
     var views: [ViewShell] = []
     var clients: [ClientShell] = []
@@ -104,6 +123,13 @@ public final class Simulation {
     var nextPing = 1
     /// The pure reduction of `history` for each app, state by version.
     var reference: [String: (runtime: any AppRuntime, states: [[UInt8]])] = [:]
+    /// HA: the dispatcher that ACKed in each epoch; every ACK sent (seq → dispatch); each leading
+    /// epoch begun, with what its leader's journal held then (seq → dispatch).
+    var ackedBy: [UInt64: Int] = [:]
+    var acksSent: [UInt64: (client: UInt64, clientSeq: UInt64)] = [:]
+    var epochStarts: [(epoch: UInt64, dispatcher: Int, held: [UInt64: [UInt64]])] = []
+    /// HA: who leads, as each node last looked it up at the lease service.
+    var leaderKnown: [Node: Int] = [:]
 
     public init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
@@ -120,13 +146,21 @@ public final class Simulation {
         stores = options.apps.stores.map(StoreShell.init)
         views = stores.indices.map(ViewShell.init)
         clients = (0..<3).map { _ in ClientShell(id: rng.next() | 1) }
+        if options.ha {
+            dispatchers.append(DispatcherShell(index: 1))
+            for shell in dispatchers { shell.clock = DriftingClock(ppm: UInt64(rng.int(990_000...1_010_000))) }
+        }
         self.rng = rng
         for app in apps.values { reference[app.name] = (app.makeRuntime(format: .binary) { _, _, _ in }, []) }
     }
 
     /// Runs the seed to the end, or to the first invariant broken.
     public func run() -> SimulationResult {
-        startDispatcher()
+        if options.ha {
+            startHA()
+        } else {
+            startDispatcher()
+        }
         for index in stores.indices { startStore(index) }
         for index in views.indices { startView(index) }
         for index in clients.indices { queue.schedule(.clientNext(index), at: rng.micros(1_000...20_000)) }
@@ -144,8 +178,9 @@ public final class Simulation {
         }
         result.simulatedMicros = now
         result.traceHash = hash.value
-        result.head = dispatcher.core?.durableHead ?? 0
+        result.head = leaderShell?.core?.durableHead ?? 0
         result.actionsAcknowledged = acknowledged.count
+        result.leadershipsWon = epochStarts.count
         return result
     }
 
@@ -159,8 +194,20 @@ public final class Simulation {
             turn(node, incarnation: incarnation)
         case .timer(let node, let incarnation):
             timer(node, incarnation: incarnation)
-        case .fsyncDone(let incarnation, let length, let through):
-            fsyncDone(incarnation: incarnation, length: length, through: through)
+        case .fsyncDone(let index, let incarnation, let length, let through, let cuts):
+            fsyncDone(index, incarnation: incarnation, length: length, through: through, cuts: cuts)
+        case .leaseTimer(let index, let incarnation):
+            leaseTimer(index, incarnation: incarnation)
+        case .leaseExpiry(let lease):
+            leaseExpiry(lease)
+        case .crash(let node):
+            note("crash: \(name(of: node))")
+            kill(node)
+            queue.schedule(.restart(node), at: now + rng.micros(20_000...200_000))
+        case .becomeStandby(let index, let incarnation):
+            guard dispatchers[index].incarnation == incarnation, dispatchers[index].core != nil else { return }
+            note("\(name(of: .dispatcher(index))) is a standby again")
+            startStandby(index)
         case .effect(let index, let incarnation, let payload):
             effectAnswers(store: index, incarnation: incarnation, payload: payload)
         case .clientNext(let index):

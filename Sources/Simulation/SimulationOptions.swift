@@ -13,10 +13,23 @@ public struct SimulationOptions: Sendable {
     public var actionsPerClient = 30
     /// Keep a readable trace (slower; a failing seed is run again with it).
     public var traceLength = 0
+    /// High availability (DESIGN §9): two dispatchers, each with its own journal, and a lease service
+    /// (etcd) they campaign at; the winner leads with a `sync` standby, the other follows its journal.
+    public var ha = false
     /// The apps under test and what the clients dispatch to them.
     public var apps: SimulatedApps
 
     public init(apps: SimulatedApps) { self.apps = apps }
+}
+
+extension BrokenRule {
+    /// A rule of high availability: its canary runs in the HA cluster (``SimulationOptions/ha``).
+    public var needsHA: Bool {
+        switch self {
+        case .ackBeforeReplicated, .standbyAcceptsOldEpoch, .oldLeaderAcksAfterLease: true
+        case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen: false
+        }
+    }
 }
 
 /// The apps a simulation runs, and the mix of actions its clients draw from. Each app of the mix gets a

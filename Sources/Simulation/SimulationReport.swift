@@ -11,6 +11,8 @@ public struct SimulationReport: Sendable {
     public var single: SimulationResult?
     /// The first failure, run again with its trace.
     public var traced: SimulationResult?
+    /// The seeds ran the high-availability cluster (`--ha`).
+    public var ha = false
 
     public init(summary: SimulationRunner.Summary, wallSeconds: Double, canary: String?, single: SimulationResult?, traced: SimulationResult?) {
         self.summary = summary
@@ -67,7 +69,7 @@ public struct SimulationReport: Sendable {
             lines.append("  \(failure.detail)")
             lines.append("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")
             lines += failure.trace.map { "    " + $0 }
-            lines.append("replay it with: zflux simulate --seed \(traced.seed)\(canary.map { " --canary \($0)" } ?? "")")
+            lines.append("replay it with: zflux simulate --seed \(traced.seed)\(ha ? " --ha" : "")\(canary.map { " --canary \($0)" } ?? "")")
         } else if summary.failures.isEmpty {
             lines.append(canary != nil ? "the canary was NOT caught" : "every invariant held")
         }

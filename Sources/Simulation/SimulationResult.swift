@@ -20,5 +20,7 @@ public struct SimulationResult: Sendable {
     public var events = 0
     public var simulatedMicros: UInt64 = 0
     public var traceHash: UInt64 = 0
+    /// HA: how many times a dispatcher won the lease and led (the first leader included).
+    public var leadershipsWon = 0
     public var failure: SimulationFailure?
 }

@@ -18,13 +18,23 @@ struct SimulateCommand: ParsableCommand {
             and checks every invariant of the design all along (docs/GUARANTEES.md lists them). A failure \
             prints its seed, the invariant broken and the events before it; `--seed S` replays it exactly.
 
+            With --ha, each seed runs the high-availability cluster instead (DESIGN §9): two dispatchers, \
+            each with its own journal, and a simulated lease service (etcd) they campaign at. The winner \
+            leads in the epoch its revision names and ACKs only what its standby holds durable too (sync); \
+            leases run out on the dispatchers' own drifting clocks, and leaders are frozen past their \
+            lease, cut off from their standby or the lease service, and given clocks that stall. The \
+            checker adds: one dispatcher ACKs per epoch, an ACKed action is on both disks when it is \
+            ACKed, and every later leader's journal holds it.
+
             Canaries break one rule on purpose to show that the checker catches it: `--list-canaries`, \
-            then `--canary NAME` (exit 0 when it was caught).
+            then `--canary NAME` (exit 0 when it was caught); the canaries of high availability run with --ha.
 
             Examples:
               zflux simulate --seeds 2000
               zflux simulate --seed 1234 --json
               zflux simulate --canary no-dedup
+              zflux simulate --seeds 2000 --ha
+              zflux simulate --ha --canary ack-before-replicated
             """)
 
     @Option(help: "How many seeds to run (from --first-seed on).") var seeds = 1000
@@ -34,6 +44,8 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "List the canaries.") var listCanaries = false
     @Option(help: "Events of trace to print for a failure.") var trace = 40
     @Flag(help: "Print one JSON object.") var json = false
+    @Flag(help: "Run the high-availability cluster: two dispatchers (a leader and its sync standby) and a lease service.")
+    var ha = false
 
     func validate() throws {
         guard seeds >= 1, seeds <= 100_000_000 else { throw ValidationError("--seeds must be 1…100000000") }
@@ -44,7 +56,12 @@ struct SimulateCommand: ParsableCommand {
 
     func run() throws {
         if listCanaries {
-            for rule in BrokenRule.allCases { emitLine("\(rule.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(rule.summary)") }
+            let width = BrokenRule.allCases.map(\.rawValue.count).max() ?? 0
+            for rule in BrokenRule.allCases {
+                emitLine(
+                    "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")"
+                )
+            }
             return
         }
         let host = ZFluxCLI.Host.current
@@ -54,6 +71,9 @@ struct SimulateCommand: ParsableCommand {
         }
         var options = SimulationOptions(apps: apps)
         options.canary = canary.flatMap(BrokenRule.init(rawValue:))
+        // A canary of high availability runs in the HA cluster, with or without --ha.
+        let ha = ha || options.canary?.needsHA == true
+        options.ha = ha
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil
@@ -69,9 +89,10 @@ struct SimulateCommand: ParsableCommand {
             again.traceLength = trace
             traced = Simulation(seed: first.seed, options: again).run()
         }
-        let report = SimulationReport(
+        var report = SimulationReport(
             summary: summary, wallSeconds: seconds, canary: canary, single: seed.map { Simulation(seed: $0, options: options).run() },
             traced: traced)
+        report.ha = ha
         emitLine(json ? report.json() : report.text())
         if isCanary {
             if summary.failures.isEmpty { throw ExitCode(1) }

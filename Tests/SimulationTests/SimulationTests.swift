@@ -8,6 +8,13 @@ import Testing
 extension SimulationOptions {
     /// The example apps under the stock binary's mix, as `zflux simulate` runs them.
     static var examples: SimulationOptions { SimulationOptions(apps: SimulatedApps(apps: Catalog.apps, mix: Catalog.simulationMix)) }
+
+    /// The same, in the high-availability cluster: two dispatchers and a lease service.
+    static var examplesHA: SimulationOptions {
+        var options = SimulationOptions.examples
+        options.ha = true
+        return options
+    }
 }
 
 @Suite("Deterministic simulation of the whole cluster", .serialized)
@@ -38,10 +45,54 @@ struct SimulationTests {
 
     @Test("every canary (a rule broken on purpose) is caught within 500 seeds", arguments: BrokenRule.allCases)
     func canaries(rule: BrokenRule) {
-        var options = SimulationOptions.examples
+        var options = rule.needsHA ? SimulationOptions.examplesHA : SimulationOptions.examples
         options.canary = rule
         let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)
-        #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 seeds")
+        #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 \(rule.needsHA ? "HA " : "")seeds")
+    }
+
+    @Test(
+        "HA seeds (a leader, its sync standby, a lease service) under the same faults and leaders frozen, cut off and lied to by their clocks: every invariant holds"
+    )
+    func manyHASeeds() {
+        let seeds = Array(20_001...20_100) as [UInt64]
+        let summary = SimulationRunner.run(seeds: seeds, options: .examplesHA, workers: 1)
+        #expect(summary.seeds == 100)
+        #expect(summary.faultsInjected > 100 * 5, "faults were injected")
+        #expect(summary.invariantChecks > 100 * 500, "invariants were checked all along")
+        for failure in summary.failures.prefix(3) {
+            Issue.record(
+                "HA seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")
+        }
+        // Leadership changed hands: not one leader that never failed.
+        let won = seeds.prefix(20).map { Simulation(seed: $0, options: .examplesHA).run().leadershipsWon }
+        #expect(won.allSatisfy { $0 >= 1 } && won.reduce(0, +) > 40, "leaderships won per seed: \(won)")
+    }
+
+    @Test("an HA seed replays bit for bit: same seed, same trace hash; another seed, another; and not the non-HA run's")
+    func replayHA() {
+        let first = Simulation(seed: 42, options: .examplesHA).run(), again = Simulation(seed: 42, options: .examplesHA).run(),
+            other = Simulation(seed: 43, options: .examplesHA).run()
+        #expect(first.traceHash == again.traceHash && first.events == again.events && first.head == again.head)
+        #expect(first.traceHash != other.traceHash)
+        #expect(first.traceHash != Simulation(seed: 42, options: .examples).run().traceHash)
+        var traced = SimulationOptions.examplesHA
+        traced.traceLength = 50
+        #expect(Simulation(seed: 42, options: traced).run().traceHash == first.traceHash, "keeping a trace changes nothing")
+    }
+
+    @Test("an HA failure's trace tells leadership in words")
+    func readableHATrace() throws {
+        var options = SimulationOptions.examplesHA
+        options.canary = .oldLeaderAcksAfterLease
+        options.traceLength = 100_000
+        let failed = try #require(
+            (1...500 as ClosedRange<UInt64>).lazy.map { Simulation(seed: $0, options: options).run() }.first { $0.failure != nil })
+        let trace = try #require(failed.failure).trace
+        #expect(trace.contains { $0.contains("dispatcher 1 wins the lease at revision ") || $0.contains("dispatcher 2 wins the lease at revision ") })
+        #expect(trace.contains { $0.contains("starts as a standby") })
+        #expect(trace.contains { $0.contains(" steps down: ") })
+        #expect(!trace.contains { $0.contains("event ") || $0.contains(" node ") })
     }
 
     @Test("a failure's trace reads as sentences that name the nodes, not as event codes")

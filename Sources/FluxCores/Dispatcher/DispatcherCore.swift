@@ -84,7 +84,9 @@ public final class DispatcherCore {
     public private(set) var middlewareCounts: [String: UInt64] = [:]
 
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
-    /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then.
+    /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then. Under `sync`
+    /// replication what it holds at start counts as committed (``durableHead``) only once the standby
+    /// holds it too: until then nothing is replayed, announced or acknowledged from it.
     public init(
         rules: DispatcherRules, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger,
         clientScope: ClientScope = ClientScope(k0: 0, k1: 0)
@@ -96,7 +98,9 @@ public final class DispatcherCore {
         self.dedup = DedupTable(window: rules.dedupWindow)
         self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
-        self.durableHead = head
+        // Under `sync`, what the log holds at start is committed only once the standby holds it too: a
+        // tail this dispatcher wrote as a standby (or led alone) may be nowhere else.
+        self.durableHead = rules.replication == .sync ? max(firstSeq, 1) - 1 : head
         self.localDurableHead = head
         self.firstSeq = max(firstSeq, 1)
         self.history = history
@@ -271,7 +275,7 @@ public final class DispatcherCore {
             // The canary: a leader past its lease that goes on alone, as if its standby had just gone.
             guard brokenRules.contains(.oldLeaderAcksAfterLease) else { return }
         } else if rules.replication == .sync && !brokenRules.contains(.ackBeforeReplicated) {
-            committed = min(committed, max(standby?.durableThrough ?? 0, historySince - 1))
+            committed = min(committed, standby?.durableThrough ?? 0)
         }
         guard committed > durableHead else {
             releaseReplies()
@@ -325,7 +329,8 @@ public final class DispatcherCore {
                 seq: message.header.seq, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
             switch greeting {
             case .welcome(let after):
-                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: after, lastHeardMs: now.milliseconds)
+                // Its hello names its newest record, not what it holds durable: its first ACK says that.
+                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: 0, lastHeardMs: now.milliseconds)
                 var secret: [UInt8] = []
                 for word in [clientScope.k0, clientScope.k1] { withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) } }
                 commands.append(
@@ -336,8 +341,14 @@ public final class DispatcherCore {
                 feedStandby()
                 commit()
             case .mismatch(let at):
+                // How far its log is ours (+1; 0: none of that run is): it keeps that much, so what was
+                // committed stays on two disks while it catches up.
+                let matched = StandbyLink.matchedThrough(
+                    seq: at, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
                 commands.append(
-                    .reply(.replication, peer: peer, Message(header: Header(kind: .replicaMismatch, seq: at, history: history.rawValue))))
+                    .reply(
+                        .replication, peer: peer,
+                        Message(header: Header(kind: .replicaMismatch, seq: at, ref: matched.map { $0 + 1 } ?? 0, history: history.rawValue))))
             case .tooFarBehind(let first):
                 logger.error(
                     "a standby needs actions this journal no longer holds: give it a copy of the journal",
@@ -359,6 +370,10 @@ public final class DispatcherCore {
             return
         }
     }
+
+    /// Under `sync`, a new leader whose standby does not hold yet all the log held at start: it serves
+    /// and announces nothing until then.
+    private var settling: Bool { durableHead < historySince - 1 }
 
     /// The lease this dispatcher leads by has run out on its clock (or it gave it up): it leads no more.
     public func leaseExpired() { stepDown("its lease ran out") }
@@ -406,6 +421,9 @@ public final class DispatcherCore {
                 .reply(
                     .replay, peer: peer,
                     Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq, history: history.rawValue))))
+        case .replayRequest where settling:
+            // Nothing is served before the tail it started with is committed (the store asks again).
+            return
         case .replayRequest:
             // Only what is durable is replayed: a store must never apply what a crash could take back.
             let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
@@ -430,6 +448,12 @@ public final class DispatcherCore {
         if let link = standby, steppedDown == nil {
             // The standby hears the leader is alive, and how far it has committed, even when idle.
             commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
+        }
+        // A new leader announces its epoch only once the tail it started with is committed: announcing
+        // less than its stores hold would make them rebuild.
+        guard !settling else {
+            nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
+            return
         }
         commands.append(
             .publish(

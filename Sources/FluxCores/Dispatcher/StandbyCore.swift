@@ -24,6 +24,9 @@ public final class StandbyCore {
         /// Drop the run of records (one history stamp) that ends at `seq`, and everything after it;
         /// then call ``truncated(lastSeq:lastStamp:)``.
         case dropRun(endingAt: UInt64)
+        /// Drop every record after `seq` (the leader's log matches this one up to it); then call
+        /// ``truncated(lastSeq:lastStamp:)``.
+        case truncate(after: UInt64)
         /// Take the leader's cluster id and client-scope secret for the journal (before any record).
         case adopt(cluster: UInt32, clientScope: ClientScope)
         /// The leader has gone silent: drop the connection and connect again (the shell may also look
@@ -51,7 +54,15 @@ public final class StandbyCore {
     public let rules: Rules
     let logger: Logger
     /// Rules broken on purpose, for the simulator's canaries only.
-    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
+    @_spi(Simulation) public var brokenRules: Set<BrokenRule> = [] {
+        didSet {
+            // Set right after `init`, whose hello is still queued: it is said again under the rules as broken now.
+            guard phase == .greeting, commands.contains(where: { if case .send(let message) = $0 { message.kind == .replicaHello } else { false } })
+            else { return }
+            commands.removeAll { if case .send(let message) = $0 { message.kind == .replicaHello } else { false } }
+            hello(now: NodeTime(milliseconds: helloSentMs, wallNanoseconds: 0))
+        }
+    }
     private var commands: [Command] = []
     public private(set) var phase: Phase = .greeting
     /// The newest record written (durable or not yet), and its history stamp.
@@ -99,7 +110,9 @@ public final class StandbyCore {
     private func hello(now: NodeTime) {
         phase = .greeting
         helloSentMs = now.milliseconds
-        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: newestEpoch, history: lastStamp))))
+        // The newest epoch seen is the standby's half of fencing, as its refusals are: the canary drops both.
+        let seen = brokenRules.contains(.standbyAcceptsOldEpoch) ? 0 : newestEpoch
+        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: seen, history: lastStamp))))
     }
 
     /// A turn of the loop: a hello unanswered is sent again; a leader silent too long is left.
@@ -153,11 +166,19 @@ public final class StandbyCore {
             lastHeardMs = now.milliseconds
             phase = .following
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])
+            // What it holds durable already: the leader counts nothing of it until told.
+            commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: offered.rawValue))))
         case .replicaMismatch:
             guard phase == .greeting, !refusesOld(stamp), message.header.seq == lastSeq, lastSeq > 0 else { return }
             logger.warning("dropping records the leader does not hold", metadata: ["ending": "\(lastSeq)"])
             phase = .truncating
-            commands.append(.dropRun(endingAt: lastSeq))
+            // The leader says how far the run is its own (+1): only the rest goes. A whole run dropped
+            // would take committed records with it, leaving them on one disk until they come back.
+            if message.header.ref > 0 && message.header.ref - 1 < lastSeq {
+                commands.append(.truncate(after: message.header.ref - 1))
+            } else {
+                commands.append(.dropRun(endingAt: lastSeq))
+            }
         case .replicaAppend:
             if refusesOld(stamp) { return }
             guard phase == .following, stamp == leader?.rawValue else {
@@ -167,7 +188,18 @@ public final class StandbyCore {
             }
             lastHeardMs = now.milliseconds
             leaderCommitted = max(leaderCommitted, message.header.ref)
-            guard !message.payload.isEmpty else { return }
+            guard !message.payload.isEmpty else {
+                // A heartbeat says what comes next: past what it holds, records were lost on the way.
+                if message.header.seq > lastSeq + 1 {
+                    logger.warning(
+                        "records lost on the way; asking again", metadata: ["expected": "\(lastSeq + 1)", "next": "\(message.header.seq)"])
+                    hello(now: now)
+                } else if message.header.ref < durableSeq, let leader {
+                    // The leader has committed less than this holds: an ACK may have been lost. Say it again.
+                    commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: leader.rawValue))))
+                }
+                return
+            }
             guard let records = try? ReplayBatch.decode(message.payload), let first = records.first else {
                 logger.error("an undecodable append from the leader; asking again")
                 hello(now: now)

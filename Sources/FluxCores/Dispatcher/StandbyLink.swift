@@ -35,6 +35,32 @@ public struct StandbyLink: Equatable, Sendable {
         case tooFarBehind(first: UInt64)
     }
 
+    /// Where a standby whose record at `seq` is stamped `history`, and not as ours, stops matching our
+    /// log: the last seq up to `seq` (and our `head`) that carries that stamp here. By log matching
+    /// (one leader per epoch, each appending in order to a prefix it shares), everything up to it is
+    /// ours too. Nil when no record here carries that stamp: then none of that run is ours.
+    /// Stamps only grow along a log, so the search is a bisection.
+    public static func matchedThrough(seq: UInt64, history: UInt64, firstSeq: UInt64, head: UInt64, stampAt: (UInt64) -> UInt64?) -> UInt64? {
+        let epoch = HistoryID(rawValue: history).epoch
+        var low = max(firstSeq, 1), high = min(seq, head)
+        guard low <= high else { return nil }
+        // The last seq in low...high whose epoch is at most `epoch`.
+        var found: UInt64? = nil
+        while low <= high {
+            let middle = low + (high - low) / 2
+            // None there: sequenced, not yet in the log (the core's head runs ahead of it): above.
+            if let stamp = stampAt(middle), HistoryID(rawValue: stamp).epoch <= epoch {
+                found = middle
+                low = middle + 1
+            } else {
+                if middle == 0 { break }
+                high = middle - 1
+            }
+        }
+        guard let found, stampAt(found) == history else { return nil }
+        return found
+    }
+
     public static func greet(seq: UInt64, history: UInt64, firstSeq: UInt64, head: UInt64, stampAt: (UInt64) -> UInt64?) -> Greeting {
         if seq == 0 { return firstSeq > 1 ? .tooFarBehind(first: firstSeq) : .welcome(after: 0) }
         if seq > head { return .mismatch(at: seq) }

@@ -1,0 +1,481 @@
+@_spi(Simulation) import FluxCore
+@_spi(Simulation) import FluxCores
+
+/// High availability (DESIGN §9, issue 27): two dispatchers, each with its journal on its own disk,
+/// and a lease service (etcd: one key, leases with a time to live, a revision bumped by every write).
+/// A standby campaigns while the key is free; the winner begins the epoch `leading(revision)` in its
+/// journal and leads with a `sync` standby, keeping its lease alive every third of its time to live
+/// and judging it on its own monotonic clock (which drifts, within ±1 %, and may stall: a clock that
+/// lies), as `LeaseClock` does. A leader whose lease runs out, or that a standby tells of a newer
+/// epoch, steps down and comes back as a standby. Clients, stores and standbys find the leader by
+/// looking the key up.
+extension Simulation {
+    /// The lease's time to live, simulated µs.
+    static let leaseTTL: UInt64 = 600_000
+
+    /// A dispatcher's monotonic clock: it runs at `ppm` millionths of the true rate, and stands still
+    /// while stalled.
+    struct DriftingClock {
+        let ppm: UInt64
+        /// Elapsed local time, in µs × 10⁶ (to keep the fractions), as of `readAt`.
+        private var value: UInt64 = 0
+        private var readAt: UInt64 = 0
+        private(set) var stalledUntil: UInt64 = 0
+
+        init(ppm: UInt64) { self.ppm = ppm }
+
+        /// The local time (µs) at true time `now`.
+        mutating func read(_ now: UInt64) -> UInt64 {
+            let from = max(readAt, min(stalledUntil, now))
+            if now > from { value += (now - from) * ppm }
+            readAt = max(readAt, now)
+            return value / 1_000_000
+        }
+
+        mutating func stall(_ now: UInt64, until: UInt64) {
+            _ = read(now)
+            stalledUntil = max(stalledUntil, until)
+        }
+
+        /// The true time at which local time `local` comes, from `now` on (at least 1 µs away).
+        mutating func trueTime(of local: UInt64, _ now: UInt64) -> UInt64 {
+            let current = read(now)
+            let start = max(now, stalledUntil)
+            return max(now + 1, start + (local > current ? (local - current) * 1_000_000 / ppm + 1 : 0))
+        }
+    }
+
+    /// The lease a leader holds, judged as `LeaseClock` judges it (Sources/Leadership): valid until the
+    /// send time of the last answered keepalive (or of the grant) plus the time to live, minus a
+    /// margin (a tenth of it plus 100 ms) that covers clock-rate drift; renewed every third of it.
+    struct HeldLease {
+        let id: UInt64
+        let revision: Int64
+        static let margin = Simulation.leaseTTL / 10 + 100_000
+        static let renewalInterval = Simulation.leaseTTL / 3
+        static let retryInterval = max(Simulation.leaseTTL / 10, 100_000)
+        private(set) var validUntil: UInt64
+        private(set) var lastRenewalSent: UInt64
+        private(set) var nextRenewal: UInt64
+
+        init(id: UInt64, revision: Int64, grantSentAt: UInt64) {
+            self.id = id
+            self.revision = revision
+            validUntil = grantSentAt + Simulation.leaseTTL - HeldLease.margin
+            lastRenewalSent = grantSentAt
+            nextRenewal = grantSentAt + HeldLease.renewalInterval
+        }
+
+        func isValid(at local: UInt64) -> Bool { local < validUntil }
+        var nextWakeUp: UInt64 { min(nextRenewal, validUntil) }
+
+        mutating func renewed(sentAt: UInt64) {
+            validUntil = max(validUntil, sentAt + Simulation.leaseTTL - HeldLease.margin)
+            lastRenewalSent = max(lastRenewalSent, sentAt)
+            nextRenewal = lastRenewalSent + HeldLease.renewalInterval
+        }
+
+        mutating func renewalSent(at local: UInt64) { nextRenewal = local + HeldLease.retryInterval }
+    }
+
+    /// etcd, as the dispatchers use it: one key, held by a lease; leases expire on the service's own
+    /// clock (the true one) a time to live after their grant or last keepalive; every write (a put or
+    /// a deletion of the key) bumps the revision. Its state is durable: a restart keeps it, and gives
+    /// every lease a full time to live again, as etcd does.
+    final class LeaseService {
+        var revision: Int64 = 0
+        var nextLease: UInt64 = 1
+        var leases: [UInt64: (owner: Int, expiresAt: UInt64)] = [:]
+        var key: (owner: Int, lease: UInt64)?
+        var up = true
+        var incarnation: UInt64 = 1
+        var frozenUntil: UInt64 = 0
+    }
+
+    enum LeaseRequest {
+        /// Grant a lease and put the key with it, unless the key exists.
+        case campaign(sentAt: UInt64)
+        case keepAlive(lease: UInt64, sentAt: UInt64)
+        case revoke(lease: UInt64)
+    }
+
+    enum LeaseAnswer {
+        case won(lease: UInt64, revision: Int64, sentAt: UInt64)
+        case taken(by: Int)
+        case renewed(lease: UInt64, sentAt: UInt64)
+        /// The lease is gone (expired or revoked).
+        case gone(lease: UInt64)
+    }
+
+    // MARK: Roles
+
+    func startHA() {
+        // The pair is one cluster: both journals are made with its id. (Two journals that each made
+        // their own would serve two clusters, and stores refuse the second as foreign.)
+        let cluster = HistoryID.newCluster(using: &rng)
+        for shell in dispatchers { shell.journal.provision(cluster: cluster) }
+        for index in dispatchers.indices { startStandby(index) }
+    }
+
+    /// The leading dispatcher: the one that leads the newest epoch (not stepped down); without HA,
+    /// the dispatcher while it runs.
+    var leaderShell: DispatcherShell? {
+        guard options.ha else { return dispatcher.core == nil ? nil : dispatcher }
+        return dispatchers.filter { $0.core != nil && $0.core?.steppedDown == nil && !$0.steppingDown }
+            .max { ($0.core?.history.epoch ?? 0) < ($1.core?.history.epoch ?? 0) }
+    }
+
+    /// The dispatcher comes up (or steps back) as a standby: its journal opened (no new epoch), a
+    /// `StandbyCore` from it, connected to the dispatcher the lease service names.
+    func startStandby(_ index: Int) {
+        let shell = dispatchers[index]
+        let node = Node.dispatcher(index)
+        shell.incarnation += 1
+        shell.fsyncInFlight = false
+        shell.turnPending = false
+        shell.replays = ReplayScheduler()
+        shell.core = nil
+        shell.lease = nil
+        shell.steppingDown = false
+        let records = shell.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
+        let standby = StandbyCore(
+            lastSeq: shell.journal.lastSeq, lastStamp: records.last?.header.history ?? 0, newestEpoch: shell.journal.lastEpoch, now: time(node),
+            logger: logger)
+        if let canary = options.canary { standby.brokenRules = [canary] }
+        shell.standby = standby
+        connect(index)
+        note(
+            "\(name(of: node)) starts as a standby: journal head \(shell.journal.lastSeq) (history \(shell.journal.history)), following \(name(of: .dispatcher(shell.following)))"
+        )
+        carryOutStandby(index)
+        scheduleTimer(node, deadlineMilliseconds: 0)
+        queue.schedule(.leaseTimer(index, incarnation: shell.incarnation), at: now + rng.micros(1_000...50_000))
+    }
+
+    /// A new replication connection, to the dispatcher that leads as far as the lease service says
+    /// (the other one when it names none, or this one).
+    func connect(_ index: Int) {
+        let shell = dispatchers[index]
+        shell.connection += 1
+        let named = lookUpLeader(for: .dispatcher(index))
+        shell.following = named.flatMap { $0 == index ? nil : $0 } ?? (1 - index)
+    }
+
+    func carryOutStandby(_ index: Int) {
+        let shell = dispatchers[index]
+        let node = Node.dispatcher(index)
+        while let standby = shell.standby {
+            let commands = standby.takeCommands()
+            guard !commands.isEmpty else { return }
+            for command in commands {
+                switch command {
+                case .send(let message):
+                    send(
+                        .replication(peer: Simulation.peerID(node, shell.connection), message), from: node,
+                        to: .dispatcher(shell.following))
+                case .append(let records):
+                    shell.journal.append(records)
+                    if fsync == .none {
+                        standby.durable(through: standby.lastSeq)
+                    } else {
+                        startFsyncIfNeeded(index)
+                    }
+                case .dropRun, .truncate:
+                    var first: UInt64
+                    switch command {
+                    case .truncate(let after): first = after + 1
+                    case .dropRun(let seq):
+                        guard let start = shell.journal.firstSeqOfRun(endingAt: seq) else {
+                            fail("standby", "\(name(of: node)) was told to drop the run ending at \(seq), which its journal does not hold")
+                            return
+                        }
+                        first = start
+                    default: continue
+                    }
+                    note("\(name(of: node)) drops seqs \(first)…\(shell.journal.lastSeq): the leader does not hold them")
+                    shell.journal.truncate(after: first - 1)
+                    standby.truncated(lastSeq: shell.journal.lastSeq, lastStamp: shell.journal.stamp(at: shell.journal.lastSeq) ?? 0, now: time(node))
+                    // The cut is synced (`Journal.truncate`): all it kept is on the disk.
+                    standby.durable(through: shell.journal.lastSeq)
+                case .adopt(let cluster, let scope):
+                    guard shell.journal.adopt(cluster: cluster, clientScope: scope) else {
+                        fail("standby", "\(name(of: node)) holds records of another cluster and cannot adopt \(String(cluster, radix: 16))")
+                        return
+                    }
+                case .reconnect:
+                    connect(index)
+                }
+            }
+        }
+    }
+
+    /// The leader's core said it steps down: it revokes its lease, and after a restart-like
+    /// transition it is a standby. (Until then its core is still there: a canary may make it act.)
+    func steppedDown(_ index: Int, reason: String) {
+        let shell = dispatchers[index]
+        note("\(name(of: .dispatcher(index))) steps down: \(reason)")
+        if let lease = shell.lease { requestLease(index, .revoke(lease: lease.id)) }
+        shell.lease = nil
+        shell.steppingDown = true
+        queue.schedule(.becomeStandby(index, incarnation: shell.incarnation), at: now + rng.micros(5_000...50_000))
+    }
+
+    /// The standby won the key: its journal, opened again (synced), begins the epoch the revision
+    /// names; it leads from it with a `sync` standby.
+    func becomeLeader(_ index: Int, lease: UInt64, revision: Int64, sentAt: UInt64) {
+        let shell = dispatchers[index]
+        let node = Node.dispatcher(index)
+        shell.incarnation += 1
+        shell.fsyncInFlight = false
+        shell.turnPending = false
+        shell.replays = ReplayScheduler()
+        shell.standby = nil
+        let records = shell.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
+        let leading = HistoryID.leading(cluster: shell.journal.cluster, revision: revision)
+        guard shell.journal.beginEpoch(leading.epoch) != nil else {
+            note("\(name(of: node)) won at revision \(revision), but its journal has seen a newer epoch: it gives the lease up")
+            requestLease(index, .revoke(lease: lease))
+            startStandby(index)
+            return
+        }
+        record(
+            22, node.code, UInt64(revision),
+            "\(name(of: node)) wins the lease at revision \(revision) (epoch \(leading)): journal head \(shell.journal.lastSeq)")
+        checkJournal(records, when: "\(name(of: node)) won the lease")
+        var rules = dispatcherRules()
+        rules.replication = .sync
+        let core: DispatcherCore
+        do {
+            core = try DispatcherBoot.core(rules: rules, log: shell.journal, now: time(node), logger: logger)
+        } catch {
+            fail("the dispatcher starts", "its journal could not be read: \(error)")
+            return
+        }
+        if let canary = options.canary { core.brokenRules = [canary] }
+        shell.core = core
+        shell.lease = HeldLease(id: lease, revision: revision, grantSentAt: sentAt)
+        epochsServed.insert(leading.epoch)
+        var held: [UInt64: [UInt64]] = [:]
+        for record in records { held[record.header.seq] = [record.header.clientID, record.header.clientSeq] }
+        epochStarts.append((leading.epoch, index, held))
+        scheduleTimer(node, deadlineMilliseconds: 0)
+        queue.schedule(.leaseTimer(index, incarnation: shell.incarnation), at: now)
+    }
+
+    // MARK: The lease, as a dispatcher sees it
+
+    func requestLease(_ index: Int, _ request: LeaseRequest) {
+        send(.leaseRequest(from: index, incarnation: dispatchers[index].incarnation, request), from: .dispatcher(index), to: .leaseService)
+    }
+
+    /// Before a leader acts on anything: is its lease still valid by its own clock? If not, it leads no more.
+    func leaseCheck(_ index: Int) {
+        let shell = dispatchers[index]
+        guard options.ha, let core = shell.core, core.steppedDown == nil, let lease = shell.lease else { return }
+        let local = shell.clock.read(now)
+        guard !lease.isValid(at: local) else { return }
+        record(23, Node.dispatcher(index).code, 0, "\(name(of: .dispatcher(index)))'s lease ran out on its clock")
+        core.leaseExpired()
+        carryOutDispatcher(index)
+    }
+
+    /// The lease clock's wake-up: a leader's keepalive (or its lease running out); a standby's campaign.
+    func leaseTimer(_ index: Int, incarnation: UInt64) {
+        let shell = dispatchers[index]
+        guard shell.incarnation == incarnation, shell.core != nil || shell.standby != nil else { return }
+        if shell.frozenUntil > now {
+            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: shell.frozenUntil)
+            return
+        }
+        let local = shell.clock.read(now)
+        if shell.core != nil {
+            leaseCheck(index)
+            guard var lease = shell.lease else { return }  // stepped down
+            if local >= lease.nextRenewal {
+                requestLease(index, .keepAlive(lease: lease.id, sentAt: local))
+                lease.renewalSent(at: local)
+                shell.lease = lease
+            }
+            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: shell.clock.trueTime(of: lease.nextWakeUp, now))
+        } else {
+            requestLease(index, .campaign(sentAt: local))
+            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: now + HeldLease.renewalInterval + rng.micros(0...20_000))
+        }
+    }
+
+    func leaseAnswered(_ index: Int, _ answer: LeaseAnswer) {
+        let shell = dispatchers[index]
+        switch answer {
+        case .won(let lease, let revision, let sentAt):
+            guard shell.standby != nil, shell.core == nil else { return }  // a late or repeated answer
+            becomeLeader(index, lease: lease, revision: revision, sentAt: sentAt)
+        case .taken(let owner):
+            leaderKnown[.dispatcher(index)] = owner
+        case .renewed(let lease, let sentAt):
+            guard shell.lease?.id == lease else { return }
+            shell.lease?.renewed(sentAt: sentAt)
+        case .gone(let lease):
+            guard shell.lease?.id == lease, let core = shell.core, core.steppedDown == nil else { return }
+            note("\(name(of: .dispatcher(index))) hears its lease is gone")
+            core.leaseExpired()
+            carryOutDispatcher(index)
+        }
+    }
+
+    /// Who leads, as `node` finds it at the lease service now (when it can reach it), else as it last did.
+    func lookUpLeader(for node: Node) -> Int? {
+        if leaseService.up, leaseService.frozenUntil <= now, !downLinks.contains(Simulation.link(node, .leaseService)) {
+            leaderKnown[node] = leaseService.key?.owner
+        }
+        return leaderKnown[node]
+    }
+
+    /// The dispatcher a store or client sends to: the only one, or the one the lease service names.
+    func dispatcherTarget(for node: Node, current: Int) -> Int {
+        guard options.ha else { return 0 }
+        return lookUpLeader(for: node) ?? (1 - current)
+    }
+
+    // MARK: The lease service
+
+    func leaseServiceReceives(_ delivery: Delivery) {
+        guard leaseService.up, case .leaseRequest(let from, let incarnation, let request) = delivery else { return }
+        let service = leaseService
+        let answer: LeaseAnswer?
+        switch request {
+        case .campaign(let sentAt):
+            if let key = service.key {
+                answer = .taken(by: key.owner)
+            } else {
+                let lease = service.nextLease
+                service.nextLease += 1
+                service.revision += 1
+                service.leases[lease] = (from, now + Simulation.leaseTTL)
+                service.key = (from, lease)
+                queue.schedule(.leaseExpiry(lease: lease), at: now + Simulation.leaseTTL)
+                record(
+                    24, Node.leaseService.code, UInt64(service.revision),
+                    "the lease service gives the key to \(name(of: .dispatcher(from))) at revision \(service.revision)")
+                answer = .won(lease: lease, revision: service.revision, sentAt: sentAt)
+            }
+        case .keepAlive(let lease, let sentAt):
+            if service.leases[lease] != nil {
+                service.leases[lease]?.expiresAt = now + Simulation.leaseTTL
+                queue.schedule(.leaseExpiry(lease: lease), at: now + Simulation.leaseTTL)
+                answer = .renewed(lease: lease, sentAt: sentAt)
+            } else {
+                answer = .gone(lease: lease)
+            }
+        case .revoke(let lease):
+            dropLease(lease, "revoked")
+            answer = nil
+        }
+        if let answer { send(.leaseAnswer(answer), from: .leaseService, to: .dispatcher(from), incarnation: incarnation) }
+    }
+
+    /// The service's clock reaches a lease's expiry (if it was not renewed since).
+    func leaseExpiry(_ lease: UInt64) {
+        guard leaseService.up, let entry = leaseService.leases[lease], entry.expiresAt <= now else { return }
+        if leaseService.frozenUntil > now {
+            queue.schedule(.leaseExpiry(lease: lease), at: leaseService.frozenUntil)
+            return
+        }
+        dropLease(lease, "expired")
+    }
+
+    func dropLease(_ lease: UInt64, _ why: String) {
+        guard let entry = leaseService.leases.removeValue(forKey: lease) else { return }
+        guard leaseService.key?.lease == lease else { return }
+        leaseService.key = nil
+        leaseService.revision += 1
+        record(
+            25, Node.leaseService.code, UInt64(leaseService.revision),
+            "the lease of \(name(of: .dispatcher(entry.owner))) \(why): the key is free (revision \(leaseService.revision))")
+    }
+
+    func restartLeaseService() {
+        leaseService.up = true
+        // In lease order: the expiries are events, and their order must not depend on the process's hashing.
+        for lease in leaseService.leases.keys.sorted() {
+            leaseService.leases[lease]?.expiresAt = now + Simulation.leaseTTL
+            queue.schedule(.leaseExpiry(lease: lease), at: now + Simulation.leaseTTL)
+        }
+    }
+
+    // MARK: Faults
+
+    /// Faults aimed at leadership: the leader frozen past its lease, cut off from its standby or the
+    /// lease service, its clock stalled (a lease clock that lies: fencing must hold), a dispatcher crashed.
+    func injectHAFault() {
+        let target = leaderShell?.index ?? rng.int(0...1)
+        let node = Node.dispatcher(target)
+        switch rng.int(0...99) {
+        case 0..<30:
+            let until = now + rng.micros(300_000...2_500_000)
+            note("freeze \(name(of: node)) for \((until - now) / 1000) ms")
+            dispatchers[target].frozenUntil = max(dispatchers[target].frozenUntil, until)
+        case 30..<55:
+            let other: Node = rng.chance(0.5) ? .dispatcher(1 - target) : .leaseService
+            note("partition: \(name(of: node)) | \(name(of: other))")
+            downLinks.insert(Simulation.link(node, other))
+            queue.schedule(.linkUp(node, other), at: now + rng.micros(200_000...1_500_000))
+        case 55..<85:
+            let until = now + rng.micros(700_000...2_500_000)
+            note("\(name(of: node))'s monotonic clock stalls for \((until - now) / 1000) ms")
+            dispatchers[target].clock.stall(now, until: until)
+            if rng.chance(0.5) {
+                // Split brain: the lease runs out at the service while the stalled leader goes on; its
+                // rival wins, then crashes and comes back as a standby that must not follow the old leader.
+                queue.schedule(.crash(.dispatcher(1 - target)), at: now + rng.micros(800_000...1_600_000))
+            }
+        default:
+            let index = rng.int(0...1)
+            let victim = Node.dispatcher(index)
+            if fsync != .none && rng.chance(0.5) {
+                // Its machine alone loses power: its journal keeps what was synced.
+                let what = dispatchers[index].journal.powerCut(&rng)
+                note("power cut of \(name(of: victim))'s machine: \(what)")
+            } else {
+                note("crash: \(name(of: victim))")
+            }
+            kill(victim)
+            queue.schedule(.restart(victim), at: now + rng.micros(20_000...400_000))
+        }
+    }
+
+    // MARK: Invariants
+
+    /// An ACK is going out from dispatcher `index`: one dispatcher ACKs in an epoch; the action is on
+    /// the disk of both journals (under `none`, written to both); and every epoch begun since the
+    /// ACK's own began with it in its leader's journal.
+    func checkAcks(_ message: Message, from index: Int) {
+        guard message.kind == .ack || message.kind == .ackBatch, let replies = try? AckBatch.unpack(message) else { return }
+        for reply in replies where reply.kind == .ack {
+            result.invariantChecks += 1
+            let seq = reply.header.seq, client = reply.header.clientID, clientSeq = reply.header.clientSeq
+            let history = HistoryID(rawValue: reply.header.history)
+            if let other = ackedBy[history.epoch], other != index {
+                fail(
+                    "one leader per epoch",
+                    "\(name(of: .dispatcher(index))) and \(name(of: .dispatcher(other))) both acknowledged in epoch \(history)")
+                return
+            }
+            ackedBy[history.epoch] = index
+            for shell in dispatchers where !shell.journal.holds(seq: seq, client: client, clientSeq: clientSeq, onDisk: fsync != .none) {
+                fail(
+                    "ACK means durable in both journals",
+                    "\(name(of: .dispatcher(index))) acknowledged seq \(seq) (epoch \(history)) while \(name(of: .dispatcher(shell.index)))'s journal "
+                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue)): \(shell.journal.describe(seq))")
+                return
+            }
+            for start in epochStarts where start.epoch > history.epoch && start.held[seq] != [client, clientSeq] {
+                fail(
+                    "ACKs survive failover",
+                    "\(name(of: .dispatcher(index))) acknowledged seq \(seq) in epoch \(history) after \(name(of: .dispatcher(start.dispatcher))) "
+                        + "began the newer epoch \(start.epoch) without it")
+                return
+            }
+            acksSent[seq] = (client, clientSeq)
+        }
+    }
+}

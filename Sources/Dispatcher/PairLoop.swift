@@ -34,6 +34,12 @@ final class PairLoop: NodeLoop {
         self.control = control
         // Its epochs come from the lease alone: opening the journal begins none.
         self.journal = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes, opensEpoch: false)
+        // Both members of a new pair must serve one cluster id, whichever of them leads first: an empty
+        // journal takes the one the lease key names. (A journal with records keeps its own; a standby
+        // adopts its leader's when it is welcomed.)
+        if self.journal.lastSeq == 0 {
+            try self.journal.adopt(cluster: PairLoop.clusterID(forKey: ha.key), clientScope: self.journal.clientScope)
+        }
         client = try EtcdClient(endpoints: ha.etcd, logger: logger)
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
@@ -79,6 +85,13 @@ final class PairLoop: NodeLoop {
         _ = done.wait(timeout: .now() + 5)
     }
 
+    /// A cluster id (24 bits, never 0) from the lease key: FNV-1a of its bytes.
+    static func clusterID(forKey key: String) -> UInt32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in key.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return max(hash & 0xFF_FFFF, 1)
+    }
+
     // MARK: Standby
 
     /// Follows the leader until this process wins the lease (its revision, and the newest epoch the
@@ -103,6 +116,11 @@ final class PairLoop: NodeLoop {
                     let first = try journal.firstSeqOfRun(endingAt: seq)
                     try journal.truncate(after: first - 1)
                     logger.warning("dropped records the leader does not hold", metadata: ["from": "\(first)", "through": "\(seq)"])
+                    core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
+                case .truncate(let seq):
+                    // The leader found where the logs part: drop what follows, keep what it holds too.
+                    try journal.truncate(after: seq)
+                    logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
                     core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
                 case .adopt(let cluster, let scope):
                     try journal.adopt(cluster: cluster, clientScope: scope)

@@ -224,4 +224,43 @@ struct PairFailoverTests {
         for node in nodes.values { node.stop() }
         try Self.checkJournals(runDir: runDir, acked: acked, leading: leader)
     }
+
+    @Test("a leader paused past its lease (SIGSTOP) while the standby takes over: woken, it steps down and exits, and nothing it was told is lost")
+    func pausedLeaderStepsDown() async throws {
+        let logger = Logger(label: "zflux.test.pair")
+        let etcd = try await EtcdProcess.start(logger: logger)
+        defer { etcd.stop() }
+        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
+        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
+        defer { Task { try? await client.shutdown() } }
+        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
+        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        defer { kill(leaderPid, SIGCONT) }
+
+        let count = Locked(0)
+        async let load = runLoad(intake: pair.topology.dispatcher.intake, clients: 3, perClient: 300, make: { _, i in try counterAction(i % 5 + 1) })
+        {
+            acked in count.withLock { $0 = acked }
+        }
+        while count.withLock({ $0 }) < 200 { try await Task.sleep(for: .milliseconds(20)) }
+        // Frozen, it cannot renew its lease; etcd lets it go and the standby wins.
+        kill(leaderPid, SIGSTOP)
+        let successor = try await Self.waitForLeader(client, pair.key, otherThan: leader)
+        #expect(successor != nil && successor != leader, "the standby took over while the leader was paused")
+        kill(leaderPid, SIGCONT)
+        // Woken, its own clock says the lease ran out: it steps down and exits, as it would if it
+        // could not reach etcd at all; the supervisor (the test) starts it again as the standby.
+        #expect(waitUntilGone(leaderPid, timeout: .seconds(15)), "the old leader steps down once awake")
+        nodes[leader]?.stop()
+        nodes[leader] = try pair.start(leader)
+        let acked = try await load
+        #expect(acked.count == 900)
+        let leading = try #require(try await Self.leader(client, pair.key))
+        for node in nodes.values { node.stop() }
+        try Self.checkJournals(runDir: runDir, acked: acked, leading: leading)
+    }
 }

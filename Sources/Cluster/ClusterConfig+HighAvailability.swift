@@ -118,7 +118,8 @@ extension ClusterConfig {
                 }
                 return "ipc://\(path)"
             }
-            var endpoints = Topology.DispatcherEndpoints(intake: try endpoint("intake"), actions: try endpoint("actions"), replay: try endpoint("replay"))
+            var endpoints = Topology.DispatcherEndpoints(
+                intake: try endpoint("intake"), actions: try endpoint("actions"), replay: try endpoint("replay"))
             endpoints.listen = entry.listen
             endpoints.metricsPort = entry.metricsPort
             if entry.metricsPort != nil { endpoints.metricsListen = entry.metricsListen ?? "127.0.0.1" }

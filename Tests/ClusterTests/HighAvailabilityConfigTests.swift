@@ -143,22 +143,37 @@ struct HighAvailabilityConfigTests {
             (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"-d2\""), "ha.toml:15: dispatcher name '-d2' must be 1–64 ASCII letters"),
             // etcd: required, non-empty, http(s) URLs.
             (pair.replacingOccurrences(of: "etcd = [\"http://10.0.0.5:2379\", \"https://10.0.0.6:2379\"]", with: ""), "'ha.etcd' is missing"),
-            (pair.replacingOccurrences(of: "[\"http://10.0.0.5:2379\", \"https://10.0.0.6:2379\"]", with: "[]"), "ha.toml:6: [ha] etcd lists no endpoint"),
+            (
+                pair.replacingOccurrences(of: "[\"http://10.0.0.5:2379\", \"https://10.0.0.6:2379\"]", with: "[]"),
+                "ha.toml:6: [ha] etcd lists no endpoint"
+            ),
             (
                 pair.replacingOccurrences(of: "https://10.0.0.6:2379", with: "10.0.0.6:2379"),
                 "ha.toml:6: etcd endpoint '10.0.0.6:2379' is not an http or https URL"
             ),
             (pair.replacingOccurrences(of: "https://10.0.0.6", with: "grpc://10.0.0.6"), "is not an http or https URL"),
             // The lease, the replication mode, the key.
-            (pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nlease_ms = 1000\n"), "ha.toml:6: lease_ms 1000 is below 2000: etcd's shortest lease is 2 seconds"),
+            (
+                pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nlease_ms = 1000\n"),
+                "ha.toml:6: lease_ms 1000 is below 2000: etcd's shortest lease is 2 seconds"
+            ),
             (pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nlease_ms = 3600000\n"), "ha.toml:6: lease_ms 3600000 is over 600000"),
-            (pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nreplication = \"eventual\"\n"), "ha.toml:6: replication 'eventual' is not one of: sync"),
-            (pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nkey = \"leader\"\n"), "ha.toml:6: key 'leader' must be an etcd key starting with '/'"),
+            (
+                pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nreplication = \"eventual\"\n"),
+                "ha.toml:6: replication 'eventual' is not one of: sync"
+            ),
+            (
+                pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nkey = \"leader\"\n"),
+                "ha.toml:6: key 'leader' must be an etcd key starting with '/'"
+            ),
             (pair.replacingOccurrences(of: "[cluster]\n", with: "[cluster]\nname = \"a b\"\n"), "ha.toml:2: cluster name 'a b' must be"),
             (pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nleader = \"d1\"\n"), "ha.toml:6: unknown key 'leader' in [ha]"),
             (pair.replacingOccurrences(of: "journal = ", with: "jornal = "), "ha.toml:19: unknown key 'jornal' in [[dispatcher]]"),
             // Where they listen.
-            (pair.replacingOccurrences(of: "host = \"10.0.0.2\"", with: "host = \"10.0.0.1\""), "ha.toml:17: dispatchers 'd1' and 'd2' would both listen on tcp://10.0.0.1:5570"),
+            (
+                pair.replacingOccurrences(of: "host = \"10.0.0.2\"", with: "host = \"10.0.0.1\""),
+                "ha.toml:17: dispatchers 'd1' and 'd2' would both listen on tcp://10.0.0.1:5570"
+            ),
             (
                 pair.replacingOccurrences(of: "host = \"10.0.0.2\"\nport = 5570", with: "host = \"10.0.0.1\"\nport = 5573"),
                 "dispatchers 'd1' and 'd2' would both listen on tcp://10.0.0.1:5573"
@@ -177,7 +192,10 @@ struct HighAvailabilityConfigTests {
                 "ha.toml:10: dispatcher 'd1' is on host 10.0.0.1, but with transport = \"ipc\" every node runs on this host"
             ),
             (pair.replacingOccurrences(of: "allow_remote = true\n", with: ""), "dispatcher 'd1''s host 10.0.0.1 is not a loopback address"),
-            (pair.replacingOccurrences(of: "port = 5570\nmetrics_port", with: "port = 70000\nmetrics_port"), "ha.toml:11: port 70000 of dispatcher 'd1'"),
+            (
+                pair.replacingOccurrences(of: "port = 5570\nmetrics_port", with: "port = 70000\nmetrics_port"),
+                "ha.toml:11: port 70000 of dispatcher 'd1'"
+            ),
         ]
         for (text, expected) in cases {
             let message = refusal(text)

@@ -79,7 +79,9 @@ struct ConfigTests {
         try unpaired.write(toFile: dir + "/unpaired.toml", atomically: true, encoding: .utf8)
         let refused = try zflux(["cluster", "check", dir + "/unpaired.toml", "--run-dir", dir + "/run"])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("unpaired.toml:5: [[dispatcher]] entries describe a dispatcher pair and need an [ha] section"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("unpaired.toml:5: [[dispatcher]] entries describe a dispatcher pair and need an [ha] section"),
+            "\(refused.stderr)")
     }
 
     @Test("the example config: a replica agrees with its original, stats reads todo, and only the owner runs effects")

@@ -15,14 +15,26 @@ extension ClusterConfig {
         let stores = try checkedStores(apps: apps)
         try checkCluster(transport: transport)
         let heartbeat = try heartbeatMilliseconds()
+        try checkPairTables(transport: transport)
+        let pairSettings = try highAvailabilitySettings()
         do {
+            let host = cluster?.host ?? "127.0.0.1", basePort = basePortOverride ?? cluster?.basePort ?? 5570
+            try checkPlacement(transport: transport, stores: stores)
             var placement: [String: (host: String?, port: Int?)] = [:]
             if let dispatcher { placement["dispatcher"] = (dispatcher.host, dispatcher.port) }
             for entry in stores { placement[entry.name] = (entry.host, entry.port) }
-            try checkPlacement(transport: transport, stores: stores)
+            let pair = try pairSettings.map { _ in
+                try pairMembers(
+                    transport: transport, runDirectory: runDirectory, host: host, basePort: basePort,
+                    journalDirectory: try durability(runDirectory: runDirectory).journalDirectory)
+            }
+            if let pair, let first = dispatchers?.first {
+                // The single dispatcher's layout, for member one; the stores follow the last member.
+                placement["dispatcher"] = (first.host, first.port)
+                if let store = stores.first, store.port == nil { placement[store.name] = (store.host, pair.nextPort) }
+            }
             var topology = try Topology.make(
-                transport: transport, runDirectory: runDirectory, host: cluster?.host ?? "127.0.0.1",
-                basePort: basePortOverride ?? cluster?.basePort ?? 5570,
+                transport: transport, runDirectory: runDirectory, host: host, basePort: basePort,
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat, placement: placement)
             for (index, entry) in stores.enumerated() {
                 if entry.effects == false { topology.stores[index].runsEffects = false }
@@ -42,6 +54,15 @@ extension ClusterConfig {
             topology.limits = try intakeLimits()
             topology.durability = try durability(runDirectory: runDirectory)
             topology.security = try securityFiles()
+            if let pairSettings, let pair {
+                try checkStoresApart(from: pair.members, stores: topology.stores)
+                let ha = Topology.HighAvailability(
+                    etcd: pairSettings.etcd, leaseMilliseconds: pairSettings.leaseMilliseconds, replication: pairSettings.replication,
+                    key: pairSettings.key, dispatchers: pair.members)
+                topology.ha = ha
+                // Those who connect reach every member; each member binds its own (listen and metrics included).
+                topology.dispatcher = ha.joined
+            }
             return topology
         } catch let error as NodeError {
             throw ClusterError(error.message)

@@ -9,9 +9,11 @@ import TOMLKit
 extension ClusterConfig {
     /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
     static let knownKeys: [String: Set<String>] = [
-        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store"],
-        "cluster": ["transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
+        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store", "ha"],
+        "cluster": ["name", "transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
         "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
+        "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal"],
+        "ha": ["etcd", "lease_ms", "replication", "key"],
         "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
         "limits": ["client_rate", "max_payload_bytes", "payload"],
         "security": ["server_key", "client_key", "authorized_keys"],
@@ -19,7 +21,8 @@ extension ClusterConfig {
         "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
     ]
 
-    /// "FILE:LINE: message", the line being where `key` is set in `table` (the n-th [[store]] for stores).
+    /// "FILE:LINE: message", the line being where `key` is set in `table` (in its `storeIndex`-th entry
+    /// for an array of tables: `[[store]]`, `[[dispatcher]]`).
     func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> ClusterError {
         ClusterError(
             "\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)"
@@ -27,24 +30,24 @@ extension ClusterConfig {
     }
 
     static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
-        var current = "", storeCount = -1
+        var current = "", entryCount = -1
         var tableLine: Int?
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("[[") {
                 current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
-                if current == "store" { storeCount += 1 }
+                if current == table { entryCount += 1 }
             } else if line.hasPrefix("[") {
                 current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
             } else {
-                guard current == (table ?? ""), storeIndex == nil || storeIndex == storeCount else { continue }
+                guard current == (table ?? ""), storeIndex == nil || storeIndex == entryCount else { continue }
                 if tableLine == nil { tableLine = index }
                 if let key, line.hasPrefix(key), line.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") {
                     return index + 1
                 }
                 continue
             }
-            if current == (table ?? ""), storeIndex == nil || storeIndex == storeCount, key == nil { return index + 1 }
+            if current == (table ?? ""), storeIndex == nil || storeIndex == entryCount, key == nil { return index + 1 }
         }
         return tableLine.map { $0 }
     }
@@ -53,21 +56,24 @@ extension ClusterConfig {
     func checkKeys() throws {
         guard let text, let table = try? TOMLTable(string: text) else { return }
         func check(_ table: TOMLTable, name: String, storeIndex: Int?) throws {
-            let known = ClusterConfig.knownKeys[name] ?? []
+            // An array of tables' keys are listed under "[name]" when it may also be a table.
+            let isEntry = storeIndex != nil
+            let known = ClusterConfig.knownKeys[isEntry && name != "store" ? "[\(name)]" : name] ?? []
             for key in table.keys where !known.contains(key) {
-                let place = name.isEmpty ? "at the top level" : (name == "store" ? "in [[store]]" : "in [\(name)]")
+                let place = name.isEmpty ? "at the top level" : (isEntry ? "in [[\(name)]]" : "in [\(name)]")
                 throw error(
                     "unknown key '\(key)' \(place) (known: \(known.sorted().joined(separator: ", ")))",
                     key: key, table: name, storeIndex: storeIndex)
             }
         }
         try check(table, name: "", storeIndex: nil)
-        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart"] {
+        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart", "ha"] {
             if let sub = table[name]?.table { try check(sub, name: name, storeIndex: nil) }
         }
-        if let stores = table["store"]?.array {
-            for (index, entry) in stores.enumerated() {
-                if let sub = entry.table { try check(sub, name: "store", storeIndex: index) }
+        for name in ["store", "dispatcher"] {
+            guard let entries = table[name]?.array else { continue }
+            for (index, entry) in entries.enumerated() {
+                if let sub = entry.table { try check(sub, name: name, storeIndex: index) }
             }
         }
     }
@@ -190,6 +196,11 @@ extension ClusterConfig {
             try checkNode(
                 "the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort,
                 metricsListen: dispatcher.metricsListen, table: "dispatcher", index: nil)
+        }
+        for (index, entry) in (ha == nil ? [] : dispatchers ?? []).enumerated() {
+            try checkNode(
+                "dispatcher '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort,
+                metricsListen: entry.metricsListen, table: "dispatcher", index: index)
         }
         for (index, entry) in stores.enumerated() {
             try checkNode(

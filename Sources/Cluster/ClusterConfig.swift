@@ -28,6 +28,18 @@
 /// client_key = "keys/client.key"
 /// authorized_keys = "keys/authorized_keys"
 ///
+/// [ha]                     # a standby dispatcher: etcd decides which of the [[dispatcher]] entries leads
+/// etcd = ["http://10.0.0.5:2379"]
+/// lease_ms = 3000          # at least 2000 (etcd's shortest lease is 2 s)
+/// replication = "sync"     # sync (an ACK waits for the standby) or async
+/// key = "/zflux/shop/leader"   # default: /zflux/<[cluster] name, or zflux>/leader
+///
+/// [[dispatcher]]           # with [ha] only, two or more; without [ha], one [dispatcher] table
+/// name = "d1"
+/// host = "10.0.0.1"
+/// port = 5570              # intake; actions, replay and replication on the next three ports
+/// journal = "journal/d1"   # relative to the run directory; default <journal directory>/<name>
+///
 /// [[store]]
 /// name = "todo"            # the store's name (views and `zflux state` use it)
 /// app = "todo"             # which app it hosts; defaults to the name
@@ -42,6 +54,8 @@
 public struct ClusterConfig: Codable, Equatable, Sendable {
     /// `[cluster]`: how the nodes talk.
     public struct ClusterSection: Codable, Equatable, Sendable {
+        /// The cluster's name (``NodeName`` rules): `[ha]`'s default key is `/zflux/<name>/leader`.
+        public var name: String?
         /// "ipc" (default) or "tcp".
         public var transport: String?
         public var host: String?
@@ -56,8 +70,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
 
         public init(
             transport: String? = nil, host: String? = nil, basePort: Int? = nil, heartbeatMs: Int? = nil, highWaterMark: Int? = nil,
-            queueMb: Int? = nil, allowRemote: Bool? = nil, codec: String? = nil, timeoutMs: Int? = nil
+            queueMb: Int? = nil, allowRemote: Bool? = nil, codec: String? = nil, timeoutMs: Int? = nil, name: String? = nil
         ) {
+            self.name = name
             self.transport = transport
             self.host = host
             self.basePort = basePort
@@ -70,7 +85,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case transport, host, codec
+            case name, transport, host, codec
             case timeoutMs = "timeout_ms"
             case allowRemote = "allow_remote"
             case basePort = "base_port"
@@ -167,6 +182,64 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         }
     }
 
+    /// One `[[dispatcher]]` of a pair (with `[ha]`): where it runs and where it keeps its journal.
+    public struct DispatcherMemberSection: Codable, Equatable, Sendable {
+        /// Its node name (``NodeName`` rules): `zflux dispatcher --node NAME` runs it.
+        public var name: String
+        public var host: String?
+        public var listen: String?
+        /// Its intake; actions, replay and replication take the next three ports.
+        public var port: Int?
+        public var metricsPort: Int?
+        public var metricsListen: String?
+        /// Its journal's directory, relative to the run directory (nil: `<[journal] directory>/<name>`).
+        public var journal: String?
+
+        public init(
+            name: String, host: String? = nil, listen: String? = nil, port: Int? = nil, metricsPort: Int? = nil, metricsListen: String? = nil,
+            journal: String? = nil
+        ) {
+            self.name = name
+            self.host = host
+            self.listen = listen
+            self.port = port
+            self.metricsPort = metricsPort
+            self.metricsListen = metricsListen
+            self.journal = journal
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, host, listen, port, journal
+            case metricsPort = "metrics_port"
+            case metricsListen = "metrics_listen"
+        }
+    }
+
+    /// `[ha]`: a standby dispatcher. The `[[dispatcher]]` entries are the pair; the one holding the
+    /// lease on ``key`` in etcd leads, the others follow its journal.
+    public struct HighAvailabilitySection: Codable, Equatable, Sendable {
+        /// etcd's client URLs (`http://host:2379`, or https); at least one.
+        public var etcd: [String]
+        /// The leader's lease (default 3000; at least 2000, etcd's shortest lease being 2 s).
+        public var leaseMs: Int?
+        /// "sync" (default: an ACK waits for the standby's journal too) or "async".
+        public var replication: String?
+        /// The key the leader holds (default `/zflux/<[cluster] name, or zflux>/leader`).
+        public var key: String?
+
+        public init(etcd: [String], leaseMs: Int? = nil, replication: String? = nil, key: String? = nil) {
+            self.etcd = etcd
+            self.leaseMs = leaseMs
+            self.replication = replication
+            self.key = key
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case etcd, replication, key
+            case leaseMs = "lease_ms"
+        }
+    }
+
     /// `[restart]`: `zflux cluster up`'s restart policy for its nodes.
     public struct RestartSection: Codable, Equatable, Sendable {
         public var maxRestarts: Int?
@@ -223,7 +296,11 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     }
 
     public var cluster: ClusterSection?
+    /// `[dispatcher]`: the one dispatcher (a config has this or ``dispatchers``, never both).
     public var dispatcher: DispatcherSection?
+    /// The `[[dispatcher]]` entries of a pair, in the file's order (with ``ha`` only).
+    public var dispatchers: [DispatcherMemberSection]?
+    public var ha: HighAvailabilitySection?
     public var journal: JournalSection?
     public var limits: LimitsSection?
     public var security: SecuritySection?
@@ -238,10 +315,13 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
 
     public init(
         cluster: ClusterSection? = nil, dispatcher: DispatcherSection? = nil, journal: JournalSection? = nil, limits: LimitsSection? = nil,
-        security: SecuritySection? = nil, restart: RestartSection? = nil, stores: [StoreSection]? = nil
+        security: SecuritySection? = nil, restart: RestartSection? = nil, stores: [StoreSection]? = nil, ha: HighAvailabilitySection? = nil,
+        dispatchers: [DispatcherMemberSection]? = nil
     ) {
         self.cluster = cluster
         self.dispatcher = dispatcher
+        self.dispatchers = dispatchers
+        self.ha = ha
         self.journal = journal
         self.limits = limits
         self.security = security
@@ -250,7 +330,41 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case cluster, dispatcher, journal, limits, security, restart
+        case cluster, dispatcher, journal, limits, security, restart, ha
         case stores = "store"
+    }
+
+    // `dispatcher` is a table (`[dispatcher]`) or an array of tables (`[[dispatcher]]`): TOML allows
+    // one or the other, and each is read into its own property.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        cluster = try container.decodeIfPresent(ClusterSection.self, forKey: .cluster)
+        if (try? container.nestedUnkeyedContainer(forKey: .dispatcher)) != nil {
+            dispatchers = try container.decode([DispatcherMemberSection].self, forKey: .dispatcher)
+        } else {
+            dispatcher = try container.decodeIfPresent(DispatcherSection.self, forKey: .dispatcher)
+        }
+        journal = try container.decodeIfPresent(JournalSection.self, forKey: .journal)
+        limits = try container.decodeIfPresent(LimitsSection.self, forKey: .limits)
+        security = try container.decodeIfPresent(SecuritySection.self, forKey: .security)
+        restart = try container.decodeIfPresent(RestartSection.self, forKey: .restart)
+        ha = try container.decodeIfPresent(HighAvailabilitySection.self, forKey: .ha)
+        stores = try container.decodeIfPresent([StoreSection].self, forKey: .stores)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(cluster, forKey: .cluster)
+        if let dispatchers {
+            try container.encode(dispatchers, forKey: .dispatcher)
+        } else {
+            try container.encodeIfPresent(dispatcher, forKey: .dispatcher)
+        }
+        try container.encodeIfPresent(journal, forKey: .journal)
+        try container.encodeIfPresent(limits, forKey: .limits)
+        try container.encodeIfPresent(security, forKey: .security)
+        try container.encodeIfPresent(restart, forKey: .restart)
+        try container.encodeIfPresent(ha, forKey: .ha)
+        try container.encodeIfPresent(stores, forKey: .stores)
     }
 }

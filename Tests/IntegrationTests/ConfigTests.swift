@@ -40,6 +40,50 @@ struct ConfigTests {
         #expect(example.stdout.contains("tcp://127.0.0.1:5570"))
     }
 
+    @Test("cluster check on an [ha] config: prints the pair and the joined endpoints; a pair without [ha] is refused with its line")
+    func pairConfig() throws {
+        let dir = NSTemporaryDirectory() + "zflux-ha-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = """
+            [cluster]
+            name = "shop"
+            transport = "tcp"
+            base_port = 6100
+            [ha]
+            etcd = ["http://127.0.0.1:2379"]
+            replication = "async"
+            [[dispatcher]]
+            name = "d1"
+            metrics_port = 9480
+            [[dispatcher]]
+            name = "d2"
+            metrics_port = 9481
+            [[store]]
+            name = "todo"
+            """
+        try text.write(toFile: dir + "/ha.toml", atomically: true, encoding: .utf8)
+        let checked = try zflux(["cluster", "check", dir + "/ha.toml", "--run-dir", dir + "/run"])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        let topology = try JSONDecoder().decode(Topology.self, from: Data(checked.stdout.utf8))
+        let ha = try #require(topology.ha)
+        #expect(ha.key == "/zflux/shop/leader" && ha.replication == "async" && ha.leaseMilliseconds == 3000 && ha.etcd == ["http://127.0.0.1:2379"])
+        #expect(ha.dispatchers.map(\.name) == ["d1", "d2"])
+        #expect(ha.dispatchers.map(\.replication) == ["tcp://127.0.0.1:6103", "tcp://127.0.0.1:6107"])
+        #expect(ha.dispatchers.map(\.journalDirectory) == [dir + "/run/journal/d1", dir + "/run/journal/d2"])
+        #expect(topology.dispatcher.intake == "tcp://127.0.0.1:6100,tcp://127.0.0.1:6104")
+        #expect(topology.store(named: "todo")?.state == "tcp://127.0.0.1:6108")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/run"), "cluster check creates nothing")
+
+        let unpaired = text.replacingOccurrences(of: "[ha]\netcd = [\"http://127.0.0.1:2379\"]\nreplication = \"async\"\n", with: "")
+        try unpaired.write(toFile: dir + "/unpaired.toml", atomically: true, encoding: .utf8)
+        let refused = try zflux(["cluster", "check", dir + "/unpaired.toml", "--run-dir", dir + "/run"])
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.contains("unpaired.toml:5: [[dispatcher]] entries describe a dispatcher pair and need an [ha] section"),
+            "\(refused.stderr)")
+    }
+
     @Test("the example config: a replica agrees with its original, stats reads todo, and only the owner runs effects")
     func replicaAndStats() async throws {
         let cluster = try ClusterProcess(

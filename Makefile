@@ -5,13 +5,14 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test lint format bench simulate fuzz clean help
+.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz clean help
 
 all: build
 
 help:
 	@echo "make demo   start a local cluster (dispatcher + one store per example app) and watch it live"
 	@echo "make test   build and run every test (unit and real-process integration)"
+	@echo "make ha-test  the dispatcher pair's tests against a real etcd alone (make test runs them too)"
 	@echo "make build  build the zflux binary (.build/debug/zflux)"
 	@echo "make bench  release build, then the journal, codec and load measurements of BENCHMARKS.md"
 	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
@@ -82,7 +83,15 @@ test: test-deps lint build
 	$(ZFLUX) simulate --seeds 2000 --ha
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
-	$(SWIFT) test $(TEST_ARGS)
+	$(SWIFT) test --skip '$(HA_TESTS)' $(TEST_ARGS)
+	@# The dispatcher pair against a real etcd, one test at a time: their leases are timed, and a machine
+	@# loaded by every other suite at once would starve etcd's keepalives.
+	$(MAKE) ha-test
+
+# The tests of a dispatcher pair and its etcd client (make test runs them after the rest).
+HA_TESTS := LeadershipTests|PairFailoverTests|pairFromConfig
+ha-test: deps
+	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'
 
 # The deterministic simulator for as long as asked: SEEDS seeds from FIRST_SEED (make test runs 2,000).
 SEEDS ?= 100000

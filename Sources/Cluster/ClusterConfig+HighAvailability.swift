@@ -12,7 +12,7 @@ extension ClusterConfig {
     /// etcd grants leases of whole seconds, at least 2.
     static let leaseMilliseconds = 2000...600_000
 
-    /// `[ha]` comes with two or more `[[dispatcher]]` entries and `[[dispatcher]]` only with `[ha]`;
+    /// `[ha]` comes with exactly two `[[dispatcher]]` entries and `[[dispatcher]]` only with `[ha]`;
     /// the names follow ``NodeName`` and differ.
     func checkPairTables(transport: Topology.Transport) throws {
         guard ha != nil else {
@@ -26,13 +26,15 @@ extension ClusterConfig {
         }
         if dispatcher != nil {
             throw error(
-                "with [ha], list the dispatchers as two or more [[dispatcher]] entries (each with a name), not one [dispatcher] table",
+                "with [ha], list the dispatchers as two [[dispatcher]] entries (each with a name), not one [dispatcher] table",
                 table: "dispatcher")
         }
         let members = dispatchers ?? []
-        guard members.count >= 2 else {
+        // Exactly two: a standby follows one leader, and a third member could not take part in sync
+        // replication (each hello would go to whichever peer's connection came up first).
+        guard members.count == 2 else {
             throw error(
-                "[ha] needs two or more [[dispatcher]] entries, a leader and a standby (the config has \(members.count)); "
+                "[ha] needs exactly two [[dispatcher]] entries, a leader and a standby (the config has \(members.count)); "
                     + "give each a name, and over tcp its host and port",
                 table: "ha")
         }

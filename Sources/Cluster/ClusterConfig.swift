@@ -34,7 +34,7 @@
 /// replication = "sync"     # sync (an ACK waits for the standby) or async
 /// key = "/zflux/shop/leader"   # default: /zflux/<[cluster] name, or zflux>/leader
 ///
-/// [[dispatcher]]           # with [ha] only, two or more; without [ha], one [dispatcher] table
+/// [[dispatcher]]           # with [ha] only, exactly two; without [ha], one [dispatcher] table
 /// name = "d1"
 /// host = "10.0.0.1"
 /// port = 5570              # intake; actions, replay and replication on the next three ports

@@ -132,6 +132,10 @@ public final class Supervisor: Sendable {
         try spawn(name: name, command)
     }
 
+    /// The exit status of a dispatcher of a pair that stopped leading (EX_TEMPFAIL): its supervisor (this
+    /// one, or systemd's `RestartForceExitStatus=`) starts it again at once, as the standby.
+    public static let steppedDownStatus: Int32 = 75
+
     public var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     public var pids: [(String, Int32)] { children.withLock { $0.map { ($0.name, $0.process.pid) } } }
@@ -206,6 +210,19 @@ public final class Supervisor: Sendable {
             case .childExited(let name, let code):
                 if isStopping { continue }
                 let log = runDirectory.log(of: name)
+                if code == .exited(Supervisor.steppedDownStatus) {
+                    // A dispatcher of a pair that stopped leading: not a crash. It comes back at once, as
+                    // the standby, and does not count towards the restart intensity.
+                    report("\(name) stopped leading; starting it again as the standby")
+                    do {
+                        try restart(name)
+                    } catch {
+                        report("\(name) could not be restarted: \(error)")
+                        status = 1
+                        break eventLoop
+                    }
+                    continue
+                }
                 guard let delay = restartDelay(for: name) else {
                     report(
                         "\(name) ended with \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))"

@@ -177,7 +177,7 @@ final class DispatcherLoop: NodeLoop {
             serveReplays()
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
-        if let steppedDown { throw NodeError("stepped down: \(steppedDown)") }
+        if let steppedDown { throw SteppedDown(reason: steppedDown) }
     }
 
     func carryOut(_ commands: [DispatcherCore.Command]) throws {
@@ -210,7 +210,10 @@ final class DispatcherLoop: NodeLoop {
             case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
             case .replicateFromLog(let peer, let from, let through):
                 var next = from
-                while next <= through, let batch = try log.replayBatch(from: next, limit: min(4096, Int(through - next + 1)), maxBytes: 4 << 20) {
+                while next <= through,
+                    let batch = try log.replayBatch(
+                        from: next, limit: min(4096, Int(through - next + 1)), maxBytes: DispatcherCore.replicaAppendBytes)
+                {
                     reply(.replication, to: peer, core.replicaAppend(first: next, batchPayload: batch.payload))
                     next = batch.last + 1
                 }

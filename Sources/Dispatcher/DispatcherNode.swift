@@ -158,3 +158,10 @@ public enum DispatcherEvent: Sendable {
     /// It holds the lease no more (it ran out on its clock, or was given up): it must stop leading.
     case leaseLost(String)
 }
+
+/// How a dispatcher of a pair ends when it stops leading: its process exits with
+/// `Supervisor.steppedDownStatus`, to be started again as the standby.
+public struct SteppedDown: Error, CustomStringConvertible {
+    public let reason: String
+    public var description: String { "stepped down: \(reason)" }
+}

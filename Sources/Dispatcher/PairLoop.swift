@@ -4,6 +4,7 @@ import Foundation
 import Leadership
 import Logging
 import NodeSupport
+import Synchronization
 import ZeroMQ
 
 /// A dispatcher of a pair (`[ha]`): a standby that follows the leader's journal until it wins the
@@ -23,6 +24,10 @@ final class PairLoop: NodeLoop {
     let journal: Journal
     let client: EtcdClient
     let election: LeaderElection
+    /// Whether this member may campaign: off while it lacks actions a leader told it were committed.
+    let gate = CampaignGate()
+    /// The newest seq any leader has said it committed, as this standby heard it.
+    private var committedHeard: UInt64 = 0
 
     init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<DispatcherEvent>) throws {
         guard let ha = configuration.ha else { throw NodeError("a dispatcher of a pair needs its [ha] settings") }
@@ -46,7 +51,7 @@ final class PairLoop: NodeLoop {
         let handover = Handover(client: client, key: ha.key, name: ha.name)
         election = LeaderElection(
             client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger,
-            mayCampaign: { await handover.allows() }
+            mayCampaign: { [gate] in gate.caughtUp.load(ordering: .acquiring) ? await handover.allows() : false }
         ) { [control] event in
             switch event {
             case .elected(let revision): control.post(.elected(revision: revision))
@@ -85,6 +90,16 @@ final class PairLoop: NodeLoop {
         _ = done.wait(timeout: .now() + 5)
     }
 
+    /// A leader asking to drop records at or below a seq some leader said was committed lacks
+    /// acknowledged actions: stop, with the reason, rather than lose them.
+    private func refuseToDropCommitted(after seq: UInt64) throws {
+        guard ha.mode == .sync, seq < committedHeard else { return }
+        throw NodeError(
+            "the leader asks this standby to drop records after seq \(seq), but seq \(committedHeard) was committed: "
+                + "the leader lacks acknowledged actions this journal holds. Stopping without dropping anything; "
+                + "stop that leader and let this dispatcher lead (docs/OPERATIONS.md, High availability)")
+    }
+
     /// A cluster id (24 bits, never 0) from the lease key: FNV-1a of its bytes.
     static func clusterID(forKey key: String) -> UInt32 {
         var hash: UInt32 = 2_166_136_261
@@ -114,11 +129,13 @@ final class PairLoop: NodeLoop {
                     if let last = records.last { core.durable(through: last.header.seq) }
                 case .dropRun(let seq):
                     let first = try journal.firstSeqOfRun(endingAt: seq)
+                    try refuseToDropCommitted(after: first - 1)
                     try journal.truncate(after: first - 1)
                     logger.warning("dropped records the leader does not hold", metadata: ["from": "\(first)", "through": "\(seq)"])
                     core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
                 case .truncate(let seq):
                     // The leader found where the logs part: drop what follows, keep what it holds too.
+                    try refuseToDropCommitted(after: seq)
                     try journal.truncate(after: seq)
                     logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
                     core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
@@ -129,6 +146,10 @@ final class PairLoop: NodeLoop {
                     dealer = try connectToPeers()
                 }
             }
+            committedHeard = max(committedHeard, core.leaderCommitted)
+            // A standby that lacks what a leader has committed must not lead: it would lead without it.
+            // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
+            gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
             // Commands may have queued more commands (an ACK after an append): go round at once.
             var poller = Poller()
             let dealerIndex = poller.add(.socket(dealer))
@@ -136,9 +157,15 @@ final class PairLoop: NodeLoop {
             let wait = MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs(now: .now()))
             _ = try poller.poll(timeoutMilliseconds: Int(min(wait, 1000)))
             if poller.isReadable(wakeIndex) {
+                // In order: a lease lost after it was won (both in one batch) is not led with.
+                var won: Int64?
                 for event in control.takeAll() {
-                    if case .elected(let revision) = event { return (revision, core.newestEpoch) }
+                    switch event {
+                    case .elected(let revision): won = revision
+                    case .leaseLost: won = nil
+                    }
                 }
+                if let won { return (won, core.newestEpoch) }
             }
             if poller.isReadable(dealerIndex) {
                 for _ in 0..<1024 {
@@ -202,4 +229,9 @@ public struct Handover: Sendable {
         guard let held = try? await client.get(Handover.key(for: key)).keyValue else { return true }
         return String(decoding: held.value, as: UTF8.self) == name
     }
+}
+
+/// Whether a standby may campaign for the lease, set on the node thread and read by the election.
+final class CampaignGate: Sendable {
+    let caughtUp = Atomic<Bool>(true)
 }

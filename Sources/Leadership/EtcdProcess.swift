@@ -35,7 +35,11 @@ public final class EtcdProcess: Sendable {
         let ended = Mutex(false)
     }
 
-    private init(endpoint: String, name: String, directory: String, pid: pid_t, exit: Exit) {
+    /// The directory is the caller's (`dataDirectory`): stopping leaves it.
+    private let keepsDirectory: Bool
+
+    private init(endpoint: String, name: String, directory: String, pid: pid_t, exit: Exit, keepsDirectory: Bool = false) {
+        self.keepsDirectory = keepsDirectory
         self.endpoint = endpoint
         self.name = name
         self.directory = directory
@@ -48,14 +52,19 @@ public final class EtcdProcess: Sendable {
 
     /// Starts etcd (`executable`, or the first `etcd` on PATH or in /usr/bin) and waits until it answers on
     /// its client URL, or throws after `startTimeout` with the end of its log.
-    public static func start(executable: String? = nil, startTimeout: Duration = .seconds(30), logger: Logger) async throws -> EtcdProcess {
+    ///
+    /// `dataDirectory`: keep etcd's data there across runs (kept on stop), so that its revisions, the
+    /// epochs of a dispatcher pair, go on growing; nil: a fresh temporary directory, removed on stop.
+    public static func start(
+        executable: String? = nil, dataDirectory: String? = nil, startTimeout: Duration = .seconds(30), logger: Logger
+    ) async throws -> EtcdProcess {
         guard let binary = executable ?? findEtcd() else {
             throw EtcdError(.invalidConfiguration, "no etcd binary: install etcd-server (make deps does), or pass its path")
         }
         // A port found free may be taken before etcd binds it; another pair of ports then does.
         var failures: [String] = []
         for _ in 0..<3 {
-            let process = try await spawn(binary)
+            let process = try await spawn(binary, dataDirectory: dataDirectory)
             do {
                 try await process.waitUntilAnswering(timeout: startTimeout, logger: logger)
                 logger.debug("etcd started", metadata: ["endpoint": "\(process.endpoint)", "pid": "\(process.pid)"])
@@ -86,7 +95,7 @@ public final class EtcdProcess: Sendable {
                 waitForExit(timeout: .seconds(60))
             }
         }
-        try? FileManager.default.removeItem(atPath: directory)
+        if !keepsDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
     /// SIGKILL, as a crash or a power cut would; waits until etcd is reaped. The directory stays until
@@ -150,15 +159,22 @@ public final class EtcdProcess: Sendable {
     }
 
     /// Starts etcd on fresh ports in a fresh directory, from a thread that then waits for its exit.
-    private static func spawn(_ binary: String) async throws -> EtcdProcess {
-        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("zflux-etcd-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw EtcdError(.invalidConfiguration, "cannot make a temporary directory: \(String(cString: strerror(errno)))")
+    private static func spawn(_ binary: String, dataDirectory: String?) async throws -> EtcdProcess {
+        let directory: String
+        if let dataDirectory {
+            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            directory = dataDirectory
+        } else {
+            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("zflux-etcd-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else {
+                throw EtcdError(.invalidConfiguration, "cannot make a temporary directory: \(String(cString: strerror(errno)))")
+            }
+            directory = String(cString: made)
         }
-        let directory = String(cString: made)
         let clientPort = try freePort()
         let peerPort = try freePort()
-        let name = "zflux-\(getpid())-\(clientPort)"
+        // A data directory kept across runs names its member: the same name each time.
+        let name = dataDirectory == nil ? "zflux-\(getpid())-\(clientPort)" : "zflux"
         let endpoint = "http://127.0.0.1:\(clientPort)"
         let peer = "http://127.0.0.1:\(peerPort)"
         let command = [
@@ -190,10 +206,10 @@ public final class EtcdProcess: Sendable {
             thread.start()
         }
         guard spawned > 0 else {
-            try? FileManager.default.removeItem(atPath: directory)
+            if dataDirectory == nil { try? FileManager.default.removeItem(atPath: directory) }
             throw EtcdError(.invalidConfiguration, "cannot start \(binary): \(String(cString: strerror(-spawned)))")
         }
-        return EtcdProcess(endpoint: endpoint, name: name, directory: directory, pid: spawned, exit: exit)
+        return EtcdProcess(endpoint: endpoint, name: name, directory: directory, pid: spawned, exit: exit, keepsDirectory: dataDirectory != nil)
     }
 
     /// posix_spawn with stdin from /dev/null, stdout and stderr to `log`, every signal at its default, in a

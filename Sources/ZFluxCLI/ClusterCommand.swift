@@ -62,10 +62,12 @@ struct ClusterCommand: AsyncParsableCommand {
             if ha && topology.ha == nil {
                 var logger = Logger(label: "zflux.etcd")
                 logger.logLevel = .warning
-                let started = try await EtcdProcess.start(logger: logger)
+                // Its data stays in the run directory: etcd's revisions, which name the pair's epochs, go on
+                // growing from one run to the next.
+                let started = try await EtcdProcess.start(dataDirectory: RunDirectory(runDir.path).path + "/etcd", logger: logger)
                 etcd = started
                 printError("etcd for the pair at \(started.endpoint) (pid \(started.pid), data in \(started.directory))")
-                topology = try topology.withLocalPair(etcd: [started.endpoint], clusterName: "local-\(getpid())")
+                topology = try topology.withLocalPair(etcd: [started.endpoint], clusterName: "local")
             }
             defer { etcd?.stop() }
             var policy = Supervisor.RestartPolicy()

@@ -45,7 +45,13 @@ struct DispatcherCommand: AsyncParsableCommand {
                 token: try metricsToken(), logger: node.logger("zflux.metrics"))
         }
         defer { metrics?.shutdown() }
-        try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
+        do {
+            try await runNode(stop: dispatcher.stop, supervisorPid: node.supervisorPid) { try await dispatcher.run() }
+        } catch let stepped as SteppedDown {
+            // Not a crash: the supervisor starts it again at once, as the standby.
+            printError("\(stepped); exiting to come back as the standby")
+            throw ExitCode(Supervisor.steppedDownStatus)
+        }
         withExtendedLifetime(zap) {}
     }
 }

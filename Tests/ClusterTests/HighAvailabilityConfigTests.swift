@@ -122,18 +122,22 @@ struct HighAvailabilityConfigTests {
     func errors() {
         let pair = Self.pair
         let cases: [(String, String)] = [
-            // [ha] and [[dispatcher]] come together, two or more.
+            // [ha] and [[dispatcher]] come together, exactly two.
             (
                 "[ha]\netcd = [\"http://127.0.0.1:2379\"]\n[[store]]\nname = \"todo\"\n",
-                "ha.toml:1: [ha] needs two or more [[dispatcher]] entries, a leader and a standby (the config has 0)"
+                "ha.toml:1: [ha] needs exactly two [[dispatcher]] entries, a leader and a standby (the config has 0)"
             ),
             (
                 "[ha]\netcd = [\"http://127.0.0.1:2379\"]\n[[dispatcher]]\nname = \"d1\"\n[[store]]\nname = \"todo\"\n",
                 "(the config has 1)"
             ),
             (
+                "[ha]\netcd = [\"http://127.0.0.1:2379\"]\n[[dispatcher]]\nname = \"d1\"\n[[dispatcher]]\nname = \"d2\"\n[[dispatcher]]\nname = \"d3\"\n[[store]]\nname = \"todo\"\n",
+                "(the config has 3)"
+            ),
+            (
                 "[ha]\netcd = [\"http://127.0.0.1:2379\"]\n[dispatcher]\nmetrics_port = 9470\n[[store]]\nname = \"todo\"\n",
-                "ha.toml:3: with [ha], list the dispatchers as two or more [[dispatcher]] entries"
+                "ha.toml:3: with [ha], list the dispatchers as two [[dispatcher]] entries"
             ),
             (
                 "[[dispatcher]]\nname = \"d1\"\n[[dispatcher]]\nname = \"d2\"\n[[store]]\nname = \"todo\"\n",

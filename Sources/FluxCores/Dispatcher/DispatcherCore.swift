@@ -108,6 +108,9 @@ public final class DispatcherCore {
         self.startedAtMs = now.milliseconds
     }
 
+    /// The most payload one live REPLICA-APPEND carries (the journal's catch-up batches are as large).
+    public static let replicaAppendBytes = 4 << 20
+
     /// How many of the newest journaled actions to feed to ``remember(_:)`` at start.
     public static let dedupRecoveryRecords: UInt64 = 65_536
 
@@ -248,7 +251,18 @@ public final class DispatcherCore {
             if let link = standby, link.sentThrough == stamped[0].header.seq - 1,
                 stamped[stamped.count - 1].header.seq <= link.durableThrough + rules.replicationWindow
             {
-                commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: stamped)))
+                // In messages of at most `replicaAppendBytes` (a burst may reach 16 MiB, the most a peer takes).
+                var start = 0
+                while start < stamped.count {
+                    var end = start, bytes = 0
+                    while end < stamped.count && (end == start || bytes + stamped[end].payload.count <= DispatcherCore.replicaAppendBytes) {
+                        bytes += stamped[end].payload.count + stamped[end].topic.count + 64
+                        end += 1
+                    }
+                    let part = Array(stamped[start..<end])
+                    commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: part[0].header.seq, records: part)))
+                    start = end
+                }
                 standby?.sentThrough = stamped[stamped.count - 1].header.seq
             }
             commands.append(.append(stamped))

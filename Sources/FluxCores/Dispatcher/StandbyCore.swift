@@ -78,6 +78,8 @@ public final class StandbyCore {
     public private(set) var leaderCommitted: UInt64 = 0
     private var lastHeardMs: UInt64
     private var helloSentMs: UInt64 = 0
+    /// When the connection to the leader was last made anew.
+    private var connectedMs: UInt64 = 0
     private var adopted: (cluster: UInt32, scope: ClientScope)?
 
     /// `lastSeq` is the newest record the journal holds (durable: a journal is synced when it opens),
@@ -90,6 +92,7 @@ public final class StandbyCore {
         self.durableSeq = lastSeq
         self.newestEpoch = max(newestEpoch, HistoryID(rawValue: lastStamp).epoch)
         self.lastHeardMs = now.milliseconds
+        self.connectedMs = now.milliseconds
         hello(now: now)
     }
 
@@ -119,11 +122,17 @@ public final class StandbyCore {
     public func tick(now: NodeTime) {
         switch phase {
         case .greeting where now.milliseconds >= helloSentMs + rules.helloRetryMilliseconds:
-            commands.append(.reconnect)
+            // Said again on the same connection; a new one only once a leader timeout has passed, so a
+            // handshake slower than the retry (a far link, CURVE) is not torn down before it ends.
+            if now.milliseconds >= connectedMs + rules.leaderTimeoutMilliseconds {
+                commands.append(.reconnect)
+                connectedMs = now.milliseconds
+            }
             hello(now: now)
         case .following where now.milliseconds >= lastHeardMs + rules.leaderTimeoutMilliseconds:
             logger.warning("the leader is silent; connecting again", metadata: ["leader": "\(leader.map { "\($0)" } ?? "none")"])
             commands.append(.reconnect)
+            connectedMs = now.milliseconds
             hello(now: now)
         default:
             return

@@ -38,6 +38,8 @@ public final class Supervisor: Sendable {
     /// When each restart happened, for the intensity limit, and how many each node had.
     private let restarts = Mutex<(times: [ContinuousClock.Instant], perNode: [String: Int])>(([], [:]))
     private let stopping = Atomic<Bool>(false)
+    /// A signal came (``forward(signal:)``).
+    private let signalled = Atomic<Bool>(false)
     /// Set once this supervisor owns the run directory's files, so only then does it clean them up.
     private let ownsRunDirectory = Atomic<Bool>(false)
     public let events: AsyncStream<Event>
@@ -106,7 +108,12 @@ public final class Supervisor: Sendable {
         }
     }
 
-    public func forward(signal: Int32) { continuation.yield(.signal(signal)) }
+    public func forward(signal: Int32) {
+        // Also seen by a start still waiting for its nodes (``waitUntilReady(report:)``), before the
+        // event loop reads the stream.
+        signalled.store(true, ordering: .releasing)
+        continuation.yield(.signal(signal))
+    }
 
     /// Decides what to do about a node that died: nil when the restart intensity is exceeded (the
     /// cluster must stop), otherwise the backoff to wait before starting it again.
@@ -150,7 +157,7 @@ public final class Supervisor: Sendable {
         endpoints += topology.stores.map { ("store \($0.name)", $0.snapshot) }
         for (name, endpoint) in endpoints {
             while true {
-                if isStopping { throw ClusterError("stopped while starting") }
+                if isStopping || signalled.load(ordering: .acquiring) { throw ClusterError("stopped while starting") }
                 if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
                     throw ClusterError("\(exited.name) exited during start-up; see \(runDirectory.log(of: exited.name))")
                 }
@@ -161,7 +168,10 @@ public final class Supervisor: Sendable {
                     if let progress { report(progress) }
                     usleep(20_000)
                     continue
-                case .stuck(let reason): throw ClusterError("\(reason); see \(logDirectory)")
+                case .stuck(let reason):
+                    // A pair's dispatchers serve nothing until one holds the lease in etcd.
+                    let hint = topology.ha.map { " (a dispatcher pair leads only once it holds its lease in etcd: is etcd at \($0.etcd.joined(separator: ", ")) answering?)" }
+                    throw ClusterError("\(reason)\(name == "dispatcher" ? hint ?? "" : ""); see \(logDirectory)")
                 }
                 break
             }

@@ -134,7 +134,7 @@ final class DispatcherLoop: NodeLoop {
                 for event in control.takeAll() {
                     if case .leaseLost(let reason) = event {
                         logger.warning("leadership lost", metadata: ["reason": "\(reason)"])
-                        core.leaseExpired()
+                        core.leaseExpired("its lease: \(reason)")
                     }
                 }
                 try carryOut(core.takeCommands())

@@ -2,13 +2,22 @@ import Logging
 import Synchronization
 
 /// What a ``LeaderElection`` tells its owner.
-public enum LeadershipEvent: Sendable, Hashable {
+public enum LeadershipEvent: Sendable, Hashable, CustomStringConvertible {
     /// This process leads from now on; `epoch` is the etcd revision at which it won the key, its fencing epoch.
     case elected(epoch: Int64)
     /// Another process holds the key: its value (the endpoints it names) and its epoch.
     case leaderIs(value: [UInt8], epoch: Int64)
     /// This process must stop acting as leader now: its lease may be gone, or it gave the key up.
     case lost(reason: String)
+
+    /// For logs: the key's value as the text it is.
+    public var description: String {
+        switch self {
+        case .elected(let epoch): "elected at revision \(epoch)"
+        case .leaderIs(let value, let epoch): "\(String(decoding: value, as: UTF8.self)) leads, since revision \(epoch)"
+        case .lost(let reason): "lost: \(reason)"
+        }
+    }
 }
 
 /// Campaigns for a lease-bound key in etcd, keeps the lease alive while it holds the key, and tells its
@@ -245,7 +254,7 @@ extension LeaderElection {
                     failures = 0
                 }
             } catch let error as EtcdError where error.code == .leaseNotFound {
-                return "etcd let the lease expire"
+                return "the lease is gone in etcd (revoked by a planned handover, zflux failover, or expired)"
             } catch {
                 if Task.isCancelled { return nil }
                 // The first failure is news; the retries until an answer or the deadline are not.

@@ -45,8 +45,12 @@ public final class DispatchConnection {
         let frames = message.frames
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            try socket.send(frames, dontWait: true)
+            // Over a list of dispatchers a message goes only on a connection that is up: the first one
+            // may take a moment to come up, and a failover a little longer.
             let resend = min(ContinuousClock.now + retryInterval, deadline)
+            let interval = retryInterval.components
+            let waitMs = UInt64(max(1, interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000))
+            _ = try socket.sendWhenConnected(frames, untilMilliseconds: MonotonicClock.nowMilliseconds() + waitMs)
             while ContinuousClock.now < resend {
                 var poller = Poller()
                 poller.add(.socket(socket))

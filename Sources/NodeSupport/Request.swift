@@ -10,9 +10,10 @@ public func requestReply(
     let socket = try SocketDefaults.dealer(context)
     defer { socket.close() }
     try socket.connectSecurely(endpoint, security)
-    try socket.send(request.frames)
     // The timeout is for silence: every part of an answer in parts moves the deadline on.
     var deadline = MonotonicClock.nowMilliseconds() + UInt64(timeoutMilliseconds)
+    // Over a list of endpoints a message waits for a connection that is up (ZMQ_IMMEDIATE): never block.
+    guard try socket.sendWhenConnected(request.frames, untilMilliseconds: deadline) else { return nil }
     var parts = MessageAssembler()  // a whole state over 4 MiB comes in parts
     while true {
         let now = MonotonicClock.nowMilliseconds()
@@ -44,4 +45,17 @@ public func nodeStatus(
 /// True once the node answers and is ready to serve (``NodeStatus/isReady``).
 public func nodeIsReady(context: Context = .shared, endpoint: String, security: Security.Settings? = nil) -> Bool {
     nodeStatus(context: context, endpoint: endpoint, security: security)?.isReady ?? false
+}
+
+extension Socket {
+    /// Sends without blocking, trying again every millisecond while no connection can take the message
+    /// (a socket connected to a list of endpoints, ``connectSecurely(_:_:)``, sends only on connections
+    /// that are up), until the monotonic `deadline` (ms). False: nothing was sent by then.
+    public func sendWhenConnected(_ frames: [[UInt8]], untilMilliseconds deadline: UInt64) throws -> Bool {
+        while true {
+            if try send(frames, dontWait: true) { return true }
+            if MonotonicClock.nowMilliseconds() >= deadline { return false }
+            usleep(1000)
+        }
+    }
 }

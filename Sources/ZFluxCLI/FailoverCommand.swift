@@ -27,7 +27,11 @@ struct FailoverCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var runDir: RunDirOptions
-    @Option(help: "Seconds to wait for the new leader.") var timeout = 30
+    @Option(help: "Seconds to wait for the new leader (1…3600).") var timeout = 30
+
+    func validate() throws {
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1…3600 seconds") }
+    }
 
     func run() async throws {
         let topology = try runDir.topology()

@@ -390,7 +390,7 @@ public final class DispatcherCore {
     private var settling: Bool { durableHead < historySince - 1 }
 
     /// The lease this dispatcher leads by has run out on its clock (or it gave it up): it leads no more.
-    public func leaseExpired() { stepDown("its lease ran out") }
+    public func leaseExpired(_ reason: String = "its lease ran out") { stepDown(reason) }
 
     private func stepDown(_ reason: String) {
         guard steppedDown == nil else { return }

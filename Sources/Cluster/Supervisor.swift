@@ -170,7 +170,9 @@ public final class Supervisor: Sendable {
                     continue
                 case .stuck(let reason):
                     // A pair's dispatchers serve nothing until one holds the lease in etcd.
-                    let hint = topology.ha.map { " (a dispatcher pair leads only once it holds its lease in etcd: is etcd at \($0.etcd.joined(separator: ", ")) answering?)" }
+                    let hint = topology.ha.map {
+                        " (a dispatcher pair leads only once it holds its lease in etcd: is etcd at \($0.etcd.joined(separator: ", ")) answering?)"
+                    }
                     throw ClusterError("\(reason)\(name == "dispatcher" ? hint ?? "" : ""); see \(logDirectory)")
                 }
                 break

@@ -61,15 +61,9 @@ struct PairFailoverTests {
         "kill -9 the leader under load from three retrying clients, the supervisor starting it again: every acknowledged action is in both journals once, at its seq"
     )
     func killLeaderUnderLoad() async throws {
-        let logger = Logger(label: "zflux.test.pair")
-        let etcd = try await EtcdProcess.start(logger: logger)
-        defer { etcd.stop() }
-        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: runDir) }
-        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
-        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
-        defer { Task { try? await client.shutdown() } }
-
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
         var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let store = try Follower(zfluxBinary, ["store", "counter", "--run-dir", runDir])
@@ -146,14 +140,9 @@ struct PairFailoverTests {
 
     @Test("a planned zflux failover under load from three retrying clients: no client sees an error, and nothing acknowledged is lost")
     func plannedFailover() async throws {
-        let logger = Logger(label: "zflux.test.pair")
-        let etcd = try await EtcdProcess.start(logger: logger)
-        defer { etcd.stop() }
-        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: runDir) }
-        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
-        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
-        defer { Task { try? await client.shutdown() } }
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
         var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
@@ -182,14 +171,9 @@ struct PairFailoverTests {
 
     @Test("a standby killed and started again under load catches up: acknowledgements resume, and it ends in sync with every action")
     func standbyRestartCatchesUp() async throws {
-        let logger = Logger(label: "zflux.test.pair")
-        let etcd = try await EtcdProcess.start(logger: logger)
-        defer { etcd.stop() }
-        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: runDir) }
-        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
-        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
-        defer { Task { try? await client.shutdown() } }
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
         var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
@@ -227,14 +211,9 @@ struct PairFailoverTests {
 
     @Test("a leader paused past its lease (SIGSTOP) while the standby takes over: woken, it steps down and exits, and nothing it was told is lost")
     func pausedLeaderStepsDown() async throws {
-        let logger = Logger(label: "zflux.test.pair")
-        let etcd = try await EtcdProcess.start(logger: logger)
-        defer { etcd.stop() }
-        let runDir = NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: runDir) }
-        let pair = try Pair(etcd: etcd.endpoint, runDir: runDir)
-        let client = try EtcdClient(endpoints: [etcd.endpoint], logger: logger)
-        defer { Task { try? await client.shutdown() } }
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
         var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
@@ -262,5 +241,39 @@ struct PairFailoverTests {
         let leading = try #require(try await Self.leader(client, pair.key))
         for node in nodes.values { node.stop() }
         try Self.checkJournals(runDir: runDir, acked: acked, leading: leading)
+    }
+}
+
+/// What each pair test starts and ends: its own etcd, a run directory with the pair's topology, and an
+/// etcd client to watch the lease with.
+final class PairRun {
+    let etcd: EtcdProcess
+    let pair: PairFailoverTests.Pair
+    let client: EtcdClient
+
+    private init(etcd: EtcdProcess, pair: PairFailoverTests.Pair, client: EtcdClient) {
+        self.etcd = etcd
+        self.pair = pair
+        self.client = client
+    }
+
+    static func start() async throws -> PairRun {
+        let logger = Logger(label: "zflux.test.pair")
+        let etcd = try await EtcdProcess.start(logger: logger)
+        do {
+            let pair = try PairFailoverTests.Pair(etcd: etcd.endpoint, runDir: NSTemporaryDirectory() + "zflux-pair-\(UUID().uuidString.prefix(8))")
+            return PairRun(etcd: etcd, pair: pair, client: try EtcdClient(endpoints: [etcd.endpoint], logger: logger))
+        } catch {
+            etcd.stop()
+            throw error
+        }
+    }
+
+    /// Stops etcd and removes the run directory (the test stops its own processes first).
+    func end() {
+        let client = client
+        Task { try? await client.shutdown() }
+        etcd.stop()
+        try? FileManager.default.removeItem(atPath: pair.runDir)
     }
 }

@@ -14,7 +14,8 @@ import ZeroMQ
 /// and send only on connections that are up (`ZMQ_IMMEDIATE`), so they reach the leader alone. It
 /// follows over a DEALER connected to every other dispatcher's replication endpoint, which only the
 /// leader binds. When it leads and loses the lease (or a standby has seen a newer epoch), it stops and
-/// its process exits with an error: the supervisor starts it again, as a standby.
+/// its process exits with status 75 (`Supervisor.steppedDownStatus`): its supervisor starts it again
+/// at once, as a standby.
 final class PairLoop: NodeLoop {
     let configuration: DispatcherNode.Configuration
     let ha: DispatcherNode.HighAvailability

@@ -51,8 +51,9 @@ final class ClusterProcess {
                 let endpoints = [topology.dispatcher.intake] + topology.stores.map(\.snapshot)
                 // A CURVE cluster answers only clients with keys: ask through `zflux status`, which loads
                 // the cluster's client key, instead of giving this whole test process keys.
+                // A pair's intake is a list of both dispatchers: `zflux status` finds the one leading.
                 let answered =
-                    topology.security == nil
+                    topology.security == nil && topology.ha == nil
                     ? endpoints.allSatisfy { nodeIsReady(endpoint: $0) }
                     : (try? self.zflux(["status"]))?.status == 0
                 // The supervisor's own word that start-up is over: a node dying before it stops the cluster.
@@ -61,7 +62,7 @@ final class ClusterProcess {
                     .contains("cluster up in") == true
                 if answered && supervisorReady {
                     nodePids = readPids()
-                    if nodePids.count == 1 + topology.stores.count { return }
+                    if nodePids.count == (topology.ha?.dispatchers.count ?? 1) + topology.stores.count { return }
                 }
             }
             usleep(50_000)

@@ -29,6 +29,8 @@ extension ConfigTests {
         try config.write(toFile: dir + "/ha.toml", atomically: true, encoding: .utf8)
         let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/ha.toml"])
         defer { cluster.stop() }
+        // Stopping a cluster still starting is a failed start (exit 1): wait for its word that it is up.
+        try cluster.waitUntilReady()
         try await eventually("a dispatch is acknowledged by whichever dispatcher leads", timeout: .seconds(30), interval: .milliseconds(200)) {
             (try? cluster.zflux(["dispatch", "counter", "addTapped", #"{"amount":2}"#]))?.status == 0
         }

@@ -90,7 +90,7 @@ test: test-deps lint build
 	$(MAKE) ha-test
 
 # The tests of a dispatcher pair and its etcd client (make test runs them after the rest).
-HA_TESTS := LeadershipTests|PairFailoverTests|pairFromConfig
+HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig
 ha-test: deps
 	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'
 

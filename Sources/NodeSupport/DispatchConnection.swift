@@ -23,6 +23,8 @@ public final class DispatchConnection {
     private let socket: Socket
     public var retryInterval: Duration = .milliseconds(1000)
     public var timeout: Duration = .seconds(5)
+    /// The history (epoch) of the dispatcher that sent the last ACK: which leader of a pair answered.
+    package private(set) var lastAcknowledgedHistory: UInt64?
 
     public init(
         context: Context = .shared, intake endpoint: String, security: Security.Settings? = nil,
@@ -62,7 +64,9 @@ public final class DispatchConnection {
                         answer.header.clientID == clientID, answer.header.clientSeq == clientSeq
                     else { continue }
                     switch answer.kind {
-                    case .ack: return .acknowledged(seq: answer.header.seq)
+                    case .ack:
+                        lastAcknowledgedHistory = answer.header.history
+                        return .acknowledged(seq: answer.header.seq)
                     // A dispatcher that no longer leads: the leader will have it at the next resend.
                     case .nack where answer.header.flags.contains(.notLeader): continue
                     case .nack: return .rejected(reason: String(decoding: answer.payload, as: UTF8.self))

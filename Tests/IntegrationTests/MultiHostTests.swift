@@ -61,17 +61,18 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A `zflux` process inside a host's namespace, logging to a file; stopped (and waited for) at the end.
+/// A `zflux` process (or another program) inside a host's namespace, logging to a file; stopped (and
+/// waited for) at the end.
 final class HostProcess {
     let process = Process()
     let log: String
 
-    init(lab: NetworkLab, host: String, arguments: [String], log: String) throws {
+    init(lab: NetworkLab, host: String, executable: String = zfluxBinary, arguments: [String], log: String) throws {
         self.log = log
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: which("ip") ?? "/sbin/ip")
-        // `ip netns exec` execs zflux itself, so this pid is the node's.
-        process.arguments = ["netns", "exec", lab.namespace(host), zfluxBinary] + arguments
+        // `ip netns exec` execs the program itself, so this pid is the node's.
+        process.arguments = ["netns", "exec", lab.namespace(host), executable] + arguments
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardError = process.standardOutput
         process.standardInput = FileHandle.nullDevice

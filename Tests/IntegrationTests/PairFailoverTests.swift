@@ -18,19 +18,23 @@ struct PairFailoverTests {
         let topology: Topology
         let key: String
 
-        init(etcd: String, runDir: String) throws {
+        /// `addresses` puts each dispatcher on tcp at its host's address (ports 5570–5573); without it,
+        /// every socket is an ipc path in the run directory.
+        init(etcd: String, runDir: String, replication: String = "sync", addresses: [String: String]? = nil) throws {
             self.runDir = runDir
             key = "/zflux/test-\(UUID().uuidString.prefix(8))/leader"
+            func endpoint(_ name: String, _ socket: String, _ port: Int) -> String {
+                addresses?[name].map { "tcp://\($0):\(port)" } ?? "ipc://\(runDir)/\(name)-\(socket)"
+            }
             func member(_ name: String) -> Topology.HighAvailability.Member {
                 .init(
                     name: name,
                     endpoints: .init(
-                        intake: "ipc://\(runDir)/\(name)-intake", actions: "ipc://\(runDir)/\(name)-actions", replay: "ipc://\(runDir)/\(name)-replay"
-                    ),
-                    replication: "ipc://\(runDir)/\(name)-replication", journalDirectory: "\(runDir)/journal-\(name)")
+                        intake: endpoint(name, "intake", 5570), actions: endpoint(name, "actions", 5571), replay: endpoint(name, "replay", 5572)),
+                    replication: endpoint(name, "replication", 5573), journalDirectory: "\(runDir)/journal-\(name)")
             }
             let ha = Topology.HighAvailability(
-                etcd: [etcd], leaseMilliseconds: 2000, replication: "sync", key: key, dispatchers: [member("d1"), member("d2")])
+                etcd: [etcd], leaseMilliseconds: 2000, replication: replication, key: key, dispatchers: [member("d1"), member("d2")])
             var topology = Topology(
                 dispatcher: ha.joined,
                 stores: [
@@ -111,8 +115,8 @@ struct PairFailoverTests {
 
     /// Under sync replication both journals hold every acknowledged action, once, at its seq; the
     /// leader's serves an epoch won through etcd.
-    static func checkJournals(runDir: String, acked: [Acked], leading: String) throws {
-        for name in ["d1", "d2"] {
+    static func checkJournals(runDir: String, acked: [Acked], leading: String, in names: [String] = ["d1", "d2"]) throws {
+        for name in names {
             let journal = try Journal(directory: "\(runDir)/journal-\(name)", repair: false)
             var seen: [UInt64: Message] = [:]
             var dispatches = Set<[UInt64]>()

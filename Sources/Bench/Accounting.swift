@@ -13,6 +13,9 @@ public struct TrialLog: Sendable {
     /// What the dispatcher said to the first refused action.
     public var firstRefusal: String? = nil
     public var sent = 0
+    /// Dispatches sent again, unanswered after ``LoadClient/resendAfterNanoseconds`` or turned away by a
+    /// member of a pair that no longer leads.
+    public var resent = 0
 
     public init(schedule: OpenLoopSchedule) {
         self.schedule = schedule
@@ -62,6 +65,8 @@ public struct TrialResult: Sendable {
     public var firstRefusal: String? = nil
     /// Acknowledged actions that some subscriber never saw (must be zero).
     public var lost = 0
+    /// Dispatches sent again (``TrialLog/resent``).
+    public var resent = 0
     /// Acknowledged actions per second, from the start until the last one was visible everywhere.
     public var rateAchieved: Double = 0
     /// What the schedule asked for on average (``OpenLoopSchedule/meanRate``): the target's rate, or
@@ -85,6 +90,7 @@ public enum Accounting {
         var result = TrialResult()
         result.sent = log.sent
         result.nacked = log.nacked
+        result.resent = log.resent
         result.firstRefusal = log.firstRefusal
         let schedule = log.schedule
         result.rateScheduled = schedule.meanRate

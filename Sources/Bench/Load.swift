@@ -24,6 +24,16 @@ public struct LoadClient: Sendable {
     public var security: Security.Settings? = nil
     /// After the last action is due, how long to wait for outstanding answers.
     public var answerTimeoutNanoseconds: UInt64 = 10_000_000_000
+    /// A dispatch unanswered this long, while a later one of its connection was answered (or nothing
+    /// was answered for as long), is sent again with its client id and client seq, so the dispatcher
+    /// deduplicates it: what a dispatcher took and died with reaches the new leader of a pair. One
+    /// that a pair's old leader turned away (NACK not-leader) is sent again at the next look. An
+    /// overloaded dispatcher, answering in order however late, gets no resends. Latency still counts
+    /// from the due instant.
+    public var resendAfterNanoseconds: UInt64 = 1_000_000_000
+    /// How many of one client's newest dispatches the dispatcher remembers (its `dedup_window`, 4096 by
+    /// default): an older one is never sent again, since it could then be sequenced twice.
+    public var dedupWindow = 4096
 
     public init(intake: String, mix: LoadMix, clients: Int) {
         self.intake = intake
@@ -61,6 +71,16 @@ public struct LoadClient: Sendable {
         let topics = mix.kinds.map { Array($0.app.utf8) }
         var next = 0
         var answered = 0
+        // For resends: when each action was last sent, and whether it was answered (ACK or a NACK that
+        // is not "ask the leader"); everything before `oldestOpen` is answered.
+        var sentAt = [UInt64](repeating: 0, count: schedule.count)
+        var done = [Bool](repeating: false, count: schedule.count)
+        var oldestOpen = 0
+        var lastSweep: UInt64 = 0
+        // Per connection, the newest action answered; and when any answer last came.
+        var newestAnswered = [Int](repeating: -1, count: clients)
+        var lastAnswerAt = start
+        let resendReach = dedupWindow * clients * 9 / 10
         // The instant the timer is set for, and the one it last fired at (see `timerWakeQuantum`).
         var armed: UInt64 = 0
         var lastTimer: UInt64 = 0
@@ -81,10 +101,36 @@ public struct LoadClient: Sendable {
                         actionType: mix.kinds[kind].type)
                     guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: next)], dontWait: true) else { break }
                     log.kind[next] = UInt16(kind)
+                    sentAt[next] = now
                     next += 1
                 }
                 log.sent = next
                 progress.sentCount.store(next, ordering: .relaxed)
+                // A few times a second: send again what went unanswered (a failover; a dispatcher that
+                // died holding it). Only the in-flight stretch is looked at, so this costs nothing when
+                // every answer comes.
+                if now - lastSweep >= resendAfterNanoseconds / 8 {
+                    lastSweep = now
+                    while oldestOpen < next && done[oldestOpen] { oldestOpen += 1 }
+                    var position = max(oldestOpen, next - min(next, resendReach))
+                    let stalled = now >= lastAnswerAt + resendAfterNanoseconds
+                    // Up to the first action due less than a resend interval ago (a resent one may be
+                    // newer than those after it: each is judged by its own last send).
+                    while position < next, start + schedule.offset(of: position) + resendAfterNanoseconds <= now {
+                        let client = position % clients
+                        let due = now - sentAt[position] >= resendAfterNanoseconds
+                        if !done[position] && (sentAt[position] == 0 || (due && (stalled || newestAnswered[client] > position))) {
+                            let kind = Int(log.kind[position])
+                            let header = Header(
+                                kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
+                                actionType: mix.kinds[kind].type)
+                            guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true) else { break }
+                            sentAt[position] = now
+                            log.resent += 1
+                        }
+                        position += 1
+                    }
+                }
             }
             if next >= schedule.count {
                 if answered >= schedule.count || elapsed > schedule.span + answerTimeoutNanoseconds { break }
@@ -118,18 +164,25 @@ public struct LoadClient: Sendable {
                     guard let message = try? Message(frames: frames), let replies = try? AckBatch.unpack(message) else { continue }
                     for reply in replies {
                         let position = Int(reply.header.clientSeq) - 1
-                        guard (0..<schedule.count).contains(position) else { continue }
+                        // A resend may be answered twice: the first answer counts.
+                        guard (0..<schedule.count).contains(position), !done[position] else { continue }
                         switch reply.kind {
                         case .ack:
                             log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAtNanoseconds: reply.header.timestamp)
-                            answered += 1
+                        case .nack where reply.header.flags.contains(.notLeader):
+                            // A pair's member that no longer leads: sent again (to the leader) at the next look.
+                            sentAt[position] = 0
+                            continue
                         case .nack:
                             log.nacked += 1
                             if log.firstRefusal == nil { log.firstRefusal = String(decoding: reply.payload, as: UTF8.self) }
-                            answered += 1
                         default:
                             continue
                         }
+                        done[position] = true
+                        answered += 1
+                        newestAnswered[position % clients] = max(newestAnswered[position % clients], position)
+                        lastAnswerAt = start + at
                     }
                 }
                 progress.ackedCount.store(answered, ordering: .relaxed)

@@ -94,6 +94,9 @@ public struct BenchReport: Codable, Sendable {
     /// What the dispatcher said to the first refused action (none: every action was acknowledged).
     public var firstRefusal: String?
     public var lost: Int
+    /// Dispatches sent again (unanswered for a second, or turned away by a pair's old leader); nil in
+    /// reports from before there were resends.
+    public var resent: Int?
     public var e2e: LatencyStats
     public var ack: LatencyStats
     public var stages: [String: LatencyStats]
@@ -144,6 +147,7 @@ public struct BenchReport: Codable, Sendable {
         nacked = result.nacked
         firstRefusal = result.firstRefusal
         lost = result.lost
+        resent = result.resent
         e2e = result.e2e.stats
         ack = result.ack.stats
         stages = result.stages.mapValues(\.stats)
@@ -176,8 +180,8 @@ public struct BenchReport: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, e2e, ack, stages, stateUpdateBytes, cpuSeconds, cpuUsPerAction
-        case floor, fsyncProbe, ratios, search, hostStealPercent
+        case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, resent, e2e, ack, stages, stateUpdateBytes, cpuSeconds
+        case cpuUsPerAction, floor, fsyncProbe, ratios, search, hostStealPercent
         case maxRate = "max"
     }
 
@@ -224,6 +228,7 @@ public struct BenchReport: Codable, Sendable {
         var throughput =
             "throughput: target \(Self.rate(rateTarget)), achieved \(Self.rate(rateAchieved)); "
             + "sent \(sent), acked \(acked), nacked \(nacked), lost \(lost)"
+            + ((resent ?? 0) > 0 ? ", resent \(resent ?? 0)" : "")
         if let floor { throughput += "; floor achieved \(Self.rate(floor.rateAchieved)), lost \(floor.lost)" }
         lines.append(throughput)
         if let firstRefusal { lines.append("refused by the dispatcher: \(nacked) action(s), the first because: \(firstRefusal)") }

@@ -34,8 +34,10 @@ struct BenchCommand: AsyncParsableCommand {
             `zflux bench run --help` lists them all.
 
             Exit status: 0 when every action was acknowledged and seen in its app's views; 3 when one was \
-            lost or refused by the dispatcher (the report says why); 1 on a regression against --baseline \
-            or bad input.
+            lost, refused by the dispatcher or never answered (the report says why); 1 on a regression \
+            against --baseline or bad input. A dispatch unanswered for a second is sent again with its \
+            client id and seq, which the dispatcher deduplicates, so a run attached to a dispatcher pair \
+            follows the leader through a failover (its latency still counts from the due instant).
 
             --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built \
             beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec), \
@@ -181,6 +183,13 @@ struct BenchCommand: AsyncParsableCommand {
             // A run that lost or had refused any action proves nothing about latency: it fails (and is
             // never compared with a baseline).
             if report.report.lost > 0 { throw ExitCode(3) }
+            let unanswered = report.report.sent - report.report.acked - report.report.nacked
+            if unanswered > 0 {
+                printError(
+                    "\(unanswered) of \(report.report.sent) actions were never answered, though sent again "
+                        + "for as long as the dispatcher could still deduplicate them")
+                throw ExitCode(3)
+            }
             if report.report.nacked > 0 || report.report.acked == 0 {
                 printError(
                     "\(report.report.nacked) of \(report.report.sent) actions were refused by the dispatcher"

@@ -248,6 +248,43 @@ struct PairFailoverTests {
     }
 }
 
+extension PairFailoverTests {
+    @Test("zflux bench --attach to cluster up --ha follows the leader through a zflux failover: every action acknowledged, none twice")
+    func benchFollowsFailover() async throws {
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--ha"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady(timeout: .seconds(60))
+        let (runDir, rate, seconds) = (cluster.runDir, 500, 6)
+        let bench = Task.detached {
+            try zflux(
+                [
+                    "bench", "--attach", "--run-dir", runDir, "--app", "counter", "--action", "addTapped", "--payload", #"{"amount":1}"#,
+                    "--rate", "\(rate)", "--duration", "\(seconds)", "--warm-up", "0", "--json",
+                ], timeout: .seconds(120))
+        }
+        func head() -> Int {
+            let line = (try? cluster.zflux(["status"]))?.stdout.split(separator: "\n").first.map(String.init) ?? ""
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["head"] as? Int ?? 0
+        }
+        // A third of the way in, the leader hands over.
+        try await eventually("the bench's load reaches the leader", timeout: .seconds(30), interval: .milliseconds(100)) {
+            head() >= rate * seconds / 3
+        }
+        let handover = try cluster.zflux(["failover"])
+        #expect(handover.status == 0 && handover.stdout.contains("leads now"), "\(handover.stdout) \(handover.stderr)")
+        let result = try await bench.value
+        #expect(result.status == 0, "bench: \(result.stderr.suffix(2000))")
+        let report = try #require(
+            result.stdout.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+            "no JSON report: \(result.stdout) \(result.stderr.suffix(2000))")
+        let (sent, acked) = (report["sent"] as? Int ?? -1, report["acked"] as? Int ?? -2)
+        #expect(sent == rate * seconds && acked == sent, "every action sent was acknowledged across the handover: \(report)")
+        #expect(report["nacked"] as? Int == 0 && report["lost"] as? Int == 0, "\(report)")
+        // Resends are deduplicated: the cluster sequenced each action once.
+        #expect(head() == sent, "the leader's head is the number of actions: nothing was sequenced twice")
+    }
+}
+
 /// What each pair test starts and ends: its own etcd, a run directory with the pair's topology, and an
 /// etcd client to watch the lease with.
 final class PairRun {

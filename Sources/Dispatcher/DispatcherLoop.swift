@@ -24,6 +24,8 @@ final class DispatcherLoop: NodeLoop {
     let replication: Socket?
     /// Why this leader stopped leading, once it has (the loop then ends).
     private(set) var steppedDown: String?
+    /// Told, on this thread, each time the committed head (``DispatcherCore/durableHead``) moves.
+    var onCommitted: ((UInt64) -> Void)?
     /// Who is subscribed to the action stream (stores, `zflux tail`), for the status.
     let subscribers: SocketMonitor
     /// Every sequenced action, in order.
@@ -122,7 +124,12 @@ final class DispatcherLoop: NodeLoop {
         let monitorIndex = poller.add(.socket(subscribers.socket))
         let replicationIndex = replication.map { poller.add(.socket($0)) }
         var revocations = RevocationWatch(configuration.revocations)
+        var committed = core.durableHead
         while !control.stopRequested && steppedDown == nil {
+            if let onCommitted, core.durableHead != committed {
+                committed = core.durableHead
+                onCommitted(committed)
+            }
             revocations.cutIfRevoked(
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
             core.tick(now: .now())

@@ -50,9 +50,17 @@ final class PairLoop: NodeLoop {
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
         let handover = Handover(client: client, key: ha.key, name: ha.name)
+        let led = LedGate(client: client, key: ha.key, logger: logger)
+        gate.head.store(self.journal.lastSeq, ordering: .releasing)
         election = LeaderElection(
             client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger,
-            mayCampaign: { [gate] in gate.caughtUp.load(ordering: .acquiring) ? await handover.allows() : false }
+            mayCampaign: { [gate] in
+                guard gate.caughtUp.load(ordering: .acquiring) else { return false }
+                guard await led.allows(head: gate.head.load(ordering: .acquiring), synced: gate.synced.load(ordering: .acquiring)) else {
+                    return false
+                }
+                return await handover.allows()
+            }
         ) { [control] event in
             switch event {
             case .elected(let revision): control.post(.elected(revision: revision))
@@ -74,7 +82,15 @@ final class PairLoop: NodeLoop {
         let won = HistoryID.leading(cluster: journal.history.cluster, revision: revision).epoch
         let history = try journal.beginEpoch(max(won, journal.history.epoch + 1, seen + 1))
         logger.info("won the lease: leading", metadata: ["revision": "\(revision)", "history": "\(history)", "head": "\(journal.lastSeq)"])
+        let record = LedRecord(name: ha.name, head: journal.lastSeq, history: history.rawValue)
+        try recordLed(record)
         let leader = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control, journal: journal)
+        // Under sync, the record follows what is committed (a member with less lacks acknowledged
+        // actions); under async a standby may lag by design, and the record stays where leading began.
+        if ha.mode == .sync {
+            let refresher = LedRefresher(client: client, key: LedGate.key(for: ha.key), record: record, logger: logger)
+            leader.onCommitted = { refresher.committed($0) }
+        }
         try leader.run()
     }
 
@@ -91,9 +107,40 @@ final class PairLoop: NodeLoop {
         _ = done.wait(timeout: .now() + 5)
     }
 
+    /// Writes where this leader began into etcd before it serves anything: a member whose journal ends
+    /// before that does not campaign (``LedGate``). Not written, the leader does not lead.
+    private func recordLed(_ record: LedRecord) throws {
+        let written = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let client = client, key = LedGate.key(for: ha.key)
+        Task {
+            do {
+                _ = try await client.put(key, value: record.encoded())
+                written.withLock { $0 = .success(()) }
+            } catch {
+                written.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + .seconds(10))
+        switch written.withLock({ $0 }) {
+        case .success: return
+        case .failure(let error): throw NodeError("won the lease but could not record it in etcd (\(key)): \(error)")
+        case nil: throw NodeError("won the lease but etcd did not answer the record of it (\(key)) within 10 s")
+        }
+    }
+
     /// A leader asking to drop records at or below a seq some leader said was committed lacks
-    /// acknowledged actions: stop, with the reason, rather than lose them.
+    /// acknowledged actions: stop, with the reason, rather than lose them. So does one asking to drop
+    /// records a single dispatcher journaled (a journal this pair started from): a single dispatcher
+    /// acknowledges all it journals.
     private func refuseToDropCommitted(after seq: UInt64) throws {
+        if seq < journal.lastSeq, let stamp = try journal.history(at: seq + 1), !HistoryID(rawValue: stamp).isLeadership {
+            throw NodeError(
+                "the leader asks this standby to drop records \(seq + 1)…\(journal.lastSeq), which a single dispatcher journaled "
+                    + "(history \(HistoryID(rawValue: stamp))) and may have acknowledged. Stopping without dropping anything; "
+                    + "stop that leader and let this dispatcher lead first (docs/OPERATIONS.md, High availability)")
+        }
         guard ha.mode == .sync, seq < committedHeard else { return }
         throw NodeError(
             "the leader asks this standby to drop records after seq \(seq), but seq \(committedHeard) was committed: "
@@ -148,6 +195,8 @@ final class PairLoop: NodeLoop {
                 }
             }
             committedHeard = max(committedHeard, core.leaderCommitted)
+            gate.head.store(journal.lastSeq, ordering: .releasing)
+            gate.synced.store(core.leader != nil && core.durableSeq >= committedHeard, ordering: .releasing)
             // A standby that lacks what a leader has committed must not lead: it would lead without it.
             // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
             gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
@@ -235,4 +284,100 @@ public struct Handover: Sendable {
 /// Whether a standby may campaign for the lease, set on the node thread and read by the election.
 final class CampaignGate: Sendable {
     let caughtUp = Atomic<Bool>(true)
+    /// The last seq of its journal.
+    let head = Atomic<UInt64>(0)
+    /// Whether, in this run, it followed a leader and held all that leader said was committed.
+    let synced = Atomic<Bool>(false)
+}
+
+/// Where the newest leader began (its journal's head when it won) and, under sync, how far it has
+/// committed since, within a few seconds (`<leader key>/led` in etcd, kept without a lease).
+struct LedRecord: Codable, Equatable, Sendable {
+    var name: String
+    var head: UInt64
+    var history: UInt64
+
+    func encoded() -> [UInt8] { Array((try? JSONEncoder().encode(self)) ?? Data()) }
+    static func decode(_ bytes: [UInt8]) -> LedRecord? { try? JSONDecoder().decode(LedRecord.self, from: Data(bytes)) }
+}
+
+/// Moves the leader's record in etcd (``LedRecord``) up to what it has committed: at once the first
+/// time it passes where leading began, then at most every few seconds. One write at a time, off the
+/// node thread; a failed one is tried again with the next commit.
+final class LedRefresher: Sendable {
+    static let interval: UInt64 = 5_000
+    let client: EtcdClient
+    let key: String
+    let logger: Logger
+    private let state: Mutex<(record: LedRecord, writing: Bool, lastMs: UInt64)>
+
+    init(client: EtcdClient, key: String, record: LedRecord, logger: Logger) {
+        self.client = client
+        self.key = key
+        self.logger = logger
+        state = Mutex((record, false, 0))
+    }
+
+    /// Called on the node thread with the committed head.
+    func committed(_ seq: UInt64) {
+        let now = MonotonicClock.nowMilliseconds()
+        let due: LedRecord? = state.withLock { state in
+            guard !state.writing, seq > state.record.head else { return nil }
+            // The first commit past where leading began is the one an empty member must not miss.
+            guard state.lastMs == 0 || now >= state.lastMs + LedRefresher.interval else { return nil }
+            state.writing = true
+            state.lastMs = now
+            var next = state.record
+            next.head = seq
+            return next
+        }
+        guard let due else { return }
+        Task { [self] in
+            do {
+                _ = try await client.put(key, value: due.encoded())
+                state.withLock { $0.record = due }
+            } catch {
+                logger.warning("could not move the leader's record in etcd", metadata: ["key": "\(key)", "error": "\(error)"])
+            }
+            state.withLock { $0.writing = false }
+        }
+    }
+}
+
+/// A member whose journal ends before the leader's record (a replaced or wiped disk, an old copy)
+/// lacks acknowledged actions: it does not campaign until it has followed a leader and held all that
+/// leader said was committed. An intact journal of a member that was in sync may: under sync
+/// replication its leader acknowledged nothing it did not hold. Without a record (a new pair) anyone
+/// may.
+final class LedGate: Sendable {
+    let client: EtcdClient
+    let key: String
+    let logger: Logger
+    private let warned = Atomic<Bool>(false)
+
+    init(client: EtcdClient, key: String, logger: Logger) {
+        self.client = client
+        self.key = LedGate.key(for: key)
+        self.logger = logger
+    }
+
+    static func key(for leaderKey: String) -> String { leaderKey + "/led" }
+
+    func allows(head: UInt64, synced: Bool) async -> Bool {
+        if synced { return true }
+        // etcd silent: no campaign could succeed either.
+        guard let answer = try? await client.get(key) else { return false }
+        guard let held = answer.keyValue else { return true }
+        guard let record = LedRecord.decode(held.value) else {
+            logger.error("the record of the last leader in etcd is not readable: not campaigning", metadata: ["key": "\(key)"])
+            return false
+        }
+        guard head < record.head else { return true }
+        if !warned.exchange(true, ordering: .relaxed) {
+            logger.warning(
+                "this journal ends before what the last leader committed: it lacks acknowledged actions, so this dispatcher will not lead until it has followed a leader (start the other one); if that one's journal is lost for good, delete the key to let this one lead",
+                metadata: ["head": "\(head)", "last_leader": "\(record.name)", "committed": "\(record.head)", "key": "\(key)"])
+        }
+        return false
+    }
 }

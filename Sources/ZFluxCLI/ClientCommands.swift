@@ -19,7 +19,11 @@ struct DispatchCommand: ParsableCommand {
     @Argument(help: "The app the action belongs to.") var app: String
     @Argument(help: "The action's name.") var action: String
     @Argument(help: "The action's arguments as a JSON object (default: {}).") var arguments: String?
-    @Option(help: "Seconds to wait for the dispatcher's answer, retrying meanwhile.") var timeout: Double = 5
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait for the dispatcher's answer, retrying meanwhile. Default: 5, or with a dispatcher pair three leases and 2 s (time for a failover).",
+            valueName: "seconds"))
+    var timeout: Double?
     @Option(help: "Dispatch the action this many times, one after the other (each acknowledged before the next); prints the last seq.")
     var `repeat` = 1
     @Flag(help: "Wait until the app's stores have applied the action (or print their refusal and exit 1).")
@@ -28,7 +32,7 @@ struct DispatchCommand: ParsableCommand {
 
     func validate() throws {
         guard `repeat` >= 1 else { throw ValidationError("--repeat must be at least 1") }
-        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+        if let timeout, !(timeout.isFinite && timeout > 0 && timeout <= 86_400) {
             throw ValidationError("--timeout must be more than 0 and at most 86400 seconds")
         }
         guard !wait || `repeat` == 1 else { throw ValidationError("--wait waits for one action: it does not go with --repeat") }
@@ -43,6 +47,8 @@ struct DispatchCommand: ParsableCommand {
         } catch {
             throw CLIError("\(self.app) \(action): \(error.reason)")
         }
+        // A failover takes about a lease: the default waits it out.
+        let timeout = timeout ?? topology.ha.map { 3 * Double($0.leaseMilliseconds) / 1000 + 2 } ?? 5
         let started = MonotonicClock.nowMilliseconds()
         let deadline = started + UInt64(timeout * 1000)
         // Subscribed before the action is sent, so no store's answer about it can be missed.

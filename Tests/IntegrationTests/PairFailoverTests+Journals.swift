@@ -98,3 +98,14 @@ extension PairFailoverTests {
         #expect(journal.lastSeq == 40, "every record the single dispatcher journaled is still there")
     }
 }
+
+extension PairFailoverTests {
+    @Test("zflux dispatch to a pair waits three leases and 2 s by default (time for a failover), not the 5 s it gives one dispatcher")
+    func dispatchWaitsOutAFailover() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        // Nothing runs: the dispatch is never answered, and the message says how long it waited.
+        let result = try zflux(["dispatch", "counter", "addTapped", #"{"amount":1}"#, "--run-dir", run.pair.runDir], timeout: .seconds(30))
+        #expect(result.status == 2 && result.stderr.contains("within 8.0 s"), "\(result.stderr)")
+    }
+}

@@ -50,7 +50,7 @@ final class PairLoop: NodeLoop {
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
         let handover = Handover(client: client, key: ha.key, name: ha.name)
-        let led = LedGate(client: client, key: ha.key, logger: logger)
+        let led = LedGate(client: client, key: ha.key, sync: ha.mode == .sync, logger: logger)
         gate.head.store(self.journal.lastSeq, ordering: .releasing)
         election = LeaderElection(
             client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger,
@@ -88,7 +88,7 @@ final class PairLoop: NodeLoop {
         // Under sync, the record follows what is committed (a member with less lacks acknowledged
         // actions); under async a standby may lag by design, and the record stays where leading began.
         if ha.mode == .sync {
-            let refresher = LedRefresher(client: client, key: LedGate.key(for: ha.key), record: record, logger: logger)
+            let refresher = LedRefresher(election: election, key: LedGate.key(for: ha.key), record: record, logger: logger)
             leader.onCommitted = { refresher.committed($0) }
         }
         try leader.run()
@@ -112,11 +112,11 @@ final class PairLoop: NodeLoop {
     private func recordLed(_ record: LedRecord) throws {
         let written = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let client = client, key = LedGate.key(for: ha.key)
+        let election = election, key = LedGate.key(for: ha.key)
         Task {
             do {
-                _ = try await client.put(key, value: record.encoded())
-                written.withLock { $0 = .success(()) }
+                let held = try await election.putWhileLeading(key, value: record.encoded())
+                written.withLock { $0 = held ? .success(()) : .failure(NodeError("the lease was lost before the record was written")) }
             } catch {
                 written.withLock { $0 = .failure(error) }
             }
@@ -196,7 +196,8 @@ final class PairLoop: NodeLoop {
             }
             committedHeard = max(committedHeard, core.leaderCommitted)
             gate.head.store(journal.lastSeq, ordering: .releasing)
-            gate.synced.store(core.leader != nil && core.durableSeq >= committedHeard, ordering: .releasing)
+            // (Under async, being welcomed is enough: its leader commits ahead of it by design.)
+            gate.synced.store(core.leader != nil && (ha.mode == .async || core.durableSeq >= committedHeard), ordering: .releasing)
             // A standby that lacks what a leader has committed must not lead: it would lead without it.
             // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
             gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
@@ -303,16 +304,16 @@ struct LedRecord: Codable, Equatable, Sendable {
 
 /// Moves the leader's record in etcd (``LedRecord``) up to what it has committed: at once the first
 /// time it passes where leading began, then at most every few seconds. One write at a time, off the
-/// node thread; a failed one is tried again with the next commit.
+/// node thread, and only while it holds the lease; a failed one is tried again with the next commit.
 final class LedRefresher: Sendable {
     static let interval: UInt64 = 5_000
-    let client: EtcdClient
+    let election: LeaderElection
     let key: String
     let logger: Logger
     private let state: Mutex<(record: LedRecord, writing: Bool, lastMs: UInt64)>
 
-    init(client: EtcdClient, key: String, record: LedRecord, logger: Logger) {
-        self.client = client
+    init(election: LeaderElection, key: String, record: LedRecord, logger: Logger) {
+        self.election = election
         self.key = key
         self.logger = logger
         state = Mutex((record, false, 0))
@@ -334,8 +335,8 @@ final class LedRefresher: Sendable {
         guard let due else { return }
         Task { [self] in
             do {
-                _ = try await client.put(key, value: due.encoded())
-                state.withLock { $0.record = due }
+                // Only while this leader still holds its lease: a successor's record is never overwritten.
+                if try await election.putWhileLeading(key, value: due.encoded()) { state.withLock { $0.record = due } }
             } catch {
                 logger.warning("could not move the leader's record in etcd", metadata: ["key": "\(key)", "error": "\(error)"])
             }
@@ -352,12 +353,16 @@ final class LedRefresher: Sendable {
 final class LedGate: Sendable {
     let client: EtcdClient
     let key: String
+    /// Under async a standby lags by design and only an empty journal is held back: a member that
+    /// lags may lead, losing what async loses.
+    let sync: Bool
     let logger: Logger
     private let warned = Atomic<Bool>(false)
 
-    init(client: EtcdClient, key: String, logger: Logger) {
+    init(client: EtcdClient, key: String, sync: Bool, logger: Logger) {
         self.client = client
         self.key = LedGate.key(for: key)
+        self.sync = sync
         self.logger = logger
     }
 
@@ -372,7 +377,7 @@ final class LedGate: Sendable {
             logger.error("the record of the last leader in etcd is not readable: not campaigning", metadata: ["key": "\(key)"])
             return false
         }
-        guard head < record.head else { return true }
+        guard head < record.head, sync || head == 0 else { return true }
         if !warned.exchange(true, ordering: .relaxed) {
             logger.warning(
                 "this journal ends before what the last leader committed: it lacks acknowledged actions, so this dispatcher will not lead until it has followed a leader (start the other one); if that one's journal is lost for good, delete the key to let this one lead",

@@ -40,6 +40,15 @@ extension EtcdClient {
         return .held(by: holder)
     }
 
+    /// Writes `value` at `key` (without a lease) only if `holderKey` is still attached to `lease`: a
+    /// leader's write that cannot land once a successor holds the key. True if it was written.
+    package func put(_ key: String, value: [UInt8], whileHolding holderKey: String, lease: Lease) async throws -> Bool {
+        let txn = Wire.Txn(
+            compare: [.leased(holderKey, to: lease.id)], success: [Wire.Operation(put: Wire.Put(key: key, value: value, lease: nil))],
+            failure: [])
+        return try await call("/v3/kv/txn", txn, as: Wire.TxnAnswer.self).succeeded
+    }
+
     /// Deletes `key` only if it is still attached to `lease`: the holder giving the key up, which cannot
     /// delete a successor's. True if it was deleted.
     @discardableResult

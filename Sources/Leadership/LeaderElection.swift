@@ -71,6 +71,13 @@ public final class LeaderElection: Sendable {
         self.onEvent = onEvent
     }
 
+    /// Writes `value` at `key` (without a lease) only while this agent leads and etcd still holds the
+    /// leader's key under its lease; false otherwise (a successor's writes stay).
+    package func putWhileLeading(_ key: String, value: [UInt8]) async throws -> Bool {
+        guard let lease = state.withLock({ $0.epoch != nil ? $0.lease : nil }) else { return false }
+        return try await client.put(key, value: value, whileHolding: self.key, lease: lease)
+    }
+
     /// Starts campaigning; does nothing if it runs already or was stopped.
     public func start() {
         state.withLock { state in

@@ -88,7 +88,8 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "NodeSupport", "ViewNode", "Dispatcher", "StoreNode", "Cluster", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "NodeSupport", "FluxCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .target(

@@ -1,4 +1,5 @@
 import FluxCore
+import FluxCores
 import Foundation
 import NodeSupport
 import Synchronization
@@ -27,7 +28,8 @@ public struct LoadClient: Sendable {
     /// A dispatch unanswered this long, while a later one of its connection was answered (or nothing
     /// was answered for as long), is sent again with its client id and client seq, so the dispatcher
     /// deduplicates it: what a dispatcher took and died with reaches the new leader of a pair. One
-    /// that a pair's old leader turned away (NACK not-leader) is sent again at the next look. An
+    /// that a pair's old leader turned away (NACK not-leader) is sent again at the next look (an
+    /// eighth of this). Only the newest 90% of what the dispatcher can deduplicate is sent again. An
     /// overloaded dispatcher, answering in order however late, gets no resends. Latency still counts
     /// from the due instant.
     public var resendAfterNanoseconds: UInt64 = 1_000_000_000
@@ -80,7 +82,10 @@ public struct LoadClient: Sendable {
         // Per connection, the newest action answered; and when any answer last came.
         var newestAnswered = [Int](repeating: -1, count: clients)
         var lastAnswerAt = start
-        let resendReach = dedupWindow * clients * 9 / 10
+        // A new leader rebuilds its dedup table from the journal's newest 65,536 records.
+        let resendReach = min(dedupWindow * clients, Int(DispatcherCore.dedupRecoveryRecords)) * 9 / 10
+        // Turned away by a member that no longer leads: sent again at the next look.
+        var turnedAway: [Int] = []
         // The instant the timer is set for, and the one it last fired at (see `timerWakeQuantum`).
         var armed: UInt64 = 0
         var lastTimer: UInt64 = 0
@@ -111,6 +116,18 @@ public struct LoadClient: Sendable {
                 // every answer comes.
                 if now - lastSweep >= resendAfterNanoseconds / 8 {
                     lastSweep = now
+                    while let position = turnedAway.last, !done[position] {
+                        let client = position % clients
+                        let kind = Int(log.kind[position])
+                        let header = Header(
+                            kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
+                            actionType: mix.kinds[kind].type)
+                        guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true) else { break }
+                        sentAt[position] = now
+                        log.resent += 1
+                        turnedAway.removeLast()
+                    }
+                    turnedAway.removeAll { done[$0] }
                     while oldestOpen < next && done[oldestOpen] { oldestOpen += 1 }
                     var position = max(oldestOpen, next - min(next, resendReach))
                     let stalled = now >= lastAnswerAt + resendAfterNanoseconds
@@ -118,8 +135,7 @@ public struct LoadClient: Sendable {
                     // newer than those after it: each is judged by its own last send).
                     while position < next, start + schedule.offset(of: position) + resendAfterNanoseconds <= now {
                         let client = position % clients
-                        let due = now - sentAt[position] >= resendAfterNanoseconds
-                        if !done[position] && (sentAt[position] == 0 || (due && (stalled || newestAnswered[client] > position))) {
+                        if !done[position] && now - sentAt[position] >= resendAfterNanoseconds && (stalled || newestAnswered[client] > position) {
                             let kind = Int(log.kind[position])
                             let header = Header(
                                 kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
@@ -171,7 +187,7 @@ public struct LoadClient: Sendable {
                             log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAtNanoseconds: reply.header.timestamp)
                         case .nack where reply.header.flags.contains(.notLeader):
                             // A pair's member that no longer leads: sent again (to the leader) at the next look.
-                            sentAt[position] = 0
+                            turnedAway.append(position)
                             continue
                         case .nack:
                             log.nacked += 1

@@ -84,7 +84,11 @@ public final class Supervisor: Sendable {
         for store in topology.stores { try spawn(name: "store-\(store.name)", ["store", store.name]) }
     }
 
-    private func refuseIfRunning() throws {
+    private func refuseIfRunning() throws { try Supervisor.refuseIfRunning(in: runDirectory) }
+
+    /// Throws if another supervisor, alive, runs a cluster in `runDirectory`: before anything is
+    /// started for a new one (a pair's private etcd included).
+    package static func refuseIfRunning(in runDirectory: RunDirectory) throws {
         guard let text = try? String(contentsOfFile: runDirectory.supervisorPidFile, encoding: .utf8), let pid = Int32(text) else { return }
         if pid != getpid() && kill(pid, 0) == 0 {
             throw ClusterError("a cluster is already running in \(runDirectory.path) (supervisor pid \(pid)); stop it or pass another --run-dir")
@@ -169,9 +173,19 @@ public final class Supervisor: Sendable {
                     usleep(20_000)
                     continue
                 case .stuck(let reason):
-                    // A pair's dispatchers serve nothing until one holds the lease in etcd.
-                    let hint = topology.ha.map {
-                        " (a dispatcher pair leads only once it holds its lease in etcd: is etcd at \($0.etcd.joined(separator: ", ")) answering?)"
+                    // A pair's dispatchers serve nothing until one holds the lease in etcd, and one whose
+                    // journal lacks what the pair committed does not campaign (its log says so).
+                    let hint = topology.ha.map { ha in
+                        let holdingBack = ha.dispatchers.map(\.name).filter { name in
+                            let log = (try? String(contentsOfFile: runDirectory.log(of: "dispatcher-\(name)"), encoding: .utf8)) ?? ""
+                            return log.contains("will not lead until it has followed a leader")
+                        }
+                        guard holdingBack.isEmpty else {
+                            return " (\(holdingBack.joined(separator: " and ")): the journal ends before what the pair last committed, "
+                                + "as etcd's \(ha.key)/led records, so it will not lead; docs/OPERATIONS.md, High availability)"
+                        }
+                        return
+                            " (a dispatcher pair leads only once it holds its lease in etcd: is etcd at \(ha.etcd.joined(separator: ", ")) answering?)"
                     }
                     throw ClusterError("\(reason)\(name == "dispatcher" ? hint ?? "" : ""); see \(logDirectory)")
                 }

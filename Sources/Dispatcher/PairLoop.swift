@@ -50,7 +50,7 @@ final class PairLoop: NodeLoop {
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
         let handover = Handover(client: client, key: ha.key, name: ha.name)
-        let led = LedGate(client: client, key: ha.key, sync: ha.mode == .sync, logger: logger)
+        let led = LedGate(client: client, key: ha.key, sync: ha.mode == .sync, leaseMs: ha.leaseMilliseconds, logger: logger)
         gate.head.store(self.journal.lastSeq, ordering: .releasing)
         election = LeaderElection(
             client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger,
@@ -82,16 +82,18 @@ final class PairLoop: NodeLoop {
         let won = HistoryID.leading(cluster: journal.history.cluster, revision: revision).epoch
         let history = try journal.beginEpoch(max(won, journal.history.epoch + 1, seen + 1))
         logger.info("won the lease: leading", metadata: ["revision": "\(revision)", "history": "\(history)", "head": "\(journal.lastSeq)"])
-        let record = LedRecord(name: ha.name, head: journal.lastSeq, history: history.rawValue)
-        try recordLed(record)
+        let record = try recordLed(LedRecord(name: ha.name, head: journal.lastSeq, history: history.rawValue))
         let leader = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control, journal: journal)
         // Under sync, the record follows what is committed (a member with less lacks acknowledged
         // actions); under async a standby may lag by design, and the record stays where leading began.
         if ha.mode == .sync {
             let refresher = LedRefresher(election: election, key: LedGate.key(for: ha.key), record: record, logger: logger)
             leader.onCommitted = { refresher.committed($0) }
+            defer { refresher.stop() }
+            try leader.run()
+        } else {
+            try leader.run()
         }
-        try leader.run()
     }
 
     /// Gives the lease up (a clean stop hands over at once) and closes the etcd client, waiting at most
@@ -108,15 +110,21 @@ final class PairLoop: NodeLoop {
     }
 
     /// Writes where this leader began into etcd before it serves anything: a member whose journal ends
-    /// before that does not campaign (``LedGate``). Not written, the leader does not lead.
-    private func recordLed(_ record: LedRecord) throws {
-        let written = Mutex<Result<Void, any Error>?>(nil)
+    /// before that does not campaign (``LedGate``). Under sync the record never goes down: a leader
+    /// with less than the last one recorded keeps the higher head. Not written (etcd silent, the lease
+    /// gone), this member steps down and starts again as a standby.
+    private func recordLed(_ mine: LedRecord) throws -> LedRecord {
+        let written = Mutex<Result<LedRecord, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let election = election, key = LedGate.key(for: ha.key)
+        let election = election, client = client, key = LedGate.key(for: ha.key), sync = ha.mode == .sync
         Task {
             do {
+                var record = mine
+                if sync, let held = try await client.get(key).keyValue, let previous = LedRecord.decode(held.value) {
+                    record.head = max(record.head, previous.head)
+                }
                 let held = try await election.putWhileLeading(key, value: record.encoded())
-                written.withLock { $0 = held ? .success(()) : .failure(NodeError("the lease was lost before the record was written")) }
+                written.withLock { $0 = held ? .success(record) : .failure(SteppedDown(reason: "the lease was lost before leading was recorded")) }
             } catch {
                 written.withLock { $0 = .failure(error) }
             }
@@ -124,9 +132,10 @@ final class PairLoop: NodeLoop {
         }
         _ = done.wait(timeout: .now() + .seconds(10))
         switch written.withLock({ $0 }) {
-        case .success: return
-        case .failure(let error): throw NodeError("won the lease but could not record it in etcd (\(key)): \(error)")
-        case nil: throw NodeError("won the lease but etcd did not answer the record of it (\(key)) within 10 s")
+        case .success(let record): return record
+        case .failure(let error as SteppedDown): throw error
+        case .failure(let error): throw SteppedDown(reason: "could not record leading in etcd (\(key)): \(error)")
+        case nil: throw SteppedDown(reason: "etcd did not answer the record of leading (\(key)) within 10 s")
         }
     }
 
@@ -195,12 +204,13 @@ final class PairLoop: NodeLoop {
                 }
             }
             committedHeard = max(committedHeard, core.leaderCommitted)
+            // What it must hold to lead: what was committed, and the head its leader began at.
+            let mustHold = max(committedHeard, core.leader != nil ? core.leaderBegan : 0)
             gate.head.store(journal.lastSeq, ordering: .releasing)
-            // (Under async, being welcomed is enough: its leader commits ahead of it by design.)
-            gate.synced.store(core.leader != nil && (ha.mode == .async || core.durableSeq >= committedHeard), ordering: .releasing)
+            gate.synced.store(core.leader != nil && core.durableSeq >= mustHold, ordering: .releasing)
             // A standby that lacks what a leader has committed must not lead: it would lead without it.
             // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
-            gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
+            gate.caughtUp.store(ha.mode == .async || core.durableSeq >= mustHold, ordering: .releasing)
             // Commands may have queued more commands (an ACK after an append): go round at once.
             var poller = Poller()
             let dealerIndex = poller.add(.socket(dealer))
@@ -303,45 +313,68 @@ struct LedRecord: Codable, Equatable, Sendable {
 }
 
 /// Moves the leader's record in etcd (``LedRecord``) up to what it has committed: at once the first
-/// time it passes where leading began, then at most every few seconds. One write at a time, off the
-/// node thread, and only while it holds the lease; a failed one is tried again with the next commit.
+/// time it passes where leading began, then every few seconds while it moves (a last commit before a
+/// quiet spell included). One write at a time, off the node thread, and only while it holds the lease.
 final class LedRefresher: Sendable {
-    static let interval: UInt64 = 5_000
+    static let interval: Duration = .seconds(5)
     let election: LeaderElection
     let key: String
     let logger: Logger
-    private let state: Mutex<(record: LedRecord, writing: Bool, lastMs: UInt64)>
+    private struct State {
+        var written: LedRecord
+        var pending: UInt64
+        var firstDone = false
+        var writing = false
+        var timer: Task<Void, Never>?
+    }
+    private let state: Mutex<State>
 
     init(election: LeaderElection, key: String, record: LedRecord, logger: Logger) {
         self.election = election
         self.key = key
         self.logger = logger
-        state = Mutex((record, false, 0))
+        state = Mutex(State(written: record, pending: record.head))
+        let timer = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: LedRefresher.interval)
+                guard let self, !Task.isCancelled else { return }
+                await self.write()
+            }
+        }
+        state.withLock { $0.timer = timer }
     }
 
     /// Called on the node thread with the committed head.
     func committed(_ seq: UInt64) {
-        let now = MonotonicClock.nowMilliseconds()
+        let first = state.withLock { state -> Bool in
+            state.pending = max(state.pending, seq)
+            guard !state.firstDone, seq > state.written.head else { return false }
+            state.firstDone = true
+            return true
+        }
+        // The first commit past where leading began is the one an empty member must not miss.
+        if first { Task { await self.write() } }
+    }
+
+    func stop() { state.withLock { $0.timer?.cancel() } }
+
+    /// Writes the pending head if it is past the written one and no write is under way.
+    private func write() async {
         let due: LedRecord? = state.withLock { state in
-            guard !state.writing, seq > state.record.head else { return nil }
-            // The first commit past where leading began is the one an empty member must not miss.
-            guard state.lastMs == 0 || now >= state.lastMs + LedRefresher.interval else { return nil }
+            guard !state.writing, state.pending > state.written.head else { return nil }
             state.writing = true
-            state.lastMs = now
-            var next = state.record
-            next.head = seq
+            var next = state.written
+            next.head = state.pending
             return next
         }
         guard let due else { return }
-        Task { [self] in
-            do {
-                // Only while this leader still holds its lease: a successor's record is never overwritten.
-                if try await election.putWhileLeading(key, value: due.encoded()) { state.withLock { $0.record = due } }
-            } catch {
-                logger.warning("could not move the leader's record in etcd", metadata: ["key": "\(key)", "error": "\(error)"])
-            }
-            state.withLock { $0.writing = false }
+        do {
+            // Only while this leader still holds its lease: a successor's record is never overwritten.
+            if try await election.putWhileLeading(key, value: due.encoded()) { state.withLock { $0.written = due } }
+        } catch {
+            logger.warning("could not move the leader's record in etcd", metadata: ["key": "\(key)", "error": "\(error)"])
         }
+        state.withLock { $0.writing = false }
     }
 }
 
@@ -356,13 +389,17 @@ final class LedGate: Sendable {
     /// Under async a standby lags by design and only an empty journal is held back: a member that
     /// lags may lead, losing what async loses.
     let sync: Bool
+    let leaseMs: Int
     let logger: Logger
     private let warned = Atomic<Bool>(false)
+    /// When an empty journal first asked to campaign in a pair that has not led (0: not yet).
+    private let emptyAskedAtMs = Atomic<UInt64>(0)
 
-    init(client: EtcdClient, key: String, sync: Bool, logger: Logger) {
+    init(client: EtcdClient, key: String, sync: Bool, leaseMs: Int, logger: Logger) {
         self.client = client
         self.key = LedGate.key(for: key)
         self.sync = sync
+        self.leaseMs = leaseMs
         self.logger = logger
     }
 
@@ -372,7 +409,14 @@ final class LedGate: Sendable {
         if synced { return true }
         // etcd silent: no campaign could succeed either.
         guard let answer = try? await client.get(key) else { return false }
-        guard let held = answer.keyValue else { return true }
+        guard let held = answer.keyValue else {
+            // A new pair: a member with records (a single dispatcher's journal carried over) gets a
+            // lease's head start over an empty one, which would otherwise lead without them.
+            guard head == 0 else { return true }
+            let now = MonotonicClock.nowMilliseconds()
+            _ = emptyAskedAtMs.compareExchange(expected: 0, desired: now, ordering: .relaxed)
+            return now >= emptyAskedAtMs.load(ordering: .relaxed) + UInt64(leaseMs)
+        }
         guard let record = LedRecord.decode(held.value) else {
             logger.error("the record of the last leader in etcd is not readable: not campaigning", metadata: ["key": "\(key)"])
             return false

@@ -60,6 +60,8 @@ struct ClusterCommand: AsyncParsableCommand {
             var topology = try cluster.topology(runDirectory: runDir.path, config: runDir.configPath)
             var etcd: EtcdProcess?
             if ha && topology.ha == nil {
+                // Its etcd would start on the running one's data and fail only after its start-up wait.
+                try Supervisor.refuseIfRunning(in: RunDirectory(runDir.path))
                 var logger = Logger(label: "zflux.etcd")
                 logger.logLevel = .warning
                 // Its data stays in the run directory: etcd's revisions, which name the pair's epochs, go on

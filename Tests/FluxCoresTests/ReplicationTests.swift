@@ -235,8 +235,12 @@ struct ReplicationTests {
             }
         }
         #expect(pair.toStandby.count == 1 + 3, "a welcome, then 40 records in batches of 16")
+        #expect(pair.toStandby.first?.header.ref == 0 && pair.toStandby.first?.payload.count == 24)
         pair.settle()
         #expect(pair.standbyLog.records.map(\.header.seq) == Array(1...40))
+        // Nothing was committed when it was welcomed, yet it lacked what earlier epochs acknowledged:
+        // the welcome says where the leader began, which the standby must hold before it may lead.
+        #expect(pair.standby.leaderBegan == 40)
         #expect(pair.leader.standby?.durableThrough == 40 && pair.leader.durableHead == 40)
         pair.leader.tick(now: F.at(1_000))
         let heartbeat = pair.leader.takeCommands().compactMap(\.published).first { $0.kind == .heartbeat }

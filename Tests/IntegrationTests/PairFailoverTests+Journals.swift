@@ -62,6 +62,42 @@ extension PairFailoverTests {
         try Self.checkJournals(runDir: runDir, acked: acked + more, leading: leader)
     }
 
+    /// A journal a single dispatcher wrote (its own, non-leadership epoch), which acknowledged all of it.
+    static func singleDispatcherJournal(at directory: String, count: UInt64) throws {
+        let journal = try Journal(directory: directory)
+        let history = journal.history
+        #expect(!history.isLeadership)
+        try journal.append(
+            (1...count).map { seq in
+                Message(
+                    topic: Array("counter".utf8),
+                    header: Header(
+                        kind: .action, seq: seq, clientID: 5, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped",
+                        history: history.rawValue),
+                    payload: (try? counterAction(1).payload) ?? [])
+            })
+        try journal.commit()
+    }
+
+    @Test(
+        "started together, the member holding a single dispatcher's journal leads (an empty one gives it a lease's head start); the other follows it")
+    func singleDispatcherJournalLeadsFirst() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
+        try Self.singleDispatcherJournal(at: "\(runDir)/journal-d1", count: 40)
+        let nodes = ["d2": try pair.start("d2"), "d1": try pair.start("d1")]
+        defer { for node in nodes.values { node.stop() } }
+        #expect(try await Self.waitForLeader(client, pair.key) == "d1")
+        // Under sync the leader acknowledges once d2 holds its journal too.
+        let acked = try await runLoad(
+            intake: pair.topology.dispatcher.intake, clients: 1, perClient: 10, make: { _, i in try counterAction(i % 5 + 1) })
+        #expect(acked.count == 10 && acked.first?.seq == 41)
+        for node in nodes.values { node.stop() }
+        try Self.checkJournals(runDir: runDir, acked: acked, leading: "d1")
+        #expect(try Journal(directory: "\(runDir)/journal-d2", repair: false).lastSeq == 50, "d2 holds the carried-over records too")
+    }
+
     @Test(
         "a member starting from a single dispatcher's journal refuses to drop it for an empty leader: it stops with the reason, and every record stays"
     )
@@ -69,22 +105,7 @@ extension PairFailoverTests {
         let run = try await PairRun.start()
         defer { run.end() }
         let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
-        // d1's journal was a single dispatcher's, which acknowledged all 40 of these.
-        do {
-            let journal = try Journal(directory: "\(runDir)/journal-d1")
-            let history = journal.history
-            #expect(!history.isLeadership)
-            try journal.append(
-                (1...40).map { seq in
-                    Message(
-                        topic: Array("counter".utf8),
-                        header: Header(
-                            kind: .action, seq: seq, clientID: 5, clientSeq: seq, timestamp: Int64(seq), actionType: "addTapped",
-                            history: history.rawValue),
-                        payload: (try? counterAction(1).payload) ?? [])
-                })
-            try journal.commit()
-        }
+        try Self.singleDispatcherJournal(at: "\(runDir)/journal-d1", count: 40)
         // The empty d2 starts first and leads; then d1, whose records d2 does not hold.
         var nodes = ["d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }

@@ -249,11 +249,19 @@ struct PairFailoverTests {
 }
 
 extension PairFailoverTests {
-    @Test("zflux bench --attach to cluster up --ha follows the leader through a zflux failover: every action acknowledged, none twice")
+    @Test(
+        "zflux bench --attach to cluster up --ha follows the leader through a zflux failover: every action acknowledged, none twice; a second cluster up --ha in its run directory is refused at once"
+    )
     func benchFollowsFailover() async throws {
         let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--ha"])
         defer { cluster.stop() }
         try cluster.waitUntilReady(timeout: .seconds(60))
+        // Refused before it starts an etcd of its own on the running one's data (which failed only
+        // after etcd's start-up wait, with etcd's log as the message).
+        let second = try zflux(["cluster", "up", "--ha", "--run-dir", cluster.runDir], timeout: .seconds(20))
+        #expect(
+            second.status != 0 && second.stderr.contains("a cluster is already running") && !second.stderr.contains("etcd for the pair"),
+            "\(second.stderr)")
         let (runDir, rate, seconds) = (cluster.runDir, 500, 6)
         let bench = Task.detached {
             try zflux(

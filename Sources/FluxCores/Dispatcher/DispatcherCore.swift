@@ -345,8 +345,13 @@ public final class DispatcherCore {
             case .welcome(let after):
                 // Its hello names its newest record, not what it holds durable: its first ACK says that.
                 standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: 0, lastHeardMs: now.milliseconds)
+                // The client-scope secret, then the head this epoch began at: acknowledged actions of
+                // earlier epochs may be anywhere up to it, so a standby may lead only once it holds that
+                // much (under sync nothing of that tail counts as committed until the standby has it).
                 var secret: [UInt8] = []
-                for word in [clientScope.k0, clientScope.k1] { withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) } }
+                for word in [clientScope.k0, clientScope.k1, historySince - 1] {
+                    withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) }
+                }
                 commands.append(
                     .reply(
                         .replication, peer: peer,

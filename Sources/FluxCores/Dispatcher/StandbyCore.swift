@@ -76,6 +76,9 @@ public final class StandbyCore {
     public private(set) var newestEpoch: UInt64
     /// What the leader said it has committed (published and acknowledged), as last heard.
     public private(set) var leaderCommitted: UInt64 = 0
+    /// The head the followed leader began its epoch at (its REPLICA-WELCOME says): a standby holding
+    /// less may lack acknowledged actions of earlier epochs, whatever the leader has committed yet.
+    public private(set) var leaderBegan: UInt64 = 0
     private var lastHeardMs: UInt64
     private var helloSentMs: UInt64 = 0
     /// When the connection to the leader was last made anew.
@@ -158,7 +161,7 @@ public final class StandbyCore {
         switch message.kind {
         case .replicaWelcome:
             guard phase == .greeting, !refusesOld(stamp) else { return }
-            guard message.header.seq == lastSeq, message.payload.count == 16 else {
+            guard message.header.seq == lastSeq, message.payload.count == 16 || message.payload.count == 24 else {
                 hello(now: now)  // an answer to an older hello
                 return
             }
@@ -172,6 +175,8 @@ public final class StandbyCore {
             leader = offered
             newestEpoch = max(newestEpoch, offered.epoch)
             leaderCommitted = message.header.ref
+            // Where the leader's epoch began (a leader of an older build sends none).
+            leaderBegan = message.payload.count == 24 ? word(16) : 0
             lastHeardMs = now.milliseconds
             phase = .following
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])

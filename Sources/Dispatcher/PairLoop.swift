@@ -176,32 +176,12 @@ final class PairLoop: NodeLoop {
         defer { dealer.close() }
         while !control.stopRequested {
             core.tick(now: .now())
-            for command in core.takeCommands() {
-                switch command {
-                case .send(let message):
-                    _ = try? dealer.send(message.frames, dontWait: true)
-                case .append(let records):
-                    try journal.append(records)
-                    try journal.commit()
-                    if let last = records.last { core.durable(through: last.header.seq) }
-                case .dropRun(let seq):
-                    let first = try journal.firstSeqOfRun(endingAt: seq)
-                    try refuseToDropCommitted(after: first - 1)
-                    try journal.truncate(after: first - 1)
-                    logger.warning("dropped records the leader does not hold", metadata: ["from": "\(first)", "through": "\(seq)"])
-                    core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
-                case .truncate(let seq):
-                    // The leader found where the logs part: drop what follows, keep what it holds too.
-                    try refuseToDropCommitted(after: seq)
-                    try journal.truncate(after: seq)
-                    logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
-                    core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
-                case .adopt(let cluster, let scope):
-                    try journal.adopt(cluster: cluster, clientScope: scope)
-                case .reconnect:
-                    dealer.close()
-                    dealer = try connectToPeers()
-                }
+            // Until none is left: carrying one out may queue another (an append queues its ACK, which
+            // must go now, not when the leader next sends something).
+            var commands = core.takeCommands()
+            while !commands.isEmpty {
+                try carryOut(commands, core: core, dealer: &dealer)
+                commands = core.takeCommands()
             }
             committedHeard = max(committedHeard, core.leaderCommitted)
             // What it must hold to lead: what was committed, and the head its leader began at.
@@ -211,7 +191,6 @@ final class PairLoop: NodeLoop {
             // A standby that lacks what a leader has committed must not lead: it would lead without it.
             // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
             gate.caughtUp.store(ha.mode == .async || core.durableSeq >= mustHold, ordering: .releasing)
-            // Commands may have queued more commands (an ACK after an append): go round at once.
             var poller = Poller()
             let dealerIndex = poller.add(.socket(dealer))
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
@@ -236,6 +215,37 @@ final class PairLoop: NodeLoop {
             }
         }
         return nil
+    }
+
+    /// Carries out the standby core's commands, in order.
+    private func carryOut(_ commands: [StandbyCore.Command], core: StandbyCore, dealer: inout Socket) throws {
+        for command in commands {
+            switch command {
+            case .send(let message):
+                _ = try? dealer.send(message.frames, dontWait: true)
+            case .append(let records):
+                try journal.append(records)
+                try journal.commit()
+                if let last = records.last { core.durable(through: last.header.seq) }
+            case .dropRun(let seq):
+                let first = try journal.firstSeqOfRun(endingAt: seq)
+                try refuseToDropCommitted(after: first - 1)
+                try journal.truncate(after: first - 1)
+                logger.warning("dropped records the leader does not hold", metadata: ["from": "\(first)", "through": "\(seq)"])
+                core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
+            case .truncate(let seq):
+                // The leader found where the logs part: drop what follows, keep what it holds too.
+                try refuseToDropCommitted(after: seq)
+                try journal.truncate(after: seq)
+                logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
+                core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
+            case .adopt(let cluster, let scope):
+                try journal.adopt(cluster: cluster, clientScope: scope)
+            case .reconnect:
+                dealer.close()
+                dealer = try connectToPeers()
+            }
+        }
     }
 
     private var standbyRules: StandbyCore.Rules {

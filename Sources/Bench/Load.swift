@@ -116,18 +116,24 @@ public struct LoadClient: Sendable {
                 // every answer comes.
                 if now - lastSweep >= resendAfterNanoseconds / 8 {
                     lastSweep = now
-                    while let position = turnedAway.last, !done[position] {
+                    // Oldest first, each once, and only what a new leader can still deduplicate; what
+                    // cannot be sent now (a full queue) waits for the next look.
+                    var unsent: [Int] = []
+                    for position in Set(turnedAway).sorted() where !done[position] && position + resendReach >= next {
                         let client = position % clients
                         let kind = Int(log.kind[position])
                         let header = Header(
                             kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
                             actionType: mix.kinds[kind].type)
-                        guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true) else { break }
+                        guard unsent.isEmpty, try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true)
+                        else {
+                            unsent.append(position)
+                            continue
+                        }
                         sentAt[position] = now
                         log.resent += 1
-                        turnedAway.removeLast()
                     }
-                    turnedAway.removeAll { done[$0] }
+                    turnedAway = unsent
                     while oldestOpen < next && done[oldestOpen] { oldestOpen += 1 }
                     var position = max(oldestOpen, next - min(next, resendReach))
                     let stalled = now >= lastAnswerAt + resendAfterNanoseconds

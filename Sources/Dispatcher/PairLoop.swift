@@ -184,13 +184,15 @@ final class PairLoop: NodeLoop {
                 commands = core.takeCommands()
             }
             committedHeard = max(committedHeard, core.leaderCommitted)
-            // What it must hold to lead: what was committed, and the head its leader began at.
-            let mustHold = max(committedHeard, core.leader != nil ? core.leaderBegan : 0)
             gate.head.store(journal.lastSeq, ordering: .releasing)
-            gate.synced.store(core.leader != nil && core.durableSeq >= mustHold, ordering: .releasing)
+            // In sync with its leader: it holds what that leader committed and the head it began at (a
+            // fresh leader has committed nothing yet, though earlier epochs acknowledged up to there).
+            // Otherwise etcd's record decides (``LedGate``), and says why in the log.
+            let synced = core.leader != nil && core.durableSeq >= max(committedHeard, core.leaderBegan)
+            gate.synced.store(synced, ordering: .releasing)
             // A standby that lacks what a leader has committed must not lead: it would lead without it.
             // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
-            gate.caughtUp.store(ha.mode == .async || core.durableSeq >= mustHold, ordering: .releasing)
+            gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
             var poller = Poller()
             let dealerIndex = poller.add(.socket(dealer))
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
@@ -334,6 +336,7 @@ final class LedRefresher: Sendable {
         var written: LedRecord
         var pending: UInt64
         var firstDone = false
+        var everWritten = false
         var writing = false
         var timer: Task<Void, Never>?
     }
@@ -378,13 +381,23 @@ final class LedRefresher: Sendable {
             return next
         }
         guard let due else { return }
+        var written = false
         do {
             // Only while this leader still holds its lease: a successor's record is never overwritten.
-            if try await election.putWhileLeading(key, value: due.encoded()) { state.withLock { $0.written = due } }
+            written = try await election.putWhileLeading(key, value: due.encoded())
         } catch {
             logger.warning("could not move the leader's record in etcd", metadata: ["key": "\(key)", "error": "\(error)"])
         }
-        state.withLock { $0.writing = false }
+        state.withLock { state in
+            state.writing = false
+            if written {
+                state.written = due
+                state.everWritten = true
+            } else if !state.everWritten {
+                // The first write is tried again with the next commit, not only by the timer.
+                state.firstDone = false
+            }
+        }
     }
 }
 

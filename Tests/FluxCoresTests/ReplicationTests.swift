@@ -320,7 +320,7 @@ struct ReplicationTests {
         let standby = StandbyCore(lastSeq: 0, lastStamp: 0, newestEpoch: newer.epoch, now: F.at(0), logger: F.logger)
         _ = standby.takeCommands()
         standby.received(
-            Message(header: Header(kind: .replicaWelcome, seq: 0, history: newer.rawValue), payload: Array(repeating: 0, count: 16)), now: F.at(0))
+            Message(header: Header(kind: .replicaWelcome, seq: 0, history: newer.rawValue), payload: Array(repeating: 0, count: 24)), now: F.at(0))
         _ = standby.takeCommands()
         standby.received(pair.leader.replicaAppend(first: 1, records: Self.records(1...1, older)), now: F.at(1))
         let refusal = standby.takeCommands().compactMap(\.sent)

@@ -161,7 +161,7 @@ public final class StandbyCore {
         switch message.kind {
         case .replicaWelcome:
             guard phase == .greeting, !refusesOld(stamp) else { return }
-            guard message.header.seq == lastSeq, message.payload.count == 16 || message.payload.count == 24 else {
+            guard message.header.seq == lastSeq, message.payload.count == 24 else {
                 hello(now: now)  // an answer to an older hello
                 return
             }
@@ -175,8 +175,7 @@ public final class StandbyCore {
             leader = offered
             newestEpoch = max(newestEpoch, offered.epoch)
             leaderCommitted = message.header.ref
-            // Where the leader's epoch began (a leader of an older build sends none).
-            leaderBegan = message.payload.count == 24 ? word(16) : 0
+            leaderBegan = word(16)
             lastHeardMs = now.milliseconds
             phase = .following
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])

@@ -201,7 +201,9 @@ struct ReplicationTests {
         #expect(pair.standbyLog.lastSeq == 1)
     }
 
-    @Test("a standby behind catches up from the log; a new leader serves and announces nothing it inherited until the standby holds it")
+    @Test(
+        "a standby behind catches up from the log; a new leader serves and announces nothing it inherited until the standby holds it, then serves the replay asked for meanwhile"
+    )
     func catchUpFromLog() {
         let leading = Self.epoch(5)
         let pair = Pair(leaderRecords: Self.records(1...40, Self.epoch(3)), leading: leading)
@@ -241,6 +243,11 @@ struct ReplicationTests {
         // Nothing was committed when it was welcomed, yet it lacked what earlier epochs acknowledged:
         // the welcome says where the leader began, which the standby must hold before it may lead.
         #expect(pair.standby.leaderBegan == 40)
+        // The replay asked for while it settled is served now, not when the store would have asked again.
+        let served = pair.leaderOut.compactMap { command -> ReplayPlan? in
+            if case .serveReplay(let plan) = command { return plan } else { return nil }
+        }
+        #expect(served.map(\.peer) == [[2]] && served.first?.from == 1 && served.first?.through == 40)
         #expect(pair.leader.standby?.durableThrough == 40 && pair.leader.durableHead == 40)
         pair.leader.tick(now: F.at(1_000))
         let heartbeat = pair.leader.takeCommands().compactMap(\.published).first { $0.kind == .heartbeat }

@@ -76,6 +76,9 @@ public final class DispatcherCore {
     /// Replies waiting until everything up to `upTo` is durable, in order. `batched`: the client reads
     /// ACK-BATCH.
     private var waitingReplies: [(upTo: UInt64, peer: [UInt8], reply: Message, batched: Bool)] = []
+    /// Replay requests that came while a new leader settled, the newest per peer: served once it has.
+    private var deferredReplays: [(request: Message, peer: [UInt8])] = []
+    static let deferredReplayLimit = 1024
     private var nextHeartbeatMs: UInt64 = 0
     private let startedAtMs: UInt64
     public private(set) var accepted: UInt64 = 0
@@ -300,6 +303,11 @@ public final class DispatcherCore {
         for message in ActionBatch.messages(for: published, history: history.rawValue) { commands.append(.publish(message)) }
         unpublished.removeFirst(published.count)
         releaseReplies()
+        if !settling && !deferredReplays.isEmpty {
+            let deferred = deferredReplays
+            deferredReplays.removeAll()
+            for (request, peer) in deferred { receivedReplayRequest(request, from: peer) }
+        }
     }
 
     private func releaseReplies() {
@@ -441,7 +449,10 @@ public final class DispatcherCore {
                     .replay, peer: peer,
                     Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq, history: history.rawValue))))
         case .replayRequest where settling:
-            // Nothing is served before the tail it started with is committed (the store asks again).
+            // Nothing is served before the tail it started with is committed: kept until then (a store
+            // after a failover would otherwise wait out its replay timeout before it asks again).
+            deferredReplays.removeAll { $0.peer == peer }
+            if deferredReplays.count < DispatcherCore.deferredReplayLimit { deferredReplays.append((request, peer)) }
             return
         case .replayRequest:
             // Only what is durable is replayed: a store must never apply what a crash could take back.

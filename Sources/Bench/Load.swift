@@ -86,6 +86,15 @@ public struct LoadClient: Sendable {
         let resendReach = min(dedupWindow * clients, Int(DispatcherCore.dedupRecoveryRecords)) * 9 / 10
         // Turned away by a member that no longer leads: sent again at the next look.
         var turnedAway: [Int] = []
+        /// Sends action `position`, of mix kind `kind`, on its client's connection; false if the queue
+        /// is full. A resend is the same message: same client id and client seq.
+        func send(_ position: Int, kind: Int) throws -> Bool {
+            let client = position % clients
+            let header = Header(
+                kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
+                actionType: mix.kinds[kind].type)
+            return try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true)
+        }
         // The instant the timer is set for, and the one it last fired at (see `timerWakeQuantum`).
         var armed: UInt64 = 0
         var lastTimer: UInt64 = 0
@@ -99,12 +108,8 @@ public struct LoadClient: Sendable {
             if now >= start {
                 let due = schedule.dueCount(atElapsed: elapsed)
                 while next < due {
-                    let client = next % clients
                     let kind = mix.kind(of: next)
-                    let header = Header(
-                        kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(next + 1),
-                        actionType: mix.kinds[kind].type)
-                    guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: next)], dontWait: true) else { break }
+                    guard try send(next, kind: kind) else { break }
                     log.kind[next] = UInt16(kind)
                     sentAt[next] = now
                     next += 1
@@ -120,13 +125,7 @@ public struct LoadClient: Sendable {
                     // cannot be sent now (a full queue) waits for the next look.
                     var unsent: [Int] = []
                     for position in Set(turnedAway).sorted() where !done[position] && position + resendReach >= next {
-                        let client = position % clients
-                        let kind = Int(log.kind[position])
-                        let header = Header(
-                            kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
-                            actionType: mix.kinds[kind].type)
-                        guard unsent.isEmpty, try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true)
-                        else {
+                        guard unsent.isEmpty, try send(position, kind: Int(log.kind[position])) else {
                             unsent.append(position)
                             continue
                         }
@@ -142,11 +141,7 @@ public struct LoadClient: Sendable {
                     while position < next, start + schedule.offset(of: position) + resendAfterNanoseconds <= now {
                         let client = position % clients
                         if !done[position] && now - sentAt[position] >= resendAfterNanoseconds && (stalled || newestAnswered[client] > position) {
-                            let kind = Int(log.kind[position])
-                            let header = Header(
-                                kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
-                                actionType: mix.kinds[kind].type)
-                            guard try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true) else { break }
+                            guard try send(position, kind: Int(log.kind[position])) else { break }
                             sentAt[position] = now
                             log.resent += 1
                         }

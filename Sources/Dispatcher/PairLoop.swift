@@ -99,14 +99,26 @@ final class PairLoop: NodeLoop {
     /// Gives the lease up (a clean stop hands over at once) and closes the etcd client, waiting at most
     /// a few seconds: this is the node's own thread, not the cooperative pool.
     private func endElection() {
-        let done = DispatchSemaphore(value: 0)
         let election = election, client = client
-        Task {
+        _ = PairLoop.wait(seconds: 5) {
             await election.stop()
             try? await client.shutdown()
+        }
+    }
+
+    /// Runs `work` on the cooperative pool and waits for it on this (the node's) thread, at most
+    /// `seconds`: its outcome, or nil if it had not ended by then.
+    private static func wait<T: Sendable>(seconds: Int, _ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error>? {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await work()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
             done.signal()
         }
-        _ = done.wait(timeout: .now() + 5)
+        _ = done.wait(timeout: .now() + .seconds(seconds))
+        return outcome.withLock { $0 }
     }
 
     /// Writes where this leader began into etcd before it serves anything: a member whose journal ends
@@ -114,24 +126,18 @@ final class PairLoop: NodeLoop {
     /// with less than the last one recorded keeps the higher head. Not written (etcd silent, the lease
     /// gone), this member steps down and starts again as a standby.
     private func recordLed(_ mine: LedRecord) throws -> LedRecord {
-        let written = Mutex<Result<LedRecord, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let election = election, client = client, key = LedGate.key(for: ha.key), sync = ha.mode == .sync
-        Task {
-            do {
-                var record = mine
-                if sync, let held = try await client.get(key).keyValue, let previous = LedRecord.decode(held.value) {
-                    record.head = max(record.head, previous.head)
-                }
-                let held = try await election.putWhileLeading(key, value: record.encoded())
-                written.withLock { $0 = held ? .success(record) : .failure(SteppedDown(reason: "the lease was lost before leading was recorded")) }
-            } catch {
-                written.withLock { $0 = .failure(error) }
+        let written = PairLoop.wait(seconds: 10) { () async throws -> LedRecord in
+            var record = mine
+            if sync, let held = try await client.get(key).keyValue, let previous = LedRecord.decode(held.value) {
+                record.head = max(record.head, previous.head)
             }
-            done.signal()
+            guard try await election.putWhileLeading(key, value: record.encoded()) else {
+                throw SteppedDown(reason: "the lease was lost before leading was recorded")
+            }
+            return record
         }
-        _ = done.wait(timeout: .now() + .seconds(10))
-        switch written.withLock({ $0 }) {
+        switch written {
         case .success(let record): return record
         case .failure(let error as SteppedDown): throw error
         case .failure(let error): throw SteppedDown(reason: "could not record leading in etcd (\(key)): \(error)")

@@ -75,19 +75,28 @@ lint:
 format:
 	$(SWIFT) format format --in-place --recursive $(FORMATTED)
 
-test: test-deps lint build
+# Each stage says when it starts and how long it took (scripts/stage.sh); the summary at the end lists
+# every stage's time and the slowest suites. The suites and the pair's tests both run even when one of
+# them fails, and the summary's exit status says whether all passed.
+STAGE := scripts/stage.sh
+TEST_LOGS := .build/test-logs
+test: test-deps
+	@$(STAGE) --begin
+	@$(STAGE) lint $(SWIFT) format lint --strict --recursive $(FORMATTED)
+	@$(STAGE) build $(SWIFT) build
 	@# Every decoder, fuzzed briefly over its committed corpus (make fuzz runs longer).
-	scripts/fuzz.sh 5
+	@$(STAGE) fuzz scripts/fuzz.sh 5
 	@# The deterministic simulator: 2,000 seeds of the whole cluster under faults, on both cores, alone.
-	$(ZFLUX) simulate --seeds 2000
+	@$(STAGE) simulate $(ZFLUX) simulate --seeds 2000
 	@# …and 2,000 seeds of the high-availability cluster: a leader, its sync standby and a lease service.
-	$(ZFLUX) simulate --seeds 2000 --ha
+	@$(STAGE) simulate-ha $(ZFLUX) simulate --seeds 2000 --ha
 	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
-	$(SWIFT) test --skip '$(HA_TESTS)' $(TEST_ARGS)
+	-@$(STAGE) --log $(TEST_LOGS)/suites.log suites $(SWIFT) test --skip '$(HA_TESTS)' $(TEST_ARGS)
 	@# The dispatcher pair against a real etcd, one test at a time: their leases are timed, and a machine
 	@# loaded by every other suite at once would starve etcd's keepalives.
-	$(MAKE) ha-test
+	-@$(STAGE) --log $(TEST_LOGS)/ha.log ha-tests $(MAKE) --no-print-directory ha-test
+	@$(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
 # The tests of a dispatcher pair and its etcd client (make test runs them after the rest).
 HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig

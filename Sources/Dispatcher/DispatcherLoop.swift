@@ -123,7 +123,7 @@ final class DispatcherLoop: NodeLoop {
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
         let replicationIndex = replication.map { poller.add(.socket($0)) }
-        var revocations = RevocationWatch(configuration.revocations)
+        var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         var committed = core.durableHead
         while !control.stopRequested && steppedDown == nil {
             if let onCommitted, core.durableHead != committed {

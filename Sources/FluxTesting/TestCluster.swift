@@ -74,9 +74,9 @@ public final class TestCluster: Sendable {
         try await store.ready.wait()
         // Ready for a test once the store hears the dispatcher: every action dispatched from now on
         // reaches it live (and runs its effects).
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !nodeIsReady(endpoint: endpoints.snapshot) {
-            guard ContinuousClock.now < deadline else { throw NodeError("store \(name) did not hear the dispatcher within 10 s") }
+            guard ContinuousClock.now < deadline else { throw NodeError("store \(name) did not hear the dispatcher within 60 s") }
             try await Task.sleep(for: .milliseconds(5))
         }
         return store
@@ -132,15 +132,18 @@ public final class TestCluster: Sendable {
     /// Waits (bounded) until the store has reached `version`, and returns its state then.
     public func state<S: Decodable>(
         of store: String, as type: S.Type, atLeast version: UInt64,
-        timeout: Duration = .seconds(20)
+        timeout: Duration = .seconds(60)
     ) async throws -> S {
         let deadline = ContinuousClock.now + timeout
         var seen: UInt64 = 0
-        while ContinuousClock.now < deadline {
+        // Checked once more after the deadline: a starved task may wake long after it (see `eventually`).
+        while true {
+            let late = ContinuousClock.now >= deadline
             if let snap = try snapshot(of: store, as: type) {
                 seen = snap.version
                 if snap.version >= version { return snap.state }
             }
+            if late { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw NodeError("store \(store) reached version \(seen), not \(version), within \(timeout)")
@@ -149,15 +152,18 @@ public final class TestCluster: Sendable {
     /// Waits (bounded) until the store's state satisfies `condition` (what effects send back arrives at
     /// seqs a test cannot know in advance), and returns that state.
     public func state<S: Decodable>(
-        of store: String, as type: S.Type, timeout: Duration = .seconds(20), until condition: (S) -> Bool
+        of store: String, as type: S.Type, timeout: Duration = .seconds(60), until condition: (S) -> Bool
     ) async throws -> S {
         let deadline = ContinuousClock.now + timeout
         var last: S?
-        while ContinuousClock.now < deadline {
+        // Checked once more after the deadline: a starved task may wake long after it (see `eventually`).
+        while true {
+            let late = ContinuousClock.now >= deadline
             if let snap = try snapshot(of: store, as: type) {
                 if condition(snap.state) { return snap.state }
                 last = snap.state
             }
+            if late { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw NodeError("store \(store) did not reach the expected state within \(timeout); last seen: \(last.map { "\($0)" } ?? "nothing")")

@@ -99,7 +99,7 @@ final class StoreLoop: NodeLoop {
                 "state": "\(configuration.state)", "snapshot": "\(configuration.snapshot)",
             ])
         core.start(now: .now())
-        var revocations = RevocationWatch(configuration.revocations)
+        var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         while !control.stopRequested {
             // Views reconnect through ZAP, and re-snapshot after the gap.
             revocations.cutIfRevoked(

@@ -80,7 +80,7 @@ struct TodoTests {
         try await cluster.dispatch(Todo.Action.addTodo(title: "only one"), to: "todo")
         #expect(try await cluster.dispatch(Todo.Action.removeTodo(index: 3), to: "todo") == 2, "accepted by the dispatcher: it is well formed")
         #expect(try await cluster.state(of: "todo", as: Todo.State.self, atLeast: 2) == Todo.State(todos: [Todo.Item(title: "only one")]))
-        try await eventually("the store's refusal to reach the view", timeout: .seconds(10)) { !seen.withLock { $0.isEmpty } }
+        try await eventually("the store's refusal to reach the view", timeout: .seconds(60)) { !seen.withLock { $0.isEmpty } }
         #expect(seen.withLock { $0 } == ["2 removeTodo: there is no todo at index 3 (the list has 1)"])
         try await cluster.shutdown()
     }

@@ -81,7 +81,7 @@ struct ModelTests {
         let sent = Locked<[Int]>([])
         let runner = EffectRunner<Int>(send: Send { value in sent.withLock { $0.append(value) } })
         runner.run(effect)
-        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await runner.waitUntilIdle(timeout: .seconds(30)))
         #expect(sent.withLock { $0 } == [3])
         #expect(log.withLock { $0 } == [1])
         #expect(Effect<Int>.none.isNone)
@@ -102,7 +102,7 @@ struct ModelTests {
         runner.run(slow(2))
         #expect(runner.inFlight == 1, "starting the second cancelled the first")
         runner.run(.cancel(id: ID.slow))
-        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await runner.waitUntilIdle(timeout: .seconds(30)))
         #expect(sent.withLock { $0 }.isEmpty, "a cancelled effect sends nothing")
     }
 
@@ -125,7 +125,7 @@ struct ModelTests {
         #expect(delivered.withLock { $0 }.isEmpty && runtime.effectsInFlight == 0, "nothing started")
         let tasks = EffectTasks()
         tasks.run(effects)
-        #expect(await tasks.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await tasks.waitUntilIdle(timeout: .seconds(30)))
         #expect(delivered.withLock { $0 } == ["incrementTapped"])
         let increment = Array(#"{"incrementTapped":{}}"#.utf8)
         let none = try #require(try runtime.reduce(app: "echo", actionType: "incrementTapped", payload: increment, stamp: .unstamped))

@@ -27,7 +27,7 @@ struct BatchingProcessTests {
             try subscriber.subscribe()
             try subscriber.connect(topology.dispatcher.actions)
             // The subscription is in place once a heartbeat comes through it.
-            try waitFor(subscriber, deadline: .now + .seconds(10)) { $0.kind == .heartbeat }
+            try waitFor(subscriber, deadline: .now + .seconds(60)) { $0.kind == .heartbeat }
 
             let clients = try (0..<2).map { _ in
                 let socket = try SocketDefaults.dealer(.shared)

@@ -133,7 +133,7 @@ final class ClusterProcess {
 }
 
 /// True once `pid` no longer exists (bounded wait). Zombies of other parents count as gone.
-func waitUntilGone(_ pid: Int32, timeout: Duration = .seconds(10)) -> Bool {
+func waitUntilGone(_ pid: Int32, timeout: Duration = .seconds(30)) -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if kill(pid, 0) != 0 { return true }

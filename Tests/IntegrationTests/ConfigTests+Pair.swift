@@ -34,7 +34,7 @@ extension ConfigTests {
         try await eventually("a dispatch is acknowledged by whichever dispatcher leads", timeout: .seconds(30), interval: .milliseconds(200)) {
             (try? cluster.zflux(["dispatch", "counter", "addTapped", #"{"amount":2}"#]))?.status == 0
         }
-        try await eventually("the store applies it", timeout: .seconds(15), interval: .milliseconds(100)) {
+        try await eventually("the store applies it", timeout: .seconds(60), interval: .milliseconds(100)) {
             (try? cluster.zflux(["state", "counter"]))?.stdout.contains("\"version\":1") == true
         }
         #expect(cluster.currentPid("dispatcher-d1") != nil && cluster.currentPid("dispatcher-d2") != nil)

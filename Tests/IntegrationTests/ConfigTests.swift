@@ -97,7 +97,7 @@ struct ConfigTests {
         #expect(try cluster.zflux(["dispatch", "todo", "loadTapped"]).stdout == "1\n")
         let todo = try #require(topology.store(named: "todo")), replica = try #require(topology.store(named: "todo-replica"))
         var running: (owner: Int, replica: Int) = (0, 0)
-        try await eventually("the load to be seen running (or done)", timeout: .seconds(10)) {
+        try await eventually("the load to be seen running (or done)", timeout: .seconds(60)) {
             running = (
                 nodeStatus(endpoint: todo.snapshot)?.effectsRunning ?? 0,
                 nodeStatus(endpoint: replica.snapshot)?.effectsRunning ?? 0

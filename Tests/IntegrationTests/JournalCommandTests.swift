@@ -90,7 +90,7 @@ struct JournalCommandTests {
         _ = try await waitForState(replayed, "todo", version: head, as: Todo.State.self)
         for store in try #require(cluster.topology).stores.map(\.name) {
             let original = try cluster.zflux(["state", store]).stdout
-            try await eventually("store \(store) of the imported cluster at version \(head)", timeout: .seconds(20)) {
+            try await eventually("store \(store) of the imported cluster at version \(head)", timeout: .seconds(60)) {
                 try replayed.zflux(["state", store]).stdout == original
             }
         }

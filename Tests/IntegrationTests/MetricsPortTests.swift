@@ -96,7 +96,7 @@ struct MetricsPortTests {
         held.forEach { close($0) }
         held = []
         // The held connections are gone: the port answers again.
-        try await eventually("the port answers again", timeout: .seconds(10)) { httpGet(port, "/live")?.0 == 200 }
+        try await eventually("the port answers again", timeout: .seconds(60)) { httpGet(port, "/live")?.0 == 200 }
     }
 
     @Test("with ZFLUX_METRICS_TOKEN set, a request needs Authorization: Bearer TOKEN")

@@ -143,7 +143,7 @@ struct MultiHostTests {
         // From this (the "operator's") host, through the bridge, with the cluster's client key.
         let cli = ["--config", configPath, "--run-dir", dir + "/cli"]
         func status(_ endpoint: String) -> [String: Any]? {
-            guard let result = try? zflux(["status", "--endpoint", endpoint] + cli, timeout: .seconds(10)), result.status == 0 else { return nil }
+            guard let result = try? zflux(["status", "--endpoint", endpoint] + cli, timeout: .seconds(30)), result.status == 0 else { return nil }
             return try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         }
         let dispatcherEndpoint = "tcp://\(lab.address(1)):5570"

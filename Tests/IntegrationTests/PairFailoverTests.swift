@@ -199,7 +199,7 @@ struct PairFailoverTests {
         #expect(try await Self.leader(client, pair.key) == leader, "the leader kept the lease")
 
         // The leader's status: its standby follows and lacks nothing.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         var status: NodeStatus?
         while ContinuousClock.now < deadline {
             let result = try zflux(["status", "--endpoint", pair.topology.dispatcher.intake, "--run-dir", runDir])

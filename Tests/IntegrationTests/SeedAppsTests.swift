@@ -34,7 +34,7 @@ struct SeedAppsTests {
         for _ in 0..<3 { try dispatch(cluster, "primes", "incrementTapped") }
         try dispatch(cluster, "primes", "favoriteToggled")
         let file = RunDirectory(cluster.runDir).dataDirectory(of: "primes") + "/" + Primes.favoritesFile
-        try await eventually("the favourite to be written to \(file)", timeout: .seconds(10)) {
+        try await eventually("the favourite to be written to \(file)", timeout: .seconds(60)) {
             guard let data = FileManager.default.contents(atPath: file) else { return false }
             return (try? JSONDecoder().decode([Primes.Favorite].self, from: data))?.map(\.prime) == [3]
         }

@@ -42,7 +42,7 @@ struct SelectTests {
 
         // On joining: the current value, at once.
         var joined: [Message] = []
-        try await eventually("the selection's first value", timeout: .seconds(10)) {
+        try await eventually("the selection's first value", timeout: .seconds(60)) {
             joined += try drain(selection, milliseconds: 100).filter { $0.kind == .state }
             return !joined.isEmpty
         }
@@ -62,7 +62,7 @@ struct SelectTests {
         // A change of the selected part: one update, with the value and the seq that changed it.
         _ = try cluster.zflux(["dispatch", "login", "usernameChanged", #"{"username":"ada@example.com"}"#])
         var changed: [Message] = []
-        try await eventually("the selection's update", timeout: .seconds(10)) {
+        try await eventually("the selection's update", timeout: .seconds(60)) {
             changed += try drain(selection, milliseconds: 100).filter { $0.kind == .state }
             return !changed.isEmpty
         }

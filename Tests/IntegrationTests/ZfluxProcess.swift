@@ -120,7 +120,7 @@ final class Follower {
     func stop() -> Bool {
         guard !stopped else { return true }
         stopped = true
-        return process.stop(grace: .seconds(5)) && process.terminationReason == .exit && process.terminationStatus == 0
+        return process.stop(grace: .seconds(20)) && process.terminationReason == .exit && process.terminationStatus == 0
     }
 
     deinit { stop() }

@@ -33,8 +33,11 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Waits until `condition` holds, checking every 20 ms, or throws after `timeout`.
 func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
-    while !(try await condition()) {
-        guard ContinuousClock.now < deadline else { throw TimedOut(description: "not within \(timeout): \(what)") }
+    // Checked once more after the deadline: a starved task may wake long after it, with the condition met.
+    while true {
+        let late = ContinuousClock.now >= deadline
+        if try await condition() { return }
+        guard !late else { throw TimedOut(description: "not within \(timeout): \(what)") }
         try await Task.sleep(for: .milliseconds(20))
     }
 }

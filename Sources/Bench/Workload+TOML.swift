@@ -1,3 +1,4 @@
+import Cluster
 import FluxCore
 import Foundation
 import TOMLKit
@@ -153,18 +154,8 @@ extension Workload {
         return tableLine
     }
 
-    /// toml++ (inside TOMLKit) stops the process on a table header whose name starts with anything but
-    /// a key character or a quote (`[= "x"]`); such headers are refused here first, with their line.
+    /// Refuses, with its line, a table header that would make toml++ abort (``TOMLHeaderGuard``).
     static func checkTableHeaders(_ text: String, source: String) throws(WorkloadError) {
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = line.drop { $0 == " " || $0 == "\t" }
-            guard rest.first == "[" else { continue }
-            rest = rest.dropFirst()
-            if rest.first == "[" { rest = rest.dropFirst() }
-            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
-            guard let first = rest.first, first.isASCII && (first.isLetter || first.isNumber) || "_-\"'[]".contains(first) else {
-                throw WorkloadError(source: source, line: index + 1, "a table name must start with a letter, digit, '_', '-' or a quote")
-            }
-        }
+        if let (line, reason) = TOMLHeaderGuard.firstUnsafeHeader(in: text) { throw WorkloadError(source: source, line: line, reason) }
     }
 }

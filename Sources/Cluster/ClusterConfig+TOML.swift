@@ -50,21 +50,9 @@ extension ClusterConfig {
         }
     }
 
-    /// toml++ (inside TOMLKit) stops the process with an assertion on a table header whose name starts
-    /// with anything but a key character or a quote (`[= "x"]`, `[.a]`), instead of reporting an error.
-    /// Found by the config fuzz test; such headers are refused here first, with their line.
+    /// Refuses, with its line, a table header that would make toml++ abort (``TOMLHeaderGuard``).
     static func checkTableHeaders(_ text: String, source: String) throws {
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = line.drop { $0 == " " || $0 == "\t" }
-            guard rest.first == "[" else { continue }
-            rest = rest.dropFirst()
-            if rest.first == "[" { rest = rest.dropFirst() }
-            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
-            // An empty name (the line ends after "[" or "[[") aborts toml++ too, so it is refused here.
-            guard let first = rest.first, first.isASCII && (first.isLetter || first.isNumber) || "_-\"'[]".contains(first) else {
-                throw ClusterError("\(source):\(index + 1): a table name must start with a letter, digit, '_', '-' or a quote")
-            }
-        }
+        if let (line, reason) = TOMLHeaderGuard.firstUnsafeHeader(in: text) { throw ClusterError("\(source):\(line): \(reason)") }
     }
 
     /// Reads the config at `path`; without one, parses `defaultText` (the binary's default cluster).

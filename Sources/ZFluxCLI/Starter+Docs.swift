@@ -28,7 +28,7 @@ extension Starter {
     var readmeDependency: String {
         if let zfluxPath {
             return #"""
-                `Package.swift` takes zflux from the checkout in `\#(zfluxPath)`:
+                `Package.swift` takes zflux from the checkout in `\#(printable(zfluxPath))`:
 
                     .package(name: "zflux", path: \#(swiftStringLiteral(zfluxPath))),
 

@@ -88,9 +88,30 @@ extension Starter {
             case "\"": literal += "\\\""
             case "\\": literal += "\\\\"
             case "\n": literal += "\\n"
+            case "\r": literal += "\\r"
+            case "\t": literal += "\\t"
+            case _ where character.value < 0x20 || character.value == 0x7F: literal += Self.escaped(character)
             default: literal.unicodeScalars.append(character)
             }
         }
         return literal + "\""
+    }
+
+    /// `text` with every control character written as `\u{XX}`: what a generated file that is not
+    /// Swift (the README) shows of a path, so that no raw control character lands in it.
+    func printable(_ text: String) -> String {
+        var result = ""
+        for character in text.unicodeScalars {
+            if character.value < 0x20 || character.value == 0x7F {
+                result += Self.escaped(character)
+            } else {
+                result.unicodeScalars.append(character)
+            }
+        }
+        return result
+    }
+
+    static func escaped(_ scalar: Unicode.Scalar) -> String {
+        "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
     }
 }

@@ -119,6 +119,8 @@ struct WorkloadTests {
             ("[[action]]\napp = \"a\"\ntype = \"b\"\n[[action]]\napp = \"a\"\ntyp = \"c\"\n", "w.toml:6:", "unknown key 'typ'"),
             ("[[action]]\napp = \"a\"\ntype = = \"b\"\n", "w.toml:3:", "value"),
             ("[= \"x\"]\n", "w.toml:1:", "table name"),
+            ("[load]\r\nclients = 2\r\n[[ [x] ]]\r\n", "w.toml:3:", "table name"),
+            ("[load]\r\nclients = 2\r\n[\r\n", "w.toml:3:", "table name"),
             ("[load]\nclients = 2\n", "w.toml:", "no [[action]]"),
         ])
     func badFiles(text: String, location: String, message: String) {

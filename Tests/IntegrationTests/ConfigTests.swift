@@ -128,7 +128,11 @@ struct ConfigTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // toml++ used to abort on these (an assertion instead of a parse error); they stay as regressions.
-        let aborted = ["[= \"x\"\n", "[[= \"x\"]]\n", "[.a]\n", "[cluster]\n[ = 1]\n", "[\n", "[[\n", "a = 1\n[[ \n[[store]]\n"]
+        let aborted = [
+            "[= \"x\"\n", "[[= \"x\"]]\n", "[.a]\n", "[cluster]\n[ = 1]\n", "[\n", "[[\n", "a = 1\n[[ \n[[store]]\n",
+            // CRLF line ends (the guard once split on "\n" Characters, and "\r\n" is one) and a bracket after "[[".
+            "[cluster]\r\ntransport = \"ipc\"\r\n[\r\n", "[cluster]\r\n[[ [x] ]]\r\n", "[[ [x] ]]\n",
+        ]
         for (index, text) in aborted.enumerated() {
             let file = dir + "/regression-\(index).toml"
             try text.write(toFile: file, atomically: true, encoding: .utf8)

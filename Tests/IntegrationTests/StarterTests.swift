@@ -393,6 +393,46 @@ struct StarterNamesTests {
         #expect(section.contains("Replace the URL and version") && section.contains("--zflux-path"), "and how to replace it: \(section)")
     }
 
+    @Test("a --zflux-path with control characters is escaped in every generated file, and the manifest still parses")
+    func controlCharactersInPath() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-new-cr-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let package = scratch + "/poll"
+        // A checkout's path with a carriage return, a tab, an escape and a delete in it.
+        let checkout = scratch + "/a\rb\tc\u{1B}d\u{7F}e"
+        try FileManager.default.createDirectory(atPath: checkout, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: checkout + "/Package.swift", contents: Data()))
+        let new = try zflux(["new", "Poll", "--output", package, "--zflux-path", checkout])
+        try #require(new.status == 0, "\(new)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: package).filter {
+            !$0.hasPrefix(".") && FileManager.default.contents(atPath: package + "/" + $0).map { !$0.isEmpty } == true
+        }
+        #expect(files.contains("Package.swift") && files.contains("README.md"), "\(files)")
+        for file in files {
+            let bytes = try #require(FileManager.default.contents(atPath: package + "/" + file))
+            let raw = bytes.filter { ($0 < 0x20 && $0 != 0x0A) || $0 == 0x7F }
+            #expect(raw.isEmpty, "\(file) holds raw control characters: \(Array(Set(raw)))")
+        }
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        #expect(manifest.contains(#"/a\rb\tc\u{1B}d\u{7F}e")"#), "\(manifest)")
+        let readme = try String(contentsOfFile: package + "/README.md", encoding: .utf8)
+        #expect(readme.contains(#"/a\u{D}b\u{9}c\u{1B}d\u{7F}e`"#), "\(readme)")
+        // SwiftPM evaluates the manifest (it resolves nothing for this), and reads the path back whole.
+        let swift = try #require(StarterTests.swiftExecutable, "no swift on PATH")
+        let dumped = try runProgram(
+            swift, ["package", "--package-path", package, "dump-package"], timeout: .seconds(300), environment: ["TMPDIR": scratch])
+        func strings(_ value: Any) -> [String] {
+            switch value {
+            case let text as String: [text]
+            case let array as [Any]: array.flatMap(strings)
+            case let object as [String: Any]: object.values.flatMap(strings)
+            default: []
+            }
+        }
+        let json = try? JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8))
+        #expect(dumped.status == 0 && json.map(strings)?.contains(checkout) == true, "\(dumped)")
+    }
+
     @Test("a name that is not an uppercase identifier, or would clash with a type or module the build uses, is refused and nothing is written")
     func badNames() throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-new-bad-\(getpid())").path

@@ -93,9 +93,23 @@ struct SupervisorTests {
         // SIGABRT, the runtime's handler writes the crash report, and when the handler returns abort()
         // raises it again with the default action. Two signals from here do the same.
         let log = RunDirectory(runDir).log(of: "store-counter")
+        // The node runs with the supervisor's cheap crash report (a full one kept a crashed node alive,
+        // and unrestarted, for 3 to 9 s), unless the environment asked for another.
+        let environ = try #require(FileManager.default.contents(atPath: "/proc/\(store)/environ"), "/proc/\(store)/environ")
+        let variables = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        let expected = ProcessInfo.processInfo.environment["SWIFT_BACKTRACE"] ?? Supervisor.nodeBacktrace
+        #expect(variables.contains("SWIFT_BACKTRACE=" + expected), "\(variables.filter { $0.hasPrefix("SWIFT_") })")
         kill(store, SIGABRT)
         try await eventually("the runtime's crash report is in \(log)", timeout: .seconds(30)) {
-            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Program crashed")
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Backtrace took")
+        }
+        let report = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(report.contains("Program crashed") && report.contains("crashed:"), "\(report.suffix(3000))")
+        if ProcessInfo.processInfo.environment["SWIFT_BACKTRACE"] == nil {
+            // The crashed thread alone, and each image it ran in (what addr2line needs).
+            let threads = report.split(separator: "\n").filter { $0.hasPrefix("Thread ") }
+            #expect(threads.count == 1, "\(threads)")
+            #expect(report.contains("Images"), "\(report.suffix(3000))")
         }
         try await cluster.expectRestart(of: store, endedBy: SIGABRT) { kill(store, SIGABRT) }
         try await cluster.stop()

@@ -30,13 +30,29 @@ extension EtcdClient {
             compare: [.created(key, at: 0)],
             success: [Wire.Operation(put: Wire.Put(key: key, value: value, lease: lease.id))],
             failure: [Wire.Operation(range: Wire.Range(key: key))])
-        let answer = try await call(path, txn, as: Wire.TxnAnswer.self)
-        if answer.succeeded { return .won(revision: answer.header.revision) }
+        return try Self.campaignOutcome(try await call(path, txn, as: Wire.TxnAnswer.self), key: key, lease: lease)
+    }
+
+    /// The revisions a win may name: a winner's epoch is `2^39 | revision` (a dispatcher's
+    /// `HistoryID.leading`), so a revision of 0, a negative one or one of 2^39 and more is not an answer
+    /// etcd gives. Such an answer is a failed campaign, never a win the dispatcher would trap on.
+    public static let winnableRevisions: Range<Int64> = 1..<(1 << 39)
+
+    /// What a campaign's transaction answer means; throws ``EtcdError`` for an answer etcd would not
+    /// give (a missing holder, a revision outside ``winnableRevisions``).
+    static func campaignOutcome(_ answer: Wire.TxnAnswer, key: String, lease: Lease) throws -> Campaign {
+        func checked(_ revision: Int64) throws -> Campaign {
+            guard winnableRevisions.contains(revision) else {
+                throw EtcdError(.malformedAnswer, "/v3/kv/txn: the campaign for \(key) was won at revision \(revision), outside 1..<2^39")
+            }
+            return .won(revision: revision)
+        }
+        if answer.succeeded { return try checked(answer.header.revision) }
         guard let holder = answer.responses.first?.range?.kvs.first.map(KeyValue.init) else {
             // The comparison failed, so the key existed when the transaction read it.
-            throw EtcdError(.malformedAnswer, "\(path): the campaign for \(key) lost but read no holder")
+            throw EtcdError(.malformedAnswer, "/v3/kv/txn: the campaign for \(key) lost but read no holder")
         }
-        if holder.lease == lease.id { return .won(revision: holder.createRevision) }
+        if holder.lease == lease.id { return try checked(holder.createRevision) }
         return .held(by: holder)
     }
 

@@ -376,6 +376,36 @@ struct ReplicationTests {
         #expect(pair.standbyLog.lastSeq == 1 && pair.acks() == [1])
     }
 
+    @Test("an append whose records skip a seq or carry a newer epoch than the leader's is refused whole: nothing written, hello again")
+    func malformedAppendRefusedWhole() throws {
+        let pair = Pair()
+        pair.settle()
+        let leader = try #require(pair.standby.leader)
+        func append(_ records: [Message]) -> [StandbyCore.Command] {
+            var header = Header(kind: .replicaAppend, seq: records.first?.header.seq ?? 0)
+            header.history = leader.rawValue
+            pair.standby.received(Message(header: header, payload: ReplayBatch.encode(records)), now: F.at(10))
+            return pair.standby.takeCommands()
+        }
+        // Seqs 1, 2 and 4: the journal's own check used to stop the standby on seq 4 (exit 132).
+        let skipping = Self.records(1...2, leader) + Self.records(4...4, leader)
+        let refused = append(skipping)
+        #expect(!refused.contains { if case .append = $0 { true } else { false } }, "\(refused)")
+        #expect(refused.compactMap(\.sent).map(\.kind) == [.replicaHello], "\(refused)")
+        // A record stamped with an epoch past the leader's own.
+        let newer = HistoryID(cluster: leader.cluster, epoch: leader.epoch + 1)
+        let forged = append(Self.records(1...1, leader) + Self.records(2...2, newer))
+        #expect(!forged.contains { if case .append = $0 { true } else { false } }, "\(forged)")
+        // To a standby that follows, the same records, whole and in order, are written.
+        let fresh = Pair()
+        fresh.settle()
+        var header = Header(kind: .replicaAppend, seq: 1)
+        header.history = leader.rawValue
+        fresh.standby.received(Message(header: header, payload: ReplayBatch.encode(Self.records(1...3, leader))), now: F.at(10))
+        let good = fresh.standby.takeCommands()
+        #expect(good.contains { if case .append(let records) = $0 { records.map(\.header.seq) == [1, 2, 3] } else { false } }, "\(good)")
+    }
+
     @Test("a lost REPLICA-ACK is said again on the next heartbeat; a welcome counts nothing the standby has not ACKed")
     func lostAckIsRepeated() {
         let pair = Pair()

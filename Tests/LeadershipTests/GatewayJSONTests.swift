@@ -52,6 +52,25 @@ struct GatewayJSONTests {
         #expect(throws: DecodingError.self) { try decode(Wire.HeaderOnly.self, "Not Found") }
     }
 
+    @Test("a campaign's answer with a revision of 0, none, or 2^39 and more is a failed campaign, not a win (a dispatcher trapped on it)")
+    func campaignRevisionsChecked() throws {
+        let lease = Lease(id: 7, ttlSeconds: 3)
+        func outcome(_ json: String) throws -> Campaign {
+            try EtcdClient.campaignOutcome(decode(Wire.TxnAnswer.self, json), key: "/zflux/c/leader", lease: lease)
+        }
+        #expect(try outcome(#"{"header":{"revision":"12"},"succeeded":true}"#) == .won(revision: 12))
+        for header in [#""header":{"revision":"0"}"#, #""header":{}"#, #""header":{"revision":"600000000000"}"#, #""header":{"revision":"-3"}"#] {
+            #expect(throws: EtcdError.self, "\(header)") { try outcome("{\(header),\"succeeded\":true}") }
+        }
+        // A win found on a retry, at the holder's create revision: checked the same way.
+        let retried = """
+            {\(self.header),"responses":[{"response_range":{"header":{"revision":"41"},"kvs":[{"key":"eA==","create_revision":"549755813888",\
+            "mod_revision":"2","version":"1","value":"djE=","lease":"7"}]}}]}
+            """
+        #expect(throws: EtcdError.self) { try outcome(retried) }
+        #expect(try outcome(retried.replacingOccurrences(of: "549755813888", with: "40")) == .won(revision: 40))
+    }
+
     @Test("etcd's refusals: a missing lease has its own code; the rest carry the status and etcd's message")
     func refusals() {
         let missing = #"{"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5}"#

@@ -225,6 +225,14 @@ public final class StandbyCore {
                 hello(now: now)
                 return
             }
+            // The whole batch is checked before any of it is written: consecutive seqs, and no record
+            // from an epoch newer than the leader's own or older than the one before it. A batch that skipped a seq used to reach the journal's own check and
+            // stop the standby (exit 132).
+            if let problem = Self.problem(in: fresh, after: lastSeq, stamp: lastStamp, leader: leader) {
+                logger.error("a malformed append from the leader; nothing of it written, asking again", metadata: ["problem": "\(problem)"])
+                hello(now: now)
+                return
+            }
             commands.append(.append(Array(fresh)))
             if let last = fresh.last {
                 lastSeq = last.header.seq
@@ -233,6 +241,24 @@ public final class StandbyCore {
         default:
             return
         }
+    }
+
+    /// What is wrong with `records` as the records after `seq` (whose stamp is `stamp`) from `leader`,
+    /// or nil when they may be written as they are.
+    static func problem(in records: ArraySlice<Message>, after seq: UInt64, stamp: UInt64, leader: HistoryID?) -> String? {
+        guard let leader else { return "no leader followed" }
+        var expected = seq + 1
+        var previous = HistoryID(rawValue: stamp).epoch
+        for record in records {
+            let history = HistoryID(rawValue: record.header.history)
+            guard record.header.seq == expected else { return "seq \(record.header.seq) where \(expected) was due" }
+            guard history.epoch <= leader.epoch && history.epoch >= previous else {
+                return "seq \(expected) has epoch \(history.epoch), outside \(previous)...\(leader.epoch)"
+            }
+            previous = history.epoch
+            expected += 1
+        }
+        return nil
     }
 
     /// The journal holds everything through `seq` durable: tell the leader.

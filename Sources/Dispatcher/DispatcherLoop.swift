@@ -26,6 +26,9 @@ final class DispatcherLoop: NodeLoop {
     private(set) var steppedDown: String?
     /// Told, on this thread, each time the committed head (``DispatcherCore/durableHead``) moves.
     var onCommitted: ((UInt64) -> Void)?
+    /// Called when a peer claims a newer epoch (``DispatcherCore/Command/verifyLeadership(claim:)``):
+    /// a pair member asks etcd, and posts `.leaseLost` only if etcd names another leader.
+    var onLeadershipClaim: ((String) -> Void)?
     /// Who is subscribed to the action stream (stores, `zflux tail`), for the status.
     let subscribers: SocketMonitor
     /// Every sequenced action, in order.
@@ -225,6 +228,7 @@ final class DispatcherLoop: NodeLoop {
                     next = batch.last + 1
                 }
             case .stepDown(let reason): steppedDown = reason
+            case .verifyLeadership(let claim): onLeadershipClaim?(claim)
             }
         }
     }

@@ -29,6 +29,8 @@ final class PairLoop: NodeLoop {
     let gate = CampaignGate()
     /// The newest seq any leader has said it committed, as this standby heard it.
     private var committedHeard: UInt64 = 0
+    /// Peers' claims of a newer epoch, checked against etcd one at a time.
+    let claims = LeadershipClaims()
 
     init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<DispatcherEvent>) throws {
         guard let ha = configuration.ha else { throw NodeError("a dispatcher of a pair needs its [ha] settings") }
@@ -84,6 +86,9 @@ final class PairLoop: NodeLoop {
         logger.info("won the lease: leading", metadata: ["revision": "\(revision)", "history": "\(history)", "head": "\(journal.lastSeq)"])
         let record = try recordLed(LedRecord(name: ha.name, head: journal.lastSeq, history: history.rawValue))
         let leader = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control, journal: journal)
+        leader.onLeadershipClaim = { [claims, election, control, logger] claim in
+            claims.verify(claim, election: election, control: control, logger: logger)
+        }
         // Under sync, the record follows what is committed (a member with less lacks acknowledged
         // actions); under async a standby may lag by design, and the record stays where leading began.
         if ha.mode == .sync {
@@ -457,5 +462,30 @@ final class LedGate: Sendable {
                 metadata: ["head": "\(head)", "last_leader": "\(record.name)", "committed": "\(record.head)", "key": "\(key)"])
         }
         return false
+    }
+}
+
+/// A leader's answer to peers that claim a newer epoch (a hello or a refusal on the replication port):
+/// it asks etcd whether it still holds the leader's key under its lease, one question at a time, and
+/// steps down (`.leaseLost`) only when etcd says it does not. Claims that come while a question is out
+/// are covered by its answer; a claim etcd refutes is logged at most once a question.
+final class LeadershipClaims: Sendable {
+    private let asking = Atomic<Bool>(false)
+
+    func verify(_ claim: String, election: LeaderElection, control: NodeControl<DispatcherEvent>, logger: Logger) {
+        guard asking.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        Task { [self] in
+            defer { self.asking.store(false, ordering: .releasing) }
+            do {
+                if try await election.holdsKey() {
+                    logger.warning("a peer claims a newer epoch, but etcd says this member leads: ignored", metadata: ["claim": "\(claim)"])
+                } else {
+                    control.post(.leaseLost("etcd names another leader (and \(claim))"))
+                }
+            } catch {
+                // etcd unreachable: the lease's own clock decides, as for any leader that cannot reach it.
+                logger.warning("a peer claims a newer epoch and etcd cannot be asked", metadata: ["claim": "\(claim)", "error": "\(error)"])
+            }
+        }
     }
 }

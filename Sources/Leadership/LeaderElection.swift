@@ -78,6 +78,15 @@ public final class LeaderElection: Sendable {
         return try await client.put(key, value: value, whileHolding: self.key, lease: lease)
     }
 
+    /// Whether etcd still holds the leader's key under this agent's lease, read now: what a leader asks
+    /// when a peer claims a newer epoch, instead of believing the peer. False when this agent does not
+    /// lead. Throws when etcd cannot be asked (then nothing is known, and the lease decides as ever).
+    package func holdsKey() async throws -> Bool {
+        guard let lease = state.withLock({ $0.epoch != nil ? $0.lease : nil }) else { return false }
+        guard let holder = try await client.get(key).keyValue else { return false }
+        return holder.lease == lease.id
+    }
+
     /// Starts campaigning; does nothing if it runs already or was stopped.
     public func start() {
         state.withLock { state in

@@ -160,6 +160,16 @@ extension Simulation {
                 }
             case .stepDown(let reason):
                 steppedDown(index, reason: reason)
+            case .verifyLeadership(let claim):
+                // The lease service answers as etcd would (an oracle: no answer while it is down or frozen,
+                // and then the lease's own clock decides). A peer's word alone deposes no one.
+                let service = leaseService
+                guard service.up, service.frozenUntil <= now else { continue }
+                if service.key?.owner != index || service.key?.lease != shell.lease?.id {
+                    core.leaseExpired("the lease service names another leader (and \(claim))")
+                    carryOutDispatcher(index)
+                    return
+                }
             }
         }
         serveReplays(index)

@@ -8,6 +8,7 @@ extension DispatcherCore.Command {
     var toStandby: Message? { if case .reply(.replication, _, let m) = self { m } else { nil } }
     var fromLog: ClosedRange<UInt64>? { if case .replicateFromLog(_, let from, let through) = self { from...through } else { nil } }
     var stepsDown: String? { if case .stepDown(let reason) = self { reason } else { nil } }
+    var claim: String? { if case .verifyLeadership(let claim) = self { claim } else { nil } }
 }
 
 extension StandbyCore.Command {
@@ -315,14 +316,21 @@ struct ReplicationTests {
         #expect(pair.standbyLog.lastSeq == 6 && pair.standby.phase == .following && pair.leader.durableHead == 6)
     }
 
-    @Test("fencing: a standby that has seen a newer epoch refuses an older leader, and that leader steps down")
+    @Test("fencing: a peer that claims a newer epoch makes the leader ask etcd, never step down on its word; etcd's answer decides")
     func refuseOlderEpoch() {
         let older = Self.epoch(3), newer = Self.epoch(5)
-        // A hello that names the newer epoch: the older leader steps down at once.
-        let deposed = Pair(standbyEpoch: newer.epoch, leading: older)
-        deposed.settle()
-        #expect(deposed.leaderOut.compactMap(\.stepsDown).count == 1 && deposed.leader.steppedDown != nil)
-        // A standby following the newer leader gets an append of the older one: it refuses; the older leader steps down.
+        // A hello that names the newer epoch: the older leader asks etcd (the shell's work), and serves on.
+        let claimed = Pair(standbyEpoch: newer.epoch, leading: older)
+        claimed.settle()
+        #expect(claimed.leaderOut.compactMap(\.claim).count >= 1 && claimed.leaderOut.compactMap(\.stepsDown).isEmpty)
+        #expect(claimed.leader.steppedDown == nil)
+        // A forged hello naming the largest epoch there is: a question for etcd, nothing more.
+        claimed.leader.receivedReplication(
+            Message(header: Header(kind: .replicaHello, seq: 0, ref: (1 << 40) - 1)), from: [9, 9], now: F.at(2), stampAt: { _ in nil })
+        let forged = claimed.leader.takeCommands()
+        #expect(forged.compactMap(\.claim).count == 1 && forged.compactMap(\.stepsDown).isEmpty && claimed.leader.steppedDown == nil)
+        // A standby following the newer leader gets an append of the older one: it refuses; the older
+        // leader asks etcd, and steps down once etcd names the other (the shell calls leaseExpired).
         let pair = Pair(leading: older)
         let standby = StandbyCore(lastSeq: 0, lastStamp: 0, newestEpoch: newer.epoch, now: F.at(0), logger: F.logger)
         _ = standby.takeCommands()
@@ -333,6 +341,9 @@ struct ReplicationTests {
         let refusal = standby.takeCommands().compactMap(\.sent)
         #expect(refusal.map(\.kind) == [.replicaRefuse] && standby.lastSeq == 0, "nothing of the older epoch is written")
         pair.leader.receivedReplication(refusal[0], from: Self.peer, now: F.at(1), stampAt: { _ in nil })
+        let asked = pair.leader.takeCommands()
+        #expect(asked.compactMap(\.claim).count == 1 && asked.compactMap(\.stepsDown).isEmpty)
+        pair.leader.leaseExpired("etcd names another leader")
         #expect(pair.leader.takeCommands().compactMap(\.stepsDown).count == 1)
         pair.leader.receivedIntake(Self.dispatch(1), from: [1], now: F.at(2))
         let nack = pair.leader.takeCommands().compactMap(\.intakeReply).first

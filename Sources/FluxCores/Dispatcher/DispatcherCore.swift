@@ -37,6 +37,10 @@ public final class DispatcherCore {
         /// This dispatcher leads no more (``steppedDown``): nothing more is acknowledged or published.
         /// The shell stops serving as the leader (docs/OPERATIONS.md, "High availability").
         case stepDown(reason: String)
+        /// A peer on the replication port claims a newer epoch than this leader's. A peer's word deposes
+        /// no one (a forged hello did, 40 times in 20 s): the shell asks etcd whether this member still
+        /// holds the leader's key under its lease, and calls ``leaseExpired(_:)`` only if it does not.
+        case verifyLeadership(claim: String)
     }
 
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
@@ -344,7 +348,7 @@ public final class DispatcherCore {
         switch message.kind {
         case .replicaHello:
             if message.header.ref > history.epoch {
-                stepDown("a standby has seen epoch \(message.header.ref), newer than this one (\(history.epoch))")
+                commands.append(.verifyLeadership(claim: "a standby has seen epoch \(message.header.ref), newer than this one (\(history.epoch))"))
                 return
             }
             let greeting = StandbyLink.greet(
@@ -390,7 +394,7 @@ public final class DispatcherCore {
             feedStandby()
         case .replicaRefuse:
             guard HistoryID(rawValue: message.header.history).epoch > history.epoch else { return }
-            stepDown("a standby follows the newer epoch \(HistoryID(rawValue: message.header.history))")
+            commands.append(.verifyLeadership(claim: "a standby follows the newer epoch \(HistoryID(rawValue: message.header.history))"))
         case .statusRequest:
             commands.append(.replyStatus(.replication, peer: peer))
         default:

@@ -63,6 +63,7 @@ extension ClusterConfig {
                 // Those who connect reach every member; each member binds its own (listen and metrics included).
                 topology.dispatcher = ha.joined
             }
+            try ClusterConfig.checkOutsideEphemeralPorts(topology)
             return topology
         } catch let error as NodeError {
             throw ClusterError(error.message)
@@ -99,5 +100,52 @@ extension ClusterConfig {
     /// `path` as written in a config: absolute, or relative to `directory`.
     static func resolve(_ path: String, against directory: String) -> String {
         path.hasPrefix("/") ? path : directory + "/" + path
+    }
+
+    /// The range the kernel picks local ports of outgoing connections from (`net.ipv4.ip_local_port_range`),
+    /// or nil where it cannot be read.
+    static func ephemeralPorts(path: String = "/proc/sys/net/ipv4/ip_local_port_range") -> ClosedRange<Int>? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] <= bounds[1] else { return nil }
+        return bounds[0]...bounds[1]
+    }
+
+    /// Refuses a tcp port a node binds (or a metrics port) inside the ephemeral range: any outgoing
+    /// connection on the machine may be given it first, and a connection to a port nobody has bound yet
+    /// can even connect to itself (seen: a standby's own intake port, taken so, failed its bind five
+    /// times when it won the lease, and the supervisor stopped the cluster).
+    static func checkOutsideEphemeralPorts(_ topology: Topology, ephemeral: ClosedRange<Int>? = ephemeralPorts()) throws {
+        guard let ephemeral else { return }
+        var bound: [(name: String, port: Int)] = []
+        func add(_ name: String, _ endpoint: String) {
+            for one in Topology.endpointList(endpoint) where one.hasPrefix("tcp://") {
+                if let colon = one.lastIndex(of: ":"), let port = Int(one[one.index(after: colon)...]) { bound.append((name, port)) }
+            }
+        }
+        if let ha = topology.ha {
+            for member in ha.dispatchers {
+                add("dispatcher \(member.name)'s intake", member.endpoints.intake)
+                add("dispatcher \(member.name)'s actions", member.endpoints.actions)
+                add("dispatcher \(member.name)'s replay", member.endpoints.replay)
+                add("dispatcher \(member.name)'s replication", member.replication)
+            }
+        } else {
+            add("the dispatcher's intake", topology.dispatcher.intake)
+            add("the dispatcher's actions", topology.dispatcher.actions)
+            add("the dispatcher's replay", topology.dispatcher.replay)
+        }
+        if let metrics = topology.dispatcher.metricsPort { bound.append(("the dispatcher's metrics", metrics)) }
+        for store in topology.stores {
+            add("store \(store.name)'s state", store.state)
+            add("store \(store.name)'s snapshot", store.snapshot)
+            if let metrics = store.metricsPort { bound.append(("store \(store.name)'s metrics", metrics)) }
+        }
+        if let (name, port) = bound.first(where: { ephemeral.contains($0.port) }) {
+            throw ClusterError(
+                "port \(port) (\(name)) is inside the range the kernel gives outgoing connections "
+                    + "(net.ipv4.ip_local_port_range \(ephemeral.lowerBound)–\(ephemeral.upperBound)): another connection may take it "
+                    + "before the node binds it; choose base_port and ports below \(ephemeral.lowerBound)")
+        }
     }
 }

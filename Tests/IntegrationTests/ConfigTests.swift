@@ -40,6 +40,31 @@ struct ConfigTests {
         #expect(example.stdout.contains("tcp://127.0.0.1:5570"))
     }
 
+    @Test("cluster check refuses a tcp port inside the kernel's ephemeral range (a connection can take it first), and takes one below it")
+    func ephemeralPortsRefused() throws {
+        let range = try #require(
+            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?.split(whereSeparator: \.isWhitespace)
+                .compactMap { Int($0) }, "no ip_local_port_range here")
+        try #require(range.count == 2 && range[0] > 2000 && range[0] + 100 <= 65_000)
+        let dir = NSTemporaryDirectory() + "zflux-ports-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func check(basePort: Int, storePort: Int? = nil) throws -> CommandResult {
+            let file = dir + "/c.toml"
+            let store = storePort.map { "port = \($0)\n" } ?? ""
+            try "[cluster]\ntransport = \"tcp\"\nbase_port = \(basePort)\n[[store]]\nname = \"todo\"\n\(store)".write(
+                toFile: file, atomically: true, encoding: .utf8)
+            return try zflux(["cluster", "check", file, "--run-dir", dir + "/run"])
+        }
+        let inside = try check(basePort: range[0] + 100)
+        #expect(inside.status == 1 && inside.stderr.contains("port \(range[0] + 100) (the dispatcher's intake) is inside the range"), "\(inside)")
+        #expect(inside.stderr.contains("below \(range[0])"), "\(inside)")
+        let store = try check(basePort: 6100, storePort: range[0])
+        #expect(store.status == 1 && store.stderr.contains("store todo's"), "\(store)")
+        let below = try check(basePort: range[0] - 100)
+        #expect(below.status == 0, "\(below)")
+    }
+
     @Test("cluster check on an [ha] config: prints the pair and the joined endpoints; a pair without [ha] is refused with its line")
     func pairConfig() throws {
         let dir = NSTemporaryDirectory() + "zflux-ha-\(UUID().uuidString)"

@@ -2,7 +2,8 @@ import FluxCore
 import Foundation
 
 /// A JSON object whose values may be drawn at random: a string that is exactly `${int A B}` becomes an
-/// integer from A to B, `${pick x y z}` one of the words (a word that reads as a number stays a number),
+/// integer from A to B, `${pick x y z}` one of the words (a word written as a JSON number stays a number; `nan`, `inf`,
+/// `0x10` and `007` are not JSON numbers, and become strings),
 /// `${seq}` the payload's number; inside a longer string they are replaced as text.
 public struct PayloadTemplate: Sendable, Equatable {
     indirect enum Node: Sendable, Equatable {
@@ -127,6 +128,13 @@ public struct PayloadTemplate: Sendable, Equatable {
         return pieces
     }
 
+    /// Whether `word` is a number as JSON writes one (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`).
+    /// Swift's `Double(_:)` also reads `nan`, `inf` and `0x10`, which written as they are made a payload
+    /// that is not JSON.
+    static func isJSONNumber(_ word: String) -> Bool {
+        word.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/) != nil
+    }
+
     /// The arguments for payload number `seq`, as JSON text.
     public func render(seq: Int, using rng: inout SplitMix64) -> String {
         var out = ""
@@ -155,7 +163,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         case .int(let range): out += String(Int.random(in: range, using: &rng))
         case .pick(let words):
             let word = words[Int.random(in: 0...(words.count - 1), using: &rng)]
-            out += Double(word) != nil ? word : quoted(word)
+            out += isJSONNumber(word) ? word : quoted(word)
         case .seq: out += String(seq)
         case .text(let pieces):
             var text = ""

@@ -72,6 +72,25 @@ struct WorkloadTests {
         #expect(workload.mix[1].payload.render(seq: 7, using: &rng) == #"{"title":"task 7"}"#)
     }
 
+    @Test("${pick} words that Swift reads as numbers but JSON does not (nan, inf, 0x10, 007) are strings: every payload is JSON")
+    func pickedNonJSONNumbers() throws {
+        let words = ["nan", "inf", "-inf", "0x10", "007", "1.", ".5", "+1", "1e5", "-0.25", "3"]
+        let template = try PayloadTemplate(json: #"{"v": "${pick \#(words.joined(separator: " "))}"}"#, source: "test", line: nil)
+        var rng = SplitMix64(seed: 7)
+        var seen = Set<String>()
+        for seq in 0..<400 {
+            let text = template.render(seq: seq, using: &rng)
+            let object = try Self.object(text)
+            switch object["v"] {
+            case let number as NSNumber where !(object["v"] is String): seen.insert("number \(number)")
+            case let string as String: seen.insert(string)
+            default: Issue.record("not JSON, or no v: \(text)")
+            }
+        }
+        #expect(seen.isSuperset(of: ["nan", "inf", "-inf", "0x10", "007", "1.", ".5", "+1"]), "\(seen.sorted())")
+        #expect(seen.contains { $0.hasPrefix("number") } && !seen.contains("1e5") && !seen.contains("3"), "\(seen.sorted())")
+    }
+
     @Test("templates: ${int A B} stays in its range, ${pick} draws from its words, numbers stay numbers, ${seq} counts")
     func templates() throws {
         let template = try PayloadTemplate(

@@ -54,6 +54,14 @@ extension ClusterConfig {
             topology.limits = try intakeLimits()
             topology.durability = try durability(runDirectory: runDirectory)
             topology.security = try securityFiles()
+            if pairSettings != nil, transport == .tcp, topology.security == nil, ha?.unauthenticatedReplication != true {
+                throw error(
+                    "a dispatcher pair over tcp without [security] trusts whoever reaches its ports: any process that connects to a "
+                        + "member's replication port can follow it as its standby, read every action and the cluster's client secret, "
+                        + "and make the pair lose acknowledged actions. Add [security] (zflux keygen makes the keys), or, on a network "
+                        + "where every process is yours, say so in [ha]: unauthenticated_replication = true",
+                    table: "ha")
+            }
             if let pairSettings, let pair {
                 try checkStoresApart(from: pair.members, stores: topology.stores)
                 let ha = Topology.HighAvailability(

@@ -13,7 +13,7 @@ extension ClusterConfig {
         "cluster": ["name", "transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
         "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
         "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal"],
-        "ha": ["etcd", "lease_ms", "replication", "key"],
+        "ha": ["etcd", "lease_ms", "replication", "key", "unauthenticated_replication"],
         "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
         "limits": ["client_rate", "max_payload_bytes", "payload"],
         "security": ["server_key", "client_key", "authorized_keys"],

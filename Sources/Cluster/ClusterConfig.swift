@@ -226,17 +226,24 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public var replication: String?
         /// The key the leader holds (default `/zflux/<[cluster] name, or zflux>/leader`).
         public var key: String?
+        /// Over tcp without `[security]`, the pair runs only when this says `true`: then any process that
+        /// reaches a member's replication port can follow it as its standby (issue 35).
+        public var unauthenticatedReplication: Bool?
 
-        public init(etcd: [String], leaseMs: Int? = nil, replication: String? = nil, key: String? = nil) {
+        public init(
+            etcd: [String], leaseMs: Int? = nil, replication: String? = nil, key: String? = nil, unauthenticatedReplication: Bool? = nil
+        ) {
             self.etcd = etcd
             self.leaseMs = leaseMs
             self.replication = replication
             self.key = key
+            self.unauthenticatedReplication = unauthenticatedReplication
         }
 
         enum CodingKeys: String, CodingKey {
             case etcd, replication, key
             case leaseMs = "lease_ms"
+            case unauthenticatedReplication = "unauthenticated_replication"
         }
     }
 

@@ -11,6 +11,7 @@ struct HighAvailabilityConfigTests {
 
         [ha]
         etcd = ["http://10.0.0.5:2379", "https://10.0.0.6:2379"]
+        unauthenticated_replication = true
 
         [[dispatcher]]
         name = "d1"
@@ -80,6 +81,7 @@ struct HighAvailabilityConfigTests {
             etcd = ["http://127.0.0.1:2379"]
             lease_ms = 2000
             replication = "async"
+            unauthenticated_replication = true
             [[dispatcher]]
             name = "a"
             [[dispatcher]]
@@ -143,8 +145,8 @@ struct HighAvailabilityConfigTests {
                 "[[dispatcher]]\nname = \"d1\"\n[[dispatcher]]\nname = \"d2\"\n[[store]]\nname = \"todo\"\n",
                 "ha.toml:1: [[dispatcher]] entries describe a dispatcher pair and need an [ha] section"
             ),
-            (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"d1\""), "ha.toml:15: two [[dispatcher]] entries are named 'd1'"),
-            (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"-d2\""), "ha.toml:15: dispatcher name '-d2' must be 1–64 ASCII letters"),
+            (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"d1\""), "ha.toml:16: two [[dispatcher]] entries are named 'd1'"),
+            (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"-d2\""), "ha.toml:16: dispatcher name '-d2' must be 1–64 ASCII letters"),
             // etcd: required, non-empty, http(s) URLs.
             (pair.replacingOccurrences(of: "etcd = [\"http://10.0.0.5:2379\", \"https://10.0.0.6:2379\"]", with: ""), "'ha.etcd' is missing"),
             (
@@ -172,11 +174,11 @@ struct HighAvailabilityConfigTests {
             ),
             (pair.replacingOccurrences(of: "[cluster]\n", with: "[cluster]\nname = \"a b\"\n"), "ha.toml:2: cluster name 'a b' must be"),
             (pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nleader = \"d1\"\n"), "ha.toml:6: unknown key 'leader' in [ha]"),
-            (pair.replacingOccurrences(of: "journal = ", with: "jornal = "), "ha.toml:19: unknown key 'jornal' in [[dispatcher]]"),
+            (pair.replacingOccurrences(of: "journal = ", with: "jornal = "), "ha.toml:20: unknown key 'jornal' in [[dispatcher]]"),
             // Where they listen.
             (
                 pair.replacingOccurrences(of: "host = \"127.0.0.2\"", with: "host = \"127.0.0.1\""),
-                "ha.toml:17: dispatchers 'd1' and 'd2' would both listen on tcp://127.0.0.1:5570"
+                "ha.toml:18: dispatchers 'd1' and 'd2' would both listen on tcp://127.0.0.1:5570"
             ),
             (
                 pair.replacingOccurrences(of: "host = \"127.0.0.2\"\nport = 5570", with: "host = \"127.0.0.1\"\nport = 5573"),
@@ -189,19 +191,19 @@ struct HighAvailabilityConfigTests {
             (
                 pair.replacingOccurrences(of: "host = \"127.0.0.2\"\nport = 5570", with: "host = \"127.0.0.1\"\nport = 5600")
                     .replacingOccurrences(of: "journal = \"/var/lib/zflux/pair-journal\"", with: "journal = \"journal/d1\""),
-                "ha.toml:19: dispatchers 'd1' and 'd2' would share the journal /run/zflux/journal/d1 on 127.0.0.1"
+                "ha.toml:20: dispatchers 'd1' and 'd2' would share the journal /run/zflux/journal/d1 on 127.0.0.1"
             ),
             (
                 pair.replacingOccurrences(of: "transport = \"tcp\"", with: "transport = \"ipc\""),
-                "ha.toml:10: dispatcher 'd1' is on host 127.0.0.1, but with transport = \"ipc\" every node runs on this host"
+                "ha.toml:11: dispatcher 'd1' is on host 127.0.0.1, but with transport = \"ipc\" every node runs on this host"
             ),
             (
                 pair.replacingOccurrences(of: "127.0.0.1", with: "10.0.0.1"),
-                "ha.toml:10: dispatcher 'd1''s host 10.0.0.1 is not a loopback address: set allow_remote = true"
+                "ha.toml:11: dispatcher 'd1''s host 10.0.0.1 is not a loopback address: set allow_remote = true"
             ),
             (
                 pair.replacingOccurrences(of: "port = 5570\nmetrics_port", with: "port = 70000\nmetrics_port"),
-                "ha.toml:11: port 70000 of dispatcher 'd1'"
+                "ha.toml:12: port 70000 of dispatcher 'd1'"
             ),
         ]
         for (text, expected) in cases {

@@ -78,6 +78,7 @@ struct ConfigTests {
             [ha]
             etcd = ["http://127.0.0.1:2379"]
             replication = "async"
+            unauthenticated_replication = true
             [[dispatcher]]
             name = "d1"
             metrics_port = 9480
@@ -100,7 +101,14 @@ struct ConfigTests {
         #expect(topology.store(named: "todo")?.state == "tcp://127.0.0.1:6108")
         #expect(!FileManager.default.fileExists(atPath: dir + "/run"), "cluster check creates nothing")
 
-        let unpaired = text.replacingOccurrences(of: "[ha]\netcd = [\"http://127.0.0.1:2379\"]\nreplication = \"async\"\n", with: "")
+        // Over tcp without [security], the pair is refused unless [ha] says, in so many words, that it may be.
+        let trusting = text.replacingOccurrences(of: "unauthenticated_replication = true\n", with: "")
+        try trusting.write(toFile: dir + "/trusting.toml", atomically: true, encoding: .utf8)
+        let unsafe = try zflux(["cluster", "check", dir + "/trusting.toml", "--run-dir", dir + "/run"])
+        #expect(unsafe.status == 1 && unsafe.stderr.contains("trusting.toml:5: a dispatcher pair over tcp without [security]"), "\(unsafe)")
+        #expect(unsafe.stderr.contains("unauthenticated_replication = true"), "\(unsafe)")
+
+        let unpaired = trusting.replacingOccurrences(of: "[ha]\netcd = [\"http://127.0.0.1:2379\"]\nreplication = \"async\"\n", with: "")
         try unpaired.write(toFile: dir + "/unpaired.toml", atomically: true, encoding: .utf8)
         let refused = try zflux(["cluster", "check", dir + "/unpaired.toml", "--run-dir", dir + "/run"])
         #expect(refused.status == 1)

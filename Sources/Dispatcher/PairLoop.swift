@@ -78,6 +78,11 @@ final class PairLoop: NodeLoop {
             metadata: ["name": "\(ha.name)", "journal": "\(journal.directory)", "head": "\(journal.lastSeq)", "etcd": "\(ha.etcd)"])
         election.start()
         defer { endElection() }
+        // Its own ports, held while it follows so that no other process takes them; let go just before
+        // it binds them as the leader.
+        let ports = PortReservations(
+            endpoints: [configuration.intake, configuration.actions, configuration.replay, ha.replication], logger: logger)
+        defer { ports.release() }
         guard let (revision, seen) = try follow() else { return }
         // The revision names the epoch; an etcd whose data was lost starts its revisions again, so the
         // epoch is also past every one this journal has recorded or this standby has seen.
@@ -85,6 +90,7 @@ final class PairLoop: NodeLoop {
         let history = try journal.beginEpoch(max(won, journal.history.epoch + 1, seen + 1))
         logger.info("won the lease: leading", metadata: ["revision": "\(revision)", "history": "\(history)", "head": "\(journal.lastSeq)"])
         let record = try recordLed(LedRecord(name: ha.name, head: journal.lastSeq, history: history.rawValue))
+        ports.release()
         let leader = try DispatcherLoop(configuration: configuration, context: context, logger: logger, control: control, journal: journal)
         leader.onLeadershipClaim = { [claims, election, control, logger] claim in
             claims.verify(claim, election: election, control: control, logger: logger)

@@ -67,3 +67,60 @@ extension PairFailoverTests {
         try Self.checkJournals(runDir: runDir, acked: acked, leading: leader)
     }
 }
+
+extension PairFailoverTests {
+    /// Whether this process can bind `port` on `host` (IPv4) right now; the socket is closed at once.
+    static func canBind(_ host: String, _ port: UInt16) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var reuse: Int32 = 1
+        // As libzmq binds (SO_REUSEADDR): the hostile binder of the finding did the same.
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    @Test(
+        "a standby over tcp holds its ports while it follows, so no other process can bind them; killed, its leader is replaced by it, and it binds them and serves"
+    )
+    func standbyHoldsItsPorts() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        // The pair over tcp, each member on its own loopback address (ports 5570–5573 on each).
+        let runDir = NSTemporaryDirectory() + "zflux-pair-tcp-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let addresses = ["d1": "127.0.0.1", "d2": "127.0.0.2"]
+        let pair = try Pair(etcd: run.etcd.endpoint, runDir: runDir, addresses: addresses)
+        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(run.client, pair.key), "no dispatcher won the lease within 30 s")
+        let standby = leader == "d1" ? "d2" : "d1"
+        let standbyHost = try #require(addresses[standby])
+        try await eventually("the standby to hold its ports", timeout: .seconds(60)) {
+            (nodes[standby]?.stderr ?? "").contains("following the leader")
+        }
+        for port: UInt16 in 5570...5573 {
+            #expect(!Self.canBind(standbyHost, port), "another process bound the standby's port \(standbyHost):\(port)")
+        }
+        let before = try await runLoad(intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
+        #expect(before.count == 100)
+
+        // The leader dies: the standby lets its ports go, binds them with libzmq and leads.
+        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        kill(leaderPid, SIGKILL)
+        #expect(waitUntilGone(leaderPid))
+        nodes[leader]?.stop()
+        let next = try #require(try await Self.waitForLeader(run.client, pair.key, otherThan: leader), "the standby did not take over")
+        #expect(next == standby)
+        nodes[leader] = try pair.start(leader)
+        let after = try await runLoad(intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
+        #expect(after.count == 100, "the new leader serves on the ports it held: \(nodes[standby]?.stderr.suffix(3000) ?? "")")
+        for port: UInt16 in 5570...5573 { #expect(!Self.canBind(standbyHost, port), "the new leader binds \(standbyHost):\(port)") }
+    }
+}

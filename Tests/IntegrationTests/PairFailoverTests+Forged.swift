@@ -108,7 +108,8 @@ extension PairFailoverTests {
         for port: UInt16 in 5570...5573 {
             #expect(!Self.canBind(standbyHost, port), "another process bound the standby's port \(standbyHost):\(port)")
         }
-        let before = try await runLoad(intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
+        let before = try await runLoad(
+            intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
         #expect(before.count == 100)
 
         // The leader dies: the standby lets its ports go, binds them with libzmq and leads.
@@ -119,7 +120,8 @@ extension PairFailoverTests {
         let next = try #require(try await Self.waitForLeader(run.client, pair.key, otherThan: leader), "the standby did not take over")
         #expect(next == standby)
         nodes[leader] = try pair.start(leader)
-        let after = try await runLoad(intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
+        let after = try await runLoad(
+            intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
         #expect(after.count == 100, "the new leader serves on the ports it held: \(nodes[standby]?.stderr.suffix(3000) ?? "")")
         for port: UInt16 in 5570...5573 { #expect(!Self.canBind(standbyHost, port), "the new leader binds \(standbyHost):\(port)") }
     }

@@ -138,6 +138,41 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition(index.encoded() == bytes, "an index file does not round-trip")
             precondition(index.entries.allSatisfy { $0.offset < index.length && $0.seq <= index.lastSeq }, "an entry outside its segment")
         }
+    case "binary-json":
+        // The schemaless transcoders `tail`, `state` and `journal dump` print payloads of apps they do not
+        // host with: the first byte picks the binary or the JSON reader. What they write must be JSON.
+        guard let first = bytes.first else { break }
+        let input = first % 2 == 0 ? [BinaryPayloadCodec.marker] + bytes.dropFirst() : Array(bytes.dropFirst())
+        if let json = try? GenericJSON.json(fromWire: input) {
+            precondition(
+                (try? JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed)) != nil, "the transcoder wrote text that is not JSON")
+            _ = try? GenericJSON.prettyText(fromWire: input)
+        }
+    case "wire-reader":
+        // The binary format's reader, as generated decoders drive it: a walk over maps, arrays and scalars
+        // turns any bytes into values or a thrown error.
+        var reader = WireReader(bytes)
+        func walk(_ depth: Int) -> Bool {
+            guard depth < 64 else { return (try? reader.skipValue()) != nil }
+            if let map = try? reader.beginMap() {
+                for _ in 0..<min(map.count, 4096) {
+                    guard (try? reader.readKey()) != nil, walk(depth + 1) else { return false }
+                }
+                return (try? reader.end(map)) != nil
+            }
+            if let array = try? reader.beginArray() {
+                for _ in 0..<min(array.count, 4096) where !walk(depth + 1) { return false }
+                return (try? reader.end(array)) != nil
+            }
+            if (try? reader.readNil()) == true { return true }
+            if (try? reader.read(String.self)) != nil || (try? reader.readInteger(Int64.self)) != nil || (try? reader.read(Double.self)) != nil
+                || (try? reader.read(Bool.self)) != nil
+            {
+                return true
+            }
+            return (try? reader.skipValue()) != nil
+        }
+        while reader.offset < bytes.count && walk(0) {}
     default:
         fatalError("unknown ZFLUX_FUZZ_TARGET \(target)")
     }

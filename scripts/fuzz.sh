@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader)
 out=.build/fuzz
 mkdir -p "$out" Fuzz/crashes
 binary="$out/zflux-fuzz"

@@ -145,7 +145,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let input = first % 2 == 0 ? [BinaryPayloadCodec.marker] + bytes.dropFirst() : Array(bytes.dropFirst())
         if let json = try? GenericJSON.json(fromWire: input) {
             precondition(
-                (try? JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed)) != nil, "the transcoder wrote text that is not JSON")
+                (try? JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed)) != nil, "the transcoder wrote text that is not JSON"
+            )
             _ = try? GenericJSON.prettyText(fromWire: input)
         }
     case "wire-reader":

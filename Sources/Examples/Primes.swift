@@ -137,13 +137,18 @@ public enum Primes {
     public static let favoritesFile = "favorite-primes.json"
     /// The largest n the service answers (beyond it: "no answer").
     public static let maxN = 100_000
+    /// The largest prime a favourite may be, and how many there may be (``app(environment:)``'s validate).
+    public static let maxFavorite = Int(Int32.max)
+    public static let maxFavorites = 10_000
 
     public static func isPrime(_ n: Int) -> Bool {
         guard n > 1 else { return false }
         if n < 4 { return true }
         if n % 2 == 0 { return false }
         var divisor = 3
-        while divisor * divisor <= n {
+        // `divisor <= n / divisor`, not `divisor * divisor <= n`: the square overflowed (a trap) for n
+        // near Int.max, and the store crash-looped on one journaled action (issue 35).
+        while divisor <= n / divisor {
             if n % divisor == 0 { return false }
             divisor += 2
         }
@@ -270,8 +275,19 @@ public enum Primes {
             name: "primes", summary: "Point-Free's counter: count, ask for the nth prime, keep favourite primes in a file",
             initialState: State(), reducer: reducer, environment: environment,
             validate: { action in
-                if case .favoriteRemoved(let prime) = action, prime < 2 { return "\(prime) is not a prime" }
-                return nil
+                switch action {
+                case .favoriteRemoved(let prime) where prime < 2: return "\(prime) is not a prime"
+                case .favoritesLoaded(let favorites) where favorites.count > maxFavorites:
+                    return "at most \(maxFavorites) favourites, not \(favorites.count)"
+                case .favoritesLoaded(let favorites):
+                    // The reducer tests each for primality by trial division: bounded, so one action
+                    // cannot keep the store busy for minutes.
+                    if let big = favorites.first(where: { $0.prime > maxFavorite }) {
+                        return "\(big.prime) is over \(maxFavorite), the largest favourite"
+                    }
+                    return nil
+                default: return nil
+                }
             },
             reject: reject, render: render,
             actions: [

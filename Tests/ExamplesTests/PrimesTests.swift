@@ -82,6 +82,22 @@ struct PrimesTests {
         #expect([-3, 0, 1, 4, 9, 15].allSatisfy { !Primes.isPrime($0) })
     }
 
+    @Test("the poison favourite of issue 35 is refused before it is journaled, and primality near the bound does not overflow")
+    func poisonFavourite() {
+        let app = Primes.app(environment: .mock())
+        let poison = Primes.Action.favoritesLoaded(favorites: [
+            Primes.Favorite(prime: 9_223_372_036_854_775_783, savedAt: Date(timeIntervalSince1970: 0))
+        ])
+        #expect(app.validate(poison) == "9223372036854775783 is over \(Primes.maxFavorite), the largest favourite")
+        let many = Primes.Action.favoritesLoaded(
+            favorites: Array(repeating: Primes.Favorite(prime: 11, savedAt: Date(timeIntervalSince1970: 0)), count: Primes.maxFavorites + 1))
+        #expect(app.validate(many) != nil)
+        #expect(app.validate(.favoritesLoaded(favorites: [Primes.Favorite(prime: 2_147_483_647, savedAt: Date(timeIntervalSince1970: 0))])) == nil)
+        // 2^31 − 1 is prime: the loop runs to its square root, where `divisor * divisor` was near overflow on 32-bit
+        // and `divisor <= n / divisor` never is; Int.max (7 × 73 × …) is found composite at once.
+        #expect(Primes.isPrime(Primes.maxFavorite) && !Primes.isPrime(Int.max))
+    }
+
     @Test("in a cluster: the answer arrives as an alert through the dispatcher, and the favourite's date is the dispatcher's stamp")
     func cluster() async throws {
         let cluster = try await TestCluster.start(stores: ["primes": Primes.app(environment: .mock())])

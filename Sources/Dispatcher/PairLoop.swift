@@ -473,15 +473,25 @@ final class LedGate: Sendable {
 
 /// A leader's answer to peers that claim a newer epoch (a hello or a refusal on the replication port):
 /// it asks etcd whether it still holds the leader's key under its lease, one question at a time, and
-/// steps down (`.leaseLost`) only when etcd says it does not. Claims that come while a question is out
-/// are covered by its answer; a claim etcd refutes is logged at most once a question.
+/// steps down (`.leaseLost`) only when etcd says it does not. Claims that come while a question is out,
+/// or within a second of the last answer, are covered by it: a forger flooding claims costs etcd at
+/// most one read a second (a real successor is found by the lease's own clock meanwhile).
 final class LeadershipClaims: Sendable {
     private let asking = Atomic<Bool>(false)
+    /// When the last answer came (monotonic milliseconds).
+    private let answeredAt = Atomic<UInt64>(0)
+    static let quietMilliseconds: UInt64 = 1_000
 
     func verify(_ claim: String, election: LeaderElection, control: NodeControl<DispatcherEvent>, logger: Logger) {
+        let now = MonotonicClock.nowMilliseconds()
+        let last = answeredAt.load(ordering: .acquiring)
+        guard last == 0 || now >= last + Self.quietMilliseconds else { return }
         guard asking.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         Task { [self] in
-            defer { self.asking.store(false, ordering: .releasing) }
+            defer {
+                self.answeredAt.store(max(1, MonotonicClock.nowMilliseconds()), ordering: .releasing)
+                self.asking.store(false, ordering: .releasing)
+            }
             do {
                 if try await election.holdsKey() {
                     logger.warning("a peer claims a newer epoch, but etcd says this member leads: ignored", metadata: ["claim": "\(claim)"])

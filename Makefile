@@ -96,7 +96,7 @@ test: test-deps
 	@# The dispatcher pair against a real etcd, one test at a time: their leases are timed, and a machine
 	@# loaded by every other suite at once would starve etcd's keepalives.
 	-@$(STAGE) --log $(TEST_LOGS)/ha.log ha-tests $(MAKE) --no-print-directory ha-test
-	@$(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
+	@ZFLUX_REQUIRED_STAGES="lint build fuzz simulate simulate-ha suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
 # The tests of a dispatcher pair and its etcd client (make test runs them after the rest).
 HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig

@@ -22,6 +22,14 @@ case "${1:-}" in
   echo "==> make test: stages"
   failed=0
   total=0
+  # A stage killed before it wrote its line must not pass for one that passed: every stage named on
+  # ZFLUX_REQUIRED_STAGES must have a line.
+  for required in ${ZFLUX_REQUIRED_STAGES:-}; do
+    if ! grep -q "^$required	" "$stages" 2>/dev/null; then
+      echo "    $required: no record (it did not finish)"
+      failed=1
+    fi
+  done
   while IFS=$'\t' read -r name seconds status; do
     [ -n "$name" ] || continue
     mark="ok"

@@ -71,7 +71,6 @@ extension ClusterConfig {
                 // Those who connect reach every member; each member binds its own (listen and metrics included).
                 topology.dispatcher = ha.joined
             }
-            try ClusterConfig.checkOutsideEphemeralPorts(topology)
             return topology
         } catch let error as NodeError {
             throw ClusterError(error.message)
@@ -112,18 +111,31 @@ extension ClusterConfig {
 
     /// The range the kernel picks local ports of outgoing connections from (`net.ipv4.ip_local_port_range`),
     /// or nil where it cannot be read.
-    static func ephemeralPorts(path: String = "/proc/sys/net/ipv4/ip_local_port_range") -> ClosedRange<Int>? {
+    package static func ephemeralPorts(path: String = "/proc/sys/net/ipv4/ip_local_port_range") -> ClosedRange<Int>? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         guard bounds.count == 2, bounds[0] <= bounds[1] else { return nil }
         return bounds[0]...bounds[1]
     }
 
-    /// Refuses a tcp port a node binds (or a metrics port) inside the ephemeral range: any outgoing
-    /// connection on the machine may be given it first, and a connection to a port nobody has bound yet
-    /// can even connect to itself (seen: a standby's own intake port, taken so, failed its bind five
-    /// times when it won the lease, and the supervisor stopped the cluster).
-    static func checkOutsideEphemeralPorts(_ topology: Topology, ephemeral: ClosedRange<Int>? = ephemeralPorts()) throws {
+    /// The ports `net.ipv4.ip_local_reserved_ports` keeps out of the ephemeral range (`8080,9000-9010`).
+    package static func reservedPorts(path: String = "/proc/sys/net/ipv4/ip_local_reserved_ports") -> [ClosedRange<Int>] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: { $0 == "," || $0.isWhitespace }).compactMap { part in
+            let bounds = part.split(separator: "-").compactMap { Int($0) }
+            guard let low = bounds.first, let high = bounds.last, low <= high else { return nil }
+            return low...high
+        }
+    }
+
+    /// Refuses a tcp port a node binds (or a metrics port) inside the ephemeral range, unless
+    /// `ip_local_reserved_ports` keeps it out: any outgoing connection on the machine may be given it
+    /// first, and a connection to a port nobody has bound yet can even connect to itself (seen: a
+    /// standby's own intake port, taken so, failed its bind five times when it won the lease, and the
+    /// supervisor stopped the cluster). `cluster check` and `cluster up` call it, on this host's range.
+    package static func checkOutsideEphemeralPorts(
+        _ topology: Topology, ephemeral: ClosedRange<Int>? = ephemeralPorts(), reserved: [ClosedRange<Int>] = reservedPorts()
+    ) throws {
         guard let ephemeral else { return }
         var bound: [(name: String, port: Int)] = []
         func add(_ name: String, _ endpoint: String) {
@@ -149,11 +161,13 @@ extension ClusterConfig {
             add("store \(store.name)'s snapshot", store.snapshot)
             if let metrics = store.metricsPort { bound.append(("store \(store.name)'s metrics", metrics)) }
         }
-        if let (name, port) = bound.first(where: { ephemeral.contains($0.port) }) {
+        let exposed = bound.first { port in ephemeral.contains(port.port) && !reserved.contains { $0.contains(port.port) } }
+        if let (name, port) = exposed {
             throw ClusterError(
                 "port \(port) (\(name)) is inside the range the kernel gives outgoing connections "
                     + "(net.ipv4.ip_local_port_range \(ephemeral.lowerBound)–\(ephemeral.upperBound)): another connection may take it "
-                    + "before the node binds it; choose base_port and ports below \(ephemeral.lowerBound)")
+                    + "before the node binds it; choose base_port and ports below \(ephemeral.lowerBound), "
+                    + "or keep them out of that range with net.ipv4.ip_local_reserved_ports")
         }
     }
 }

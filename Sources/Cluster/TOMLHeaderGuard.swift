@@ -7,9 +7,9 @@
 ///
 /// The text is read as UTF-8 bytes split on LF, with CR counted as blank: Swift's `Character` reads
 /// CRLF as one character, so a guard that split a `String` on `"\n"` saw a CRLF file as one line.
-public enum TOMLHeaderGuard {
+package enum TOMLHeaderGuard {
     /// The 1-based line and the reason of the first header toml++ would abort on, or nil.
-    public static func firstUnsafeHeader(in text: String) -> (line: Int, reason: String)? {
+    package static func firstUnsafeHeader(in text: String) -> (line: Int, reason: String)? {
         var line = 1
         var start = text.utf8.startIndex
         let bytes = text.utf8

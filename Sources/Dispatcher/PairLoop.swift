@@ -13,7 +13,8 @@ import ZeroMQ
 /// As a standby it binds nothing that clients, stores or views use: they connect to every dispatcher
 /// and send only on connections that are up (`ZMQ_IMMEDIATE`), so they reach the leader alone. It
 /// follows over a DEALER connected to every other dispatcher's replication endpoint, which only the
-/// leader binds. When it leads and loses the lease (or a standby has seen a newer epoch), it stops and
+/// leader binds. When it leads and loses the lease (or etcd, asked about a peer's claim of a newer
+/// epoch, names another leader), it stops and
 /// its process exits with status 75 (`Supervisor.steppedDownStatus`): its supervisor starts it again
 /// at once, as a standby.
 final class PairLoop: NodeLoop {
@@ -83,7 +84,7 @@ final class PairLoop: NodeLoop {
         let ports = PortReservations(
             endpoints: [configuration.intake, configuration.actions, configuration.replay, ha.replication], logger: logger)
         defer { ports.release() }
-        guard let (revision, seen) = try follow() else { return }
+        guard let (revision, seen) = try follow(holding: ports) else { return }
         // The revision names the epoch; an etcd whose data was lost starts its revisions again, so the
         // epoch is also past every one this journal has recorded or this standby has seen.
         let won = HistoryID.leading(cluster: journal.history.cluster, revision: revision).epoch
@@ -185,7 +186,7 @@ final class PairLoop: NodeLoop {
 
     /// Follows the leader until this process wins the lease (its revision, and the newest epoch the
     /// standby has seen) or is stopped (nil).
-    private func follow() throws -> (revision: Int64, newestEpoch: UInt64)? {
+    private func follow(holding ports: PortReservations) throws -> (revision: Int64, newestEpoch: UInt64)? {
         let lastStamp = try journal.history(at: journal.lastSeq) ?? 0
         let core = StandbyCore(
             rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch, now: .now(), logger: logger)
@@ -193,6 +194,7 @@ final class PairLoop: NodeLoop {
         defer { dealer.close() }
         while !control.stopRequested {
             core.tick(now: .now())
+            ports.retry()
             // Until none is left: carrying one out may queue another (an append queues its ACK, which
             // must go now, not when the leader next sends something).
             var commands = core.takeCommands()

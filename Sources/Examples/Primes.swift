@@ -138,8 +138,9 @@ public enum Primes {
     /// The largest n the service answers (beyond it: "no answer").
     public static let maxN = 100_000
     /// The largest prime a favourite may be, and how many there may be (``app(environment:)``'s validate).
-    public static let maxFavorite = Int(Int32.max)
-    public static let maxFavorites = 10_000
+    /// (At most 1,000 trial divisions up to √10,000,000 ≈ 3,163 each: a few million in all.)
+    public static let maxFavorite = 10_000_000
+    public static let maxFavorites = 1_000
 
     public static func isPrime(_ n: Int) -> Bool {
         guard n > 1 else { return false }

@@ -36,7 +36,7 @@ extension EtcdClient {
     /// The revisions a win may name: a winner's epoch is `2^39 | revision` (a dispatcher's
     /// `HistoryID.leading`), so a revision of 0, a negative one or one of 2^39 and more is not an answer
     /// etcd gives. Such an answer is a failed campaign, never a win the dispatcher would trap on.
-    public static let winnableRevisions: Range<Int64> = 1..<(1 << 39)
+    package static let winnableRevisions: Range<Int64> = 1..<(1 << 39)
 
     /// What a campaign's transaction answer means; throws ``EtcdError`` for an answer etcd would not
     /// give (a missing holder, a revision outside ``winnableRevisions``).

@@ -124,6 +124,13 @@ extension Simulation {
         let shell = dispatchers[index]
         let me = Node.dispatcher(index)
         guard let core = shell.core else { return }
+        var deposedBy: String?
+        defer {
+            if let deposedBy, shell.core === core {
+                core.leaseExpired("the lease service names another leader (and \(deposedBy))")
+                carryOutDispatcher(index)
+            }
+        }
         for command in core.takeCommands() {
             switch command {
             case .reply(let route, let peer, let message):
@@ -162,13 +169,13 @@ extension Simulation {
                 steppedDown(index, reason: reason)
             case .verifyLeadership(let claim):
                 // The lease service answers as etcd would (an oracle: no answer while it is down or frozen,
-                // and then the lease's own clock decides). A peer's word alone deposes no one.
+                // and then the lease's own clock decides). A peer's word alone deposes no one. The answer
+                // is acted on once this batch of commands is carried out, as the real loop goes on
+                // serving while its question is out.
                 let service = leaseService
                 guard service.up, service.frozenUntil <= now else { continue }
                 if service.key?.owner != index || service.key?.lease != shell.lease?.id {
-                    core.leaseExpired("the lease service names another leader (and \(claim))")
-                    carryOutDispatcher(index)
-                    return
+                    deposedBy = deposedBy ?? claim
                 }
             }
         }

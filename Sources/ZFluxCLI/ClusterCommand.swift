@@ -60,6 +60,11 @@ struct ClusterCommand: AsyncParsableCommand {
             var topology = try cluster.topology(runDirectory: runDir.path, config: runDir.configPath)
             var etcd: EtcdProcess?
             if ha && topology.ha == nil {
+                if topology.security == nil && topology.dispatcher.intake.contains("tcp://") {
+                    throw CLIError(
+                        "cluster up --ha over tcp without [security] would let any process that reaches a member's replication port "
+                            + "follow it as its standby: run it over ipc (the default), or give the config a [security] section")
+                }
                 // Its etcd would start on the running one's data and fail only after its start-up wait.
                 try Supervisor.refuseIfRunning(in: RunDirectory(runDir.path))
                 var logger = Logger(label: "zflux.etcd")
@@ -72,6 +77,7 @@ struct ClusterCommand: AsyncParsableCommand {
                 topology = try topology.withLocalPair(etcd: [started.endpoint], clusterName: "local")
             }
             defer { etcd?.stop() }
+            try ClusterConfig.checkOutsideEphemeralPorts(topology)
             var policy = Supervisor.RestartPolicy()
             if let restart = topology.restart {
                 policy.maxRestarts = restart.maxRestarts
@@ -97,6 +103,7 @@ struct ClusterCommand: AsyncParsableCommand {
         func run() throws {
             let topology = try ClusterConfig.load(path: file)
                 .topology(runDirectory: runDir.path, transportOverride: nil, basePortOverride: nil, apps: ZFluxCLI.Host.current.apps)
+            try ClusterConfig.checkOutsideEphemeralPorts(topology)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             emitLine(String(decoding: try encoder.encode(topology), as: UTF8.self))

@@ -389,31 +389,31 @@ struct ReplicationTests {
 
     @Test("an append whose records skip a seq or carry a newer epoch than the leader's is refused whole: nothing written, hello again")
     func malformedAppendRefusedWhole() throws {
-        let pair = Pair()
-        pair.settle()
-        let leader = try #require(pair.standby.leader)
-        func append(_ records: [Message]) -> [StandbyCore.Command] {
-            var header = Header(kind: .replicaAppend, seq: records.first?.header.seq ?? 0)
+        /// What a standby that follows (welcomed by a leader of epoch 5, holding nothing) does with an
+        /// append of `records`.
+        func append(_ records: (HistoryID) -> [Message]) throws -> [StandbyCore.Command] {
+            let pair = Pair()
+            pair.settle()
+            let leader = try #require(pair.standby.leader)
+            var header = Header(kind: .replicaAppend, seq: 1)
             header.history = leader.rawValue
-            pair.standby.received(Message(header: header, payload: ReplayBatch.encode(records)), now: F.at(10))
+            pair.standby.received(Message(header: header, payload: ReplayBatch.encode(records(leader))), now: F.at(10))
             return pair.standby.takeCommands()
         }
+        func refused(_ commands: [StandbyCore.Command]) -> Bool {
+            !commands.contains { if case .append = $0 { true } else { false } } && commands.compactMap(\.sent).map(\.kind) == [.replicaHello]
+        }
         // Seqs 1, 2 and 4: the journal's own check used to stop the standby on seq 4 (exit 132).
-        let skipping = Self.records(1...2, leader) + Self.records(4...4, leader)
-        let refused = append(skipping)
-        #expect(!refused.contains { if case .append = $0 { true } else { false } }, "\(refused)")
-        #expect(refused.compactMap(\.sent).map(\.kind) == [.replicaHello], "\(refused)")
+        let skipping = try append { Self.records(1...2, $0) + Self.records(4...4, $0) }
+        #expect(refused(skipping), "\(skipping)")
         // A record stamped with an epoch past the leader's own.
-        let newer = HistoryID(cluster: leader.cluster, epoch: leader.epoch + 1)
-        let forged = append(Self.records(1...1, leader) + Self.records(2...2, newer))
-        #expect(!forged.contains { if case .append = $0 { true } else { false } }, "\(forged)")
-        // To a standby that follows, the same records, whole and in order, are written.
-        let fresh = Pair()
-        fresh.settle()
-        var header = Header(kind: .replicaAppend, seq: 1)
-        header.history = leader.rawValue
-        fresh.standby.received(Message(header: header, payload: ReplayBatch.encode(Self.records(1...3, leader))), now: F.at(10))
-        let good = fresh.standby.takeCommands()
+        let newer = try append { Self.records(1...1, $0) + Self.records(2...2, HistoryID(cluster: $0.cluster, epoch: $0.epoch + 1)) }
+        #expect(refused(newer), "\(newer)")
+        // A record older than the one before it.
+        let older = try append { Self.records(1...1, $0) + Self.records(2...2, HistoryID(cluster: $0.cluster, epoch: $0.epoch - 1)) }
+        #expect(refused(older), "\(older)")
+        // The same records, whole and in order, are written.
+        let good = try append { Self.records(1...3, $0) }
         #expect(good.contains { if case .append(let records) = $0 { records.map(\.header.seq) == [1, 2, 3] } else { false } }, "\(good)")
     }
 

@@ -124,5 +124,11 @@ extension PairFailoverTests {
             intake: pair.topology.dispatcher.intake, clients: 2, perClient: 50, make: { _, i in try counterAction(i % 5 + 1) })
         #expect(after.count == 100, "the new leader serves on the ports it held: \(nodes[standby]?.stderr.suffix(3000) ?? "")")
         for port: UInt16 in 5570...5573 { #expect(!Self.canBind(standbyHost, port), "the new leader binds \(standbyHost):\(port)") }
+        // The old leader, started again as the standby, holds its own ports too: at once, or once the
+        // connections its killed run left in TIME_WAIT are gone (it tries every second).
+        let formerHost = try #require(addresses[leader])
+        try await eventually("the restarted member to hold its ports", timeout: .seconds(180), interval: .milliseconds(500)) {
+            (5570...5573).allSatisfy { !Self.canBind(formerHost, UInt16($0)) }
+        }
     }
 }

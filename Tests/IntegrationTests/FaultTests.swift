@@ -339,7 +339,24 @@ struct FaultTests {
 final class ViewProcess: @unchecked Sendable {
     // @unchecked: the reader thread and the test share state only through `lines`, which is locked.
     let process = Process()
-    private let lines = Locked<[(store: String, version: UInt64, state: Data)]>([])
+    /// Each line's store and version, read from its start, and the line itself: its state is parsed only
+    /// when a test asks for it. (A view under load prints thousands of whole states, megabytes each;
+    /// parsing every one as it came kept the reader minutes behind the view on a loaded machine, and a
+    /// wait for the last version timed out although the view had printed it.)
+    private let lines = Locked<[(store: String, version: UInt64, line: Data)]>([])
+
+    /// `{"store":"S","version":N,...`: S and N, or nil for any other line.
+    static func storeAndVersion(_ line: Data) -> (String, UInt64)? {
+        let head = String(decoding: line.prefix(400), as: UTF8.self)
+        guard let match = head.prefixMatch(of: /\{"store":"([^"\\]*)","version":([0-9]+),/), let version = UInt64(match.2) else { return nil }
+        return (String(match.1), version)
+    }
+
+    /// The state a line holds, as JSON.
+    static func state(of line: Data) -> Data? {
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any], let state = object["state"] else { return nil }
+        return try? JSONSerialization.data(withJSONObject: state)
+    }
 
     init(runDir: String, stores: [String]) throws {
         process.executableURL = URL(fileURLWithPath: zfluxBinary)
@@ -363,11 +380,8 @@ final class ViewProcess: @unchecked Sendable {
                     let line = buffer[start..<newline]
                     start = newline + 1
                     from = start
-                    guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
-                        let store = object["store"] as? String, let version = object["version"] as? Int, let state = object["state"],
-                        let stateData = try? JSONSerialization.data(withJSONObject: state)
-                    else { continue }
-                    lines.withLock { $0.append((store, UInt64(version), stateData)) }
+                    guard let (store, version) = ViewProcess.storeAndVersion(Data(line)) else { continue }
+                    lines.withLock { $0.append((store, version, Data(line))) }
                 }
                 buffer = Data(buffer[start...])
             }
@@ -376,13 +390,13 @@ final class ViewProcess: @unchecked Sendable {
 
     /// Waits until the view has shown `store` at `version` (bounded) and returns that state.
     @discardableResult
-    func waitForVersion(store: String, _ version: UInt64, timeout: Duration = .seconds(60)) async throws -> Data {
+    func waitForVersion(store: String, _ version: UInt64, timeout: Duration = .seconds(180)) async throws -> Data {
         var found: Data? = nil
         try await eventually("the view to show \(store) at version \(version)", timeout: timeout) {
-            found = lines.withLock { $0.last { $0.store == store && $0.version == version }?.state }
+            found = lines.withLock { $0.last { $0.store == store && $0.version == version }?.line }
             return found != nil
         }
-        return try #require(found)
+        return try #require(found.flatMap(ViewProcess.state(of:)), "the view's line at version \(version) holds no state")
     }
 
     var firstVersion: UInt64? { lines.withLock { $0.first?.version } }

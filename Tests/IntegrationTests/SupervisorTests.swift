@@ -71,8 +71,14 @@ struct SupervisorTests {
         """.write(toFile: wrapper, atomically: true, encoding: .utf8)
         chmod(wrapper, 0o755)
         defer {
+            // Only a helper that is still a helper: the supervisor's reaper kills each one 10 s after its
+            // node, and with pid_max at 32768 a make test reuses pids within minutes, so a pid from the
+            // file may by now be another test's process (a store of another suite's cluster, say).
             let helpers = (try? String(contentsOfFile: runDir + "/helpers", encoding: .utf8)) ?? ""
-            for pid in helpers.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+            for pid in helpers.split(separator: "\n").compactMap({ Int32($0) })
+            where (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) == "sleep\u{0}120\u{0}" {
+                kill(pid, SIGKILL)
+            }
         }
         let cluster = try await Supervised(runDirectory: runDir, executable: wrapper)
         defer { cluster.supervisor.forward(signal: SIGTERM) }

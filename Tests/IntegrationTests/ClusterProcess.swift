@@ -11,6 +11,8 @@ final class ClusterProcess {
     let process = Process()
     private(set) var topology: Topology?
     private(set) var nodePids: [String: Int32] = [:]
+    /// Each recorded pid's start time: `stop()` waits for that process, not whatever has its pid now.
+    private var nodeStarts: [String: UInt64] = [:]
     private var stopped = false
 
     init(transport: String, runDir existing: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
@@ -62,6 +64,7 @@ final class ClusterProcess {
                     .contains("cluster up in") == true
                 if answered && supervisorReady {
                     nodePids = readPids()
+                    nodeStarts = nodePids.compactMapValues(processStartTime)
                     if nodePids.count == (topology.ha?.dispatchers.count ?? 1) + topology.stores.count { return }
                 }
             }
@@ -101,7 +104,10 @@ final class ClusterProcess {
 
     /// The pids of every node that ran, including those the supervisor restarted.
     func refreshPids() {
-        for (name, pid) in readPids() where nodePids[name] != pid { nodePids[name + "#\(pid)"] = pid }
+        for (name, pid) in readPids() where nodePids[name] != pid {
+            nodePids[name + "#\(pid)"] = pid
+            nodeStarts[name + "#\(pid)"] = processStartTime(pid)
+        }
     }
 
     /// SIGTERM, then checks the supervisor exited 0, every node is gone and no socket file is left.
@@ -116,7 +122,7 @@ final class ClusterProcess {
             #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
         }
         for (name, pid) in nodePids {
-            #expect(waitUntilGone(pid), "\(name) (pid \(pid)) outlived the cluster")
+            #expect(waitUntilGone(pid, startedAt: nodeStarts[name]), "\(name) (pid \(pid)) outlived the cluster")
         }
         let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: runDir)) ?? []).filter { $0.hasSuffix(".sock") }
         #expect(sockets.isEmpty, "socket files left behind: \(sockets)")
@@ -132,19 +138,43 @@ final class ClusterProcess {
     deinit { stop() }
 }
 
-/// True once `pid` no longer exists (bounded wait). Zombies of other parents count as gone.
-func waitUntilGone(_ pid: Int32, timeout: Duration = .seconds(30)) -> Bool {
+/// True once `pid` no longer exists (bounded wait). Zombies of other parents count as gone, and so
+/// does a process that started at another time than `startedAt`: with pid_max at 32768 a make test
+/// (or a build beside it) reuses pids within minutes, and the pid may by now be someone else's.
+func waitUntilGone(_ pid: Int32, startedAt: UInt64? = nil, timeout: Duration = .seconds(30)) -> Bool {
+    let start = startedAt ?? processStartTime(pid)
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if kill(pid, 0) != 0 { return true }
-        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            stat.split(separator: ")").last?.split(separator: " ").first == "Z"
-        {
-            return true
-        }
+        guard let stat = processStat(pid) else { return true }
+        if stat.state == "Z" || stat.start != start { return true }
         usleep(10_000)
     }
     return false
+}
+
+/// The state letter and start time (clock ticks after boot) of `pid`, from /proc/PID/stat.
+private func processStat(_ pid: Int32) -> (state: Substring, start: UInt64)? {
+    // The command name (field 2) may hold spaces and parentheses: the fields after its last ')' start at 3.
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let fields = text.split(separator: ")").last?.split(separator: " "), fields.count > 19,
+        let start = UInt64(fields[19])  // field 22, starttime
+    else { return nil }
+    return (fields[0], start)
+}
+
+/// When `pid` started, in clock ticks after boot; nil once it is gone. A pid names the same process
+/// only as long as this stays the same.
+func processStartTime(_ pid: Int32) -> UInt64? { processStat(pid)?.start }
+
+/// Sends `signal` to `pid` only while it is a zflux process (its executable is the binary under
+/// test), never to whatever took the pid of a node that is already gone. True if it was sent.
+@discardableResult
+func signalNode(_ pid: Int32, _ signal: Int32) -> Bool {
+    guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"),
+        URL(fileURLWithPath: executable).lastPathComponent == URL(fileURLWithPath: zfluxBinary).lastPathComponent
+    else { return false }
+    return kill(pid, signal) == 0
 }
 
 /// A base port with `count` consecutive free tcp ports on 127.0.0.1, below the kernel's ephemeral range:

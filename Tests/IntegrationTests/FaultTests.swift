@@ -118,7 +118,7 @@ struct FaultTests {
                 // kill -9 both stores, once each, mid-load.
                 for (at, name) in [(10_000, "store-counter"), (20_000, "store-todo")] where count == at {
                     if let text = try? String(contentsOfFile: "\(runDir)/pids/\(name).pid", encoding: .utf8), let pid = Int32(text) {
-                        kill(pid, SIGKILL)
+                        signalNode(pid, SIGKILL)
                         killed.withLock { $0.append(pid) }
                     }
                 }
@@ -147,7 +147,7 @@ struct FaultTests {
             },
             progress: { count in
                 if count == 2_500, let text = try? String(contentsOfFile: "\(runDir)/pids/dispatcher.pid", encoding: .utf8), let pid = Int32(text) {
-                    kill(pid, SIGKILL)
+                    signalNode(pid, SIGKILL)
                     killedDispatcher.withLock { $0 = pid }
                 }
             })
@@ -321,7 +321,7 @@ struct FaultTests {
         try await eventually("the cluster to give up", timeout: .seconds(60)) {
             if !cluster.process.isRunning { return true }
             if let pid = cluster.currentPid("store-counter"), !killed.contains(pid), kill(pid, 0) == 0 {
-                kill(pid, SIGKILL)
+                signalNode(pid, SIGKILL)
                 killed.insert(pid)
             }
             return false

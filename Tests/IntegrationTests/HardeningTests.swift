@@ -183,7 +183,7 @@ struct HardeningTests {
         #expect(shownAccounts?.count == 300, "150 accounts, as key, value pairs")
         // A store restarted with no snapshot catches up from replay batches of these actions.
         let store = try #require(cluster.currentPid("store-ledger"))
-        kill(store, SIGKILL)
+        signalNode(store, SIGKILL)
         try await eventually("the store is restarted", timeout: .seconds(30)) {
             if let pid = cluster.currentPid("store-ledger") { return pid != store } else { return false }
         }

@@ -114,7 +114,7 @@ extension PairFailoverTests {
 
         // The leader dies: the standby lets its ports go, binds them with libzmq and leads.
         let leaderPid = try #require(nodes[leader]).process.processIdentifier
-        kill(leaderPid, SIGKILL)
+        signalNode(leaderPid, SIGKILL)
         #expect(waitUntilGone(leaderPid))
         nodes[leader]?.stop()
         let next = try #require(try await Self.waitForLeader(run.client, pair.key, otherThan: leader), "the standby did not take over")

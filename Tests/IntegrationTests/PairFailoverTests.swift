@@ -91,7 +91,7 @@ struct PairFailoverTests {
             ackTimes.withLock { $0.append(.now) }
             if count == killAfter {
                 // kill -9: no clean step-down, no revoke; the lease must run out at etcd.
-                kill(leaderPid, SIGKILL)
+                signalNode(leaderPid, SIGKILL)
                 killed.withLock { $0 = .now }
             }
         }
@@ -190,7 +190,7 @@ struct PairFailoverTests {
             acked in count.withLock { $0 = acked }
         }
         while count.withLock({ $0 }) < 200 { try await Task.sleep(for: .milliseconds(20)) }
-        kill(standbyPid, SIGKILL)
+        signalNode(standbyPid, SIGKILL)
         #expect(waitUntilGone(standbyPid))
         nodes[standby]?.stop()
         nodes[standby] = try pair.start(standby)

@@ -303,6 +303,7 @@ final class OwnCluster {
     let runDir: String
     let process = Process()
     private var nodePids: [String: Int32] = [:]
+    private var nodeStarts: [String: UInt64] = [:]
     private var stopped = false
 
     init(binary: String, config: String, runDir: String) throws {
@@ -327,6 +328,7 @@ final class OwnCluster {
                 guard process.isRunning else { throw NodeError("cluster up exited with \(process.terminationStatus)") }
                 let up = (try? String(contentsOfFile: runDir + "/cluster-up.log", encoding: .utf8))?.contains("cluster up in") == true
                 nodePids = readPids()
+                nodeStarts = nodePids.compactMapValues(processStartTime)
                 return up && nodePids.count == 2
             }
         } catch {
@@ -355,10 +357,13 @@ final class OwnCluster {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        for (name, pid) in readPids() where !nodePids.values.contains(pid) { nodePids[name + "#\(pid)"] = pid }
+        for (name, pid) in readPids() where !nodePids.values.contains(pid) {
+            nodePids[name + "#\(pid)"] = pid
+            nodeStarts[name + "#\(pid)"] = processStartTime(pid)
+        }
         if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM") }
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
-        for (name, pid) in nodePids { #expect(waitUntilGone(pid), "\(name) (pid \(pid)) outlived the cluster") }
+        for (name, pid) in nodePids { #expect(waitUntilGone(pid, startedAt: nodeStarts[name]), "\(name) (pid \(pid)) outlived the cluster") }
         let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: runDir)) ?? []).filter { $0.hasSuffix(".sock") }
         #expect(sockets.isEmpty, "socket files left behind: \(sockets)")
     }

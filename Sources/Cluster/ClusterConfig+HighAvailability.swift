@@ -132,8 +132,45 @@ extension ClusterConfig {
                     name: entry.name, endpoints: endpoints, replication: replication,
                     journalDirectory: ClusterConfig.resolve(entry.journal ?? journalDirectory + "/" + entry.name, against: runDirectory)))
         }
+        for (index, entry) in (dispatchers ?? []).enumerated() {
+            guard let key = entry.key else { continue }
+            guard security != nil else {
+                throw error(
+                    "dispatcher '\(entry.name)' names a key, but the config has no [security] section: member keys are used under CURVE only",
+                    key: "key", table: "dispatcher", storeIndex: index)
+            }
+            let file = ClusterConfig.resolve(key, against: baseDirectory ?? ".")
+            members[index].keyFile = file
+            members[index].publicKey = try ClusterConfig.memberPublicKey(keyFile: file)
+        }
+        if security != nil, transport == .tcp, let index = (dispatchers ?? []).firstIndex(where: { $0.key == nil }) {
+            throw error(
+                "under [security] each member of the pair needs a key of its own, and dispatcher '\(members[index].name)' has none: "
+                    + "its partner's replication port admits that key alone, never a client's (a client's key could otherwise follow "
+                    + "the leader, read every action and lose acknowledged ones). Make it with `zflux keygen \(members[index].name) --dir keys` "
+                    + "and write key = \"keys/\(members[index].name).key\"",
+                table: "dispatcher", storeIndex: index)
+        }
         try checkMembersApart(members, transport: transport, host: host)
         return (members, port)
+    }
+
+    /// A member's public key: from NAME.pub beside its key file when there is one (a host that runs
+    /// only the other member needs no more), else from the key file itself.
+    static func memberPublicKey(keyFile: String) throws -> String {
+        let publicFile = (keyFile.hasSuffix(".key") ? String(keyFile.dropLast(4)) : keyFile) + ".pub"
+        if let text = try? String(contentsOfFile: publicFile, encoding: .utf8) {
+            let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            guard lines.count == 1, KeyPair.isPublicKey(lines[0]) else {
+                throw ClusterError("\(publicFile) does not hold one public key (make the pair with `zflux keygen`)")
+            }
+            return lines[0]
+        }
+        do {
+            return try KeyPair.load(keyFile).publicKey
+        } catch let error as NodeError {
+            throw ClusterError("neither \(publicFile) nor \(keyFile) gives this member's public key: \(error.message)")
+        }
     }
 
     /// No store listens where a member of the pair does.

@@ -12,7 +12,7 @@ extension ClusterConfig {
         "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store", "ha"],
         "cluster": ["name", "transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
         "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
-        "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal"],
+        "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal", "key"],
         "ha": ["etcd", "lease_ms", "replication", "key", "unauthenticated_replication"],
         "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
         "limits": ["client_rate", "max_payload_bytes", "payload"],

@@ -194,11 +194,15 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public var metricsListen: String?
         /// Its journal's directory, relative to the run directory (nil: `<[journal] directory>/<name>`).
         public var journal: String?
+        /// Under `[security]`: its own key pair file (`zflux keygen NAME`), relative to the config file.
+        /// It follows its leader with it, and its partner's replication endpoint admits no other key.
+        public var key: String?
 
         public init(
             name: String, host: String? = nil, listen: String? = nil, port: Int? = nil, metricsPort: Int? = nil, metricsListen: String? = nil,
-            journal: String? = nil
+            journal: String? = nil, key: String? = nil
         ) {
+            self.key = key
             self.name = name
             self.host = host
             self.listen = listen
@@ -209,7 +213,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case name, host, listen, port, journal
+            case name, host, listen, port, journal, key
             case metricsPort = "metrics_port"
             case metricsListen = "metrics_listen"
         }

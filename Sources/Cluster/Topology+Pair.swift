@@ -6,8 +6,12 @@ extension Topology {
     /// dispatcher's endpoints, `d2` gets its own (ipc files beside them, or the same ports plus
     /// `portOffset` over tcp), each binds a replication endpoint and keeps its journal in a directory of
     /// its own under the cluster's. Clients, stores and views connect to both (``HighAvailability/joined``).
+    ///
+    /// Under `[security]` over tcp each member gets a key pair of its own in `keyDirectory` (made there
+    /// once, kept for the next run): the replication endpoints admit only the other member's.
     public func withLocalPair(
-        etcd: [String], clusterName: String, leaseMilliseconds: Int = 3000, replication: String = "sync", portOffset: Int = 100
+        etcd: [String], clusterName: String, leaseMilliseconds: Int = 3000, replication: String = "sync", portOffset: Int = 100,
+        keyDirectory: String? = nil
     ) throws -> Topology {
         guard ha == nil else { return self }
         let single = dispatcher
@@ -16,7 +20,14 @@ extension Topology {
             guard let colon = endpoint.lastIndex(of: ":"), let port = Int(endpoint[endpoint.index(after: colon)...]) else { return endpoint + suffix }
             return "\(endpoint[...colon])\(port + offset)"
         }
-        func member(_ name: String, offset: Int) -> HighAvailability.Member {
+        func memberKey(_ name: String) throws -> (file: String, publicKey: String)? {
+            guard security != nil, single.intake.hasPrefix("tcp://") else { return nil }
+            guard let keyDirectory else { throw ClusterError("a pair under [security] needs a directory for its members' keys") }
+            let file = keyDirectory + "/" + name + ".key"
+            if !FileManager.default.fileExists(atPath: file) { _ = try KeyPair.generate(name: name, directory: keyDirectory) }
+            return (file, try KeyPair.load(file).publicKey)
+        }
+        func member(_ name: String, offset: Int) throws -> HighAvailability.Member {
             var endpoints = DispatcherEndpoints(
                 intake: moved(single.intake, offset == 0 ? "" : "-\(name)", offset: offset),
                 actions: moved(single.actions, offset == 0 ? "" : "-\(name)", offset: offset),
@@ -24,14 +35,15 @@ extension Topology {
             endpoints.listen = single.listen
             let journal = (durability?.journalDirectory ?? "journal") + "/" + name
             // Replication: next to the intake, on ports past both dispatchers' three each.
+            let key = try memberKey(name)
             return HighAvailability.Member(
                 name: name, endpoints: endpoints, replication: moved(single.intake, "-\(name)-replication", offset: 2 * portOffset + offset),
-                journalDirectory: journal)
+                journalDirectory: journal, keyFile: key?.file, publicKey: key?.publicKey)
         }
         var copy = self
         let pair = HighAvailability(
             etcd: etcd, leaseMilliseconds: leaseMilliseconds, replication: replication, key: "/zflux/\(clusterName)/leader",
-            dispatchers: [member("d1", offset: 0), member("d2", offset: portOffset)])
+            dispatchers: [try member("d1", offset: 0), try member("d2", offset: portOffset)])
         var seen = Set<String>()
         for endpoint in pair.dispatchers.flatMap({ [$0.endpoints.intake, $0.endpoints.actions, $0.endpoints.replay, $0.replication] }) {
             guard seen.insert(endpoint).inserted else { throw ClusterError("two dispatchers of the pair would listen on \(endpoint)") }

@@ -94,7 +94,8 @@ final class DispatcherLoop: NodeLoop {
             let socket = try SocketDefaults.requestRouter(context)
             // Unacknowledged records are bounded by the core's window; the queue holds them all.
             try socket.setOption(.sendHighWaterMark, Int32(0))
-            try socket.bindSecurely(endpoint, security)
+            // Under CURVE it admits the partner's member key alone, never a client's.
+            try socket.bindSecurely(endpoint, security, zapDomain: ZAPHandler.replicationDomain)
             replication = socket
         } else {
             replication = nil

@@ -110,11 +110,15 @@ public final class DispatcherNode: FluxNode {
         public var key: String
         public var leaseMilliseconds: Int
         public var mode: DispatcherRules.Replication
+        /// Under CURVE: this member's own key pair, which it follows its leader with. The leader's
+        /// replication endpoint admits that key alone (its ZAP domain, ``ZAPHandler/replicationDomain``).
+        public var memberKey: KeyPair?
 
         public init(
             name: String, replication: String, peers: [String], etcd: [String], key: String, leaseMilliseconds: Int = 3000,
-            mode: DispatcherRules.Replication = .sync
+            mode: DispatcherRules.Replication = .sync, memberKey: KeyPair? = nil
         ) {
+            self.memberKey = memberKey
             self.name = name
             self.replication = replication
             self.peers = peers

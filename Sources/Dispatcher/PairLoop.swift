@@ -278,7 +278,10 @@ final class PairLoop: NodeLoop {
     /// A DEALER to every other dispatcher's replication endpoint: only the leader's is bound.
     private func connectToPeers() throws -> Socket {
         let dealer = try SocketDefaults.dealer(context)
-        try dealer.connectSecurely(ha.peers.joined(separator: ","), configuration.security)
+        // With this member's own key: the leader's replication endpoint admits no other.
+        var security = configuration.security
+        if let key = ha.memberKey { security?.client = key }
+        try dealer.connectSecurely(ha.peers.joined(separator: ","), security)
         return dealer
     }
 }

@@ -28,6 +28,9 @@ public struct KeyPair: Equatable, Sendable {
         return (secretFile, publicFile)
     }
 
+    /// True when `text` is a CURVE public key in Z85 (40 characters).
+    public static func isPublicKey(_ text: String) -> Bool { text.utf8.count == 40 && Curve.decode(text) != nil }
+
     /// Reads a secret key file written by `generate`.
     /// Refuses a file that other users can read or anyone but its owner can change (as ssh does with
     /// private keys). Group read alone is allowed: Kubernetes mounts a Secret with `fsGroup` as 0440.

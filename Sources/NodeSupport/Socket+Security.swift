@@ -2,10 +2,11 @@ import Foundation
 import ZeroMQ
 
 extension Socket {
-    /// Binds, as a CURVE server when `security` holds a server key and the endpoint is tcp.
-    public func bindSecurely(_ endpoint: String, _ security: Security.Settings?) throws {
+    /// Binds, as a CURVE server when `security` holds a server key and the endpoint is tcp. Its ZAP
+    /// requests name `zapDomain` (``ZAPHandler`` admits per domain).
+    public func bindSecurely(_ endpoint: String, _ security: Security.Settings?, zapDomain: String = "zflux") throws {
         if endpoint.hasPrefix("tcp://"), let server = security?.server {
-            try makeCurveServer(secretKey: server.secretKey)
+            try makeCurveServer(secretKey: server.secretKey, domain: zapDomain)
         }
         try bind(endpoint)
     }

@@ -154,12 +154,22 @@ public struct Topology: Codable, Equatable, Sendable {
             public var replication: String
             /// Its journal's directory (each dispatcher keeps its own).
             public var journalDirectory: String
+            /// Under CURVE: the file of its own key pair, which it follows its leader with (only its
+            /// host needs the secret), and the public half, the one key its partner's replication
+            /// endpoint admits.
+            public var keyFile: String?
+            public var publicKey: String?
 
-            public init(name: String, endpoints: DispatcherEndpoints, replication: String, journalDirectory: String) {
+            public init(
+                name: String, endpoints: DispatcherEndpoints, replication: String, journalDirectory: String, keyFile: String? = nil,
+                publicKey: String? = nil
+            ) {
                 self.name = name
                 self.endpoints = endpoints
                 self.replication = replication
                 self.journalDirectory = journalDirectory
+                self.keyFile = keyFile
+                self.publicKey = publicKey
             }
         }
 

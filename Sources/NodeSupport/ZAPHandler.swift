@@ -6,12 +6,19 @@ import ZeroMQ
 /// the authorized-keys file (one Z85 key per line, `#` comments). The file is read again whenever it
 /// changes, so keys are added or revoked without a restart. Every refusal is logged with the peer's
 /// address and key.
+///
+/// A socket that names a ZAP domain listed in `domains` admits that domain's keys only, never the
+/// file's: a pair's replication endpoint (``replicationDomain``) admits its partner alone.
 public final class ZAPHandler: Sendable {
+    /// The domain of a pair member's replication endpoint.
+    public static let replicationDomain = "zflux-replication"
+
     private let control: NodeControl<Never>
     /// Moves each time keys are removed from the file; nodes then cut the connections they accepted.
     public let revocations = Revocations()
 
-    public init(authorizedKeys path: String, context: Context = .shared, logger: Logger) throws {
+    public init(authorizedKeys path: String, domains: [String: Set<String>] = [:], context: Context = .shared, logger: Logger) throws {
+        let domainKeys = domains.mapValues { Set($0.compactMap(Curve.decode)) }
         control = try NodeControl()
         let control = control
         let revocations = revocations
@@ -53,15 +60,17 @@ public final class ZAPHandler: Sendable {
                 // ZAP 1.0 request: version, request id, domain, address, identity, mechanism, credentials…
                 guard request.count >= 6 else { continue }
                 reload()
+                let domain = String(decoding: request[2], as: UTF8.self)
                 let address = String(decoding: request[3], as: UTF8.self)
                 let mechanism = String(decoding: request[5], as: UTF8.self)
                 let key = request.count >= 7 ? request[6] : []
-                let allowed = mechanism == "CURVE" && keys.contains(key)
+                let allowed = mechanism == "CURVE" && (domainKeys[domain] ?? keys).contains(key)
                 if !allowed {
                     logger.warning(
                         "refused a peer",
                         metadata: [
                             "address": "\(address)", "mechanism": "\(mechanism)", "key": "\(Curve.encode(key) ?? "none")",
+                            "domain": "\(domain.isEmpty ? "intake and the rest" : domain)",
                         ])
                 }
                 let reply: [[UInt8]] = [

@@ -74,7 +74,8 @@ struct ClusterCommand: AsyncParsableCommand {
                 let started = try await EtcdProcess.start(dataDirectory: RunDirectory(runDir.path).path + "/etcd", logger: logger)
                 etcd = started
                 printError("etcd for the pair at \(started.endpoint) (pid \(started.pid), data in \(started.directory))")
-                topology = try topology.withLocalPair(etcd: [started.endpoint], clusterName: "local")
+                topology = try topology.withLocalPair(
+                    etcd: [started.endpoint], clusterName: "local", keyDirectory: RunDirectory(runDir.path).path + "/keys")
             }
             defer { etcd?.stop() }
             try ClusterConfig.checkOutsideEphemeralPorts(topology)

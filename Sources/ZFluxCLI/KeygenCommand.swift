@@ -15,6 +15,9 @@ struct KeygenCommand: ParsableCommand {
               zflux keygen server --dir keys
               zflux keygen client --dir keys
               grep -v '^#' keys/client.pub > keys/authorized_keys
+            A dispatcher pair over tcp also needs a key pair per member, named in its [[dispatcher]] \
+            entry (key = "keys/d1.key"): each member's replication port admits only the other's.
+              zflux keygen d1 --dir keys && zflux keygen d2 --dir keys
             """)
 
     @Argument(help: "The key pair's name.") var name: String

@@ -34,7 +34,10 @@ struct DispatcherCommand: AsyncParsableCommand {
         } else if let nodeName, nodeName != "dispatcher" {
             throw CLIError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`")
         }
-        let (security, zap) = try node.runDir.nodeSecurity(topology, logger: node.logger("zflux.zap"))
+        // A member's replication endpoint admits its partner's member key alone.
+        let partnerKeys = topology.ha.map { ha in Set(ha.dispatchers.filter { $0.name != nodeName }.compactMap(\.publicKey)) }
+        let (security, zap) = try node.runDir.nodeSecurity(
+            topology, domains: partnerKeys.map { [ZAPHandler.replicationDomain: $0] } ?? [:], logger: node.logger("zflux.zap"))
         configuration.security = security
         configuration.revocations = zap?.revocations
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
@@ -72,10 +75,22 @@ extension DispatcherCommand {
         guard let mode = DispatcherNode.Replication(rawValue: ha.replication) else {
             throw CLIError("[ha] replication is \"\(ha.replication)\"; it must be \"sync\" or \"async\"")
         }
+        let partners = ha.dispatchers.filter { $0.name != member.name }
+        // Under CURVE over tcp, replication is between the two members' own keys: a client's key
+        // must not be able to follow the leader (and read every action and the client-scope secret).
+        var memberKey: KeyPair? = nil
+        if topology.security != nil, ([member] + partners).contains(where: { $0.replication.hasPrefix("tcp://") }) {
+            guard let keyFile = member.keyFile, partners.allSatisfy({ $0.publicKey != nil }) else {
+                throw CLIError(
+                    "this pair replicates over tcp under [security], but its members have no keys of their own: give each "
+                        + "[[dispatcher]] key = \"keys/NAME.key\" (zflux keygen NAME makes it), and check the config again")
+            }
+            memberKey = try KeyPair.load(keyFile)
+        }
         return DispatcherNode.HighAvailability(
             name: member.name, replication: Topology.bindEndpoint(member.replication, listen: member.endpoints.listen),
-            peers: ha.dispatchers.filter { $0.name != member.name }.map(\.replication), etcd: ha.etcd, key: ha.key,
-            leaseMilliseconds: ha.leaseMilliseconds, mode: mode)
+            peers: partners.map(\.replication), etcd: ha.etcd, key: ha.key, leaseMilliseconds: ha.leaseMilliseconds, mode: mode,
+            memberKey: memberKey)
     }
 }
 

@@ -59,12 +59,17 @@ struct RunDirOptions: ParsableArguments {
     }
 
     /// For nodes: the server key pair too, and a ZAP handler that admits only authorized keys.
-    func nodeSecurity(_ topology: Topology, logger: Logger) throws -> (settings: Security.Settings?, zap: ZAPHandler?) {
+    /// `domains`: keys a socket naming that ZAP domain admits instead of the authorized keys.
+    func nodeSecurity(
+        _ topology: Topology, domains: [String: Set<String>] = [:], logger: Logger
+    ) throws -> (
+        settings: Security.Settings?, zap: ZAPHandler?
+    ) {
         guard let security = topology.security else { return (nil, nil) }
         let settings = Security.Settings(
             server: try KeyPair.load(security.serverKeyFile), serverPublicKey: security.serverPublicKey,
             client: try KeyPair.load(security.clientKeyFile))
-        return (settings, try ZAPHandler(authorizedKeys: security.authorizedKeysFile, logger: logger))
+        return (settings, try ZAPHandler(authorizedKeys: security.authorizedKeysFile, domains: domains, logger: logger))
     }
 }
 

@@ -1,4 +1,5 @@
 import Cluster
+import Foundation
 import NodeSupport
 import Testing
 
@@ -212,5 +213,51 @@ struct HighAvailabilityConfigTests {
         }
         // A flag that overrides the transport meets the same rule.
         #expect(refusal(pair, transport: .ipc).contains("with transport = \"ipc\" every node runs on this host"))
+    }
+
+    @Test(
+        "under [security] each member of a tcp pair needs its own key: without one the config is refused and says how to make it; with them, each member's public key is in the topology, read from its .pub file"
+    )
+    func memberKeys() throws {
+        let directory = NSTemporaryDirectory() + "zflux-member-keys-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for name in ["server", "client", "d1", "d2"] { _ = try KeyPair.generate(name: name, directory: directory + "/keys") }
+        try "".write(toFile: directory + "/keys/authorized_keys", atomically: true, encoding: .utf8)
+        let secured =
+            Self.pair.replacingOccurrences(of: "unauthenticated_replication = true\n", with: "") + """
+
+                [security]
+                server_key = "keys/server.key"
+                client_key = "keys/client.key"
+                authorized_keys = "keys/authorized_keys"
+                """
+        func load(_ text: String) throws -> Topology {
+            try text.write(toFile: directory + "/cluster.toml", atomically: true, encoding: .utf8)
+            return try ClusterConfig.load(path: directory + "/cluster.toml")
+                .topology(runDirectory: "/run/zflux", transportOverride: nil, basePortOverride: nil, apps: nil)
+        }
+        func refusal(_ text: String) -> String {
+            do {
+                _ = try load(text)
+                return "accepted"
+            } catch { return "\(error)" }
+        }
+        let none = refusal(secured)
+        #expect(none.contains("dispatcher 'd1' has none") && none.contains("zflux keygen d1 --dir keys"), "\(none)")
+        let one = secured.replacingOccurrences(of: "name = \"d1\"\n", with: "name = \"d1\"\nkey = \"keys/d1.key\"\n")
+        #expect(refusal(one).contains("dispatcher 'd2' has none"), "\(refusal(one))")
+        let both = one.replacingOccurrences(of: "name = \"d2\"\n", with: "name = \"d2\"\nkey = \"keys/d2.key\"\n")
+        let ha = try #require(try load(both).ha)
+        for name in ["d1", "d2"] {
+            let member = try #require(ha.member(named: name))
+            #expect(member.keyFile == directory + "/keys/\(name).key")
+            #expect(member.publicKey == (try KeyPair.load(directory + "/keys/\(name).key")).publicKey)
+        }
+        // A host that runs only d1 has d2's public half alone: that is enough.
+        try FileManager.default.removeItem(atPath: directory + "/keys/d2.key")
+        #expect(try load(both).ha?.member(named: "d2")?.publicKey == ha.member(named: "d2")?.publicKey)
+        // A member key without [security] means nothing, and is refused rather than ignored.
+        let unsecured = both.components(separatedBy: "[security]")[0] + "\n"
+        #expect(refusal(unsecured).contains("no [security] section"), "\(refusal(unsecured))")
     }
 }

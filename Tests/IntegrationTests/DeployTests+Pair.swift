@@ -25,7 +25,7 @@ extension DeployTests {
 
     @Test("the pair's example config passes cluster check: two dispatchers on two hosts, four ports each, etcd's three members")
     func pairExample() throws {
-        let dir = try directoryWithKeys("ha-example")
+        let dir = try directoryWithKeys("ha-example", members: ["d1", "d2"])
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let text = try String(contentsOfFile: packageRoot + "/deploy/ha.example.toml", encoding: .utf8)
         let topology = try checkedTopology(text, in: dir)
@@ -37,6 +37,9 @@ extension DeployTests {
         #expect(members.map { ($0["endpoints"] as? [String: Any])?["intake"] as? String } == ["tcp://10.0.0.1:5570", "tcp://10.0.0.2:5570"])
         #expect(members.map { $0["replication"] as? String } == ["tcp://10.0.0.1:5573", "tcp://10.0.0.2:5573"])
         #expect(members.map { $0["journalDirectory"] as? String } == [dir + "/run/journal/d1", dir + "/run/journal/d2"])
+        // Each member's own key: the other's replication port admits it alone.
+        #expect(members.map { $0["keyFile"] as? String } == [dir + "/keys/d1.key", dir + "/keys/d2.key"])
+        #expect(members.allSatisfy { ($0["publicKey"] as? String)?.count == 40 })
         #expect((topology["dispatcher"] as? [String: Any])?["intake"] as? String == "tcp://10.0.0.1:5570,tcp://10.0.0.2:5570")
 
         // etcd's notes name the same client URL as the config.
@@ -72,7 +75,7 @@ extension DeployTests {
             (((spec(doc)["template"] as? [String: Any])?["spec"] as? [String: Any])?["containers"] as? [[String: Any]])?.first ?? [:]
         }
         let config = try #require(docs.first { $0["kind"] as? String == "ConfigMap" }.flatMap { ($0["data"] as? [String: String])?["cluster.toml"] })
-        let dir = try directoryWithKeys("k8s-ha")
+        let dir = try directoryWithKeys("k8s-ha", members: ["d1", "d2"])
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let topology = try checkedTopology(config, in: dir)
         let ha = try #require(topology["ha"] as? [String: Any])

@@ -11,11 +11,13 @@ func which(_ program: String) -> String? {
 }
 
 /// A scratch directory with a server and a client key pair and an authorized-keys file in keys/.
-func directoryWithKeys(_ name: String) throws -> String {
+/// A scratch directory with keys/ as `zflux keygen` makes them: the server's and the client's, the
+/// authorized keys, and each of `members`' own (a dispatcher pair's).
+func directoryWithKeys(_ name: String, members: [String] = []) throws -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())").path
     try? FileManager.default.removeItem(atPath: dir)
     try FileManager.default.createDirectory(atPath: dir + "/keys", withIntermediateDirectories: true)
-    for pair in ["server", "client"] {
+    for pair in ["server", "client"] + members {
         let made = try zflux(["keygen", pair, "--dir", dir + "/keys"])
         #expect(made.status == 0, "\(made.stderr)")
     }

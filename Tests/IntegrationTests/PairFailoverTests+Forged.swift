@@ -132,3 +132,64 @@ extension PairFailoverTests {
         }
     }
 }
+
+extension PairFailoverTests {
+    @Test(
+        "under CURVE a pair's replication port admits the other member's key alone: an impostor holding the cluster's client key, and one with a key of its own, get no welcome, no secret and no record, while the real standby follows and sync dispatches are acknowledged"
+    )
+    func impostorUnderCurveGetsNothing() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let runDir = NSTemporaryDirectory() + "zflux-pair-curve-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let pair = try Pair(etcd: run.etcd.endpoint, runDir: runDir, addresses: ["d1": "127.0.0.1", "d2": "127.0.0.2"], secured: true)
+        let nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(run.client, pair.key), "no dispatcher won the lease within 30 s")
+        let standby = leader == "d1" ? "d2" : "d1"
+        try await eventually("the standby to follow the leader", timeout: .seconds(60)) {
+            (nodes[standby]?.stderr ?? "").contains("following the leader")
+        }
+        // Under sync an ACK means the standby holds the action too: it follows with its member key.
+        func dispatch() throws -> CommandResult {
+            try zflux(["dispatch", "counter", "incrementTapped", "--run-dir", runDir, "--timeout", "20"], timeout: .seconds(60))
+        }
+        let first = try dispatch()
+        #expect(first.status == 0, "\(first.stderr)")
+
+        // Two impostors say hello to the leader's replication endpoint as a fresh standby would: one
+        // with the client key, which may dispatch, and one with a key nobody listed.
+        let security = try #require(pair.topology.security)
+        let endpoint = try #require(pair.topology.ha?.member(named: leader)?.replication)
+        let clientKey = try KeyPair.load(security.clientKeyFile)
+        let strangerKey = try KeyPair.load(try KeyPair.generate(name: "stranger", directory: runDir + "/other-keys").secretFile)
+        let impostors = try [clientKey, strangerKey].map { key -> Socket in
+            let socket = try Socket(.shared, .dealer)
+            try socket.setOption(.linger, 0)
+            try socket.makeCurveClient(serverKey: security.serverPublicKey, publicKey: key.publicKey, secretKey: key.secretKey)
+            try socket.connect(endpoint)
+            return socket
+        }
+        defer { impostors.forEach { $0.close() } }
+        var received: [[[UInt8]]] = []
+        try await eventually("the leader to refuse both impostors' keys on its replication port", timeout: .seconds(60)) {
+            for socket in impostors {
+                _ = try? socket.send(Message(header: Header(kind: .replicaHello, seq: 0)).frames, dontWait: true)
+                while let frames = try? socket.receive(dontWait: true) { received.append(frames) }
+            }
+            let log = nodes[leader]?.stderr ?? ""
+            return [clientKey, strangerKey].allSatisfy { key in
+                log.split(separator: "\n").contains {
+                    $0.contains("refused a peer") && $0.contains(key.publicKey) && $0.contains(ZAPHandler.replicationDomain)
+                }
+            }
+        }
+        // A dispatch after them is acknowledged (the standby still counts), and still nothing came.
+        let second = try dispatch()
+        #expect(second.status == 0, "\(second.stderr)")
+        for socket in impostors {
+            while let frames = try? socket.receive(dontWait: true) { received.append(frames) }
+        }
+        #expect(received.isEmpty, "an impostor was answered: \(received.count) messages")
+    }
+}

@@ -19,22 +19,30 @@ struct PairFailoverTests {
         let key: String
 
         /// `addresses` puts each dispatcher on tcp at its host's address (ports 5570–5573); without it,
-        /// every socket is an ipc path in the run directory.
-        init(etcd: String, runDir: String, replication: String = "sync", addresses: [String: String]? = nil) throws {
+        /// every socket is an ipc path in the run directory. `secured` adds CURVE: the cluster's server
+        /// and client keys, and each member's own (all in `runDir/keys`).
+        init(etcd: String, runDir: String, replication: String = "sync", addresses: [String: String]? = nil, secured: Bool = false) throws {
             self.runDir = runDir
             key = "/zflux/test-\(UUID().uuidString.prefix(8))/leader"
             func endpoint(_ name: String, _ socket: String, _ port: Int) -> String {
                 addresses?[name].map { "tcp://\($0):\(port)" } ?? "ipc://\(runDir)/\(name)-\(socket)"
             }
-            func member(_ name: String) -> Topology.HighAvailability.Member {
+            let keys = runDir + "/keys"
+            if secured {
+                for name in ["server", "client", "d1", "d2"] { _ = try KeyPair.generate(name: name, directory: keys) }
+                try String(contentsOfFile: keys + "/client.pub", encoding: .utf8).write(
+                    toFile: keys + "/authorized_keys", atomically: true, encoding: .utf8)
+            }
+            func member(_ name: String) throws -> Topology.HighAvailability.Member {
                 .init(
                     name: name,
                     endpoints: .init(
                         intake: endpoint(name, "intake", 5570), actions: endpoint(name, "actions", 5571), replay: endpoint(name, "replay", 5572)),
-                    replication: endpoint(name, "replication", 5573), journalDirectory: "\(runDir)/journal-\(name)")
+                    replication: endpoint(name, "replication", 5573), journalDirectory: "\(runDir)/journal-\(name)",
+                    keyFile: secured ? "\(keys)/\(name).key" : nil, publicKey: secured ? try KeyPair.load("\(keys)/\(name).key").publicKey : nil)
             }
             let ha = Topology.HighAvailability(
-                etcd: [etcd], leaseMilliseconds: 2000, replication: replication, key: key, dispatchers: [member("d1"), member("d2")])
+                etcd: [etcd], leaseMilliseconds: 2000, replication: replication, key: key, dispatchers: [try member("d1"), try member("d2")])
             var topology = Topology(
                 dispatcher: ha.joined,
                 stores: [
@@ -45,6 +53,11 @@ struct PairFailoverTests {
                 journalDirectory: "\(runDir)/journal", fsync: .batch, segmentBytes: 1 << 20, snapshotDirectory: "\(runDir)/snapshots",
                 snapshotEveryActions: 1000)
             topology.ha = ha
+            if secured {
+                topology.security = .init(
+                    serverKeyFile: keys + "/server.key", serverPublicKey: try KeyPair.load(keys + "/server.key").publicKey,
+                    clientKeyFile: keys + "/client.key", authorizedKeysFile: keys + "/authorized_keys")
+            }
             self.topology = topology
             try FileManager.default.createDirectory(atPath: runDir, withIntermediateDirectories: true)
             try topology.write(runDirectory: runDir)

@@ -24,6 +24,14 @@ final class DispatcherLoop: NodeLoop {
     let replication: Socket?
     /// Why this leader stopped leading, once it has (the loop then ends).
     private(set) var steppedDown: String?
+    /// The peer whose replication queue was full on the last append: later appends to it are dropped
+    /// until the core feeds it again from the log.
+    private var stalledStandby: [UInt8]?
+    /// Sequenced actions the journal had no room for (a full disk), tried again every
+    /// ``journalRetryMilliseconds``; none are published or acknowledged until written.
+    private var unwritten: [Message] = []
+    private var nextJournalRetryMs: UInt64 = 0
+    static let journalRetryMilliseconds: UInt64 = 250
     /// Told, on this thread, each time the committed head (``DispatcherCore/durableHead``) moves.
     var onCommitted: ((UInt64) -> Void)?
     /// Called when a peer claims a newer epoch (``DispatcherCore/Command/verifyLeadership(claim:)``):
@@ -92,8 +100,9 @@ final class DispatcherLoop: NodeLoop {
         try replay.setOption(.sendHighWaterMark, Int32(2 * (configuration.replayBatchesPerRequest + 1)))
         if let endpoint = configuration.ha?.replication {
             let socket = try SocketDefaults.requestRouter(context)
-            // Unacknowledged records are bounded by the core's window; the queue holds them all.
-            try socket.setOption(.sendHighWaterMark, Int32(0))
+            // A few appends per peer: past that a send fails (ROUTER_MANDATORY) and the core feeds that
+            // peer from the log once it reads again, so a peer that never reads holds a few MiB at most.
+            try socket.setOption(.sendHighWaterMark, DispatcherCore.replicaQueueMessages)
             // Under CURVE it admits the partner's member key alone, never a client's.
             try socket.bindSecurely(endpoint, security, zapDomain: ZAPHandler.replicationDomain)
             replication = socket
@@ -138,8 +147,10 @@ final class DispatcherLoop: NodeLoop {
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
             core.tick(now: .now())
             try carryOut(core.takeCommands())
+            try retryUnwritten()
             // With replays in progress, only look: the next slice of them is due this turn.
-            let wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
+            var wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
+            if !unwritten.isEmpty { wait = min(wait, Int(DispatcherLoop.journalRetryMilliseconds)) }
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) {
                 for event in control.takeAll() {
@@ -194,6 +205,7 @@ final class DispatcherLoop: NodeLoop {
     func carryOut(_ commands: [DispatcherCore.Command]) throws {
         for command in commands {
             switch command {
+            case .reply(.replication, let peer, let message) where message.kind == .replicaAppend: sendToStandby(peer, message)
             case .reply(let route, let peer, let message): reply(route, to: peer, message)
             case .replyStatus(let route, let peer):
                 var status = core.status(
@@ -214,20 +226,36 @@ final class DispatcherLoop: NodeLoop {
                 // Durable before anything is published or acknowledged: the core releases both only now.
                 // Actions that arrive during the sync wait in the intake and share the next one (group
                 // commit by drained burst; a sync thread was measured and lost, see BENCHMARKS.md).
-                try log.append(actions)
+                // Behind actions the journal had no room for, they wait their turn, in order.
+                guard unwritten.isEmpty else {
+                    unwritten += actions
+                    continue
+                }
+                do {
+                    try log.append(actions)
+                } catch let error as JournalError where error.isOutOfSpace {
+                    // Undone whole: kept, and written once there is room; until then nothing new is taken.
+                    unwritten = actions
+                    core.journalUnwritable(error.message)
+                    continue
+                }
                 try log.commit()
                 if let last = actions.last { core.durable(through: last.header.seq) }
                 try carryOut(core.takeCommands())
             case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
             case .replicateFromLog(let peer, let from, let through):
+                // The core feeds the peer again from `from`: what was dropped after a failed send is sent now.
+                if stalledStandby == peer { stalledStandby = nil }
                 var next = from
                 while next <= through,
                     let batch = try log.replayBatch(
-                        from: next, limit: min(4096, Int(through - next + 1)), maxBytes: DispatcherCore.replicaAppendBytes)
+                        from: next, limit: min(4096, Int(through - next + 1)), maxBytes: DispatcherCore.replicaAppendBytes),
+                    sendToStandby(peer, core.replicaAppend(first: next, batchPayload: batch.payload))
                 {
-                    reply(.replication, to: peer, core.replicaAppend(first: next, batchPayload: batch.payload))
                     next = batch.last + 1
                 }
+                // Sequenced but not in the journal yet (or not sent): the feed takes them up later.
+                if next <= through && stalledStandby != peer { core.standbyMissed(peer: peer, from: next) }
             case .stepDown(let reason): steppedDown = reason
             case .verifyLeadership(let claim): onLeadershipClaim?(claim)
             }
@@ -242,6 +270,43 @@ final class DispatcherLoop: NodeLoop {
             budget: ReplayScheduler.bytesPerTurn, now: MonotonicClock.nowMilliseconds(),
             batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
             send: { peer, message in (try? replay.send(message.routedFrames(to: peer), dontWait: true)) ?? false }, logger: logger)
+    }
+
+    /// Writes the actions the journal had no room for, once it has: then they are durable, the core
+    /// publishes and acknowledges them, and takes new dispatches again.
+    func retryUnwritten() throws {
+        let now = MonotonicClock.nowMilliseconds()
+        guard !unwritten.isEmpty, now >= nextJournalRetryMs else { return }
+        nextJournalRetryMs = now + DispatcherLoop.journalRetryMilliseconds
+        do {
+            try log.append(unwritten)
+        } catch let error as JournalError where error.isOutOfSpace {
+            return
+        }
+        try log.commit()
+        let last = unwritten[unwritten.count - 1].header.seq
+        unwritten = []
+        core.journalUnwritable(nil)
+        core.durable(through: last)
+        try carryOut(core.takeCommands())
+    }
+
+    /// Sends a REPLICA-APPEND. When the peer's queue is full or it has gone, the core is told (it feeds
+    /// the peer from the log later) and the appends after it in this turn are dropped, which keeps the
+    /// stream without holes. False when it was not sent.
+    @discardableResult
+    func sendToStandby(_ peer: [UInt8], _ message: Message) -> Bool {
+        guard stalledStandby != peer || message.payload.isEmpty else { return false }
+        do {
+            if try replication?.send(message.routedFrames(to: peer), dontWait: true) == true { return true }
+        } catch {
+            logger.debug("replication send failed", metadata: ["error": "\(error)"])
+        }
+        if !message.payload.isEmpty {
+            stalledStandby = peer
+            core.standbyMissed(peer: peer, from: message.header.seq)
+        }
+        return false
     }
 
     /// Sends to one ROUTER peer. A peer that has gone (EHOSTUNREACH) or is not reading (EAGAIN) loses

@@ -187,8 +187,49 @@ public final class Journal: ActionLog {
         try syncDirectory()
     }
 
+    /// Writes `actions` (the next seqs, in order). When the disk has no room (``JournalError/isOutOfSpace``)
+    /// the append is undone whole, on disk and in memory, and the error thrown: the journal is as it
+    /// was, and the same actions can be appended again later.
     public func append(_ actions: [Message]) throws {
         guard !actions.isEmpty else { return }
+        let before = (lastSeq: lastSeq, index: index.count, segments: segments.count, segmentSize: segmentSize)
+        do {
+            try appendRecords(actions)
+        } catch let error as JournalError where error.isOutOfSpace {
+            try undoAppend(lastSeq: before.lastSeq, indexCount: before.index, segmentCount: before.segments, segmentSize: before.segmentSize)
+            throw error
+        }
+    }
+
+    /// Puts the journal back as it was before an append that failed part-way: the segments it opened
+    /// are removed, the one it was writing is cut back to its length, and the records it remembered
+    /// are forgotten.
+    private func undoAppend(lastSeq before: UInt64, indexCount: Int, segmentCount: Int, segmentSize size: Int) throws {
+        if segments.count > segmentCount {
+            if fd >= 0 { _ = Glibc.close(fd) }
+            for segment in segments[segmentCount...] {
+                _ = unlink(segment.path)
+                _ = unlink(SegmentIndex.path(segment: segment.path))
+            }
+            segments.removeLast(segments.count - segmentCount)
+            let current = segments[segments.count - 1].path
+            // Appended to again: the index sealed when it was rolled past would claim less than it holds.
+            _ = unlink(SegmentIndex.path(segment: current))
+            fd = open(current, O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard fd >= 0 else { throw JournalError.posix("open", current) }
+        }
+        guard ftruncate(fd, off_t(size)) == 0 else { throw JournalError.posix("ftruncate", segments[segments.count - 1].path) }
+        segmentSize = size
+        lastSeq = before
+        index.removeLast(index.count - indexCount)
+        while let last = tail.last, last.header.seq > before {
+            cachedBytes -= last.payload.count + last.topic.count
+            tail.removeLast()
+        }
+        readCache = nil
+    }
+
+    private func appendRecords(_ actions: [Message]) throws {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(actions.count * 160)
         for action in actions {

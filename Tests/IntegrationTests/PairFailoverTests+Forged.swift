@@ -193,3 +193,58 @@ extension PairFailoverTests {
         #expect(received.isEmpty, "an impostor was answered: \(received.count) messages")
     }
 }
+
+extension PairFailoverTests {
+    @Test(
+        "six peers that say hello on the leader's replication port and never read each hold a few appends, not the journal: with 64 MiB journaled, the leader's memory stays within 64 MiB of where it was, and it goes on leading"
+    )
+    func neverReadingHellosAreBounded() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, runDir) = (run.pair, run.pair.runDir)
+        let nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(run.client, pair.key), "no dispatcher won the lease within 30 s")
+        let standby = leader == "d1" ? "d2" : "d1"
+        try await eventually("the standby to follow the leader", timeout: .seconds(60)) {
+            (nodes[standby]?.stderr ?? "").contains("following the leader")
+        }
+        // 64 MiB in the journal: 1,024 actions of 64 KiB.
+        let memo = String(repeating: "m", count: 64 << 10)
+        let filled = try zflux(
+            ["dispatch", "ledger", "post", #"{"account":1,"amount":1,"memo":"\#(memo)"}"#, "--repeat", "1024", "--run-dir", runDir],
+            timeout: .seconds(600))
+        try #require(filled.status == 0, "\(filled.stderr)")
+        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let before = try #require(residentKilobytes(leaderPid))
+        let bound = 64 * 1024  // KiB; a queue per peer of the whole journal is 6 × 64 MiB
+        func welcomes() -> Int { (nodes[leader]?.stderr ?? "").components(separatedBy: "standby following").count - 1 }
+        let welcomedBefore = welcomes()
+
+        // Six peers say hello from nothing, each with a receive queue of one message, and never read.
+        let endpoint = try #require(pair.topology.ha?.member(named: leader)?.replication)
+        let peers = try (0..<6).map { _ -> Socket in
+            let socket = try Socket(.shared, .dealer)
+            try socket.setOption(.linger, 0)
+            try socket.setOption(.receiveHighWaterMark, 1)
+            try socket.setOption(.receiveBuffer, 4096)
+            try socket.connect(endpoint)
+            return socket
+        }
+        defer { peers.forEach { $0.close() } }
+        var grewTo = before
+        for socket in peers { _ = try socket.send(Message(header: Header(kind: .replicaHello, seq: 0)).frames) }
+        try await eventually("the leader to have welcomed all six", timeout: .seconds(60)) {
+            grewTo = max(grewTo, residentKilobytes(leaderPid) ?? 0)
+            return welcomes() >= welcomedBefore + 6 || grewTo - before > bound
+        }
+        // Each was fed as far as its queue takes: look a while longer, as the leader's reads go on.
+        for _ in 0..<20 {
+            grewTo = max(grewTo, residentKilobytes(leaderPid) ?? 0)
+            try await Task.sleep(for: .milliseconds(100))  // an observation window, not a wait for an event
+        }
+        #expect(grewTo - before <= bound, "the leader grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
+        #expect(kill(leaderPid, 0) == 0, "the leader still runs")
+        #expect(try await Self.leader(run.client, pair.key) == leader, "and still leads")
+    }
+}

@@ -46,7 +46,9 @@ struct PairFailoverTests {
             var topology = Topology(
                 dispatcher: ha.joined,
                 stores: [
-                    .init(name: "counter", app: "counter", state: "ipc://\(runDir)/counter-state", snapshot: "ipc://\(runDir)/counter-snapshot")
+                    .init(name: "counter", app: "counter", state: "ipc://\(runDir)/counter-state", snapshot: "ipc://\(runDir)/counter-snapshot"),
+                    // For actions of any size (a memo pads them); no test runs its store.
+                    .init(name: "ledger", app: "ledger", state: "ipc://\(runDir)/ledger-state", snapshot: "ipc://\(runDir)/ledger-snapshot"),
                 ],
                 heartbeatMilliseconds: 100)
             topology.durability = .init(

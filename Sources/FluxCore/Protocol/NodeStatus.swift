@@ -20,6 +20,8 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     /// Where the journal is and its fsync policy ("memory" without one).
     public var journal: String?
     public var journalBytes: Int?
+    /// False while the journal cannot be written (a full disk): dispatches are refused until it can.
+    public var journalWritable: Bool?
     /// What the apps' `count` middleware counted (``Middleware/count(_:by:)``), by key.
     public var middlewareCounts: [MiddlewareCount]?
 
@@ -81,6 +83,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
         let fields: [(String, Int64?)] = [
             ("pid", Int64(pid)), ("uptime_ms", Int64(uptimeMs)), ("subscribers", Int64(subscribers)), ("rejected", Int64(rejected)),
             ("head", head.map(Int64.init)), ("accepted", accepted.map(Int64.init)), ("journal_bytes", journalBytes.map(Int64.init)),
+            ("journal_writable", journalWritable.map { $0 ? 1 : 0 }),
             ("version", version.map(Int64.init)), ("dispatcher_head", dispatcherHead.map(Int64.init)),
             ("applied", applied.map(Int64.init)), ("replayed", replayed.map(Int64.init)),
             ("gaps_repaired", gapsRepaired.map(Int64.init)), ("pending", pending.map(Int64.init)),

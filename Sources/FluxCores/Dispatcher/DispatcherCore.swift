@@ -115,8 +115,14 @@ public final class DispatcherCore {
         self.startedAtMs = now.milliseconds
     }
 
-    /// The most payload one live REPLICA-APPEND carries (the journal's catch-up batches are as large).
-    public static let replicaAppendBytes = 4 << 20
+    /// The most payload one REPLICA-APPEND carries (one larger record goes alone). With the shell's
+    /// queue of ``replicaQueueMessages`` per peer, it bounds what a peer that does not read holds in
+    /// the leader's memory.
+    public static let replicaAppendBytes = 512 << 10
+
+    /// How many REPLICA-APPENDs may wait in one peer's queue; past that, the send fails and the feed
+    /// goes back to the log (``standbyMissed(peer:from:)``).
+    public static let replicaQueueMessages: Int32 = 8
 
     /// How many of the newest journaled actions to feed to ``remember(_:)`` at start.
     public static let dedupRecoveryRecords: UInt64 = 65_536
@@ -183,6 +189,12 @@ public final class DispatcherCore {
                             kind: .ack, seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, history: history.rawValue)),
                     sent.flags.contains(.batchReplies)
                 ))
+            return
+        }
+        // A retry of something sequenced waits (above); nothing new is taken while the journal cannot be written.
+        if let problem = journalProblem {
+            rejected += 1
+            nack(peer, sent, "the journal cannot be written (\(problem)): nothing new is taken until it can", flags: .retryLater)
             return
         }
         let appName = message.topicString
@@ -416,6 +428,30 @@ public final class DispatcherCore {
         commands.append(.stepDown(reason: reason))
     }
 
+    /// Why the journal cannot be written now (a full disk), or nil. While set, new dispatches are
+    /// refused with a NACK that says so (retries of actions already sequenced wait for their ACK); the
+    /// shell keeps trying the write it could not make, and clears this once it succeeds.
+    public private(set) var journalProblem: String?
+
+    public func journalUnwritable(_ problem: String?) {
+        guard problem != journalProblem else { return }
+        if let problem {
+            logger.error("the journal cannot be written; new dispatches are refused until it can", metadata: ["problem": "\(problem)"])
+        } else {
+            logger.notice("the journal is written again; dispatches are taken")
+        }
+        journalProblem = problem
+    }
+
+    /// A REPLICA-APPEND from `seq` did not reach `peer`'s queue: it was full (the peer does not read
+    /// fast enough, or at all) or the peer has gone. The feed goes back to `seq` and resumes from the
+    /// log on the next ACK or heartbeat, so what a peer holds unread stays bounded.
+    public func standbyMissed(peer: [UInt8], from seq: UInt64) {
+        guard var link = standby, link.peer == peer, seq > 0 else { return }
+        link.sentThrough = max(link.durableThrough, min(link.sentThrough, seq - 1))
+        standby = link
+    }
+
     /// What the standby lacks and may be sent now (within the window), read from the log.
     private func feedStandby() {
         guard let link = standby, link.sentThrough < head, steppedDown == nil else { return }
@@ -479,6 +515,10 @@ public final class DispatcherCore {
     /// (or had nothing to miss) knows how far it should be.
     public func tick(now: NodeTime) {
         guard now.milliseconds >= nextHeartbeatMs else { return }
+        if standby != nil, steppedDown == nil {
+            // A feed that its queue stopped (standbyMissed) goes on from the log.
+            feedStandby()
+        }
         if let link = standby, steppedDown == nil {
             // The standby hears the leader is alive, and how far it has committed, even when idle.
             commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
@@ -504,6 +544,8 @@ public final class DispatcherCore {
         status.accepted = accepted
         status.journal = rules.journalDescription
         status.journalBytes = journalBytes
+        status.journalWritable = journalProblem == nil
+        if let journalProblem { status.problem = "the journal cannot be written: \(journalProblem)" }
         status.history = history.description
         if !middlewareCounts.isEmpty {
             status.middlewareCounts = middlewareCounts.sorted { $0.key < $1.key }.map { MiddlewareCount(key: $0.key, count: $0.value) }

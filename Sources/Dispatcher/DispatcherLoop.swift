@@ -83,6 +83,7 @@ final class DispatcherLoop: NodeLoop {
             log = MemoryLog(history: history, clientScope: .random())
         }
         core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: .now(), logger: logger)
+        if let journal = log as? Journal { core.quarantined(try journal.quarantine()) }
         logger.info("serving history", metadata: ["history": "\(log.history)", "since": "\(log.lastSeq + 1)"])
         let security = configuration.security
         intake = try SocketDefaults.router(context)
@@ -258,6 +259,30 @@ final class DispatcherLoop: NodeLoop {
                 if next <= through && stalledStandby != peer { core.standbyMissed(peer: peer, from: next) }
             case .stepDown(let reason): steppedDown = reason
             case .verifyLeadership(let claim): onLeadershipClaim?(claim)
+            case .quarantine(let seq, let app, let reason):
+                // Only an action of the asking store's app, or of one it reads: a store cannot have
+                // others' actions skipped.
+                let reads = configuration.rules.apps.first { $0.name == app }?.reads ?? []
+                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq,
+                    record.topicString == app || reads.contains(record.topicString)
+                else {
+                    logger.warning("a quarantine request names an action of another app; ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
+                    continue
+                }
+                let entry = Quarantine(seq: seq, app: record.topicString, actionType: record.header.actionType, reason: reason)
+                // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
+                try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values) + [entry])
+                core.quarantined([entry])
+            case .releaseQuarantined(let seq, let peer, let header):
+                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else { continue }
+                let dispatch = Message(
+                    topic: record.topic,
+                    header: Header(kind: .dispatch, clientID: header.clientID, clientSeq: header.clientSeq, actionType: record.header.actionType),
+                    payload: record.payload)
+                if core.releaseQuarantined(seq, dispatch: dispatch, from: peer, now: .now()) != nil {
+                    try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values))
+                }
+                try carryOut(core.takeCommands())
             }
         }
     }
@@ -266,9 +291,21 @@ final class DispatcherLoop: NodeLoop {
     /// EHOSTUNREACH; its queue is full: EAGAIN) tells the scheduler the peer does not read.
     func serveReplays() {
         let log = log, replay = replay
+        let quarantine = core.quarantine
         replays.serve(
             budget: ReplayScheduler.bytesPerTurn, now: MonotonicClock.nowMilliseconds(),
-            batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+            batches: { from, limit, maxBytes in
+                guard let batch = try log.replayBatch(from: from, limit: limit, maxBytes: maxBytes) else { return nil }
+                guard !quarantine.isEmpty, quarantine.keys.contains(where: { (from...batch.last).contains($0) }) else { return batch }
+                // A quarantined action goes as a tombstone: its seq, app and type, no payload, flagged.
+                let records = try log.read(from: from, limit: batch.count).map { record -> Message in
+                    guard quarantine[record.header.seq] != nil else { return record }
+                    var tombstone = Message(topic: record.topic, header: record.header, payload: [])
+                    tombstone.header.flags.insert(.quarantined)
+                    return tombstone
+                }
+                return ReplayPlan.batch(records, maxBytes: Int.max)
+            },
             send: { peer, message in (try? replay.send(message.routedFrames(to: peer), dontWait: true)) ?? false }, logger: logger)
     }
 

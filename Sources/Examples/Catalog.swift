@@ -23,6 +23,7 @@ public enum Catalog {
             Ledger.app(),
             Primes.app(environment: mock ? .mock() : .live(directory: context.dataDirectory ?? ".")),
             Food.app(environment: mock ? .mock() : .live, login: login),
+            Drill.app(),
         ]
     }
 

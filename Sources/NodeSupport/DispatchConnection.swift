@@ -39,11 +39,26 @@ public final class DispatchConnection {
     public func dispatch(app: String, actionType: String, payload: [UInt8]) throws -> DispatchOutcome {
         let clientSeq = nextClientSeq
         nextClientSeq += 1
-        let message = Message(
-            topic: app,
-            header: Header(
-                kind: .dispatch, clientID: clientID, clientSeq: clientSeq, timestamp: WallClock.nowNanoseconds(),
-                actionType: actionType), payload: payload)
+        return try send(
+            Message(
+                topic: app,
+                header: Header(
+                    kind: .dispatch, clientID: clientID, clientSeq: clientSeq, timestamp: WallClock.nowNanoseconds(),
+                    actionType: actionType), payload: payload))
+    }
+
+    /// Asks the dispatcher to sequence the quarantined action at `seq` again, as a new action (`zflux
+    /// quarantine release`): acknowledged with its new seq, or rejected with the reason.
+    public func release(quarantined seq: UInt64) throws -> DispatchOutcome {
+        let clientSeq = nextClientSeq
+        nextClientSeq += 1
+        return try send(Message(header: Header(kind: .quarantineRelease, seq: seq, clientID: clientID, clientSeq: clientSeq)))
+    }
+
+    /// Sends `message` (again every `retryInterval`: the dispatcher deduplicates by client id and seq)
+    /// until its ACK or NACK comes or `timeout` passes.
+    private func send(_ message: Message) throws -> DispatchOutcome {
+        let clientSeq = message.header.clientSeq
         let frames = message.frames
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {

@@ -177,6 +177,12 @@ extension Simulation {
                 if service.key?.owner != index || service.key?.lease != shell.lease?.id {
                     deposedBy = deposedBy ?? claim
                 }
+            case .quarantine(let seq, let app, let reason):
+                // Kept with the simulated journal, as the real shell keeps it with the real one.
+                guard let record = shell.journal.read(from: seq, limit: 1).first, record.topicString == app else { continue }
+                core.quarantined([Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)])
+            case .releaseQuarantined:
+                continue
             }
         }
         serveReplays(index)

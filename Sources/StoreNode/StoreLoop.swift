@@ -30,6 +30,11 @@ final class StoreLoop: NodeLoop {
     let effectTasks = EffectTasks()
     var snapshotRequests: UInt64 = 0
     var snapshotRequestsDropped: UInt64 = 0
+    /// The action being applied, kept where a crash leaves it (beside the snapshot; none without one).
+    let marker: CrashMarker?
+    /// The action this store died on twice in a row, asked to be quarantined with each replay request
+    /// until the store's version is past it.
+    var quarantineAsked: (seq: UInt64, reason: String)?
 
     init(configuration: StoreNode.Configuration, context: Context, logger: Logger, control: NodeControl<StoreNode.Command>) throws {
         self.configuration = configuration
@@ -44,13 +49,24 @@ final class StoreLoop: NodeLoop {
                 logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(configuration.name)", "reason": "\(error)"])
             }
         }
+        let marker = (configuration.crashMarkerPath ?? configuration.snapshotPath.map { $0 + ".applying" }).flatMap { CrashMarker(path: $0) }
+        self.marker = marker
+        if let crash = marker?.countCrash() {
+            logger.warning(
+                "the last run died applying an action",
+                metadata: ["store": "\(configuration.name)", "seq": "\(crash.seq)", "times": "\(crash.count)"])
+            if crash.count >= StoreLoop.crashesBeforeQuarantine {
+                quarantineAsked = (crash.seq, "store \(configuration.name) died \(crash.count) times in a row applying it")
+            }
+        }
         core = StoreCore(
             rules: configuration.rules, snapshot: snapshot, effectClientID: UInt64.random(in: 1...UInt64.max),
             now: .now(), logger: logger
         ) {
-            configuration.app.makeRuntime(format: configuration.codec) { app, type, payload in
+            let runtime = configuration.app.makeRuntime(format: configuration.codec) { app, type, payload in
                 control.post(.effectAction(app: app, type: type, payload: payload))
             }
+            return marker.map { MarkedRuntime(runtime, marker: $0) } ?? runtime
         }
         let security = configuration.security
         // An XPUB: views of a selection of the state are known by their subscriptions.
@@ -70,6 +86,9 @@ final class StoreLoop: NodeLoop {
         (actions, replay) = try StoreLoop.connectToDispatcher(configuration, context)
         try effects.connectSecurely(configuration.dispatcherIntake, security)
     }
+
+    /// Deaths on one action, in a row, before the store asks for it to be quarantined.
+    static let crashesBeforeQuarantine: UInt64 = 2
 
     /// The subscription to the actions and the replay DEALER. Subscribing comes before asking for the
     /// history, so nothing falls between the two (Clone pattern).
@@ -217,7 +236,23 @@ final class StoreLoop: NodeLoop {
     func carryOut(_ commands: [StoreCore.Command]) throws {
         for command in commands {
             switch command {
-            case .requestReplay(let message): send(replay, message.frames)
+            case .requestReplay(let message):
+                if let asked = quarantineAsked {
+                    if core.version >= asked.seq {
+                        quarantineAsked = nil
+                    } else {
+                        // Before the replay that would reach it: the dispatcher keeps the quarantine first,
+                        // and the replay carries the action as a tombstone.
+                        logger.warning(
+                            "asking the dispatcher to quarantine the action this store keeps dying on",
+                            metadata: ["store": "\(configuration.name)", "seq": "\(asked.seq)"])
+                        let request = Message(
+                            topic: configuration.app.name, header: Header(kind: .quarantineRequest, seq: asked.seq), payload: Array(asked.reason.utf8)
+                        )
+                        send(replay, request.frames)
+                    }
+                }
+                send(replay, message.frames)
             // A whole state over 4 MiB goes out in parts: the receivers' limit is 16 MiB a frame.
             case .publish(let message):
                 for part in MessageParts.split(message) { send(statePublisher, part.frames) }

@@ -33,6 +33,10 @@ public final class StoreNode: FluxNode {
         public var effectRetryMilliseconds: Int = 1000
         /// Where the store keeps its snapshot (nil: no snapshots; a restart replays everything).
         public var snapshotPath: String? = nil
+        /// Where the store marks the action it is applying, so that a crash leaves the seq behind
+        /// (``CrashMarker``): a store that dies twice on one asks for it to be quarantined. Nil: beside
+        /// the snapshot, or nowhere without one.
+        public var crashMarkerPath: String? = nil
         /// A snapshot is written after this many actions, and when the store stops.
         public var snapshotEveryActions: Int = 10_000
         /// Queue limit of the subscription and the state publisher.

@@ -123,6 +123,9 @@ struct StoreCommand: AsyncParsableCommand {
         var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.security = security
         configuration.revocations = zap?.revocations
+        let stateDirectory = RunDirectory(node.runDir.path).path + "/state"
+        try RunDirectory.makePrivateDirectory(stateDirectory)
+        configuration.crashMarkerPath = stateDirectory + "/" + name + ".applying"
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(

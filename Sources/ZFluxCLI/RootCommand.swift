@@ -25,7 +25,8 @@ struct RootCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
-            StatusCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self, SimulateCommand.self, KeygenCommand.self,
+            StatusCommand.self, QuarantineCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self,
+            SimulateCommand.self, KeygenCommand.self,
             FailoverCommand.self, DispatcherCommand.self,
             StoreCommand.self, AppsCommand.self, NewCommand.self,
         ]

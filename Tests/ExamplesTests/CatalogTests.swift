@@ -30,7 +30,7 @@ struct CatalogTests {
     static let actionTypes: [String: Any.Type] = [
         "todo": Todo.Action.self, "star": Star.Action.self, "filter": AnnotationFilter.Action.self, "login": Login.Action.self,
         "counter": Counter.Action.self, "stats": TodoStats.Action.self, "ledger": Ledger.Action.self, "primes": Primes.Action.self,
-        "food": Food.Action.self,
+        "food": Food.Action.self, "drill": Drill.Action.self,
     ]
 
     @Test("every case of every app's Action is described, with an example the app accepts")

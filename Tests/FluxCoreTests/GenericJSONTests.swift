@@ -80,6 +80,9 @@ enum GenericJSONSamples {
                     Counter.Action.incrementTapped, .decrementTapped, .addTapped(amount: -7), .addTapped(amount: Int.min), .resetTapped,
                 ]),
             AppSample(
+                app: "drill", states: [Drill.State(), Drill.State(count: 3)],
+                actions: [Drill.Action.tick, .crash(note: GenericJSONSamples.awkwardText)]),
+            AppSample(
                 app: "stats",
                 states: [TodoStats.State(), TodoStats.State(total: 5, done: 2, changes: 9, goal: 3, goalReached: false)],
                 actions: [TodoStats.Action.goalSet(done: 2), .goalCleared]),

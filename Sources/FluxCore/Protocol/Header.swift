@@ -43,6 +43,9 @@ public struct Header: Equatable, Sendable {
         public static let batchReplies = Flags(rawValue: 1 << 5)
         /// NACK: this dispatcher does not lead (it stepped down, or is a standby): send to the leader.
         public static let notLeader = Flags(rawValue: 1 << 6)
+        /// ACTION in a replay: quarantined (it crashed a store's reducer): its payload is gone, and every
+        /// store skips it, its version advancing with its state unchanged.
+        public static let quarantined = Flags(rawValue: 1 << 7)
     }
 
     public var kind: MessageKind

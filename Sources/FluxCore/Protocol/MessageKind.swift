@@ -47,6 +47,13 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case replicaAck = 21
     /// standby → leader: I have seen the newer epoch in `history`; I follow you no more (fencing).
     case replicaRefuse = 22
+    /// store → dispatcher replay: the action at `seq` (of the app in the topic) crashed my reducer again
+    /// and again; the payload is the UTF-8 reason. The dispatcher quarantines it: replays then carry
+    /// it as a tombstone (flag ``Header/Flags/quarantined``), which every replica skips.
+    case quarantineRequest = 23
+    /// client → dispatcher intake: sequence the quarantined action at `seq` again, as a new action
+    /// (after the reducer was fixed); answered by ACK (its new seq) or NACK.
+    case quarantineRelease = 24
 
     /// The protocol version a header of this kind is written with: the kinds protocol 3 added say 3,
     /// so an older reader refuses them by their version, and every other kind still says 2.
@@ -76,6 +83,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .replicaAppend: "REPLICA-APPEND"
         case .replicaAck: "REPLICA-ACK"
         case .replicaRefuse: "REPLICA-REFUSE"
+        case .quarantineRequest: "QUARANTINE-REQUEST"
+        case .quarantineRelease: "QUARANTINE-RELEASE"
         }
     }
 }

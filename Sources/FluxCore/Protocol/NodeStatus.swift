@@ -22,6 +22,9 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var journalBytes: Int?
     /// False while the journal cannot be written (a full disk): dispatches are refused until it can.
     public var journalWritable: Bool?
+    /// Actions quarantined because they crashed a store's reducer: every store skips them.
+    /// A dispatcher lists all it keeps; a store, those it skipped since it started.
+    public var quarantined: [Quarantine]?
     /// What the apps' `count` middleware counted (``Middleware/count(_:by:)``), by key.
     public var middlewareCounts: [MiddlewareCount]?
 
@@ -83,7 +86,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
         let fields: [(String, Int64?)] = [
             ("pid", Int64(pid)), ("uptime_ms", Int64(uptimeMs)), ("subscribers", Int64(subscribers)), ("rejected", Int64(rejected)),
             ("head", head.map(Int64.init)), ("accepted", accepted.map(Int64.init)), ("journal_bytes", journalBytes.map(Int64.init)),
-            ("journal_writable", journalWritable.map { $0 ? 1 : 0 }),
+            ("journal_writable", journalWritable.map { $0 ? 1 : 0 }), ("quarantined", quarantined.map { Int64($0.count) }),
             ("version", version.map(Int64.init)), ("dispatcher_head", dispatcherHead.map(Int64.init)),
             ("applied", applied.map(Int64.init)), ("replayed", replayed.map(Int64.init)),
             ("gaps_repaired", gapsRepaired.map(Int64.init)), ("pending", pending.map(Int64.init)),
@@ -110,6 +113,25 @@ public struct NodeStatus: Codable, Equatable, Sendable {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(NodeStatus.self, from: Data(payload))
+    }
+}
+
+/// An action every store skips because it crashed a store's reducer (``MessageKind/quarantineRequest``).
+public struct Quarantine: Codable, Equatable, Sendable {
+    public var seq: UInt64
+    public var app: String
+    public var actionType: String
+    /// Why, as the store that asked said it.
+    public var reason: String
+    /// The seq it was sequenced again at by `zflux quarantine release`, once it was.
+    public var releasedAs: UInt64?
+
+    public init(seq: UInt64, app: String, actionType: String, reason: String, releasedAs: UInt64? = nil) {
+        self.seq = seq
+        self.app = app
+        self.actionType = actionType
+        self.reason = reason
+        self.releasedAs = releasedAs
     }
 }
 

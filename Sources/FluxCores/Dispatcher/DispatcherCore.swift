@@ -41,6 +41,14 @@ public final class DispatcherCore {
         /// no one (a forged hello did, 40 times in 20 s): the shell asks etcd whether this member still
         /// holds the leader's key under its lease, and calls ``leaseExpired(_:)`` only if it does not.
         case verifyLeadership(claim: String)
+        /// A store asks to quarantine the action at `seq`, of `app`, which crashed its reducer again and
+        /// again: the shell checks the journal's record is that app's, keeps the entry durable, and calls
+        /// ``quarantined(_:)``.
+        case quarantine(seq: UInt64, app: String, reason: String)
+        /// `zflux quarantine release`: the shell reads the quarantined action at `seq` from the journal
+        /// and offers it again as a new dispatch (``releaseQuarantined(_:header:from:now:)``), whose ACK or
+        /// NACK goes to `peer`.
+        case releaseQuarantined(seq: UInt64, peer: [UInt8], header: Header)
     }
 
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
@@ -161,9 +169,11 @@ public final class DispatcherCore {
             receivedDispatch(message, from: peer, principal: principal, now: now)
         case .statusRequest:
             commands.append(.replyStatus(.intake, peer: peer))
+        case .quarantineRelease:
+            receivedRelease(message.header, from: peer, now: now)
         default:
             rejected += 1
-            nack(peer, message.header, "the intake accepts DISPATCH and STATUS-REQUEST, not \(message.kind)")
+            nack(peer, message.header, "the intake accepts DISPATCH, QUARANTINE-RELEASE and STATUS-REQUEST, not \(message.kind)")
         }
     }
 
@@ -504,9 +514,71 @@ public final class DispatcherCore {
                         batchSize: rules.replayBatchSize, maxBatches: rules.replayBatchesPerRequest, history: history)))
         case .statusRequest:
             commands.append(.replyStatus(.replay, peer: peer))
+        case .quarantineRequest:
+            let seq = request.header.seq
+            guard steppedDown == nil, seq >= firstSeq, seq >= 1, seq <= durableHead, quarantine[seq] == nil,
+                quarantine.count < DispatcherCore.maxQuarantined
+            else { return }
+            let reason = String(decoding: request.payload.prefix(512), as: UTF8.self)
+            commands.append(.quarantine(seq: seq, app: request.topicString, reason: reason))
         default:
             return
         }
+    }
+
+    // MARK: Quarantine
+
+    /// Actions every store skips because they crashed a reducer, by seq: replays carry each as a
+    /// tombstone (``Header/Flags/quarantined``). Kept by the shell with the journal.
+    public private(set) var quarantine: [UInt64: Quarantine] = [:]
+    /// At most this many: a store asks only after crashing twice on one seq, so more means the app is broken.
+    public static let maxQuarantined = 1024
+
+    /// The quarantine the journal kept (at start), or one entry the shell has just made durable.
+    public func quarantined(_ entries: [Quarantine]) {
+        for entry in entries {
+            if quarantine[entry.seq] == nil {
+                logger.warning(
+                    "action quarantined: every store skips it",
+                    metadata: ["seq": "\(entry.seq)", "app": "\(entry.app)", "action": "\(entry.actionType)", "reason": "\(entry.reason)"])
+            }
+            quarantine[entry.seq] = entry
+        }
+    }
+
+    private func receivedRelease(_ header: Header, from peer: [UInt8], now: NodeTime) {
+        guard steppedDown == nil else {
+            nack(peer, header, "this dispatcher no longer leads: send to the leader", flags: [.retryLater, .notLeader])
+            return
+        }
+        guard let entry = quarantine[header.seq] else {
+            nack(peer, header, "no action is quarantined at seq \(header.seq) (zflux quarantine list shows them)")
+            return
+        }
+        if let again = entry.releasedAs {
+            if header.clientID != 0, dedup.seq(client: header.clientID, clientSeq: header.clientSeq) == again {
+                // The same release sent again: answered as a retried dispatch is, once its action is durable.
+                var retry = header
+                retry.kind = .dispatch
+                receivedDispatch(Message(header: retry), from: peer, principal: nil, now: now)
+            } else {
+                nack(peer, header, "seq \(header.seq) was released already, as seq \(again)")
+            }
+            return
+        }
+        commands.append(.releaseQuarantined(seq: header.seq, peer: peer, header: header))
+    }
+
+    /// Offers the quarantined action `dispatch` (read from the journal at `seq`) as a new one, answered
+    /// to `peer` as its dispatch would be; on admission the entry records its new seq.
+    public func releaseQuarantined(_ seq: UInt64, dispatch: Message, from peer: [UInt8], now: NodeTime) -> UInt64? {
+        let before = head
+        receivedDispatch(dispatch, from: peer, principal: nil, now: now)
+        endOfBurst()
+        guard head > before else { return nil }
+        quarantine[seq]?.releasedAs = head
+        logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
+        return head
     }
 
     // MARK: Time
@@ -545,6 +617,7 @@ public final class DispatcherCore {
         status.journal = rules.journalDescription
         status.journalBytes = journalBytes
         status.journalWritable = journalProblem == nil
+        if !quarantine.isEmpty { status.quarantined = quarantine.values.sorted { $0.seq < $1.seq } }
         if let journalProblem { status.problem = "the journal cannot be written: \(journalProblem)" }
         status.history = history.description
         if !middlewareCounts.isEmpty {

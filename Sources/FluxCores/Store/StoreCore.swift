@@ -284,6 +284,10 @@ public final class StoreCore {
         precondition(message.header.seq == version + 1, "actions apply strictly in order")
         version = message.header.seq
         histories.applied(history: message.header.history)
+        if message.header.flags.contains(.quarantined) {
+            skipQuarantined(message, now: now)
+            return
+        }
         logger.trace(
             "applied",
             metadata: ["store": "\(rules.name)", "seq": "\(version)", "history": "\(HistoryID(rawValue: message.header.history))"])
@@ -438,8 +442,37 @@ public final class StoreCore {
         status.effectsUnanswered = outbox.count
         status.problem = problem
         status.history = history?.description
+        if !quarantined.isEmpty { status.quarantined = quarantined }
         return status
     }
+
+    /// A quarantined action (it crashed a reducer, ``MessageKind/quarantineRequest``): every replica
+    /// skips it alike, so its version advances and its state does not change. Said to views and
+    /// `zflux tail` as a rejection, when it is this store's app's.
+    private func skipQuarantined(_ message: Message, now: NodeTime) {
+        // Its own app's, or one it reads: the ones that could have crashed this store.
+        guard message.topicString == rules.app.name || rules.app.reads.contains(message.topicString) else { return }
+        if quarantined.count < StoreCore.maxQuarantinedListed {
+            quarantined.append(
+                Quarantine(seq: message.header.seq, app: message.topicString, actionType: message.header.actionType, reason: "skipped"))
+        }
+        rejected += 1
+        logger.warning(
+            "a quarantined action is skipped; state unchanged",
+            metadata: ["store": "\(rules.name)", "seq": "\(version)", "action": "\(message.header.actionType)"])
+        commands.append(
+            .publish(
+                Message(
+                    topic: rules.name,
+                    header: Header(
+                        kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
+                        timestamp: now.wallNanoseconds, actionType: message.header.actionType),
+                    payload: Array("quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)".utf8))))
+    }
+
+    /// The quarantined actions this store skipped since it started, for its status (the first ones).
+    public private(set) var quarantined: [Quarantine] = []
+    static let maxQuarantinedListed = 64
 
     /// The state as the runtime holds it now, in wire form (for checks; views get it by snapshot).
     public func encodedState() throws -> [UInt8] { try runtime.encodedState() }

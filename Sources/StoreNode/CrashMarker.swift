@@ -1,0 +1,86 @@
+import FluxCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Which action a store was applying when it died, kept in a small file mapped into memory: setting it
+/// before each reducer call is a store to memory, no system call, and the kernel keeps the page when
+/// the process crashes. A store that finds, as it starts, that it died twice on the same seq asks the
+/// dispatcher to quarantine that action (``MessageKind/quarantineRequest``), so that a reducer that
+/// traps on one action does not take its store down for good.
+///
+/// The file holds three words: the seq being applied (0 between actions), the seq of the last crash,
+/// and how many times in a row the store died on it.
+final class CrashMarker {
+    private let words: UnsafeMutablePointer<UInt64>
+    private static let size = 4096
+
+    /// Maps `path` (made 0600 when missing); nil when it cannot, and the store runs without quarantine.
+    init?(path: String) {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size >= CrashMarker.size || ftruncate(fd, off_t(CrashMarker.size)) == 0,
+            let mapped = mmap(nil, CrashMarker.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED
+        else { return nil }
+        words = mapped.bindMemory(to: UInt64.self, capacity: 3)
+    }
+
+    deinit { munmap(words, CrashMarker.size) }
+
+    /// The seq being applied now (0: none).
+    var applying: UInt64 {
+        get { words[0] }
+        set { words[0] = newValue }
+    }
+
+    /// At start: if the last run died while applying an action, counts that death against its seq.
+    /// Returns the seq and how many times in a row the store died on it (nil: it did not die applying).
+    func countCrash() -> (seq: UInt64, count: UInt64)? {
+        let died = words[0]
+        words[0] = 0
+        guard died != 0 else { return nil }
+        if words[1] == died {
+            words[2] += 1
+        } else {
+            words[1] = died
+            words[2] = 1
+        }
+        return (died, words[2])
+    }
+}
+
+/// An app's runtime that marks each action in a ``CrashMarker`` while its reducer runs.
+final class MarkedRuntime: AppRuntime {
+    let inner: any AppRuntime
+    let marker: CrashMarker
+
+    init(_ inner: any AppRuntime, marker: CrashMarker) {
+        self.inner = inner
+        self.marker = marker
+    }
+
+    func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
+        marker.applying = stamp.seq
+        defer { marker.applying = 0 }
+        return try inner.reduce(app: app, actionType: actionType, payload: payload, stamp: stamp)
+    }
+
+    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+        marker.applying = stamp.seq
+        defer { marker.applying = 0 }
+        return try inner.apply(app: app, actionType: actionType, payload: payload, stamp: stamp, runEffects: runEffects)
+    }
+
+    func encodedState() throws -> [UInt8] { try inner.encodedState() }
+    func takeChanges() throws -> [UInt8]? { try inner.takeChanges() }
+    func forgetChanges() { inner.forgetChanges() }
+    func loadState(_ bytes: [UInt8]) throws { try inner.loadState(bytes) }
+    func encodedSnapshot() throws -> [UInt8] { try inner.encodedSnapshot() }
+    func loadSnapshot(_ bytes: [UInt8]) throws { try inner.loadSnapshot(bytes) }
+    var effectsInFlight: Int { inner.effectsInFlight }
+    func cancelEffects() { inner.cancelEffects() }
+}

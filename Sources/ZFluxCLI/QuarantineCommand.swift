@@ -1,0 +1,91 @@
+import ArgumentParser
+import FluxCore
+import Foundation
+import NodeSupport
+
+struct QuarantineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quarantine",
+        abstract: "List the actions quarantined because they crashed a store's reducer, or release one after a fix.",
+        discussion: """
+            A store that dies twice in a row applying the same action asks the dispatcher to quarantine it. \
+            Every store then skips that action (its version advances, its state does not change), so one \
+            action that makes a reducer trap cannot keep its store down. The action stays in the journal. Once \
+            the reducer is fixed and the stores run the fixed build, `release SEQ` sequences it again as a new \
+            action, which every store applies.
+              zflux quarantine list
+              zflux quarantine release 4812
+            """,
+        subcommands: [List.self, Release.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The quarantined actions, as the dispatcher keeps them.")
+        @Flag(help: "One JSON document: [{seq, app, action_type, reason, released_as}].") var json = false
+        @OptionGroup var runDir: RunDirOptions
+
+        func run() throws {
+            let (topology, security) = try runDir.cluster()
+            guard
+                let reply = try requestReply(
+                    endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
+                    expecting: .status, timeoutMilliseconds: 5000)
+            else {
+                printError("no answer from the dispatcher at \(topology.dispatcher.intake) within 5 s; is the cluster up?")
+                throw ExitCode(2)
+            }
+            let entries = try NodeStatus.decode(reply.payload).quarantined ?? []
+            if json {
+                let encoder = JSONEncoder()
+                encoder.keyEncodingStrategy = .convertToSnakeCase
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                emitLine(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                return
+            }
+            guard !entries.isEmpty else {
+                emitLine("no action is quarantined")
+                return
+            }
+            emitLine(
+                "seq".padding(toLength: 12, withPad: " ", startingAt: 0) + "action".padding(toLength: 32, withPad: " ", startingAt: 0)
+                    + "released as  why")
+            for entry in entries {
+                let action = "\(entry.app).\(entry.actionType)"
+                emitLine(
+                    String(entry.seq).padding(toLength: 12, withPad: " ", startingAt: 0) + action.padding(toLength: 32, withPad: " ", startingAt: 0)
+                        + (entry.releasedAs.map(String.init) ?? "-").padding(toLength: 13, withPad: " ", startingAt: 0) + entry.reason)
+            }
+        }
+    }
+
+    struct Release: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sequence a quarantined action again, as a new action (after its reducer was fixed); prints its new seq.")
+        @Argument(help: "The seq the action was quarantined at (zflux quarantine list).") var seq: UInt64
+        @Option(help: ArgumentHelp("How long to wait for the dispatcher's answer.", valueName: "seconds")) var timeout: Double = 10
+        @OptionGroup var runDir: RunDirOptions
+
+        func validate() throws {
+            guard seq >= 1 else { throw ValidationError("seq starts at 1") }
+            guard timeout.isFinite && timeout > 0 && timeout <= 86_400 else {
+                throw ValidationError("--timeout must be more than 0 and at most 86400 seconds")
+            }
+        }
+
+        func run() throws {
+            let (topology, security) = try runDir.cluster()
+            let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
+            defer { connection.close() }
+            connection.timeout = .milliseconds(Int(timeout * 1000))
+            switch try connection.release(quarantined: seq) {
+            case .acknowledged(let again):
+                emitLine(String(again))
+            case .rejected(let reason):
+                printError("rejected: \(reason)")
+                throw ExitCode(1)
+            case .timedOut:
+                printError("no answer from the dispatcher at \(topology.dispatcher.intake) within \(timeout) s; is the cluster up?")
+                throw ExitCode(2)
+            }
+        }
+    }
+}

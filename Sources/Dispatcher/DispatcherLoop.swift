@@ -295,16 +295,10 @@ final class DispatcherLoop: NodeLoop {
         replays.serve(
             budget: ReplayScheduler.bytesPerTurn, now: MonotonicClock.nowMilliseconds(),
             batches: { from, limit, maxBytes in
-                guard let batch = try log.replayBatch(from: from, limit: limit, maxBytes: maxBytes) else { return nil }
-                guard !quarantine.isEmpty, quarantine.keys.contains(where: { (from...batch.last).contains($0) }) else { return batch }
-                // A quarantined action goes as a tombstone: its seq, app and type, no payload, flagged.
-                let records = try log.read(from: from, limit: batch.count).map { record -> Message in
-                    guard quarantine[record.header.seq] != nil else { return record }
-                    var tombstone = Message(topic: record.topic, header: record.header, payload: [])
-                    tombstone.header.flags.insert(.quarantined)
-                    return tombstone
+                // A quarantined action goes as a tombstone, which every store skips.
+                try log.replayBatch(from: from, limit: limit, maxBytes: maxBytes).map { batch in
+                    try ReplayPlan.tombstoned(batch, from: from, quarantine: quarantine) { try log.read(from: $0, limit: $1) }
                 }
-                return ReplayPlan.batch(records, maxBytes: Int.max)
             },
             send: { peer, message in (try? replay.send(message.routedFrames(to: peer), dontWait: true)) ?? false }, logger: logger)
     }

@@ -28,6 +28,8 @@ final class SimJournal: ActionLog {
     /// Its `CLIENT-SCOPE`: the simulation runs without CURVE, so no client id is scoped with it (a
     /// standby adopts its leader's, which is this one).
     private(set) var clientScope = ClientScope(k0: 0, k1: 0)
+    /// The quarantine the dispatcher keeps beside its journal (`QUARANTINE`): it survives restarts.
+    var quarantine: [UInt64: Quarantine] = [:]
 
     init() {}
 

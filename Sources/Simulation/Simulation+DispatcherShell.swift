@@ -74,6 +74,7 @@ extension Simulation {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
+        core.quarantined(Array(journal.quarantine.values))
         if let canary = options.canary { core.brokenRules = [canary] }
         dispatcher.core = core
         scheduleTimer(node, deadlineMilliseconds: 0)
@@ -180,7 +181,11 @@ extension Simulation {
             case .quarantine(let seq, let app, let reason):
                 // Kept with the simulated journal, as the real shell keeps it with the real one.
                 guard let record = shell.journal.read(from: seq, limit: 1).first, record.topicString == app else { continue }
-                core.quarantined([Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)])
+                let entry = Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)
+                shell.journal.quarantine[seq] = entry
+                result.quarantined += 1
+                note("\(name(of: me)) quarantines seq \(seq) (\(app).\(record.header.actionType)): \(reason)")
+                core.quarantined([entry])
             case .releaseQuarantined:
                 continue
             }
@@ -196,12 +201,18 @@ extension Simulation {
         let me = Node.dispatcher(index)
         guard !shell.replays.isEmpty else { return }
         let journal = shell.journal
+        let quarantine = shell.core?.quarantine ?? [:]
         shell.replays.serve(
             budget: Simulation.replayBytesPerTurn, now: time(me).milliseconds,
-            batches: { try journal.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+            batches: { from, limit, maxBytes in
+                try journal.replayBatch(from: from, limit: limit, maxBytes: maxBytes).map { batch in
+                    ReplayPlan.tombstoned(batch, from: from, quarantine: quarantine) { journal.read(from: $0, limit: $1) }
+                }
+            },
             send: { peer, message in
                 if message.kind == .replayBatch, let actions = try? ReplayBatch.decode(message.payload) {
-                    for action in actions { witness(action) }
+                    // A tombstone stands for the action witnessed when it was first sent.
+                    for action in actions where !action.header.flags.contains(.quarantined) { witness(action) }
                 }
                 guard let (code, incarnation) = Simulation.node(fromPeer: peer), let target = node(code: code) else { return true }
                 send(.replayReply(message), from: me, to: target, incarnation: incarnation)

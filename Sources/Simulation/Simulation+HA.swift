@@ -251,6 +251,7 @@ extension Simulation {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
+        core.quarantined(Array(shell.journal.quarantine.values))
         if let canary = options.canary { core.brokenRules = [canary] }
         shell.core = core
         shell.lease = HeldLease(id: lease, revision: revision, grantSentAt: sentAt)

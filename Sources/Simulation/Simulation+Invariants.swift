@@ -31,6 +31,11 @@ extension Simulation {
                 reference[app] = entry
                 return nil
             }
+            // A poison action is quarantined in the end: every replica skips it.
+            if options.poison && Simulation.isPoison(app: action.topicString, actionType: action.header.actionType, payload: action.payload) {
+                entry.states.append(entry.states[entry.states.count - 1])
+                continue
+            }
             _ = try? entry.runtime.apply(
                 app: action.topicString, actionType: action.header.actionType, payload: action.payload,
                 stamp: Stamp(seq: action.header.seq, wallNanoseconds: action.header.timestamp), runEffects: false)

@@ -27,7 +27,56 @@ extension Simulation {
         var inbox = EffectInbox()
         /// Where the core's `.runEffects` start: the echo app's effects run inline, reporting to `inbox`.
         let effects = EffectTasks()
+        /// With poison on: the seq a poison action "trapped" on in this incarnation (the store is dead).
+        let trapped = TrapBox()
+        /// What the real store's crash marker keeps: the seq it last died on, and how many times in a row.
+        var lastCrash: (seq: UInt64, count: Int) = (0, 0)
         init(spec: StoreSpec) { self.spec = spec }
+    }
+
+    /// Where a poison action reports the trap from inside `apply`. @unchecked: the simulation is single-threaded.
+    final class TrapBox: @unchecked Sendable {
+        var seq: UInt64?
+    }
+
+    /// Every 23rd echo ping (by its number) is poison when ``SimulationOptions/poison`` is on.
+    static func isPoison(app: String, actionType: String, payload: [UInt8]) -> Bool {
+        app == "echo" && actionType == "ping" && (Int(String(decoding: payload, as: UTF8.self)) ?? 0) % 23 == 7
+    }
+
+    /// An app's runtime whose reducer "traps" on poison actions: the store's shell sees the trap and
+    /// kills the store, as a real trap would, before anything of that turn leaves it.
+    final class PoisonedRuntime: AppRuntime {
+        let inner: any AppRuntime
+        let trapped: TrapBox
+        init(_ inner: any AppRuntime, trapped: TrapBox) {
+            self.inner = inner
+            self.trapped = trapped
+        }
+        func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
+            guard trapped.seq == nil else { return nil }
+            if Simulation.isPoison(app: app, actionType: actionType, payload: payload) {
+                trapped.seq = stamp.seq
+                return nil
+            }
+            return try inner.reduce(app: app, actionType: actionType, payload: payload, stamp: stamp)
+        }
+        func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
+            guard trapped.seq == nil else { return false }
+            if Simulation.isPoison(app: app, actionType: actionType, payload: payload) {
+                trapped.seq = stamp.seq
+                return false
+            }
+            return try inner.apply(app: app, actionType: actionType, payload: payload, stamp: stamp, runEffects: runEffects)
+        }
+        func encodedState() throws -> [UInt8] { try inner.encodedState() }
+        func takeChanges() throws -> [UInt8]? { try inner.takeChanges() }
+        func forgetChanges() { inner.forgetChanges() }
+        func loadState(_ bytes: [UInt8]) throws { try inner.loadState(bytes) }
+        func encodedSnapshot() throws -> [UInt8] { try inner.encodedSnapshot() }
+        func loadSnapshot(_ bytes: [UInt8]) throws { try inner.loadSnapshot(bytes) }
+        var effectsInFlight: Int { inner.effectsInFlight }
+        func cancelEffects() { inner.cancelEffects() }
     }
 
     /// What an effect or a runtime reports from inside `apply`, drained by the store's shell right
@@ -52,13 +101,19 @@ extension Simulation {
         rules.runsEffects = spec.runsEffects
         rules.writesSnapshots = true
         rules.snapshotEveryActions = 25
+        store.trapped.seq = nil
+        let trapped = store.trapped, poison = options.poison
         let makeRuntime: () -> any AppRuntime = {
+            let runtime: any AppRuntime
             if spec.app == "echo" {
-                return EchoApp(effectStarted: { inbox.started.append($0) }).makeRuntime(format: .binary) { _, _, payload in
+                runtime = EchoApp(effectStarted: { inbox.started.append($0) }).makeRuntime(format: .binary) { _, _, payload in
                     inbox.delivered.append(payload)
                 }
+            } else {
+                runtime = app.makeRuntime(format: .binary) { _, _, _ in }
             }
-            return app.makeRuntime(format: .binary) { _, _, _ in }
+            // Only the echo app's reducer meets its actions; another app's store never runs it.
+            return poison && spec.app == "echo" ? PoisonedRuntime(runtime, trapped: trapped) : runtime
         }
         let core = StoreCore(
             rules: rules, snapshot: store.snapshot, effectClientID: rng.next() | 1, now: time(.store(index)),
@@ -77,6 +132,16 @@ extension Simulation {
         let store = stores[index]
         guard let core = store.core else { return }
         let node = Node.store(index)
+        if let seq = store.trapped.seq {
+            // The reducer trapped: the process is gone with everything of this turn; the supervisor
+            // starts it again. Its crash marker counts the deaths on this seq.
+            store.lastCrash = store.lastCrash.seq == seq ? (seq, store.lastCrash.count + 1) : (seq, 1)
+            result.poisonCrashes += 1
+            note("\(store.spec.name) traps on seq \(seq) (\(store.lastCrash.count) in a row) and dies")
+            store.core = nil
+            queue.schedule(.restart(node), at: now + rng.micros(50_000...300_000))
+            return
+        }
         let commands = core.takeCommands()
         // Effects start first: the echo app's run inline and report to `inbox`, read next, before the other commands.
         for command in commands {
@@ -103,6 +168,13 @@ extension Simulation {
             switch command {
             case .requestReplay(let message):
                 store.target = dispatcherTarget(for: node, current: store.target)
+                if store.lastCrash.count >= 2, core.version < store.lastCrash.seq {
+                    // As the real shell does, before the replay that would reach it again.
+                    let request = Message(
+                        topic: store.spec.app, header: Header(kind: .quarantineRequest, seq: store.lastCrash.seq),
+                        payload: Array("died \(store.lastCrash.count) times".utf8))
+                    send(.replayRequest(peer: peer, request), from: node, to: .dispatcher(store.target))
+                }
                 send(.replayRequest(peer: peer, message), from: node, to: .dispatcher(store.target))
             case .publish(let message):
                 if message.kind == .state && message.header.flags.contains(.fullState) {

@@ -143,7 +143,9 @@ public final class Simulation {
         for app in options.apps.apps + [echo] { apps[app.name] = app }
         self.apps = apps
         self.result = SimulationResult(seed: seed, fsync: fsync)
-        stores = options.apps.stores.map(StoreShell.init)
+        // With poison, the echo app gets a replica too: both must skip the same poison actions.
+        stores = (options.apps.stores + (options.poison ? [StoreSpec(name: "echo-replica", app: "echo", runsEffects: false)] : []))
+            .map(StoreShell.init)
         views = stores.indices.map(ViewShell.init)
         clients = (0..<3).map { _ in ClientShell(id: rng.next() | 1) }
         if options.ha {

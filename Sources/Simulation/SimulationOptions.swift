@@ -16,6 +16,10 @@ public struct SimulationOptions: Sendable {
     /// High availability (DESIGN §9): two dispatchers, each with its own journal, and a lease service
     /// (etcd) they campaign at; the winner leads with a `sync` standby, the other follows its journal.
     public var ha = false
+    /// Some actions are poison: the echo app's reducer "traps" on every 23rd ping (the store dies at
+    /// once). Each store that dies twice on one asks for it to be quarantined, and every replica must
+    /// still end equal to the history reduced without the poison actions.
+    public var poison = false
     /// The apps under test and what the clients dispatch to them.
     public var apps: SimulatedApps
 

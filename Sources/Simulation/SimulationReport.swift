@@ -36,6 +36,10 @@ public struct SimulationReport: Sendable {
                     ])
                 }),
         ]
+        if summary.poisonCrashes > 0 {
+            object["poison_crashes"] = .int(summary.poisonCrashes)
+            object["quarantined"] = .int(summary.quarantined)
+        }
         if let canary { object["canary"] = .string(canary) }
         if let single {
             object["trace_hash"] = .string(String(single.traceHash, radix: 16))
@@ -53,6 +57,9 @@ public struct SimulationReport: Sendable {
                     format: "%.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
                     wallSeconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6)
         ]
+        if summary.poisonCrashes > 0 {
+            lines.append("poison: stores died \(summary.poisonCrashes) times on poison actions; \(summary.quarantined) quarantines")
+        }
         if let single {
             lines.append(
                 "seed \(single.seed): fsync \(single.fsync.rawValue), head \(single.head), trace hash \(String(single.traceHash, radix: 16))")

@@ -15,6 +15,9 @@ public struct SimulationResult: Sendable {
     public var fsync: FsyncPolicy
     public var faultsInjected = 0
     public var invariantChecks = 0
+    /// Actions quarantined (with poison on: ``SimulationOptions/poison``), and stores that died on one.
+    public var quarantined = 0
+    public var poisonCrashes = 0
     public var actionsAcknowledged = 0
     public var head: UInt64 = 0
     public var events = 0

@@ -11,6 +11,9 @@ public enum SimulationRunner {
         public var invariantChecks = 0
         public var events = 0
         public var simulatedMicros: UInt64 = 0
+        /// With poison: stores that died on a poison action, and actions quarantined.
+        public var poisonCrashes = 0
+        public var quarantined = 0
         /// Failed seeds, in seed order.
         public var failures: [SimulationResult] = []
     }
@@ -36,6 +39,8 @@ public enum SimulationRunner {
                     s.invariantChecks += result.invariantChecks
                     s.events += result.events
                     s.simulatedMicros += result.simulatedMicros
+                    s.poisonCrashes += result.poisonCrashes
+                    s.quarantined += result.quarantined
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds
                 }

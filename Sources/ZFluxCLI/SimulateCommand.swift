@@ -46,6 +46,11 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.") var json = false
     @Flag(help: "Run the high-availability cluster: two dispatchers (a leader and its sync standby) and a lease service.")
     var ha = false
+    @Flag(
+        help:
+            "Poison some actions: the echo app's reducer traps on every 23rd ping, and each store that dies twice on one asks for it to be quarantined; every replica must still end equal."
+    )
+    var poison = false
 
     func validate() throws {
         guard seeds >= 1, seeds <= 100_000_000 else { throw ValidationError("--seeds must be 1…100000000") }
@@ -74,6 +79,7 @@ struct SimulateCommand: ParsableCommand {
         // A canary of high availability runs in the HA cluster, with or without --ha.
         let ha = ha || options.canary?.needsHA == true
         options.ha = ha
+        options.poison = poison
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil

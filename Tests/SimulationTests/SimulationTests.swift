@@ -32,6 +32,22 @@ struct SimulationTests {
         }
     }
 
+    @Test(
+        "poison actions (a reducer that traps on every 23rd ping), alone and in the HA cluster: stores die on them, ask for them to be quarantined, and every store and replica still ends equal to the history reduced without them",
+        arguments: [false, true])
+    func poisonIsQuarantined(ha: Bool) {
+        var options = ha ? SimulationOptions.examplesHA : SimulationOptions.examples
+        options.poison = true
+        let summary = SimulationRunner.run(seeds: Array(30_001...30_060), options: options, workers: 1)
+        #expect(summary.seeds == 60)
+        #expect(
+            summary.poisonCrashes > 60 && summary.quarantined > 20,
+            "poison was met and quarantined: \(summary.poisonCrashes) deaths, \(summary.quarantined) quarantines")
+        for failure in summary.failures.prefix(3) {
+            Issue.record("seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure!.invariant): \(failure.failure!.detail)")
+        }
+    }
+
     @Test("a seed replays bit for bit: same seed, same trace hash; another seed, another")
     func replay() {
         let first = Simulation(seed: 42, options: .examples).run(), again = Simulation(seed: 42, options: .examples).run(),

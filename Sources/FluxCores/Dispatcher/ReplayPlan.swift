@@ -113,6 +113,22 @@ public struct ReplayPlan: Equatable, Sendable {
         return Batch(payload: ReplayBatch.encode(batch), count: batch.count, last: last.header.seq)
     }
 
+    /// `batch` (read from `from` on) with every action quarantined in `quarantine` made a tombstone:
+    /// its header, flagged ``Header/Flags/quarantined``, and no payload. `read(from, count)` reads the
+    /// batch's actions again; a batch with none quarantined is returned as it is, unread.
+    public static func tombstoned(
+        _ batch: Batch, from: UInt64, quarantine: [UInt64: Quarantine], read: (UInt64, Int) throws -> [Message]
+    ) rethrows -> Batch {
+        guard !quarantine.isEmpty, quarantine.keys.contains(where: { (from...batch.last).contains($0) }) else { return batch }
+        let actions = try read(from, batch.count).map { action -> Message in
+            guard quarantine[action.header.seq] != nil else { return action }
+            var tombstone = Message(topic: action.topic, header: action.header, payload: [])
+            tombstone.header.flags.insert(.quarantined)
+            return tombstone
+        }
+        return ReplayPlan.batch(actions, maxBytes: .max) ?? batch
+    }
+
     /// About what one action adds to a batch: its topic and payload plus room for its header and lengths.
     static func entryBytes(_ message: Message) -> Int { message.topic.count + message.payload.count + message.header.actionType.utf8.count + 96 }
 }

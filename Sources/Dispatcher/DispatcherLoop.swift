@@ -31,6 +31,7 @@ final class DispatcherLoop: NodeLoop {
     /// ``journalRetryMilliseconds``; none are published or acknowledged until written.
     private var unwritten: [Message] = []
     private var nextJournalRetryMs: UInt64 = 0
+    private var nextQuarantineCheckMs: UInt64 = 0
     static let journalRetryMilliseconds: UInt64 = 250
     /// Told, on this thread, each time the committed head (``DispatcherCore/durableHead``) moves.
     var onCommitted: ((UInt64) -> Void)?
@@ -84,6 +85,9 @@ final class DispatcherLoop: NodeLoop {
         }
         core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: .now(), logger: logger)
         if let journal = log as? Journal { core.quarantined(try journal.quarantine()) }
+        // Past a file size limit a write fails (EFBIG, a refusal like a full disk) instead of the
+        // signal ending the process.
+        signal(SIGXFSZ, SIG_IGN)
         logger.info("serving history", metadata: ["history": "\(log.history)", "since": "\(log.lastSeq + 1)"])
         let security = configuration.security
         intake = try SocketDefaults.router(context)
@@ -146,6 +150,8 @@ final class DispatcherLoop: NodeLoop {
             }
             revocations.cutIfRevoked(
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
+            // A peer whose replication queue was full last turn is fed again (from the log) from this one.
+            stalledStandby = nil
             core.tick(now: .now())
             try carryOut(core.takeCommands())
             try retryUnwritten()
@@ -245,8 +251,8 @@ final class DispatcherLoop: NodeLoop {
                 try carryOut(core.takeCommands())
             case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
             case .replicateFromLog(let peer, let from, let through):
-                // The core feeds the peer again from `from`: what was dropped after a failed send is sent now.
-                if stalledStandby == peer { stalledStandby = nil }
+                // Not past a send that failed this turn (the core has gone back to it): next turn.
+                guard stalledStandby != peer else { continue }
                 var next = from
                 while next <= through,
                     let batch = try log.replayBatch(
@@ -260,27 +266,44 @@ final class DispatcherLoop: NodeLoop {
             case .stepDown(let reason): steppedDown = reason
             case .verifyLeadership(let claim): onLeadershipClaim?(claim)
             case .quarantine(let seq, let app, let reason):
-                // Only an action of the asking store's app, or of one it reads: a store cannot have
-                // others' actions skipped.
-                let reads = configuration.rules.apps.first { $0.name == app }?.reads ?? []
-                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq,
-                    record.topicString == app || reads.contains(record.topicString)
-                else {
+                // One request looked at per 100 ms (each reads the journal): a store that asks sends it
+                // again with its next replay request.
+                let now = MonotonicClock.nowMilliseconds()
+                guard now >= nextQuarantineCheckMs else { continue }
+                nextQuarantineCheckMs = now + 100
+                // Only an action of the asking store's own app: a store of an app that reads it cannot
+                // have it skipped by the stores that own it.
+                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, record.topicString == app else {
                     logger.warning("a quarantine request names an action of another app; ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
                     continue
                 }
-                let entry = Quarantine(seq: seq, app: record.topicString, actionType: record.header.actionType, reason: reason)
+                let entry = Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)
                 // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
-                try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values) + [entry])
+                do {
+                    try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values) + [entry])
+                } catch {
+                    logger.error("the quarantine could not be kept; the store will ask again", metadata: ["seq": "\(seq)", "error": "\(error)"])
+                    continue
+                }
                 core.quarantined([entry])
             case .releaseQuarantined(let seq, let peer, let header):
-                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else { continue }
+                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else {
+                    let reason = "the journal no longer holds seq \(seq) (compacted): it cannot be sequenced again"
+                    reply(
+                        .intake, to: peer,
+                        Message(header: Header(kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8)))
+                    continue
+                }
                 let dispatch = Message(
                     topic: record.topic,
                     header: Header(kind: .dispatch, clientID: header.clientID, clientSeq: header.clientSeq, actionType: record.header.actionType),
                     payload: record.payload)
                 if core.releaseQuarantined(seq, dispatch: dispatch, from: peer, now: .now()) != nil {
-                    try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values))
+                    do {
+                        try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values))
+                    } catch {
+                        logger.error("the release could not be recorded in QUARANTINE", metadata: ["seq": "\(seq)", "error": "\(error)"])
+                    }
                 }
                 try carryOut(core.takeCommands())
             }

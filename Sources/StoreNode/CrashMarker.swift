@@ -37,6 +37,14 @@ final class CrashMarker {
         set { words[0] = newValue }
     }
 
+    /// The store got past `version`: deaths on an earlier seq no longer count as a streak.
+    func passed(_ version: UInt64) {
+        if words[1] != 0 && version > words[1] {
+            words[1] = 0
+            words[2] = 0
+        }
+    }
+
     /// At start: if the last run died while applying an action, counts that death against its seq.
     /// Returns the seq and how many times in a row the store died on it (nil: it did not die applying).
     func countCrash() -> (seq: UInt64, count: UInt64)? {

@@ -125,6 +125,9 @@ final class StoreLoop: NodeLoop {
                 [(statePublisher, configuration.state), (snapshots, configuration.snapshot)], logger: logger,
                 metadata: ["store": "\(configuration.name)"])
             let now = NodeTime.now()
+            // Past the seq it last died on: that streak is over (a slow action killed twice, by OOM
+            // or a probe, over a long run must not add up to a quarantine).
+            marker?.passed(core.version)
             core.tick(now: now)
             try carryOut(core.takeCommands())
             // Built each turn: `.reconnect` replaces the dispatcher-facing sockets.

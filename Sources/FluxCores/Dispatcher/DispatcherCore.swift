@@ -519,7 +519,9 @@ public final class DispatcherCore {
             guard steppedDown == nil, seq >= firstSeq, seq >= 1, seq <= durableHead, quarantine[seq] == nil,
                 quarantine.count < DispatcherCore.maxQuarantined
             else { return }
-            let reason = String(decoding: request.payload.prefix(512), as: UTF8.self)
+            // Printed by `zflux quarantine list`: no control characters.
+            let reason = String(
+                String(decoding: request.payload.prefix(512), as: UTF8.self).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
             commands.append(.quarantine(seq: seq, app: request.topicString, reason: reason))
         default:
             return
@@ -551,16 +553,24 @@ public final class DispatcherCore {
             nack(peer, header, "this dispatcher no longer leads: send to the leader", flags: [.retryLater, .notLeader])
             return
         }
+        guard rules.replication == nil else {
+            // A standby keeps no quarantine list: after a failover its stores would apply the original
+            // (with a fixed reducer) and the released copy both.
+            nack(peer, header, "a dispatcher pair cannot release a quarantined action yet: its standby does not know the quarantine")
+            return
+        }
         guard let entry = quarantine[header.seq] else {
             nack(peer, header, "no action is quarantined at seq \(header.seq) (zflux quarantine list shows them)")
             return
         }
         if let again = entry.releasedAs {
-            if header.clientID != 0, dedup.seq(client: header.clientID, clientSeq: header.clientSeq) == again {
+            if header.clientID != 0,
+                dedup.seq(client: clientScope.clientID(DispatcherCore.releasePrincipal, header.clientID), clientSeq: header.clientSeq) == again
+            {
                 // The same release sent again: answered as a retried dispatch is, once its action is durable.
                 var retry = header
                 retry.kind = .dispatch
-                receivedDispatch(Message(header: retry), from: peer, principal: nil, now: now)
+                receivedDispatch(Message(header: retry), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
             } else {
                 nack(peer, header, "seq \(header.seq) was released already, as seq \(again)")
             }
@@ -572,8 +582,15 @@ public final class DispatcherCore {
     /// Offers the quarantined action `dispatch` (read from the journal at `seq`) as a new one, answered
     /// to `peer` as its dispatch would be; on admission the entry records its new seq.
     public func releaseQuarantined(_ seq: UInt64, dispatch: Message, from peer: [UInt8], now: NodeTime) -> UInt64? {
+        // Two releases drained in one burst: the second finds the first's.
+        if let again = quarantine[seq]?.releasedAs {
+            nack(peer, dispatch.header, "seq \(seq) was released already, as seq \(again)")
+            return nil
+        }
         let before = head
-        receivedDispatch(dispatch, from: peer, principal: nil, now: now)
+        // Its client id is scoped, as an authenticated client's is: a release cannot pose as another
+        // client's dispatch (and be deduplicated against it).
+        receivedDispatch(dispatch, from: peer, principal: DispatcherCore.releasePrincipal, now: now)
         endOfBurst()
         guard head > before else { return nil }
         quarantine[seq]?.releasedAs = head
@@ -581,19 +598,21 @@ public final class DispatcherCore {
         return head
     }
 
+    /// What a release's client id is scoped by (``ClientScope``), whatever key sent it.
+    static let releasePrincipal = Array("zflux quarantine release".utf8)
+
     // MARK: Time
 
     /// A turn of the loop: heartbeats announce the newest durable seq, so a store that missed actions
     /// (or had nothing to miss) knows how far it should be.
     public func tick(now: NodeTime) {
         guard now.milliseconds >= nextHeartbeatMs else { return }
-        if standby != nil, steppedDown == nil {
-            // A feed that its queue stopped (standbyMissed) goes on from the log.
-            feedStandby()
-        }
         if let link = standby, steppedDown == nil {
             // The standby hears the leader is alive, and how far it has committed, even when idle.
             commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
+            // A feed that its queue stopped (standbyMissed) goes on from the log, after the heartbeat
+            // (which names the first seq not sent yet).
+            feedStandby()
         }
         // A new leader announces its epoch only once the tail it started with is committed: announcing
         // less than its stores hold would make them rebuild.

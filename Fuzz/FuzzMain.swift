@@ -4,7 +4,9 @@
 // into a value or a typed error: a crash, a trap or an address-sanitizer report fails the run.
 import Examples
 import FluxCore
+import FluxCores
 import Foundation
+import Logging
 
 let target = ProcessInfo.processInfo.environment["ZFLUX_FUZZ_TARGET"] ?? "header"
 let todo = Todo.app(environment: .mock())
@@ -13,6 +15,8 @@ let todo = Todo.app(environment: .mock())
 let apps = Catalog.apps(Catalog.Context(mock: true))
 let actionTypes = apps.map { app in app.describe().actions.map(\.type) + ["nope"] }
 let formats: [WireCodec.Format] = [.binary, .json]
+/// The node cores log through swift-log; the fuzzer drops it.
+let quiet = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// The app (and codec) the first two bytes pick, and the rest of the input.
 func pick(_ bytes: [UInt8]) -> (app: any AnyApp, index: Int, format: WireCodec.Format, rest: [UInt8])? {
@@ -174,6 +178,27 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             return (try? reader.skipValue()) != nil
         }
         while reader.offset < bytes.count && walk(0) {}
+    case "replica":
+        // What a peer on a pair's replication port may send (issue 35): messages split at 0xFE, each
+        // in frames split at 0xFF, into a standby's core and into a sync leader's. Any of them is a
+        // decision or nothing, never a trap.
+        let now = NodeTime(milliseconds: 1_000, wallNanoseconds: 1_700_000_000_000_000_000)
+        let leading = HistoryID(cluster: 1, epoch: 5), older = HistoryID(cluster: 1, epoch: 3)
+        var rules = DispatcherRules(apps: [Counter.app()])
+        rules.replication = .sync
+        let leader = DispatcherCore(rules: rules, head: 10, history: leading, now: now, logger: quiet)
+        let standby = StandbyCore(lastSeq: 10, lastStamp: older.rawValue, newestEpoch: older.epoch, now: now, logger: quiet)
+        for (index, part) in bytes.split(separator: 0xFE, omittingEmptySubsequences: false).prefix(64).enumerated() {
+            let frames = part.split(separator: 0xFF, omittingEmptySubsequences: false).map(Array.init)
+            guard let message = try? Message(frames: frames) else { continue }
+            let later = NodeTime(milliseconds: now.milliseconds + UInt64(index) * 150, wallNanoseconds: now.wallNanoseconds)
+            leader.receivedReplication(message, from: [UInt8(index % 3)], now: later) { $0 >= 1 && $0 <= 10 ? leading.rawValue : nil }
+            standby.received(message, now: later)
+            leader.tick(now: later)
+            standby.tick(now: later)
+            _ = leader.takeCommands()
+            _ = standby.takeCommands()
+        }
     default:
         fatalError("unknown ZFLUX_FUZZ_TARGET \(target)")
     }

@@ -7,13 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica)
 out=.build/fuzz
 mkdir -p "$out" Fuzz/crashes
 binary="$out/zflux-fuzz"
 # The file formats zflux reads from outside, compiled into the fuzzer itself (their modules need sockets).
 formats="Sources/Devtools/Session.swift Sources/Devtools/SessionChecks.swift Sources/Dispatcher/SegmentIndex.swift"
-sources="$(find Sources/FluxCore Sources/FluxWire Sources/FluxMacros Sources/Examples Fuzz -name '*.swift' | sort) $formats"
+# The node cores (REPLICA-* into a standby's and a leader's) need swift-log, from SwiftPM's checkout.
+logging=.build/checkouts/swift-log/Sources/Logging
+[ -d "$logging" ] || swift package resolve > /dev/null
+sources="$(find Sources/FluxCore Sources/FluxCores Sources/FluxWire Sources/FluxMacros Sources/Examples Fuzz -name '*.swift' | sort) $formats"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -I "$out")
@@ -31,8 +34,13 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
     -c $(find Sources/FluxWire -name '*.swift' | sort) -o "$out/FluxWire.o"
   quiet swiftc "${flags[@]}" -module-name Examples -emit-module -emit-module-path "$out/Examples.swiftmodule" \
     -c $(find Sources/Examples -name '*.swift' | sort) -o "$out/Examples.o"
+  quiet swiftc "${flags[@]}" -package-name swift_log -module-name Logging -emit-module -emit-module-path "$out/Logging.swiftmodule" \
+    -c $(find "$logging" -name '*.swift' | sort) -o "$out/Logging.o"
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxCores -emit-module -emit-module-path "$out/FluxCores.swiftmodule" \
+    -c $(find Sources/FluxCores -name '*.swift' | sort) -o "$out/FluxCores.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" -o "$binary"
+  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
+    "$out/Logging.o" "$out/FluxCores.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi
 failed=0

@@ -33,6 +33,8 @@ public final class DispatcherNode: FluxNode {
         /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
         public var maxPayloadBytes = 1 << 20
         public var maxPayloadBytesByType: [String: Int] = [:]
+        /// The cluster's effect token (``DispatcherRules/effectToken``); nil: effect-only actions are not checked.
+        public var effectToken: UInt64? = nil
         /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages
         /// (and repairs the gap from replay).
         public var publishHighWaterMark: Int32 = 100_000
@@ -90,6 +92,7 @@ public final class DispatcherNode: FluxNode {
             rules.maxPayloadBytesByType = maxPayloadBytesByType
             rules.journalDescription = journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
             rules.replication = ha?.mode
+            rules.effectToken = effectToken
             return rules
         }
     }

@@ -37,6 +37,8 @@ public final class StoreNode: FluxNode {
         /// (``CrashMarker``): a store that dies twice on one asks for it to be quarantined. Nil: beside
         /// the snapshot, or nowhere without one.
         public var crashMarkerPath: String? = nil
+        /// The cluster's effect token, sent with every action of this store's effects (``StoreRules/effectToken``).
+        public var effectToken: UInt64? = nil
         /// A snapshot is written after this many actions, and when the store stops.
         public var snapshotEveryActions: Int = 10_000
         /// Queue limit of the subscription and the state publisher.
@@ -100,6 +102,7 @@ public final class StoreNode: FluxNode {
             rules.effectRetryMilliseconds = effectRetryMilliseconds
             rules.writesSnapshots = snapshotPath != nil
             rules.snapshotEveryActions = snapshotEveryActions
+            rules.effectToken = effectToken
             return rules
         }
     }

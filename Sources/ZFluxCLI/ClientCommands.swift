@@ -166,7 +166,8 @@ struct AppsCommand: ParsableCommand {
         discussion: """
             Generated from the app catalog: every app with each action, its payload fields and an example to pass \
             to `zflux dispatch APP TYPE 'ARGS'`. Actions marked "from an effect" are what the app's effects send \
-            back (answers to requests); they can be dispatched by hand too.
+            back (answers to requests); the intake refuses them from clients, taking them from the stores' effects only \
+            (over tcp without [security] it cannot tell the two apart, and takes both).
             """)
 
     @Flag(help: "One JSON document: [{name, summary, reads, actions: [{type, fields: [{name, type}], summary, origin, example}]}].")

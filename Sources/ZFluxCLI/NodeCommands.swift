@@ -40,6 +40,7 @@ struct DispatcherCommand: AsyncParsableCommand {
             topology, domains: partnerKeys.map { [ZAPHandler.replicationDomain: $0] } ?? [:], logger: node.logger("zflux.zap"))
         configuration.security = security
         configuration.revocations = zap?.revocations
+        configuration.effectToken = try node.runDir.effectToken(topology, security: security)
         let dispatcher = try DispatcherNode(configuration: configuration, logger: node.logger("zflux.dispatcher"))
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(
@@ -126,6 +127,7 @@ struct StoreCommand: AsyncParsableCommand {
         let stateDirectory = RunDirectory(node.runDir.path).path + "/state"
         try RunDirectory.makePrivateDirectory(stateDirectory)
         configuration.crashMarkerPath = stateDirectory + "/" + name + ".applying"
+        configuration.effectToken = try node.runDir.effectToken(topology, security: security)
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in
             try MetricsServer(

@@ -2,9 +2,11 @@ import ArgumentParser
 import Cluster
 import Dispatch
 import FluxCore
+import FluxCores
 import Foundation
 import Logging
 import NodeSupport
+import ZeroMQ
 
 /// A failure the user can act on; printed as `zflux: message` with exit status 1.
 struct CLIError: Error, CustomStringConvertible {
@@ -59,6 +61,39 @@ struct RunDirOptions: ParsableArguments {
     }
 
     /// For nodes: the server key pair too, and a ZAP handler that admits only authorized keys.
+    /// The cluster's effect token: a secret the nodes share and clients lack, which lets the intake take
+    /// an action only an effect may send from stores' effects alone. Under CURVE it is derived from the
+    /// server's secret key (only nodes hold it); over ipc it is kept in the run directory (0600, made
+    /// by the first node that needs it). Over tcp without `[security]` there is none, and nothing is checked.
+    func effectToken(_ topology: Topology, security: Security.Settings?) throws -> UInt64? {
+        if let server = security?.server, let secret = Curve.decode(server.secretKey), secret.count >= 16 {
+            let words = secret.withUnsafeBytes {
+                ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+            return SipHash.hash(Array("zflux effect token".utf8), k0: words.0, k1: words.1) | 1
+        }
+        guard topology.dispatcher.intake.hasPrefix("ipc://") else { return nil }
+        let file = RunDirectory(path).path + "/effect-token"
+        for _ in 0..<100 {
+            if let text = try? String(contentsOfFile: file, encoding: .utf8),
+                let token = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16)
+            {
+                return token
+            }
+            // Made once, whole: the first node writes it beside and links it in; the others read it.
+            let temporary = file + ".\(getpid())"
+            let token = UInt64.random(in: 1...UInt64.max)
+            guard
+                FileManager.default.createFile(
+                    atPath: temporary, contents: Data(String(token, radix: 16).utf8), attributes: [.posixPermissions: 0o600])
+            else { throw CLIError("cannot write \(temporary)") }
+            let linked = link(temporary, file) == 0
+            unlink(temporary)
+            if linked { return token }
+        }
+        throw CLIError("cannot read or make the effect token \(file)")
+    }
+
     /// `domains`: keys a socket naming that ZAP domain admits instead of the authorized keys.
     func nodeSecurity(
         _ topology: Topology, domains: [String: Set<String>] = [:], logger: Logger

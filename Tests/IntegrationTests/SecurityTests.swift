@@ -97,6 +97,17 @@ struct SecurityTests {
         // A listed key: dispatch and read state as usual.
         #expect(try cluster.zflux(["dispatch", "todo", "addTodo", #"{"title":"listed key"}"#]).stdout == "1\n")
 
+        // An action only the todo app's effects send: refused from a client, even with a listed key (the
+        // effect token is derived from the server's secret key, which only nodes hold); the store's own
+        // effect of loadTapped (todosLoaded or loadFailed, seq 3) is taken.
+        let forged = try cluster.zflux(["dispatch", "todo", "todosLoaded", #"{"todos":[]}"#])
+        #expect(forged.status == 1 && forged.stderr.contains("todo.todosLoaded is sent by the app's effects only"), "\(forged.stderr)")
+        #expect(try cluster.zflux(["dispatch", "todo", "loadTapped"]).stdout == "2\n")
+        try await eventually("the store's effect to be sequenced as seq 3", timeout: .seconds(30)) {
+            let status = try cluster.zflux(["status", "--endpoint", intake])
+            return ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["head"] as? Int == 3
+        }
+
         // An unknown key: no answer, and the refusal is logged with the key.
         let rogue = try zfluxWithKey(cluster, key: dir + "/keys/rogue.key", ["dispatch", "todo", "addTodo", #"{"title":"rogue"}"#, "--timeout", "1"])
         #expect(rogue.status == 2, "\(rogue)")

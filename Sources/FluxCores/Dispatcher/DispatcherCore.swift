@@ -53,6 +53,8 @@ public final class DispatcherCore {
 
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
     public let rules: DispatcherRules
+    /// Each app's actions that only its effects may send (with ``DispatcherRules/effectToken`` set).
+    let effectOnly: [String: Set<String>]
     let logger: Logger
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
@@ -110,6 +112,12 @@ public final class DispatcherCore {
         self.clientScope = clientScope
         self.logger = logger
         self.apps = Dictionary(rules.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.effectOnly =
+            rules.effectToken == nil
+            ? [:]
+            : Dictionary(
+                rules.apps.map { app in (app.name, Set(app.describe().actions.filter { $0.origin == .effect }.map(\.type))) },
+                uniquingKeysWith: { first, _ in first })
         self.dedup = DedupTable(window: rules.dedupWindow)
         self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
@@ -229,6 +237,14 @@ public final class DispatcherCore {
         guard !header.actionType.isEmpty else {
             rejected += 1
             nack(peer, sent, "DISPATCH without an action type")
+            return
+        }
+        if let token = rules.effectToken, sent.ref != token, effectOnly[appName]?.contains(header.actionType) == true {
+            rejected += 1
+            nack(
+                peer, sent,
+                "\(appName).\(header.actionType) is sent by the app's effects only (it is marked .effect in the app's catalog): a client cannot dispatch it"
+            )
             return
         }
         let payload: [UInt8]

@@ -27,6 +27,10 @@ public struct DispatcherRules: Sendable {
     /// Records sent to the standby and not yet acknowledged by it, at most: what a slow standby can
     /// hold back in the leader's queue stays bounded.
     public var replicationWindow: UInt64 = 65_536
+    /// The cluster's effect token, a secret the nodes share and clients do not have: an action an app
+    /// marks as its effects' (`.effect(…)` in its catalog) is taken only with it in the DISPATCH's
+    /// `ref`, as stores' effects send it. Nil: not checked (a cluster over tcp without `[security]`).
+    public var effectToken: UInt64? = nil
 
     /// How a leader waits for its standby (`[ha] replication` in the cluster config).
     public enum Replication: String, Sendable, CaseIterable {

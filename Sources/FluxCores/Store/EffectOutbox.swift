@@ -31,13 +31,17 @@ struct EffectOutbox {
     let clientID: UInt64
     let retryMilliseconds: Int
     let limit: Int
+    /// The cluster's effect token (``StoreRules/effectToken``), in each DISPATCH's `ref`: what lets the
+    /// intake take an action only an effect may send.
+    let token: UInt64
     private var lastClientSeq: UInt64 = 0
     private var unanswered: [UInt64: Entry] = [:]
 
-    init(clientID: UInt64, retryMilliseconds: Int, limit: Int) {
+    init(clientID: UInt64, retryMilliseconds: Int, limit: Int, token: UInt64 = 0) {
         self.clientID = clientID
         self.retryMilliseconds = retryMilliseconds
         self.limit = limit
+        self.token = token
     }
 
     /// How many actions wait for the intake's answer.
@@ -50,7 +54,8 @@ struct EffectOutbox {
         lastClientSeq += 1
         let message = Message(
             topic: app,
-            header: Header(kind: .dispatch, clientID: clientID, clientSeq: lastClientSeq, timestamp: now.wallNanoseconds, actionType: type),
+            header: Header(
+                kind: .dispatch, ref: token, clientID: clientID, clientSeq: lastClientSeq, timestamp: now.wallNanoseconds, actionType: type),
             payload: payload)
         unanswered[lastClientSeq] = Entry(message: message, sentAtMs: now.milliseconds, retryAfterMs: UInt64(retryMilliseconds))
         return message

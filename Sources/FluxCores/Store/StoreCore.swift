@@ -134,7 +134,9 @@ public final class StoreCore {
         self.logger = logger
         self.makeRuntime = makeRuntime
         self.runtime = makeRuntime()
-        self.outbox = EffectOutbox(clientID: effectClientID, retryMilliseconds: rules.effectRetryMilliseconds, limit: StoreCore.maxUnansweredEffects)
+        self.outbox = EffectOutbox(
+            clientID: effectClientID, retryMilliseconds: rules.effectRetryMilliseconds, limit: StoreCore.maxUnansweredEffects,
+            token: rules.effectToken ?? 0)
         self.snapshots = SnapshotKeeper(
             writes: rules.writesSnapshots, everyActions: rules.snapshotEveryActions, maxWaiting: StoreCore.maxWaitingViews)
         self.lastHeardFromDispatcherMs = now.milliseconds

@@ -21,6 +21,9 @@ public struct StoreRules: Sendable {
     public var writesSnapshots = false
     /// A snapshot is written after this many actions, and when the store stops.
     public var snapshotEveryActions = 10_000
+    /// The cluster's effect token, a secret of the nodes' (``DispatcherRules/effectToken``): sent with
+    /// every action of this store's effects, so that the intake takes an action only an effect may send.
+    public var effectToken: UInt64? = nil
 
     public init(name: String, app: any AnyApp) {
         self.name = name

@@ -141,14 +141,23 @@ extension ClusterConfig {
             }
             let file = ClusterConfig.resolve(key, against: baseDirectory ?? ".")
             members[index].keyFile = file
-            members[index].publicKey = try ClusterConfig.memberPublicKey(keyFile: file)
+            do {
+                members[index].publicKey = try ClusterConfig.memberPublicKey(keyFile: file)
+            } catch let problem as ClusterError {
+                throw error(
+                    "dispatcher '\(entry.name)''s key: \(problem.message) (key paths are relative to this file)", key: "key", table: "dispatcher",
+                    storeIndex: index)
+            }
         }
-        if security != nil, transport == .tcp, let index = (dispatchers ?? []).firstIndex(where: { $0.key == nil }) {
+        let keyless = (dispatchers ?? []).indices.filter { dispatchers?[$0].key == nil }
+        if security != nil, transport == .tcp, let index = keyless.first {
+            let names = keyless.map { members[$0].name }
             throw error(
-                "under [security] each member of the pair needs a key of its own, and dispatcher '\(members[index].name)' has none: "
-                    + "its partner's replication port admits that key alone, never a client's (a client's key could otherwise follow "
-                    + "the leader, read every action and lose acknowledged ones). Make it with `zflux keygen \(members[index].name) --dir keys` "
-                    + "and write key = \"keys/\(members[index].name).key\"",
+                "under [security] each member of the pair needs a key of its own, and \(names.map { "'\($0)'" }.joined(separator: " and ")) "
+                    + "\(names.count == 1 ? "has" : "have") none: a member's replication port admits its partner's key alone, never a "
+                    + "client's (a client's key could otherwise follow the leader, read every action and lose acknowledged ones). Make "
+                    + "\(names.count == 1 ? "it" : "them") with " + names.map { "`zflux keygen \($0) --dir keys`" }.joined(separator: " and ")
+                    + ", and add to each [[dispatcher]] entry its key, e.g. key = \"keys/\(names[0]).key\" (paths are relative to this file)",
                 table: "dispatcher", storeIndex: index)
         }
         try checkMembersApart(members, transport: transport, host: host)

@@ -190,7 +190,12 @@ struct AppsCommand: ParsableCommand {
                 let arguments = action.fields.isEmpty ? "" : " '\(action.example)'"
                 let origin = action.origin == .effect ? "  [from an effect]" : ""
                 lines.append("  \(action.type)(\(fields))\(origin)")
-                lines.append("      \(action.summary); e.g. \(RootCommand.binaryName) dispatch \(app.name) \(action.type)\(arguments)")
+                if action.origin == .effect {
+                    // Refused from a client: no command line to copy.
+                    lines.append("      \(action.summary); sent by the app's effects only (the intake refuses it from clients)")
+                } else {
+                    lines.append("      \(action.summary); e.g. \(RootCommand.binaryName) dispatch \(app.name) \(action.type)\(arguments)")
+                }
             }
         }
         emitLine(lines.joined(separator: "\n"))

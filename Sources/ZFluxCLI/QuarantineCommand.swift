@@ -59,7 +59,11 @@ struct QuarantineCommand: ParsableCommand {
 
     struct Release: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sequence a quarantined action again, as a new action (after its reducer was fixed); prints its new seq.")
+            abstract: "Sequence a quarantined action again, as a new action (after its reducer was fixed); prints its new seq.",
+            discussion: """
+                Run it only once the stores run the fixed build: into the same reducer, the action crashes each of its \
+                stores twice more (restarts that count toward [restart]'s intensity) and is quarantined again.
+                """)
         @Argument(help: "The seq the action was quarantined at (zflux quarantine list).") var seq: UInt64
         @Option(help: ArgumentHelp("How long to wait for the dispatcher's answer.", valueName: "seconds")) var timeout: Double = 10
         @OptionGroup var runDir: RunDirOptions

@@ -77,7 +77,7 @@ struct QuarantineTests {
         #expect(entries.count == 1 && entries.first?["app"] as? String == "drill" && entries.first?["action_type"] as? String == "crash")
         #expect((entries.first?["reason"] as? String)?.contains("died 2 times in a row") == true, "\(entries)")
         let top = try cluster.zflux(["top", "--once"])
-        #expect(top.stdout.contains("1 quarantined (\(poison))"), "\(top.stdout)")
+        #expect(top.stdout.contains("1 quarantined (seq \(poison))"), "\(top.stdout)")
 
         // Released (as after a fix that this build lacks): sequenced again as a new action, which the
         // reducer meets and traps on again, so it is quarantined at its new seq in turn.

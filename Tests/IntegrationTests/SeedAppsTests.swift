@@ -81,7 +81,9 @@ struct SeedAppsTests {
             #expect(text.stdout.contains("\(app.name): \(app.summary)"))
             for action in app.actions { #expect(text.stdout.contains("  \(action.type)(")) }
         }
-        #expect(text.stdout.contains(#"zflux dispatch primes nthPrimeResponse '{"n":5,"prime":11}'"#))
+        #expect(text.stdout.contains("zflux dispatch primes nthPrimeTapped"))
+        // An action only effects send has no command line to copy: the intake would refuse it.
+        #expect(!text.stdout.contains("dispatch primes nthPrimeResponse") && text.stdout.contains("sent by the app's effects only"))
     }
 
     @Test("a store's environment is set per store in the config, and checked")

@@ -456,7 +456,9 @@ public final class StoreCore {
         guard message.topicString == rules.app.name || rules.app.reads.contains(message.topicString) else { return }
         if quarantined.count < StoreCore.maxQuarantinedListed {
             quarantined.append(
-                Quarantine(seq: message.header.seq, app: message.topicString, actionType: message.header.actionType, reason: "skipped"))
+                Quarantine(
+                    seq: message.header.seq, app: message.topicString, actionType: message.header.actionType,
+                    reason: "skipped: quarantined by the dispatcher"))
         }
         rejected += 1
         logger.warning(

@@ -46,11 +46,11 @@ public final class TopTable: @unchecked Sendable {
                     ? "standby \(status.replicationLag.map { $0 == 0 ? "in sync" : "\($0) behind" } ?? "?")" : "no standby"
                 state = "epoch \(status.epoch.map { HistoryID.epochDescription($0) } ?? "?"), \(standby)"
             }
-            if status.journalWritable == false { state += ", JOURNAL FULL" }
+            if status.journalWritable == false { state = status.leader == nil ? "JOURNAL FULL" : state + ", JOURNAL FULL" }
             if let quarantined = status.quarantined, !quarantined.isEmpty {
                 // The dispatcher keeps them all; a store lists those it skipped.
                 let seqs = quarantined.prefix(3).map { "\($0.seq)" }.joined(separator: " ") + (quarantined.count > 3 ? " …" : "")
-                state += ", \(quarantined.count) quarantined (\(seqs))"
+                state += ", \(quarantined.count) quarantined (seq \(seqs))"
             }
             rows.append([
                 name, role, "\(status.pid)", uptime, "\(count)", rate, lag,

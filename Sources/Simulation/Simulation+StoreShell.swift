@@ -44,41 +44,6 @@ extension Simulation {
         app == "echo" && actionType == "ping" && (Int(String(decoding: payload, as: UTF8.self)) ?? 0) % 23 == 7
     }
 
-    /// An app's runtime whose reducer "traps" on poison actions: the store's shell sees the trap and
-    /// kills the store, as a real trap would, before anything of that turn leaves it.
-    final class PoisonedRuntime: AppRuntime {
-        let inner: any AppRuntime
-        let trapped: TrapBox
-        init(_ inner: any AppRuntime, trapped: TrapBox) {
-            self.inner = inner
-            self.trapped = trapped
-        }
-        func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
-            guard trapped.seq == nil else { return nil }
-            if Simulation.isPoison(app: app, actionType: actionType, payload: payload) {
-                trapped.seq = stamp.seq
-                return nil
-            }
-            return try inner.reduce(app: app, actionType: actionType, payload: payload, stamp: stamp)
-        }
-        func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
-            guard trapped.seq == nil else { return false }
-            if Simulation.isPoison(app: app, actionType: actionType, payload: payload) {
-                trapped.seq = stamp.seq
-                return false
-            }
-            return try inner.apply(app: app, actionType: actionType, payload: payload, stamp: stamp, runEffects: runEffects)
-        }
-        func encodedState() throws -> [UInt8] { try inner.encodedState() }
-        func takeChanges() throws -> [UInt8]? { try inner.takeChanges() }
-        func forgetChanges() { inner.forgetChanges() }
-        func loadState(_ bytes: [UInt8]) throws { try inner.loadState(bytes) }
-        func encodedSnapshot() throws -> [UInt8] { try inner.encodedSnapshot() }
-        func loadSnapshot(_ bytes: [UInt8]) throws { try inner.loadSnapshot(bytes) }
-        var effectsInFlight: Int { inner.effectsInFlight }
-        func cancelEffects() { inner.cancelEffects() }
-    }
-
     /// What an effect or a runtime reports from inside `apply`, drained by the store's shell right
     /// after. @unchecked: the simulation is single-threaded; the runtimes' callbacks are `@Sendable`
     /// only because the production ones are called from effect tasks.
@@ -113,7 +78,17 @@ extension Simulation {
                 runtime = app.makeRuntime(format: .binary) { _, _, _ in }
             }
             // Only the echo app's reducer meets its actions; another app's store never runs it.
-            return poison && spec.app == "echo" ? PoisonedRuntime(runtime, trapped: trapped) : runtime
+            guard poison && spec.app == "echo" else { return runtime }
+            // Its reducer "traps" on a poison action: the shell sees it and kills the store, as a real
+            // trap would, before anything of that turn leaves it.
+            return InterceptedRuntime(runtime) { app, actionType, payload, stamp in
+                guard trapped.seq == nil else { return false }
+                guard !Simulation.isPoison(app: app, actionType: actionType, payload: payload) else {
+                    trapped.seq = stamp.seq
+                    return false
+                }
+                return true
+            }
         }
         let core = StoreCore(
             rules: rules, snapshot: store.snapshot, effectClientID: rng.next() | 1, now: time(.store(index)),

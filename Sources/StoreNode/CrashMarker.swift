@@ -60,35 +60,3 @@ final class CrashMarker {
         return (died, words[2])
     }
 }
-
-/// An app's runtime that marks each action in a ``CrashMarker`` while its reducer runs.
-final class MarkedRuntime: AppRuntime {
-    let inner: any AppRuntime
-    let marker: CrashMarker
-
-    init(_ inner: any AppRuntime, marker: CrashMarker) {
-        self.inner = inner
-        self.marker = marker
-    }
-
-    func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
-        marker.applying = stamp.seq
-        defer { marker.applying = 0 }
-        return try inner.reduce(app: app, actionType: actionType, payload: payload, stamp: stamp)
-    }
-
-    func apply(app: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
-        marker.applying = stamp.seq
-        defer { marker.applying = 0 }
-        return try inner.apply(app: app, actionType: actionType, payload: payload, stamp: stamp, runEffects: runEffects)
-    }
-
-    func encodedState() throws -> [UInt8] { try inner.encodedState() }
-    func takeChanges() throws -> [UInt8]? { try inner.takeChanges() }
-    func forgetChanges() { inner.forgetChanges() }
-    func loadState(_ bytes: [UInt8]) throws { try inner.loadState(bytes) }
-    func encodedSnapshot() throws -> [UInt8] { try inner.encodedSnapshot() }
-    func loadSnapshot(_ bytes: [UInt8]) throws { try inner.loadSnapshot(bytes) }
-    var effectsInFlight: Int { inner.effectsInFlight }
-    func cancelEffects() { inner.cancelEffects() }
-}

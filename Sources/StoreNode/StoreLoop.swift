@@ -66,7 +66,15 @@ final class StoreLoop: NodeLoop {
             let runtime = configuration.app.makeRuntime(format: configuration.codec) { app, type, payload in
                 control.post(.effectAction(app: app, type: type, payload: payload))
             }
-            return marker.map { MarkedRuntime(runtime, marker: $0) } ?? runtime
+            // The seq being applied is marked while the reducer runs: a crash leaves it behind.
+            return marker.map { marker in
+                InterceptedRuntime(
+                    runtime,
+                    before: { _, _, _, stamp in
+                        marker.applying = stamp.seq
+                        return true
+                    }, after: { marker.applying = 0 })
+            } ?? runtime
         }
         let security = configuration.security
         // An XPUB: views of a selection of the state are known by their subscriptions.

@@ -314,14 +314,19 @@ public final class StoreCore {
                 metadata: [
                     "store": "\(rules.name)", "seq": "\(version)", "reason": "\(error.reason)",
                 ])
-            commands.append(
-                .publish(
-                    Message(
-                        topic: rules.name,
-                        header: Header(
-                            kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
-                            timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(error.reason.utf8))))
+            publishRejection(of: message, reason: error.reason, now: now)
         }
+    }
+
+    /// Says to views and `zflux tail` that the action `message` left the state unchanged, and why.
+    private func publishRejection(of message: Message, reason: String, now: NodeTime) {
+        commands.append(
+            .publish(
+                Message(
+                    topic: rules.name,
+                    header: Header(
+                        kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
+                        timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(reason.utf8))))
     }
 
     /// A request on the snapshot ROUTER from `peer` (SNAPSHOT-REQUEST or STATUS-REQUEST).
@@ -464,14 +469,7 @@ public final class StoreCore {
         logger.warning(
             "a quarantined action is skipped; state unchanged",
             metadata: ["store": "\(rules.name)", "seq": "\(version)", "action": "\(message.header.actionType)"])
-        commands.append(
-            .publish(
-                Message(
-                    topic: rules.name,
-                    header: Header(
-                        kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
-                        timestamp: now.wallNanoseconds, actionType: message.header.actionType),
-                    payload: Array("quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)".utf8))))
+        publishRejection(of: message, reason: "quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)", now: now)
     }
 
     /// The quarantined actions this store skipped since it started, for its status (the first ones).

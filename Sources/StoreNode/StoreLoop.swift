@@ -257,9 +257,11 @@ final class StoreLoop: NodeLoop {
                         logger.warning(
                             "asking the dispatcher to quarantine the action this store keeps dying on",
                             metadata: ["store": "\(configuration.name)", "seq": "\(asked.seq)"])
+                        // With the nodes' effect token: the dispatcher takes a quarantine request from a store only.
                         let request = Message(
-                            topic: configuration.app.name, header: Header(kind: .quarantineRequest, seq: asked.seq), payload: Array(asked.reason.utf8)
-                        )
+                            topic: configuration.app.name,
+                            header: Header(kind: .quarantineRequest, seq: asked.seq, ref: configuration.effectToken ?? 0),
+                            payload: Array(asked.reason.utf8))
                         send(replay, request.frames)
                     }
                 }

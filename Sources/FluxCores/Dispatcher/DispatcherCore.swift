@@ -532,6 +532,11 @@ public final class DispatcherCore {
             commands.append(.replyStatus(.replay, peer: peer))
         case .quarantineRequest:
             let seq = request.header.seq
+            // From a store only: it carries the effect token, which nodes have and clients do not.
+            guard rules.effectToken == nil || request.header.ref == rules.effectToken else {
+                logger.debug("a quarantine request without the nodes' token; ignored", metadata: ["seq": "\(seq)"])
+                return
+            }
             guard steppedDown == nil, seq >= firstSeq, seq >= 1, seq <= durableHead, quarantine[seq] == nil,
                 quarantine.count < DispatcherCore.maxQuarantined
             else { return }

@@ -30,6 +30,9 @@ final class PairLoop: NodeLoop {
     let gate = CampaignGate()
     /// The newest seq any leader has said it committed, as this standby heard it.
     private var committedHeard: UInt64 = 0
+    /// Set when the standby's journal had no room for an append: until then nothing is written (the
+    /// journal is behind what the core believes), and then the core starts again from the journal's end.
+    private var diskFullUntil: UInt64?
     /// Peers' claims of a newer epoch, checked against etcd one at a time.
     let claims = LeadershipClaims()
 
@@ -228,6 +231,15 @@ final class PairLoop: NodeLoop {
                 }
                 if let won { return (won, core.newestEpoch) }
             }
+            if let until = diskFullUntil {
+                // What arrives while the journal could not be written is dropped: the core believes it holds
+                // records the journal lacks, until it starts again from the journal's end.
+                while (try? dealer.receive(dontWait: true)) != nil {}
+                guard MonotonicClock.nowMilliseconds() >= until else { continue }
+                diskFullUntil = nil
+                core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
+                continue
+            }
             if poller.isReadable(dealerIndex) {
                 for _ in 0..<1024 {
                     guard let frames = try dealer.receive(dontWait: true), let message = try? Message(frames: frames) else { break }
@@ -245,7 +257,19 @@ final class PairLoop: NodeLoop {
             case .send(let message):
                 _ = try? dealer.send(message.frames, dontWait: true)
             case .append(let records):
-                try journal.append(records)
+                guard diskFullUntil == nil else { continue }
+                do {
+                    try journal.append(records)
+                } catch let error as JournalError where error.isOutOfSpace {
+                    // Undone whole. No ACK: under sync the leader acknowledges nothing new meanwhile. Once a
+                    // second has passed the standby says hello from what its journal holds, and the leader
+                    // feeds it again (a full disk stalls the pair; it does not crash-loop the standby).
+                    if diskFullUntil == nil {
+                        logger.error("the journal cannot be written; following again in a second", metadata: ["problem": "\(error.message)"])
+                    }
+                    diskFullUntil = MonotonicClock.nowMilliseconds() + 1000
+                    return
+                }
                 try journal.commit()
                 if let last = records.last { core.durable(through: last.header.seq) }
             case .dropRun(let seq):

@@ -32,7 +32,17 @@ extension Journal {
         lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0 else { throw JournalError.posix("open", path) }
         _ = fchmod(lockFD, 0o600)
-        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+        // Asked again for up to a second: a child this process forks holds its copy of the lock's
+        // descriptor until it execs (close-on-exec), so a journal closed and opened again at once can
+        // find its own lock still held for a moment.
+        var locked = flock(lockFD, LOCK_EX | LOCK_NB) == 0
+        var attempts = 0
+        while !locked && errno == EWOULDBLOCK && attempts < 50 {
+            attempts += 1
+            usleep(20_000)
+            locked = flock(lockFD, LOCK_EX | LOCK_NB) == 0
+        }
+        guard locked else {
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
             _ = Glibc.close(lockFD)
             lockFD = -1

@@ -130,8 +130,8 @@ struct BenchCommand: AsyncParsableCommand {
         /// --regression as a fraction (10% → 0.1).
         func threshold() throws -> Double {
             let text = regression.hasSuffix("%") ? String(regression.dropLast()) : regression
-            guard let percent = Double(text), percent >= 0, percent <= 1000 else {
-                throw ValidationError("--regression must be a percentage such as 10% (0…1000)")
+            guard let percent = Double(text), percent >= 0, percent <= 100_000 else {
+                throw ValidationError("--regression must be a percentage such as 10% (0…100000)")
             }
             return percent / 100
         }

@@ -108,8 +108,9 @@ struct BenchSmokeTests {
         // With --json the comparison goes to stderr: stdout is still the one report.
         #expect((try? JSONSerialization.jsonObject(with: Data(regressed.stdout.utf8))) is [String: Any], "\(regressed.stdout)")
 
-        // Against its own earlier report, within a threshold as wide as noise on a busy machine could need.
-        let same = try zflux(run + ["--baseline", earlier, "--regression", "1000%"], timeout: .seconds(120))
+        // Against its own earlier report, within a threshold no noise reaches: on a busy machine a p90 was
+        // seen 14 times its earlier figure (a 1000% threshold failed then); this checks the verdict, not timing.
+        let same = try zflux(run + ["--baseline", earlier, "--regression", "100000%"], timeout: .seconds(120))
         #expect(same.status == 0 && same.stderr.contains("no regression"), "\(same.stderr)")
     }
 

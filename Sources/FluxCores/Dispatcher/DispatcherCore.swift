@@ -609,6 +609,9 @@ public final class DispatcherCore {
             return nil
         }
         let before = head
+        // The dispatcher's own action again: one only effects send is taken too (the effect token).
+        var dispatch = dispatch
+        dispatch.header.ref = rules.effectToken ?? 0
         // Its client id is scoped, as an authenticated client's is: a release cannot pose as another
         // client's dispatch (and be deduplicated against it).
         receivedDispatch(dispatch, from: peer, principal: DispatcherCore.releasePrincipal, now: now)

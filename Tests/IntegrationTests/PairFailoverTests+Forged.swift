@@ -97,14 +97,11 @@ extension PairFailoverTests {
         defer { try? FileManager.default.removeItem(atPath: runDir) }
         let addresses = ["d1": "127.0.0.1", "d2": "127.0.0.2"]
         let pair = try Pair(etcd: run.etcd.endpoint, runDir: runDir, addresses: addresses)
-        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        let started = try await pair.startFollowing(run.client)
+        var nodes = started.nodes
+        let (leader, standby) = (started.leader, started.standby)
         defer { for node in nodes.values { node.stop() } }
-        let leader = try #require(try await Self.waitForLeader(run.client, pair.key), "no dispatcher won the lease within 30 s")
-        let standby = leader == "d1" ? "d2" : "d1"
         let standbyHost = try #require(addresses[standby])
-        try await eventually("the standby to hold its ports", timeout: .seconds(60)) {
-            (nodes[standby]?.stderr ?? "").contains("following the leader")
-        }
         for port: UInt16 in 5570...5573 {
             #expect(!Self.canBind(standbyHost, port), "another process bound the standby's port \(standbyHost):\(port)")
         }
@@ -143,13 +140,8 @@ extension PairFailoverTests {
         let runDir = NSTemporaryDirectory() + "zflux-pair-curve-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: runDir) }
         let pair = try Pair(etcd: run.etcd.endpoint, runDir: runDir, addresses: ["d1": "127.0.0.1", "d2": "127.0.0.2"], secured: true)
-        let nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        let (nodes, leader, _) = try await pair.startFollowing(run.client)
         defer { for node in nodes.values { node.stop() } }
-        let leader = try #require(try await Self.waitForLeader(run.client, pair.key), "no dispatcher won the lease within 30 s")
-        let standby = leader == "d1" ? "d2" : "d1"
-        try await eventually("the standby to follow the leader", timeout: .seconds(60)) {
-            (nodes[standby]?.stderr ?? "").contains("following the leader")
-        }
         // Under sync an ACK means the standby holds the action too: it follows with its member key.
         func dispatch() throws -> CommandResult {
             try zflux(["dispatch", "counter", "incrementTapped", "--run-dir", runDir, "--timeout", "20"], timeout: .seconds(60))
@@ -202,13 +194,8 @@ extension PairFailoverTests {
         let run = try await PairRun.start()
         defer { run.end() }
         let (pair, runDir) = (run.pair, run.pair.runDir)
-        let nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        let (nodes, leader, _) = try await pair.startFollowing(run.client)
         defer { for node in nodes.values { node.stop() } }
-        let leader = try #require(try await Self.waitForLeader(run.client, pair.key), "no dispatcher won the lease within 30 s")
-        let standby = leader == "d1" ? "d2" : "d1"
-        try await eventually("the standby to follow the leader", timeout: .seconds(60)) {
-            (nodes[standby]?.stderr ?? "").contains("following the leader")
-        }
         // 64 MiB in the journal: 1,024 actions of 64 KiB.
         let memo = String(repeating: "m", count: 64 << 10)
         let filled = try zflux(

@@ -68,6 +68,18 @@ struct PairFailoverTests {
         func start(_ name: String) throws -> Follower {
             try Follower(zfluxBinary, ["dispatcher", "--run-dir", runDir, "--node", name])
         }
+
+        /// Both members started, the one etcd names as leader, and the other once it follows it (and,
+        /// over tcp, holds its ports). A member left behind by a failed wait is stopped with its Follower.
+        func startFollowing(_ client: EtcdClient) async throws -> (nodes: [String: Follower], leader: String, standby: String) {
+            let nodes = ["d1": try start("d1"), "d2": try start("d2")]
+            let leader = try #require(try await PairFailoverTests.waitForLeader(client, key), "no dispatcher won the lease within 30 s")
+            let standby = leader == "d1" ? "d2" : "d1"
+            try await eventually("the standby to follow the leader", timeout: .seconds(60)) {
+                (nodes[standby]?.stderr ?? "").contains("following the leader")
+            }
+            return (nodes, leader, standby)
+        }
     }
 
     /// Who holds the lease, as etcd says.

@@ -1,83 +1,11 @@
 import FluxCore
 import Foundation
 import NodeSupport
-import TOMLKit
 
 /// What a config must satisfy, each rule with an error a person can act on: the line of the key when
 /// the file has it. ``topology(runDirectory:transportOverride:basePortOverride:apps:)`` applies them in
 /// order as it lays out the endpoints.
 extension ClusterConfig {
-    /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
-    static let knownKeys: [String: Set<String>] = [
-        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store", "ha"],
-        "cluster": ["name", "transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
-        "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
-        "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal", "key"],
-        "ha": ["etcd", "lease_ms", "replication", "key", "unauthenticated_replication"],
-        "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
-        "limits": ["client_rate", "max_payload_bytes", "payload"],
-        "security": ["server_key", "client_key", "authorized_keys"],
-        "restart": ["max_restarts", "window_s"],
-        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
-    ]
-
-    /// "FILE:LINE: message", the line being where `key` is set in `table` (in its `storeIndex`-th entry
-    /// for an array of tables: `[[store]]`, `[[dispatcher]]`).
-    func error(_ message: String, key: String? = nil, table: String? = nil, storeIndex: Int? = nil) -> ClusterError {
-        ClusterError(
-            "\(source ?? "config"):\(ClusterConfig.line(in: text ?? "", key: key, table: table, storeIndex: storeIndex).map { "\($0): " } ?? " ")\(message)"
-        )
-    }
-
-    static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
-        var current = "", entryCount = -1
-        var tableLine: Int?
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix("[[") {
-                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
-                if current == table { entryCount += 1 }
-            } else if line.hasPrefix("[") {
-                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
-            } else {
-                guard current == (table ?? ""), storeIndex == nil || storeIndex == entryCount else { continue }
-                if tableLine == nil { tableLine = index }
-                if let key, line.hasPrefix(key), line.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") {
-                    return index + 1
-                }
-                continue
-            }
-            if current == (table ?? ""), storeIndex == nil || storeIndex == entryCount, key == nil { return index + 1 }
-        }
-        return tableLine.map { $0 }
-    }
-
-    /// Refuses keys the config format does not have, naming the line.
-    func checkKeys() throws {
-        guard let text, let table = try? TOMLTable(string: text) else { return }
-        func check(_ table: TOMLTable, name: String, storeIndex: Int?) throws {
-            // An array of tables' keys are listed under "[name]" when it may also be a table.
-            let isEntry = storeIndex != nil
-            let known = ClusterConfig.knownKeys[isEntry && name != "store" ? "[\(name)]" : name] ?? []
-            for key in table.keys where !known.contains(key) {
-                let place = name.isEmpty ? "at the top level" : (isEntry ? "in [[\(name)]]" : "in [\(name)]")
-                throw error(
-                    "unknown key '\(key)' \(place) (known: \(known.sorted().joined(separator: ", ")))",
-                    key: key, table: name, storeIndex: storeIndex)
-            }
-        }
-        try check(table, name: "", storeIndex: nil)
-        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart", "ha"] {
-            if let sub = table[name]?.table { try check(sub, name: name, storeIndex: nil) }
-        }
-        for name in ["store", "dispatcher"] {
-            guard let entries = table[name]?.array else { continue }
-            for (index, entry) in entries.enumerated() {
-                if let sub = entry.table { try check(sub, name: name, storeIndex: index) }
-            }
-        }
-    }
-
     /// The transport: `override` (a command's flag), else the config's, else ipc.
     func transport(override: Topology.Transport?) throws -> Topology.Transport {
         let transportName = override?.rawValue ?? cluster?.transport ?? "ipc"

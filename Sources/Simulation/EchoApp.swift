@@ -21,7 +21,7 @@ struct EchoApp: AnyApp {
 
     func check(actionType: String, payload: [UInt8]) throws(ActionError) { _ = try EchoApp.parse(actionType, payload) }
 
-    func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+    func admit(actionType: String, payload: [UInt8], client: UInt64, origin: ActionOrigin, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
         try check(actionType: actionType, payload: payload)
         return payload
     }

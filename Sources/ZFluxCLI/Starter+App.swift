@@ -86,6 +86,15 @@ extension Starter {
                 return nil
             }
 
+            /// The dispatcher's middleware, run on every action before it is sequenced: here, a count of
+            /// each action under where it came from (`client`, `effect`), which `zflux status` shows.
+            /// `context.origin` is proven by the cluster's effect token; without one it says `unverified`.
+            public static let middleware: [Middleware<Action>] = [
+                Middleware("origin", rewrites: false) { action, context in
+                    context.count("\(context.app).\(ActionCoding.caseName(of: action)).\(context.origin)")
+                }
+            ]
+
             /// A pure function: no clock, no I/O. What it wants done in the world it returns as an effect.
             public static let reducer = Reducer<State, Action, Environment> { state, action, environment in
                 switch action {
@@ -133,7 +142,7 @@ extension Starter {
             public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
                 FluxApp(
                     name: name, summary: "a tally: votes for options, and a ballot loaded by an effect", initialState: State(),
-                    reducer: reducer, environment: environment, validate: validate, render: render,
+                    reducer: reducer, environment: environment, validate: validate, middleware: middleware, render: render,
                     actions: [
                         .user(.voteCast(option: "yes"), "vote for an option (one nobody named before is added)"),
                         .user(.loadTapped, "load the ballot: the options to vote on"),

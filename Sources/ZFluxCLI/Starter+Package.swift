@@ -47,6 +47,7 @@ extension Starter {
                     name: "\#(testModule)",
                     dependencies: [
                         "\#(appModule)",
+                        .product(name: "FluxCore", package: "zflux"),
                         .product(name: "FluxTesting", package: "zflux"),
                     ]),
             ],

@@ -2,6 +2,7 @@
 extension Starter {
     var tests: String {
         #"""
+        import FluxCore
         import \#(appModule)
         import FluxTesting
         import Testing
@@ -49,6 +50,21 @@ extension Starter {
             func validation() {
                 #expect(\#(name).validate(.voteCast(option: "  ")) == "an option needs a name")
                 #expect(\#(name).validate(.voteCast(option: "tea")) == nil)
+            }
+        }
+
+        /// The dispatcher's side: what its middleware sees of each action, run here without a cluster.
+        @Suite("\#(name)'s middleware")
+        struct \#(name)MiddlewareTests {
+            @Test("each action is counted under where it came from: a client's vote, an effect's ballot")
+            func countsByOrigin() throws {
+                let app = \#(name).app(environment: .mock)
+                let host = RecordingMiddlewareHost()
+                let vote = try app.wirePayload(type: "voteCast", argumentsJSON: Array(#"{"option":"tea"}"#.utf8))
+                let ballot = try app.wirePayload(type: "ballotLoaded", argumentsJSON: Array(#"{"options":["tea"]}"#.utf8))
+                _ = try app.admit(actionType: "voteCast", payload: vote, client: 1, origin: .client, host: host)
+                _ = try app.admit(actionType: "ballotLoaded", payload: ballot, client: 2, origin: .effect, host: host)
+                #expect(host.counts == ["\#(appName).voteCast.client": 1, "\#(appName).ballotLoaded.effect": 1])
             }
         }
 

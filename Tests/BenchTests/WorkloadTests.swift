@@ -140,6 +140,10 @@ struct WorkloadTests {
             ("[= \"x\"]\n", "w.toml:1:", "table name"),
             ("[load]\r\nclients = 2\r\n[[ [x] ]]\r\n", "w.toml:3:", "table name"),
             ("[load]\r\nclients = 2\r\n[\r\n", "w.toml:3:", "table name"),
+            // A CR inside a header (found by libFuzzer's workload target): toml++ asserted on it.
+            ("[load]\nclients = 2\n[\r[action]]\n", "w.toml:3:", "table name"),
+            // A byte-order mark, then a header whose name is not UTF-8 (found the same way).
+            ("\u{FEFF}[\u{D2}]\n", "w.toml:1:", "table name"),
             ("[load]\nclients = 2\n", "w.toml:", "no [[action]]"),
         ])
     func badFiles(text: String, location: String, message: String) {

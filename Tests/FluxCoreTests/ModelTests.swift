@@ -193,7 +193,9 @@ struct ModelTests {
         struct Named: AnyApp {
             let name: String, reads: [String]
             func check(actionType: String, payload: [UInt8]) throws(ActionError) {}
-            func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] { payload }
+            func admit(
+                actionType: String, payload: [UInt8], client: UInt64, origin: ActionOrigin, host: any MiddlewareHost
+            ) throws(ActionError) -> [UInt8] { payload }
             func describe() -> AppDescription { AppDescription(name: name, summary: "", reads: reads, actions: []) }
             func wirePayload(type: String, argumentsJSON: [UInt8], format: WireCodec.Format) throws(ActionError) -> [UInt8] { [] }
             func makeRuntime(format: WireCodec.Format, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> any AppRuntime {

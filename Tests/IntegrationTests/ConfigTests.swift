@@ -167,7 +167,7 @@ struct ConfigTests {
         let aborted = [
             "[= \"x\"\n", "[[= \"x\"]]\n", "[.a]\n", "[cluster]\n[ = 1]\n", "[\n", "[[\n", "a = 1\n[[ \n[[store]]\n",
             // CRLF line ends (the guard once split on "\n" Characters, and "\r\n" is one) and a bracket after "[[".
-            "[cluster]\r\ntransport = \"ipc\"\r\n[\r\n", "[cluster]\r\n[[ [x] ]]\r\n", "[[ [x] ]]\n",
+            "[cluster]\r\ntransport = \"ipc\"\r\n[\r\n", "[cluster]\r\n[[ [x] ]]\r\n", "[[ [x] ]]\n", "[cluster]\n[\r[store]]\n",
         ]
         for (index, text) in aborted.enumerated() {
             let file = dir + "/regression-\(index).toml"

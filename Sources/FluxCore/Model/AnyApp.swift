@@ -11,7 +11,11 @@ public protocol AnyApp: Sendable {
     /// The dispatcher's admission: decodes and validates a wire action, then runs the app's middleware
     /// chain with `host` for its logs and counts. Returns the payload to sequence (rewritten by the chain,
     /// in the codec it arrived in, or `payload` itself); the dispatcher NACKs with the error's reason.
-    func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8]
+    /// `origin` is what the chain's steps see as ``MiddlewareContext/origin``.
+    func admit(
+        actionType: String, payload: [UInt8], client: UInt64, origin: ActionOrigin, host: any MiddlewareHost
+    ) throws(ActionError)
+        -> [UInt8]
     /// The app for `zflux apps`: its summary and every action with its fields.
     func describe() -> AppDescription
     /// Turns a case name and JSON arguments (from the CLI) into a checked wire payload in `format`.
@@ -31,6 +35,11 @@ public protocol AnyApp: Sendable {
 }
 
 extension AnyApp {
+    /// Admission of a client's action (``admit(actionType:payload:client:origin:host:)`` from a client).
+    public func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+        try admit(actionType: actionType, payload: payload, client: client, origin: .client, host: host)
+    }
+
     /// A payload in the binary codec, the wire's default.
     public func wirePayload(type: String, argumentsJSON: [UInt8]) throws(ActionError) -> [UInt8] {
         try wirePayload(type: type, argumentsJSON: argumentsJSON, format: .binary)
@@ -127,11 +136,15 @@ extension FluxApp: AnyApp {
         if let reason = validate(action) { throw ActionError(reason) }
     }
 
-    public func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+    public func admit(
+        actionType: String, payload: [UInt8], client: UInt64, origin: ActionOrigin, host: any MiddlewareHost
+    )
+        throws(ActionError) -> [UInt8]
+    {
         var action = try decodeAction(actionType: actionType, payload: payload)
         if let reason = validate(action) { throw ActionError(reason) }
         guard !middleware.isEmpty else { return payload }
-        try middleware.run(on: &action, app: name, client: client, host: host)
+        try middleware.run(on: &action, app: name, client: client, origin: origin, host: host)
         guard middleware.contains(where: \.rewrites) else { return payload }
         guard ActionCoding.caseName(of: action) == actionType else {
             throw ActionError(

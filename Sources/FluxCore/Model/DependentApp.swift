@@ -63,8 +63,12 @@ extension DependentApp: AnyApp {
     public var name: String { base.name }
     public var reads: [String] { [other.name] + other.reads }
     public func check(actionType: String, payload: [UInt8]) throws(ActionError) { try base.check(actionType: actionType, payload: payload) }
-    public func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
-        try base.admit(actionType: actionType, payload: payload, client: client, host: host)
+    public func admit(
+        actionType: String, payload: [UInt8], client: UInt64, origin: ActionOrigin, host: any MiddlewareHost
+    )
+        throws(ActionError) -> [UInt8]
+    {
+        try base.admit(actionType: actionType, payload: payload, client: client, origin: origin, host: host)
     }
     public func describe() -> AppDescription {
         AppDescription(name: name, summary: base.summary, reads: reads, actions: base.actions.map(ActionDescription.init))

@@ -60,12 +60,36 @@ public protocol MiddlewareHost: AnyObject {
     func middlewareCount(_ key: String)
 }
 
+/// Where an action the dispatcher is admitting came from, as far as the dispatcher can prove it.
+public enum ActionOrigin: Sendable, Equatable, CustomStringConvertible {
+    /// A client: `zflux dispatch`, a script, a bench, a view's key press.
+    case client
+    /// One of the app's effects, sent by a store's effect client with the cluster's effect token.
+    case effect
+    /// An action an operator released from quarantine (`zflux quarantine release`), sent again by
+    /// the dispatcher itself.
+    case release
+    /// The cluster has no effect token (tcp without `[security]`), so a client and an effect look the same.
+    case unverified
+
+    public var description: String {
+        switch self {
+        case .client: "client"
+        case .effect: "effect"
+        case .release: "release"
+        case .unverified: "unverified"
+        }
+    }
+}
+
 /// What a middleware step knows besides the action.
 public struct MiddlewareContext {
     /// The app the action was dispatched to.
     public let app: String
     /// The client id in the DISPATCH header (0: none given).
     public let client: UInt64
+    /// Where the action came from: a client, an effect, a release from quarantine.
+    public let origin: ActionOrigin
     let step: String
     unowned let host: any MiddlewareHost
 
@@ -85,10 +109,11 @@ public final class RecordingMiddlewareHost: MiddlewareHost {
 
 extension Array {
     /// Runs a middleware chain on `action` in order; the first refusal ends it.
-    public func run<Action>(on action: inout Action, app: String, client: UInt64, host: any MiddlewareHost) throws(ActionError)
-    where Element == Middleware<Action> {
+    public func run<Action>(
+        on action: inout Action, app: String, client: UInt64, origin: ActionOrigin = .client, host: any MiddlewareHost
+    ) throws(ActionError) where Element == Middleware<Action> {
         for step in self {
-            try step.body(&action, MiddlewareContext(app: app, client: client, step: step.name, host: host))
+            try step.body(&action, MiddlewareContext(app: app, client: client, origin: origin, step: step.name, host: host))
         }
     }
 }

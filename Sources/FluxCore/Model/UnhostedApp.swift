@@ -7,7 +7,7 @@
 /// It sends actions as JSON built from a case name and arguments, and leaves judging them to the
 /// dispatcher, which hosts the app: ``check(actionType:payload:)`` accepts anything.
 ///
-/// What needs the app's code is refused: admitting actions (``admit(actionType:payload:client:host:)``),
+/// What needs the app's code is refused: admitting actions (``admit(actionType:payload:client:origin:host:)``),
 /// running its reducer (the runtime from ``makeRuntime(format:deliver:)``), and applying changes-only
 /// updates (the replica from ``makeReplica(format:)`` keeps whole states only, so a view following it
 /// asks for a snapshot whenever changes come).
@@ -25,7 +25,9 @@ public struct UnhostedApp: AnyApp {
     public func check(actionType: String, payload: [UInt8]) throws(ActionError) {}
 
     /// Refuses: only a binary that hosts the app can decode, validate and run its middleware.
-    public func admit(actionType: String, payload: [UInt8], client: UInt64, host: any MiddlewareHost) throws(ActionError) -> [UInt8] {
+    public func admit(
+        actionType: String, payload: [UInt8], client: UInt64, origin: ActionOrigin, host: any MiddlewareHost
+    ) throws(ActionError) -> [UInt8] {
         throw notHosted
     }
 

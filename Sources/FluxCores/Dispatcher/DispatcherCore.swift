@@ -250,7 +250,9 @@ public final class DispatcherCore {
         let payload: [UInt8]
         do {
             // Decoded, validated, then through the app's middleware chain, which may rewrite it.
-            payload = try app.admit(actionType: header.actionType, payload: message.payload, client: sent.clientID, host: self)
+            payload = try app.admit(
+                actionType: header.actionType, payload: message.payload, client: sent.clientID, origin: origin(of: sent, principal: principal),
+                host: self)
         } catch {
             rejected += 1
             nack(peer, sent, error.reason)
@@ -275,6 +277,13 @@ public final class DispatcherCore {
                         history: history.rawValue)),
                 sent.flags.contains(.batchReplies)
             ))
+    }
+
+    /// Where a DISPATCH came from, for the app's middleware: only the effect token tells an effect's apart.
+    private func origin(of sent: Header, principal: [UInt8]?) -> ActionOrigin {
+        if principal == DispatcherCore.releasePrincipal { return .release }
+        guard let token = rules.effectToken else { return .unverified }
+        return sent.ref == token ? .effect : .client
     }
 
     private func nack(_ peer: [UInt8], _ header: Header, _ reason: String, flags: Header.Flags = []) {

@@ -205,6 +205,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = leader.takeCommands()
             _ = standby.takeCommands()
         }
+    case "dispatch-batch":
+        // A DISPATCH-BATCH as a client may send it (issue 36): its first byte the count it claims, the
+        // rest its payload, into a dispatcher core with every catalog app. Each entry is an ACK or a
+        // NACK, the whole a NACK, never a trap.
+        guard let count = bytes.first else { break }
+        let batch = Message(header: Header(kind: .dispatchBatch, flags: .batchReplies, seq: UInt64(count)), payload: Array(bytes.dropFirst()))
+        let now = NodeTime(milliseconds: 1_000, wallNanoseconds: 1_700_000_000_000_000_000)
+        let core = DispatcherCore(rules: DispatcherRules(apps: apps), head: 0, history: HistoryID(cluster: 1, epoch: 1), now: now, logger: quiet)
+        core.receivedIntake(.success(batch), from: [1], now: now)
+        core.endOfBurst()
+        if core.head > 0 { core.durable(through: core.head) }
+        _ = core.takeCommands()
     #if ZFLUX_FUZZ_TOML
         case "config":
             // A cluster config as `cluster up --config` reads it (issue 35): the TOML header guard, toml++

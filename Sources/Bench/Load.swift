@@ -15,7 +15,8 @@ public final class LoadProgress: Sendable {
 }
 
 /// The dispatching side of a run: `clients` DEALER connections on one thread, each its own client id,
-/// sending DISPATCH at the scheduled instants (a timerfd wakes the thread on time) and reading ACKs.
+/// sending what fell due at the scheduled instants (a timerfd wakes the thread on time) and reading
+/// ACKs. What falls due together goes as one DISPATCH-BATCH per connection; nothing waits to fill one.
 public struct LoadClient: Sendable {
     public var intake: String
     /// What action `i` is: its app, type and payload.
@@ -88,12 +89,37 @@ public struct LoadClient: Sendable {
         var turnedAway: [Int] = []
         /// Sends action `position`, of mix kind `kind`, on its client's connection; false if the queue
         /// is full. A resend is the same message: same client id and client seq.
+        func dispatch(_ position: Int, kind: Int) -> Message {
+            Message(
+                topic: topics[kind],
+                header: Header(
+                    kind: .dispatch, flags: .batchReplies, clientID: clientIDs[position % clients], clientSeq: UInt64(position + 1),
+                    actionType: mix.kinds[kind].type),
+                payload: mix.payload(of: position))
+        }
         func send(_ position: Int, kind: Int) throws -> Bool {
-            let client = position % clients
-            let header = Header(
-                kind: .dispatch, flags: .batchReplies, clientID: clientIDs[client], clientSeq: UInt64(position + 1),
-                actionType: mix.kinds[kind].type)
-            return try sockets[client].send([topics[kind], header.encoded(), mix.payload(of: position)], dontWait: true)
+            try sockets[position % clients].send(dispatch(position, kind: kind).frames, dontWait: true)
+        }
+        /// Sends what fell due, `next..<due`, each connection's share as one DISPATCH-BATCH (a lone one
+        /// as DISPATCH): one message per connection per turn, however many fell due. Returns where
+        /// sending stopped: `due`, or the first action of a connection whose queue was full (what was
+        /// sent after it goes again then, and the dispatcher deduplicates it).
+        func sendDue(from next: Int, to due: Int) throws -> Int {
+            let end = min(due, next + DispatchBatch.maxDispatches * clients)
+            var stopped = end
+            for client in 0..<clients {
+                var position = next + (client - next % clients + clients) % clients
+                guard position < end else { continue }
+                var batch: [Message] = []
+                let first = position
+                while position < end {
+                    batch.append(dispatch(position, kind: mix.kind(of: position)))
+                    position += clients
+                }
+                let message = batch.count == 1 ? batch[0] : DispatchBatch.message(batch)
+                if try !sockets[client].send(message.frames, dontWait: true) { stopped = min(stopped, first) }
+            }
+            return stopped
         }
         // The instant the timer is set for, and the one it last fired at (see `timerWakeQuantum`).
         var armed: UInt64 = 0
@@ -108,11 +134,13 @@ public struct LoadClient: Sendable {
             if now >= start {
                 let due = schedule.dueCount(atElapsed: elapsed)
                 while next < due {
-                    let kind = mix.kind(of: next)
-                    guard try send(next, kind: kind) else { break }
-                    log.kind[next] = UInt16(kind)
-                    sentAt[next] = now
-                    next += 1
+                    let sent = try sendDue(from: next, to: due)
+                    guard sent > next else { break }
+                    for position in next..<sent {
+                        log.kind[position] = UInt16(mix.kind(of: position))
+                        sentAt[position] = now
+                    }
+                    next = sent
                 }
                 log.sent = next
                 progress.sentCount.store(next, ordering: .relaxed)

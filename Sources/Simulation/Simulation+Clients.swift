@@ -19,16 +19,25 @@ extension Simulation {
         let client = clients[index]
         guard now < options.faultPhaseMicros, client.issued < options.actionsPerClient else { return }
         if client.outstanding.count < 4 {
-            client.issued += 1
-            let (app, type, payload) = nextAction()
-            let message = Message(
-                topic: app,
-                header: Header(
-                    kind: .dispatch, flags: index % 2 == 1 ? .batchReplies : [], clientID: client.id, clientSeq: client.nextClientSeq,
-                    actionType: type), payload: payload)
-            client.outstanding[client.nextClientSeq] = (message, now)
-            client.nextClientSeq += 1
-            send(.intake(peer: Simulation.peerID(.client(index), 1), message), from: .client(index), to: .dispatcher(client.target))
+            // A batching client (odd index) sends what it has queued, one to three, as one DISPATCH-BATCH.
+            let batching = index % 2 == 1
+            let count = min(batching ? rng.int(1...3) : 1, 4 - client.outstanding.count, options.actionsPerClient - client.issued)
+            var messages: [Message] = []
+            for _ in 0..<count {
+                client.issued += 1
+                let (app, type, payload) = nextAction()
+                let message = Message(
+                    topic: app,
+                    header: Header(
+                        kind: .dispatch, flags: batching ? .batchReplies : [], clientID: client.id, clientSeq: client.nextClientSeq,
+                        actionType: type), payload: payload)
+                client.outstanding[client.nextClientSeq] = (message, now)
+                client.nextClientSeq += 1
+                messages.append(message)
+            }
+            send(
+                .intake(peer: Simulation.peerID(.client(index), 1), messages.count == 1 ? messages[0] : DispatchBatch.message(messages)),
+                from: .client(index), to: .dispatcher(client.target))
             if !client.retryScheduled {
                 client.retryScheduled = true
                 queue.schedule(.clientRetry(index), at: now + 200_000)
@@ -55,9 +64,14 @@ extension Simulation {
         let client = clients[index]
         client.retryScheduled = false
         if options.ha && !client.outstanding.isEmpty { client.target = dispatcherTarget(for: .client(index), current: client.target) }
+        var again: [Message] = []
         for (clientSeq, entry) in client.outstanding.sorted(by: { $0.key < $1.key }) where now - entry.sentAt >= 200_000 {
             client.outstanding[clientSeq]?.sentAt = now
-            send(.intake(peer: Simulation.peerID(.client(index), 1), entry.message), from: .client(index), to: .dispatcher(client.target))
+            again.append(entry.message)
+        }
+        // A batching client sends its retries together, as it sends anything it has queued.
+        for message in index % 2 == 1 && again.count > 1 ? [DispatchBatch.message(again)] : again {
+            send(.intake(peer: Simulation.peerID(.client(index), 1), message), from: .client(index), to: .dispatcher(client.target))
         }
         if !client.outstanding.isEmpty {
             client.retryScheduled = true

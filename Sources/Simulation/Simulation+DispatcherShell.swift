@@ -101,6 +101,13 @@ extension Simulation {
         }
         guard let core = shell.core else { return }
         switch delivery {
+        case .intake(let peer, let message) where message.kind == .dispatchBatch:
+            let entries = (try? DispatchBatch.dispatches(of: message)) ?? []
+            let first =
+                entries.first.map { "\(sender(of: $0)), client seqs \($0.header.clientSeq)…\(entries[entries.count - 1].header.clientSeq)" } ?? "?"
+            record(
+                10, node.code, entries.first?.header.clientSeq ?? 0, "\(name(of: node)) receives a DISPATCH-BATCH of \(entries.count) from \(first)")
+            core.receivedIntake(.success(message), from: peer, now: time(node))
         case .intake(let peer, let message):
             record(
                 10, node.code, message.header.clientSeq,

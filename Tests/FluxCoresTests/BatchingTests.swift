@@ -134,4 +134,56 @@ struct BatchingTests {
         four[2] = 4
         #expect(throws: ProtocolError.self) { try Header(decoding: four) }
     }
+
+    @Test(
+        "a DISPATCH-BATCH is taken as its DISPATCHes one by one: the good ones sequenced in order and answered by one ACK-BATCH, a bad one NACKed alone by its client seq, a resent batch sequencing nothing twice"
+    )
+    func dispatchBatches() throws {
+        let core = F.makeDispatcher(apps: [Counter.app(), Todo.app(environment: .mock())])
+        var refused = try dispatch(2, client: 4, app: "todo").get()
+        refused.header.actionType = "noSuchAction"
+        let entries = [try dispatch(1, client: 4).get(), refused, try dispatch(3, client: 4, app: "todo").get(), try dispatch(4, client: 4).get()]
+        let batch = DispatchBatch.message(entries)
+        #expect(try DispatchBatch.dispatches(of: batch) == entries, "what was packed is what is read")
+        core.receivedIntake(.success(batch), from: [1], now: F.at(0))
+        core.endOfBurst()
+        let nacks = core.takeCommands().compactMap(\.intakeReply)
+        #expect(nacks.map(\.kind) == [.nack] && nacks.first?.header.clientSeq == 2, "only the bad entry is refused, by its own client seq")
+        #expect(core.head == 3)
+        core.durable(through: 3)
+        let replies = core.takeCommands().compactMap(\.intakeReply)
+        #expect(replies.map(\.kind) == [.ackBatch], "the three ACKs come together, though no entry asked for ACK-BATCH itself")
+        let acks = try AckBatch(try #require(replies.first)).entries
+        #expect(acks.map(\.clientSeq) == [1, 3, 4] && acks.map(\.seq) == [1, 2, 3])
+
+        // The same batch again (a client that heard nothing): answered from the dedup table.
+        core.receivedIntake(.success(batch), from: [1], now: F.at(1))
+        core.endOfBurst()
+        #expect(core.head == 3, "nothing is sequenced twice")
+        let again = core.takeCommands().compactMap(\.intakeReply)
+        #expect(again.filter { $0.kind == .nack }.count == 1)
+        let repeated = try again.filter { $0.kind != .nack }.flatMap { try AckBatch.unpack($0) }
+        #expect(repeated.map(\.header.seq) == [1, 2, 3])
+    }
+
+    @Test("a DISPATCH-BATCH that is not what it says is refused whole, and nothing in it is sequenced")
+    func malformedDispatchBatches() throws {
+        let core = F.makeDispatcher()
+        let good = DispatchBatch.message([try dispatch(1).get(), try dispatch(2).get()])
+        var miscounted = good
+        miscounted.header.seq = 3
+        var holdsAnAction = good
+        holdsAnAction.payload = ReplayBatch.encode([F.action(1), F.action(2)])
+        var empty = good
+        empty.header.seq = 0
+        empty.payload = ReplayBatch.encode([])
+        for bad in [miscounted, holdsAnAction, empty] {
+            #expect(throws: ProtocolError.self) { try DispatchBatch.dispatches(of: bad) }
+            core.receivedIntake(.success(bad), from: [1], now: F.at(0))
+            core.endOfBurst()
+            let replies = core.takeCommands().compactMap(\.intakeReply)
+            #expect(replies.map(\.kind) == [.nack] && String(decoding: replies[0].payload, as: UTF8.self).hasPrefix("bad message"))
+        }
+        #expect(core.head == 0)
+    }
 }

@@ -140,3 +140,37 @@ public struct AckBatch: Equatable, Sendable {
         message.kind == .ackBatch ? try AckBatch(message).acks : [message]
     }
 }
+
+/// DISPATCH-BATCH: what a client has queued when its loop turns, as one message (protocol 3).
+///
+/// Header: `seq` = the number of DISPATCHes, flag ``Header/Flags/batchReplies``, every other field 0;
+/// the topic is empty (the entries may be of several apps). Payload: the REPLAY-BATCH layout, each
+/// entry a whole DISPATCH (its app as topic, its header, its payload). The dispatcher takes each entry
+/// as if it had arrived alone, in order, and answers each as it would have: an ACK (several of one
+/// client's together as ACK-BATCH) or a NACK naming that entry's client id and client seq. One entry
+/// refused does not refuse the others. A client that sends single DISPATCHes never needs this kind.
+public enum DispatchBatch {
+    /// The most DISPATCHes one batch may hold (a client sends more as several batches).
+    public static let maxDispatches = 1024
+
+    /// `dispatches` (DISPATCH messages, at most ``maxDispatches``) as one DISPATCH-BATCH.
+    public static func message(_ dispatches: [Message]) -> Message {
+        precondition(dispatches.count <= maxDispatches, "a DISPATCH-BATCH holds at most \(maxDispatches) DISPATCHes")
+        return Message(
+            header: Header(kind: .dispatchBatch, flags: .batchReplies, seq: UInt64(dispatches.count)), payload: ReplayBatch.encode(dispatches))
+    }
+
+    /// The DISPATCHes of a DISPATCH-BATCH, checked against its header: as many as it says, at most
+    /// ``maxDispatches``, each a DISPATCH.
+    public static func dispatches(of batch: Message) throws(ProtocolError) -> [Message] {
+        guard batch.kind == .dispatchBatch else { throw ProtocolError(.unexpectedKind, "expected DISPATCH-BATCH, got \(batch.kind)") }
+        guard batch.header.seq >= 1, batch.header.seq <= UInt64(maxDispatches) else {
+            throw ProtocolError(.malformedPayload, "a DISPATCH-BATCH holds 1 to \(maxDispatches) DISPATCHes, not \(batch.header.seq)")
+        }
+        let dispatches = try ReplayBatch.decode(batch.payload, holding: .dispatch)
+        guard dispatches.count == Int(batch.header.seq) else {
+            throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes, holds \(dispatches.count)")
+        }
+        return dispatches
+    }
+}

@@ -54,6 +54,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// client → dispatcher intake: sequence the quarantined action at `seq` again, as a new action
     /// (after the reducer was fixed); answered by ACK (its new seq) or NACK.
     case quarantineRelease = 24
+    /// client → dispatcher intake: several DISPATCHes in one message (``DispatchBatch``), answered as
+    /// each DISPATCH in it would be, the ACKs together as ACK-BATCHes.
+    case dispatchBatch = 25
 
     /// The protocol version a header of this kind is written with: the kinds protocol 3 added say 3,
     /// so an older reader refuses them by their version, and every other kind still says 2.
@@ -85,6 +88,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .replicaRefuse: "REPLICA-REFUSE"
         case .quarantineRequest: "QUARANTINE-REQUEST"
         case .quarantineRelease: "QUARANTINE-RELEASE"
+        case .dispatchBatch: "DISPATCH-BATCH"
         }
     }
 }

@@ -39,6 +39,12 @@ public enum ReplayBatch {
     }
 
     public static func decode(_ bytes: [UInt8]) throws(ProtocolError) -> [Message] {
+        try decode(bytes, holding: .action)
+    }
+
+    /// The messages of a batch in this layout whose every entry must be of `kind` (ACTION in replay and
+    /// ACTION-BATCH, DISPATCH in a DISPATCH-BATCH).
+    public static func decode(_ bytes: [UInt8], holding kind: MessageKind) throws(ProtocolError) -> [Message] {
         var offset = 0
         func readLength() throws(ProtocolError) -> Int {
             guard bytes.count - offset >= 4 else { throw ProtocolError(.truncated, "replay batch ends inside a length") }
@@ -64,8 +70,8 @@ public enum ReplayBatch {
         for _ in 0..<count {
             let topic = try readPart()
             let header = try Header(decoding: try readPart())
-            guard header.kind == .action else {
-                throw ProtocolError(.unexpectedKind, "replay batch holds a \(header.kind) message, expected ACTION")
+            guard header.kind == kind else {
+                throw ProtocolError(.unexpectedKind, "batch holds a \(header.kind) message, expected \(kind)")
             }
             messages.append(Message(topic: topic, header: header, payload: try readPart()))
         }

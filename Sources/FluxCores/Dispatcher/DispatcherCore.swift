@@ -175,13 +175,24 @@ public final class DispatcherCore {
         switch message.kind {
         case .dispatch:
             receivedDispatch(message, from: peer, principal: principal, now: now)
+        case .dispatchBatch:
+            // Each entry as if it had come alone; its ACKs go out together, as an ACK-BATCH.
+            do {
+                for var dispatch in try DispatchBatch.dispatches(of: message) {
+                    dispatch.header.flags.insert(.batchReplies)
+                    receivedDispatch(dispatch, from: peer, principal: principal, now: now)
+                }
+            } catch {
+                rejected += 1
+                nack(peer, message.header, "bad message: \(error)")
+            }
         case .statusRequest:
             commands.append(.replyStatus(.intake, peer: peer))
         case .quarantineRelease:
             receivedRelease(message.header, from: peer, now: now)
         default:
             rejected += 1
-            nack(peer, message.header, "the intake accepts DISPATCH, QUARANTINE-RELEASE and STATUS-REQUEST, not \(message.kind)")
+            nack(peer, message.header, "the intake accepts DISPATCH, DISPATCH-BATCH, QUARANTINE-RELEASE and STATUS-REQUEST, not \(message.kind)")
         }
     }
 

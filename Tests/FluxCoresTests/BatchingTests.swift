@@ -126,6 +126,25 @@ struct BatchingTests {
         #expect(core.version == 3 && core.takeCommands().compactMap(\.replayFrom) == [4], "the next action shows the gap, and a replay fills it")
     }
 
+    @Test("the effects' actions of one turn go to the intake as one DISPATCH-BATCH, and one ACK-BATCH answers them all")
+    func effectsBatch() throws {
+        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { RecordingRuntime() }
+        core.start(now: F.at(0))
+        _ = core.takeCommands()
+        core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(1))
+        let lone = core.takeCommands().compactMap(\.dispatched)
+        #expect(lone.map(\.kind) == [.dispatch], "one effect's action alone is a DISPATCH")
+        for _ in 0..<3 { core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(2)) }
+        let sent = core.takeCommands().compactMap(\.dispatched)
+        try #require(sent.count == 1)
+        let entries = try DispatchBatch.dispatches(of: sent[0])
+        #expect(entries.map(\.header.clientSeq) == [2, 3, 4] && entries.allSatisfy { $0.header.clientID == 7 })
+        #expect(core.status(now: F.at(3), subscribers: 0, pid: 1).effectsUnanswered == 4)
+        let acks = AckBatch(entries: (1...4).map { AckBatch.Entry(seq: $0, clientID: 7, clientSeq: $0, timestamp: 0) }, history: 0)
+        core.receivedIntakeReply(acks.message)
+        #expect(core.status(now: F.at(4), subscribers: 0, pid: 1).effectsUnanswered == 0, "the ACK-BATCH answers every one")
+    }
+
     @Test("the new kinds are written as protocol 3, the others still as 2, and a reader takes 1 to 3")
     func versions() throws {
         #expect(Header(kind: .actionBatch).encoded()[2] == 3 && Header(kind: .ackBatch).encoded()[2] == 3)

@@ -283,7 +283,11 @@ struct StoreCoreTests {
         let (core, _) = makeStore()
         core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(0))
         core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(0))
-        #expect(core.takeCommands().compactMap(\.dispatched).map(\.header.clientSeq) == [1, 2])
+        // The two go together, as one DISPATCH-BATCH.
+        let sent = core.takeCommands().compactMap(\.dispatched).flatMap {
+            $0.kind == .dispatchBatch ? (try? DispatchBatch.dispatches(of: $0)) ?? [] : [$0]
+        }
+        #expect(sent.map(\.header.clientSeq) == [1, 2])
         // The intake refuses the first for now, the second for good.
         core.receivedIntakeReply(
             Message(header: Header(kind: .nack, flags: .retryLater, clientID: 7, clientSeq: 1), payload: Array("rate limited".utf8)))

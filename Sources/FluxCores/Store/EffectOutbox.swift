@@ -2,7 +2,8 @@ import FluxCore
 
 /// The actions a store's effects sent to the dispatcher's intake, kept until the intake answers.
 ///
-/// Each goes out as a DISPATCH under the store's own client id and the next client seq, and is sent
+/// Each goes out as a DISPATCH (several of one turn as one DISPATCH-BATCH: ``StoreCore/takeCommands()``)
+/// under the store's own client id and the next client seq, and is sent
 /// again after `retryMilliseconds` while unanswered: the intake deduplicates by client seq, so a retry
 /// never becomes a second action. An intake that refuses one for now (rate limited) doubles its wait,
 /// up to ``maxRetryMilliseconds``. Bounded: past `limit` unanswered, a new action is refused.

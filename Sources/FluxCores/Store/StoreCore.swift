@@ -148,9 +148,35 @@ public final class StoreCore {
     }
 
     /// Everything decided since the last call, in order.
+    /// The commands since the last call. The effects' DISPATCHes among them go as one DISPATCH-BATCH
+    /// (per 1,024), in their order, where the first of them was: one message to the intake per turn
+    /// however many effects answered, and one ACK-BATCH back.
     public func takeCommands() -> [Command] {
         defer { commands.removeAll(keepingCapacity: true) }
-        return commands
+        var dispatches = 0
+        for command in commands { if case .dispatch = command { dispatches += 1 } }
+        guard dispatches > 1 else { return commands }
+        var out: [Command] = []
+        out.reserveCapacity(commands.count - dispatches + 1)
+        var pending: [Message] = []
+        var place: Int? = nil
+        for command in commands {
+            guard case .dispatch(let message) = command else {
+                out.append(command)
+                continue
+            }
+            if place == nil {
+                place = out.count
+                out.append(command)  // its place, filled below
+            }
+            pending.append(message)
+        }
+        let batches = stride(from: 0, to: pending.count, by: DispatchBatch.maxDispatches).map { start in
+            let chunk = Array(pending[start..<min(pending.count, start + DispatchBatch.maxDispatches)])
+            return Command.dispatch(chunk.count == 1 ? chunk[0] : DispatchBatch.message(chunk))
+        }
+        if let place { out.replaceSubrange(place...place, with: batches) }
+        return out
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
@@ -365,9 +391,13 @@ public final class StoreCore {
 
     /// The intake's answer (ACK or NACK) to an effect's action.
     public func receivedIntakeReply(_ reply: Message) {
-        // Refused for now, it is kept, and waits longer before each new try.
-        guard case .refused(let reason) = outbox.answered(reply) else { return }
-        logger.warning("an effect's action was refused", metadata: ["store": "\(rules.name)", "reason": "\(reason)"])
+        // A DISPATCH-BATCH's ACKs come together, as an ACK-BATCH.
+        guard let replies = try? AckBatch.unpack(reply) else { return }
+        for reply in replies {
+            // Refused for now, it is kept, and waits longer before each new try.
+            guard case .refused(let reason) = outbox.answered(reply) else { continue }
+            logger.warning("an effect's action was refused", metadata: ["store": "\(rules.name)", "reason": "\(reason)"])
+        }
     }
 
     /// A turn of the loop: after every drained burst, and at ``nextDeadlineMs`` at the latest. Publishes

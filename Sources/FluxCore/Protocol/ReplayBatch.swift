@@ -13,10 +13,14 @@ public enum ReplayBatch {
     /// One message as `u32 topic length, topic, u32 header length, header, u32 payload length, payload`:
     /// the entry format of replay batches and of journal records.
     public static func appendEntry(_ message: Message, to out: inout [UInt8]) {
-        for part in [message.topic, message.header.encoded(), message.payload] {
-            out.appendLittleEndian(UInt32(part.count))
-            out.append(contentsOf: part)
-        }
+        let header = message.encodedHeader
+        out.reserveCapacity(out.count + 12 + message.topic.count + header.count + message.payload.count)
+        out.appendLittleEndian(UInt32(message.topic.count))
+        out.append(contentsOf: message.topic)
+        out.appendLittleEndian(UInt32(header.count))
+        out.append(contentsOf: header)
+        out.appendLittleEndian(UInt32(message.payload.count))
+        out.append(contentsOf: message.payload)
     }
 
     /// Decodes one entry that fills `bytes` exactly.

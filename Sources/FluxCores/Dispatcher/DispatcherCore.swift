@@ -87,9 +87,17 @@ public final class DispatcherCore {
     private var stamped: [Message] = []
     /// Actions handed to the journal and not yet durable: published once they are.
     private var unpublished: [Message] = []
-    /// Replies waiting until everything up to `upTo` is durable, in order. `batched`: the client reads
-    /// ACK-BATCH.
-    private var waitingReplies: [(upTo: UInt64, peer: [UInt8], reply: Message, batched: Bool)] = []
+    /// An ACK waiting until everything up to `upTo` is durable: what it will say, not yet a message
+    /// (a batching client's ACKs become entries of one ACK-BATCH, and never messages of their own).
+    private struct WaitingReply {
+        var upTo: UInt64
+        var peer: [UInt8]
+        var ack: AckBatch.Entry
+        /// The client reads ACK-BATCH.
+        var batched: Bool
+    }
+    /// ACKs waiting for durability, in order.
+    private var waitingReplies: [WaitingReply] = []
     /// Replay requests that came while a new leader settled, the newest per peer: served once it has.
     private var deferredReplays: [(request: Message, peer: [UInt8])] = []
     static let deferredReplayLimit = 1024
@@ -211,13 +219,9 @@ public final class DispatcherCore {
         if header.clientID != 0, !brokenRules.contains(.dedup), let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
             // A retry of something already sequenced: answer again once it is durable, sequence nothing.
             waitingReplies.append(
-                (
-                    seq, peer,
-                    Message(
-                        header: Header(
-                            kind: .ack, seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, history: history.rawValue)),
-                    sent.flags.contains(.batchReplies)
-                ))
+                WaitingReply(
+                    upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: 0),
+                    batched: sent.flags.contains(.batchReplies)))
             return
         }
         // A retry of something sequenced waits (above); nothing new is taken while the journal cannot be written.
@@ -270,24 +274,22 @@ public final class DispatcherCore {
             return
         }
         head += 1
-        let action = Message(
+        var action = Message(
             topic: message.topic,
             header: Header(
                 kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
                 timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload)
+        // Encoded once here: the journal's record and the ACTION-BATCH entry are these bytes.
+        action.keepEncodedHeader()
         stamped.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
         waitingReplies.append(
-            (
-                head, peer,
-                Message(
-                    header: Header(
-                        kind: .ack, seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: action.header.timestamp,
-                        history: history.rawValue)),
-                sent.flags.contains(.batchReplies)
-            ))
+            WaitingReply(
+                upTo: head, peer: peer,
+                ack: AckBatch.Entry(seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds),
+                batched: sent.flags.contains(.batchReplies)))
     }
 
     /// Where a DISPATCH came from, for the app's middleware: only the effect token tells an effect's apart.
@@ -375,25 +377,40 @@ public final class DispatcherCore {
     private func releaseReplies() {
         var released = 0
         // Per batching client, where its ACK-BATCH goes in the replies and what it holds.
-        var batches: [[UInt8]: (position: Int, entries: [AckBatch.Entry])] = [:]
+        var batchOf: [[UInt8]: Int] = [:]
+        var batches: [(peer: [UInt8], position: Int, entries: [AckBatch.Entry])] = []
+        // The batch the last reply went to: consecutive replies to one client skip the lookup.
+        var last = -1
         for waiting in waitingReplies {
             guard waiting.upTo <= durableHead || brokenRules.contains(.durableBeforeAck) else { break }
             released += 1
             guard waiting.batched else {
-                commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
+                commands.append(.reply(.intake, peer: waiting.peer, ackMessage(waiting.ack)))
                 continue
             }
-            if batches[waiting.peer] == nil {
-                batches[waiting.peer] = (commands.count, [])
-                // Its place, filled below.
-                commands.append(.reply(.intake, peer: waiting.peer, waiting.reply))
+            if last < 0 || batches[last].peer != waiting.peer {
+                if let known = batchOf[waiting.peer] {
+                    last = known
+                } else {
+                    last = batches.count
+                    batchOf[waiting.peer] = last
+                    batches.append((waiting.peer, commands.count, []))
+                    // Its place: a lone ACK stays one, more become an ACK-BATCH below.
+                    commands.append(.reply(.intake, peer: waiting.peer, ackMessage(waiting.ack)))
+                }
             }
-            batches[waiting.peer]?.entries.append(AckBatch.Entry(waiting.reply.header))
+            batches[last].entries.append(waiting.ack)
         }
         waitingReplies.removeFirst(released)
-        for (peer, batch) in batches where batch.entries.count > 1 {
-            commands[batch.position] = .reply(.intake, peer: peer, AckBatch(entries: batch.entries, history: history.rawValue).message)
+        for batch in batches where batch.entries.count > 1 {
+            commands[batch.position] = .reply(.intake, peer: batch.peer, AckBatch(entries: batch.entries, history: history.rawValue).message)
         }
+    }
+
+    private func ackMessage(_ ack: AckBatch.Entry) -> Message {
+        Message(
+            header: Header(
+                kind: .ack, seq: ack.seq, clientID: ack.clientID, clientSeq: ack.clientSeq, timestamp: ack.timestamp, history: history.rawValue))
     }
 
     // MARK: Replication

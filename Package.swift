@@ -127,6 +127,12 @@ let package = Package(
             ]),
         // The stock binary: the CLI with the example apps and screens.
         .executableTarget(name: "zflux", dependencies: ["ZFluxCLI", "Examples", "ExampleViews"]),
+        // Allocations per action through the dispatcher's and a store's cores (AllocationTests): a
+        // counter that stands in for glibc's allocator, linked into this one executable only.
+        .target(name: "CAllocationCounter"),
+        .executableTarget(
+            name: "zflux-allocations",
+            dependencies: ["CAllocationCounter", "FluxCore", "FluxCores", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "FluxWire", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),

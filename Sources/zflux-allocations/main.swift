@@ -1,0 +1,88 @@
+// Counts the heap allocations per action of the dispatcher's core and of a store's core, the two
+// places every action passes through, as swift-nio's allocation-counter tests count theirs.
+//
+//   zflux-allocations [ACTIONS]
+//
+// Prints one JSON object: allocations per action for each core, measured over ACTIONS ledger.post
+// actions (10,000 by default) in bursts of 100, after a warm-up that fills every table once.
+// `AllocationTests` runs it and fails when a count grows past its recorded limit.
+import CAllocationCounter
+import Examples
+import FluxCore
+import FluxCores
+import Logging
+
+let actions = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 10_000
+let burst = 100
+let quiet = Logger(label: "allocations") { _ in SwiftLogNoOpLogHandler() }
+let ledger = Ledger.app()
+func at(_ milliseconds: UInt64) -> NodeTime { NodeTime(milliseconds: milliseconds, wallNanoseconds: Int64(milliseconds) * 1_000_000) }
+
+let payloads: [[UInt8]]
+do {
+    payloads = try (0..<16).map { index in
+        try ledger.wirePayload(type: "post", argumentsJSON: Array(#"{"account":\#(index),"amount":5,"memo":"rent"}"#.utf8))
+    }
+} catch {
+    fatalError("the ledger's post payload: \(error)")
+}
+
+/// The dispatcher's core: `count` dispatches from one batching client, a burst at a time, each burst
+/// made durable and released. Returns what was published, for the store.
+func runDispatcher(from first: Int, count: Int, core: DispatcherCore, published: inout [Message]) {
+    var position = first
+    while position < first + count {
+        for _ in 0..<burst {
+            let dispatch = Message(
+                topic: Array("ledger".utf8),
+                header: Header(kind: .dispatch, flags: .batchReplies, clientID: 1, clientSeq: UInt64(position + 1), actionType: "post"),
+                payload: payloads[position % payloads.count])
+            core.receivedIntake(.success(dispatch), from: [1, 2, 3, 4, 5], now: at(UInt64(position)))
+            position += 1
+        }
+        core.endOfBurst()
+        core.durable(through: core.head)
+        for command in core.takeCommands() { if case .publish(let message) = command { published.append(message) } }
+    }
+}
+
+let dispatcher = DispatcherCore(
+    rules: DispatcherRules(apps: [ledger]), head: 0, history: HistoryID(cluster: 1, epoch: 1), now: at(0), logger: quiet)
+var warmUpPublished: [Message] = []
+let warmUp = 2_000
+runDispatcher(from: 0, count: warmUp, core: dispatcher, published: &warmUpPublished)
+var published: [Message] = []
+published.reserveCapacity(actions)
+var before = zflux_allocation_count()
+runDispatcher(from: warmUp, count: actions, core: dispatcher, published: &published)
+let dispatcherAllocations = Double(zflux_allocation_count() - before) / Double(actions)
+
+// A store's core applying what the dispatcher published: the warm-up's messages, then the counted ones.
+let store = StoreCore(
+    rules: StoreRules(name: "ledger", app: ledger), snapshot: nil, effectClientID: 7, now: at(0), logger: quiet
+) { ledger.makeRuntime { _, _, _ in } }
+store.start(now: at(0))
+store.receivedReplay(Message(header: Header(kind: .replayEnd, seq: 0)), now: at(1))
+_ = store.takeCommands()
+func apply(_ messages: [Message], from time: UInt64, to store: StoreCore) {
+    for (index, message) in messages.enumerated() {
+        store.receivedFromDispatcher(message, now: at(time + UInt64(index)))
+        store.tick(now: at(time + UInt64(index)))
+        _ = store.takeCommands()
+    }
+}
+apply(warmUpPublished, from: 10, to: store)
+before = zflux_allocation_count()
+apply(published, from: 100_000, to: store)
+let storeAllocations = Double(zflux_allocation_count() - before) / Double(actions)
+guard store.version == UInt64(warmUp + actions) else {
+    fatalError("the store applied up to \(store.version), not \(warmUp + actions)")
+}
+#if DEBUG
+    let build = "debug"
+#else
+    let build = "release"
+#endif
+print(
+    #"{"actions":\#(actions),"build":"\#(build)","dispatcher_per_action":\#(dispatcherAllocations),"store_per_action":\#(storeAllocations)}"#
+)

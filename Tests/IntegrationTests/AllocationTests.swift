@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+/// Heap allocations per action through the dispatcher's core and a store's core (issue 36), counted by
+/// `zflux-allocations`, whose allocator stands in for glibc's. The counts are exact and the same on
+/// every run of one build, so a limit just above today's catches an allocation added to the path of
+/// every action. When a change removes some, lower the limit with it; when one must add some, say why
+/// in BENCHMARKS.md and raise it there and here together.
+@Suite("Allocations per action")
+struct AllocationTests {
+    /// Today's counts (debug and release builds differ), each with room for less than one more.
+    static let limits: [String: (dispatcher: Double, store: Double)] = [
+        "debug": (dispatcher: 50, store: 19),
+        "release": (dispatcher: 8, store: 4),
+    ]
+
+    @Test("the dispatcher's core and a store's core allocate no more per action than recorded")
+    func perAction() throws {
+        let program = (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-allocations"
+        let result = try runProgram(program, ["5000"], timeout: .seconds(120))
+        try #require(result.status == 0, "zflux-allocations: \(result.stderr)")
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "not a JSON object: \(result.stdout)")
+        let build = try #require(report["build"] as? String)
+        let limit = try #require(AllocationTests.limits[build], "no limits for a \(build) build")
+        let dispatcher = try #require(report["dispatcher_per_action"] as? Double)
+        let store = try #require(report["store_per_action"] as? Double)
+        // Something was counted: a counter that counts nothing would pass any limit.
+        #expect(dispatcher > 1 && store > 1, "\(result.stdout)")
+        #expect(dispatcher <= limit.dispatcher, "the dispatcher's core allocates \(dispatcher) times per action (\(build) limit \(limit.dispatcher))")
+        #expect(store <= limit.store, "a store's core allocates \(store) times per action (\(build) limit \(limit.store))")
+    }
+}

@@ -229,7 +229,17 @@ public final class BenchSession {
     /// The most e2e p99 a held rate may show: 20 ms.
     static let heldP99LimitUs = 20_000.0
 
-    /// Doubles the rate until a trial does not hold, then halves the gap three times. The outcome
+    /// The rate the search tries after `rate`, given the fastest that held (`low`, 0: none yet) and the
+    /// slowest that did not (`high`, infinity: none yet); nil when the search is done. Up by doubling
+    /// while everything holds; down by halving while nothing has (a first rate that does not hold is
+    /// not the answer "0/s"), to 100/s at the least; then into the gap until it is within 10%.
+    static func nextSearchRate(_ rate: Double, low: Double, high: Double) -> Double? {
+        if high == .infinity { return rate * 2 > 5_000_000 ? nil : rate * 2 }
+        if low == 0 { return rate / 2 >= 100 ? (rate / 2).rounded() : nil }
+        return high - low > high * 0.1 ? ((low + high) / 2).rounded() : nil
+    }
+
+    /// Doubles the rate until a trial does not hold (halves it while none has), then halves the gap. The outcome
     /// is the fastest trial that held (for the floor, its result is in `floor`).
     func search(label: String, _ trial: (Double) throws -> (TrialResult, [String: Double])) throws -> BenchOutcome {
         var steps: [BenchReport.SearchStep] = []
@@ -248,8 +258,8 @@ public final class BenchSession {
             } else {
                 high = rate
             }
-            if high == .infinity { rate *= 2 } else if high - low > high * 0.1 && low > 0 { rate = ((low + high) / 2).rounded() } else { break }
-            if rate > 5_000_000 { break }
+            guard let next = BenchSession.nextSearchRate(rate, low: low, high: high) else { break }
+            rate = next
         }
         let chosen = best ?? (rate, TrialResult(), [:])
         var outcome = BenchOutcome(report: report(rate: chosen.rate, result: chosen.result, cpu: chosen.cpu, floor: nil), result: chosen.result)

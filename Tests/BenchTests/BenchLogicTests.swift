@@ -5,6 +5,23 @@ import Testing
 
 @Suite("Bench logic: schedule, accounting, histograms, report")
 struct BenchLogicTests {
+    @Test("--max searches down from a first rate that does not hold (it once reported 0/s), up while all hold, then into the gap")
+    func maxSearch() {
+        // A cluster that holds up to 9,000/s, searched from 25,000/s.
+        var rate = 25_000.0, low = 0.0, high = Double.infinity
+        var tried: [Double] = []
+        while true {
+            tried.append(rate)
+            if rate <= 9_000 { low = max(low, rate) } else { high = min(high, rate) }
+            guard let next = BenchSession.nextSearchRate(rate, low: low, high: high) else { break }
+            rate = next
+        }
+        #expect(tried.prefix(3) == [25_000, 12_500, 6_250], "down by halving until one holds")
+        #expect(low >= 0.9 * 9_000 && low <= 9_000, "ends within 10% below what holds: \(tried)")
+        #expect(BenchSession.nextSearchRate(150, low: 0, high: 150) == nil, "never below 100/s")
+        #expect(BenchSession.nextSearchRate(1_000, low: 1_000, high: .infinity) == 2_000)
+    }
+
     @Test("the open-loop schedule spaces actions evenly and counts what is due")
     func schedule() {
         let schedule = OpenLoopSchedule(rate: 10_000, seconds: 2)

@@ -6,12 +6,14 @@ public enum JournalRecord {
     /// Appends `message` as a record.
     public static func append(_ message: Message, to out: inout [UInt8]) {
         let start = out.count
-        out.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+        out.appendLittleEndian(UInt64(0))  // the length and checksum, filled in below
         ReplayBatch.appendEntry(message, to: &out)
         let length = out.count - start - headerSize
-        let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + headerSize)...])) }
-        withUnsafeBytes(of: UInt32(length).littleEndian) { out.replaceSubrange(start..<start + 4, with: $0) }
-        withUnsafeBytes(of: crc.littleEndian) { out.replaceSubrange(start + 4..<start + 8, with: $0) }
+        out.withUnsafeMutableBytes { raw in
+            let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...]))
+            raw.storeBytes(of: UInt32(length).littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: start + 4, as: UInt32.self)
+        }
     }
 
     /// The record at `offset`: its action and its size in bytes, or why it is not a whole, intact record.

@@ -5,6 +5,10 @@
 public enum ReplayBatch {
     public static func encode(_ messages: [Message]) -> [UInt8] {
         var out = [UInt8]()
+        // One allocation for the whole batch (reserving per entry would copy it once per entry).
+        var size = 4
+        for message in messages { size += 12 + message.topic.count + Header.fixedSize + message.header.actionType.utf8.count + message.payload.count }
+        out.reserveCapacity(size)
         out.appendLittleEndian(UInt32(messages.count))
         for message in messages { appendEntry(message, to: &out) }
         return out
@@ -14,7 +18,6 @@ public enum ReplayBatch {
     /// the entry format of replay batches and of journal records.
     public static func appendEntry(_ message: Message, to out: inout [UInt8]) {
         let header = message.encodedHeader
-        out.reserveCapacity(out.count + 12 + message.topic.count + header.count + message.payload.count)
         out.appendLittleEndian(UInt32(message.topic.count))
         out.append(contentsOf: message.topic)
         out.appendLittleEndian(UInt32(header.count))

@@ -100,24 +100,35 @@ public struct LoadClient: Sendable {
         func send(_ position: Int, kind: Int) throws -> Bool {
             try sockets[position % clients].send(dispatch(position, kind: kind).frames, dontWait: true)
         }
-        /// Sends what fell due, `next..<due`, each connection's share as one DISPATCH-BATCH (a lone one
-        /// as DISPATCH): one message per connection per turn, however many fell due. Returns where
-        /// sending stopped: `due`, or the first action of a connection whose queue was full (what was
-        /// sent after it goes again then, and the dispatcher deduplicates it).
-        func sendDue(from next: Int, to due: Int) throws -> Int {
+        /// Sends what fell due and has not been sent, `next..<due`, each connection's share as few
+        /// DISPATCH-BATCHes as the limits allow (one, mostly; a lone one as DISPATCH): one message per
+        /// connection per turn, however many fell due. What it sends is marked (`sentAt`, `log.kind`),
+        /// so a connection whose queue was full does not make the others send theirs again. Returns
+        /// where sending stopped: `due`, or the first action of a connection whose queue was full.
+        func sendDue(from next: Int, to due: Int, now: UInt64) throws -> Int {
             let end = min(due, next + DispatchBatch.maxDispatches * clients)
             var stopped = end
             for client in 0..<clients {
                 var position = next + (client - next % clients + clients) % clients
-                guard position < end else { continue }
+                var positions: [Int] = []
                 var batch: [Message] = []
-                let first = position
                 while position < end {
-                    batch.append(dispatch(position, kind: mix.kind(of: position)))
+                    if sentAt[position] == 0 {
+                        positions.append(position)
+                        batch.append(dispatch(position, kind: mix.kind(of: position)))
+                    }
                     position += clients
                 }
-                let message = batch.count == 1 ? batch[0] : DispatchBatch.message(batch)
-                if try !sockets[client].send(message.frames, dontWait: true) { stopped = min(stopped, first) }
+                var sent = 0
+                for message in DispatchBatch.messages(for: batch) {
+                    guard try sockets[client].send(message.frames, dontWait: true) else { break }
+                    sent += message.kind == .dispatchBatch ? Int(message.header.seq) : 1
+                }
+                for position in positions.prefix(sent) {
+                    sentAt[position] = now
+                    log.kind[position] = UInt16(mix.kind(of: position))
+                }
+                if sent < positions.count { stopped = min(stopped, positions[sent]) }
             }
             return stopped
         }
@@ -134,12 +145,8 @@ public struct LoadClient: Sendable {
             if now >= start {
                 let due = schedule.dueCount(atElapsed: elapsed)
                 while next < due {
-                    let sent = try sendDue(from: next, to: due)
+                    let sent = try sendDue(from: next, to: due, now: now)
                     guard sent > next else { break }
-                    for position in next..<sent {
-                        log.kind[position] = UInt16(mix.kind(of: position))
-                        sentAt[position] = now
-                    }
                     next = sent
                 }
                 log.sent = next

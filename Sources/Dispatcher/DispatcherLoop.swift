@@ -44,8 +44,9 @@ final class DispatcherLoop: NodeLoop {
     let log: any ActionLog
     /// Replay answers being served, a slice per loop turn (what the simulator serves replays with too).
     var replays = ReplayScheduler()
-    /// One drain of the intake ends after this many messages or bytes, whichever comes first: the
-    /// batch that goes to the journal, and what the thread holds meanwhile, stay bounded.
+    /// One drain of the intake ends after this many actions (a DISPATCH-BATCH counts as what it holds)
+    /// or bytes, whichever comes first: the batch that goes to the journal, and what the thread holds
+    /// meanwhile, stay bounded.
     static let intakeMessagesPerBurst = 4096
     static let intakeBytesPerBurst = 16 << 20
 
@@ -181,13 +182,19 @@ final class DispatcherLoop: NodeLoop {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
                 var principal: [UInt8]? = nil
                 var bytes = 0
-                for _ in 0..<DispatcherLoop.intakeMessagesPerBurst {
+                // Counted in actions, not messages: a DISPATCH-BATCH counts as the DISPATCHes it says it holds.
+                var actions = 0
+                while actions < DispatcherLoop.intakeMessagesPerBurst {
                     guard bytes < DispatcherLoop.intakeBytesPerBurst,
                         let frames = try intake.receive(dontWait: true, userID: &principal)
                     else { break }
                     for frame in frames { bytes += frame.count }
+                    actions += 1
                     guard let peer = frames.first, !peer.isEmpty else { continue }
                     let message: Result<Message, ProtocolError> = Result { () throws(ProtocolError) in try Message.split(routed: frames).message }
+                    if case .success(let batch) = message, batch.kind == .dispatchBatch {
+                        actions += Int(min(batch.header.seq, UInt64(DispatchBatch.maxDispatches))) - 1
+                    }
                     // The key the peer authenticated with, when the intake is a CURVE server.
                     core.receivedIntake(message, from: peer, principal: principal, now: .now())
                 }

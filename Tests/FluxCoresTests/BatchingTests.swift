@@ -145,6 +145,36 @@ struct BatchingTests {
         #expect(core.status(now: F.at(4), subscribers: 0, pid: 1).effectsUnanswered == 0, "the ACK-BATCH answers every one")
     }
 
+    @Test(
+        "batches of DISPATCHes close at 1,024 or about 1 MiB, a large one goes alone, and a batch that claims fewer than it holds is refused before it is read"
+    )
+    func dispatchBatchLimits() throws {
+        let small = try dispatch(1).get()
+        #expect(DispatchBatch.messages(for: Array(repeating: small, count: 2_500)).map(\.header.seq) == [1024, 1024, 452])
+        var large = small
+        large.payload = Array(repeating: 7, count: 700_000)
+        let split = DispatchBatch.messages(for: [small, large, large, small])
+        #expect(split.map(\.kind) == [.dispatchBatch, .dispatchBatch], "700 kB each: two to a batch would pass 1 MiB")
+        #expect(split.map(\.header.seq) == [2, 2])
+        var liar = DispatchBatch.message(Array(repeating: small, count: 3))
+        liar.header.seq = 1
+        #expect(throws: ProtocolError.self) { try DispatchBatch.dispatches(of: liar) }
+    }
+
+    @Test("a store whose batch of effects a dispatcher cannot read (older than DISPATCH-BATCH) sends them one at a time from then on")
+    func effectsFallBack() throws {
+        let core = StoreCore(rules: F.storeRules(), snapshot: nil, effectClientID: 7, now: F.at(0), logger: F.logger) { RecordingRuntime() }
+        core.start(now: F.at(0))
+        _ = core.takeCommands()
+        for _ in 0..<2 { core.effectSent(app: "counter", type: "incrementTapped", payload: F.increment, now: F.at(1)) }
+        #expect(core.takeCommands().compactMap(\.dispatched).map(\.kind) == [.dispatchBatch])
+        // What a dispatcher of protocol 3 before kind 25 answers: a NACK for no client.
+        core.receivedIntakeReply(Message(header: Header(kind: .nack), payload: Array("bad message: message kind 25 is unknown".utf8)))
+        core.tick(now: F.at(10_000))
+        let again = core.takeCommands().compactMap(\.dispatched)
+        #expect(again.map(\.kind) == [.dispatch, .dispatch] && again.map(\.header.clientSeq) == [1, 2])
+    }
+
     @Test("the new kinds are written as protocol 3, the others still as 2, and a reader takes 1 to 3")
     func versions() throws {
         #expect(Header(kind: .actionBatch).encoded()[2] == 3 && Header(kind: .ackBatch).encoded()[2] == 3)

@@ -152,6 +152,30 @@ public struct AckBatch: Equatable, Sendable {
 public enum DispatchBatch {
     /// The most DISPATCHes one batch may hold (a client sends more as several batches).
     public static let maxDispatches = 1024
+    /// The bytes past which a sender closes a batch (as ACTION-BATCH does): far below the 16 MiB a
+    /// node receives, however large the payloads. A DISPATCH larger than this goes alone.
+    public static let maxBytes = 1 << 20
+
+    /// `dispatches` as few messages as the limits allow, in order: runs of at most ``maxDispatches``
+    /// and about ``maxBytes`` as DISPATCH-BATCHes, a run of one as its plain DISPATCH.
+    public static func messages(for dispatches: [Message]) -> [Message] {
+        var out: [Message] = []
+        var start = 0
+        while start < dispatches.count {
+            var end = start, bytes = 0
+            while end < dispatches.count, end - start < maxDispatches {
+                let size =
+                    12 + dispatches[end].topic.count + Header.fixedSize + dispatches[end].header.actionType.utf8.count
+                    + dispatches[end].payload.count
+                if end > start && bytes + size > maxBytes { break }
+                bytes += size
+                end += 1
+            }
+            out.append(end - start == 1 ? dispatches[start] : message(Array(dispatches[start..<end])))
+            start = end
+        }
+        return out
+    }
 
     /// `dispatches` (DISPATCH messages, at most ``maxDispatches``) as one DISPATCH-BATCH.
     public static func message(_ dispatches: [Message]) -> Message {
@@ -166,6 +190,11 @@ public enum DispatchBatch {
         guard batch.kind == .dispatchBatch else { throw ProtocolError(.unexpectedKind, "expected DISPATCH-BATCH, got \(batch.kind)") }
         guard batch.header.seq >= 1, batch.header.seq <= UInt64(maxDispatches) else {
             throw ProtocolError(.malformedPayload, "a DISPATCH-BATCH holds 1 to \(maxDispatches) DISPATCHes, not \(batch.header.seq)")
+        }
+        // The count the payload starts with, before anything is decoded: a batch that says 1 and
+        // holds a million is refused without building them.
+        guard batch.payload.count >= 4, UInt64(batch.payload.readLittleEndian(UInt32.self, at: 0)) == batch.header.seq else {
+            throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes; its payload does not")
         }
         let dispatches = try ReplayBatch.decode(batch.payload, holding: .dispatch)
         guard dispatches.count == Int(batch.header.seq) else {

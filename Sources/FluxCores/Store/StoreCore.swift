@@ -72,6 +72,9 @@ public final class StoreCore {
     var selections = Selections(limit: StoreCore.maxSelections)
     /// Effects' actions the intake has not answered yet.
     var outbox: EffectOutbox
+    /// Whether the effects' actions of one turn go as one DISPATCH-BATCH; off once the dispatcher has
+    /// refused one (``receivedIntakeReply(_:)``).
+    private var batchesEffects = true
     /// When to write a snapshot, and the views waiting for one.
     var snapshots: SnapshotKeeper
 
@@ -153,6 +156,7 @@ public final class StoreCore {
     /// however many effects answered, and one ACK-BATCH back.
     public func takeCommands() -> [Command] {
         defer { commands.removeAll(keepingCapacity: true) }
+        guard batchesEffects else { return commands }
         var dispatches = 0
         for command in commands { if case .dispatch = command { dispatches += 1 } }
         guard dispatches > 1 else { return commands }
@@ -171,10 +175,7 @@ public final class StoreCore {
             }
             pending.append(message)
         }
-        let batches = stride(from: 0, to: pending.count, by: DispatchBatch.maxDispatches).map { start in
-            let chunk = Array(pending[start..<min(pending.count, start + DispatchBatch.maxDispatches)])
-            return Command.dispatch(chunk.count == 1 ? chunk[0] : DispatchBatch.message(chunk))
-        }
+        let batches = (batchesEffects ? DispatchBatch.messages(for: pending) : pending).map { Command.dispatch($0) }
         if let place { out.replaceSubrange(place...place, with: batches) }
         return out
     }
@@ -391,6 +392,15 @@ public final class StoreCore {
 
     /// The intake's answer (ACK or NACK) to an effect's action.
     public func receivedIntakeReply(_ reply: Message) {
+        // A NACK for no client is a dispatcher that could not read what was sent: one older than
+        // DISPATCH-BATCH (during a rolling upgrade). From then on each action goes alone.
+        if reply.kind == .nack, reply.header.clientID == 0, batchesEffects {
+            batchesEffects = false
+            logger.warning(
+                "the dispatcher refused a batch of effects' actions; sending them one at a time from now on",
+                metadata: ["store": "\(rules.name)", "reason": "\(String(decoding: reply.payload, as: UTF8.self))"])
+            return
+        }
         // A DISPATCH-BATCH's ACKs come together, as an ACK-BATCH.
         guard let replies = try? AckBatch.unpack(reply) else { return }
         for reply in replies {

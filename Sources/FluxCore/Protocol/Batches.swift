@@ -31,7 +31,7 @@ public enum ActionBatch {
         for action in actions {
             if let first = run.first, first.topic != action.topic || run.count == maxActions || runBytes >= maxBytes { close() }
             run.append(action)
-            runBytes += action.topic.count + action.payload.count + Header.fixedSize + action.header.actionType.utf8.count + 12
+            runBytes += ReplayBatch.entrySize(action)
         }
         close()
         return out
@@ -164,9 +164,7 @@ public enum DispatchBatch {
         while start < dispatches.count {
             var end = start, bytes = 0
             while end < dispatches.count, end - start < maxDispatches {
-                let size =
-                    12 + dispatches[end].topic.count + Header.fixedSize + dispatches[end].header.actionType.utf8.count
-                    + dispatches[end].payload.count
+                let size = ReplayBatch.entrySize(dispatches[end])
                 if end > start && bytes + size > maxBytes { break }
                 bytes += size
                 end += 1

@@ -7,11 +7,16 @@ public enum ReplayBatch {
         var out = [UInt8]()
         // One allocation for the whole batch (reserving per entry would copy it once per entry).
         var size = 4
-        for message in messages { size += 12 + message.topic.count + Header.fixedSize + message.header.actionType.utf8.count + message.payload.count }
+        for message in messages { size += entrySize(message) }
         out.reserveCapacity(size)
         out.appendLittleEndian(UInt32(messages.count))
         for message in messages { appendEntry(message, to: &out) }
         return out
+    }
+
+    /// The bytes ``appendEntry(_:to:)`` writes for `message` (a version-1 header would be 8 fewer).
+    public static func entrySize(_ message: Message) -> Int {
+        12 + message.topic.count + Header.fixedSize + message.header.actionType.utf8.count + message.payload.count
     }
 
     /// One message as `u32 topic length, topic, u32 header length, header, u32 payload length, payload`:

@@ -150,10 +150,9 @@ public final class StoreCore {
         changesSince = version
     }
 
-    /// Everything decided since the last call, in order.
-    /// The commands since the last call. The effects' DISPATCHes among them go as one DISPATCH-BATCH
-    /// (per 1,024), in their order, where the first of them was: one message to the intake per turn
-    /// however many effects answered, and one ACK-BATCH back.
+    /// Everything decided since the last call, in order. The effects' DISPATCHes among them go as
+    /// DISPATCH-BATCHes (``DispatchBatch/messages(for:)``), in their order, where the first of them was:
+    /// one message to the intake per turn however many effects answered, and one ACK-BATCH back.
     public func takeCommands() -> [Command] {
         defer { commands.removeAll(keepingCapacity: true) }
         guard batchesEffects else { return commands }
@@ -175,7 +174,7 @@ public final class StoreCore {
             }
             pending.append(message)
         }
-        let batches = (batchesEffects ? DispatchBatch.messages(for: pending) : pending).map { Command.dispatch($0) }
+        let batches = DispatchBatch.messages(for: pending).map { Command.dispatch($0) }
         if let place { out.replaceSubrange(place...place, with: batches) }
         return out
     }

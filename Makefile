@@ -84,7 +84,7 @@ test: test-deps
 	@$(STAGE) --begin
 	@$(STAGE) lint $(SWIFT) format lint --strict --recursive $(FORMATTED)
 	@$(STAGE) build $(SWIFT) build
-	@# Every decoder, fuzzed briefly over its committed corpus (make fuzz runs longer, and the TOML parsers too).
+	@# Every decoder and both TOML parsers, fuzzed briefly over their committed corpus (make fuzz runs longer).
 	@$(STAGE) fuzz scripts/fuzz.sh 5 decoders
 	@# The deterministic simulator: 2,000 seeds of the whole cluster under faults, on both cores, alone.
 	@$(STAGE) simulate $(ZFLUX) simulate --seeds 2000

@@ -34,7 +34,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
@@ -56,6 +55,9 @@ let package = Package(
             name: "zflux-floor", path: "Sources/zflux-floor",
             cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("zmq"), .linkedLibrary("m")]),
         .target(name: "FluxCore", dependencies: []),
+        // A TOML 1.0 parser in Swift, for cluster configs and workload files: any text is a table or an
+        // error with its line (libFuzzer's config and workload targets run it).
+        .target(name: "TOML"),
         // The code generator of `@WireCodable` (docs/GUIDE.md): the runtime it calls lives in FluxCore.
         .macro(
             name: "FluxMacros",
@@ -82,15 +84,14 @@ let package = Package(
         .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
-            name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", .product(name: "TOMLKit", package: "TOMLKit")]),
+            name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),
         .target(name: "FluxTesting", dependencies: ["FluxCore", "FluxCores", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
             name: "Bench",
             dependencies: [
                 "NodeSupport", "FluxCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+                "TOML", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
         .target(
             name: "Simulation",
@@ -100,9 +101,8 @@ let package = Package(
         .target(
             name: "Cluster",
             dependencies: [
-                "NodeSupport",
+                "NodeSupport", "TOML",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -154,7 +154,7 @@ let package = Package(
             ]),
         // One test target per library target; NodeTests runs the three node shells together.
         .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport", "TOML"]),
         .testTarget(
             name: "LeadershipTests",
             dependencies: ["Leadership", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),

@@ -1,18 +1,16 @@
+import Bench
+import Cluster
 import Examples
 import FluxCore
 import FluxCores
 import Foundation
 import Logging
 
-// libFuzzer entry point for zflux's decoders. Built by scripts/fuzz.sh from the FluxCore and Examples
-// sources, with the session and segment-index formats compiled in, and the config and workload
-// parsers as cut-down Cluster and Bench modules over TOMLKit (not by SwiftPM); ZFLUX_FUZZ_TARGET
-// picks the decoder. Every decoder must turn any input
-// into a value or a typed error: a crash, a trap or an address-sanitizer report fails the run.
-#if ZFLUX_FUZZ_TOML
-    import Bench
-    import Cluster
-#endif
+// libFuzzer entry point for zflux's decoders. Built by scripts/fuzz.sh (not by SwiftPM) from the
+// FluxCore and Examples sources, with the session and segment-index formats compiled in, and the
+// config and workload parsers as cut-down Cluster and Bench modules over the TOML module;
+// ZFLUX_FUZZ_TARGET picks the decoder. Every decoder must turn any input into a value or a typed
+// error: a crash, a trap or an address-sanitizer report fails the run.
 
 let target = ProcessInfo.processInfo.environment["ZFLUX_FUZZ_TARGET"] ?? "header"
 let todo = Todo.app(environment: .mock())
@@ -217,16 +215,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         core.endOfBurst()
         if core.head > 0 { core.durable(through: core.head) }
         _ = core.takeCommands()
-    #if ZFLUX_FUZZ_TOML
-        case "config":
-            // A cluster config as `cluster up --config` reads it (issue 35): the TOML header guard, toml++
-            // through TOMLKit, the decode and the check of unknown keys. Any text is a config or an error
-            // with a line, never an abort inside toml++.
-            _ = try? ClusterConfig.parse(String(decoding: bytes, as: UTF8.self), source: "fuzz.toml")
-        case "workload":
-            // A workload file as `zflux bench --workload` reads it, templates included.
-            _ = try? Workload.parse(toml: String(decoding: bytes, as: UTF8.self), source: "fuzz.toml")
-    #endif
+    case "config":
+        // A cluster config as `cluster up --config` reads it (issue 35): the TOML parser, the decode and
+        // the check of unknown keys. Any text is a config or an error with a line, never a trap.
+        _ = try? ClusterConfig.parse(String(decoding: bytes, as: UTF8.self), source: "fuzz.toml")
+    case "workload":
+        // A workload file as `zflux bench --workload` reads it, templates included.
+        _ = try? Workload.parse(toml: String(decoding: bytes, as: UTF8.self), source: "fuzz.toml")
     default:
         fatalError("unknown ZFLUX_FUZZ_TARGET \(target)")
     }

@@ -1,7 +1,7 @@
 import Cluster
 import FluxCore
 import Foundation
-import TOMLKit
+import TOML
 
 extension Workload {
     /// Reads a workload file:
@@ -27,16 +27,13 @@ extension Workload {
     /// Every error names the file and line: a syntax error, an unknown key, a missing or mistyped
     /// value, a weight below 1, a template that does not parse, a payload that is not a JSON object.
     public static func parse(toml text: String, source: String) throws(WorkloadError) -> Workload {
-        try checkTableHeaders(text, source: source)
         let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw WorkloadError(source: source, line: error.source.begin.line, error.description)
+            table = try TOMLParser.parse(text)
         } catch {
-            throw WorkloadError(source: source, line: nil, "\(error)")
+            throw WorkloadError(source: source, line: error.line, error.message)
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
         func line(_ table: String?, _ index: Int?, _ key: String?) -> Int? { lineOf(lines, table: table, index: index, key: key) }
         func fail(_ table: String?, _ index: Int?, _ key: String?, _ message: String) -> WorkloadError {
             WorkloadError(source: source, line: line(table, index, key), message)
@@ -90,12 +87,7 @@ extension Workload {
             guard let value = entry["payload"] else { return .empty }
             let at = line(name, index, "payload")
             if let text = value.string { return try PayloadTemplate(json: text, source: source, line: at) }
-            if let inline = value.table {
-                guard let json = try? JSONEncoder().encode(inline) else {
-                    throw WorkloadError(source: source, line: at, "the payload table cannot be read as JSON")
-                }
-                return try PayloadTemplate(json: String(decoding: json, as: UTF8.self), source: source, line: at)
-            }
+            if let inline = value.table { return try PayloadTemplate(json: TOMLValue.table(inline).json, source: source, line: at) }
             throw WorkloadError(source: source, line: at, "payload must be a JSON object in a string ('{\"a\": 1}') or an inline table ({ a = 1 })")
         }
         for (index, entry) in try entries("prepare", keys: ["app", "action", "payload"]).enumerated() {
@@ -135,7 +127,7 @@ extension Workload {
         var seen: [String: Int] = [:]
         var tableLine: Int?
         for (number, raw) in lines.enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.hasPrefix("[") {
                 let name =
                     line.trimmingCharacters(in: CharacterSet(charactersIn: "[] ")).split(separator: "#").first
@@ -154,8 +146,4 @@ extension Workload {
         return tableLine
     }
 
-    /// Refuses, with its line, a table header that would make toml++ abort (``TOMLHeaderGuard``).
-    static func checkTableHeaders(_ text: String, source: String) throws(WorkloadError) {
-        if let (line, reason) = TOMLHeaderGuard.firstUnsafeHeader(in: text) { throw WorkloadError(source: source, line: line, reason) }
-    }
 }

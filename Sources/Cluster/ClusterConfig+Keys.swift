@@ -1,5 +1,5 @@
 import Foundation
-import TOMLKit
+import TOML
 
 /// The keys a config may hold, and the line each one is on: what the parse itself checks, before any
 /// rule of the topology (``ClusterConfig/parse(_:source:)``). Kept apart from the rules so the fuzzer
@@ -30,8 +30,8 @@ extension ClusterConfig {
     static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
         var current = "", entryCount = -1
         var tableLine: Int?
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.hasPrefix("[[") {
                 current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
                 if current == table { entryCount += 1 }
@@ -52,7 +52,7 @@ extension ClusterConfig {
 
     /// Refuses keys the config format does not have, naming the line.
     func checkKeys() throws {
-        guard let text, let table = try? TOMLTable(string: text) else { return }
+        guard let text, let table = try? TOMLParser.parse(text) else { return }
         func check(_ table: TOMLTable, name: String, storeIndex: Int?) throws {
             // An array of tables' keys are listed under "[name]" when it may also be a table.
             let isEntry = storeIndex != nil

@@ -1,6 +1,6 @@
 import FluxCore
 import Foundation
-import TOMLKit
+import TOML
 
 /// A config as TOML text: the default one, reading a file, and writing a value built in code.
 extension ClusterConfig {
@@ -28,7 +28,6 @@ extension ClusterConfig {
     }
 
     public static func parse(_ text: String, source: String) throws -> ClusterConfig {
-        try checkTableHeaders(text, source: source)
         do {
             var config = try TOMLDecoder().decode(ClusterConfig.self, from: text)
             config.text = text
@@ -37,23 +36,42 @@ extension ClusterConfig {
             return config
         } catch let error as ClusterError {
             throw error
-        } catch let error as TOMLParseError {
-            throw ClusterError("\(source):\(error.source.begin.line): \(error.description)")
+        } catch let error as TOMLError {
+            throw ClusterError("\(source):\(error.line): \(error.message)")
         } catch let error as DecodingError {
-            // TOMLKit reports a value of the wrong type as a missing key, so name both possibilities.
-            if case .keyNotFound(let key, let context) = error {
-                let keys = (context.codingPath + [key]).map { $0.intValue.map { "[\($0 + 1)]" } ?? $0.stringValue }
-                let path = keys.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
-                    .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
-                throw ClusterError("\(source): '\(path)' is missing or has the wrong type")
-            }
-            throw ClusterError("\(source): \(error.shortDescription)")
+            throw decodingError(error, text: text, source: source)
         }
     }
 
-    /// Refuses, with its line, a table header that would make toml++ abort (``TOMLHeaderGuard``).
-    static func checkTableHeaders(_ text: String, source: String) throws {
-        if let (line, reason) = TOMLHeaderGuard.firstUnsafeHeader(in: text) { throw ClusterError("\(source):\(line): \(reason)") }
+    /// "FILE:LINE: 'store[2].port' has the wrong type: …", the line being the key's (or its table's).
+    static func decodingError(_ error: DecodingError, text: String, source: String) -> ClusterError {
+        var path = error.codingPath
+        var problem: String
+        switch error {
+        case .keyNotFound(let key, let context):
+            path = context.codingPath + [key]
+            problem = "is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            problem = "has the wrong type: \(context.debugDescription.prefix(1).lowercased() + context.debugDescription.dropFirst())"
+        case .dataCorrupted(let context):
+            problem = "cannot be read: \(context.debugDescription)"
+        @unknown default:
+            problem = "cannot be read"
+        }
+        var names: [String] = [], index: Int?
+        for key in path {
+            if let number = key.intValue {
+                index = number
+                names[names.count - 1] += "[\(number + 1)]"
+            } else {
+                names.append(key.stringValue)
+            }
+        }
+        let plain = path.filter { $0.intValue == nil }.map(\.stringValue)
+        let missing = if case .keyNotFound = error { true } else { false }
+        let line = ClusterConfig.line(
+            in: text, key: missing ? nil : plain.last, table: plain.count > 1 ? plain.dropLast().joined(separator: ".") : nil, storeIndex: index)
+        return ClusterError("\(source):\(line.map { "\($0): " } ?? " ")'\(names.joined(separator: "."))' \(problem)")
     }
 
     /// Reads the config at `path`; without one, parses `defaultText` (the binary's default cluster).

@@ -3,7 +3,7 @@ import FluxCore
 import Foundation
 import NodeSupport
 import StoreNode
-import TOMLKit
+import TOML
 
 extension Rewind {
     /// Records the actions `from…to` and every store's state before and after them as a ``Session``.

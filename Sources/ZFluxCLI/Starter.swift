@@ -44,7 +44,7 @@ struct Starter {
     /// Modules the package is built with: zflux's, its dependencies' and the toolchain's.
     static let modulesInTheBuild = [
         "zflux", "ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting", "ZeroMQ", "CZMQ", "NodeSupport", "Dispatcher", "StoreNode", "Devtools",
-        "Cluster", "Bench", "Simulation", "Examples", "ExampleViews", "ArgumentParser", "Logging", "TOMLKit", "Histogram", "Metrics",
+        "Cluster", "Bench", "Simulation", "Examples", "ExampleViews", "ArgumentParser", "Logging", "TOML", "Histogram", "Metrics",
         "Prometheus", "Atomics", "Collections", "Numerics", "Swift", "Foundation", "Dispatch", "Testing", "XCTest", "Synchronization",
         "PackageDescription",
     ]

@@ -30,7 +30,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -wmo -I "$out")
   # ld.gold warns about sanitizer-internal symbols it cannot export; those warnings are harmless.
   quiet() { "$@" 2>&1 | grep -v "Cannot export local symbol" || true; }
-  quiet swiftc "${flags[@]}" -module-name FluxCore -emit-module -emit-module-path "$out/FluxCore.swiftmodule" \
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxCore -emit-module -emit-module-path "$out/FluxCore.swiftmodule" \
     -c $(find Sources/FluxCore -name '*.swift' | sort) -o "$out/FluxCore.o"
   # The example apps use @WireCodable: SwiftPM builds the macro's plugin (swift-syntax), swiftc loads it.
   echo "==> building the @WireCodable macro (swift build --target FluxMacros)"

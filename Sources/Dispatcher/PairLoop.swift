@@ -289,6 +289,16 @@ final class PairLoop: NodeLoop {
             case .reconnect:
                 dealer.close()
                 dealer = try connectToPeers()
+            case .keepQuarantine(let entries, let digest):
+                // The leader's list, kept as it keeps its own: this member skips (and can release) the
+                // same actions once it leads. Not written (a full disk): the leader sends it again.
+                do {
+                    try journal.keepQuarantine(entries)
+                    core.quarantineKept(digest: digest)
+                    logger.info("keeping the leader's quarantine list", metadata: ["entries": "\(entries.count)"])
+                } catch {
+                    logger.error("the leader's quarantine list could not be kept", metadata: ["error": "\(error)"])
+                }
             }
         }
     }

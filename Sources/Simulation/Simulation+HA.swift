@@ -204,6 +204,10 @@ extension Simulation {
                     }
                 case .reconnect:
                     connect(index)
+                case .keepQuarantine(let entries, let digest):
+                    // Written whole and synced, as `Journal.keepQuarantine` does.
+                    shell.journal.quarantine = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0) })
+                    standby.quarantineKept(digest: digest)
                 }
             }
         }

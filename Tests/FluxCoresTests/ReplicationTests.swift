@@ -81,6 +81,8 @@ struct ReplicationTests {
         var toStandby: [Message] = []
         var toLeader: [Message] = []
         var now: UInt64 = 0
+        /// The quarantine list the standby's shell keeps beside its journal (nil: none written yet).
+        var standbyQuarantine: [Quarantine]?
 
         init(
             replication: DispatcherRules.Replication = .sync, leaderRecords: [Message] = [], standbyRecords: [Message] = [],
@@ -132,6 +134,9 @@ struct ReplicationTests {
                     case .truncate(let after):
                         standbyLog.truncate(after: after)
                         standby.truncated(lastSeq: standbyLog.lastSeq, lastStamp: standbyLog.stamp(at: standbyLog.lastSeq) ?? 0, now: F.at(now))
+                    case .keepQuarantine(let entries, let digest):
+                        standbyQuarantine = entries
+                        standby.quarantineKept(digest: digest)
                     case .adopt, .reconnect: continue
                     }
                 }
@@ -263,7 +268,7 @@ struct ReplicationTests {
         pair.toLeader.removeAll()
         let commands = pair.leader.takeCommands()
         #expect(commands.compactMap(\.fromLog) == [1...40])
-        #expect(commands.compactMap(\.toStandby).map(\.kind) == [.replicaWelcome])
+        #expect(commands.compactMap(\.toStandby).map(\.kind) == [.replicaWelcome, .replicaQuarantine], "the welcome, then the quarantine list")
         #expect(
             pair.leader.durableHead == 0 && commands.compactMap(\.published).isEmpty, "welcomed is not holding: nothing inherited is committed yet")
         pair.leaderOut += commands.filter { $0.toStandby == nil && $0.fromLog == nil }
@@ -278,7 +283,7 @@ struct ReplicationTests {
                 pair.toStandby.append(message)
             }
         }
-        #expect(pair.toStandby.count == 1 + 3, "a welcome, then 40 records in batches of 16")
+        #expect(pair.toStandby.count == 1 + 1 + 3, "a welcome, the quarantine list, then 40 records in batches of 16")
         #expect(pair.toStandby.first?.header.ref == 0 && pair.toStandby.first?.payload.count == 24)
         pair.settle()
         #expect(pair.standbyLog.records.map(\.header.seq) == Array(1...40))
@@ -485,5 +490,68 @@ struct ReplicationTests {
         slow.standby.durable(through: 3)
         slow.settle()
         #expect(slow.leader.durableHead == 3)
+    }
+
+    @Test(
+        "a pair's standby keeps the leader's quarantine list: sent after the welcome and on each change, sent again at the next heartbeat while the standby's ACKs name another list, never taken from an old epoch or when its digest does not match"
+    )
+    func quarantineListReachesTheStandby() {
+        let pair = Pair(leaderRecords: ReplicationTests.records(1...3, ReplicationTests.epoch(5)))
+        pair.settle()
+        #expect(pair.standbyQuarantine == [], "the empty list is sent too: the standby may hold an older one")
+        #expect(pair.leader.standby?.quarantineHeld == QuarantineList.digest(QuarantineList.encode([])))
+
+        // A change goes at the next heartbeat.
+        let first = Quarantine(seq: 2, app: "counter", actionType: "incrementTapped", reason: "died 2 times in a row")
+        pair.leader.quarantined([first])
+        pair.now += 1_000
+        pair.leader.tick(now: F.at(pair.now))
+        pair.settle()
+        #expect(pair.standbyQuarantine == [first])
+        let held = QuarantineList.digest(QuarantineList.encode([first]))
+        #expect(pair.standby.quarantineHeld == held && pair.leader.standby?.quarantineHeld == held)
+
+        // Lost on the way: sent again at the next heartbeat, since the standby's ACKs name the old list.
+        let second = Quarantine(seq: 3, app: "counter", actionType: "incrementTapped", reason: "died 2 times in a row")
+        pair.leader.quarantined([second])
+        pair.now += 1_000
+        pair.leader.tick(now: F.at(pair.now))
+        pair.runLeader()
+        let lost = pair.toStandby.filter { $0.kind == .replicaQuarantine }
+        #expect(lost.count == 1)
+        pair.toStandby.removeAll { $0.kind == .replicaQuarantine }
+        pair.settle()
+        #expect(pair.standbyQuarantine == [first])
+        pair.now += 1_000
+        pair.leader.tick(now: F.at(pair.now))
+        pair.settle()
+        #expect(pair.standbyQuarantine == [first, second])
+        // Held: nothing more is sent.
+        pair.now += 1_000
+        pair.leader.tick(now: F.at(pair.now))
+        pair.runLeader()
+        #expect(!pair.toStandby.contains { $0.kind == .replicaQuarantine })
+        pair.settle()
+
+        // What is not the followed leader's list is never kept.
+        let forged = QuarantineList.encode([first])
+        let leaderStamp = ReplicationTests.epoch(5).rawValue
+        for message in [
+            // a digest that does not match its bytes
+            Message(header: Header(kind: .replicaQuarantine, ref: 42, history: leaderStamp), payload: forged),
+            // bytes that are not a list, under their own digest
+            Message(header: Header(kind: .replicaQuarantine, ref: QuarantineList.digest([1, 2, 3]), history: leaderStamp), payload: [1, 2, 3]),
+            // an older epoch's leader, and a history the standby does not follow
+            Message(
+                header: Header(kind: .replicaQuarantine, ref: QuarantineList.digest(forged), history: ReplicationTests.epoch(4).rawValue),
+                payload: forged),
+            Message(
+                header: Header(kind: .replicaQuarantine, ref: QuarantineList.digest(forged), history: HistoryID(cluster: 9, epoch: 5).rawValue),
+                payload: forged),
+        ] {
+            pair.standby.received(message, now: F.at(pair.now))
+            #expect(!pair.standby.takeCommands().contains { if case .keepQuarantine = $0 { true } else { false } }, "\(message.header)")
+        }
+        #expect(pair.standby.quarantineHeld == QuarantineList.digest(QuarantineList.encode([first, second])))
     }
 }

@@ -57,6 +57,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// client → dispatcher intake: several DISPATCHes in one message (``DispatchBatch``), answered as
     /// each DISPATCH in it would be, the ACKs together as ACK-BATCHes.
     case dispatchBatch = 25
+    /// leader → standby: the whole quarantine list (``QuarantineList``), whose digest is `ref`; the
+    /// standby keeps it beside its journal and says which list it holds in each REPLICA-ACK's `ref`.
+    case replicaQuarantine = 26
 
     /// The protocol version a header of this kind is written with: the kinds protocol 3 added say 3,
     /// so an older reader refuses them by their version, and every other kind still says 2.
@@ -89,6 +92,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .quarantineRequest: "QUARANTINE-REQUEST"
         case .quarantineRelease: "QUARANTINE-RELEASE"
         case .dispatchBatch: "DISPATCH-BATCH"
+        case .replicaQuarantine: "REPLICA-QUARANTINE"
         }
     }
 }

@@ -135,6 +135,35 @@ public struct Quarantine: Codable, Equatable, Sendable {
     }
 }
 
+/// A quarantine list as a leader sends it to its standby (REPLICA-QUARANTINE): the entries sorted by
+/// seq in the binary codec, named by a digest of those bytes, so a standby's REPLICA-ACK can say which
+/// list it holds with one number.
+package enum QuarantineList {
+    /// At most this many entries, as the dispatcher keeps (`DispatcherCore.maxQuarantined`).
+    package static let maxEntries = 1024
+    /// No list at all: what a standby holds before it has been sent one.
+    package static let none: UInt64 = 0
+
+    package static func encode(_ entries: [Quarantine]) -> [UInt8] {
+        (try? BinaryPayloadCodec(generated: false).encode(entries.sorted { $0.seq < $1.seq })) ?? []
+    }
+
+    /// The entries of `bytes`, or nil when they are not a list of at most ``maxEntries``.
+    package static func decode(_ bytes: [UInt8]) -> [Quarantine]? {
+        guard let entries = try? BinaryPayloadCodec(generated: false).decode([Quarantine].self, from: bytes),
+            entries.count <= maxEntries, Set(entries.map(\.seq)).count == entries.count
+        else { return nil }
+        return entries
+    }
+
+    /// FNV-1a over the bytes, never ``none``.
+    package static func digest(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return hash == none ? 1 : hash
+    }
+}
+
 /// One key counted by the dispatcher's `count` middleware.
 public struct MiddlewareCount: Codable, Equatable, Sendable {
     public var key: String

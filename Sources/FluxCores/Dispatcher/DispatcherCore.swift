@@ -445,6 +445,7 @@ public final class DispatcherCore {
                         Message(header: Header(kind: .replicaWelcome, seq: after, ref: durableHead, history: history.rawValue), payload: secret)))
                 logger.info("standby following", metadata: ["from": "\(after + 1)", "head": "\(head)"])
                 feedStandby()
+                offerQuarantine(now: now.milliseconds)
                 commit()
             case .mismatch(let at):
                 // How far its log is ours (+1; 0: none of that run is): it keeps that much, so what was
@@ -464,9 +465,11 @@ public final class DispatcherCore {
             guard var link = standby, link.peer == peer, message.header.history == history.rawValue else { return }
             link.durableThrough = max(link.durableThrough, min(message.header.seq, link.sentThrough))
             link.lastHeardMs = now.milliseconds
+            link.quarantineHeld = message.header.ref
             standby = link
             commit()
             feedStandby()
+            offerQuarantine(now: now.milliseconds)
         case .replicaRefuse:
             guard HistoryID(rawValue: message.header.history).epoch > history.epoch else { return }
             commands.append(.verifyLeadership(claim: "a standby follows the newer epoch \(HistoryID(rawValue: message.header.history))"))
@@ -522,6 +525,21 @@ public final class DispatcherCore {
         guard through > link.sentThrough else { return }
         commands.append(.replicateFromLog(peer: link.peer, from: link.sentThrough + 1, through: through))
         standby?.sentThrough = through
+    }
+
+    /// Sends the standby the quarantine list when it holds another: after its welcome, on a change, and
+    /// again at most every heartbeat until its REPLICA-ACK names this list.
+    private func offerQuarantine(now: UInt64) {
+        guard var link = standby, steppedDown == nil, link.quarantineHeld != quarantineDigest,
+            link.quarantineSent != quarantineDigest || now >= link.quarantineSentMs + UInt64(rules.heartbeatMilliseconds)
+        else { return }
+        link.quarantineSent = quarantineDigest
+        link.quarantineSentMs = now
+        standby = link
+        commands.append(
+            .reply(
+                .replication, peer: link.peer,
+                Message(header: Header(kind: .replicaQuarantine, ref: quarantineDigest, history: history.rawValue), payload: quarantineBytes)))
     }
 
     /// The REPLICA-APPEND of `records` (consecutive, from `first`; none: a heartbeat), stamped with
@@ -590,7 +608,16 @@ public final class DispatcherCore {
 
     /// Actions every store skips because they crashed a reducer, by seq: replays carry each as a
     /// tombstone (``Header/Flags/quarantined``). Kept by the shell with the journal.
-    public private(set) var quarantine: [UInt64: Quarantine] = [:]
+    public private(set) var quarantine: [UInt64: Quarantine] = [:] {
+        didSet {
+            quarantineBytes = QuarantineList.encode(Array(quarantine.values))
+            quarantineDigest = QuarantineList.digest(quarantineBytes)
+        }
+    }
+    /// The list as a standby is sent it, and its digest: a pair's standby keeps the same list, so a
+    /// new leader skips (and can release) what the old one quarantined.
+    private var quarantineBytes = QuarantineList.encode([])
+    private var quarantineDigest = QuarantineList.digest(QuarantineList.encode([]))
     /// At most this many: a store asks only after crashing twice on one seq, so more means the app is broken.
     public static let maxQuarantined = 1024
 
@@ -609,12 +636,6 @@ public final class DispatcherCore {
     private func receivedRelease(_ header: Header, from peer: [UInt8], now: NodeTime) {
         guard steppedDown == nil else {
             nack(peer, header, "this dispatcher no longer leads: send to the leader", flags: [.retryLater, .notLeader])
-            return
-        }
-        guard rules.replication == nil else {
-            // A standby keeps no quarantine list: after a failover its stores would apply the original
-            // (with a fixed reducer) and the released copy both.
-            nack(peer, header, "a dispatcher pair cannot release a quarantined action yet: its standby does not know the quarantine")
             return
         }
         guard let entry = quarantine[header.seq] else {
@@ -646,6 +667,14 @@ public final class DispatcherCore {
             return nil
         }
         let before = head
+        // A release retried after a failover, which the old leader sequenced but whose mark did not
+        // reach this one's list: the dedup table (rebuilt from the journal) knows its seq.
+        if dispatch.header.clientID != 0,
+            let earlier = dedup.seq(
+                client: clientScope.clientID(DispatcherCore.releasePrincipal, dispatch.header.clientID), clientSeq: dispatch.header.clientSeq)
+        {
+            quarantine[seq]?.releasedAs = earlier
+        }
         // The dispatcher's own action again: one only effects send is taken too (the effect token).
         var dispatch = dispatch
         dispatch.header.ref = rules.effectToken ?? 0
@@ -653,7 +682,7 @@ public final class DispatcherCore {
         // client's dispatch (and be deduplicated against it).
         receivedDispatch(dispatch, from: peer, principal: DispatcherCore.releasePrincipal, now: now)
         endOfBurst()
-        guard head > before else { return nil }
+        guard head > before else { return quarantine[seq]?.releasedAs }
         quarantine[seq]?.releasedAs = head
         logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
         return head
@@ -674,6 +703,7 @@ public final class DispatcherCore {
             // A feed that its queue stopped (standbyMissed) goes on from the log, after the heartbeat
             // (which names the first seq not sent yet).
             feedStandby()
+            offerQuarantine(now: now.milliseconds)
         }
         // A new leader announces its epoch only once the tail it started with is committed: announcing
         // less than its stores hold would make them rebuild.

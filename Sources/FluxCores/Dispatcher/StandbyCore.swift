@@ -32,6 +32,9 @@ public final class StandbyCore {
         /// The leader has gone silent: drop the connection and connect again (the shell may also look
         /// up who leads now), then the core says hello.
         case reconnect
+        /// Keep this quarantine list beside the journal, durably, in place of the one there; then call
+        /// ``quarantineKept(digest:)``.
+        case keepQuarantine([Quarantine], digest: UInt64)
     }
 
     public enum Phase: String, Sendable {
@@ -84,6 +87,9 @@ public final class StandbyCore {
     /// When the connection to the leader was last made anew.
     private var connectedMs: UInt64 = 0
     private var adopted: (cluster: UInt32, scope: ClientScope)?
+    /// The leader's quarantine list this standby keeps (``QuarantineList/digest(_:)``): none until the
+    /// leader has sent one, so the first ACK to a leader asks for its list.
+    public private(set) var quarantineHeld = QuarantineList.none
 
     /// `lastSeq` is the newest record the journal holds (durable: a journal is synced when it opens),
     /// stamped `lastStamp`; `newestEpoch` the newest epoch its journal has recorded.
@@ -180,7 +186,7 @@ public final class StandbyCore {
             phase = .following
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])
             // What it holds durable already: the leader counts nothing of it until told.
-            commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: offered.rawValue))))
+            ack(offered)
         case .replicaMismatch:
             guard phase == .greeting, !refusesOld(stamp), message.header.seq == lastSeq, lastSeq > 0 else { return }
             logger.warning("dropping records the leader does not hold", metadata: ["ending": "\(lastSeq)"])
@@ -209,7 +215,7 @@ public final class StandbyCore {
                     hello(now: now)
                 } else if message.header.ref < durableSeq, let leader {
                     // The leader has committed less than this holds: an ACK may have been lost. Say it again.
-                    commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: leader.rawValue))))
+                    ack(leader)
                 }
                 return
             }
@@ -238,6 +244,20 @@ public final class StandbyCore {
                 lastSeq = last.header.seq
                 lastStamp = last.header.history
             }
+        case .replicaQuarantine:
+            if refusesOld(stamp) { return }
+            guard phase == .following, stamp == leader?.rawValue, let leader else { return }
+            lastHeardMs = now.milliseconds
+            let digest = message.header.ref
+            if digest == quarantineHeld {
+                ack(leader)  // its ACK was lost: say again which list this holds
+                return
+            }
+            guard digest == QuarantineList.digest(message.payload), let entries = QuarantineList.decode(message.payload) else {
+                logger.error("a quarantine list from the leader that does not decode; keeping the one held")
+                return
+            }
+            commands.append(.keepQuarantine(entries, digest: digest))
         default:
             return
         }
@@ -266,7 +286,19 @@ public final class StandbyCore {
         precondition(seq <= lastSeq, "the journal cannot hold what it was never given")
         durableSeq = max(durableSeq, seq)
         guard phase == .following, let leader else { return }
-        commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, history: leader.rawValue))))
+        ack(leader)
+    }
+
+    /// REPLICA-ACK: what the journal holds durable, and (in `ref`) which quarantine list it keeps.
+    private func ack(_ leader: HistoryID) {
+        commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, ref: quarantineHeld, history: leader.rawValue))))
+    }
+
+    /// The shell keeps the list named `digest` beside the journal now: tell the leader.
+    public func quarantineKept(digest: UInt64) {
+        quarantineHeld = digest
+        guard phase == .following, let leader else { return }
+        ack(leader)
     }
 
     /// The journal dropped a run: it now ends at `lastSeq`, stamped `lastStamp`. Say hello from there.

@@ -15,6 +15,11 @@ public struct StandbyLink: Equatable, Sendable {
     public var durableThrough: UInt64
     /// When it was last heard from (leader's monotonic milliseconds).
     public var lastHeardMs: UInt64
+    /// The quarantine list it holds (``QuarantineList/digest(_:)``), as its last REPLICA-ACK said.
+    package var quarantineHeld = QuarantineList.none
+    /// The list last sent to it, and when: sent again while it holds another, at most every heartbeat.
+    package var quarantineSent = QuarantineList.none
+    package var quarantineSentMs: UInt64 = 0
 
     public init(peer: [UInt8], sentThrough: UInt64, durableThrough: UInt64, lastHeardMs: UInt64) {
         self.peer = peer

@@ -64,6 +64,21 @@ public struct Topology: Codable, Equatable, Sendable {
         endpoint.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// Whether every node listens on this host: each endpoint is ipc, or tcp on a loopback address
+    /// (127.0.0.0/8, ::1, localhost). Then every node reads the same run directory, which can hold a
+    /// secret the nodes share (the effect token).
+    package var isLoopbackOnly: Bool {
+        var endpoints = [dispatcher.intake, dispatcher.actions, dispatcher.replay]
+        endpoints += stores.flatMap { [$0.state, $0.snapshot] }
+        endpoints += (ha?.dispatchers ?? []).flatMap { [$0.endpoints.intake, $0.endpoints.actions, $0.endpoints.replay, $0.replication] }
+        return endpoints.flatMap(Topology.endpointList).allSatisfy { endpoint in
+            if endpoint.hasPrefix("ipc://") { return true }
+            guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":") else { return false }
+            let host = endpoint[endpoint.index(endpoint.startIndex, offsetBy: 6)..<colon]
+            return host.hasPrefix("127.") || host == "[::1]" || host == "localhost"
+        }
+    }
+
     /// `endpoint` with its host replaced by `listen` (tcp only): where a node binds when the address
     /// others use to reach it is not one of its own (a NAT, a Kubernetes service).
     public static func bindEndpoint(_ endpoint: String, listen: String?) -> String {

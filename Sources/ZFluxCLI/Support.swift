@@ -63,8 +63,10 @@ struct RunDirOptions: ParsableArguments {
     /// For nodes: the server key pair too, and a ZAP handler that admits only authorized keys.
     /// The cluster's effect token: a secret the nodes share and clients lack, which lets the intake take
     /// an action only an effect may send from stores' effects alone. Under CURVE it is derived from the
-    /// server's secret key (only nodes hold it); over ipc it is kept in the run directory (0600, made
-    /// by the first node that needs it). Over tcp without `[security]` there is none, and nothing is checked.
+    /// server's secret key (only nodes hold it). Over ipc, and over tcp when every node is on this
+    /// host's loopback (so all of them read this run directory), it is kept in the run directory
+    /// (0600, made by the first node that needs it). Over tcp between hosts without `[security]` there
+    /// is none, and nothing is checked: anyone who can reach the intake is trusted there.
     func effectToken(_ topology: Topology, security: Security.Settings?) throws -> UInt64? {
         if let server = security?.server, let secret = Curve.decode(server.secretKey), secret.count >= 16 {
             let words = secret.withUnsafeBytes {
@@ -72,7 +74,7 @@ struct RunDirOptions: ParsableArguments {
             }
             return SipHash.hash(Array("zflux effect token".utf8), k0: words.0, k1: words.1) | 1
         }
-        guard topology.dispatcher.intake.hasPrefix("ipc://") else { return nil }
+        guard topology.dispatcher.intake.hasPrefix("ipc://") || topology.isLoopbackOnly else { return nil }
         let file = RunDirectory(path).path + "/effect-token"
         for _ in 0..<100 {
             if let text = try? String(contentsOfFile: file, encoding: .utf8),

@@ -8,14 +8,16 @@ import Testing
 @Suite("Effect-only actions (real processes)", .serialized, .timeLimit(.minutes(3)))
 struct EffectOriginTests {
     @Test(
-        "over ipc, `zflux dispatch login loginSucceeded` is refused with a NACK that says only the app's effects send it; the login store's own effect of loginTapped is sequenced, and the token file is private"
+        "over ipc, and over tcp on loopback without [security], `zflux dispatch login loginSucceeded` is refused with a NACK that says only the app's effects send it; the login store's own effect of loginTapped is sequenced, and the token file is private",
+        arguments: ["ipc", "tcp"]
     )
-    func clientsCannotSendEffectActions() async throws {
+    func clientsCannotSendEffectActions(transport: String) async throws {
         let dir = NSTemporaryDirectory() + "zflux-effects-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"login\"\n".write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
-        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        try "[cluster]\ntransport = \"\(transport)\"\n[[store]]\nname = \"login\"\n".write(
+            toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: transport, runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
 

@@ -1,11 +1,11 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
 import Synchronization
 
-/// A client of etcd's v3 API through its JSON gateway (`POST /v3/...`), on async-http-client.
+/// A client of etcd's v3 API through its JSON gateway (`POST /v3/...`), over plain HTTP/1.1 on swift-nio
+/// (``GatewayHTTP``).
 ///
 /// It is given the members' client URLs (`http://127.0.0.1:2379`) and asks one at a time: a member that
 /// refuses the connection, does not answer within ``timeout`` or answers 503 (it has lost its quorum) is
@@ -13,13 +13,15 @@ import Synchronization
 /// sent again that way: a ``campaign(key:value:lease:)`` whose first attempt went through finds the key
 /// held under its own lease and reports the win.
 ///
-/// The client owns its `HTTPClient`: call ``shutdown()`` once done with it.
+/// Each call opens a connection of its own, so there is nothing to close; ``shutdown()`` is kept for
+/// callers that end a client's use explicitly.
 public final class EtcdClient: Sendable {
     /// The members' client URLs, in the order they are tried.
     public let endpoints: [String]
     /// How long one attempt at one endpoint may take, connection included.
     public let timeout: Duration
-    private let http: HTTPClient
+    private let gateways: [GatewayHTTP.Endpoint]
+    private let http = GatewayHTTP()
     private let logger: Logger
     /// The endpoint that answered last, tried first next time.
     private let preferred = Mutex<Int>(0)
@@ -29,32 +31,32 @@ public final class EtcdClient: Sendable {
     /// A client of the etcd members at `endpoints` (URLs such as `http://127.0.0.1:2379`).
     public init(endpoints: [String], timeout: Duration = .seconds(2), logger: Logger) throws {
         guard !endpoints.isEmpty else { throw EtcdError(.invalidConfiguration, "no etcd endpoint given") }
-        for endpoint in endpoints where URL(string: endpoint)?.host == nil {
-            throw EtcdError(.invalidConfiguration, "not an etcd endpoint URL: \(endpoint)")
+        var gateways: [GatewayHTTP.Endpoint] = []
+        for endpoint in endpoints {
+            if endpoint.hasPrefix("https://") {
+                throw EtcdError(
+                    .invalidConfiguration,
+                    "\(endpoint): zflux talks plain HTTP to etcd's gateway, on the cluster's own network; give an http:// endpoint")
+            }
+            guard let gateway = GatewayHTTP.Endpoint(endpoint) else {
+                throw EtcdError(.invalidConfiguration, "not an etcd endpoint URL (http://HOST:PORT): \(endpoint)")
+            }
+            gateways.append(gateway)
         }
+        self.gateways = gateways
         self.endpoints = endpoints.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         self.timeout = timeout
         self.logger = logger
-        var configuration = HTTPClient.Configuration()
-        let limit = TimeAmount(timeout)
-        configuration.timeout = .init(connect: limit, read: limit)
-        // A refused connection fails the request at once, so that the next member is asked: AHC's own
-        // retries would spend the whole timeout on a member that is down.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.redirectConfiguration = .disallow
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    /// Closes the connections; the client answers no call after it.
-    public func shutdown() async throws {
-        try await http.shutdown()
-    }
+    /// Ends the client's use. A call opens and closes its own connection, so nothing is left to close.
+    public func shutdown() async throws {}
 
     /// Sends `body` to `path` on the first member that answers and decodes its answer.
     func call<Answer: Decodable>(_ path: String, _ body: some Encodable, as _: Answer.Type = Answer.self) async throws -> Answer {
-        let payload: Data
+        let payload: [UInt8]
         do {
-            payload = try JSONEncoder().encode(body)
+            payload = Array(try JSONEncoder().encode(body))
         } catch {
             throw EtcdError(.invalidConfiguration, "cannot encode the request to \(path)", cause: error)
         }
@@ -63,16 +65,13 @@ public final class EtcdClient: Sendable {
         for attempt in endpoints.indices {
             let index = (first + attempt) % endpoints.count
             let endpoint = endpoints[index]
-            var request = HTTPClientRequest(url: endpoint + path)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: payload))
             let status: UInt
             let answer: ByteBuffer
             do {
-                let response = try await http.execute(request, timeout: TimeAmount(timeout))
-                status = response.status.code
-                answer = try await response.body.collect(upTo: Self.answerLimit)
+                // A refused connection fails at once, so that the next member is asked.
+                let response = try await http.post(gateways[index], path: path, body: payload, timeout: timeout, limit: Self.answerLimit)
+                status = response.status
+                answer = response.body
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 logger.debug("etcd endpoint failed", metadata: ["endpoint": "\(endpoint)", "path": "\(path)", "error": "\(error)"])

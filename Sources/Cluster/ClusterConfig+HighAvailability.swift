@@ -71,10 +71,14 @@ extension ClusterConfig {
             throw error("[ha] etcd lists no endpoint: name etcd's client URLs, e.g. etcd = [\"http://10.0.0.5:2379\"]", key: "etcd", table: "ha")
         }
         for endpoint in ha.etcd {
-            guard let url = URLComponents(string: endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-                url.host?.isEmpty == false
-            else {
-                throw error("etcd endpoint '\(endpoint)' is not an http or https URL such as http://10.0.0.5:2379", key: "etcd", table: "ha")
+            if endpoint.lowercased().hasPrefix("https://") {
+                throw error(
+                    "etcd endpoint '\(endpoint)': zflux talks plain HTTP to etcd's gateway; give its http:// URL on the cluster's own network, "
+                        + "or a local TLS proxy's (docs/OPERATIONS.md, \"etcd\")",
+                    key: "etcd", table: "ha")
+            }
+            guard let url = URLComponents(string: endpoint), url.scheme == "http", url.host?.isEmpty == false else {
+                throw error("etcd endpoint '\(endpoint)' is not an http URL such as http://10.0.0.5:2379", key: "etcd", table: "ha")
             }
         }
         let lease = ha.leaseMs ?? ClusterConfig.defaultLeaseMilliseconds

@@ -222,7 +222,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     /// `[ha]`: a standby dispatcher. The `[[dispatcher]]` entries are the pair; the one holding the
     /// lease on ``key`` in etcd leads, the others follow its journal.
     public struct HighAvailabilitySection: Codable, Equatable, Sendable {
-        /// etcd's client URLs (`http://host:2379`, or https); at least one.
+        /// etcd's client URLs (`http://host:2379`: plain HTTP to its gateway); at least one.
         public var etcd: [String]
         /// The leader's lease (default 3000; at least 2000, etcd's shortest lease being 2 s).
         public var leaseMs: Int?

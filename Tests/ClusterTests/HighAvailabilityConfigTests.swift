@@ -11,7 +11,7 @@ struct HighAvailabilityConfigTests {
         heartbeat_ms = 200
 
         [ha]
-        etcd = ["http://10.0.0.5:2379", "https://10.0.0.6:2379"]
+        etcd = ["http://10.0.0.5:2379", "http://10.0.0.6:2379"]
         unauthenticated_replication = true
 
         [[dispatcher]]
@@ -54,7 +54,7 @@ struct HighAvailabilityConfigTests {
     func pairOnTwoHosts() throws {
         let topology = try topology(Self.pair)
         let ha = try #require(topology.ha)
-        #expect(ha.etcd == ["http://10.0.0.5:2379", "https://10.0.0.6:2379"])
+        #expect(ha.etcd == ["http://10.0.0.5:2379", "http://10.0.0.6:2379"])
         #expect(ha.leaseMilliseconds == 3000 && ha.replication == "sync" && ha.key == "/zflux/zflux/leader")
         #expect(ha.dispatchers.map(\.name) == ["d1", "d2"])
         let d1 = try #require(ha.member(named: "d1")), d2 = try #require(ha.member(named: "d2"))
@@ -148,17 +148,21 @@ struct HighAvailabilityConfigTests {
             ),
             (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"d1\""), "ha.toml:16: two [[dispatcher]] entries are named 'd1'"),
             (pair.replacingOccurrences(of: "name = \"d2\"", with: "name = \"-d2\""), "ha.toml:16: dispatcher name '-d2' must be 1–64 ASCII letters"),
-            // etcd: required, non-empty, http(s) URLs.
-            (pair.replacingOccurrences(of: "etcd = [\"http://10.0.0.5:2379\", \"https://10.0.0.6:2379\"]", with: ""), "'ha.etcd' is missing"),
+            // etcd: required, non-empty, http URLs (the client speaks plain HTTP to etcd's gateway).
+            (pair.replacingOccurrences(of: "etcd = [\"http://10.0.0.5:2379\", \"http://10.0.0.6:2379\"]", with: ""), "'ha.etcd' is missing"),
             (
-                pair.replacingOccurrences(of: "[\"http://10.0.0.5:2379\", \"https://10.0.0.6:2379\"]", with: "[]"),
+                pair.replacingOccurrences(of: "[\"http://10.0.0.5:2379\", \"http://10.0.0.6:2379\"]", with: "[]"),
                 "ha.toml:6: [ha] etcd lists no endpoint"
             ),
             (
-                pair.replacingOccurrences(of: "https://10.0.0.6:2379", with: "10.0.0.6:2379"),
-                "ha.toml:6: etcd endpoint '10.0.0.6:2379' is not an http or https URL"
+                pair.replacingOccurrences(of: "http://10.0.0.6:2379", with: "10.0.0.6:2379"),
+                "ha.toml:6: etcd endpoint '10.0.0.6:2379' is not an http URL"
             ),
-            (pair.replacingOccurrences(of: "https://10.0.0.6", with: "grpc://10.0.0.6"), "is not an http or https URL"),
+            (pair.replacingOccurrences(of: "http://10.0.0.6", with: "grpc://10.0.0.6"), "is not an http URL"),
+            (
+                pair.replacingOccurrences(of: "http://10.0.0.6", with: "https://10.0.0.6"),
+                "ha.toml:6: etcd endpoint 'https://10.0.0.6:2379': zflux talks plain HTTP"
+            ),
             // The lease, the replication mode, the key.
             (
                 pair.replacingOccurrences(of: "[ha]\n", with: "[ha]\nlease_ms = 1000\n"),

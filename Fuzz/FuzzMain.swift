@@ -215,6 +215,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         core.endOfBurst()
         if core.head > 0 { core.durable(through: core.head) }
         _ = core.takeCommands()
+    case "binary-structure":
+        // The intake's in-place check of a binary payload (issue 36): any bytes are well formed or not,
+        // never a trap, and what it calls well formed a reader walks to its end.
+        if BinaryPayloadCodec.isWellFormed(bytes) {
+            _ = try? GenericJSON.json(fromWire: bytes)
+            precondition(bytes.first == BinaryPayloadCodec.marker, "well formed without the marker")
+        }
     case "config":
         // A cluster config as `cluster up --config` reads it (issue 35): the TOML parser, the decode and
         // the check of unknown keys. Any text is a config or an error with a line, never a trap.

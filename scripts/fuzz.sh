@@ -7,10 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica dispatch-batch config workload)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica dispatch-batch binary-structure config workload)
 # `make test` runs them all for a few seconds each (scripts/fuzz.sh 5 decoders).
 if [ "${targets[*]}" = decoders ]; then
-  targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica dispatch-batch config workload)
+  targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica dispatch-batch binary-structure config workload)
 fi
 out=.build/fuzz
 mkdir -p "$out" Fuzz/crashes
@@ -53,7 +53,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   quiet swiftc "${flags[@]}" -package-name zflux -module-name Bench -emit-module -emit-module-path "$out/Bench.swiftmodule" \
     -c $benchParse -o "$out/Bench.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
     "$out/Logging.o" "$out/FluxCores.o" "$out/TOML.o" "$out/Cluster.o" "$out/Bench.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi

@@ -1,3 +1,4 @@
+import Examples
 import FluxCore
 import FluxCores
 import Testing
@@ -113,5 +114,42 @@ struct DispatcherCoreTests {
         core.tick(now: F.at(100))
         core.tick(now: F.at(200))
         #expect(core.takeCommands().compactMap(\.published).map(\.header.seq) == [4, 4])
+    }
+}
+
+extension DispatcherCoreTests {
+    @Test(
+        "an app with neither validate nor middleware: a binary payload that names a case of its catalog and holds together is sequenced without a decode, and its store refuses it if it does not decode; a malformed one, or an app with validate, is decoded and refused at the intake as before"
+    )
+    func admissionChecksStructureInPlace() throws {
+        let core = F.makeDispatcher(apps: [Counter.app(), Ledger.app()])
+        // Holds together and names addTapped, but its amount is a string.
+        let wrongType = try BinaryPayloadCodec(generated: false).encode(["addTapped": ["amount": "five"]])
+        let negative = try BinaryPayloadCodec().encode(Ledger.Action.post(account: -1, amount: 1, memo: ""))
+        func dispatch(_ app: String, _ type: String, _ payload: [UInt8], _ clientSeq: UInt64) -> Result<Message, ProtocolError> {
+            .success(Message(topic: app, header: Header(kind: .dispatch, clientID: 1, clientSeq: clientSeq, actionType: type), payload: payload))
+        }
+        core.receivedIntake(dispatch("counter", "addTapped", wrongType, 1), from: [1], now: F.at(0))
+        core.receivedIntake(dispatch("counter", "addTapped", Array(wrongType.dropLast()), 2), from: [1], now: F.at(0))
+        core.receivedIntake(dispatch("counter", "incrementTapped", wrongType, 3), from: [1], now: F.at(0))
+        core.receivedIntake(dispatch("ledger", "post", negative, 4), from: [1], now: F.at(0))
+        core.endOfBurst()
+        let burst = core.takeCommands()
+        #expect(burst.compactMap(\.appended).flatMap { $0 }.map(\.payload) == [wrongType], "only the well-formed one is sequenced, as it came")
+        core.durable(through: core.head)
+        let replies = (burst + core.takeCommands()).compactMap(\.intakeReply)
+        let answers = replies.map { ($0.header.clientSeq, $0.header.kind, String(decoding: $0.payload, as: UTF8.self)) }
+        #expect(answers.first { $0.0 == 1 }?.1 == .ack)
+        #expect(answers.first { $0.0 == 2 }?.1 == .nack, "truncated: decoded, and refused")
+        #expect(answers.first { $0.0 == 3 }?.1 == .nack, "a payload that names another case than the header's: decoded, and refused")
+        #expect(answers.first { $0.0 == 4 }.map { $0.1 == .nack && $0.2.contains("account must not be negative") } == true, "\(answers)")
+
+        // Each store of the app refuses it the same way, leaving its state as it was.
+        let runtime = Counter.app().makeRuntime { _, _, _ in }
+        let before = try runtime.encodedState()
+        #expect(throws: ActionError.self) {
+            _ = try runtime.reduce(app: "counter", actionType: "addTapped", payload: wrongType, stamp: Stamp(seq: 1, wallNanoseconds: 0))
+        }
+        #expect(try runtime.encodedState() == before)
     }
 }

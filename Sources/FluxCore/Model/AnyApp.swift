@@ -141,6 +141,14 @@ extension FluxApp: AnyApp {
     )
         throws(ActionError) -> [UInt8]
     {
+        // Nothing to run on the value: a binary payload that names a case of the catalog and holds
+        // together is taken as it is, without decoding it. One that does not decode as the app's action
+        // after all is refused by its stores, each the same way (REJECTED).
+        if !validates, middleware.isEmpty, catalogTypes.contains(actionType), BinaryPayloadCodec.firstKey(of: payload, is: actionType),
+            BinaryPayloadCodec.isWellFormed(payload)
+        {
+            return payload
+        }
         var action = try decodeAction(actionType: actionType, payload: payload)
         if let reason = validate(action) { throw ActionError(reason) }
         guard !middleware.isEmpty else { return payload }

@@ -42,7 +42,7 @@ where
         name: String, summary: String = "", reading other: FluxApp<OtherState, OtherAction, OtherEnvironment>, initialState: State,
         reducer: Reducer<State, Action, Reading<Environment, OtherState>>, environment: Environment,
         onOtherAction: @escaping OtherActionHandler = { _, _, _, _ in .none },
-        validate: @escaping @Sendable (Action) -> String? = { _ in nil },
+        validate: (@Sendable (Action) -> String?)? = nil,
         middleware: [Middleware<Action>] = [],
         reject: @escaping @Sendable (State, Action) -> String? = { _, _ in nil },
         render: @escaping @Sendable (State) -> String = { String(describing: $0) },

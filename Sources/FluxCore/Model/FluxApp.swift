@@ -15,8 +15,13 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     public let environment: Environment
     /// Checks an action on its own, before it is sequenced: the dispatcher NACKs it with the returned
     /// reason and nothing reaches the journal or a state. Return nil to accept. Checked by the CLI too,
-    /// before anything is sent.
+    /// before anything is sent. An app given none accepts every action.
     public let validate: @Sendable (Action) -> String?
+    /// Whether the app was given a `validate`: without one (and without middleware) the intake checks a
+    /// binary payload's structure in place instead of decoding it.
+    let validates: Bool
+    /// The case names its catalog (``actions``) lists.
+    let catalogTypes: Set<String>
     /// The dispatcher's middleware chain for this app, run in order after `validate`: each step may
     /// refuse, rewrite, log or count the action before it is sequenced (``Middleware``).
     public let middleware: [Middleware<Action>]
@@ -35,7 +40,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         initialState: State,
         reducer: Reducer<State, Action, Environment>,
         environment: Environment,
-        validate: @escaping @Sendable (Action) -> String? = { _ in nil },
+        validate: (@Sendable (Action) -> String?)? = nil,
         middleware: [Middleware<Action>] = [],
         reject: @escaping @Sendable (State, Action) -> String? = { _, _ in nil },
         render: @escaping @Sendable (State) -> String = { state in String(describing: state) },
@@ -46,7 +51,9 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         self.initialState = initialState
         self.reducer = reducer
         self.environment = environment
-        self.validate = validate
+        self.validate = validate ?? { _ in nil }
+        self.validates = validate != nil
+        self.catalogTypes = Set(actions.map { ActionCoding.caseName(of: $0.action) })
         self.middleware = middleware
         self.reject = reject
         self.render = render

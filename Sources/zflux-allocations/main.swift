@@ -4,7 +4,9 @@
 //   zflux-allocations [ACTIONS]
 //
 // Prints one JSON object: allocations per action for each core, measured over ACTIONS ledger.post
-// actions (10,000 by default) in bursts of 100, after a warm-up that fills every table once.
+// actions (10,000 by default) in bursts of 100, after a warm-up that fills every table once; and the
+// dispatcher's core again over counter.addTapped, an app with neither validate nor middleware, whose
+// payloads the intake checks in place instead of decoding them.
 // `AllocationTests` runs it and fails when a count grows past its recorded limit.
 import CAllocationCounter
 import Examples
@@ -18,24 +20,30 @@ let quiet = Logger(label: "allocations") { _ in SwiftLogNoOpLogHandler() }
 let ledger = Ledger.app()
 func at(_ milliseconds: UInt64) -> NodeTime { NodeTime(milliseconds: milliseconds, wallNanoseconds: Int64(milliseconds) * 1_000_000) }
 
+let counter = Counter.app()
 let payloads: [[UInt8]]
+let counterPayloads: [[UInt8]]
 do {
     payloads = try (0..<16).map { index in
         try ledger.wirePayload(type: "post", argumentsJSON: Array(#"{"account":\#(index),"amount":5,"memo":"rent"}"#.utf8))
     }
+    counterPayloads = try (0..<16).map { index in try counter.wirePayload(type: "addTapped", argumentsJSON: Array(#"{"amount":\#(index)}"#.utf8)) }
 } catch {
-    fatalError("the ledger's post payload: \(error)")
+    fatalError("the example payloads: \(error)")
 }
 
-/// The dispatcher's core: `count` dispatches from one batching client, a burst at a time, each burst
-/// made durable and released. Returns what was published, for the store.
-func runDispatcher(from first: Int, count: Int, core: DispatcherCore, published: inout [Message]) {
+/// The dispatcher's core: `count` dispatches of `app.type` from one batching client, a burst at a time,
+/// each burst made durable and released. Returns what was published, for the store.
+func runDispatcher(
+    from first: Int, count: Int, core: DispatcherCore, published: inout [Message], app: String = "ledger", type: String = "post",
+    payloads: [[UInt8]] = payloads
+) {
     var position = first
     while position < first + count {
         for _ in 0..<burst {
             let dispatch = Message(
-                topic: Array("ledger".utf8),
-                header: Header(kind: .dispatch, flags: .batchReplies, clientID: 1, clientSeq: UInt64(position + 1), actionType: "post"),
+                topic: Array(app.utf8),
+                header: Header(kind: .dispatch, flags: .batchReplies, clientID: 1, clientSeq: UInt64(position + 1), actionType: type),
                 payload: payloads[position % payloads.count])
             core.receivedIntake(.success(dispatch), from: [1, 2, 3, 4, 5], now: at(UInt64(position)))
             position += 1
@@ -78,11 +86,22 @@ let storeAllocations = Double(zflux_allocation_count() - before) / Double(action
 guard store.version == UInt64(warmUp + actions) else {
     fatalError("the store applied up to \(store.version), not \(warmUp + actions)")
 }
+// The dispatcher again, over an app whose payloads are checked in place.
+let unvalidated = DispatcherCore(
+    rules: DispatcherRules(apps: [counter]), head: 0, history: HistoryID(cluster: 1, epoch: 1), now: at(0), logger: quiet)
+var dropped: [Message] = []
+runDispatcher(from: 0, count: warmUp, core: unvalidated, published: &dropped, app: "counter", type: "addTapped", payloads: counterPayloads)
+dropped.removeAll(keepingCapacity: true)
+before = zflux_allocation_count()
+runDispatcher(from: warmUp, count: actions, core: unvalidated, published: &dropped, app: "counter", type: "addTapped", payloads: counterPayloads)
+let unvalidatedAllocations = Double(zflux_allocation_count() - before) / Double(actions)
+
 #if DEBUG
     let build = "debug"
 #else
     let build = "release"
 #endif
 print(
-    #"{"actions":\#(actions),"build":"\#(build)","dispatcher_per_action":\#(dispatcherAllocations),"store_per_action":\#(storeAllocations)}"#
+    #"{"actions":\#(actions),"build":"\#(build)","dispatcher_per_action":\#(dispatcherAllocations),"#
+        + #""dispatcher_unvalidated_per_action":\#(unvalidatedAllocations),"store_per_action":\#(storeAllocations)}"#
 )

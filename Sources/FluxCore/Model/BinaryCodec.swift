@@ -60,11 +60,17 @@ public struct BinaryPayloadCodec: PayloadCodec {
     /// without decoding anything else. One entry only: a decoder skips keys it does not know, so in
     /// `{"X":{}, "clear":{}}` the first key does not say which case the payload holds.
     public static func firstKey(of bytes: [UInt8], is key: String) -> Bool {
-        let utf8 = Array(key.utf8)
-        guard utf8.count < 128, bytes.count >= 11 + utf8.count, bytes[0] == marker, bytes[1] == BinaryTag.map.rawValue,
-            bytes[6..<10].elementsEqual([1, 0, 0, 0]), bytes[10] == UInt8(utf8.count)
+        // Byte by byte, allocating nothing: the intake asks this of every binary payload.
+        let length = key.utf8.count
+        guard length < 128, bytes.count >= 11 + length, bytes[0] == marker, bytes[1] == BinaryTag.map.rawValue,
+            bytes[6] == 1, bytes[7] == 0, bytes[8] == 0, bytes[9] == 0, bytes[10] == UInt8(length)
         else { return false }
-        return bytes[11..<(11 + utf8.count)].elementsEqual(utf8)
+        var at = 11
+        for byte in key.utf8 {
+            guard bytes[at] == byte else { return false }
+            at += 1
+        }
+        return true
     }
 }
 

@@ -59,9 +59,10 @@ extension ClusterConfig {
             problem = "cannot be read"
         }
         var names: [String] = [], index: Int?
-        for key in path {
+        for (position, key) in path.enumerated() {
             if let number = key.intValue {
-                index = number
+                // The entry of an array of tables ([[store]], [[dispatcher]]) is the one that names a line.
+                if position == 1 { index = number }
                 names[names.count - 1] += "[\(number + 1)]"
             } else {
                 names.append(key.stringValue)

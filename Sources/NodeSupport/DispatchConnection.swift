@@ -52,12 +52,16 @@ public final class DispatchConnection {
     public func release(quarantined seq: UInt64) throws -> DispatchOutcome {
         let clientSeq = nextClientSeq
         nextClientSeq += 1
-        return try send(Message(header: Header(kind: .quarantineRelease, seq: seq, clientID: clientID, clientSeq: clientSeq)))
+        // Refused "retry later" while a pair's standby does not hold the quarantine list yet: sent again.
+        return try send(Message(header: Header(kind: .quarantineRelease, seq: seq, clientID: clientID, clientSeq: clientSeq)), retryingLater: true)
     }
 
     /// Sends `message` (again every `retryInterval`: the dispatcher deduplicates by client id and seq)
     /// until its ACK or NACK comes or `timeout` passes.
-    private func send(_ message: Message) throws -> DispatchOutcome {
+    /// With `retryingLater`, a NACK that says "retry later" is sent again too, until the timeout, which
+    /// then answers with its reason.
+    private func send(_ message: Message, retryingLater: Bool = false) throws -> DispatchOutcome {
+        var laterReason: String?
         let clientSeq = message.header.clientSeq
         let frames = message.frames
         let deadline = ContinuousClock.now + timeout
@@ -84,13 +88,15 @@ public final class DispatchConnection {
                         return .acknowledged(seq: answer.header.seq)
                     // A dispatcher that no longer leads: the leader will have it at the next resend.
                     case .nack where answer.header.flags.contains(.notLeader): continue
+                    case .nack where retryingLater && answer.header.flags.contains(.retryLater):
+                        laterReason = String(decoding: answer.payload, as: UTF8.self)
                     case .nack: return .rejected(reason: String(decoding: answer.payload, as: UTF8.self))
                     default: continue
                     }
                 }
             }
         }
-        return .timedOut
+        return laterReason.map { .rejected(reason: $0) } ?? .timedOut
     }
 
     public func close() { socket.close() }

@@ -73,8 +73,9 @@ public struct Topology: Codable, Equatable, Sendable {
         endpoints += (ha?.dispatchers ?? []).flatMap { [$0.endpoints.intake, $0.endpoints.actions, $0.endpoints.replay, $0.replication] }
         return endpoints.flatMap(Topology.endpointList).allSatisfy { endpoint in
             if endpoint.hasPrefix("ipc://") { return true }
-            guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":") else { return false }
-            let host = endpoint[endpoint.index(endpoint.startIndex, offsetBy: 6)..<colon]
+            guard endpoint.hasPrefix("tcp://") else { return false }
+            let address = endpoint.dropFirst("tcp://".count)
+            let host = address.lastIndex(of: ":").map { address[..<$0] } ?? address
             return host.hasPrefix("127.") || host == "[::1]" || host == "localhost"
         }
     }

@@ -9,7 +9,8 @@ package struct TOMLDecoder {
     package func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
         let table = try TOMLParser.parse(text)
         let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: TOMLValue.infinity, negativeInfinity: TOMLValue.negativeInfinity, nan: TOMLValue.nan)
         return try decoder.decode(type, from: Data(TOMLValue.table(table).json.utf8))
     }
 }
@@ -23,7 +24,8 @@ package struct TOMLEncoder {
     package func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: TOMLValue.infinity, negativeInfinity: TOMLValue.negativeInfinity, nan: TOMLValue.nan)
         var reader = JSONReader(bytes: Array(try encoder.encode(value)))
         guard case .table(let table)? = try reader.value() else {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "a TOML document must be a table at its top"))
@@ -35,6 +37,11 @@ package struct TOMLEncoder {
 }
 
 extension TOMLValue {
+    /// How a float that JSON cannot hold travels through Foundation's JSON coders: as a string no config
+    /// holds by accident, so a string "inf" stays a string. (Foundation's decoder matches these against
+    /// the JSON text as written, so they are plain printable ASCII, with nothing to escape.)
+    static let infinity = "zflux.toml:+inf", negativeInfinity = "zflux.toml:-inf", nan = "zflux.toml:nan"
+
     /// The value as JSON text (a date-time as a string; inf and nan as the strings `TOMLDecoder` reads).
     package var json: String {
         var out = ""
@@ -47,10 +54,8 @@ extension TOMLValue {
         case .string(let value), .dateTime(let value): TOMLValue.appendQuoted(value, to: &out)
         case .integer(let value): out += String(value)
         case .float(let value):
-            if value.isNaN {
-                out += "\"nan\""
-            } else if value.isInfinite {
-                out += value < 0 ? "\"-inf\"" : "\"inf\""
+            if value.isNaN || value.isInfinite {
+                TOMLValue.appendQuoted(value.isNaN ? TOMLValue.nan : value < 0 ? TOMLValue.negativeInfinity : TOMLValue.infinity, to: &out)
             } else {
                 out += "\(value)"
             }
@@ -198,9 +203,9 @@ private struct JSONReader {
         case UInt8(ascii: "\""):
             let text = try string()
             switch text {
-            case "inf": return .float(.infinity)
-            case "-inf": return .float(-.infinity)
-            case "nan": return .float(.nan)
+            case TOMLValue.infinity: return .float(.infinity)
+            case TOMLValue.negativeInfinity: return .float(-.infinity)
+            case TOMLValue.nan: return .float(.nan)
             default: return .string(text)
             }
         case UInt8(ascii: "t"):

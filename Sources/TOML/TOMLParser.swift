@@ -7,7 +7,8 @@
 /// earlier, and each node remembers how it was made: the rules that refuse a table defined twice
 /// need to know.
 package enum TOMLParser {
-    /// Arrays and inline tables nested deeper than this are refused, so no document can exhaust the stack.
+    /// Arrays and inline tables nested deeper than this, and keys of more parts, are refused, so no
+    /// document can exhaust the stack.
     package static let maxDepth = 64
 
     package static func parse(_ text: String) throws(TOMLError) -> TOMLTable {
@@ -116,7 +117,11 @@ private struct Parser {
             let entry = Node(.header)
             switch node.entries[last] {
             case nil: node.set(last, .tables([entry]))
-            case .tables(let entries): node.entries[last] = .tables(entries + [entry])
+            case .tables(var entries):
+                // Out of the table first, so the array is appended to in place.
+                node.entries[last] = nil
+                entries.append(entry)
+                node.entries[last] = .tables(entries)
             case .table: throw error("[[\(name)]] names a table defined already as [\(name)]", at: start)
             case .value(let value): throw error("[[\(name)]] names \(value.kindName) defined already", at: start)
             }
@@ -184,6 +189,8 @@ private struct Parser {
             }
             skipSpaces()
             guard take(".") else { return parts }
+            // A key of more parts would nest tables deeper than values may be.
+            guard parts.count < TOMLParser.maxDepth else { throw error("a key has more than \(TOMLParser.maxDepth) parts", at: at) }
         }
     }
 

@@ -136,6 +136,11 @@ struct TOMLParserTests {
             #expect(error?.message.contains("nested deeper") == true)
         }
         _ = try parse("x = " + String(repeating: "[", count: TOMLParser.maxDepth) + String(repeating: "]", count: TOMLParser.maxDepth))
+        // Keys of many parts nest tables as deep (a dotted key, a header): refused the same way.
+        for text in [String(repeating: "a.", count: 200_000) + "a = 1", "[" + String(repeating: "a.", count: 200_000) + "a]"] {
+            #expect(refusal(text)?.message.contains("more than \(TOMLParser.maxDepth) parts") == true)
+        }
+        _ = try parse(String(repeating: "a.", count: TOMLParser.maxDepth - 1) + "a = 1")
     }
 
     @Test("any table it writes reads back equal (2,000 generated tables)")
@@ -188,12 +193,15 @@ struct TOMLParserTests {
         }
         struct Document: Codable, Equatable {
             var name: String
+            var words: [String]
+            var ratios: [Double]
             var on: Bool
             var section: Section
             var entries: [Section]
         }
         let value = Document(
-            name: "a \"b\"\nc", on: true, section: Section(port: 1, ratio: 0.5, tags: ["x"], limits: ["app.type": 3]),
+            name: "a \"b\"\nc", words: ["inf", "-inf", "nan"], ratios: [.infinity, -.infinity], on: true,
+            section: Section(port: 1, ratio: 0.5, tags: ["x"], limits: ["app.type": 3]),
             entries: [Section(port: 2, ratio: nil, tags: [], limits: nil), Section(port: 3, ratio: 1e300, tags: ["y", "z"], limits: [:])])
         let text = try TOMLEncoder().encode(value)
         #expect(text.contains("[[entries]]"))

@@ -554,4 +554,63 @@ struct ReplicationTests {
         }
         #expect(pair.standby.quarantineHeld == QuarantineList.digest(QuarantineList.encode([first, second])))
     }
+
+    @Test(
+        "under sync a quarantine release waits for the standby: refused (retry later) until the standby holds the list, and its ACK waits until the standby holds the list that records the release"
+    )
+    func releaseWaitsForTheStandbysList() throws {
+        let pair = Pair(leaderRecords: ReplicationTests.records(1...3, ReplicationTests.epoch(5)))
+        pair.settle()
+        let entry = Quarantine(seq: 2, app: "counter", actionType: "incrementTapped", reason: "died 2 times in a row")
+        pair.leader.quarantined([entry])
+        let client: [UInt8] = [9]
+        func release(_ clientSeq: UInt64) -> [DispatcherCore.Command] {
+            pair.leader.receivedIntake(
+                .success(Message(header: Header(kind: .quarantineRelease, seq: 2, clientID: 77, clientSeq: clientSeq))), from: client,
+                now: F.at(pair.now))
+            return pair.leader.takeCommands()
+        }
+        // The standby has not been sent the list yet.
+        let early = release(1).compactMap(\.intakeReply)
+        #expect(early.map(\.kind) == [.nack] && early.first?.header.flags.contains(.retryLater) == true)
+        let reason = String(decoding: early.first?.payload ?? [], as: UTF8.self)
+        #expect(reason.contains("standby does not hold the quarantine list"))
+        pair.now += 1_000
+        pair.leader.tick(now: F.at(pair.now))
+        pair.settle()
+        #expect(pair.standbyQuarantine == [entry])
+
+        // Now it is taken: the shell reads the record and offers it again.
+        #expect(release(2).contains { if case .releaseQuarantined(seq: 2, _, _) = $0 { true } else { false } })
+        let record = pair.leaderLog.records[1]
+        let dispatch = Message(
+            topic: record.topic, header: Header(kind: .dispatch, clientID: 77, clientSeq: 2, actionType: record.header.actionType),
+            payload: record.payload)
+        let again = try #require(pair.leader.releaseQuarantined(2, dispatch: dispatch, from: client, now: F.at(pair.now)))
+        #expect(again == 4)
+        // Replicated and durable on both, but the list that records the release is lost on its way: no ACK.
+        pair.leader.durable(through: 4)
+        pair.runLeader()
+        pair.runStandby()
+        while !pair.toStandby.isEmpty || !pair.toLeader.isEmpty {
+            pair.toStandby.removeAll { $0.kind == .replicaQuarantine }
+            for message in pair.toStandby { pair.standby.received(message, now: F.at(pair.now)) }
+            pair.toStandby.removeAll()
+            pair.runStandby()
+            for message in pair.toLeader {
+                pair.leader.receivedReplication(message, from: Self.peer, now: F.at(pair.now), stampAt: { pair.leaderLog.stamp(at: $0) })
+            }
+            pair.toLeader.removeAll()
+            pair.runLeader()
+        }
+        #expect(pair.standbyLog.lastSeq == 4 && pair.leader.durableHead == 4)
+        #expect(pair.acks().isEmpty, "the release's ACK waits for the standby's list")
+        #expect(pair.standbyQuarantine?.first?.releasedAs == nil)
+        // The next heartbeat sends the list again; the standby keeps it, and the ACK goes.
+        pair.now += 1_000
+        pair.leader.tick(now: F.at(pair.now))
+        pair.settle()
+        #expect(pair.standbyQuarantine?.first?.releasedAs == 4)
+        #expect(pair.acks() == [4])
+    }
 }

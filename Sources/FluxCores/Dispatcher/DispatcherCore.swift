@@ -98,6 +98,10 @@ public final class DispatcherCore {
     }
     /// ACKs waiting for durability, in order.
     private var waitingReplies: [WaitingReply] = []
+    /// Under sync replication, the ACK of a quarantine release also waits until the standby's REPLICA-ACK
+    /// names the list that records it (`digest`): a new leader then knows the action was released,
+    /// and neither serves it again nor lets it be released twice.
+    private var heldReleaseReplies: [(reply: WaitingReply, digest: UInt64)] = []
     /// Replay requests that came while a new leader settled, the newest per peer: served once it has.
     private var deferredReplays: [(request: Message, peer: [UInt8])] = []
     static let deferredReplayLimit = 1024
@@ -375,6 +379,20 @@ public final class DispatcherCore {
     }
 
     private func releaseReplies() {
+        if !heldReleaseReplies.isEmpty, let held = standby?.quarantineHeld {
+            // The standby's list records every release up to the one whose list it names (all, when it
+            // names today's).
+            let through = held == quarantineDigest ? heldReleaseReplies.count - 1 : (heldReleaseReplies.lastIndex { $0.digest == held } ?? -1)
+            var kept: [(reply: WaitingReply, digest: UInt64)] = []
+            for (index, entry) in heldReleaseReplies.enumerated() {
+                if index <= through && entry.reply.upTo <= durableHead {
+                    commands.append(.reply(.intake, peer: entry.reply.peer, ackMessage(entry.reply.ack)))
+                } else {
+                    kept.append(entry)
+                }
+            }
+            heldReleaseReplies = kept
+        }
         var released = 0
         // Per batching client, where its ACK-BATCH goes in the replies and what it holds.
         var batchOf: [[UInt8]: Int] = [:]
@@ -642,6 +660,12 @@ public final class DispatcherCore {
             nack(peer, header, "no action is quarantined at seq \(header.seq) (zflux quarantine list shows them)")
             return
         }
+        if rules.replication == .sync, entry.releasedAs == nil, standby?.quarantineHeld != quarantineDigest {
+            // Released before the standby holds the quarantine, the action would be served in full by a
+            // new leader beside its released copy.
+            nack(peer, header, "the standby does not hold the quarantine list yet: try again in a moment", flags: .retryLater)
+            return
+        }
         if let again = entry.releasedAs {
             if header.clientID != 0,
                 dedup.seq(client: clientScope.clientID(DispatcherCore.releasePrincipal, header.clientID), clientSeq: header.clientSeq) == again
@@ -684,6 +708,10 @@ public final class DispatcherCore {
         endOfBurst()
         guard head > before else { return quarantine[seq]?.releasedAs }
         quarantine[seq]?.releasedAs = head
+        if rules.replication == .sync, let reply = waitingReplies.last, reply.upTo == head, reply.peer == peer {
+            waitingReplies.removeLast()
+            heldReleaseReplies.append((reply, quarantineDigest))
+        }
         logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
         return head
     }

@@ -235,7 +235,10 @@ public final class DispatcherCore {
             return
         }
         let appName = message.topicString
-        let limit = rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
+        // The key is built only when a limit per type is set: "app.type" past 15 bytes is an allocation.
+        let limit =
+            rules.maxPayloadBytesByType.isEmpty
+            ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
         guard message.payload.count <= limit else {
             rejected += 1
             nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")

@@ -30,13 +30,14 @@ extension ClusterConfig {
     static func line(in text: String, key: String?, table: String?, storeIndex: Int?) -> Int? {
         var current = "", entryCount = -1
         var tableLine: Int?
+        // A key that names a table is on its header's line: `[clustr]` at the top, `[cluster.x]`.
+        let header = key.map { (table ?? "").isEmpty ? $0 : "\(table ?? "").\($0)" }
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.hasPrefix("[[") {
-                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
-                if current == table { entryCount += 1 }
-            } else if line.hasPrefix("[") {
-                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
+            if line.hasPrefix("[") {
+                current = line.split(separator: "#").first.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t")) } ?? ""
+                if line.hasPrefix("[["), current == table { entryCount += 1 }
+                if let header, current == header, storeIndex == nil { return index + 1 }
             } else {
                 guard current == (table ?? ""), storeIndex == nil || storeIndex == entryCount else { continue }
                 if tableLine == nil { tableLine = index }
@@ -47,7 +48,7 @@ extension ClusterConfig {
             }
             if current == (table ?? ""), storeIndex == nil || storeIndex == entryCount, key == nil { return index + 1 }
         }
-        return tableLine.map { $0 }
+        return tableLine.map { $0 + 1 }
     }
 
     /// Refuses keys the config format does not have, naming the line.

@@ -7,7 +7,11 @@ package struct TOMLDecoder {
     package init() {}
 
     package func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        let table = try TOMLParser.parse(text)
+        try decode(type, from: try TOMLParser.parse(text))
+    }
+
+    /// Decodes a table already parsed.
+    package func decode<T: Decodable>(_ type: T.Type, from table: TOMLTable) throws -> T {
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: TOMLValue.infinity, negativeInfinity: TOMLValue.negativeInfinity, nan: TOMLValue.nan)
@@ -129,7 +133,7 @@ extension TOMLValue {
     }
 
     /// The value on one line: an array in brackets, a table in braces.
-    var inline: String {
+    package var inline: String {
         switch self {
         case .string(let value):
             var out = ""

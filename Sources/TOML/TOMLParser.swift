@@ -207,7 +207,7 @@ private struct Parser {
         case UInt8(ascii: "t"), UInt8(ascii: "f"):
             if takeWord("true") { return .bool(true) }
             if takeWord("false") { return .bool(false) }
-            throw error("expected a value, found \(describe(byte))", at: at)
+            return try numberOrDate()
         default:
             return try numberOrDate()
         }
@@ -388,6 +388,13 @@ private struct Parser {
         if let value = dateTime(token) { return .dateTime(value) }
         if let value = integer(token) { return .integer(value) }
         if let value = float(token) { return .float(value) }
+        if token.first?.isLetter == true {
+            throw error("'\(token)' is not a value TOML has: a string goes in quotes (\"\(token)\")", at: start)
+        }
+        let digits = token.filter(\.isNumber)
+        if token.allSatisfy({ $0.isASCII && ($0.isNumber || "+-_".contains($0)) }), digits.count >= 19, digits.first != "0" {
+            throw error("'\(token)' is not a whole number TOML can hold: integers are 64-bit, from -2^63 to 2^63-1", at: start)
+        }
         throw error("'\(token)' is not a value TOML has (a number, a date, a string in quotes, true or false)", at: start)
     }
 

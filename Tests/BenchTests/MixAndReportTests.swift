@@ -185,7 +185,7 @@ struct MixAndReportTests {
             ("[[action]]\napp = \"a\"\ntype = \"b\"\npayload = '{\"n\": \"${pick}\"}'\n", "w.toml:4:", "at least one word"),
             ("[[action]]\napp = \"a\"\ntype = \"b\"\npayload = '{\"n\": 1'\n", "w.toml:4:", "not JSON"),
             ("[[action]]\napp = \"a\"\n", "w.toml:1:", "no 'type'"),
-            ("[[action]]\napp = \"a\"\ntype = \"b\"\n\n[load\nclients = 2\n", "w.toml:5:", "expected ']'"),
+            ("[[action]]\napp = \"a\"\ntype = \"b\"\n\n[load\nclients = 2\n", "w.toml:5:", "a table header must end with ]"),
         ])
     func moreBadFiles(text: String, location: String, message: String) {
         WorkloadTests.expectRefused(text, at: location, saying: message)

@@ -160,7 +160,10 @@ struct HighAvailabilityConfigTests {
             ),
             (pair.replacingOccurrences(of: "http://10.0.0.6", with: "grpc://10.0.0.6"), "is not an http URL"),
             // A wrong type inside a plain table's array names its line too.
-            (pair.replacingOccurrences(of: "\"http://10.0.0.6:2379\"", with: "1"), "ha.toml:6: 'ha.etcd[2]' has the wrong type"),
+            (
+                pair.replacingOccurrences(of: "\"http://10.0.0.6:2379\"", with: "1"),
+                "ha.toml:6: 'ha.etcd[2]' takes a string in quotes, not a number (write it in quotes)"
+            ),
             (
                 pair.replacingOccurrences(of: "http://10.0.0.6", with: "https://10.0.0.6"),
                 "ha.toml:6: etcd endpoint 'https://10.0.0.6:2379': zflux talks plain HTTP"

@@ -98,7 +98,7 @@ struct TOMLParserTests {
             ("a = 012", 1, "not a value"),
             ("a = 1__0", 1, "not a value"),
             ("a = 1.", 1, "not a value"),
-            ("a = 99999999999999999999", 1, "not a value"),
+            ("a = 99999999999999999999", 1, "integers are 64-bit"),
             ("a = 1979-02-30", 1, "not a value"),
             ("a = 1\rb = 2", 1, "carriage return"),
             ("a = \"open", 1, "not closed"),
@@ -114,7 +114,8 @@ struct TOMLParserTests {
             ("[[a]", 1, "must end with ]]"),
             ("[]", 1, "expected a key"),
             ("= 1", 1, "expected a key"),
-            ("a = truex", 1, "expected a value"),
+            ("a = truex", 1, "a string goes in quotes (\"truex\")"),
+            ("transport = tcp", 1, "a string goes in quotes (\"tcp\")"),
             // What libFuzzer found toml++ (the C++ parser zflux used before) aborting on: each is now a
             // plain refusal (Fuzz/corpus/config and Fuzz/corpus/workload keep them).
             ("[cluster]\nname =[ }f,", 2, "expected a value"),

@@ -17,7 +17,15 @@ struct ConfigTests {
             ("[cluster]\ntransport = \"udp\"\n[[store]]\nname = \"todo\"\n", "transport 'udp' is not one of: ipc, tcp"),
             ("[[store]]\nname = \"x\"\napp = \"nope\"\n", "unknown app 'nope'"),
             ("[[store]]\nname = \"todo\"\n[[store]]\nname = \"t2\"\napp = \"todo\"\n", "set effects = false on the replica"),
-            ("[cluster]\nbase_port = \"x\"\n[[store]]\nname = \"todo\"\n", ":2: 'cluster.base_port' has the wrong type"),
+            (
+                "[cluster]\nbase_port = \"x\"\n[[store]]\nname = \"todo\"\n",
+                ":2: 'cluster.base_port' takes a whole number, not a string (write it without quotes)"
+            ),
+            // A float where a whole number goes names its key and line (Foundation's decoder named neither).
+            ("[cluster]\nheartbeat_ms = 200.5\n[[store]]\nname = \"todo\"\n", ":2: 'cluster.heartbeat_ms' is 200.5: it takes a whole number"),
+            ("[[store]]\nname = \"todo\"\nport = inf\n", ":3: 'store[1].port' is inf: it takes a whole number"),
+            // A table name with a typo is on its header's line.
+            ("[clustr]\nname = \"x\"\n[[store]]\nname = \"todo\"\n", ":1: unknown key 'clustr' at the top level"),
             ("[[store]]\napp = \"todo\"\n", ":1: 'store[1].name' is missing"),
             ("[cluster]\ntransport = \"ipc\"\n", "no [[store]] entries"),
             ("[cluster]\ntransport = \"tcp\"\nhost = \"0.0.0.0\"\n[[store]]\nname = \"todo\"\n", "set allow_remote = true"),

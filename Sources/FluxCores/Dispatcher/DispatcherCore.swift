@@ -644,14 +644,17 @@ public final class DispatcherCore {
 
     /// The quarantine the journal kept (at start), or one entry the shell has just made durable.
     public func quarantined(_ entries: [Quarantine]) {
+        // Set once, so the list a standby is sent is encoded once, not once per entry.
+        var list = quarantine
         for entry in entries {
-            if quarantine[entry.seq] == nil {
+            if list[entry.seq] == nil {
                 logger.warning(
                     "action quarantined: every store skips it",
                     metadata: ["seq": "\(entry.seq)", "app": "\(entry.app)", "action": "\(entry.actionType)", "reason": "\(entry.reason)"])
             }
-            quarantine[entry.seq] = entry
+            list[entry.seq] = entry
         }
+        quarantine = list
     }
 
     private func receivedRelease(_ header: Header, from peer: [UInt8], now: NodeTime) {

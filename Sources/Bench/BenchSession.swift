@@ -37,6 +37,8 @@ public final class BenchSession {
 
     public init(options: BenchOptions) throws {
         self.options = options
+        // Before anything starts, not after the whole load: the floor's program must be there.
+        if options.floor { try FloorSession.checkProgram(beside: options.executable) }
         let workload = BenchSession.workload(options)
         // The workload's payloads, checked by their apps before anything starts: a typo'd field is an
         // error now, with the app's own reason, not a run of NACKs.

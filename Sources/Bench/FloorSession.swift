@@ -22,13 +22,24 @@ final class FloorSession {
         (executable as NSString).deletingLastPathComponent + "/zflux-floor"
     }
 
+    /// `zflux-floor` beside `executable`, or an error that says how to build it there. Checked before
+    /// a bench starts, so a run with `--floor` does not fail after its whole load.
+    @discardableResult
+    static func checkProgram(beside executable: String) throws(BenchError) -> String {
+        let program = program(beside: executable)
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw BenchError(
+                "--floor runs zflux-floor, which is not beside \((executable as NSString).lastPathComponent) (\(program)): "
+                    + "`swift build --product zflux-floor` builds it there, in zflux's checkout and in a package that depends on zflux alike; "
+                    + "nothing was run")
+        }
+        return program
+    }
+
     init(options: BenchOptions, directory: String) throws {
         self.options = options
         self.directory = directory
-        program = FloorSession.program(beside: options.executable)
-        guard FileManager.default.isExecutableFile(atPath: program) else {
-            throw BenchError("--floor needs \(program), built with zflux (`swift build`, or `make build`)")
-        }
+        program = try FloorSession.checkProgram(beside: options.executable)
         func endpoint(_ name: String, _ offset: Int) -> String {
             options.transport == .tcp ? "tcp://127.0.0.1:\(options.basePort + 100 + offset)" : "ipc://\(directory)/floor-\(name)"
         }

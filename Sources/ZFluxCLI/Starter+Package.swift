@@ -74,7 +74,6 @@ extension Starter {
     var gitignore: String {
         """
         .build/
-        Package.resolved
         .zflux/
         .swiftpm/
 

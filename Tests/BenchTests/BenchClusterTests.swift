@@ -30,6 +30,24 @@ struct BenchClusterTests {
         effects = false
         """
 
+    @Test(
+        "--floor without zflux-floor beside the binary is refused before anything starts, saying how to build it (it used to fail after the whole load)"
+    )
+    func floorProgramIsCheckedFirst() throws {
+        let directory = NSTemporaryDirectory() + "zflux-floorless-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = BenchOptions(executable: directory + "/poll")
+        options.floor = true
+        do {
+            _ = try BenchSession(options: options)
+            Issue.record("a session started without zflux-floor")
+        } catch let error as BenchError {
+            #expect(error.message.contains("`swift build --product zflux-floor`"), "\(error)")
+            #expect(error.message.contains("nothing was run"), "\(error)")
+        }
+    }
+
     @Test("its config is a value, written as TOML that reads back as the same config and the same endpoints")
     func configRoundTrips() throws {
         var options = BenchOptions(executable: "/nonexistent/zflux")

@@ -7,11 +7,11 @@ struct NewCommand: ParsableCommand {
         abstract: "Write a new package built on zflux: an app, its screen, a TestStore test, a cluster config and a README.",
         discussion: """
             The package's own binary (NAME in lower case) is the whole zflux command line for its app:
-              zflux new Poll --output poll
+              zflux new Poll --output poll --zflux-path /path/to/zflux
               cd poll && swift build && swift test
               .build/debug/poll cluster up --config cluster.toml
-            Without --zflux-path, Package.swift names zflux by a placeholder URL; its README says how to \
-            point it at where your team gets zflux from.
+            Without --zflux-path, Package.swift names zflux by a placeholder URL that does not resolve: \
+            point it at where your team gets zflux from (its README says how) before the first `swift build`.
             """)
 
     @Argument(help: "The package's name: an identifier starting with an uppercase letter (letters and digits), e.g. Poll.")

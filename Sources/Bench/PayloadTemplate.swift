@@ -4,7 +4,8 @@ import Foundation
 /// A JSON object whose values may be drawn at random: a string that is exactly `${int A B}` becomes an
 /// integer from A to B, `${pick x y z}` one of the words (a word written as a JSON number stays a number; `nan`, `inf`,
 /// `0x10` and `007` are not JSON numbers, and become strings),
-/// `${seq}` the payload's number; inside a longer string they are replaced as text.
+/// `${seq}` the payload's number, from 0 (`${seq FIRST}`: from FIRST); inside a longer string they are
+/// replaced as text.
 public struct PayloadTemplate: Sendable, Equatable {
     indirect enum Node: Sendable, Equatable {
         /// JSON text as it is.
@@ -14,7 +15,8 @@ public struct PayloadTemplate: Sendable, Equatable {
         case int(ClosedRange<Int>)
         /// One of these, each JSON text.
         case pick([String])
-        case seq
+        /// The payload's number plus this.
+        case seq(Int)
         /// A string built from pieces.
         case text([Piece])
 
@@ -25,7 +27,7 @@ public struct PayloadTemplate: Sendable, Equatable {
             case (.array(let x), .array(let y)): x == y
             case (.int(let x), .int(let y)): x == y
             case (.pick(let x), .pick(let y)): x == y
-            case (.seq, .seq): true
+            case (.seq(let x), .seq(let y)): x == y
             case (.text(let x), .text(let y)): x == y
             default: false
             }
@@ -36,7 +38,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         case text(String)
         case int(ClosedRange<Int>)
         case pick([String])
-        case seq
+        case seq(Int)
     }
 
     let root: Node
@@ -54,7 +56,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         case .seq: true
         case .object(let fields): fields.contains { numbersActions($0.1) }
         case .array(let items): items.contains(where: numbersActions)
-        case .text(let pieces): pieces.contains(.seq)
+        case .text(let pieces): pieces.contains { if case .seq = $0 { true } else { false } }
         case .literal, .int, .pick: false
         }
     }
@@ -87,7 +89,7 @@ public struct PayloadTemplate: Sendable, Equatable {
             case .text(let whole): return .literal(quoted(whole))
             case .int(let range): return .int(range)
             case .pick(let words): return .pick(words)
-            case .seq: return .seq
+            case .seq(let first): return .seq(first)
             }
         default:
             return .literal(String(decoding: value.jsonBytes, as: UTF8.self))
@@ -116,11 +118,16 @@ public struct PayloadTemplate: Sendable, Equatable {
                 }
                 pieces.append(.pick(Array(words.dropFirst())))
             case "seq":
-                guard words.count == 1 else { throw WorkloadError(source: source, line: line, "'${seq}' takes no arguments") }
-                pieces.append(.seq)
+                // The largest first number leaves room for any count of actions a run can send.
+                guard words.count == 1 || (words.count == 2 && Int(words[1]).map { abs($0) <= 1 << 52 } == true) else {
+                    throw WorkloadError(
+                        source: source, line: line, "'${\(words.joined(separator: " "))}': write ${seq} or ${seq FIRST}, FIRST a whole number")
+                }
+                pieces.append(.seq(words.count == 2 ? Int(words[1]) ?? 0 : 0))
             default:
                 throw WorkloadError(
-                    source: source, line: line, "unknown template '${\(words.joined(separator: " "))}' (there are ${int A B}, ${pick x y}, ${seq})")
+                    source: source, line: line,
+                    "unknown template '${\(words.joined(separator: " "))}' (there are ${int A B}, ${pick x y}, ${seq}, ${seq FIRST})")
             }
             rest = rest[rest.index(after: close)...]
         }
@@ -164,7 +171,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         case .pick(let words):
             let word = words[Int.random(in: 0...(words.count - 1), using: &rng)]
             out += isJSONNumber(word) ? word : quoted(word)
-        case .seq: out += String(seq)
+        case .seq(let first): out += String(first + seq)
         case .text(let pieces):
             var text = ""
             for piece in pieces {
@@ -172,7 +179,7 @@ public struct PayloadTemplate: Sendable, Equatable {
                 case .text(let part): text += part
                 case .int(let range): text += String(Int.random(in: range, using: &rng))
                 case .pick(let words): text += words[Int.random(in: 0...(words.count - 1), using: &rng)]
-                case .seq: text += String(seq)
+                case .seq(let first): text += String(first + seq)
                 }
             }
             out += quoted(text)

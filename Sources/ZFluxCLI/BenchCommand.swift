@@ -22,7 +22,7 @@ struct BenchCommand: AsyncParsableCommand {
 
             What it drives: by default the ledger app (ledger.open fills --state-items accounts, then \
             ledger.post); --app A --action T --payload JSON drives any app's action; --workload FILE a \
-            weighted mix of actions with payload templates (${int A B}, ${pick x y}, ${seq}), per-client \
+            weighted mix of actions with payload templates (${int A B}, ${pick x y}, ${seq} from 0, ${seq FIRST}), per-client \
             rates and a ramp, from a TOML file (docs/GUIDE.md §6). Apps this binary does not host are sent \
             JSON payloads, judged by the cluster's dispatcher, and followed by views that track versions \
             only. --baseline OLD.json compares the run with an earlier --json report and exits 1 when a \
@@ -92,7 +92,8 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("The action to drive (with --app).", valueName: "type")) var action: String?
         @Option(
             help: ArgumentHelp(
-                "The action's arguments, a JSON object; a string value may be a template: ${int A B}, ${pick x y z}, ${seq}.", valueName: "json"))
+                "The action's arguments, a JSON object; a string value may be a template: ${int A B}, ${pick x y z}, ${seq} (from 0), ${seq FIRST}.",
+                valueName: "json"))
         var payload: String?
         @Option(
             help: ArgumentHelp(

@@ -110,6 +110,14 @@ struct WorkloadTests {
         }
         #expect(seenN == Set(-3...4), "every value of the range is drawn")
         #expect(seenW == ["rent", "food"])
+        // ${seq} counts from 0; ${seq FIRST} from FIRST, as a number alone or as text.
+        let offset = try PayloadTemplate(json: ##"{"id": "${seq 1000}", "name": "user ${seq 1}"}"##, source: "test", line: nil)
+        #expect(offset.numbersActions)
+        #expect(offset.render(seq: 0, using: &rng) == #"{"id":1000,"name":"user 1"}"#)
+        #expect(offset.render(seq: 41, using: &rng) == #"{"id":1041,"name":"user 42"}"#)
+        for bad in [#"{"a": "${seq x}"}"#, #"{"a": "${seq 1 2}"}"#, #"{"a": "${seq 99999999999999999999}"}"#] {
+            #expect(throws: WorkloadError.self) { try PayloadTemplate(json: bad, source: "test", line: nil) }
+        }
     }
 
     @Test("the same seed draws the same payloads and order; the mix follows the weights")

@@ -388,14 +388,16 @@ private struct Parser {
         if let value = dateTime(token) { return .dateTime(value) }
         if let value = integer(token) { return .integer(value) }
         if let value = float(token) { return .float(value) }
+        // Quoted in the message, cut at 40 characters: a token may be the rest of a long line.
+        let shown = token.count > 40 ? token.prefix(40) + "…" : token
         if token.first?.isLetter == true {
-            throw error("'\(token)' is not a value TOML has: a string goes in quotes (\"\(token)\")", at: start)
+            throw error("'\(shown)' is not a value TOML has: a string goes in quotes (\"\(shown)\")", at: start)
         }
         let digits = token.filter(\.isNumber)
         if token.allSatisfy({ $0.isASCII && ($0.isNumber || "+-_".contains($0)) }), digits.count >= 19, digits.first != "0" {
-            throw error("'\(token)' is not a whole number TOML can hold: integers are 64-bit, from -2^63 to 2^63-1", at: start)
+            throw error("'\(shown)' is not a whole number TOML can hold: integers are 64-bit, from -2^63 to 2^63-1", at: start)
         }
-        throw error("'\(token)' is not a value TOML has (a number, a date, a string in quotes, true or false)", at: start)
+        throw error("'\(shown)' is not a value TOML has (a number, a date, a string in quotes, true or false)", at: start)
     }
 
     func integer(_ token: String) -> Int64? {

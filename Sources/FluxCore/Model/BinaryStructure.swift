@@ -11,63 +11,42 @@ extension BinaryPayloadCodec {
     /// as an app's action, which its stores then refuse, each the same way.
     package static func isWellFormed(_ bytes: [UInt8]) -> Bool {
         guard bytes.first == marker else { return false }
-        return wellFormedEnd(bytes, at: 1, depth: 0) == bytes.count
+        return (try? BinaryToJSON(reading: bytes).wellFormedEnd(at: 1, limit: bytes.count, depth: 0)) == bytes.count
     }
+}
 
-    /// The offset just past the well-formed value at `offset`, or nil.
-    private static func wellFormedEnd(_ bytes: [UInt8], at offset: Int, depth: Int) -> Int? {
-        guard offset < bytes.count, let tag = BinaryTag(rawValue: bytes[offset]) else { return nil }
+extension BinaryToJSON {
+    /// A reader of `input` that writes nothing: no output is reserved.
+    init(reading input: [UInt8]) { self.input = input }
+
+    /// The offset just past the value at `offset` (within `limit`), having checked its whole structure
+    /// with the readers the transcoder uses: tags, varints, containers, and UTF-8 in strings and keys.
+    func wellFormedEnd(at offset: Int, limit: Int, depth: Int) throws(GenericJSONError) -> Int {
+        guard offset < limit, let tag = BinaryTag(rawValue: input[offset]) else { return try skip(at: offset, limit: limit) }
         switch tag {
-        case .null, .false, .true: return offset + 1
-        case .int, .uint: return varintEnd(bytes, at: offset + 1)?.end
-        case .double: return offset + 9 <= bytes.count ? offset + 9 : nil
-        case .float: return offset + 5 <= bytes.count ? offset + 5 : nil
-        case .string: return utf8RunEnd(bytes, at: offset + 1)
+        case .string:
+            let (start, end) = try run(at: offset + 1, limit: limit)
+            try JSONText.validateUTF8(input, start, end)
+            return end
         case .array, .map:
-            guard depth < structureDepth, offset + 9 <= bytes.count else { return nil }
-            let length = u32(bytes, offset + 1), count = u32(bytes, offset + 5)
-            let end = offset + 9 + length
-            // Each entry takes a byte at least: a count past the length cannot be true.
-            guard end <= bytes.count, count <= length else { return nil }
-            var at = offset + 9
+            guard depth < BinaryPayloadCodec.structureDepth else {
+                throw GenericJSONError(.tooDeep, at: offset, "arrays and objects nested deeper than \(BinaryPayloadCodec.structureDepth)")
+            }
+            // Depth 0 here: the limit of this walk is its own, checked above.
+            let (first, count, end) = try container(at: offset, limit: limit, depth: 0)
+            var at = first
             for _ in 0..<count {
                 if tag == .map {
-                    guard let keyEnd = utf8RunEnd(bytes, at: at) else { return nil }
+                    let (keyStart, keyEnd) = try run(at: at, limit: end)
+                    try JSONText.validateUTF8(input, keyStart, keyEnd)
                     at = keyEnd
                 }
-                guard at < end, let next = wellFormedEnd(bytes, at: at, depth: depth + 1), next <= end else { return nil }
-                at = next
+                at = try wellFormedEnd(at: at, limit: end, depth: depth + 1)
             }
-            return at == end ? end : nil
+            guard at == end else { throw lengthMismatch(offset, at, end) }
+            return end
+        default:
+            return try skip(at: offset, limit: limit)
         }
-    }
-
-    private static func u32(_ bytes: [UInt8], _ at: Int) -> Int {
-        Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
-    }
-
-    /// A varint at `offset`: its value and the offset after it, or nil when it does not end in 10 bytes.
-    private static func varintEnd(_ bytes: [UInt8], at offset: Int) -> (value: UInt64, end: Int)? {
-        var value: UInt64 = 0, shift: UInt64 = 0, at = offset
-        while at < bytes.count, shift < 64 {
-            let byte = bytes[at]
-            value |= UInt64(byte & 0x7F) << shift
-            at += 1
-            if byte < 0x80 { return (value, at) }
-            shift += 7
-        }
-        return nil
-    }
-
-    /// The end of a varint-prefixed run of UTF-8 bytes (a string or a key) at `offset`, or nil.
-    private static func utf8RunEnd(_ bytes: [UInt8], at offset: Int) -> Int? {
-        guard let (length, start) = varintEnd(bytes, at: offset), length <= UInt64(bytes.count - start) else { return nil }
-        let end = start + Int(length)
-        do {
-            try JSONText.validateUTF8(bytes, start, end)
-        } catch {
-            return nil
-        }
-        return end
     }
 }

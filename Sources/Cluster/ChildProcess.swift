@@ -112,6 +112,11 @@ public final class ChildProcess: Sendable {
         return true
     }
 
+    /// SIGTERM, without waiting: a node asked to shut down cleanly.
+    public func terminate() {
+        if isRunning { kill(pid, SIGTERM) }
+    }
+
     /// SIGTERM, up to `grace` for the node to shut down cleanly, then SIGKILL to its whole process
     /// group (a crash reporter it left behind included). Returns once the child is reaped; true if it
     /// ended within the grace period.

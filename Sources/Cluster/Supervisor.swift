@@ -4,7 +4,7 @@ import NodeSupport
 import Synchronization
 
 /// Starts every node of a topology as its own `zflux` process, watches them, and tears them all
-/// down (reverse order, SIGTERM, then SIGKILL after a grace period) when asked or when one dies.
+/// down (SIGTERM to all, then SIGKILL after one shared grace period) when asked or when one dies.
 public final class Supervisor: Sendable {
     struct Child: Sendable {
         let name: String
@@ -211,11 +211,20 @@ public final class Supervisor: Sendable {
         }
     }
 
-    /// Stops every node, newest first; SIGKILL for any still alive after `grace`. Idempotent.
-    public func stopAll(grace: Duration = .seconds(5)) {
+    /// Stops every node: SIGTERM to each, newest first, then one shared `grace` for all of them to
+    /// end; SIGKILL for any still alive after it. The nodes shut down side by side, so a cluster of
+    /// nine stops within one grace period even on a busy machine, not within nine. Idempotent.
+    public func stopAll(grace: Duration = .seconds(5), report: (@Sendable (String) -> Void)? = nil) {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = children.withLock { $0 }
-        for child in all.reversed() { child.process.stop(grace: grace) }
+        for child in all.reversed() { child.process.terminate() }
+        let deadline = ContinuousClock.now + grace
+        for child in all.reversed() {
+            let left = max(deadline - ContinuousClock.now, .zero)
+            if !child.process.stop(grace: left) {
+                report?("\(child.name) did not stop within \(grace) of SIGTERM; killed it")
+            }
+        }
         // What the nodes left in their process groups (a crash reporter, an effect's subprocess) goes too.
         for child in all { kill(-child.process.pid, SIGKILL) }
         cleanUp()
@@ -241,7 +250,7 @@ public final class Supervisor: Sendable {
             try start()
             try waitUntilReady(report: report)
         } catch {
-            stopAll()
+            stopAll(report: report)
             throw error
         }
         try await whenReady()
@@ -285,7 +294,7 @@ public final class Supervisor: Sendable {
                 }
             }
         }
-        stopAll()
+        stopAll(report: report)
         return status
     }
 }

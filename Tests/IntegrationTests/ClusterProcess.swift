@@ -117,7 +117,7 @@ final class ClusterProcess {
         guard process.processIdentifier != 0 else { return }  // never started
         defer { if !keepRunDirectory { try? FileManager.default.removeItem(atPath: runDir) } }
         refreshPids()
-        if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM") }
+        if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM for 20 s: \(logs().suffix(3000))") }
         if expectCleanExit {
             #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
         }

@@ -361,7 +361,7 @@ final class OwnCluster {
             nodePids[name + "#\(pid)"] = pid
             nodeStarts[name + "#\(pid)"] = processStartTime(pid)
         }
-        if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM") }
+        if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM for 20 s: \(logs().suffix(3000))") }
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
         for (name, pid) in nodePids { #expect(waitUntilGone(pid, startedAt: nodeStarts[name]), "\(name) (pid \(pid)) outlived the cluster") }
         let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: runDir)) ?? []).filter { $0.hasSuffix(".sock") }

@@ -20,8 +20,8 @@ struct SupervisorTests {
         let reports = Locked<[String]>([])
         let supervising: Task<Int32, any Error>
 
-        init(runDirectory: String, executable: String) async throws {
-            let topology = try Topology.make(transport: .ipc, runDirectory: runDirectory, stores: [("counter", "counter")])
+        init(runDirectory: String, executable: String, stores: [(String, String)] = [("counter", "counter")]) async throws {
+            let topology = try Topology.make(transport: .ipc, runDirectory: runDirectory, stores: stores)
             let supervisor = Supervisor(
                 topology: topology, runDirectory: runDirectory, logLevel: "notice", executable: URL(fileURLWithPath: executable))
             let (reports, ready) = (self.reports, Locked(false))
@@ -119,5 +119,29 @@ struct SupervisorTests {
         }
         try await cluster.expectRestart(of: store, endedBy: SIGABRT) { kill(store, SIGABRT) }
         try await cluster.stop()
+    }
+
+    @Test("frozen nodes that cannot answer SIGTERM are killed after one shared grace period, not one each")
+    func frozenNodesShareOneGrace() async throws {
+        let runDir = try Self.runDirectory("zf-frz")
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let names = ["counter", "todo", "star", "stats", "filter"]
+        let cluster = try await Supervised(runDirectory: runDir, executable: zfluxBinary, stores: names.map { ($0, $0) })
+        defer { cluster.supervisor.forward(signal: SIGTERM) }
+        let frozen = cluster.supervisor.pids.filter { $0.0.hasPrefix("store-") }
+        #expect(frozen.count == names.count)
+        for (_, pid) in frozen { kill(pid, SIGSTOP) }
+        // Stopped one after another, five frozen stores took five grace periods (25 s), which a busy
+        // make test once turned into `cluster up ignored SIGTERM`. Together they take one: 5 s, plus
+        // whatever a loaded machine adds, well inside this bound.
+        let started = ContinuousClock.now
+        try await cluster.stop()
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(20), "stopping five frozen stores took \(took)")
+        let reports = cluster.reports.withLock { $0 }
+        for name in names {
+            #expect(reports.contains("store-\(name) did not stop within 5.0 seconds of SIGTERM; killed it"), "\(reports)")
+        }
+        #expect(!reports.contains { $0.hasPrefix("dispatcher did not stop") }, "\(reports)")
     }
 }

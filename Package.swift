@@ -7,7 +7,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         // What a team's own package names: ZFluxCLI for its @main, FluxCore for its apps, ViewNode for
-        // its screens, FluxTesting for its tests. Every module a public signature mentions is a product.
+        // its screens, FluxTesting for its reducers' tests (FluxCore alone, so it builds in seconds) and
+        // FluxClusterTesting for tests of a whole cluster in one process. Every module a public signature
+        // mentions is a product.
         .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),
         .library(name: "FluxCore", targets: ["FluxCore"]),
         // `@WireCodable`: FluxCore plus the macro, so that only packages that use it build swift-syntax.
@@ -15,6 +17,7 @@ let package = Package(
         .library(name: "FluxCores", targets: ["FluxCores"]),
         .library(name: "ViewNode", targets: ["ViewNode"]),
         .library(name: "FluxTesting", targets: ["FluxTesting"]),
+        .library(name: "FluxClusterTesting", targets: ["FluxClusterTesting"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "NodeSupport", targets: ["NodeSupport"]),
         .library(name: "Dispatcher", targets: ["Dispatcher"]),
@@ -84,7 +87,13 @@ let package = Package(
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),
-        .target(name: "FluxTesting", dependencies: ["FluxCore", "FluxCores", "Dispatcher", "StoreNode", "ViewNode", "Devtools"]),
+        .target(name: "FluxTesting", dependencies: ["FluxCore"]),
+        .target(
+            name: "FluxClusterTesting",
+            dependencies: [
+                "FluxCore", "FluxCores", "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Devtools",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
             name: "Bench",
@@ -143,13 +152,14 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),
         .testTarget(
-            name: "ExamplesTests", dependencies: ["FluxTesting", "Examples", "FluxWire", "ExampleViews", "ViewNode", "Devtools"],
+            name: "ExamplesTests",
+            dependencies: ["FluxTesting", "FluxClusterTesting", "Examples", "FluxWire", "ExampleViews", "ViewNode", "Devtools"],
             // Recorded sessions the tests read from their source directory (docs/GUIDE.md §7).
             exclude: ["Sessions"]),
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "FluxCores", "Examples", "FluxTesting",
+                "Dispatcher", "StoreNode", "ViewNode", "FluxCores", "Examples", "FluxTesting", "FluxClusterTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // One test target per library target; NodeTests runs the three node shells together.
@@ -164,7 +174,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "Devtools", "Cluster", "Dispatcher", "Leadership",
+                "ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "FluxClusterTesting", "Devtools", "Cluster", "Dispatcher",
+                "Leadership",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ],

@@ -91,8 +91,9 @@ extension Starter {
 
             swift test
 
-        `Tests/\#(testModule)` tells the app's story with zflux's `TestStore`: send an action, receive what its
-        effect sends back, finish.
+        `Tests/\#(testModule)` tells the app's story with zflux's `TestStore` (from `FluxTesting`, which needs
+        only `FluxCore`): send an action, receive what its effect sends back, finish. One suite runs the app
+        in a real dispatcher and store inside the test process, with `TestCluster` (from `FluxClusterTesting`).
 
         ## What is where
 

@@ -49,6 +49,7 @@ extension Starter {
                         "\#(appModule)",
                         .product(name: "FluxCore", package: "zflux"),
                         .product(name: "FluxTesting", package: "zflux"),
+                        .product(name: "FluxClusterTesting", package: "zflux"),
                     ]),
             ],
             swiftLanguageModes: [.v6]

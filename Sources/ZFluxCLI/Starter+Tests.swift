@@ -2,6 +2,7 @@
 extension Starter {
     var tests: String {
         #"""
+        import FluxClusterTesting
         import FluxCore
         import \#(appModule)
         import FluxTesting
@@ -50,6 +51,24 @@ extension Starter {
             func validation() {
                 #expect(\#(name).validate(.voteCast(option: "  ")) == "an option needs a name")
                 #expect(\#(name).validate(.voteCast(option: "tea")) == nil)
+            }
+        }
+
+        /// The same app in a real dispatcher and store, inside the test process: actions go through the
+        /// dispatcher's intake, get their seqs, and the store applies them in that order.
+        @Suite("\#(name) in a cluster")
+        struct \#(name)ClusterTests {
+            @Test("the ballot's effect answers through the dispatcher as the next seq, and a vote after it is counted")
+            func loadAndVoteInACluster() async throws {
+                let cluster = try await TestCluster.start(stores: ["\#(appName)": \#(name).app(environment: .mock)])
+                try await cluster.dispatch(\#(name).Action.loadTapped, to: "\#(appName)")
+                // seq 1 loadTapped, seq 2 the ballot the effect sent back
+                let loaded = try await cluster.state(of: "\#(appName)", as: \#(name).State.self, atLeast: 2)
+                #expect(loaded.options.map(\.name) == ["yes", "no", "maybe"])
+                try await cluster.dispatch(\#(name).Action.voteCast(option: "no"), to: "\#(appName)")
+                let voted = try await cluster.state(of: "\#(appName)", as: \#(name).State.self, atLeast: 3)
+                #expect(voted.options[1].votes == 1 && voted.totalVotes == 1)
+                try await cluster.shutdown()
             }
         }
 

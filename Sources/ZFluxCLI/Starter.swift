@@ -37,13 +37,15 @@ struct Starter {
     /// Types the templates name.
     static let typesTheCodeUses = [
         "Data", "String", "Int", "Bool", "Error", "Character", "Task", "Duration", "JSONDecoder", "JSONEncoder", "Reducer", "Effect",
-        "FluxApp", "AppScreen", "Frame", "StyledLine", "Key", "KeyOutcome", "TestStore", "Test", "Suite", "State", "Action", "Environment",
+        "FluxApp", "AppScreen", "Frame", "StyledLine", "Key", "KeyOutcome", "TestStore", "TestCluster", "Test", "Suite", "State", "Action",
+        "Environment",
         "Option", "Unreachable",
     ]
 
     /// Modules the package is built with: zflux's, its dependencies' and the toolchain's.
     static let modulesInTheBuild = [
-        "zflux", "ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting", "ZeroMQ", "CZMQ", "NodeSupport", "Dispatcher", "StoreNode", "Devtools",
+        "zflux", "ZFluxCLI", "FluxCore", "ViewNode", "FluxTesting", "FluxClusterTesting", "ZeroMQ", "CZMQ", "NodeSupport", "Dispatcher", "StoreNode",
+        "Devtools",
         "Cluster", "Bench", "Simulation", "Examples", "ExampleViews", "ArgumentParser", "Logging", "TOML", "Histogram", "Metrics",
         "Prometheus", "Atomics", "Collections", "Numerics", "Swift", "Foundation", "Dispatch", "Testing", "XCTest", "Synchronization",
         "PackageDescription",

@@ -1,6 +1,7 @@
 // Generated from docs/GUIDE.md by scripts/extract-guide.py: edit the guide, not this file.
 import Devtools
 import Examples
+import FluxClusterTesting
 import FluxCore
 import FluxTesting
 import FluxWire
@@ -169,6 +170,7 @@ extension Timer {
     await store.send(.startTapped, rejectedWith: "the timer is at 0: reset it first")
     await store.finish()
 }
+
 @Test func timerInACluster() async throws {
     let cluster = try await TestCluster.start(stores: ["timer": Timer.app(environment: .immediate)])
     try await cluster.dispatch(Timer.Action.resetTapped(seconds: 3), to: "timer")

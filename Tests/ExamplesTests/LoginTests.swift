@@ -1,4 +1,5 @@
 import Examples
+import FluxClusterTesting
 import FluxCore
 import FluxTesting
 import Testing

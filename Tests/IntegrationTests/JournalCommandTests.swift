@@ -1,5 +1,6 @@
 import Devtools
 import Examples
+import FluxClusterTesting
 import FluxCore
 import FluxTesting
 import Foundation

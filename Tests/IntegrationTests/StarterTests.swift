@@ -28,10 +28,13 @@ struct StarterTests {
         // Only the products a team names: no module reached around them.
         let imports = try Self.imports(in: package)
         #expect(
-            imports.isSubset(of: ["DemoApp", "ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "Foundation", "Testing"]), "\(imports)")
+            imports.isSubset(of: [
+                "DemoApp", "ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "FluxClusterTesting", "Foundation", "Testing",
+            ]),
+            "\(imports)")
         let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         let products = Set(manifest.matches(of: /\.product\(name: "(\w+)"/).map { String($0.1) })
-        #expect(products == ["ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting"], "\(products)")
+        #expect(products == ["ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "FluxClusterTesting"], "\(products)")
 
         // It builds in this checkout's own scratch directory, where `swift test` has just built zflux and
         // its dependencies: only the package's own modules are compiled, so the test proves what it
@@ -71,7 +74,8 @@ struct StarterTests {
         #expect(compiled.isSubset(of: ["DemoApp", "demo", "plugin"]), "compiled again beside the package's own modules: \(compiled.sorted())")
         let test = try await swiftPM("test")
         #expect(
-            test.result.status == 0 && test.result.stdout.contains("passed"),
+            test.result.status == 0 && test.result.stdout.contains("passed")
+                && test.result.stdout.contains("Suite \"Demo in a cluster\" passed"),
             "swift test of the generated package:\n\(test.result.stdout.suffix(6000))\n\(test.result.stderr.suffix(3000))")
         let timing = "the generated package's first swift build took \(Self.seconds(build.time)), its swift test \(Self.seconds(test.time))"
         FileHandle.standardError.write(Data("StarterTests: \(timing)\n".utf8))

@@ -1,4 +1,5 @@
 import Examples
+import FluxClusterTesting
 import FluxTesting
 import Testing
 

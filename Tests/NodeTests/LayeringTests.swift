@@ -136,6 +136,29 @@ struct LayeringTests {
         #expect(Set(names) == ["FluxCore", "Logging", "swift-log"], "\(names)")
     }
 
+    @Test("what an app's package builds for its reducers and their tests (FluxCore, FluxWire, FluxTesting) needs no node, socket or platform module")
+    func appFacingProductsAreLight() throws {
+        let targets = try Self.manifestTargets()
+        #expect(targets["FluxCore"]?.targets == [] && targets["FluxCore"]?.products == [], "\(targets["FluxCore"].map(\.description) ?? "none")")
+        #expect(
+            targets["FluxTesting"]?.targets == ["FluxCore"] && targets["FluxTesting"]?.products == [],
+            "\(targets["FluxTesting"].map(\.description) ?? "none")")
+        #expect(targets["FluxWire"]?.targets == ["FluxCore", "FluxMacros"], "\(targets["FluxWire"].map(\.description) ?? "none")")
+        // Foundation, Synchronization and Testing ship with the toolchain on every platform; Glibc, the
+        // C shims and libzmq do not, so a reducer written and tested on a Mac builds there too.
+        let allowed: Set<String> = ["FluxCore", "FluxMacros", "Foundation", "Synchronization", "Testing"]
+        for target in ["FluxCore", "FluxWire", "FluxTesting"] {
+            let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent(target))
+            #expect(!files.isEmpty, "\(target) has sources")
+            for file in files {
+                let imports = Set(try Self.imports(of: file))
+                #expect(imports.isSubset(of: allowed), "\(target)/\(file.lastPathComponent) imports \(imports.subtracting(allowed).sorted())")
+                let text = try String(contentsOf: file, encoding: .utf8)
+                #expect(!text.contains("Glibc."), "\(target)/\(file.lastPathComponent) calls Glibc by name")
+            }
+        }
+    }
+
     @Test("the cores import only FluxCore and Logging, and read no clock")
     func coresDoNoIO() throws {
         let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent("FluxCores"))

@@ -1,5 +1,6 @@
 import Dispatcher
 import Examples
+import FluxClusterTesting
 import FluxCore
 import FluxCores
 import FluxTesting

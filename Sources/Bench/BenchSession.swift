@@ -191,10 +191,10 @@ public final class BenchSession {
         var outcome: BenchOutcome
         let hostBefore = HostCPU.now()
         if options.max {
-            outcome = try search(label: "zflux") { rate in try self.trial(rate: rate) }
+            outcome = try search(label: "zflux") { rate in try self.trial(rate: rate) }.outcome
         } else {
-            let (result, cpu) = try trial(rate: options.rate)
-            outcome = BenchOutcome(report: report(rate: options.rate, result: result, cpu: cpu, floor: nil), result: result)
+            let (result, usage) = try trial(rate: options.rate)
+            outcome = BenchOutcome(report: report(rate: options.rate, result: result, usage: usage, floor: nil), result: result)
         }
         outcome.report.hostStealPercent = HostCPU.now()?.stealPercent(since: hostBefore)
         if options.floor {
@@ -202,15 +202,17 @@ public final class BenchSession {
             let floor = try FloorSession(options: options, directory: directory)
             defer { floor.shutdown() }
             let floorResult: TrialResult
-            let floorCPU: [String: Double]
+            let floorUsage: ProcessUsage
             if options.max {
-                let found = try search(label: "floor") { rate in (try floor.trial(rate: rate, session: self), floor.lastCPU) }
-                (floorResult, floorCPU) = (found.result, found.report.cpuSeconds)
+                let found = try search(label: "floor") { rate in (try floor.trial(rate: rate, session: self), floor.lastUsage) }
+                (floorResult, floorUsage) = (found.outcome.result, found.usage)
             } else {
                 floorResult = try floor.trial(rate: options.rate, session: self)
-                floorCPU = floor.lastCPU
+                floorUsage = floor.lastUsage
             }
-            outcome.report.attachFloor(floorResult, cpu: floorCPU, hostStealPercent: HostCPU.now()?.stealPercent(since: floorHostBefore))
+            outcome.report.attachFloor(
+                floorResult, cpu: floorUsage.cpuSeconds, contextSwitches: floorUsage.contextSwitches,
+                hostStealPercent: HostCPU.now()?.stealPercent(since: floorHostBefore))
             // The disk's own cost, where the cluster keeps its journal.
             outcome.report.fsyncProbe = try floor.fsyncProbe()
             outcome.floor = floorResult
@@ -243,12 +245,12 @@ public final class BenchSession {
 
     /// Doubles the rate until a trial does not hold (halves it while none has), then halves the gap. The outcome
     /// is the fastest trial that held (for the floor, its result is in `floor`).
-    func search(label: String, _ trial: (Double) throws -> (TrialResult, [String: Double])) throws -> BenchOutcome {
+    func search(label: String, _ trial: (Double) throws -> (TrialResult, ProcessUsage)) throws -> (outcome: BenchOutcome, usage: ProcessUsage) {
         var steps: [BenchReport.SearchStep] = []
-        var best: (rate: Double, result: TrialResult, cpu: [String: Double])?
+        var best: (rate: Double, result: TrialResult, usage: ProcessUsage)?
         var low = 0.0, high = Double.infinity, rate = options.rate
         for _ in 0..<16 {
-            let (result, cpu) = try trial(rate)
+            let (result, usage) = try trial(rate)
             let held = BenchSession.held(result, rate: rate)
             steps.append(.init(rateTarget: rate, rateAchieved: result.rateAchieved, lost: result.lost, e2eP99Us: result.e2e.stats.p99Us, held: held))
             BenchSession.progress(
@@ -256,20 +258,20 @@ public final class BenchSession {
             )
             if held {
                 low = rate
-                if rate > (best?.rate ?? -.infinity) { best = (rate, result, cpu) }
+                if rate > (best?.rate ?? -.infinity) { best = (rate, result, usage) }
             } else {
                 high = rate
             }
             guard let next = BenchSession.nextSearchRate(rate, low: low, high: high) else { break }
             rate = next
         }
-        let chosen = best ?? (rate, TrialResult(), [:])
-        var outcome = BenchOutcome(report: report(rate: chosen.rate, result: chosen.result, cpu: chosen.cpu, floor: nil), result: chosen.result)
+        let chosen = best ?? (rate, TrialResult(), ProcessUsage())
+        var outcome = BenchOutcome(report: report(rate: chosen.rate, result: chosen.result, usage: chosen.usage, floor: nil), result: chosen.result)
         outcome.report.search = steps
-        return outcome
+        return (outcome, chosen.usage)
     }
 
-    func report(rate: Double, result: TrialResult, cpu: [String: Double], floor: TrialResult?) -> BenchReport {
+    func report(rate: Double, result: TrialResult, usage: ProcessUsage, floor: TrialResult?) -> BenchReport {
         let setup = BenchReport.Setup(
             transport: options.attach != nil ? "attached" : options.transport.rawValue, stores: workloadStores.count, views: options.views,
             clients: options.clients, codec: options.codec.rawValue, fsync: options.attach != nil ? "cluster's" : options.fsync.rawValue,
@@ -277,27 +279,24 @@ public final class BenchSession {
             workload: workload.name, rampS: workload.rampSeconds > 0 ? workload.rampSeconds : nil, actions: workload.shares)
         let bytes = viewLogs.compactMap(\.meanUpdateBytes)
         return BenchReport(
-            setup: setup, rateTarget: rate, result: result, cpuSeconds: cpu, floor: floor,
+            setup: setup, rateTarget: rate, result: result, cpuSeconds: usage.cpuSeconds, contextSwitches: usage.contextSwitches, floor: floor,
             stateUpdateBytes: bytes.isEmpty ? nil : bytes.reduce(0, +) / Double(bytes.count))
     }
 
-    /// One open-loop run against the cluster: (result, CPU seconds per process).
-    func trial(rate: Double) throws -> (TrialResult, [String: Double]) {
+    /// One open-loop run against the cluster: (result, what each process used).
+    func trial(rate: Double) throws -> (TrialResult, ProcessUsage) {
         let schedule = OpenLoopSchedule(rate: rate, seconds: options.duration + options.warmUp, ramp: workload.rampSeconds)
         let mix = try mix(actions: schedule.count)
         var client = LoadClient(intake: topology.dispatcher.intake, mix: mix, clients: options.clients)
         client.security = security
-        let cpuBefore = cpuNow()
+        let before = usageNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
-        let cpuAfter = cpuNow()
-        let cpu = cpuAfter.reduce(into: [String: Double]()) { out, entry in
-            if let before = cpuBefore[entry.key] { out[entry.key] = entry.value - before }
-        }
+        let usage = usageNow().since(before)
         let startWall = log.startWall
         let result = Accounting.evaluate(
             log.log, subscribers: viewLogs.map(\.all), apps: (viewLogs.map(\.app), mix.kinds.map(\.app)), warmUp: UInt64(options.warmUp * 1e9),
             startWall: startWall)
-        return (result, cpu)
+        return (result, usage)
     }
 
     struct Driven { var log: TrialLog; var startWall: Int64 }
@@ -336,11 +335,10 @@ public final class BenchSession {
         return Driven(log: log, startWall: startWall)
     }
 
-    func cpuNow() -> [String: Double] {
-        var out: [String: Double] = [:]
-        for (name, pid) in cluster?.nodePids ?? [:] { out[name] = cpuSeconds(pid: pid) }
-        out["bench"] = cpuSeconds(pid: getpid())
-        return out
+    func usageNow() -> ProcessUsage {
+        var pids = cluster?.nodePids ?? [:]
+        pids["bench"] = getpid()
+        return ProcessUsage.now(pids)
     }
 
     /// A line on stderr about how the run goes.

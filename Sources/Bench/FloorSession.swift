@@ -13,7 +13,7 @@ final class FloorSession {
     let sinks: [String]
     var trials = 0
     /// CPU seconds the floor's processes used in the last trial, by process.
-    private(set) var lastCPU: [String: Double] = [:]
+    private(set) var lastUsage = ProcessUsage()
     /// Messages every sink received in the last trial (acknowledged actions × sinks).
     private(set) var lastDelivered = 0
 
@@ -76,7 +76,7 @@ final class FloorSession {
                         arguments: ["sink", "--input", endpoint, "--out", file, "--count", "\(schedule.count)", "--timeout-ms", "\(timeoutMs)"]))
             }
         }
-        let relayCPU = relays.map { cpuSeconds(pid: $0.process.processIdentifier) ?? 0 }
+        let relaysBefore = ProcessUsage.now(Dictionary(relays.map { ($0.name, $0.process.processIdentifier) }) { a, _ in a })
         let clientFile = base + "-client"
         BenchSession.progress("floor: \(BenchReport.rate(rate)) for \(BenchReport.number(options.duration + options.warmUp)) s")
         let client = try BenchChild(
@@ -109,11 +109,16 @@ final class FloorSession {
             return try FloorFiles.arrivals(file, start: start)
         }
         lastDelivered = arrivals.reduce(0) { $0 + $1.count }
-        var cpu: [String: Double] = [:]
-        for (index, relay) in relays.enumerated() { cpu[relay.name] = (cpuSeconds(pid: relay.process.processIdentifier) ?? 0) - relayCPU[index] }
-        cpu["floor client"] = FloorFiles.cpuSeconds(clientFile)
-        cpu["floor sinks"] = sinkFiles.reduce(0) { $0 + FloorFiles.cpuSeconds($1) }
-        lastCPU = cpu
+        // The relays live across trials: what they used during this one. The client and the sinks
+        // each wrote what their whole life used.
+        var usage = ProcessUsage.now(Dictionary(relays.map { ($0.name, $0.process.processIdentifier) }) { a, _ in a }).since(relaysBefore)
+        let clientUsage = FloorFiles.usage(clientFile)
+        let sinks = sinkFiles.map(FloorFiles.usage)
+        usage.cpuSeconds["floor client"] = clientUsage.cpuSeconds
+        usage.contextSwitches["floor client"] = clientUsage.contextSwitches
+        usage.cpuSeconds["floor sinks"] = sinks.reduce(0) { $0 + $1.cpuSeconds }
+        usage.contextSwitches["floor sinks"] = sinks.reduce(0) { $0 + $1.contextSwitches }
+        lastUsage = usage
         return Accounting.evaluate(log, subscribers: arrivals, warmUp: UInt64(options.warmUp * 1e9), startWall: 0)
     }
 
@@ -167,10 +172,10 @@ enum FloorFiles {
         return stride(from: 0, to: words.count - 1, by: 2).map { Arrival(version: words[$0], at: words[$0 + 1] >= start ? words[$0 + 1] - start : 0) }
     }
 
-    static func cpuSeconds(_ path: String) -> Double {
-        guard let text = try? String(contentsOfFile: path + ".cpu", encoding: .utf8),
-            let us = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        else { return 0 }
-        return us / 1e6
+    /// What a client or sink used in its life, from FILE.cpu: `µs context-switches`.
+    static func usage(_ path: String) -> (cpuSeconds: Double, contextSwitches: Double) {
+        guard let text = try? String(contentsOfFile: path + ".cpu", encoding: .utf8) else { return (0, 0) }
+        let fields = text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        return ((fields.first ?? 0) / 1e6, fields.count > 1 ? fields[1] : 0)
     }
 }

@@ -11,6 +11,55 @@ func cpuSeconds(pid: Int32) -> Double? {
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// Context switches so far, voluntary (a thread waited: for a socket, a lock, the disk) and
+/// involuntary (the scheduler took the CPU away) together: for this process from getrusage, which
+/// also counts its threads that have ended; for another, summed over its live threads' /proc status
+/// (a node's threads live as long as it does).
+func contextSwitches(pid: Int32) -> Double? {
+    if pid == getpid() {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return nil }
+        return Double(usage.ru_nvcsw + usage.ru_nivcsw)
+    }
+    guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+    var total = 0.0
+    for task in tasks {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+        for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+            total += line.split(separator: ":").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        }
+    }
+    return total
+}
+
+/// What the processes of a run used during it, by name: CPU seconds, and context switches, whose
+/// count per action says how often the path wakes a thread (on a VM each wake-up costs ~10 µs).
+struct ProcessUsage: Sendable {
+    var cpuSeconds: [String: Double] = [:]
+    var contextSwitches: [String: Double] = [:]
+
+    /// Both counters of each process, now.
+    static func now(_ pids: [String: Int32]) -> ProcessUsage {
+        var usage = ProcessUsage()
+        for (name, pid) in pids {
+            usage.cpuSeconds[name] = Bench.cpuSeconds(pid: pid)
+            usage.contextSwitches[name] = Bench.contextSwitches(pid: pid)
+        }
+        return usage
+    }
+
+    /// What each process used since `earlier` (a process missing from either reading is left out).
+    func since(_ earlier: ProcessUsage) -> ProcessUsage {
+        func difference(_ now: [String: Double], _ before: [String: Double]) -> [String: Double] {
+            now.reduce(into: [:]) { out, entry in
+                if let old = before[entry.key] { out[entry.key] = entry.value - old }
+            }
+        }
+        return ProcessUsage(
+            cpuSeconds: difference(cpuSeconds, earlier.cpuSeconds), contextSwitches: difference(contextSwitches, earlier.contextSwitches))
+    }
+}
+
 /// The whole machine's CPU time so far, from the first line of /proc/stat, in clock ticks: all of it,
 /// and the part the hypervisor gave to others while this guest wanted to run ("steal"). A VM whose CPU
 /// quota runs out is paused until its next period; the pauses land in the bench's tails, so the report

@@ -51,6 +51,8 @@ public struct BenchReport: Codable, Sendable {
         public var cpuSeconds: [String: Double]
         /// All of them together, per acknowledged message.
         public var cpuUsPerAction: Double
+        /// Context switches of all of them together (threads included), per acknowledged message.
+        public var contextSwitchesPerAction: Double? = nil
         /// The share of the machine's CPU time the hypervisor took during the floor's run (``HostCPU``).
         public var hostStealPercent: Double? = nil
     }
@@ -83,6 +85,8 @@ public struct BenchReport: Codable, Sendable {
         public var rateAchieved: Double
         /// CPU per action, every zflux process and the bench together, over the floor's.
         public var cpuPerAction: Double
+        /// Context switches per action, every zflux process and the bench together, over the floor's.
+        public var contextSwitchesPerAction: Double? = nil
     }
 
     public var setup: Setup
@@ -106,6 +110,9 @@ public struct BenchReport: Codable, Sendable {
     public var cpuSeconds: [String: Double]
     /// The same per acknowledged action, in µs, and `all` of them together.
     public var cpuUsPerAction: [String: Double]
+    /// Context switches (voluntary and involuntary, every thread's) per acknowledged action, by
+    /// process, and `all`: how often an action's path wakes a thread. Nil in reports from before.
+    public var contextSwitchesPerAction: [String: Double]?
     public var floor: Floor?
     public var fsyncProbe: FsyncProbe?
     /// The share of the machine's CPU time the hypervisor took during zflux's run (``HostCPU``): a VM
@@ -136,8 +143,8 @@ public struct BenchReport: Codable, Sendable {
     }
 
     public init(
-        setup: Setup, rateTarget: Double, result: TrialResult, cpuSeconds: [String: Double], floor: TrialResult?, stateUpdateBytes: Double?,
-        floorCPU: [String: Double] = [:]
+        setup: Setup, rateTarget: Double, result: TrialResult, cpuSeconds: [String: Double], contextSwitches: [String: Double] = [:],
+        floor: TrialResult?, stateUpdateBytes: Double?, floorCPU: [String: Double] = [:]
     ) {
         self.setup = setup
         self.rateTarget = rateTarget
@@ -153,15 +160,20 @@ public struct BenchReport: Codable, Sendable {
         stages = result.stages.mapValues(\.stats)
         self.cpuSeconds = cpuSeconds
         cpuUsPerAction = BenchReport.perAction(cpuSeconds, actions: result.acked)
+        let switches = BenchReport.perAction(contextSwitches, actions: result.acked, scale: 1)
+        contextSwitchesPerAction = switches.isEmpty ? nil : switches
         self.stateUpdateBytes = stateUpdateBytes
         if let floor { attachFloor(floor, cpu: floorCPU) }
     }
 
     /// Adds the floor measured in the same run, and every ratio to it.
-    public mutating func attachFloor(_ floor: TrialResult, cpu floorCPU: [String: Double], hostStealPercent: Double? = nil) {
+    public mutating func attachFloor(
+        _ floor: TrialResult, cpu floorCPU: [String: Double], contextSwitches floorSwitches: [String: Double] = [:], hostStealPercent: Double? = nil
+    ) {
         let f = Floor(
             rateAchieved: floor.rateAchieved, acked: floor.acked, lost: floor.lost, e2e: floor.e2e.stats, ack: floor.ack.stats,
             cpuSeconds: floorCPU, cpuUsPerAction: BenchReport.perAction(floorCPU, actions: floor.acked)["all"] ?? 0,
+            contextSwitchesPerAction: BenchReport.perAction(floorSwitches, actions: floor.acked, scale: 1)["all"],
             hostStealPercent: hostStealPercent)
         self.floor = f
         func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 0 }
@@ -169,19 +181,22 @@ public struct BenchReport: Codable, Sendable {
             e2eP50: ratio(e2e.p50Us, f.e2e.p50Us), e2eP99: ratio(e2e.p99Us, f.e2e.p99Us), e2eP999: ratio(e2e.p999Us, f.e2e.p999Us),
             ackP50: ratio(ack.p50Us, f.ack.p50Us), ackP99: ratio(ack.p99Us, f.ack.p99Us),
             rateAchieved: ratio(rateAchieved, f.rateAchieved), cpuPerAction: ratio(cpuUsPerAction["all"] ?? 0, f.cpuUsPerAction))
+        if let ours = contextSwitchesPerAction?["all"], let theirs = f.contextSwitchesPerAction, theirs > 0 {
+            ratios?.contextSwitchesPerAction = ours / theirs
+        }
     }
 
-    /// CPU µs per action by process, and `all`.
-    static func perAction(_ seconds: [String: Double], actions: Int) -> [String: Double] {
-        guard actions > 0, !seconds.isEmpty else { return [:] }
-        var out = seconds.mapValues { $0 * 1e6 / Double(actions) }
-        out["all"] = seconds.values.reduce(0, +) * 1e6 / Double(actions)
+    /// Per action by process, and `all`: CPU seconds as µs (`scale` 1e6), or counts as they are (1).
+    static func perAction(_ totals: [String: Double], actions: Int, scale: Double = 1e6) -> [String: Double] {
+        guard actions > 0, !totals.isEmpty else { return [:] }
+        var out = totals.mapValues { $0 * scale / Double(actions) }
+        out["all"] = totals.values.reduce(0, +) * scale / Double(actions)
         return out
     }
 
     enum CodingKeys: String, CodingKey {
         case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, resent, e2e, ack, stages, stateUpdateBytes, cpuSeconds
-        case cpuUsPerAction, floor, fsyncProbe, ratios, search, hostStealPercent
+        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent
         case maxRate = "max"
     }
 
@@ -249,6 +264,16 @@ public struct BenchReport: Codable, Sendable {
                 .joined(separator: ", ") + ")"
             if let floor, let ratios, floor.cpuUsPerAction > 0 {
                 line += "; floor \(Self.number(floor.cpuUsPerAction)) µs per message (\(String(format: "%.2f×", ratios.cpuPerAction)))"
+            }
+            lines.append(line)
+        }
+        if let switches = contextSwitchesPerAction, let all = switches["all"] {
+            var line =
+                "context switches per action: \(Self.number(all)) ("
+                + switches.filter { $0.key != "all" }.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.number($0.value))" }
+                .joined(separator: ", ") + ")"
+            if let theirs = floor?.contextSwitchesPerAction, let ratio = ratios?.contextSwitchesPerAction {
+                line += "; floor \(Self.number(theirs)) per message (\(String(format: "%.2f×", ratio)))"
             }
             lines.append(line)
         }

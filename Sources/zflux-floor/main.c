@@ -13,7 +13,7 @@
 //
 // The client's FILE: u64 start, u64 sent, then per scheduled action u64 ACK time after the start and
 // u64 seq (0, 0: no ACK). A sink's FILE: per message u64 seq, u64 arrival time. Both write FILE.cpu,
-// the CPU they used in µs.
+// the CPU they used in µs and their context switches.
 //   zflux-floor fsync     --dir D [--count N] [--bytes B]
 //
 // Times are CLOCK_MONOTONIC nanoseconds (every process is on one host). The client writes its start
@@ -235,7 +235,8 @@ static int sink(int argc, char **argv) {
 
 static int file_exists(const char *path) { struct stat s; return stat(path, &s) == 0; }
 
-/// Writes the CPU this process used (user + system, µs) to PATH.cpu.
+/// Writes the CPU this process used (user + system, µs) and its context switches (voluntary and
+/// involuntary, every thread's, libzmq's I/O thread included) to PATH.cpu, as `µs switches`.
 static void write_cpu(const char *path) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
@@ -243,7 +244,7 @@ static void write_cpu(const char *path) {
                   + (uint64_t)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
     char name[4096], text[64];
     snprintf(name, sizeof name, "%s.cpu", path);
-    int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)us);
+    int n = snprintf(text, sizeof text, "%llu %llu\n", (unsigned long long)us, (unsigned long long)(usage.ru_nvcsw + usage.ru_nivcsw));
     write_file(name, text, (size_t)n);
 }
 

@@ -153,6 +153,37 @@ struct BenchLogicTests {
         #expect(svg.hasPrefix("<svg") && svg.contains("<polyline") && svg.contains("t &lt;1&gt;"))
     }
 
+    @Test("context switches: per action by process and in all, beside the floor's per message, with their ratio")
+    func contextSwitchesPerAction() throws {
+        var zflux = TrialResult(), floor = TrialResult()
+        (zflux.acked, zflux.sent, floor.acked) = (200, 200, 100)
+        let setup = BenchReport.Setup(
+            transport: "ipc", stores: 1, views: 1, clients: 1, codec: "binary", fsync: "none",
+            payloadBytes: 64, stateItems: 10, durationS: 1, warmUpS: 0)
+        var report = BenchReport(
+            setup: setup, rateTarget: 2_000, result: zflux, cpuSeconds: ["dispatcher": 0.1], contextSwitches: ["dispatcher": 600, "bench": 1_000],
+            floor: nil, stateUpdateBytes: nil)
+        report.attachFloor(floor, cpu: ["floor client": 0.01], contextSwitches: ["floor client": 500, "floor sinks": 300])
+        // 1,600 switches over 200 actions; the floor's 800 over its 100 messages.
+        #expect(report.contextSwitchesPerAction == ["dispatcher": 3, "bench": 5, "all": 8])
+        #expect(report.floor?.contextSwitchesPerAction == 8)
+        #expect(report.ratios?.contextSwitchesPerAction == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        #expect((object["context_switches_per_action"] as? [String: Double])?["all"] == 8)
+        #expect((object["floor"] as? [String: Any])?["context_switches_per_action"] as? Double == 8)
+        #expect(report.table().contains("context switches per action: 8 (bench 5, dispatcher 3); floor 8 per message (1.00×)"), "\(report.table())")
+        // This process's own count comes from getrusage and only grows.
+        let before = try #require(contextSwitches(pid: getpid()))
+        usleep(1_000)
+        let after = try #require(contextSwitches(pid: getpid()))
+        #expect(after > before)
+        // A floor program's FILE.cpu: `µs switches`.
+        let file = NSTemporaryDirectory() + "/zf-usage-\(getpid())"
+        try "2500000 1234\n".write(toFile: file + ".cpu", atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file + ".cpu") }
+        #expect(FloorFiles.usage(file) == (2.5, 1234))
+    }
+
     @Test("steal: the share of the machine's CPU time the hypervisor took, from two readings of /proc/stat")
     func hostSteal() throws {
         let before = try #require(HostCPU.parse("cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 50 0 25 400 5 0 2 17 0 0\n"))

@@ -65,6 +65,11 @@ public struct TrialResult: Sendable {
     public var firstRefusal: String? = nil
     /// Acknowledged actions that some subscriber never saw (must be zero).
     public var lost = 0
+    /// Acknowledged actions their store refused (REJECTED: its `reject` or a failed decode); the state
+    /// stayed as it was. Sequenced and seen, so not lost, but not what a load test meant to measure.
+    public var refusedByStore = 0
+    /// The reason the store gave for the first of them, by seq.
+    public var firstStoreRefusal: String? = nil
     /// Dispatches sent again (``TrialLog/resent``).
     public var resent = 0
     /// Acknowledged actions per second, from the start until the last one was visible everywhere.
@@ -79,6 +84,17 @@ public struct TrialResult: Sendable {
 }
 
 public enum Accounting {
+    /// Counts the acknowledged actions of `log` that a store refused, as its views heard (`refusals`:
+    /// per view, seq → reason; a refusal seen by several views counts once).
+    public static func countStoreRefusals(_ result: inout TrialResult, log: TrialLog, refusals: [[UInt64: String]]) {
+        var all: [UInt64: String] = [:]
+        for view in refusals { all.merge(view) { first, _ in first } }
+        guard !all.isEmpty else { return }
+        let refused = log.seq.filter { $0 != 0 && all[$0] != nil }
+        result.refusedByStore = refused.count
+        result.firstStoreRefusal = refused.min().flatMap { all[$0] }
+    }
+
     /// Matches every acknowledged action with the first arrival, in each subscriber that must show it,
     /// of a version that contains it. Actions scheduled before `warmUp` nanoseconds count for loss but
     /// not for latency. With `apps`, subscriber `n` follows a store of app `apps.subscribers[n]` and

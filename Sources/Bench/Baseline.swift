@@ -54,6 +54,8 @@ public enum Baseline {
         var e2e: LatencyStats
         var ack: LatencyStats
         var cpuUsPerAction: [String: Double]?
+        var acked: Int?
+        var refusedByStore: Int?
     }
 
     /// Compares `current` with the `--json` report in `data` (read from `source`); a figure regresses
@@ -90,6 +92,18 @@ public enum Baseline {
             }
         }
         if let old = earlier.cpuUsPerAction?["all"], let new = current.cpuUsPerAction["all"] { add("CPU µs per action", old, new) }
+        // Refusals by the store, as a share of the acknowledged actions: a workload that expects some
+        // (bids after the close) keeps its share; any refusal where the baseline had none is a regression.
+        if let oldRefused = earlier.refusedByStore, let oldAcked = earlier.acked {
+            func percent(_ refused: Int, _ acked: Int) -> Double { acked > 0 ? Double(refused) * 100 / Double(acked) : 0 }
+            let old = percent(oldRefused, oldAcked), new = percent(current.refusedByStore ?? 0, current.acked)
+            figures.append(
+                .init(
+                    name: "refused by the store, %", old: old, new: new,
+                    regressed: old > 0 ? new > old * (1 + threshold) : new > 0))
+        } else if (current.refusedByStore ?? 0) > 0 {
+            skipped.append("refused by the store (the baseline predates the count)")
+        }
         return BaselineVerdict(figures: figures, threshold: threshold, baseline: source, skipped: skipped)
     }
 }

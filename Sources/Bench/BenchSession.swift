@@ -134,7 +134,12 @@ public final class BenchSession {
                     // Visible once the view knows the state is current through the action: a new version, or
                     // the store's heartbeat saying nothing changed since (an action that changes nothing, or
                     // that the store refused). Only a new version says when it was published.
-                    let through = max(update.version, update.currentThrough)
+                    // A refusal says at once that the state stays as it was through the refused action.
+                    var through = max(update.version, update.currentThrough)
+                    if let refusal = update.rejection {
+                        log.recordRefusal(seq: refusal.seq, reason: refusal.reason)
+                        through = max(through, refusal.seq)
+                    }
                     log.record(
                         Arrival(
                             version: through, at: now >= origin ? now - origin : 0,
@@ -293,9 +298,10 @@ public final class BenchSession {
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
         let usage = usageNow().since(before)
         let startWall = log.startWall
-        let result = Accounting.evaluate(
+        var result = Accounting.evaluate(
             log.log, subscribers: viewLogs.map(\.all), apps: (viewLogs.map(\.app), mix.kinds.map(\.app)), warmUp: UInt64(options.warmUp * 1e9),
             startWall: startWall)
+        Accounting.countStoreRefusals(&result, log: log.log, refusals: viewLogs.map(\.refused))
         return (result, usage)
     }
 

@@ -247,6 +247,8 @@ public struct LoadClient: Sendable {
 /// Records what one subscriber sees, from any thread.
 public final class ArrivalLog: Sendable {
     private let arrivals = Mutex<[Arrival]>([])
+    /// The seqs of actions the store refused (REJECTED), each with its reason.
+    private let refusals = Mutex<[UInt64: String]>([:])
     private let updateBytes = Atomic<Int>(0)
     private let updateCount = Atomic<Int>(0)
     public let name: String
@@ -270,9 +272,18 @@ public final class ArrivalLog: Sendable {
         updateCount.add(1, ordering: .relaxed)
     }
 
+    /// The store refused the action at `seq` (its REJECTED reached this view).
+    public func recordRefusal(seq: UInt64, reason: String) {
+        refusals.withLock { if $0[seq] == nil { $0[seq] = reason } }
+    }
+
     public var latestVersion: UInt64 { arrivals.withLock { $0.last?.version ?? 0 } }
     public var all: [Arrival] { arrivals.withLock { $0 } }
-    public func reset() { arrivals.withLock { $0.removeAll(keepingCapacity: true) } }
+    public var refused: [UInt64: String] { refusals.withLock { $0 } }
+    public func reset() {
+        arrivals.withLock { $0.removeAll(keepingCapacity: true) }
+        refusals.withLock { $0.removeAll() }
+    }
     public var meanUpdateBytes: Double? {
         let count = updateCount.load(ordering: .relaxed)
         return count == 0 ? nil : Double(updateBytes.load(ordering: .relaxed)) / Double(count)

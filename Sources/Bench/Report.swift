@@ -98,6 +98,10 @@ public struct BenchReport: Codable, Sendable {
     /// What the dispatcher said to the first refused action (none: every action was acknowledged).
     public var firstRefusal: String?
     public var lost: Int
+    /// Acknowledged actions their store refused (``TrialResult/refusedByStore``), and the first one's
+    /// reason; nil in reports from before they were counted.
+    public var refusedByStore: Int?
+    public var firstStoreRefusal: String?
     /// Dispatches sent again (unanswered for a second, or turned away by a pair's old leader); nil in
     /// reports from before there were resends.
     public var resent: Int?
@@ -154,6 +158,8 @@ public struct BenchReport: Codable, Sendable {
         nacked = result.nacked
         firstRefusal = result.firstRefusal
         lost = result.lost
+        refusedByStore = result.refusedByStore
+        firstStoreRefusal = result.firstStoreRefusal
         resent = result.resent
         e2e = result.e2e.stats
         ack = result.ack.stats
@@ -195,7 +201,8 @@ public struct BenchReport: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, resent, e2e, ack, stages, stateUpdateBytes, cpuSeconds
+        case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, refusedByStore, firstStoreRefusal, resent, e2e, ack
+        case stages, stateUpdateBytes, cpuSeconds
         case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent
         case maxRate = "max"
     }
@@ -242,11 +249,17 @@ public struct BenchReport: Codable, Sendable {
         lines.append("")
         var throughput =
             "throughput: target \(Self.rate(rateTarget)), achieved \(Self.rate(rateAchieved)); "
-            + "sent \(sent), acked \(acked), nacked \(nacked), lost \(lost)"
+            + "sent \(sent), acked \(acked), nacked \(nacked), refused by the store \(refusedByStore ?? 0), lost \(lost)"
             + ((resent ?? 0) > 0 ? ", resent \(resent ?? 0)" : "")
         if let floor { throughput += "; floor achieved \(Self.rate(floor.rateAchieved)), lost \(floor.lost)" }
         lines.append(throughput)
         if let firstRefusal { lines.append("refused by the dispatcher: \(nacked) action(s), the first because: \(firstRefusal)") }
+        if let refused = refusedByStore, refused > 0 {
+            lines.append(
+                "refused by the store: \(refused) of \(acked) acknowledged action(s) changed nothing"
+                    + (firstStoreRefusal.map { ", the first because: \($0)" } ?? "")
+                    + "; their latency is to the refusal, which views show at once")
+        }
         if let ratios, search != nil {
             lines.append(
                 String(

@@ -26,7 +26,8 @@ struct BenchCommand: AsyncParsableCommand {
             rates and a ramp, from a TOML file (docs/GUIDE.md §6). Apps this binary does not host are sent \
             JSON payloads, judged by the cluster's dispatcher, and followed by views that track versions \
             only. --baseline OLD.json compares the run with an earlier --json report and exits 1 when a \
-            latency percentile or the CPU per action is worse by more than --regression; a percentile \
+            latency percentile, the CPU per action or the share of actions the store refused is worse by \
+            more than --regression (any refusal, where the baseline had none); a percentile \
             with fewer than ten samples beyond it in either run (p99.9 of a run under 10,000 actions) is \
             listed as not compared rather than judged.
 
@@ -34,7 +35,8 @@ struct BenchCommand: AsyncParsableCommand {
             `zflux bench run --help` lists them all.
 
             Exit status: 0 when every action was acknowledged and seen in its app's views; 3 when one was \
-            lost, refused by the dispatcher or never answered (the report says why); 1 on a regression \
+            lost, refused by the dispatcher or never answered, or when the store refused every action (the \
+            report counts actions the store refused, "refused by the store", and says why); 1 on a regression \
             against --baseline or bad input. A dispatch unanswered for a second is sent again with its \
             client id and seq, which the dispatcher deduplicates, so a run attached to a dispatcher pair \
             follows the leader through a failover (its latency still counts from the due instant).
@@ -196,6 +198,17 @@ struct BenchCommand: AsyncParsableCommand {
                     "\(report.report.nacked) of \(report.report.sent) actions were refused by the dispatcher"
                         + (report.report.firstRefusal.map { ", the first because: \($0)" } ?? ""))
                 throw ExitCode(3)
+            }
+            // Refused by the store: sequenced and shown, so not lost, but a run where the store refused
+            // every action measured only refusals. Some refusals may be the workload's own (bids after a
+            // close): they are reported, and --baseline fails the run when their share grows.
+            if let refused = report.report.refusedByStore, refused > 0 {
+                let why = report.report.firstStoreRefusal.map { ", the first because: \($0)" } ?? ""
+                printError("\(refused) of \(report.report.acked) acknowledged actions were refused by the store\(why)")
+                if refused == report.report.acked {
+                    printError("every action was refused: the run measured refusals, not state changes; check the payload against the app's state")
+                    throw ExitCode(3)
+                }
             }
             if let baseline {
                 guard let data = FileManager.default.contents(atPath: baseline) else { throw CLIError("cannot read the baseline \(baseline)") }

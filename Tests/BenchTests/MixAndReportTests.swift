@@ -222,11 +222,11 @@ struct MixAndReportTests {
         #expect(decoded.setup.actions == original.setup.actions && decoded.setup.workload == "mix.toml")
     }
 
-    @Test("a baseline lists every percentile and the CPU per action, old and new, and holds to its threshold exactly")
+    @Test("a baseline lists every percentile, the CPU per action and the store's refusals, old and new, and holds to its threshold exactly")
     func baselineFigures() throws {
         let old = WorkloadTests.report(e2eP99: 1000)
         let verdict = try Baseline.compare(current: old, baseline: Data(old.json().utf8), source: "same.json", threshold: 0)
-        #expect(verdict.figures.count == 9, "ack and e2e at p50, p90, p99, p99.9, and CPU per action")
+        #expect(verdict.figures.count == 10, "ack and e2e at p50, p90, p99, p99.9, CPU per action, and refusals by the store")
         #expect(verdict.regressions.isEmpty, "the same figures are not a regression, even at 0%")
         #expect(verdict.figures.contains { $0.name == "CPU µs per action" && $0.old == $0.new })
         #expect(verdict.text().contains("no regression"))
@@ -235,7 +235,7 @@ struct MixAndReportTests {
         withoutCPU["cpu_us_per_action"] = nil
         let trimmed = try JSONSerialization.data(withJSONObject: withoutCPU)
         let partial = try Baseline.compare(current: old, baseline: trimmed, source: "old.json", threshold: 0.1)
-        #expect(partial.figures.count == 8 && !partial.figures.contains { $0.name.hasPrefix("CPU") })
+        #expect(partial.figures.count == 9 && !partial.figures.contains { $0.name.hasPrefix("CPU") })
         // Faster is never a regression, however large the change.
         let faster = try Baseline.compare(
             current: WorkloadTests.report(e2eP99: 100), baseline: Data(old.json().utf8), source: "old.json", threshold: 0.1)

@@ -238,6 +238,41 @@ struct WorkloadTests {
         }
     }
 
+    @Test(
+        "refusals by the store: counted once per acknowledged action however many views saw them, and a regression where the baseline had none or fewer"
+    )
+    func storeRefusals() throws {
+        var log = TrialLog(schedule: OpenLoopSchedule(rate: 100, seconds: 0.05))
+        for index in 0..<5 { log.acknowledge(index: index, seq: UInt64(index + 1), at: 1_000, sequencedAtNanoseconds: 0) }
+        let view = ArrivalLog(name: "todo#1")
+        view.recordRefusal(seq: 4, reason: "closed")
+        view.recordRefusal(seq: 4, reason: "said again")
+        #expect(view.refused == [4: "closed"])
+        var result = TrialResult()
+        // Two views saw seq 2 refused; one also saw seq 4, and seq 9 (not this run's) is left out.
+        Accounting.countStoreRefusals(&result, log: log, refusals: [[2: "too low", 9: "other run"], [2: "too low", 4: "closed"]])
+        #expect(result.refusedByStore == 2 && result.firstStoreRefusal == "too low")
+
+        var refused = Self.report(e2eP99: 1000)
+        refused.refusedByStore = 5
+        #expect(refused.table().contains("refused by the store 5") && refused.table().contains("refused by the store: 5 of 100"))
+        let none = Data(Self.report(e2eP99: 1000).json().utf8)
+        let unexpected = try Baseline.compare(current: refused, baseline: none, source: "old.json", threshold: 0.1)
+        #expect(unexpected.regressions.map(\.name) == ["refused by the store, %"], "\(unexpected.text())")
+        // A workload that expects refusals keeps its share: 5% then, 5% now, is not a regression; 8% is.
+        let expected = try Baseline.compare(current: refused, baseline: Data(refused.json().utf8), source: "old.json", threshold: 0.1)
+        #expect(expected.regressions.isEmpty)
+        var more = refused
+        more.refusedByStore = 8
+        #expect(try Baseline.compare(current: more, baseline: Data(refused.json().utf8), source: "old.json", threshold: 0.1).regressions.count == 1)
+        // A baseline from before refusals were counted is not compared on them, and the text says so.
+        var old = try #require(try JSONSerialization.jsonObject(with: none) as? [String: Any])
+        old["refused_by_store"] = nil
+        let predates = try Baseline.compare(
+            current: refused, baseline: try JSONSerialization.data(withJSONObject: old), source: "old.json", threshold: 0.1)
+        #expect(predates.regressions.isEmpty && predates.text().contains("the baseline predates the count"))
+    }
+
     @Test("a percentile with fewer than ten samples beyond it is not compared: a 2 s run's p99.9 is its maximum")
     func baselineNeedsSamples() throws {
         // A new user's trial: 800 samples, p99.9 up 39% from one hiccup, reported as a regression.

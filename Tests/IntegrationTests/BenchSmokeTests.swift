@@ -66,6 +66,21 @@ struct BenchSmokeTests {
         #expect(report["lost"] as? Int == 0 && report["acked"] as? Int == 240, "\(unchanged.stdout)")
         #expect((report["setup"] as? [String: Any])?["workload"] as? String == "counter.addTapped")
         #expect(((report["e2e"] as? [String: Any])?["count"] as? Int) == 200, "every measured action was seen")
+        #expect(report["refused_by_store"] as? Int == 0, "\(unchanged.stdout)")
+
+        // Actions the store refuses (todo.toggleTodo of an index the empty list lacks) are counted as
+        // refused by the store, not as successes, and seen at once; a run where every one was refused fails.
+        let refused = try zflux(
+            [
+                "bench", "--app", "todo", "--action", "toggleTodo", "--payload", #"{"index":99}"#, "--rate", "200", "--duration", "1", "--warm-up",
+                "0.2", "--json",
+            ],
+            timeout: .seconds(120))
+        #expect(refused.status == 3, "\(refused.stderr)")
+        let refusedReport = try #require(try JSONSerialization.jsonObject(with: Data(refused.stdout.utf8)) as? [String: Any], "\(refused.stdout)")
+        #expect(refusedReport["refused_by_store"] as? Int == 240 && refusedReport["lost"] as? Int == 0, "\(refused.stdout)")
+        #expect((refusedReport["first_store_refusal"] as? String)?.contains("there is no todo at index 99") == true, "\(refused.stdout)")
+        #expect(refused.stderr.contains("240 of 240 acknowledged actions were refused by the store"), "\(refused.stderr)")
 
         // A payload the app refuses is an error before any cluster starts, in the app's own words.
         let bad = try zflux(["bench", "--app", "counter", "--action", "addTapped", "--payload", #"{"amount":"many"}"#, "--duration", "1"])

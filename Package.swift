@@ -81,7 +81,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "FluxCore", .product(name: "Logging", package: "swift-log"),
             ]),
-        .target(name: "Dispatcher", dependencies: ["NodeSupport", "FluxCores", "Leadership"]),
+        .target(name: "Dispatcher", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),

@@ -116,11 +116,16 @@ public final class DispatcherNode: FluxNode {
         /// Under CURVE: this member's own key pair, which it follows its leader with. The leader's
         /// replication endpoint admits that key alone (its ZAP domain, ``ZAPHandler/replicationDomain``).
         public var memberKey: KeyPair?
+        /// Connects to the lease service at `etcd`'s endpoints (``LeaseService``): the command line
+        /// gives etcd's client here.
+        package var leases: @Sendable (_ endpoints: [String], _ logger: Logger) throws -> any LeaseService
 
-        public init(
+        package init(
             name: String, replication: String, peers: [String], etcd: [String], key: String, leaseMilliseconds: Int = 3000,
-            mode: DispatcherRules.Replication = .sync, memberKey: KeyPair? = nil
+            mode: DispatcherRules.Replication = .sync, memberKey: KeyPair? = nil,
+            leases: @escaping @Sendable (_ endpoints: [String], _ logger: Logger) throws -> any LeaseService
         ) {
+            self.leases = leases
             self.memberKey = memberKey
             self.name = name
             self.replication = replication

@@ -1,7 +1,6 @@
 import FluxCore
 import FluxCores
 import Foundation
-import Leadership
 import Logging
 import NodeSupport
 import Synchronization
@@ -24,8 +23,8 @@ final class PairLoop: NodeLoop {
     let logger: Logger
     let control: NodeControl<DispatcherEvent>
     let journal: Journal
-    let client: EtcdClient
-    let election: LeaderElection
+    let client: any LeaseService
+    let election: any LeaseElection
     /// Whether this member may campaign: off while it lacks actions a leader told it were committed.
     let gate = CampaignGate()
     /// The newest seq any leader has said it committed, as this standby heard it.
@@ -52,14 +51,14 @@ final class PairLoop: NodeLoop {
         if self.journal.lastSeq == 0 {
             try self.journal.adopt(cluster: PairLoop.clusterID(forKey: ha.key), clientScope: self.journal.clientScope)
         }
-        client = try EtcdClient(endpoints: ha.etcd, logger: logger)
+        client = try ha.leases(ha.etcd, logger)
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
         let handover = Handover(client: client, key: ha.key, name: ha.name)
         let led = LedGate(client: client, key: ha.key, sync: ha.mode == .sync, leaseMs: ha.leaseMilliseconds, logger: logger)
         gate.head.store(self.journal.lastSeq, ordering: .releasing)
-        election = LeaderElection(
-            client: client, key: ha.key, value: leader.encoded(), leaseMs: ha.leaseMilliseconds, logger: logger,
+        election = client.election(
+            key: ha.key, value: leader.encoded(), leaseMilliseconds: ha.leaseMilliseconds, logger: logger,
             mayCampaign: { [gate] in
                 guard gate.caughtUp.load(ordering: .acquiring) else { return false }
                 guard await led.allows(head: gate.head.load(ordering: .acquiring), synced: gate.synced.load(ordering: .acquiring)) else {
@@ -71,7 +70,6 @@ final class PairLoop: NodeLoop {
             switch event {
             case .elected(let revision): control.post(.elected(revision: revision))
             case .lost(let reason): control.post(.leaseLost(reason))
-            case .leaderIs: break
             }
         }
     }
@@ -144,7 +142,7 @@ final class PairLoop: NodeLoop {
         let election = election, client = client, key = LedGate.key(for: ha.key), sync = ha.mode == .sync
         let written = PairLoop.wait(seconds: 10) { () async throws -> LedRecord in
             var record = mine
-            if sync, let held = try await client.get(key).keyValue, let previous = LedRecord.decode(held.value) {
+            if sync, let held = try await client.value(at: key), let previous = LedRecord.decode(held) {
                 record.head = max(record.head, previous.head)
             }
             guard try await election.putWhileLeading(key, value: record.encoded()) else {
@@ -341,11 +339,11 @@ public struct LeaderRecord: Codable, Equatable, Sendable {
 /// does not campaign, so the leader that steps down (and is started again at once) cannot win the
 /// lease back before the standby does. The key lives on a short lease of its own.
 public struct Handover: Sendable {
-    public let client: EtcdClient
+    package let client: any LeaseService
     public let key: String
     public let name: String
 
-    public init(client: EtcdClient, key: String, name: String) {
+    package init(client: any LeaseService, key: String, name: String) {
         self.client = client
         self.key = key
         self.name = name
@@ -355,8 +353,8 @@ public struct Handover: Sendable {
 
     /// Whether this dispatcher may campaign now (yes when etcd cannot say: the lease decides then).
     public func allows() async -> Bool {
-        guard let held = try? await client.get(Handover.key(for: key)).keyValue else { return true }
-        return String(decoding: held.value, as: UTF8.self) == name
+        guard let held = try? await client.value(at: Handover.key(for: key)) else { return true }
+        return String(decoding: held, as: UTF8.self) == name
     }
 }
 
@@ -385,7 +383,7 @@ struct LedRecord: Codable, Equatable, Sendable {
 /// quiet spell included). One write at a time, off the node thread, and only while it holds the lease.
 final class LedRefresher: Sendable {
     static let interval: Duration = .seconds(5)
-    let election: LeaderElection
+    let election: any LeaseElection
     let key: String
     let logger: Logger
     private struct State {
@@ -398,7 +396,7 @@ final class LedRefresher: Sendable {
     }
     private let state: Mutex<State>
 
-    init(election: LeaderElection, key: String, record: LedRecord, logger: Logger) {
+    init(election: any LeaseElection, key: String, record: LedRecord, logger: Logger) {
         self.election = election
         self.key = key
         self.logger = logger
@@ -463,7 +461,7 @@ final class LedRefresher: Sendable {
 /// replication its leader acknowledged nothing it did not hold. Without a record (a new pair) anyone
 /// may.
 final class LedGate: Sendable {
-    let client: EtcdClient
+    let client: any LeaseService
     let key: String
     /// Under async a standby lags by design and only an empty journal is held back: a member that
     /// lags may lead, losing what async loses.
@@ -474,7 +472,7 @@ final class LedGate: Sendable {
     /// When an empty journal first asked to campaign in a pair that has not led (0: not yet).
     private let emptyAskedAtMs = Atomic<UInt64>(0)
 
-    init(client: EtcdClient, key: String, sync: Bool, leaseMs: Int, logger: Logger) {
+    init(client: any LeaseService, key: String, sync: Bool, leaseMs: Int, logger: Logger) {
         self.client = client
         self.key = LedGate.key(for: key)
         self.sync = sync
@@ -487,8 +485,13 @@ final class LedGate: Sendable {
     func allows(head: UInt64, synced: Bool) async -> Bool {
         if synced { return true }
         // etcd silent: no campaign could succeed either.
-        guard let answer = try? await client.get(key) else { return false }
-        guard let held = answer.keyValue else {
+        let answer: [UInt8]?
+        do {
+            answer = try await client.value(at: key)
+        } catch {
+            return false
+        }
+        guard let held = answer else {
             // A new pair: a member with records (a single dispatcher's journal carried over) gets a
             // lease's head start over an empty one, which would otherwise lead without them.
             guard head == 0 else { return true }
@@ -496,7 +499,7 @@ final class LedGate: Sendable {
             _ = emptyAskedAtMs.compareExchange(expected: 0, desired: now, ordering: .relaxed)
             return now >= emptyAskedAtMs.load(ordering: .relaxed) + UInt64(leaseMs)
         }
-        guard let record = LedRecord.decode(held.value) else {
+        guard let record = LedRecord.decode(held) else {
             logger.error("the record of the last leader in etcd is not readable: not campaigning", metadata: ["key": "\(key)"])
             return false
         }
@@ -521,7 +524,7 @@ final class LeadershipClaims: Sendable {
     private let answeredAt = Atomic<UInt64>(0)
     static let quietMilliseconds: UInt64 = 1_000
 
-    func verify(_ claim: String, election: LeaderElection, control: NodeControl<DispatcherEvent>, logger: Logger) {
+    func verify(_ claim: String, election: any LeaseElection, control: NodeControl<DispatcherEvent>, logger: Logger) {
         let now = MonotonicClock.nowMilliseconds()
         let last = answeredAt.load(ordering: .acquiring)
         guard last == 0 || now >= last + Self.quietMilliseconds else { return }

@@ -91,7 +91,7 @@ extension DispatcherCommand {
         return DispatcherNode.HighAvailability(
             name: member.name, replication: Topology.bindEndpoint(member.replication, listen: member.endpoints.listen),
             peers: partners.map(\.replication), etcd: ha.etcd, key: ha.key, leaseMilliseconds: ha.leaseMilliseconds, mode: mode,
-            memberKey: memberKey)
+            memberKey: memberKey, leases: EtcdLeases.connect)
     }
 }
 

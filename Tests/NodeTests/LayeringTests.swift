@@ -159,6 +159,17 @@ struct LayeringTests {
         }
     }
 
+    @Test("a single dispatcher links no etcd client: the Dispatcher target neither depends on Leadership nor imports it or swift-nio")
+    func dispatcherLinksNoEtcdClient() throws {
+        let targets = try Self.manifestTargets()
+        let dispatcher = try #require(targets["Dispatcher"])
+        #expect(!dispatcher.targets.contains("Leadership") && dispatcher.products.isEmpty, "\(dispatcher)")
+        for file in try Self.swiftFiles(under: Self.sources.appendingPathComponent("Dispatcher")) {
+            let imports = try Self.imports(of: file)
+            #expect(!imports.contains { $0 == "Leadership" || $0.hasPrefix("NIO") }, "\(file.lastPathComponent) imports \(imports)")
+        }
+    }
+
     @Test("the cores import only FluxCore and Logging, and read no clock")
     func coresDoNoIO() throws {
         let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent("FluxCores"))

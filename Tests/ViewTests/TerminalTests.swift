@@ -62,4 +62,22 @@ struct TerminalTests {
         #expect(screen.render(state: state, previous: nil, width: 40).map(\.plainText) == ["▾ {1}", "  ▸ a: {1}"])
         #expect(screen.handle(.character("x"), state: state) == .ignored)
     }
+
+    @Test("an idle tick draws the kept body again without rendering the screen; anything new, or another size, renders it")
+    func idleTickRendersNothing() {
+        var body = KeptBody()
+        var renders = 0
+        func render() -> Frame {
+            renders += 1
+            return [StyledLine("render \(renders)")]
+        }
+        #expect(body.frame(width: 80, room: 20, changed: true, render: render).map(\.plainText) == ["render 1"])
+        // Three idle ticks (the status bar's clock only): the same lines, no render.
+        for _ in 0..<3 { #expect(body.frame(width: 80, room: 20, changed: false, render: render).map(\.plainText) == ["render 1"]) }
+        #expect(renders == 1)
+        #expect(body.frame(width: 80, room: 20, changed: true, render: render).map(\.plainText) == ["render 2"], "an update or a key")
+        #expect(body.frame(width: 100, room: 20, changed: false, render: render).map(\.plainText) == ["render 3"], "the terminal was resized")
+        #expect(body.frame(width: 100, room: 30, changed: false, render: render).map(\.plainText) == ["render 4"])
+        #expect(renders == 4)
+    }
 }

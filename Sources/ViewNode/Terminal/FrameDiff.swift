@@ -14,3 +14,20 @@ public enum FrameDiff {
         return out
     }
 }
+
+/// The body of a view's last frame, kept for the redraw once a second that only moves the status
+/// bar's clock ("updated 3 s ago"): with nothing new (no update, key or outcome) and the same size,
+/// the kept lines are drawn again and the screen is not asked to render, so an idle view decodes no
+/// state and builds no lines.
+struct KeptBody {
+    private var kept: (width: Int, room: Int, lines: Frame)?
+
+    /// The body for a frame `width` wide with `room` lines: `render()`'s, unless nothing `changed` and
+    /// the size is the kept one's.
+    mutating func frame(width: Int, room: Int, changed: Bool, render: () -> Frame) -> Frame {
+        if !changed, let kept, kept.width == width, kept.room == room { return kept.lines }
+        let lines = render()
+        kept = (width, room, lines)
+        return lines
+    }
+}

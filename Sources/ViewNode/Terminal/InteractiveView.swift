@@ -53,6 +53,8 @@ public final class InteractiveView: @unchecked Sendable {
     /// Sent dispatches waiting to be seen in a view: seq → when they were sent.
     private var awaitingView: [UInt64: UInt64] = [:]
     private var lastLatencyMicroseconds: UInt64? = nil
+    /// The body of the last frame, drawn again as it was on a tick with nothing new.
+    private var body = KeptBody()
     /// This view's dispatches not yet in their store, by app: unanswered, and acknowledged as seqs its
     /// stores have not shown yet. A screen's text fields follow the store only when there are none.
     private var unanswered: [String: Int] = [:]
@@ -163,7 +165,9 @@ public final class InteractiveView: @unchecked Sendable {
             // The status bar's "updated N s ago" ticks even when nothing else changes.
             let now = MonotonicClock.nowMilliseconds()
             if dirty || MonotonicClock.elapsed(since: lastDraw, now: now) >= 1000 {
-                terminal.draw(frame(width: terminal.width, height: terminal.height))
+                // Nothing happened since the last frame: only the status bar's clock moved, so the body
+                // drawn then is drawn again as it was, without asking the screen to render it.
+                terminal.draw(frame(width: terminal.width, height: terminal.height, changed: dirty))
                 dirty = false
                 lastDraw = now
             }
@@ -278,7 +282,17 @@ public final class InteractiveView: @unchecked Sendable {
         return Data((try? app.stateJSON(fromWire: wire)) ?? [])
     }
 
-    func frame(width: Int, height: Int) -> Frame {
+    func frame(width: Int, height: Int, changed: Bool = true) -> Frame {
+        let store = stores[current]
+        let info = shown[current]
+        let help = mode?.help ?? store.screen.help
+        let footer: Frame = [statusLine, StyledLine(help, .dim), statusBar(store, info)]
+        let room = max(0, height - footer.count)
+        return body.frame(width: width, room: room, changed: changed) { body(width: width, room: room) } + footer
+    }
+
+    /// The part of the frame above the status lines: the title and the screen, the help or the history.
+    private func body(width: Int, room: Int) -> Frame {
         let store = stores[current]
         let info = shown[current]
         var frame: Frame = [
@@ -286,8 +300,6 @@ public final class InteractiveView: @unchecked Sendable {
                 + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), "",
         ]
         let help = mode?.help ?? store.screen.help
-        let footer: Frame = [statusLine, StyledLine(help, .dim), statusBar(store, info)]
-        let room = max(0, height - footer.count)
         if showingHelp {
             frame += HelpOverlay.frame(title: "Keys of \(store.name)\(mode == nil ? "" : " (history)")", help: help, global: Self.globalKeys)
         } else if let mode {
@@ -300,7 +312,7 @@ public final class InteractiveView: @unchecked Sendable {
         }
         frame = Array(frame.prefix(room))
         while frame.count < room { frame.append("") }
-        return frame + footer
+        return frame
     }
 
     func statusBar(_ store: Store, _ info: Shown) -> StyledLine {

@@ -46,6 +46,20 @@ struct ViewCommand: AsyncParsableCommand {
             do { path = try StatePath(parsing: select) } catch { throw CLIError("--select: \(error.reason)") }
             if history { throw CLIError("--select and --history do not go together: the history shows the whole state") }
         }
+        if history {
+            // A past state is rebuilt by its app's reducer: refused here, in full and with a failing exit,
+            // not on the screen's status line of a view that goes on live.
+            let host = ZFluxCLI.Host.current
+            for name in stores {
+                let app = try topology.requireStore(named: name).app
+                guard host.app(named: app) != nil else {
+                    throw CLIError(
+                        "--history of '\(name)' rebuilds its past states with app '\(app)''s reducer, and \(RootCommand.binaryName) "
+                            + "does not host that app: use the binary that runs the cluster (without --history, this binary shows the live state as a tree)"
+                    )
+                }
+            }
+        }
         if !json && Terminal.isInteractive {
             try await runInteractive(topology, security, select: path)
             return

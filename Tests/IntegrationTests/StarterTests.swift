@@ -115,6 +115,9 @@ struct StarterTests {
             stockExport.stderr.contains("store 'demo' (app 'demo')") && stockExport.stderr.contains("the binary that runs the cluster"),
             "\(stockExport)")
         #expect(!FileManager.default.fileExists(atPath: scratch + "/stock-session.json"))
+        // So does its time travel: `view --history` refuses in full, with a failing exit, before any screen.
+        let stockHistory = try zflux(["view", "demo", "--history", "--run-dir", run])
+        #expect(stockHistory.status == 1 && stockHistory.stderr.contains("does not host that app"), "\(stockHistory)")
         let ownExport = try runProgram(demo, ["journal", "export", "--run-dir", run, "-o", scratch + "/session.json"])
         let session = FileManager.default.contents(atPath: scratch + "/session.json").flatMap {
             try? JSONSerialization.jsonObject(with: $0) as? [String: Any]

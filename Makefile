@@ -105,7 +105,7 @@ HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig
 ha-test: deps
 	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'
 
-# The deterministic simulator for as long as asked: SEEDS seeds from FIRST_SEED (make test runs 2,000).
+# The deterministic simulator for as long as asked: SEEDS seeds from FIRST_SEED (make test runs 1,000).
 SEEDS ?= 100000
 FIRST_SEED ?= 1
 simulate: deps

@@ -134,12 +134,9 @@ public final class BenchSession {
                     // Visible once the view knows the state is current through the action: a new version, or
                     // the store's heartbeat saying nothing changed since (an action that changes nothing, or
                     // that the store refused). Only a new version says when it was published.
-                    // A refusal says at once that the state stays as it was through the refused action.
-                    var through = max(update.version, update.currentThrough)
-                    if let refusal = update.rejection {
-                        log.recordRefusal(seq: refusal.seq, reason: refusal.reason)
-                        through = max(through, refusal.seq)
-                    }
+                    // A refusal whose state the view holds makes it current through the refused action.
+                    let through = max(update.version, update.currentThrough)
+                    if let refusal = update.rejection { log.recordRefusal(seq: refusal.seq, reason: refusal.reason) }
                     log.record(
                         Arrival(
                             version: through, at: now >= origin ? now - origin : 0,
@@ -349,7 +346,7 @@ public final class BenchSession {
 
     /// A line on stderr about how the run goes.
     static func progress(_ line: String) {
-        StandardOutput.error("zflux bench: " + line + "\n")
+        StandardOutput.error(StandardOutput.programName + " bench: " + line + "\n")
     }
 
     public func shutdown() {

@@ -13,8 +13,9 @@ func cpuSeconds(pid: Int32) -> Double? {
 
 /// Context switches so far, voluntary (a thread waited: for a socket, a lock, the disk) and
 /// involuntary (the scheduler took the CPU away) together: for this process from getrusage, which
-/// also counts its threads that have ended; for another, summed over its live threads' /proc status
-/// (a node's threads live as long as it does).
+/// also counts its threads that have ended; for another, summed over its live threads' /proc status.
+/// A node's own threads (its loop, libzmq's I/O thread) live as long as it does; a worker thread of
+/// the runtime that ends during a run takes its count with it, so a node's figure is a lower bound.
 func contextSwitches(pid: Int32) -> Double? {
     if pid == getpid() {
         var usage = rusage()
@@ -50,9 +51,10 @@ struct ProcessUsage: Sendable {
 
     /// What each process used since `earlier` (a process missing from either reading is left out).
     func since(_ earlier: ProcessUsage) -> ProcessUsage {
+        // Never below zero: a sum over live threads drops when one of them ends.
         func difference(_ now: [String: Double], _ before: [String: Double]) -> [String: Double] {
             now.reduce(into: [:]) { out, entry in
-                if let old = before[entry.key] { out[entry.key] = entry.value - old }
+                if let old = before[entry.key] { out[entry.key] = max(0, entry.value - old) }
             }
         }
         return ProcessUsage(

@@ -14,7 +14,7 @@ import Synchronization
 /// its helpers hold.
 ///
 /// Each child leads a process group of its own: Ctrl-C at the terminal reaches the supervisor alone,
-/// which stops the nodes in order, and a SIGKILL to the group takes a node's helpers with it.
+/// which stops the nodes (SIGTERM to all, then SIGKILL after one shared grace period), and a SIGKILL to the group takes a node's helpers with it.
 public final class ChildProcess: Sendable {
     /// How a child ended.
     public enum Termination: Sendable, Equatable, CustomStringConvertible {

@@ -45,7 +45,7 @@ extension ClusterConfig {
             }
             guard seen.insert(member.name).inserted else {
                 throw error(
-                    "two [[dispatcher]] entries are named '\(member.name)': each member needs its own name (`zflux dispatcher --node NAME` runs it)",
+                    "two [[dispatcher]] entries are named '\(member.name)': each member needs its own name (`\(StandardOutput.programName) dispatcher --node NAME` runs it)",
                     key: "name", table: "dispatcher", storeIndex: index)
             }
             if transport != .tcp, let host = member.host {
@@ -160,7 +160,8 @@ extension ClusterConfig {
                 "under [security] each member of the pair needs a key of its own, and \(names.map { "'\($0)'" }.joined(separator: " and ")) "
                     + "\(names.count == 1 ? "has" : "have") none: a member's replication port admits its partner's key alone, never a "
                     + "client's (a client's key could otherwise follow the leader, read every action and lose acknowledged ones). Make "
-                    + "\(names.count == 1 ? "it" : "them") with " + names.map { "`zflux keygen \($0) --dir keys`" }.joined(separator: " and ")
+                    + "\(names.count == 1 ? "it" : "them") with "
+                    + names.map { "`\(StandardOutput.programName) keygen \($0) --dir keys`" }.joined(separator: " and ")
                     + ", and add to each [[dispatcher]] entry its key, e.g. key = \"keys/\(names[0]).key\" (paths are relative to this file)",
                 table: "dispatcher", storeIndex: index)
         }
@@ -175,7 +176,7 @@ extension ClusterConfig {
         if let text = try? String(contentsOfFile: publicFile, encoding: .utf8) {
             let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
             guard lines.count == 1, KeyPair.isPublicKey(lines[0]) else {
-                throw ClusterError("\(publicFile) does not hold one public key (make the pair with `zflux keygen`)")
+                throw ClusterError("\(publicFile) does not hold one public key (make the pair with `\(StandardOutput.programName) keygen`)")
             }
             return lines[0]
         }

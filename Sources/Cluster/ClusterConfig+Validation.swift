@@ -59,7 +59,7 @@ extension ClusterConfig {
         let host = cluster?.host ?? "127.0.0.1"
         if cluster?.allowRemote == true, security == nil {
             throw error(
-                "allow_remote = true needs a [security] section: a cluster reachable from other hosts must authenticate and encrypt with CURVE (make keys with `zflux keygen`)",
+                "allow_remote = true needs a [security] section: a cluster reachable from other hosts must authenticate and encrypt with CURVE (make keys with `\(StandardOutput.programName) keygen`)",
                 key: "allow_remote", table: "cluster")
         }
         if transport == .tcp && !ClusterConfig.isLoopback(host) && cluster?.allowRemote != true {

@@ -49,7 +49,7 @@ public struct KeyPair: Equatable, Sendable {
         guard let publicKey = values["public-key"], Curve.decode(publicKey) != nil,
             let secretKey = values["secret-key"], Curve.decode(secretKey) != nil
         else {
-            throw NodeError("\(path) is not a zflux key file (make one with `zflux keygen`)")
+            throw NodeError("\(path) is not a zflux key file (make one with `\(StandardOutput.programName) keygen`)")
         }
         return KeyPair(publicKey: publicKey, secretKey: secretKey)
     }

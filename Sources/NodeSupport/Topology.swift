@@ -332,7 +332,9 @@ public struct Topology: Codable, Equatable, Sendable {
     public static func load(runDirectory: String) throws -> Topology {
         let url = URL(fileURLWithPath: runDirectory).appendingPathComponent(fileName)
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw NodeError("no cluster in \(runDirectory): \(url.path) is missing (start one with `zflux cluster up`, or pass --run-dir)")
+            throw NodeError(
+                "no cluster in \(runDirectory): \(url.path) is missing (start one with `\(StandardOutput.programName) cluster up`, or pass --run-dir)"
+            )
         }
         do {
             return try JSONDecoder().decode(Topology.self, from: data)

@@ -50,7 +50,8 @@ public struct SimulationReport: Sendable {
         return JSONValue.object(object).text
     }
 
-    public func text() -> String {
+    /// For people; `program` is the binary's name, in the command that replays a failing seed.
+    public func text(program: String = "zflux") -> String {
         var lines = [
             "\(summary.seeds) seed\(summary.seeds == 1 ? "" : "s") in "
                 + String(
@@ -76,7 +77,7 @@ public struct SimulationReport: Sendable {
             lines.append("  \(failure.detail)")
             lines.append("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")
             lines += failure.trace.map { "    " + $0 }
-            lines.append("replay it with: zflux simulate --seed \(traced.seed)\(ha ? " --ha" : "")\(canary.map { " --canary \($0)" } ?? "")")
+            lines.append("replay it with: \(program) simulate --seed \(traced.seed)\(ha ? " --ha" : "")\(canary.map { " --canary \($0)" } ?? "")")
         } else if summary.failures.isEmpty {
             lines.append(canary != nil ? "the canary was NOT caught" : "every invariant held")
         }

@@ -28,7 +28,8 @@ struct DemoCommand: AsyncParsableCommand {
         let interval = intervalMs, duration = duration
         let status = try await supervisor.supervise(report: printError) {
             emitLine(
-                "zflux demo: dispatcher and stores running as processes " + supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+                "\(RootCommand.binaryName) demo: dispatcher and stores running as processes "
+                    + supervisor.pids.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
                     + "; Ctrl-C stops everything\n")
             let views = try topology.stores.map { endpoints in
                 try ViewNode(

@@ -32,7 +32,7 @@ struct DispatcherCommand: AsyncParsableCommand {
             endpoints = member.endpoints
             configuration.ha = try Self.pairMember(member, of: ha, in: topology, configuration: &configuration)
         } else if let nodeName, nodeName != "dispatcher" {
-            throw CLIError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `zflux store`")
+            throw CLIError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `\(RootCommand.binaryName) store`")
         }
         // A member's replication endpoint admits its partner's member key alone.
         let partnerKeys = topology.ha.map { ha in Set(ha.dispatchers.filter { $0.name != nodeName }.compactMap(\.publicKey)) }
@@ -108,7 +108,9 @@ struct StoreCommand: AsyncParsableCommand {
     var nodeName: String?
 
     func validate() throws {
-        guard storeName != nil || nodeName != nil else { throw ValidationError("name the store: `zflux store NAME` or `--node NAME`") }
+        guard storeName != nil || nodeName != nil else {
+            throw ValidationError("name the store: `\(RootCommand.binaryName) store NAME` or `--node NAME`")
+        }
         if let storeName, let nodeName, storeName != nodeName { throw ValidationError("NAME '\(storeName)' and --node '\(nodeName)' differ") }
     }
 

@@ -84,7 +84,7 @@ struct SimulateCommand: ParsableCommand {
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil
         let summary = SimulationRunner.run(seeds: list, options: options, stopAtFirstFailure: isCanary) { done in
-            StandardOutput.error("zflux simulate: \(done) of \(total) seeds\n")
+            StandardOutput.error("\(RootCommand.binaryName) simulate: \(done) of \(total) seeds\n")
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -99,7 +99,7 @@ struct SimulateCommand: ParsableCommand {
             summary: summary, wallSeconds: seconds, canary: canary, single: seed.map { Simulation(seed: $0, options: options).run() },
             traced: traced)
         report.ha = ha
-        emitLine(json ? report.json() : report.text())
+        emitLine(json ? report.json() : report.text(program: RootCommand.binaryName))
         if isCanary {
             if summary.failures.isEmpty { throw ExitCode(1) }
         } else if !summary.failures.isEmpty {

@@ -64,7 +64,7 @@ struct ViewCommand: AsyncParsableCommand {
             try await runInteractive(topology, security, select: path)
             return
         }
-        if history { throw CLIError("--history needs a terminal (for a state at a seq, use `zflux state STORE --at SEQ`)") }
+        if history { throw CLIError("--history needs a terminal (for a state at a seq, use `\(RootCommand.binaryName) state STORE --at SEQ`)") }
         let plain = json || isatty(STDOUT_FILENO) == 0
         StandardOutput.endWhenReaderGoes()
         let host = ZFluxCLI.Host.current

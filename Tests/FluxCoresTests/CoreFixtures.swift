@@ -61,7 +61,10 @@ enum CoreFixtures {
 /// decides which of those effects its shell starts (`.runEffects`).
 final class RecordingRuntime: AppRuntime {
     var count = 0
+    /// Action types its reducer refuses (REJECTED), the state unchanged.
+    var refuses: Set<String> = []
     func reduce(app: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
+        if refuses.contains(actionType) { throw ActionError("refused: \(actionType)") }
         count += 1
         return PendingEffects(Effect<String>.send(actionType), send: Send { _ in })
     }

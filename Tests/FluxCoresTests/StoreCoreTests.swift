@@ -60,6 +60,32 @@ struct StoreCoreTests {
         #expect(core.gapsRepaired == 1)
     }
 
+    @Test("REJECTED names the version it leaves current: the last published, or none while an earlier action's update is still to come")
+    func rejectionNamesTheStateItLeaves() {
+        let (core, runtime) = makeStore()
+        core.start(now: F.at(0))
+        core.receivedReplay(F.replayEnd(head: 0), now: F.at(1))
+        core.receivedFromDispatcher(F.action(1), now: F.at(2))
+        core.tick(now: F.at(3))
+        #expect(core.takeCommands().compactMap(\.published).filter { $0.kind == .state }.map(\.header.seq) == [1])
+        runtime().refuses = ["refusedTapped"]
+        func refused(_ seq: UInt64) -> Message {
+            Message(topic: "counter", header: Header(kind: .action, seq: seq, actionType: "refusedTapped"), payload: [])
+        }
+        // Alone: the state published at 1 is current through 2.
+        core.receivedFromDispatcher(refused(2), now: F.at(4))
+        let alone = core.takeCommands().compactMap(\.published).filter { $0.kind == .rejected }
+        #expect(alone.map(\.header.seq) == [2] && alone.map(\.header.ref) == [1])
+        // After a change not yet published: no version a view holds is current through 4.
+        core.receivedFromDispatcher(F.action(3), now: F.at(5))
+        core.receivedFromDispatcher(refused(4), now: F.at(5))
+        let after = core.takeCommands().compactMap(\.published).filter { $0.kind == .rejected }
+        #expect(after.map(\.header.seq) == [4] && after.map(\.header.ref) == [StoreCore.rejectedAfterUnpublishedChanges])
+        // The update that follows is at 4: it covers the change and the refusal.
+        core.tick(now: F.at(6))
+        #expect(core.takeCommands().compactMap(\.published).filter { $0.kind == .state }.map(\.header.seq) == [4])
+    }
+
     @Test("effects run for live actions only, never for history recovered by replay; the shell starts them")
     func effectsOnlyLive() {
         let (core, runtime) = makeStore()

@@ -85,6 +85,28 @@ struct VersionOnlyViewTests {
         let shown = view.takeCommands().compactMap(\.shown)
         #expect(shown.map(\.version) == [6, 6])
         #expect(shown.last?.rejection?.reason == "closed")
+        #expect(shown.last?.currentThrough == 6, "a REJECTED without the version it leaves current says nothing of it")
+    }
+
+    @Test(
+        "a refusal that leaves current the state the view holds makes it current through the refused seq at once; one after unpublished changes does not"
+    )
+    func rejectionAdvancesCurrentThrough() {
+        func rejected(_ seq: UInt64, leaving ref: UInt64) -> Message {
+            Message(topic: "poll", header: Header(kind: .rejected, seq: seq, ref: ref, actionType: "voteCast"), payload: Array("closed".utf8))
+        }
+        let view = makeView()
+        view.start(now: F.at(0))
+        view.receivedSnapshot(snapshot(5), now: F.at(1))
+        _ = view.takeCommands()
+        view.receivedUpdate(rejected(7, leaving: 5), now: F.at(2))
+        #expect(view.takeCommands().compactMap(\.shown).last?.currentThrough == 7)
+        // An earlier action of the store's burst changed the state, and its update is still to come.
+        view.receivedUpdate(rejected(9, leaving: StoreCore.rejectedAfterUnpublishedChanges), now: F.at(3))
+        #expect(view.takeCommands().compactMap(\.shown).last?.currentThrough == 7)
+        // The view missed version 8: a refusal leaving 8 current is not one it can vouch for.
+        view.receivedUpdate(rejected(10, leaving: 8), now: F.at(4))
+        #expect(view.takeCommands().compactMap(\.shown).last?.currentThrough == 7)
     }
 
     @Test("a view that shows states still asks for a snapshot on changes it cannot apply")

@@ -345,15 +345,23 @@ public final class StoreCore {
     }
 
     /// Says to views and `zflux tail` that the action `message` left the state unchanged, and why.
+    /// `ref` is the version of the state current through the refused action: the last one published,
+    /// when nothing applied since has changed it (a view holding that version is then current through
+    /// `seq`, at once); ``StoreCore/rejectedAfterUnpublishedChanges`` when an earlier action of this
+    /// burst changed the state and its update is still to come (the update, at `seq` or later, says so).
     private func publishRejection(of message: Message, reason: String, now: NodeTime) {
         commands.append(
             .publish(
                 Message(
                     topic: rules.name,
                     header: Header(
-                        kind: .rejected, seq: version, clientID: message.header.clientID, clientSeq: message.header.clientSeq,
-                        timestamp: now.wallNanoseconds, actionType: message.header.actionType), payload: Array(reason.utf8))))
+                        kind: .rejected, seq: version, ref: mayHaveChanged ? StoreCore.rejectedAfterUnpublishedChanges : lastPublishedVersion,
+                        clientID: message.header.clientID, clientSeq: message.header.clientSeq, timestamp: now.wallNanoseconds,
+                        actionType: message.header.actionType), payload: Array(reason.utf8))))
     }
+
+    /// REJECTED's `ref` when the state has changes not yet published: no view holds this version.
+    public static let rejectedAfterUnpublishedChanges = UInt64.max
 
     /// A request on the snapshot ROUTER from `peer` (SNAPSHOT-REQUEST or STATUS-REQUEST).
     public func receivedRequest(_ request: Message, from peer: [UInt8], now: NodeTime) {

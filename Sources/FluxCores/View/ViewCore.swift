@@ -133,6 +133,9 @@ public final class ViewCore {
         case .rejected:
             if replicaAhead || versionAhead { emit() }
             guard let state else { return }
+            // The refusal left current the state this view holds: it is current through the refused
+            // action now, without waiting for the next heartbeat to say so.
+            if phase == .live, message.header.ref == version { currentThrough = max(currentThrough, message.header.seq) }
             commands.append(
                 .show(
                     ViewUpdate(

@@ -7,7 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         // What a team's own package names: ZFluxCLI for its @main, FluxCore for its apps, ViewNode for
-        // its screens, FluxTesting for its reducers' tests (FluxCore alone, so it builds in seconds) and
+        // its screens, FluxTesting for its reducers' tests (FluxCore alone: no node, socket or etcd code) and
         // FluxClusterTesting for tests of a whole cluster in one process. Every module a public signature
         // mentions is a product.
         .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),

@@ -34,10 +34,11 @@ struct BenchCommand: AsyncParsableCommand {
             Every option below is the load test's, `zflux bench run` (the default subcommand): \
             `zflux bench run --help` lists them all.
 
-            Exit status: 0 when every action was acknowledged and seen in its app's views; 3 when one was \
-            lost, refused by the dispatcher or never answered, or when the store refused every action (the \
-            report counts actions the store refused, "refused by the store", and says why); 1 on a regression \
-            against --baseline or bad input. A dispatch unanswered for a second is sent again with its \
+            Exit status: 0 when every action was acknowledged and seen in its app's views, some of them \
+            perhaps refused by their store (the report counts them, "refused by the store", with the first \
+            reason); 3 when one was lost, refused by the dispatcher or never answered, or when the store \
+            refused every action; 1 on a regression against --baseline (compared only when nothing gave 3) \
+            or bad input. A dispatch unanswered for a second is sent again with its \
             client id and seq, which the dispatcher deduplicates, so a run attached to a dispatcher pair \
             follows the leader through a failover (its latency still counts from the due instant).
 

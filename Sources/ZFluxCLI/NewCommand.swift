@@ -4,7 +4,7 @@ import Foundation
 struct NewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "new",
-        abstract: "Write a new package built on zflux: an app, its screen, a TestStore test, a cluster config and a README.",
+        abstract: "Write a new package built on zflux: an app, its screen, a TestStore and a TestCluster test, a cluster config and a README.",
         discussion: """
             The package's own binary (NAME in lower case) is the whole zflux command line for its app:
               zflux new Poll --output poll --zflux-path /path/to/zflux

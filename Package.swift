@@ -26,7 +26,7 @@ let package = Package(
         .library(name: "Cluster", targets: ["Cluster"]),
         .library(name: "Bench", targets: ["Bench"]),
         .library(name: "Simulation", targets: ["Simulation"]),
-        // Leader election over etcd (DESIGN.md §9): what a standby dispatcher builds on.
+        // Leader election over etcd (docs/OPERATIONS.md, High availability): what a standby dispatcher builds on.
         .library(name: "Leadership", targets: ["Leadership"]),
         // The example apps and their screens: one client of the framework among others.
         .library(name: "Examples", targets: ["Examples"]),

@@ -1,7 +1,7 @@
 @_spi(Simulation) import FluxCore
 @_spi(Simulation) import FluxCores
 
-/// High availability (DESIGN §9, issue 27): two dispatchers, each with its journal on its own disk,
+/// High availability (issue 27; docs/OPERATIONS.md, High availability): two dispatchers, each with its journal on its own disk,
 /// and a lease service (etcd: one key, leases with a time to live, a revision bumped by every write).
 /// A standby campaigns while the key is free; the winner begins the epoch `leading(revision)` in its
 /// journal and leads with a `sync` standby, keeping its lease alive every third of its time to live

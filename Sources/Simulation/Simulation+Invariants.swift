@@ -1,7 +1,7 @@
 import FluxCore
 import FluxCores
 
-/// The invariants of DESIGN §3, checked all along: one history (a seq never names two actions),
+/// The invariants of the rules (docs/ARCHITECTURE.md, The rules), checked all along: one history (a seq never names two actions),
 /// ACK means durable, dedup, every store's state the reduction of the journal, views never go back
 /// and show that reduction, effects at most once; and, once the faults heal, that everything
 /// converges.

@@ -12,7 +12,7 @@ import Logging
 /// every message, timer, fsync and effect, and injects faults: crashes and restarts, power cuts
 /// (unsynced writes lost, the last one torn, a sector corrupted), partitions, dropped, duplicated and
 /// reordered messages, subscribers overflowing, frozen processes and clock jumps. The invariants of
-/// DESIGN §3 are checked all along; the first one broken ends the seed.
+/// the rules (docs/ARCHITECTURE.md) are checked all along; the first one broken ends the seed.
 ///
 /// By concern: the network (`Simulation+Network`), each node's shell (`+DispatcherShell`,
 /// `+StoreShell`, `+ViewShell`, `+Clients`, and the loop turns all of them share in `+Shells`), the

@@ -13,7 +13,7 @@ public struct SimulationOptions: Sendable {
     public var actionsPerClient = 30
     /// Keep a readable trace (slower; a failing seed is run again with it).
     public var traceLength = 0
-    /// High availability (DESIGN §9): two dispatchers, each with its own journal, and a lease service
+    /// High availability (docs/OPERATIONS.md, High availability): two dispatchers, each with its own journal, and a lease service
     /// (etcd) they campaign at; the winner leads with a `sync` standby, the other follows its journal.
     public var ha = false
     /// Some actions are poison: the echo app's reducer "traps" on every 23rd ping (the store dies at

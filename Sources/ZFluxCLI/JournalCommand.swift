@@ -30,7 +30,25 @@ struct JournalCommand: AsyncParsableCommand {
         func open() throws -> Journal {
             let dir = directory
             guard FileManager.default.fileExists(atPath: dir) else { throw CLIError("no journal at \(dir)") }
+            try refusePairDirectory(dir)
             return try Journal(directory: dir, repair: false)
+        }
+
+        /// A dispatcher pair's run directory keeps a journal per member (`journal/d1`, `journal/d2`) and
+        /// none at the top: reading the empty top would say "ok" of nothing. Unless `--journal` names
+        /// one, the command stops and names the members' journals.
+        func refusePairDirectory(_ dir: String) throws {
+            guard journal == nil else { return }
+            let fm = FileManager.default
+            let entries = (try? fm.contentsOfDirectory(atPath: dir)) ?? []
+            guard !entries.contains(where: { $0.hasSuffix(".journal") }) else { return }
+            let members = entries.sorted().filter { entry in
+                ((try? fm.contentsOfDirectory(atPath: dir + "/" + entry)) ?? []).contains { $0.hasSuffix(".journal") }
+            }
+            guard !members.isEmpty else { return }
+            throw CLIError(
+                "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(members.joined(separator: ", "))): "
+                    + "name one with --journal \(dir)/\(members[0]); the members hold the same actions up to what each has")
         }
     }
 
@@ -84,6 +102,7 @@ struct JournalCommand: AsyncParsableCommand {
         func run() throws {
             let directory = location.directory
             guard FileManager.default.fileExists(atPath: directory) else { throw CLIError("no journal at \(directory)") }
+            try location.refusePairDirectory(directory)
             // A running dispatcher first: nothing else matters while it holds the journal.
             _ = try Journal.compact(directory: directory, keepFrom: 0, dryRun: true)
             // What each store's snapshot needs: everything after its version.
@@ -190,6 +209,7 @@ struct JournalCommand: AsyncParsableCommand {
                     "a past state of '\(store)' is rebuilt by its app's reducer, and \(RootCommand.binaryName) does not host app '\(appName)': use the binary that runs the cluster"
                 )
             }
+            try location.refusePairDirectory(location.directory)
             let rewind = try Rewind(journalDirectory: location.directory, snapshotDirectory: nil)
             let last = min(to ?? rewind.head, rewind.head)
             guard let replica = try rewind.replicas([.init(name: store, app: app)], at: last).first else { return }

@@ -18,7 +18,7 @@ struct SimulateCommand: ParsableCommand {
             and checks every invariant of the design all along (docs/GUARANTEES.md lists them). A failure \
             prints its seed, the invariant broken and the events before it; `--seed S` replays it exactly.
 
-            With --ha, each seed runs the high-availability cluster instead (DESIGN §9): two dispatchers, \
+            With --ha, each seed runs the high-availability cluster instead (docs/OPERATIONS.md, High availability): two dispatchers, \
             each with its own journal, and a simulated lease service (etcd) they campaign at. The winner \
             leads in the epoch its revision names and ACKs only what its standby holds durable too (sync); \
             leases run out on the dispatchers' own drifting clocks, and leaders are frozen past their \

@@ -63,7 +63,9 @@ struct DeployTests {
         try #require(parsed.status == 0, "PyYAML is needed (`make test-deps` installs it): \(parsed.stderr)")
         let docs = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]])
         let kinds = docs.compactMap { $0["kind"] as? String }
-        #expect(Set(kinds) == ["Secret", "ConfigMap", "Service", "StatefulSet", "Deployment"])
+        #expect(
+            Set(kinds) == ["ConfigMap", "Service", "StatefulSet", "Deployment"],
+            "no Secret: `kubectl apply` of the file would replace the keys the operator created")
         func name(_ doc: [String: Any]) -> String { (doc["metadata"] as? [String: Any])?["name"] as? String ?? "" }
         let config = try #require(docs.first { $0["kind"] as? String == "ConfigMap" }.flatMap { ($0["data"] as? [String: String])?["cluster.toml"] })
 

@@ -1,4 +1,5 @@
 import Devtools
+import Dispatcher
 import Examples
 import FluxClusterTesting
 import FluxCore
@@ -8,6 +9,33 @@ import Testing
 
 @Suite("zflux journal commands", .serialized, .timeLimit(.minutes(2)))
 struct JournalCommandTests {
+    @Test("in a dispatcher pair's run directory, the journal commands name the members' journals instead of reading the empty top one")
+    func pairRunDirectory() throws {
+        var template = Array("/tmp/zf-pairjournal-XXXXXX".utf8CString)
+        let run = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: run) }
+        for member in ["d1", "d2"] {
+            try FileManager.default.createDirectory(atPath: "\(run)/journal/\(member)", withIntermediateDirectories: true)
+            let journal = try Journal(directory: "\(run)/journal/\(member)")
+            try journal.append(
+                (1...3).map { seq in
+                    Message(
+                        topic: Array("counter".utf8), header: Header(kind: .action, seq: seq, clientID: 7, clientSeq: seq, actionType: "resetTapped"),
+                        payload: [])
+                })
+            try journal.commit()
+        }
+        for command in [
+            ["journal", "verify"], ["journal", "dump"], ["journal", "replay", "--store", "counter"], ["journal", "compact", "--dry-run"],
+        ] {
+            let refused = try zflux(command + ["--run-dir", run])
+            #expect(refused.status == 1 && refused.stderr.contains("one per member of a dispatcher pair (d1, d2)"), "\(command): \(refused)")
+            #expect(refused.stderr.contains("--journal \(run)/journal/d1"), "\(command): \(refused.stderr)")
+        }
+        let member = try zflux(["journal", "verify", "--journal", "\(run)/journal/d1"])
+        #expect(member.status == 0 && member.stdout.contains("3 records"), "\(member)")
+    }
+
     @Test("dump, tail and time travel read what the cluster journaled")
     func commands() async throws {
         let cluster = try ClusterProcess(transport: "ipc")

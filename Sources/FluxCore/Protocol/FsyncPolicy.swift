@@ -1,5 +1,5 @@
 /// When the dispatcher's journal forces what it wrote to the disk, before anything is published or
-/// acknowledged (DESIGN rule 6; docs/GUARANTEES.md says what survives which fault under each).
+/// acknowledged (rule 6 of docs/ARCHITECTURE.md; docs/GUARANTEES.md says what survives which fault under each).
 public enum FsyncPolicy: String, Sendable, CaseIterable, Codable {
     /// fsync after every record, before its ACK.
     case always

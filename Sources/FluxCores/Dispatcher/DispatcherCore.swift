@@ -7,7 +7,7 @@ import Logging
 /// what is durable, a turn of the loop with the time); decisions go out as ``Command``s, taken with
 /// ``takeCommands()`` and carried out in order by the ZeroMQ loop (`DispatcherLoop`) or a simulator.
 ///
-/// The rules it keeps (DESIGN §3):
+/// The rules it keeps (docs/ARCHITECTURE.md, The rules):
 /// - it alone assigns sequence numbers: strictly increasing, continuing from what the journal holds;
 /// - nothing is published or acknowledged before the journal says it is durable (``durable(through:)``);
 /// - a retry of a (client id, client seq) already sequenced is answered with its first seq, never

@@ -9,7 +9,7 @@ import Logging
 /// a simulator drive the same code. The core starts no work of its own either: the effects of a live
 /// action go out as a command too, for the shell to start.
 ///
-/// The rules it keeps (DESIGN §3):
+/// The rules it keeps (docs/ARCHITECTURE.md, The rules):
 /// - actions apply strictly in sequence order; a gap, or a heartbeat announcing a seq never received,
 ///   is repaired from the dispatcher's replay before anything newer applies; seq ≤ version is ignored;
 /// - effects run for live actions only (sequenced while subscribed), never for replayed history;
@@ -89,7 +89,7 @@ public final class StoreCore {
     /// The dispatcher's newest seq when this store first heard it over its subscription. Actions after
     /// it were sequenced while the store was subscribed: they are live, and run effects however they
     /// arrive (directly, or repaired by replay). Actions up to it are history this store recovers, and
-    /// their effects are not run again (DESIGN rule 3).
+    /// their effects are not run again (rule 3 of docs/ARCHITECTURE.md).
     public internal(set) var liveAfter: UInt64?
     public internal(set) var lastPublishedVersion: UInt64 = 0
     private var lastHeardFromDispatcherMs: UInt64

@@ -3,7 +3,7 @@ import Logging
 
 /// The view's rules as a deterministic state machine: no sockets, threads, clocks or files.
 ///
-/// It follows one store the Clone way (DESIGN rule 5): subscribe first, then ask for a snapshot, drop
+/// It follows one store the Clone way (rule 5 of docs/ARCHITECTURE.md): subscribe first, then ask for a snapshot, drop
 /// queued updates the snapshot already covers, then apply live updates. A version gap, a heartbeat
 /// announcing a version never received, or silence past the timeout makes it snapshot again, and it
 /// shows itself as catching up or stale meanwhile. It never shows an older version than one it showed

@@ -164,7 +164,7 @@ let package = Package(
             ]),
         // One test target per library target; NodeTests runs the three node shells together.
         .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport", "TOML"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport", "TOML", "FluxTesting"]),
         .testTarget(
             name: "LeadershipTests",
             dependencies: ["Leadership", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),

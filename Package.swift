@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "NodeSupport",
             dependencies: [
-                "ZeroMQ", "FluxCore", .product(name: "Logging", package: "swift-log"),
+                "ZeroMQ", "CLinux", "FluxCore", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "Dispatcher", dependencies: ["NodeSupport", "FluxCores"]),
         .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),

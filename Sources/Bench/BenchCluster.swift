@@ -44,7 +44,7 @@ final class BenchCluster {
             name: "cluster", executable: options.executable,
             arguments: [
                 "cluster", "up", "--config", path, "--run-dir", directory, "--log-level", "warning", "--supervisor-pid", "\(getpid())",
-            ] + (options.ha ? ["--ha"] : []))
+            ] + (options.ha ? ["--ha"] : []) + (options.pinCPUs ? ["--pin-cpus"] : []))
         do {
             _ = try child.waitForLine(containing: "cluster up in", seconds: 60)
             topology = try Topology.load(runDirectory: directory)

@@ -1,4 +1,5 @@
 import Foundation
+import NodeSupport
 
 /// The floor: C programs on libzmq (`zflux-floor`, built beside `zflux`) in zflux's topology: a
 /// sequencer where the dispatcher would be, one forward relay per store, as many sinks per relay as
@@ -45,13 +46,22 @@ final class FloorSession {
         }
         intake = endpoint("intake", 0)
         let published = endpoint("sequenced", 1)
-        relays.append(
-            try BenchChild(name: "floor sequencer", executable: program, arguments: ["sequencer", "--input", intake, "--publish", published]))
+        // Pinned as `cluster up --pin-cpus` pins the nodes: the sequencer where the dispatcher runs, relay
+        // i where store i does (through taskset, so that libzmq's threads start there too).
+        let allowed = CPUAffinity.allowed()
+        let taskset = ["/usr/bin/taskset", "/bin/taskset"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let (executable, pin) = (program, options.pinCPUs)
+        func relay(_ name: String, node index: Int, _ arguments: [String]) throws -> BenchChild {
+            guard pin, let taskset, let cpu = CPUAffinity.cpu(forNode: index, allowed: allowed) else {
+                return try BenchChild(name: name, executable: executable, arguments: arguments)
+            }
+            return try BenchChild(name: name, executable: taskset, arguments: ["-c", String(cpu), executable] + arguments)
+        }
+        relays.append(try relay("floor sequencer", node: 0, ["sequencer", "--input", intake, "--publish", published]))
         var sinks: [String] = []
         for index in 1...options.stores {
             let out = endpoint("store-\(index)", 1 + index)
-            relays.append(
-                try BenchChild(name: "floor relay \(index)", executable: program, arguments: ["forward", "--input", published, "--publish", out]))
+            relays.append(try relay("floor relay \(index)", node: index, ["forward", "--input", published, "--publish", out]))
             sinks.append(out)
         }
         self.sinks = sinks

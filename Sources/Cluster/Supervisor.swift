@@ -43,12 +43,25 @@ public final class Supervisor: Sendable {
     /// Set once this supervisor owns the run directory's files, so only then does it clean them up.
     private let ownsRunDirectory = Atomic<Bool>(false)
     public let events: AsyncStream<Event>
+    /// The CPU each node keeps its threads on, by name (empty: not pinned).
+    public let cpus: [String: Int]
     private let continuation: AsyncStream<Event>.Continuation
 
+    /// With `pinCPUs`, each node keeps its threads on one CPU (``CPUAffinity``): the dispatcher the
+    /// first allowed CPU, each store the next in turn, the same one across restarts.
     public init(
         topology: Topology, runDirectory: String, logLevel: String, restartPolicy: RestartPolicy = RestartPolicy(),
-        executable: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        executable: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), pinCPUs: Bool = false
     ) {
+        let names =
+            (topology.ha.map { $0.dispatchers.map { "dispatcher-\($0.name)" } } ?? ["dispatcher"]) + topology.stores.map { "store-\($0.name)" }
+        let allowed = CPUAffinity.allowed()
+        self.cpus =
+            pinCPUs
+            ? Dictionary(
+                uniqueKeysWithValues: names.enumerated().compactMap { index, name in
+                    CPUAffinity.cpu(forNode: index, allowed: allowed).map { (name, $0) }
+                }) : [:]
         self.topology = topology
         self.executable = executable
         self.security = try? topology.clientSecurity()
@@ -99,9 +112,11 @@ public final class Supervisor: Sendable {
         if isStopping { return }
         let arguments = command + ["--run-dir", runDirectory.path, "--supervisor-pid", String(getpid()), "--log-level", logLevel]
         let continuation = continuation
+        var environment = Self.nodeEnvironment(ProcessInfo.processInfo.environment)
+        environment[CPUAffinity.environmentKey] = cpus[name].map(String.init)
         // The log is appended to across restarts: the log of the run that died (its crash report) must survive.
         let process = try ChildProcess(
-            executable: executable.path, arguments: arguments, environment: Self.nodeEnvironment(ProcessInfo.processInfo.environment),
+            executable: executable.path, arguments: arguments, environment: environment,
             log: runDirectory.log(of: name)
         ) { termination in
             continuation.yield(.childExited(name: name, termination: termination))

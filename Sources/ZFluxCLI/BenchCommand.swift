@@ -85,6 +85,10 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Accounts in the ledger state before the load starts (each action changes one).") var stateItems = 10
         @Flag(help: "Also measure raw libzmq relays in the same topology, and print ratios to them.") var floor = false
         @Flag(
+            inversion: .prefixedNo,
+            help: "Keep each node's threads on one CPU (cluster up --pin-cpus), and the floor's sequencer and relays on the same CPUs.")
+        var pinCpus = true
+        @Flag(
             help:
                 "Measure a dispatcher pair (cluster up --ha: a private etcd, sync replication) after a single dispatcher in the same run, and print what replication costs."
         )
@@ -227,7 +231,7 @@ struct BenchCommand: AsyncParsableCommand {
             (options.transport, options.basePort, options.stores, options.views, options.clients) = (transport, basePort, stores, views, clients)
             (options.rate, options.max, options.duration, options.warmUp) = (rate, max, duration, warmUp)
             (options.payloadBytes, options.codec, options.fsync, options.stateItems) = (payloadBytes, codec, fsync, stateItems)
-            (options.floor, options.keep) = (floor, keep)
+            (options.floor, options.keep, options.pinCPUs) = (floor, keep, pinCpus)
             options.apps = ZFluxCLI.Host.current.apps
             if let workload {
                 guard let text = try? String(contentsOfFile: workload, encoding: .utf8) else {

@@ -53,6 +53,11 @@ struct ClusterCommand: AsyncParsableCommand {
                 "Run a dispatcher pair: a private etcd on loopback, a leader and a standby dispatcher with sync replication, and the stores (zflux failover hands over)."
             ))
         var ha = false
+        @Flag(
+            help: ArgumentHelp(
+                "Keep each node's threads on one CPU (the dispatcher on the first this command may use, each store on the next, in turn): fewer cross-CPU wake-ups per action, as zflux bench runs it. Best with about as many CPUs as busy nodes."
+            ))
+        var pinCpus = false
         /// Set by a parent (a test, a script) that wants the cluster gone when it is gone.
         @Option(help: .hidden) var supervisorPid: Int32?
 
@@ -84,7 +89,8 @@ struct ClusterCommand: AsyncParsableCommand {
                 policy.maxRestarts = restart.maxRestarts
                 policy.window = .seconds(restart.windowSeconds)
             }
-            let supervisor = Supervisor(topology: topology, runDirectory: runDir.path, logLevel: logLevel, restartPolicy: policy)
+            let supervisor = Supervisor(
+                topology: topology, runDirectory: runDir.path, logLevel: logLevel, restartPolicy: policy, pinCPUs: pinCpus)
             let signals = TerminationSignals { supervisor.forward(signal: $0) }
             let watch = ParentWatch(supervisorPid: supervisorPid) { supervisor.forward(signal: SIGTERM) }
             defer { withExtendedLifetime((signals, watch)) {} }

@@ -145,6 +145,9 @@ struct StoreCommand: AsyncParsableCommand {
 
 /// Runs a node until SIGINT/SIGTERM (or its supervisor's death), then lets it shut down cleanly.
 func runNode(stop: @escaping @Sendable () -> Void, supervisorPid: Int32?, _ body: () async throws -> Void) async throws {
+    // Every thread the node has started is on the CPU its supervisor gave it; the ones it starts later
+    // inherit it from them.
+    do { try CPUAffinity.applyFromEnvironment() } catch { printError("\(error); running on any CPU") }
     let signals = TerminationSignals { _ in stop() }
     let watch = ParentWatch(supervisorPid: supervisorPid, onGone: stop)
     try await body()

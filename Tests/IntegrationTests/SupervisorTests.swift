@@ -20,10 +20,10 @@ struct SupervisorTests {
         let reports = Locked<[String]>([])
         let supervising: Task<Int32, any Error>
 
-        init(runDirectory: String, executable: String, stores: [(String, String)] = [("counter", "counter")]) async throws {
+        init(runDirectory: String, executable: String, stores: [(String, String)] = [("counter", "counter")], pinCPUs: Bool = false) async throws {
             let topology = try Topology.make(transport: .ipc, runDirectory: runDirectory, stores: stores)
             let supervisor = Supervisor(
-                topology: topology, runDirectory: runDirectory, logLevel: "notice", executable: URL(fileURLWithPath: executable))
+                topology: topology, runDirectory: runDirectory, logLevel: "notice", executable: URL(fileURLWithPath: executable), pinCPUs: pinCPUs)
             let (reports, ready) = (self.reports, Locked(false))
             self.supervisor = supervisor
             supervising = Task {
@@ -143,5 +143,41 @@ struct SupervisorTests {
             #expect(reports.contains("store-\(name) did not stop within 5.0 seconds of SIGTERM; killed it"), "\(reports)")
         }
         #expect(!reports.contains { $0.hasPrefix("dispatcher did not stop") }, "\(reports)")
+    }
+
+    @Test("with --pin-cpus every thread of each node runs on the CPU its supervisor gave it, the CPUs in turn")
+    func pinnedNodes() async throws {
+        let runDir = try Self.runDirectory("zf-pin")
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let allowed = CPUAffinity.allowed()
+        try #require(!allowed.isEmpty)
+        let cluster = try await Supervised(
+            runDirectory: runDir, executable: zfluxBinary, stores: [("counter", "counter"), ("todo", "todo")], pinCPUs: true)
+        defer { cluster.supervisor.forward(signal: SIGTERM) }
+        #expect(
+            cluster.supervisor.cpus == [
+                "dispatcher": allowed[0], "store-counter": allowed[1 % allowed.count], "store-todo": allowed[2 % allowed.count],
+            ])
+        /// The CPUs each thread of `pid` may run on, from its /proc status (`Cpus_allowed_list`).
+        func threadCPUs(_ pid: Int32) -> Set<String> {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return Set(
+                tasks.compactMap { task in
+                    ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? "").split(separator: "\n")
+                        .first { $0.hasPrefix("Cpus_allowed_list:") }.map {
+                            String($0.dropFirst("Cpus_allowed_list:".count)).trimmingCharacters(in: .whitespaces)
+                        }
+                })
+        }
+        for (name, pid) in cluster.supervisor.pids {
+            let cpu = try #require(cluster.supervisor.cpus[name])
+            try await eventually("every thread of \(name) is on CPU \(cpu): \(threadCPUs(pid))", timeout: .seconds(30)) {
+                threadCPUs(pid) == ["\(cpu)"]
+            }
+        }
+        // The nodes work pinned: an action goes through the dispatcher to the store.
+        let dispatched = try zflux(["dispatch", "counter", "addTapped", #"{"amount":3}"#, "--wait", "--run-dir", runDir])
+        #expect(dispatched.status == 0, "\(dispatched)")
+        try await cluster.stop()
     }
 }

@@ -1,8 +1,9 @@
 #ifndef ZFLUX_CLINUX_H
 #define ZFLUX_CLINUX_H
 
-/* The Linux calls Swift's Glibc module leaves out (eventfd, timerfd), and a wrapper for the one that
- * Swift cannot call (prctl is variadic). Every symbol of ours is prefixed CLinux_. */
+/* The Linux calls Swift's Glibc module leaves out (eventfd, timerfd), and wrappers for the ones that
+ * Swift cannot call (prctl is variadic; CPU affinity needs _GNU_SOURCE and the CPU_SET macros). Every
+ * symbol of ours is prefixed CLinux_. */
 
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -10,5 +11,11 @@
 /* Timer slack lets the kernel delay a thread's wake-ups by ~50 us; a load generator wants them on time.
  * Returns prctl's result (-1 with errno set on failure). */
 int CLinux_set_timer_slack_ns(unsigned long nanoseconds);
+
+/* Keeps thread `tid` (0: the calling thread) on CPU `cpu` alone. Returns sched_setaffinity's result. */
+int CLinux_pin_thread(int tid, int cpu);
+
+/* Whether the calling thread may run on CPU `cpu` (1), may not (0), or the set cannot be read (-1). */
+int CLinux_cpu_allowed(int cpu);
 
 #endif

@@ -67,9 +67,9 @@ public struct TrialResult: Sendable {
     public var lost = 0
     /// Acknowledged actions their store refused (REJECTED: its `reject` or a failed decode); the state
     /// stayed as it was. Sequenced and seen, so not lost, but not what a load test meant to measure.
-    public var refusedByStore = 0
+    package var refusedByStore = 0
     /// The reason the store gave for the first of them, by seq.
-    public var firstStoreRefusal: String? = nil
+    package var firstStoreRefusal: String? = nil
     /// Dispatches sent again (``TrialLog/resent``).
     public var resent = 0
     /// Acknowledged actions per second, from the start until the last one was visible everywhere.
@@ -86,7 +86,7 @@ public struct TrialResult: Sendable {
 public enum Accounting {
     /// Counts the acknowledged actions of `log` that a store refused, as its views heard (`refusals`:
     /// per view, seq → reason; a refusal seen by several views counts once).
-    public static func countStoreRefusals(_ result: inout TrialResult, log: TrialLog, refusals: [[UInt64: String]]) {
+    package static func countStoreRefusals(_ result: inout TrialResult, log: TrialLog, refusals: [[UInt64: String]]) {
         var all: [UInt64: String] = [:]
         for view in refusals { all.merge(view) { first, _ in first } }
         guard !all.isEmpty else { return }

@@ -22,7 +22,7 @@ public struct BaselineVerdict: Sendable, Equatable {
     /// Percentiles left out because either run had too few samples to place them (see `Baseline`).
     public var skipped: [String] = []
     /// Figures left out because the baseline does not have them.
-    public var unknown: [String] = []
+    package var unknown: [String] = []
 
     public var regressions: [Figure] { figures.filter(\.regressed) }
 
@@ -53,7 +53,7 @@ public enum Baseline {
     public static let minimumTail = 10
     /// How many percentage points the share of refused actions must grow by, beyond the threshold, to
     /// count as a regression.
-    public static let refusalMargin = 0.1
+    package static let refusalMargin = 0.1
 
     /// What an earlier `--json` report must hold to be compared with.
     struct Earlier: Decodable {

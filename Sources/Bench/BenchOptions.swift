@@ -36,7 +36,7 @@ public struct BenchOptions: Sendable {
     public var floor = false
     /// Keep each node's threads on one CPU (`cluster up --pin-cpus`), and the floor's sequencer and
     /// relays likewise, each on the CPU its zflux counterpart takes.
-    public var pinCPUs = true
+    package var pinCPUs = true
     /// Run the cluster with a dispatcher pair (a private etcd, sync replication): `cluster up --ha`.
     public var ha = false
     public var attach: Attached? = nil

@@ -273,13 +273,13 @@ public final class ArrivalLog: Sendable {
     }
 
     /// The store refused the action at `seq` (its REJECTED reached this view).
-    public func recordRefusal(seq: UInt64, reason: String) {
+    package func recordRefusal(seq: UInt64, reason: String) {
         refusals.withLock { if $0[seq] == nil { $0[seq] = reason } }
     }
 
     public var latestVersion: UInt64 { arrivals.withLock { $0.last?.version ?? 0 } }
     public var all: [Arrival] { arrivals.withLock { $0 } }
-    public var refused: [UInt64: String] { refusals.withLock { $0 } }
+    package var refused: [UInt64: String] { refusals.withLock { $0 } }
     public func reset() {
         arrivals.withLock { $0.removeAll(keepingCapacity: true) }
         refusals.withLock { $0.removeAll() }

@@ -52,7 +52,7 @@ public struct BenchReport: Codable, Sendable {
         /// All of them together, per acknowledged message.
         public var cpuUsPerAction: Double
         /// Context switches of all of them together (threads included), per acknowledged message.
-        public var contextSwitchesPerAction: Double? = nil
+        package var contextSwitchesPerAction: Double? = nil
         /// The share of the machine's CPU time the hypervisor took during the floor's run (``HostCPU``).
         public var hostStealPercent: Double? = nil
     }
@@ -86,7 +86,7 @@ public struct BenchReport: Codable, Sendable {
         /// CPU per action, every zflux process and the bench together, over the floor's.
         public var cpuPerAction: Double
         /// Context switches per action, every zflux process and the bench together, over the floor's.
-        public var contextSwitchesPerAction: Double? = nil
+        package var contextSwitchesPerAction: Double? = nil
     }
 
     public var setup: Setup
@@ -100,8 +100,8 @@ public struct BenchReport: Codable, Sendable {
     public var lost: Int
     /// Acknowledged actions their store refused (``TrialResult/refusedByStore``), and the first one's
     /// reason; nil in reports from before they were counted.
-    public var refusedByStore: Int?
-    public var firstStoreRefusal: String?
+    package var refusedByStore: Int?
+    package var firstStoreRefusal: String?
     /// Dispatches sent again (unanswered for a second, or turned away by a pair's old leader); nil in
     /// reports from before there were resends.
     public var resent: Int?
@@ -116,7 +116,7 @@ public struct BenchReport: Codable, Sendable {
     public var cpuUsPerAction: [String: Double]
     /// Context switches (voluntary and involuntary, every thread's) per acknowledged action, by
     /// process, and `all`: how often an action's path wakes a thread. Nil in reports from before.
-    public var contextSwitchesPerAction: [String: Double]?
+    package var contextSwitchesPerAction: [String: Double]?
     public var floor: Floor?
     public var fsyncProbe: FsyncProbe?
     /// The share of the machine's CPU time the hypervisor took during zflux's run (``HostCPU``): a VM

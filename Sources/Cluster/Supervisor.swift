@@ -44,7 +44,7 @@ public final class Supervisor: Sendable {
     private let ownsRunDirectory = Atomic<Bool>(false)
     public let events: AsyncStream<Event>
     /// The CPU each node keeps its threads on, by name (empty: not pinned).
-    public let cpus: [String: Int]
+    package let cpus: [String: Int]
     private let continuation: AsyncStream<Event>.Continuation
 
     /// With `pinCPUs`, each node keeps its threads on one CPU (``CPUAffinity``): the dispatcher the

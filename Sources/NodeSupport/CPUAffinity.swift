@@ -9,22 +9,22 @@ import Foundation
 /// same CPU it does not. Pinned, a node at 2k actions/s spent about a fifth less CPU per action and
 /// its hop took about a fifth less time (BENCHMARKS.md, "Each node on one CPU"). `cluster up
 /// --pin-cpus` gives each node a CPU of its own, in turn, through ``environmentKey``.
-public enum CPUAffinity {
+package enum CPUAffinity {
     /// The CPU a node keeps its threads on, set by its supervisor.
-    public static let environmentKey = "ZFLUX_NODE_CPU"
+    package static let environmentKey = "ZFLUX_NODE_CPU"
 
     /// The CPUs this process may run on, in order.
-    public static func allowed() -> [Int] {
+    package static func allowed() -> [Int] {
         (0..<1024).filter { CLinux_cpu_allowed(Int32($0)) == 1 }
     }
 
     /// The CPU the `index`th node of a cluster takes: the allowed CPUs in turn.
-    public static func cpu(forNode index: Int, allowed: [Int] = allowed()) -> Int? {
+    package static func cpu(forNode index: Int, allowed: [Int] = allowed()) -> Int? {
         allowed.isEmpty ? nil : allowed[index % allowed.count]
     }
 
     /// Puts every thread of process `pid` (0: this one) on `cpu`. Threads they start later inherit it.
-    public static func pin(process pid: Int32 = 0, to cpu: Int) throws {
+    package static func pin(process pid: Int32 = 0, to cpu: Int) throws {
         let tasks = pid == 0 ? "/proc/self/task" : "/proc/\(pid)/task"
         let threads = ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).compactMap { Int32($0) }
         guard !threads.isEmpty else { throw NodeError("cannot list the threads of \(pid == 0 ? "this process" : "process \(pid)") in \(tasks)") }
@@ -36,7 +36,7 @@ public enum CPUAffinity {
 
     /// Pins this process as its environment asks (``environmentKey``); the CPU, or nil when not asked.
     @discardableResult
-    public static func applyFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int? {
+    package static func applyFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int? {
         guard let text = environment[environmentKey], !text.isEmpty else { return nil }
         guard let cpu = Int(text), cpu >= 0 else { throw NodeError("\(environmentKey) must be a CPU number, not '\(text)'") }
         try pin(to: cpu)

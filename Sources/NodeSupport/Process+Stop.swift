@@ -29,7 +29,7 @@ extension Process {
 
     /// Whether the process `pid` has ended but is not reaped yet (a zombie), from /proc: the state
     /// after the command's closing parenthesis in /proc/PID/stat is `Z` (or `X`, being reaped).
-    public static func hasEnded(_ pid: Int32) -> Bool {
+    package static func hasEnded(_ pid: Int32) -> Bool {
         guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return false }

@@ -361,7 +361,7 @@ public final class StoreCore {
     }
 
     /// REJECTED's `ref` when the state has changes not yet published: no view holds this version.
-    public static let rejectedAfterUnpublishedChanges = UInt64.max
+    package static let rejectedAfterUnpublishedChanges = UInt64.max
 
     /// A request on the snapshot ROUTER from `peer` (SNAPSHOT-REQUEST or STATUS-REQUEST).
     public func receivedRequest(_ request: Message, from peer: [UInt8], now: NodeTime) {

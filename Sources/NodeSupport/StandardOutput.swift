@@ -67,8 +67,11 @@ public enum StandardOutput {
     }
 
     /// The name the process was started by (`zflux`, or a team's own `poll`), for messages and help.
+    /// A test bundle running zflux's code in its own process is no command line: there it is `zflux`.
     public static var programName: String {
-        CommandLine.arguments.first.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "zflux"
+        guard let name = CommandLine.arguments.first.flatMap({ $0.split(separator: "/").last.map(String.init) }), !name.hasSuffix(".xctest")
+        else { return "zflux" }
+        return name
     }
 
     /// Writes every byte, retrying interrupted and partial writes. 0, or the errno the descriptor

@@ -48,9 +48,9 @@ final class FloorSession {
         let published = endpoint("sequenced", 1)
         // Pinned as `cluster up --pin-cpus` pins the nodes: the sequencer where the dispatcher runs, relay
         // i where store i does (through taskset, so that libzmq's threads start there too).
-        let allowed = CPUAffinity.allowed()
-        let taskset = ["/usr/bin/taskset", "/bin/taskset"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let (executable, pin) = (program, options.pinCPUs)
+        let allowed = pin ? CPUAffinity.allowed() : []
+        let taskset = ["/usr/bin/taskset", "/bin/taskset"].first { FileManager.default.isExecutableFile(atPath: $0) }
         func relay(_ name: String, node index: Int, _ arguments: [String]) throws -> BenchChild {
             guard pin, let taskset, let cpu = CPUAffinity.cpu(forNode: index, allowed: allowed) else {
                 return try BenchChild(name: name, executable: executable, arguments: arguments)
@@ -86,7 +86,8 @@ final class FloorSession {
                         arguments: ["sink", "--input", endpoint, "--out", file, "--count", "\(schedule.count)", "--timeout-ms", "\(timeoutMs)"]))
             }
         }
-        let relaysBefore = ProcessUsage.now(Dictionary(relays.map { ($0.name, $0.process.processIdentifier) }) { a, _ in a })
+        let relayPids = Dictionary(relays.map { ($0.name, $0.process.processIdentifier) }) { first, _ in first }
+        let relaysBefore = ProcessUsage.now(relayPids)
         let clientFile = base + "-client"
         BenchSession.progress("floor: \(BenchReport.rate(rate)) for \(BenchReport.number(options.duration + options.warmUp)) s")
         let client = try BenchChild(
@@ -121,7 +122,7 @@ final class FloorSession {
         lastDelivered = arrivals.reduce(0) { $0 + $1.count }
         // The relays live across trials: what they used during this one. The client and the sinks
         // each wrote what their whole life used.
-        var usage = ProcessUsage.now(Dictionary(relays.map { ($0.name, $0.process.processIdentifier) }) { a, _ in a }).since(relaysBefore)
+        var usage = ProcessUsage.now(relayPids).since(relaysBefore)
         let clientUsage = FloorFiles.usage(clientFile)
         let sinks = sinkFiles.map(FloorFiles.usage)
         usage.cpuSeconds["floor client"] = clientUsage.cpuSeconds

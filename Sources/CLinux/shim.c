@@ -14,8 +14,12 @@ int CLinux_pin_thread(int tid, int cpu) {
     return sched_setaffinity(tid, sizeof set, &set);
 }
 
-int CLinux_cpu_allowed(int cpu) {
+int CLinux_allowed_cpus(int *cpus, int capacity) {
     cpu_set_t set;
-    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0) return -1;
-    return CPU_ISSET(cpu, &set) ? 1 : 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && count < capacity; cpu++) {
+        if (CPU_ISSET(cpu, &set)) cpus[count++] = cpu;
+    }
+    return count;
 }

@@ -122,7 +122,14 @@ public final class ChildProcess: Sendable {
     /// ended within the grace period.
     @discardableResult
     public func stop(grace: Duration) -> Bool {
-        if isRunning { kill(pid, SIGTERM) }
+        terminate()
+        return killUnlessEnded(within: grace)
+    }
+
+    /// Up to `grace` for a child already asked to stop (``terminate()``) to end, then SIGKILL to its
+    /// whole process group. Returns once the child is reaped; true if it ended within `grace`.
+    @discardableResult
+    public func killUnlessEnded(within grace: Duration) -> Bool {
         let clean = waitForExit(timeout: grace)
         if !clean {
             kill(-pid, SIGKILL)

@@ -53,15 +53,12 @@ public final class Supervisor: Sendable {
         topology: Topology, runDirectory: String, logLevel: String, restartPolicy: RestartPolicy = RestartPolicy(),
         executable: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), pinCPUs: Bool = false
     ) {
-        let names =
-            (topology.ha.map { $0.dispatchers.map { "dispatcher-\($0.name)" } } ?? ["dispatcher"]) + topology.stores.map { "store-\($0.name)" }
-        let allowed = CPUAffinity.allowed()
-        self.cpus =
-            pinCPUs
-            ? Dictionary(
-                uniqueKeysWithValues: names.enumerated().compactMap { index, name in
-                    CPUAffinity.cpu(forNode: index, allowed: allowed).map { (name, $0) }
-                }) : [:]
+        var cpus: [String: Int] = [:]
+        if pinCPUs {
+            let allowed = CPUAffinity.allowed()
+            for (index, node) in Supervisor.nodes(of: topology).enumerated() { cpus[node.name] = CPUAffinity.cpu(forNode: index, allowed: allowed) }
+        }
+        self.cpus = cpus
         self.topology = topology
         self.executable = executable
         self.security = try? topology.clientSecurity()
@@ -88,13 +85,17 @@ public final class Supervisor: Sendable {
         try topology.write(runDirectory: path)
         try String(getpid()).write(toFile: runDirectory.supervisorPidFile, atomically: true, encoding: .utf8)
 
-        if let pair = topology.ha {
-            // A dispatcher pair: each starts as a standby; the one that wins the lease in etcd leads.
-            for member in pair.dispatchers { try spawn(name: "dispatcher-\(member.name)", ["dispatcher", "--node", member.name]) }
-        } else {
-            try spawn(name: "dispatcher", ["dispatcher"])
-        }
-        for store in topology.stores { try spawn(name: "store-\(store.name)", ["store", store.name]) }
+        for node in Supervisor.nodes(of: topology) { try spawn(name: node.name, node.command) }
+    }
+
+    /// Every node of `topology`, in the order they start: each node's name (its log's and pid file's)
+    /// and the command that runs it. A dispatcher pair's members each start as a standby; the one that
+    /// wins the lease in etcd leads.
+    static func nodes(of topology: Topology) -> [(name: String, command: [String])] {
+        let dispatchers =
+            topology.ha.map { pair in pair.dispatchers.map { ("dispatcher-\($0.name)", ["dispatcher", "--node", $0.name]) } }
+            ?? [("dispatcher", ["dispatcher"])]
+        return dispatchers + topology.stores.map { ("store-\($0.name)", ["store", $0.name]) }
     }
 
     private func refuseIfRunning() throws { try Supervisor.refuseIfRunning(in: runDirectory) }
@@ -236,7 +237,7 @@ public final class Supervisor: Sendable {
         let deadline = ContinuousClock.now + grace
         for child in all.reversed() {
             let left = max(deadline - ContinuousClock.now, .zero)
-            if !child.process.stop(grace: left) {
+            if !child.process.killUnlessEnded(within: left) {
                 report?("\(child.name) did not stop within \(grace) of SIGTERM; killed it")
             }
         }

@@ -15,7 +15,9 @@ package enum CPUAffinity {
 
     /// The CPUs this process may run on, in order.
     package static func allowed() -> [Int] {
-        (0..<1024).filter { CLinux_cpu_allowed(Int32($0)) == 1 }
+        var cpus = [Int32](repeating: 0, count: 1024)
+        let count = CLinux_allowed_cpus(&cpus, Int32(cpus.count))
+        return cpus.prefix(Int(max(0, count))).map(Int.init)
     }
 
     /// The CPU the `index`th node of a cluster takes: the allowed CPUs in turn.

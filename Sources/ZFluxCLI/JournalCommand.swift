@@ -28,10 +28,15 @@ struct JournalCommand: AsyncParsableCommand {
 
         /// Opens the journal read-only: nothing on disk changes, a torn tail is only reported.
         func open() throws -> Journal {
+            try Journal(directory: try existingDirectory(), repair: false)
+        }
+
+        /// The journal directory, once it exists and is a journal of its own (not a pair's run directory).
+        func existingDirectory() throws -> String {
             let dir = directory
             guard FileManager.default.fileExists(atPath: dir) else { throw CLIError("no journal at \(dir)") }
             try refusePairDirectory(dir)
-            return try Journal(directory: dir, repair: false)
+            return dir
         }
 
         /// A dispatcher pair's run directory keeps a journal per member (`journal/d1`, `journal/d2`) and
@@ -100,9 +105,7 @@ struct JournalCommand: AsyncParsableCommand {
         @Flag(help: "Say what would be removed, and remove nothing.") var dryRun = false
 
         func run() throws {
-            let directory = location.directory
-            guard FileManager.default.fileExists(atPath: directory) else { throw CLIError("no journal at \(directory)") }
-            try location.refusePairDirectory(directory)
+            let directory = try location.existingDirectory()
             // A running dispatcher first: nothing else matters while it holds the journal.
             _ = try Journal.compact(directory: directory, keepFrom: 0, dryRun: true)
             // What each store's snapshot needs: everything after its version.

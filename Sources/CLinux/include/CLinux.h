@@ -15,7 +15,8 @@ int CLinux_set_timer_slack_ns(unsigned long nanoseconds);
 /* Keeps thread `tid` (0: the calling thread) on CPU `cpu` alone. Returns sched_setaffinity's result. */
 int CLinux_pin_thread(int tid, int cpu);
 
-/* Whether the calling thread may run on CPU `cpu` (1), may not (0), or the set cannot be read (-1). */
-int CLinux_cpu_allowed(int cpu);
+/* The CPUs the calling thread may run on, in order, into `cpus` (at most `capacity`): how many, or -1
+ * when the set cannot be read. */
+int CLinux_allowed_cpus(int *cpus, int capacity);
 
 #endif

@@ -151,6 +151,13 @@ let package = Package(
         .testTarget(name: "BenchTests", dependencies: ["Bench", "Cluster", "NodeSupport", "Examples"]),
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),
+        // The fuzz targets (shared with scripts/fuzz.sh's libFuzzer build) over their committed corpus.
+        .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: [
+                "Bench", "Cluster", "Devtools", "Dispatcher", "Examples", "FluxCore", "FluxCores",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "ExamplesTests",
             dependencies: ["FluxTesting", "FluxClusterTesting", "Examples", "FluxWire", "ExampleViews", "ViewNode", "Devtools"],

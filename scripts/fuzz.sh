@@ -5,16 +5,16 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET... | decoders]
 #
-# ZFLUX_FUZZ_OPT picks the optimization (default -O, for long runs: `make fuzz`). `make test` builds
-# with -Onone: a third of the build time (about 50 s against 150 s here), for a pass of a few seconds
-# per target over the corpus, where the speed of each run matters less than the build.
+# ZFLUX_FUZZ_OPT picks the optimization (default -O, for long runs: `make fuzz`; -Onone builds in a
+# third of the time, for a short look). `make test` does not fuzz: its corpus test
+# (Tests/FuzzCorpusTests) runs every committed input through the same targets, in the debug build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica dispatch-batch binary-structure config workload)
-# `make test` runs them all for a few seconds each (ZFLUX_FUZZ_OPT=-Onone scripts/fuzz.sh 3 decoders).
-if [ "${targets[*]}" = decoders ]; then
-  targets=(header message replay journal snapshot action actions view-state view-changes parts session index action-batch ack-batch binary-json wire-reader replica dispatch-batch binary-structure config workload)
+targets=("$@")
+# Every target has a corpus directory (the corpus test checks that the two lists agree).
+if [ ${#targets[@]} = 0 ] || [ "${targets[*]}" = decoders ]; then
+  mapfile -t targets < <(ls Fuzz/corpus)
 fi
 opt="${ZFLUX_FUZZ_OPT:--O}"
 case "$opt" in -O | -Onone | -Osize) ;; *) echo "ZFLUX_FUZZ_OPT must be -O, -Onone or -Osize, not $opt"; exit 2 ;; esac
@@ -31,7 +31,9 @@ logging=.build/checkouts/swift-log/Sources/Logging
 # modules that hold only the parse.
 clusterParse="Sources/Cluster/ClusterConfig.swift Sources/Cluster/ClusterConfig+TOML.swift Sources/Cluster/ClusterConfig+Keys.swift Sources/Cluster/ClusterError.swift"
 benchParse="Sources/Bench/Workload.swift Sources/Bench/Workload+TOML.swift Sources/Bench/PayloadTemplate.swift"
-sources="$(find Sources/FluxCore Sources/FluxCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $formats $clusterParse $benchParse"
+# The targets themselves, shared with the corpus test that `make test` runs.
+targetsFile=Tests/FuzzCorpusTests/FuzzTargets.swift
+sources="$(find Sources/FluxCore Sources/FluxCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 "$opt" -wmo -I "$out")
@@ -60,7 +62,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   quiet swiftc "${flags[@]}" -package-name zflux -module-name Bench -emit-module -emit-module-path "$out/Bench.swiftmodule" \
     -c $benchParse -o "$out/Bench.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $targetsFile $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
     "$out/Logging.o" "$out/FluxCores.o" "$out/TOML.o" "$out/Cluster.o" "$out/Bench.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi

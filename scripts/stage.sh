@@ -4,17 +4,22 @@
 #
 #   scripts/stage.sh NAME COMMAND [ARGUMENT...]   run COMMAND as stage NAME
 #   scripts/stage.sh --log FILE NAME COMMAND ...  the same, with the output copied to FILE as well
+#   scripts/stage.sh --log-only FILE NAME COMMAND ...  the output to FILE alone (a stage that runs
+#                                                 beside another, whose output goes to the terminal)
 #   scripts/stage.sh --begin                      start a new summary (forgets earlier stages)
-#   scripts/stage.sh --summary [LOG...]           every stage's time, and the slowest suites of the
-#                                                 swift test logs given; exits 1 when a stage failed
+#   scripts/stage.sh --summary [LOG...]           every stage's time, the whole run's, the failed tests
+#                                                 and the slowest suites of the swift test logs given;
+#                                                 exits 1 when a stage failed
 set -uo pipefail
 cd "$(dirname "$0")/.."
 stages=.build/test-stages.log
+began=.build/test-stages.began
 mkdir -p .build
 
 case "${1:-}" in
 --begin)
   : > "$stages"
+  date +%s > "$began"
   exit 0
   ;;
 --summary)
@@ -35,13 +40,19 @@ case "${1:-}" in
     mark="ok"
     if [ "$status" != 0 ]; then mark="FAILED (exit $status)"; failed=1; fi
     printf '    %-28s %6s s  %s\n' "$name" "$seconds" "$mark"
-    total=$((total + seconds))
   done < "$stages"
-  printf '    %-28s %6s s\n' "in all" "$total"
+  # Stages may run side by side (the suites and the pair's tests): the whole is wall time since --begin.
+  if [ -f "$began" ]; then printf '    %-28s %6s s\n' "in all" "$(($(date +%s) - $(cat "$began")))"; fi
   # Swift Testing prints `✔ Suite "Name" passed after 12.345 seconds.` (or ✘ … failed after …) per suite.
   logs=()
   for log in "$@"; do [ -f "$log" ] && logs+=("$log"); done
   if [ ${#logs[@]} -gt 0 ]; then
+    # Swift Testing marks a failed test `✘ Test "Name" … failed`; each is named here with its log.
+    failures=$(grep -HE '✘ Test .* failed' "${logs[@]}" | sed -E 's/^([^:]*):.*✘ Test ("[^"]*"|[^ ]+).*/    \2  (\1)/' | sort -u)
+    if [ -n "$failures" ]; then
+      echo "==> failed tests"
+      echo "$failures"
+    fi
     echo "==> the slowest suites"
     grep -hE 'Suite .* (passed|failed) after [0-9.]+ seconds' "${logs[@]}" |
       sed -E 's/.*Suite ("[^"]*"|[^ ]+) (passed|failed) after ([0-9.]+) seconds.*/\3\t\2\t\1/' |
@@ -53,15 +64,25 @@ case "${1:-}" in
 esac
 
 log=""
-if [ "${1:-}" = "--log" ]; then
+only=""
+if [ "${1:-}" = "--log" ] || [ "${1:-}" = "--log-only" ]; then
+  [ "$1" = "--log-only" ] && only=1
   log="$2"
   shift 2
 fi
 name="$1"
 shift
 started=$(date +%s)
-echo "==> [$(date +%H:%M:%S)] $name: $*"
-if [ -n "$log" ]; then
+if [ -n "$only" ]; then
+  echo "==> [$(date +%H:%M:%S)] $name: $* (its output: $log)"
+else
+  echo "==> [$(date +%H:%M:%S)] $name: $*"
+fi
+if [ -n "$only" ]; then
+  mkdir -p "$(dirname "$log")"
+  "$@" > "$log" 2>&1
+  status=$?
+elif [ -n "$log" ]; then
   mkdir -p "$(dirname "$log")"
   "$@" 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
@@ -74,6 +95,7 @@ if [ "$status" = 0 ]; then
   echo "<== $name: ok in ${seconds} s"
 else
   echo "<== $name: FAILED (exit $status) after ${seconds} s"
+  [ -n "$only" ] && tail -40 "$log"
 fi
 printf '%s\t%s\t%s\n' "$name" "$seconds" "$status" >> "$stages"
 exit "$status"

@@ -4,6 +4,9 @@ import PackageDescription
 
 let package = Package(
     name: "zflux",
+    // zflux is built and tested on Linux only, and its nodes and command line need Linux (CLinux.h stops
+    // any other build with an #error that says so). The macOS minimum is what the model's
+    // Synchronization needs, for a package that resolves zflux on a Mac.
     platforms: [.macOS(.v15)],
     products: [
         // What a team's own package names: ZFluxCLI for its @main, FluxCore for its apps, ViewNode for
@@ -44,11 +47,10 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CZMQ",
-            pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
-        ),
+        // libzmq's header and library from where Debian's libzmq3-dev puts them (`make` installs it). No
+        // pkg-config: Debian's libzmq.pc adds `-isystem` flags (Kerberos, for GSSAPI) that SwiftPM refuses
+        // with a warning on every build, and zmq.h needs none of them.
+        .systemLibrary(name: "CZMQ"),
         // The Linux calls Glibc's module leaves out (eventfd, timerfd) and a wrapper for variadic prctl.
         .target(name: "CLinux"),
         .target(name: "ZeroMQ", dependencies: ["CZMQ", "CLinux"]),

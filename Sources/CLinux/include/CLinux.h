@@ -5,6 +5,12 @@
  * Swift cannot call (prctl is variadic; CPU affinity needs _GNU_SOURCE and the CPU_SET macros). Every
  * symbol of ours is prefixed CLinux_. */
 
+#ifndef __linux__
+/* zflux's nodes, its CLI and its tests use eventfd, timerfd, /proc and CPU affinity: they run on Linux
+ * only. A package that needs only the model (FluxCore, FluxWire, FluxTesting) does not build this. */
+#error "zflux's nodes and command line build on Linux only (README, Platforms)"
+#endif
+
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 

@@ -1,12 +1,14 @@
 import Dispatcher
 import FluxCore
+import FluxWire
 import Foundation
 import Logging
 import NodeSupport
 import StoreNode
 
 /// `zflux journal bench`: the journal's append rate under each fsync policy, and how fast a store
-/// catches up from it (a fresh store replaying everything, then a restart from its snapshot).
+/// catches up from it (a fresh store replaying everything, with the app's types decoded through
+/// `Codable` and through `@WireCodable`, then a restart from its snapshot).
 public struct JournalBenchmark: Sendable {
     /// Records appended per policy (`always` is capped at 20,000: each is an fdatasync).
     public var records: Int
@@ -60,6 +62,25 @@ public struct JournalBenchmark: Sendable {
         }
     }
 
+    /// The same counter with `@WireCodable` types: the same bytes, decoded without Codable.
+    enum WireTally {
+        @WireCodable
+        struct State: Codable, Equatable, Sendable { var count = 0 }
+        @WireCodable
+        enum Action: Codable, Equatable, Sendable { case addTapped(amount: Int) }
+
+        static func app() -> FluxApp<State, Action, Void> {
+            FluxApp(
+                name: "counter", summary: "the journal bench's counter", initialState: State(),
+                reducer: Reducer { state, action, _ in
+                    switch action {
+                    case .addTapped(let amount): state.count += amount
+                    }
+                    return .none
+                }, environment: ())
+        }
+    }
+
     /// `counter.addTapped(amount: 1)` in the wire's default (binary) codec, as clients send it.
     static let payload: [UInt8] = (try? Tally.app().wirePayload(type: "addTapped", argumentsJSON: Array(#"{"amount":1}"#.utf8))) ?? []
 
@@ -97,11 +118,19 @@ public struct JournalBenchmark: Sendable {
         let tailLength = min(10_000, count)  // the default snapshot_every: a restart is at most this far behind
         try journal(runDir, from: 1, through: UInt64(count - tailLength))
 
-        // A store with no snapshot catching up everything: a new replica, the worst case.
-        try await timeCatchUp(runDir, topology, endpoints, logger, to: count - tailLength, label: "fresh store (no snapshot)", report: report)
+        // A store with no snapshot catching up everything: a new replica, the worst case. First with its
+        // types decoded through Codable (the default), then through @WireCodable (the same bytes).
+        let snapshot = runDir + "/snapshots/counter.snapshot"
+        try await timeCatchUp(
+            runDir, topology, endpoints, logger, app: Tally.app(), to: count - tailLength, label: "fresh store (no snapshot, Codable)", report: report)
+        try FileManager.default.removeItem(atPath: snapshot)
+        try await timeCatchUp(
+            runDir, topology, endpoints, logger, app: WireTally.app(), to: count - tailLength, label: "fresh store (no snapshot, @WireCodable)",
+            report: report)
         // The same store restarting: its snapshot (written when it stopped) plus the newest actions.
         try journal(runDir, from: UInt64(count - tailLength + 1), through: UInt64(count))
-        try await timeCatchUp(runDir, topology, endpoints, logger, to: count, label: "store restart (snapshot + replay)", report: report)
+        try await timeCatchUp(
+            runDir, topology, endpoints, logger, app: WireTally.app(), to: count, label: "store restart (snapshot + replay)", report: report)
     }
 
     func journal(_ runDir: String, from: UInt64, through last: UInt64) throws {
@@ -115,10 +144,10 @@ public struct JournalBenchmark: Sendable {
     }
 
     func timeCatchUp(
-        _ runDir: String, _ topology: Topology, _ endpoints: Topology.StoreEndpoints, _ logger: Logger,
+        _ runDir: String, _ topology: Topology, _ endpoints: Topology.StoreEndpoints, _ logger: Logger, app: any AnyApp,
         to count: Int, label: String, report: (String) -> Void
     ) async throws {
-        var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: [Tally.app()])
+        var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: [app])
         dispatcherConfiguration.journal = .init(directory: runDir + "/journal", policy: .none)
         let openStart = ContinuousClock.now
         let dispatcher = try DispatcherNode(configuration: dispatcherConfiguration, logger: logger)
@@ -126,7 +155,7 @@ public struct JournalBenchmark: Sendable {
         try await dispatcher.ready.wait()
         report("dispatcher opened a journal of \(count) actions in \(seconds(ContinuousClock.now - openStart)) s")
 
-        var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: Tally.app())
+        var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         storeConfiguration.snapshotPath = runDir + "/snapshots/counter.snapshot"
         storeConfiguration.snapshotEveryActions = Int.max
         let store = try StoreNode(configuration: storeConfiguration, logger: logger)

@@ -122,7 +122,8 @@ public struct JournalBenchmark: Sendable {
         // types decoded through Codable (the default), then through @WireCodable (the same bytes).
         let snapshot = runDir + "/snapshots/counter.snapshot"
         try await timeCatchUp(
-            runDir, topology, endpoints, logger, app: Tally.app(), to: count - tailLength, label: "fresh store (no snapshot, Codable)", report: report)
+            runDir, topology, endpoints, logger, app: Tally.app(), to: count - tailLength, label: "fresh store (no snapshot, Codable)", report: report
+        )
         try FileManager.default.removeItem(atPath: snapshot)
         try await timeCatchUp(
             runDir, topology, endpoints, logger, app: WireTally.app(), to: count - tailLength, label: "fresh store (no snapshot, @WireCodable)",

@@ -22,7 +22,7 @@ struct RootCommand: AsyncParsableCommand {
             A team's own binary is this whole command line for its apps: \
             `zflux new NAME --output DIR` writes one (docs/GUIDE.md §6).
             """,
-        version: "0.1.0",
+        version: RootCommand.versionLine(binary: RootCommand.binaryName),
         subcommands: [
             DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
             StatusCommand.self, QuarantineCommand.self, TailCommand.self, TopCommand.self, JournalCommand.self, BenchCommand.self,
@@ -36,4 +36,13 @@ struct RootCommand: AsyncParsableCommand {
 extension RootCommand {
     /// The name the binary was started by (`zflux`, or a team's own `poll`), for help and messages.
     static var binaryName: String { StandardOutput.programName }
+
+    /// This zflux's version.
+    static let zfluxVersion = "0.1.0"
+
+    /// What `--version` prints: zflux's version, or for a team's own binary its name and the zflux it
+    /// is built on (`poll, built on zflux 0.1.0`), so that nobody takes it for the stock binary.
+    static func versionLine(binary: String) -> String {
+        binary == "zflux" ? zfluxVersion : "\(binary), built on zflux \(zfluxVersion)"
+    }
 }

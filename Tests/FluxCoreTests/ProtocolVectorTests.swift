@@ -1,0 +1,433 @@
+import Examples
+import FluxCore
+import Foundation
+import Testing
+
+/// The test vectors of docs/protocol-vectors/vectors.json, checked against the code both ways: each
+/// vector's bytes decode to its meaning, and its meaning encodes to its bytes. A vector file that
+/// drifts from the code (or code that drifts from the file, which a client in another language tests
+/// itself with) fails here.
+///
+/// The file is written once from its meanings: `ZFLUX_RECORD_VECTORS=1 swift test --filter
+/// ProtocolVectorTests` fills in every byte from the code and then fails on purpose, so a recording
+/// is never taken for a pass. Review the diff before committing it.
+@Suite("The protocol's test vectors (docs/protocol-vectors)")
+struct ProtocolVectorTests {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/protocol-vectors/vectors.json")
+
+    static func load() throws -> VectorFile {
+        try JSONDecoder().decode(VectorFile.self, from: Data(contentsOf: file))
+    }
+
+    @Test("recording is off: the vectors are checked, never written, unless ZFLUX_RECORD_VECTORS=1 asks for it")
+    func recordOnlyWhenAsked() throws {
+        guard ProcessInfo.processInfo.environment["ZFLUX_RECORD_VECTORS"] == "1" else { return }
+        var vectors = try Self.load()
+        try vectors.record()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try (encoder.encode(vectors) + Data("\n".utf8)).write(to: Self.file)
+        Issue.record("recorded \(Self.file.path): review the diff, then run the tests again without ZFLUX_RECORD_VECTORS")
+    }
+
+    @Test("the file holds a vector for every message kind, and every vector has its bytes")
+    func coverage() throws {
+        let vectors = try Self.load()
+        let kinds = Set(try vectors.messages.map { try $0.header.header().kind })
+        #expect(kinds == Set(MessageKind.allCases), "kinds without a vector: \(Set(MessageKind.allCases).subtracting(kinds))")
+        #expect(!vectors.headers.isEmpty && !vectors.badHeaders.isEmpty && !vectors.payloads.isEmpty && !vectors.parts.isEmpty)
+        for vector in vectors.messages { #expect(!vector.headerHex.isEmpty, "\(vector.name) has no bytes: record the file") }
+        for vector in vectors.payloads { #expect(!vector.binary.isEmpty, "\(vector.name) has no bytes: record the file") }
+    }
+
+    @Test("headers: the bytes decode to the fields, and the fields encode to the bytes")
+    func headers() throws {
+        for vector in try Self.load().headers {
+            let bytes = try Hex.bytes(vector.hex)
+            let header = try vector.header.header()
+            #expect(try Header(decoding: bytes) == header, "\(vector.name)")
+            #expect(header.encoded() == bytes, "\(vector.name)")
+            #expect(VectorHeader(header) == vector.header, "\(vector.name): version, kind value and flags value")
+        }
+    }
+
+    @Test("version 1 headers are still read, with history 0")
+    func oldHeaders() throws {
+        for vector in try Self.load().oldHeaders {
+            let bytes = try Hex.bytes(vector.hex)
+            let decoded = try Header(decoding: bytes)
+            #expect(decoded == (try vector.header.header()), "\(vector.name)")
+            #expect(decoded.history == 0)
+            #expect(VectorHeader(decoded, version: Int(bytes[2])) == vector.header, "\(vector.name)")
+        }
+    }
+
+    @Test("bad headers are refused with the error the vector names, alone and inside a message")
+    func badHeaders() throws {
+        for vector in try Self.load().badHeaders {
+            let bytes = try Hex.bytes(vector.hex)
+            let alone = #expect(throws: ProtocolError.self, "\(vector.name)") { try Header(decoding: bytes) }
+            #expect(alone?.code.description == vector.error, "\(vector.name): \(String(describing: alone))")
+            let inMessage = #expect(throws: ProtocolError.self, "\(vector.name)") { try Message(frames: [[], bytes, []]) }
+            #expect(inMessage?.code.description == vector.error, "\(vector.name)")
+        }
+    }
+
+    @Test("payloads: each value's bytes in both codecs, read by its Swift type and by a reader that knows no type")
+    func payloads() throws {
+        for vector in try Self.load().payloads {
+            let codec = try TypedCodec.named(vector.type)
+            let binary = try Hex.bytes(vector.binary), json = Array(vector.json.utf8)
+            #expect(binary.first == BinaryPayloadCodec.marker, "\(vector.name)")
+            for generated in [true, false] {
+                #expect(try codec.encode(json, generated) == binary, "\(vector.name): encoded (generated: \(generated))")
+                #expect(try codec.decode(binary, generated) == json, "\(vector.name): decoded (generated: \(generated))")
+            }
+            #expect(try codec.normalize(json) == json, "\(vector.name): the JSON codec writes exactly this text")
+            #expect(try GenericJSON.json(fromWire: binary) == json, "\(vector.name): read without its type")
+            #expect(BinaryPayloadCodec.isWellFormed(binary), "\(vector.name)")
+        }
+    }
+
+    @Test("messages: the three frames decode to the meaning, and the meaning encodes to the frames")
+    func messages() throws {
+        for vector in try Self.load().messages { try Self.check(vector, path: vector.name) }
+    }
+
+    @Test("messages in parts: split as the vector says, and put back together whole")
+    func parts() throws {
+        for vector in try Self.load().parts {
+            let whole = try vector.whole.message()
+            try Self.check(vector.whole, path: vector.name)
+            let parts = try vector.parts.map { try $0.message() }
+            #expect(MessageParts.split(whole, partBytes: vector.partBytes) == parts, "\(vector.name)")
+            var assembler = MessageAssembler()
+            var joined: [Message] = []
+            for (index, part) in vector.parts.enumerated() {
+                try Self.check(part, path: "\(vector.name), part \(index)")
+                let message = try Message(frames: [Array(part.topic.utf8), try Hex.bytes(part.headerHex), try Hex.bytes(part.payloadHex)])
+                if let done = assembler.accept(message) { joined.append(done) }
+            }
+            #expect(joined == [whole], "\(vector.name): the parts join into the whole message")
+        }
+    }
+
+    /// One message vector (and its entries): frames → meaning with the decoders nodes use, meaning →
+    /// frames with the encoders they use.
+    static func check(_ vector: MessageVector, path: String) throws {
+        let header = try vector.header.header()
+        let headerBytes = try Hex.bytes(vector.headerHex), payload = try Hex.bytes(vector.payloadHex)
+        let message = try Message(frames: [Array(vector.topic.utf8), headerBytes, payload])
+        #expect(message.header == header, "\(path): header")
+        #expect(VectorHeader(message.header) == vector.header, "\(path): version, kind value and flags value")
+        #expect(header.encoded() == headerBytes, "\(path): header bytes")
+        #expect(try vector.payload(header: header) == payload, "\(path): payload bytes")
+        if let json = vector.payloadJSON {
+            #expect(try GenericJSON.json(fromWire: payload) == Array(json.utf8), "\(path): payload read without its type")
+            if let type = vector.payloadType {
+                #expect(try TypedCodec.named(type).decode(payload, true) == Array(json.utf8), "\(path): payload read as \(type)")
+            }
+        }
+        if let text = vector.payloadText { #expect(String(validating: payload, as: UTF8.self) == text, "\(path): payload text") }
+        if let entries = vector.entries {
+            for (index, entry) in entries.enumerated() { try check(entry, path: "\(path), entry \(index)") }
+            let expected = try entries.map { try $0.message() }
+            switch header.kind {
+            case .actionBatch:
+                #expect(try ActionBatch.actions(of: message) == expected, "\(path): ACTION-BATCH read")
+                #expect(ActionBatch.messages(for: expected, history: header.history) == [message], "\(path): ACTION-BATCH written")
+            case .dispatchBatch:
+                #expect(try DispatchBatch.dispatches(of: message) == expected, "\(path): DISPATCH-BATCH read")
+                #expect(DispatchBatch.message(expected) == message, "\(path): DISPATCH-BATCH written")
+            default:
+                #expect(try ReplayBatch.decode(payload) == expected, "\(path): batch read")
+            }
+        }
+        if let acks = vector.acks {
+            let batch = try AckBatch(message)
+            #expect(batch.entries == (try acks.map { try $0.entry() }), "\(path): ACK-BATCH read")
+            #expect(AckBatch(entries: batch.entries, history: header.history).message == message, "\(path): ACK-BATCH written")
+        }
+        switch header.kind {
+        case .status:
+            #expect(try NodeStatus.decode(payload).encoded() == payload, "\(path): STATUS read and written")
+        case .replicaQuarantine:
+            let list = try #require(QuarantineList.decode(payload), "\(path): a quarantine list")
+            #expect(QuarantineList.encode(list) == payload && QuarantineList.digest(payload) == header.ref, "\(path): the list and its digest")
+        default:
+            break
+        }
+    }
+}
+
+// MARK: - The file
+
+struct VectorFile: Codable {
+    var about: [String]
+    var headers: [HeaderVector]
+    var oldHeaders: [HeaderVector]
+    var badHeaders: [BadHeaderVector]
+    var payloads: [PayloadVector]
+    var messages: [MessageVector]
+    var parts: [PartsVector]
+
+    /// Every byte from the meanings, with the code.
+    mutating func record() throws {
+        for index in headers.indices {
+            let header = try headers[index].header.header()
+            headers[index].hex = Hex.text(header.encoded())
+            headers[index].header = VectorHeader(header)
+        }
+        for index in payloads.indices {
+            payloads[index].binary = Hex.text(try TypedCodec.named(payloads[index].type).encode(Array(payloads[index].json.utf8), true))
+        }
+        for index in messages.indices { try messages[index].record() }
+        for index in parts.indices {
+            try parts[index].whole.record()
+            let whole = try parts[index].whole.message()
+            let split = MessageParts.split(whole, partBytes: parts[index].partBytes)
+            parts[index].parts = split.enumerated().map { number, part in
+                let count = split.count
+                return MessageVector(
+                    name: "part \(number) of \(count)", topic: String(decoding: part.topic, as: UTF8.self), header: VectorHeader(part.header),
+                    headerHex: Hex.text(part.encodedHeader), payloadHex: Hex.text(part.payload),
+                    part: PartMeaning(index: number, count: count, slice: Hex.text(Array(part.payload.dropFirst(8)))))
+            }
+        }
+    }
+}
+
+struct HeaderVector: Codable {
+    var name: String
+    var note: String?
+    var hex: String
+    var header: VectorHeader
+}
+
+struct BadHeaderVector: Codable {
+    var name: String
+    var hex: String
+    /// The ``ProtocolError`` code zflux throws.
+    var error: String
+}
+
+struct PayloadVector: Codable {
+    var name: String
+    var note: String?
+    /// The Swift type that wrote the value (``TypedCodec/named(_:)``).
+    var type: String
+    var binary: String
+    var json: String
+}
+
+struct PartsVector: Codable {
+    var name: String
+    var note: String?
+    var partBytes: Int
+    var whole: MessageVector
+    var parts: [MessageVector]
+}
+
+struct PartMeaning: Codable, Equatable {
+    var index: Int
+    var count: Int
+    var slice: String
+}
+
+struct AckMeaning: Codable {
+    var seq: String
+    var clientID: String
+    var clientSeq: String
+    var timestamp: String
+
+    func entry() throws -> AckBatch.Entry {
+        AckBatch.Entry(seq: try Hex.u64(seq), clientID: try Hex.u64(clientID), clientSeq: try Hex.u64(clientSeq), timestamp: try Hex.i64(timestamp))
+    }
+}
+
+/// A header's fields as a vector writes them: the kind and flags by name, 64-bit numbers as decimal text,
+/// and what the kind and flags give (version, kind value, flags value).
+struct VectorHeader: Codable, Equatable {
+    var version: Int?
+    var kind: String
+    var kindValue: Int?
+    var flags: [String]
+    var flagsValue: Int?
+    var seq: String
+    var ref: String
+    var clientID: String
+    var clientSeq: String
+    var timestamp: String
+    var history: String
+    var actionType: String
+
+    static let flagNames: [(String, Header.Flags)] = [
+        ("fullState", .fullState), ("catchingUp", .catchingUp), ("historyTruncated", .historyTruncated), ("part", .part),
+        ("retryLater", .retryLater), ("batchReplies", .batchReplies), ("notLeader", .notLeader), ("quarantined", .quarantined),
+    ]
+
+    init(_ header: Header, version: Int? = nil) {
+        self.version = version ?? Int(header.kind.protocolVersion)
+        kind = header.kind.description
+        kindValue = Int(header.kind.rawValue)
+        flags = Self.flagNames.filter { header.flags.contains($0.1) }.map(\.0)
+        flagsValue = Int(header.flags.rawValue)
+        seq = String(header.seq)
+        ref = String(header.ref)
+        clientID = String(header.clientID)
+        clientSeq = String(header.clientSeq)
+        timestamp = String(header.timestamp)
+        history = String(header.history)
+        actionType = header.actionType
+    }
+
+    func header() throws -> Header {
+        guard let kind = MessageKind.allCases.first(where: { $0.description == self.kind }) else { throw VectorError("no kind \(self.kind)") }
+        var flags: Header.Flags = []
+        for name in self.flags {
+            guard let flag = Self.flagNames.first(where: { $0.0 == name }) else { throw VectorError("no flag \(name)") }
+            flags.insert(flag.1)
+        }
+        return Header(
+            kind: kind, flags: flags, seq: try Hex.u64(seq), ref: try Hex.u64(ref), clientID: try Hex.u64(clientID),
+            clientSeq: try Hex.u64(clientSeq), timestamp: try Hex.i64(timestamp), actionType: actionType, history: try Hex.u64(history))
+    }
+}
+
+/// One message: its frames, and what its payload means in whichever form fits the kind.
+struct MessageVector: Codable {
+    var name: String
+    var note: String?
+    var topic: String
+    var header: VectorHeader
+    var headerHex: String
+    var payloadHex: String
+    /// With `payloadJSON`: the Swift type whose codec wrote the payload in binary.
+    var payloadType: String?
+    /// The payload as JSON text: a binary payload as a reader that knows no type prints it, a JSON one as it is.
+    var payloadJSON: String?
+    var payloadText: String?
+    /// Messages packed in the REPLAY-BATCH layout.
+    var entries: [MessageVector]?
+    var acks: [AckMeaning]?
+    /// u64 little-endian words.
+    var words: [String]?
+    var part: PartMeaning?
+
+    init(
+        name: String, topic: String, header: VectorHeader, headerHex: String, payloadHex: String, part: PartMeaning? = nil
+    ) {
+        self.name = name
+        self.topic = topic
+        self.header = header
+        self.headerHex = headerHex
+        self.payloadHex = payloadHex
+        self.part = part
+    }
+
+    /// The payload the meaning gives, written with the code nodes use.
+    func payload(header: Header) throws -> [UInt8] {
+        if let entries { return ReplayBatch.encode(try entries.map { try $0.message() }) }
+        if let acks { return AckBatch(entries: try acks.map { try $0.entry() }, history: header.history).message.payload }
+        if let words {
+            var bytes: [UInt8] = []
+            for word in words { bytes.appendLittleEndian(try Hex.u64(word)) }
+            return bytes
+        }
+        if let part {
+            var bytes: [UInt8] = []
+            bytes.appendLittleEndian(UInt32(part.index))
+            bytes.appendLittleEndian(UInt32(part.count))
+            return bytes + (try Hex.bytes(part.slice))
+        }
+        if let payloadJSON {
+            guard let payloadType else { return Array(payloadJSON.utf8) }
+            return try TypedCodec.named(payloadType).encode(Array(payloadJSON.utf8), true)
+        }
+        return Array((payloadText ?? "").utf8)
+    }
+
+    func message() throws -> Message {
+        let header = try header.header()
+        return Message(topic: topic, header: header, payload: try payload(header: header))
+    }
+
+    mutating func record() throws {
+        if let entries {
+            var recorded = entries
+            for index in recorded.indices { try recorded[index].record() }
+            self.entries = recorded
+        }
+        var header = try self.header.header()
+        let payload = try payload(header: header)
+        if header.kind == .replicaQuarantine { header.ref = QuarantineList.digest(payload) }
+        self.header = VectorHeader(header)
+        headerHex = Hex.text(header.encoded())
+        payloadHex = Hex.text(payload)
+    }
+}
+
+struct VectorError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum Hex {
+    static func bytes(_ text: String) throws -> [UInt8] {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { throw VectorError("odd hex length: \(text.prefix(20))") }
+        return try stride(from: 0, to: digits.count, by: 2).map { at in
+            guard let byte = UInt8(String(decoding: digits[at..<at + 2], as: UTF8.self), radix: 16) else {
+                throw VectorError("not hex at \(at): \(text.prefix(20))")
+            }
+            return byte
+        }
+    }
+
+    static func text(_ bytes: [UInt8]) -> String {
+        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    static func u64(_ text: String) throws -> UInt64 {
+        guard let value = UInt64(text) else { throw VectorError("not a u64: \(text)") }
+        return value
+    }
+
+    static func i64(_ text: String) throws -> Int64 {
+        guard let value = Int64(text) else { throw VectorError("not an i64: \(text)") }
+        return value
+    }
+}
+
+/// The Swift types the vectors' payloads are written from, by the name the file uses.
+struct TypedCodec: Sendable {
+    /// JSON text → the value → the binary codec's bytes (`generated`: the `@WireCodable` path where the type has one).
+    let encode: @Sendable (_ json: [UInt8], _ generated: Bool) throws -> [UInt8]
+    /// Binary bytes → the value → the JSON codec's bytes.
+    let decode: @Sendable (_ binary: [UInt8], _ generated: Bool) throws -> [UInt8]
+    /// JSON text → the value → the JSON codec's bytes.
+    let normalize: @Sendable (_ json: [UInt8]) throws -> [UInt8]
+
+    static func of<T: Codable>(_: T.Type) -> TypedCodec {
+        TypedCodec(
+            encode: { json, generated in try BinaryPayloadCodec(generated: generated).encode(try JSONPayloadCodec().decode(T.self, from: json)) },
+            decode: { binary, generated in try JSONPayloadCodec().encode(try BinaryPayloadCodec(generated: generated).decode(T.self, from: binary)) },
+            normalize: { json in try JSONPayloadCodec().encode(try JSONPayloadCodec().decode(T.self, from: json)) })
+    }
+
+    static let all: [String: TypedCodec] = [
+        "Bool": of(Bool.self), "Int": of(Int.self), "UInt64": of(UInt64.self), "UInt8": of(UInt8.self), "Int32": of(Int32.self),
+        "Double": of(Double.self), "Float": of(Float.self), "String": of(String.self), "[Int]": of([Int].self),
+        "[String]": of([String].self), "[Int?]": of([Int?].self), "[[Int]]": of([[Int]].self), "[String: Int]": of([String: Int].self),
+        "[Int: String]": of([Int: String].self), "Counter.State": of(Counter.State.self), "Counter.Action": of(Counter.Action.self),
+        "Todo.Action": of(Todo.Action.self), "Ledger.Account": of(Ledger.Account.self), "Ledger.Action": of(Ledger.Action.self),
+        "Ledger.State": of(Ledger.State.self), "Ledger.State.Changes": of(Ledger.State.Changes.self), "Quarantine": of(Quarantine.self),
+        "[Quarantine]": of([Quarantine].self),
+    ]
+
+    static func named(_ name: String) throws -> TypedCodec {
+        guard let codec = all[name] else { throw VectorError("no Swift type named \(name) in ProtocolVectorTests") }
+        return codec
+    }
+}

@@ -3,12 +3,17 @@
 
 Run from the package root after editing the guide: python3 scripts/extract-guide.py
 (`make test` runs it too, so the guide and its test never drift apart).
+
+Blocks fenced as plain ```swift are compiled here, together, in the ExamplesTests module. Two kinds
+of Swift block cannot be, and are compiled by StarterTests (Tests/IntegrationTests) instead:
+```swift main (a package's main.swift, top-level code that imports the package's app module: the
+test checks that `zflux new Timer` writes exactly it, then builds the package) and ```swift manifest
+(a Package.swift: the test has SwiftPM evaluate it). StarterTests also builds §6's package from this
+guide's blocks, as the guide tells a reader to.
 """
 import re, pathlib
 guide = pathlib.Path("docs/GUIDE.md").read_text()
 blocks = re.findall(r"```swift\n(.*?)```", guide, re.S)
-# The catalog snippet is an edit to another file, not code to compile here.
-blocks = [b for b in blocks if "public static func apps(" not in b]
 imports = sorted({line for b in blocks for line in b.splitlines() if line.startswith("import ")} | {"import Examples"})
 body = "\n".join("\n".join(l for l in b.splitlines() if not l.startswith("import ")) for b in blocks)
 out = "// Generated from docs/GUIDE.md by scripts/extract-guide.py: edit the guide, not this file.\n" \

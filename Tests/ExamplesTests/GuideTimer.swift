@@ -41,8 +41,8 @@ extension Timer {
 
         public static func ticking(on clock: EffectClock) -> Environment { Environment { try await clock.sleep(.seconds(1)) } }
         public static let live = ticking(on: .live)
-        /// Ticks at once, so tests need no waiting.
-        public static let immediate = ticking(on: .mock())
+        /// Ticks at once, so tests (and `cluster up --mock`) need no waiting.
+        public static let mock = ticking(on: .mock())
     }
 }
 extension Timer {
@@ -98,10 +98,12 @@ enum Visits {
     await store.finish()
 }
 extension Timer {
-    /// Counts the actions the timer reduced, for a dashboard: a user-written higher-order reducer.
-    static func counting(_ reducer: Reducer<State, Action, Environment>, into counter: Locked<Int>) -> Reducer<State, Action, Environment> {
+    /// Calls `count` for each action the timer reduces, for a dashboard: a user-written higher-order reducer.
+    static func counting(
+        _ reducer: Reducer<State, Action, Environment>, with count: @escaping @Sendable () -> Void
+    ) -> Reducer<State, Action, Environment> {
         Reducer { state, action, environment, stamp in
-            counter.withLock { $0 += 1 }
+            count()
             return reducer(&state, action, environment, stamp: stamp)
         }
     }
@@ -109,9 +111,10 @@ extension Timer {
 
 @Test func higherOrderReducersChain() {
     let lines = Locked<[String]>([]), reduced = Locked(0)
-    let reducer = Timer.counting(Timer.reducer.logging("timer") { line in lines.withLock { $0.append(line) } }, into: reduced)
+    let logged = Timer.reducer.logging("timer") { line in lines.withLock { $0.append(line) } }
+    let reducer = Timer.counting(logged) { reduced.withLock { $0 += 1 } }
     var state = Timer.State()
-    _ = reducer(&state, .resetTapped(seconds: 5), .immediate)
+    _ = reducer(&state, .resetTapped(seconds: 5), .mock)
     #expect(reduced.withLock { $0 } == 1)
     #expect(
         lines.withLock { $0 } == [
@@ -159,7 +162,7 @@ extension Timer {
 }
 
 @Test func countsDownAndStops() async {
-    let store = TestStore(Timer.app(environment: .immediate))
+    let store = TestStore(Timer.app(environment: .mock))
     await store.send(.resetTapped(seconds: 2)) { $0.remaining = 2 }
     await store.send(.startTapped) { $0.isRunning = true }
     await store.receive(.ticked) { $0.remaining = 1 }
@@ -172,7 +175,7 @@ extension Timer {
 }
 
 @Test func timerInACluster() async throws {
-    let cluster = try await TestCluster.start(stores: ["timer": Timer.app(environment: .immediate)])
+    let cluster = try await TestCluster.start(stores: ["timer": Timer.app(environment: .mock)])
     try await cluster.dispatch(Timer.Action.resetTapped(seconds: 3), to: "timer")
     try await cluster.dispatch(Timer.Action.startTapped, to: "timer")
     // seq 1 reset, seq 2 start, seqs 3–5 the three ticks the effect sent back through the dispatcher
@@ -181,16 +184,16 @@ extension Timer {
     try await cluster.shutdown()
 }
 
-struct TimerScreen: AppScreen {
-    static let app = "timer"
-    init() {}
+public struct TimerScreen: AppScreen {
+    public static let app = "timer"
+    public init() {}
 
-    func render(state: Data, previous: Data?, width: Int) -> Frame {
+    public func render(state: Data, previous: Data?, width: Int) -> Frame {
         guard let timer = try? JSONDecoder().decode(Timer.State.self, from: state) else { return [StyledLine("(not a timer)", .bad)] }
         return [StyledLine("\(timer.remaining) s", .bold) + StyledLine(timer.isRunning ? "  running" : "  paused", .dim)]
     }
 
-    mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
+    public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
         switch key {
         case .character("s"): .dispatch(app: "timer", type: "startTapped", arguments: "{}")
         case .character("p"): .dispatch(app: "timer", type: "pauseTapped", arguments: "{}")
@@ -199,9 +202,8 @@ struct TimerScreen: AppScreen {
         }
     }
 
-    var help: String { "s start · p pause · r reset to 60 s · Ctrl-C quit" }
+    public var help: String { "s start · p pause · r reset to 60 s · Ctrl-C quit" }
 }
-
 @Test func timerScreen() {
     var screen = TimerScreen()
     let state = try! JSONEncoder().encode(Timer.State(remaining: 42, isRunning: true))

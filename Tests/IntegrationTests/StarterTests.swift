@@ -3,35 +3,44 @@ import Foundation
 import NodeSupport
 import Testing
 
-/// The framework's contract, from outside the tree: `zflux new` writes a package that builds against this
-/// checkout with the public products only, passes its own tests, and runs a cluster with its own binary
-/// that the stock `zflux` reads, dispatches to and benchmarks like any other.
+/// The framework's contract, from outside the tree, as docs/GUIDE.md §6 tells a reader: `zflux new Timer`
+/// writes a package that builds against this checkout with the public products only and passes its own
+/// tests; the guide's timer (its own code blocks) replaces the starter's sample app, builds and passes
+/// the guide's tests; and the package's own binary runs a cluster that §6's commands drive, and that the
+/// stock `zflux` reads, dispatches to and benchmarks like any other.
 @Suite("zflux new: a package outside the tree", .serialized, .timeLimit(.minutes(15)))
 struct StarterTests {
     /// This checkout: the package the generated one depends on.
     static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    @Test("new Demo: builds, passes its tests, runs its cluster with its own binary; the stock zflux dispatches, reads and benches it")
+    @Test(
+        "new Timer, then GUIDE §6: the starter builds and passes its tests; the guide's timer replaces its sample, builds, passes §5's tests and runs its cluster with its own binary; §6's commands work; the stock zflux dispatches, reads and benches it"
+    )
     func newPackage() async throws {
+        let guide = try Guide(path: Self.checkout + "/docs/GUIDE.md")
+        // Every command §6 shows is one this test runs (with this test's run directory for `.zflux`, and
+        // shorter bench runs).
+        for command in Self.guideCommands {
+            #expect(guide.text.contains(command), "GUIDE.md no longer shows the command this test runs: \(command)")
+        }
         // Short paths: the cluster's ipc socket paths must fit in 107 bytes.
         var template = Array("/tmp/zf-new-XXXXXX".utf8CString)
         let scratch = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let package = scratch + "/demo", run = scratch + "/run"
+        let package = scratch + "/timer", run = scratch + "/run"
 
-        let new = try zflux(["new", "Demo", "--output", package, "--zflux-path", Self.checkout])
+        let new = try zflux(["new", "Timer", "--output", package, "--zflux-path", Self.checkout])
         try #require(new.status == 0, "zflux new: \(new.stderr)")
-        #expect(new.stdout.contains("Sources/DemoApp/Demo.swift") && new.stdout.contains(".build/debug/demo cluster up"), "\(new.stdout)")
-        let refused = try zflux(["new", "Demo", "--output", package, "--zflux-path", Self.checkout])
+        #expect(new.stdout.contains("Sources/TimerApp/Timer.swift") && new.stdout.contains(".build/debug/timer cluster up"), "\(new.stdout)")
+        let refused = try zflux(["new", "Timer", "--output", package, "--zflux-path", Self.checkout])
         #expect(refused.status != 0 && refused.stderr.contains("is not empty"), "a second new into the same directory: \(refused)")
+        // The guide shows main.swift as the starter writes it, and its timer keeps it as it is.
+        let main = try String(contentsOfFile: package + "/Sources/timer/main.swift", encoding: .utf8)
+        #expect(main == guide.firstBlock(in: "### Your `@main`", info: "swift main"), "GUIDE §6's @main is not the starter's main.swift:\n\(main)")
 
         // Only the products a team names: no module reached around them.
-        let imports = try Self.imports(in: package)
-        #expect(
-            imports.isSubset(of: [
-                "DemoApp", "ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "FluxClusterTesting", "Foundation", "Testing",
-            ]),
-            "\(imports)")
+        let starterImports = try Self.imports(in: package)
+        #expect(starterImports.isSubset(of: Self.publicModules), "\(starterImports)")
         let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         let products = Set(manifest.matches(of: /\.product\(name: "(\w+)"/).map { String($0.1) })
         #expect(products == ["ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "FluxClusterTesting"], "\(products)")
@@ -59,102 +68,147 @@ struct StarterTests {
             }
             return (result, ContinuousClock.now - started)
         }
-        let build = try await swiftPM("build")
-        try #require(
-            build.result.status == 0,
-            "swift build of the generated package:\n\(build.result.stdout.suffix(6000))\n\(build.result.stderr.suffix(3000))")
-        let ownWarnings = (build.result.stdout + build.result.stderr).split(separator: "\n").filter {
-            $0.contains(package + "/Sources") && $0.contains("warning:")
+        /// `swift build`: it must succeed without warnings in the package's own files, compiling nothing of zflux again.
+        func build(_ what: String) async throws -> Duration {
+            let build = try await swiftPM("build")
+            try #require(
+                build.result.status == 0,
+                "swift build of \(what):\n\(build.result.stdout.suffix(6000))\n\(build.result.stderr.suffix(3000))")
+            let output = build.result.stdout + build.result.stderr
+            let ownWarnings = output.split(separator: "\n").filter { $0.contains(package + "/Sources") && $0.contains("warning:") }
+            #expect(ownWarnings.isEmpty, "\(what) builds without warnings: \(ownWarnings)")
+            // Nothing of zflux or its dependencies was compiled again: only the package's own modules.
+            // ("plugin": SwiftPM compiles the package plugins' manifests, argument-parser's, on every new root.)
+            let compiled = Set(output.matches(of: #/\] Compiling (\w+) /#).map { String($0.1) })
+            #expect(compiled.isSubset(of: ["TimerApp", "timer", "plugin"]), "compiled again beside the package's own modules: \(compiled.sorted())")
+            return build.time
         }
-        #expect(ownWarnings.isEmpty, "the generated code builds without warnings: \(ownWarnings)")
-        // Nothing of zflux or its dependencies was compiled again: only the package's own modules.
-        let compiled = Set(
-            (build.result.stdout + build.result.stderr).matches(of: #/\] Compiling (\w+) /#).map { String($0.1) })
-        // ("plugin": SwiftPM compiles the package plugins' manifests, argument-parser's, on every new root.)
-        #expect(compiled.isSubset(of: ["DemoApp", "demo", "plugin"]), "compiled again beside the package's own modules: \(compiled.sorted())")
-        let test = try await swiftPM("test")
-        #expect(
-            test.result.status == 0 && test.result.stdout.contains("passed")
-                && test.result.stdout.contains("Suite \"Demo in a cluster\" passed"),
-            "swift test of the generated package:\n\(test.result.stdout.suffix(6000))\n\(test.result.stderr.suffix(3000))")
-        let timing = "the generated package's first swift build took \(Self.seconds(build.time)), its swift test \(Self.seconds(test.time))"
-        FileHandle.standardError.write(Data("StarterTests: \(timing)\n".utf8))
+        func test(_ what: String, passing tests: [String]) async throws -> Duration {
+            let test = try await swiftPM("test")
+            #expect(
+                test.result.status == 0 && tests.allSatisfy { test.result.stdout.contains("\($0) passed") },
+                "swift test of \(what):\n\(test.result.stdout.suffix(6000))\n\(test.result.stderr.suffix(3000))")
+            return test.time
+        }
 
-        // Its cluster, run by its own binary.
-        let demo = scratchPath + "/debug/demo"
-        let cluster = try OwnCluster(binary: demo, config: package + "/cluster.toml", runDir: run)
+        // GUIDE §6, "The starter": the package as written, with its sample app (a tally named Timer).
+        let starterBuild = try await build("the starter")
+        let starterTest = try await test("the starter", passing: ["Suite \"Timer\"", "Suite \"Timer in a cluster\"", "Suite \"Timer's middleware\""])
+
+        // "Your timer in the package": the three files, made of the guide's own code blocks as it says.
+        let app = try ["## 1. ", "## 2. ", "## 3. ", "## 4. "].map { try #require(guide.firstBlock(in: $0, info: "swift"), "no code in \($0)") }
+        #expect(app.first?.hasPrefix("import FluxCore\n") == true, "§1's block starts with the file's one import")
+        let screen = try #require(guide.firstBlock(in: "### Your screen", info: "swift"), "no screen in GUIDE §6")
+        let tests = guide.blocks(in: "## 5. ").filter { $0.info == "swift" }.map(\.code)
+        #expect(tests.count == 2, "GUIDE §6 tells of §5's two code blocks: \(tests.count)")
+        try app.joined(separator: "\n").write(toFile: package + "/Sources/TimerApp/Timer.swift", atomically: true, encoding: .utf8)
+        try screen.write(toFile: package + "/Sources/TimerApp/TimerScreen.swift", atomically: true, encoding: .utf8)
+        try (["import TimerApp\n"] + tests).joined(separator: "\n").write(
+            toFile: package + "/Tests/TimerAppTests/TimerTests.swift", atomically: true, encoding: .utf8)
+        let timerImports = try Self.imports(in: package)
+        #expect(timerImports.isSubset(of: Self.publicModules), "\(timerImports)")
+        let timerBuild = try await build("the guide's timer")
+        let timerTest = try await test("the guide's timer", passing: ["Test countsDownAndStops()", "Test timerInACluster()"])
+        let timing =
+            "the starter's first swift build took \(Self.seconds(starterBuild)), its swift test \(Self.seconds(starterTest)); "
+            + "with the guide's timer, swift build \(Self.seconds(timerBuild)), swift test \(Self.seconds(timerTest))"
+        FileHandle.standardError.write(Data("StarterTests: \(timing)\n".utf8))
+        let clusterStarted = ContinuousClock.now
+
+        // "Your @main": its cluster, run by its own binary, and the guide's countdown of three seconds.
+        let timer = scratchPath + "/debug/timer"
+        let cluster = try OwnCluster(binary: timer, config: package + "/cluster.toml", runDir: run)
         defer { cluster.stop() }
         try await cluster.waitUntilReady()
+        let reset = try runProgram(timer, ["dispatch", "timer", "resetTapped", #"{"seconds":3}"#, "--run-dir", run])
+        #expect(reset.status == 0 && reset.stdout == "1\n", "\(reset)")
+        let start = try runProgram(timer, ["dispatch", "timer", "startTapped", "--run-dir", run])
+        #expect(start.status == 0 && start.stdout == "2\n", "\(start)")
+        // Three ticks, each an action the effect sent back through the dispatcher: seqs 3, 4 and 5.
+        let stopped = try await Self.state(run, version: 5)
+        #expect(stopped == TimerState(remaining: 0, isRunning: false), "\(stopped)")
+        let travel = try runProgram(timer, ["state", "timer", "--at", "3", "--run-dir", run])
+        #expect(travel.status == 0 && travel.stdout == #"{"version":3,"state":{"isRunning":true,"remaining":2}}"# + "\n", "\(travel)")
+        #expect(guide.text.contains("$ .build/debug/timer state timer --at 3\n" + travel.stdout), "GUIDE §6 shows what state --at 3 prints")
+        let apps = try runProgram(timer, ["apps"])
+        #expect(
+            apps.status == 0 && ["startTapped", "pauseTapped", "resetTapped", #"{"seconds":90}"#, "ticked"].allSatisfy(apps.stdout.contains),
+            "\(apps)")
+        let simulating = ContinuousClock.now
+        let simulated = try runProgram(timer, ["simulate", "--seeds", "100"], timeout: .seconds(300))
+        let simulation = ContinuousClock.now - simulating
+        #expect(simulated.status == 0 && simulated.stdout.contains("every invariant held"), "\(simulated)")
 
-        // The stock zflux hosts no demo app: it sends the JSON arguments, and the dispatcher judges them.
-        let loaded = try zflux(["dispatch", "demo", "loadTapped", "--run-dir", run])
-        #expect(loaded.status == 0 && loaded.stdout == "1\n", "\(loaded)")
-        // Its effect answers after a moment, as a later action sent through the dispatcher (seq 2).
-        let loadedState = try await Self.state(run, version: 2)
-        let ballot = ["yes", "no", "maybe"].map { TallyState.Option(name: $0, votes: 0) }
-        #expect(loadedState.options == ballot && !loadedState.isLoading, "\(loadedState)")
-        let voted = try zflux(["dispatch", "demo", "voteCast", #"{"option":"tea"}"#, "--run-dir", run])
-        #expect(voted.status == 0 && voted.stdout == "3\n", "\(voted)")
-        let blank = try zflux(["dispatch", "demo", "voteCast", #"{"option":"  "}"#, "--run-dir", run])
-        #expect(blank.status == 1 && blank.stderr.contains("an option needs a name"), "the app's validate, judged by the dispatcher: \(blank)")
-        let state = try await Self.state(run, version: 3)
-        #expect(state.options == ballot + [.init(name: "tea", votes: 1)], "\(state)")
-        let stock = try zflux(["state", "demo", "--run-dir", run])
-        let own = try runProgram(demo, ["state", "demo", "--run-dir", run])
+        // The stock zflux hosts no timer app: it sends JSON arguments, and the dispatcher judges them. An
+        // action only the app's effects send is refused from a client (GUIDE §4), and takes no seq.
+        let ticked = try zflux(["dispatch", "timer", "ticked", "--run-dir", run])
+        #expect(ticked.status == 1 && ticked.stdout.isEmpty && ticked.stderr.contains("sent by the app's effects only"), "\(ticked)")
+        let stockReset = try zflux(["dispatch", "timer", "resetTapped", #"{"seconds":10}"#, "--run-dir", run])
+        #expect(stockReset.status == 0 && stockReset.stdout == "6\n", "\(stockReset)")
+        let zero = try zflux(["dispatch", "timer", "resetTapped", #"{"seconds":0}"#, "--run-dir", run])
+        #expect(
+            zero.status == 1 && zero.stderr.contains("a timer needs at least 1 second"), "the app's validate, judged by the dispatcher: \(zero)")
+        let state = try await Self.state(run, version: 6)
+        #expect(state == TimerState(remaining: 10, isRunning: false), "\(state)")
+        let stock = try zflux(["state", "timer", "--run-dir", run])
+        let own = try runProgram(timer, ["state", "timer", "--run-dir", run])
         #expect(stock.status == 0 && own.status == 0 && stock.stdout == own.stdout, "stock: \(stock)\nown: \(own)")
-        // The journal too: the effect's answer is a binary payload, which the stock zflux reads without its type.
+        // The journal too: the ticks are binary payloads, which the stock zflux reads without their type.
         let stockDump = try zflux(["journal", "dump", "--run-dir", run])
-        let ownDump = try runProgram(demo, ["journal", "dump", "--run-dir", run])
+        let ownDump = try runProgram(timer, ["journal", "dump", "--run-dir", run])
         #expect(stockDump.status == 0 && stockDump.stdout == ownDump.stdout, "stock: \(stockDump)\nown: \(ownDump)")
-        #expect(stockDump.stdout.contains(#""payload":{"ballotLoaded":{"options":["yes","no","maybe"]}}"#), "\(stockDump.stdout)")
-        // A session needs the app's reducer: the stock zflux refuses to export one without the demo store,
-        // says why in one line and writes nothing; the package's own binary exports it.
+        #expect(stockDump.stdout.split(separator: "\n").count { $0.contains(#""type":"ticked""#) } == 3, "\(stockDump.stdout)")
+        // What runs the app's reducer needs the app: the stock zflux refuses time travel, a session
+        // export and `view --history`, says why in one line and writes nothing; the package's own binary
+        // exports the session.
+        let stockTravel = try zflux(["state", "timer", "--at", "3", "--run-dir", run])
+        #expect(
+            stockTravel.status == 1 && stockTravel.stderr.split(separator: "\n").count == 1 && stockTravel.stderr.contains("timer"),
+            "\(stockTravel)")
         let stockExport = try zflux(["journal", "export", "--run-dir", run, "-o", scratch + "/stock-session.json"])
         #expect(stockExport.status == 1 && stockExport.stderr.split(separator: "\n").count == 1, "\(stockExport)")
         #expect(
-            stockExport.stderr.contains("store 'demo' (app 'demo')") && stockExport.stderr.contains("the binary that runs the cluster"),
+            stockExport.stderr.contains("store 'timer' (app 'timer')") && stockExport.stderr.contains("the binary that runs the cluster"),
             "\(stockExport)")
         #expect(!FileManager.default.fileExists(atPath: scratch + "/stock-session.json"))
-        // So does its time travel: `view --history` refuses in full, with a failing exit, before any screen.
-        let stockHistory = try zflux(["view", "demo", "--history", "--run-dir", run])
+        let stockHistory = try zflux(["view", "timer", "--history", "--run-dir", run])
         #expect(stockHistory.status == 1 && stockHistory.stderr.contains("does not host that app"), "\(stockHistory)")
-        let ownExport = try runProgram(demo, ["journal", "export", "--run-dir", run, "-o", scratch + "/session.json"])
+        let ownExport = try runProgram(timer, ["journal", "export", "--run-dir", run, "-o", scratch + "/session.json"])
         let session = FileManager.default.contents(atPath: scratch + "/session.json").flatMap {
             try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
         }
         let sessionStores = (session?["stores"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-        #expect(ownExport.status == 0 && sessionStores == ["demo"], "\(ownExport)")
+        #expect(ownExport.status == 0 && sessionStores == ["timer"], "\(ownExport)")
 
         // The stock zflux follows the cluster too: `view --json` prints the state exactly as the package's
-        // own binary does, `tail --json` the actions, `status` every node. The followers run until stopped.
-        let stockView = try Follower(zfluxBinary, ["view", "demo", "--json", "--run-dir", run])
+        // own `view timer` does when it is not on a terminal, `tail --json` the actions, `status` every
+        // node. The followers run until stopped.
+        let stockView = try Follower(zfluxBinary, ["view", "timer", "--json", "--run-dir", run])
         defer { #expect(stockView.stop(), "zflux view ends cleanly on SIGTERM: \(stockView.stderr)") }
-        let ownView = try Follower(demo, ["view", "demo", "--json", "--run-dir", run])
-        defer { #expect(ownView.stop(), "demo view ends cleanly on SIGTERM: \(ownView.stderr)") }
+        let ownView = try Follower(timer, ["view", "timer", "--run-dir", run])
+        defer { #expect(ownView.stop(), "timer view ends cleanly on SIGTERM: \(ownView.stderr)") }
         let stockTail = try Follower(zfluxBinary, ["tail", "--json", "--run-dir", run])
         defer { #expect(stockTail.stop(), "zflux tail ends cleanly on SIGTERM: \(stockTail.stderr)") }
-        let viewed = try await Self.sameView(stock: stockView, own: ownView, version: 3)
-        #expect(viewed.options == ballot + [.init(name: "tea", votes: 1)], "\(viewed)")
+        let viewed = try await Self.sameView(stock: stockView, own: ownView, version: 6)
+        #expect(viewed == TimerState(remaining: 10, isRunning: false), "\(viewed)")
         let status = try zflux(["status", "--run-dir", run])
         let nodes = status.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(status.status == 0 && nodes.count == 2, "\(status)")
-        #expect(nodes.contains { $0["role"] as? String == "dispatcher" && ($0["head"] as? Int ?? 0) >= 3 }, "\(status.stdout)")
+        #expect(nodes.contains { $0["role"] as? String == "dispatcher" && ($0["head"] as? Int ?? 0) >= 6 }, "\(status.stdout)")
         #expect(
-            nodes.contains { $0["role"] as? String == "store" && $0["name"] as? String == "demo" && $0["app"] as? String == "demo" },
+            nodes.contains { $0["role"] as? String == "store" && $0["name"] as? String == "timer" && $0["app"] as? String == "timer" },
             "\(status.stdout)")
-        // The simulator runs the app's reducer under seeded faults, with the app's own actions.
-        let simulated = try runProgram(demo, ["simulate", "--seeds", "20"], timeout: .seconds(300))
-        #expect(simulated.status == 0 && simulated.stdout.contains("every invariant held"), "\(simulated)")
 
-        // The stock bench drives the app's own action on the running cluster.
+        // "Load-testing your own actions": the stock bench drives the app's own action on the running
+        // cluster, with the guide's payload template.
         let bench = try await onThread {
             try zflux(
                 [
-                    "bench", "--attach", "--run-dir", run, "--app", "demo", "--action", "voteCast", "--payload", #"{"option":"tea"}"#,
-                    "--duration", "2", "--warm-up", "0.5", "--rate", "500", "--json",
+                    "bench", "--attach", "--run-dir", run, "--app", "timer", "--action", "resetTapped", "--payload",
+                    #"{"seconds":"${int 1 3600}"}"#, "--rate", "500", "--duration", "2", "--warm-up", "0.5", "--json",
                 ], timeout: .seconds(120))
         }
-        #expect(bench.status == 0, "zflux bench --attach --app demo: \(bench.stderr)")
+        #expect(bench.status == 0, "zflux bench --attach --app timer: \(bench.stderr)")
         if bench.status == 0 {
             let report = try #require(try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any], "\(bench.stdout)")
             #expect(report["lost"] as? Int == 0, "\(bench.stdout)")
@@ -166,18 +220,18 @@ struct StarterTests {
                     #expect((stats[percentile] as? Double ?? 0) > 0, "\(latency).\(percentile) in \(bench.stdout)")
                 }
             }
-            // Every acknowledged vote reached the store.
-            let after = try await Self.state(run, version: 3 + UInt64(acked))
-            #expect(after.options.last == .init(name: "tea", votes: 1 + acked))
+            // Every acknowledged reset reached the store, and none started the timer.
+            let after = try await Self.state(run, version: 6 + UInt64(acked))
+            #expect(!after.isRunning && (1...3600).contains(after.remaining), "\(after)")
 
-            // The stock tail saw the bench's votes (so it is subscribed by now); a vote the package's own
+            // The stock tail saw the bench's resets (so it is subscribed by now); a reset the package's own
             // binary sends goes as binary, which the stock tail reads without the app's types.
-            try await eventually("the stock tail to show the bench's votes", timeout: .seconds(60)) {
+            try await eventually("the stock tail to show the bench's resets", timeout: .seconds(60)) {
                 stockTail.lines.contains { Self.tailed($0, seq: nil) }
             }
-            let seq = 4 + UInt64(acked)
-            let ownVote = try runProgram(demo, ["dispatch", "demo", "voteCast", #"{"option":"tea"}"#, "--run-dir", run])
-            #expect(ownVote.status == 0 && ownVote.stdout == "\(seq)\n", "\(ownVote)")
+            let seq = 7 + UInt64(acked)
+            let ownReset = try runProgram(timer, ["dispatch", "timer", "resetTapped", #"{"seconds":10}"#, "--run-dir", run])
+            #expect(ownReset.status == 0 && ownReset.stdout == "\(seq)\n", "\(ownReset)")
             do {
                 try await eventually("the stock tail to show seq \(seq)", timeout: .seconds(60)) {
                     stockTail.lines.contains { Self.tailed($0, seq: seq) }
@@ -188,48 +242,87 @@ struct StarterTests {
             }
             // Both views followed every update to the last, and print it alike.
             let last = try await Self.sameView(stock: stockView, own: ownView, version: seq)
-            #expect(last.options.last == .init(name: "tea", votes: 2 + acked), "\(last)")
+            #expect(last == TimerState(remaining: 10, isRunning: false), "\(last)")
         }
 
         // Actions the dispatcher refuses fail the run, with the app's reason, and are never a baseline.
         let refusedRun = try await onThread {
             try zflux(
                 [
-                    "bench", "--attach", "--run-dir", run, "--app", "demo", "--action", "voteCast", "--payload", #"{"option":"  "}"#,
+                    "bench", "--attach", "--run-dir", run, "--app", "timer", "--action", "resetTapped", "--payload", #"{"seconds":0}"#,
                     "--duration", "1", "--warm-up", "0.2", "--rate", "200",
                 ], timeout: .seconds(120))
         }
-        #expect(refusedRun.status == 3 && refusedRun.stderr.contains("an option needs a name"), "\(refusedRun)")
+        #expect(refusedRun.status == 3 && refusedRun.stderr.contains("a timer needs at least 1 second"), "\(refusedRun)")
 
         // SIGTERM: the followers end, the supervisor exits cleanly, and no node and no socket file is left.
         for follower in [stockView, ownView, stockTail] { #expect(follower.stop(), "\(follower.process.arguments ?? []): \(follower.stderr)") }
         cluster.stop()
+
+        // The guide's workload file, run by the package's own binary on a cluster of its own, then
+        // compared with that run as a baseline: the comparison is printed, and a regression (the second
+        // run is as short, on a busy machine) exits 1, which is the gate working.
+        let workload = try #require(guide.firstBlock(after: "A workload file is a weighted mix", info: "toml"), "no workload in GUIDE §6")
+        try workload.write(toFile: package + "/mix.toml", atomically: true, encoding: .utf8)
+        let short = ["--duration", "0.5", "--warm-up", "0.2"]
+        let benching = ContinuousClock.now
+        let today = try await onThread {
+            try runProgram(timer, ["bench", "--workload", package + "/mix.toml", "--json"] + short, timeout: .seconds(120))
+        }
+        #expect(today.status == 0, "timer bench --workload mix.toml --json: \(today.stderr)")
+        let todayReport = try? JSONSerialization.jsonObject(with: Data(today.stdout.utf8)) as? [String: Any]
+        #expect(todayReport?["lost"] as? Int == 0 && (todayReport?["acked"] as? Int ?? 0) > 0, "\(today.stdout)")
+        #expect(FileManager.default.createFile(atPath: package + "/today.json", contents: Data(today.stdout.utf8)))
+        let compared = try await onThread {
+            try runProgram(
+                timer, ["bench", "--workload", package + "/mix.toml", "--baseline", package + "/today.json", "--regression", "10%"] + short,
+                timeout: .seconds(120))
+        }
+        #expect(
+            (compared.status == 0 || compared.status == 1) && compared.stdout.contains("compared with \(package)/today.json"),
+            "timer bench --workload mix.toml --baseline today.json: \(compared)")
+        let phases =
+            "its cluster and the commands took \(Self.seconds(benching - clusterStarted)) (simulate \(Self.seconds(simulation))), "
+            + "the two workload benches \(Self.seconds(ContinuousClock.now - benching))"
+        FileHandle.standardError.write(Data("StarterTests: \(phases)\n".utf8))
     }
+
+    /// The commands of GUIDE §6 that this test runs, as the guide shows them.
+    static let guideCommands = [
+        "zflux new Timer --output timer --zflux-path /path/to/zflux\ncd timer\nswift build\nswift test\n",
+        ".build/debug/timer cluster up --config cluster.toml\n",
+        "$ .build/debug/timer dispatch timer resetTapped '{\"seconds\":3}'\n1\n$ .build/debug/timer dispatch timer startTapped\n2\n",
+        "$ .build/debug/timer view timer\n$ .build/debug/timer apps\n$ .build/debug/timer simulate --seeds 100\n",
+        "`zflux dispatch timer resetTapped '{\"seconds\":10}'`",
+        "zflux bench --attach --run-dir .zflux --app timer --action resetTapped --payload '{\"seconds\":\"${int 1 3600}\"}' --rate 500\n",
+        ".build/debug/timer bench --workload mix.toml --json > today.json\n",
+        ".build/debug/timer bench --workload mix.toml --baseline today.json --regression 10%\n",
+    ]
+
+    /// The modules a package may import: its own, zflux's products, and the toolchain's.
+    static let publicModules: Set<String> = [
+        "TimerApp", "ZFluxCLI", "FluxCore", "FluxWire", "ViewNode", "FluxTesting", "FluxClusterTesting", "Foundation", "Testing",
+    ]
 
     static func seconds(_ duration: Duration) -> String {
         String(format: "%.0f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 
-    /// The state of the demo app as the test knows it (the test does not link the generated package).
-    struct TallyState: Decodable, CustomStringConvertible {
-        struct Option: Decodable, Equatable {
-            var name: String
-            var votes: Int
-        }
-        var options: [Option]
-        var isLoading: Bool
-        var loadError: String?
-        var description: String { "\(options.map { "\($0.name) \($0.votes)" }), loading \(isLoading), error \(loadError ?? "none")" }
+    /// The timer's state as the test knows it (the test does not link the generated package).
+    struct TimerState: Decodable, Equatable, CustomStringConvertible {
+        var remaining: Int
+        var isRunning: Bool
+        var description: String { "\(remaining) s, \(isRunning ? "running" : "stopped")" }
     }
 
-    /// Polls the stock `zflux state demo` until the store reports `version` (bounded).
-    static func state(_ run: String, version: UInt64) async throws -> TallyState {
-        var last = "", state: TallyState? = nil
+    /// Polls the stock `zflux state timer` until the store reports `version` (bounded).
+    static func state(_ run: String, version: UInt64) async throws -> TimerState {
+        var last = "", state: TimerState? = nil
         do {
-            try await eventually("store demo to reach version \(version)", timeout: .seconds(30), interval: .milliseconds(50)) {
-                let result = try zflux(["state", "demo", "--run-dir", run])
+            try await eventually("store timer to reach version \(version)", timeout: .seconds(30), interval: .milliseconds(50)) {
+                let result = try zflux(["state", "timer", "--run-dir", run])
                 last = result.stdout + result.stderr
-                guard result.status == 0, let reply = try? JSONDecoder().decode(StateReply<TallyState>.self, from: Data(result.stdout.utf8)) else {
+                guard result.status == 0, let reply = try? JSONDecoder().decode(StateReply<TimerState>.self, from: Data(result.stdout.utf8)) else {
                     return false
                 }
                 if reply.version == version { state = reply.state }
@@ -239,36 +332,36 @@ struct StarterTests {
             Issue.record("last answer: \(last)")
             throw error
         }
-        return try #require(state, "store demo went past version \(version): \(last)")
+        return try #require(state, "store timer went past version \(version): \(last)")
     }
 
-    /// Waits (bounded) until both `view demo --json` followers print the state at `version`, and checks
-    /// that the stock binary prints it exactly as the package's own binary does.
-    static func sameView(stock: Follower, own: Follower, version: UInt64) async throws -> TallyState {
-        let prefix = #"{"store":"demo","version":\#(version),"connection":"live","state":"#
+    /// Waits (bounded) until both views print the state at `version`, and checks that the stock
+    /// `view --json` prints it exactly as the package's own `view`, off a terminal, does.
+    static func sameView(stock: Follower, own: Follower, version: UInt64) async throws -> TimerState {
+        let prefix = #"{"store":"timer","version":\#(version),"connection":"live","state":"#
         func line(_ follower: Follower) -> String? { follower.lines.last { $0.hasPrefix(prefix) } }
         do {
             try await eventually("both views to show version \(version)", timeout: .seconds(30), interval: .milliseconds(50)) {
                 line(stock) != nil && line(own) != nil
             }
         } catch {
-            Issue.record("zflux view: \(stock.lines.suffix(3)) \(stock.stderr)\ndemo view: \(own.lines.suffix(3)) \(own.stderr)")
+            Issue.record("zflux view: \(stock.lines.suffix(3)) \(stock.stderr)\ntimer view: \(own.lines.suffix(3)) \(own.stderr)")
             throw error
         }
         let (stockLine, ownLine) = (line(stock) ?? "", line(own) ?? "")
-        #expect(stockLine == ownLine, "zflux view --json: \(stockLine)\ndemo view --json: \(ownLine)")
-        struct Update: Decodable { var state: TallyState }
+        #expect(stockLine == ownLine, "zflux view --json: \(stockLine)\ntimer view: \(ownLine)")
+        struct Update: Decodable { var state: TimerState }
         return try JSONDecoder().decode(Update.self, from: Data(stockLine.utf8)).state
     }
 
-    /// Whether `line` of `tail --json` is a demo vote for tea (of `seq`, when given).
+    /// Whether `line` of `tail --json` is a timer reset (of `seq`, when given).
     static func tailed(_ line: String, seq: UInt64?) -> Bool {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            object["app"] as? String == "demo", object["type"] as? String == "voteCast",
+            object["app"] as? String == "timer", object["type"] as? String == "resetTapped",
             let payload = object["payload"] as? [String: Any]
         else { return false }
-        let arguments = payload["voteCast"] as? [String: Any] ?? payload
-        return arguments["option"] as? String == "tea" && (seq == nil || object["seq"] as? Int == seq.map(Int.init))
+        let arguments = payload["resetTapped"] as? [String: Any] ?? payload
+        return arguments["seconds"] as? Int != nil && (seq == nil || object["seq"] as? Int == seq.map(Int.init))
     }
 
     /// The modules the package's Swift sources import.
@@ -302,6 +395,59 @@ struct StarterTests {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { $0 + "/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
+}
+
+/// docs/GUIDE.md's fenced code blocks, found the way §6 tells a reader to find them: by section.
+struct Guide {
+    let text: String
+    private let lines: [Substring]
+
+    init(path: String) throws {
+        text = try String(contentsOfFile: path, encoding: .utf8)
+        lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    }
+
+    /// The blocks (info string and code, with a final newline) of the section whose heading line starts
+    /// with `heading` (`## 5. `, `### Your screen`), up to the next heading of its level or above.
+    func blocks(in heading: String) -> [(info: String, code: String)] {
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(heading) }) else { return [] }
+        let level = heading.prefix { $0 == "#" }.count
+        return Self.blocks(in: lines[(start + 1)...]) { line in
+            let hashes = line.prefix { $0 == "#" }.count
+            return hashes > 0 && hashes <= level && line.dropFirst(hashes).hasPrefix(" ")
+        }
+    }
+
+    /// The first block of the section `heading` whose info string is `info`.
+    func firstBlock(in heading: String, info: String) -> String? { blocks(in: heading).first { $0.info == info }?.code }
+
+    /// The first block with the info string `info` after the first line that starts with `text`.
+    func firstBlock(after text: String, info: String) -> String? {
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(text) }) else { return nil }
+        return Self.blocks(in: lines[(start + 1)...]) { _ in false }.first { $0.info == info }?.code
+    }
+
+    /// The fenced blocks of `lines`, until a line outside any block for which `ends` is true.
+    private static func blocks(in lines: ArraySlice<Substring>, until ends: (Substring) -> Bool) -> [(info: String, code: String)] {
+        var blocks: [(info: String, code: String)] = []
+        var open: (info: String, code: [Substring])?
+        for line in lines {
+            if var block = open {
+                if line == "```" {
+                    blocks.append((block.info, block.code.map { $0 + "\n" }.joined()))
+                    open = nil
+                } else {
+                    block.code.append(line)
+                    open = block
+                }
+            } else if line.hasPrefix("```") {
+                open = (String(line.dropFirst(3)), [])
+            } else if ends(line) {
+                break
+            }
+        }
+        return blocks
+    }
 }
 
 /// `cluster up` run by a package's own binary, with this test process as the supervisor's parent:
@@ -443,6 +589,42 @@ struct StarterNamesTests {
         }
         let json = try? JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8))
         #expect(dumped.status == 0 && json.map(strings)?.contains(checkout) == true, "\(dumped)")
+    }
+
+    @Test("GUIDE §6's manifest of a package that only holds reducers evaluates, with FluxCore for its target and FluxTesting for its tests")
+    func guideManifest() throws {
+        let guide = try Guide(path: StarterTests.checkout + "/docs/GUIDE.md")
+        let manifest = try #require(guide.firstBlock(in: "### The starter", info: "swift manifest"), "no manifest in GUIDE §6")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-guide-manifest-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        try FileManager.default.createDirectory(atPath: scratch + "/Tally", withIntermediateDirectories: true)
+        // The guide's placeholder path, pointed at this checkout.
+        try manifest.replacingOccurrences(of: "/path/to/zflux", with: StarterTests.checkout)
+            .write(toFile: scratch + "/Tally/Package.swift", atomically: true, encoding: .utf8)
+        let swift = try #require(StarterTests.swiftExecutable, "no swift on PATH")
+        let dumped = try runProgram(
+            swift, ["package", "--package-path", scratch + "/Tally", "dump-package"], timeout: .seconds(300), environment: ["TMPDIR": scratch])
+        try #require(dumped.status == 0, "\(dumped)")
+        struct Dump: Decodable {
+            struct Target: Decodable {
+                struct Dependency: Decodable {
+                    var product: [String?]?
+                    var byName: [String?]?
+                }
+                var name: String
+                var type: String
+                var dependencies: [Dependency]
+            }
+            var name: String
+            var targets: [Target]
+        }
+        let dump = try JSONDecoder().decode(Dump.self, from: Data(dumped.stdout.utf8))
+        #expect(dump.name == "Tally")
+        let targets = Dictionary(uniqueKeysWithValues: dump.targets.map { ($0.name, $0) })
+        #expect(targets["Tally"]?.type == "regular" && targets["TallyTests"]?.type == "test", "\(dump.targets.map(\.name))")
+        func products(_ target: String) -> [String] { targets[target]?.dependencies.compactMap { $0.product?.first ?? nil } ?? [] }
+        #expect(products("Tally") == ["FluxCore"] && products("TallyTests") == ["FluxTesting"], "\(dumped.stdout)")
+        #expect(manifest.contains(#".package(name: "zflux", path: "/path/to/zflux")"#), "the dependency is named zflux")
     }
 
     @Test("a name that is not an uppercase identifier, or would clash with a type or module the build uses, is refused and nothing is written")

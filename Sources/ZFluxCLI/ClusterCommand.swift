@@ -14,7 +14,20 @@ struct ClusterCommand: AsyncParsableCommand {
 
     struct ClusterOptions: ParsableArguments {
         @Option(help: "Override the config's transport: ipc or tcp.")
-        var transport: Topology.Transport?
+        var transport: Transport?
+
+        /// What `--transport` takes: the transports between processes. (`Topology.Transport` also has
+        /// inproc, for nodes inside one process, which a cluster of processes cannot use.)
+        enum Transport: String, CaseIterable, ExpressibleByArgument {
+            case ipc, tcp
+
+            var topology: Topology.Transport {
+                switch self {
+                case .ipc: .ipc
+                case .tcp: .tcp
+                }
+            }
+        }
 
         @Option(help: ArgumentHelp("With tcp: the first of the consecutive ports the nodes listen on.", valueName: "port"))
         var basePort: Int?
@@ -27,7 +40,9 @@ struct ClusterCommand: AsyncParsableCommand {
 
         func topology(runDirectory: String, config: String?) throws -> Topology {
             var topology = try ClusterConfig.load(path: config, defaultText: ZFluxCLI.Host.current.defaultConfigText)
-                .topology(runDirectory: runDirectory, transportOverride: transport, basePortOverride: basePort, apps: ZFluxCLI.Host.current.apps)
+                .topology(
+                    runDirectory: runDirectory, transportOverride: transport?.topology, basePortOverride: basePort,
+                    apps: ZFluxCLI.Host.current.apps)
             if mock {
                 for index in topology.stores.indices { topology.stores[index].environment = "mock" }
             }

@@ -2,16 +2,9 @@ import Examples
 import Foundation
 import ViewNode
 
-/// Decodes a store's JSON state into an app's state type.
-func decode<S: Decodable>(_ type: S.Type, _ data: Data) -> S? { try? JSONDecoder().decode(type, from: data) }
-
-/// JSON for a string argument.
-func quoted(_ text: String) -> String {
-    String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
-}
-
 /// The example apps' screens, registered with the CLI the way any app's screens are
-/// (`ZFluxCLI.main(apps:screens:)`); any other store gets the generic state tree.
+/// (`ZFluxCLI.main(apps:screens:)`); any other store gets the generic state tree. Each is a
+/// `TypedScreen`: it renders its app's own `State` and sends its own `Action` values.
 public enum ExampleScreens {
     public static var all: [any AppScreen.Type] {
         [
@@ -25,7 +18,7 @@ public enum ExampleScreens {
 
 /// The ToDo list: type a title and press Enter to add it; Tab moves to the list, where ↑↓ select,
 /// Space toggles, `d` removes, `l` loads the saved todos and `c` clears completed ones.
-public struct TodoScreen: AppScreen {
+public struct TodoScreen: TypedScreen {
     public static let app = "todo"
     public enum Focus: Equatable, Sendable { case input, list }
     public var input = ""
@@ -34,8 +27,7 @@ public struct TodoScreen: AppScreen {
 
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(Todo.State.self, data) else { return [StyledLine("(not a todo state)", .bad)] }
+    public func render(state: Todo.State, previous: Todo.State?, width: Int) -> Frame {
         var frame: Frame = [StyledLine(state.title, .bold) + (state.isLoading ? StyledLine("  loading…", .dim) : "")]
         if let error = state.loadError { frame.append(StyledLine("! could not load: \(error)", .bad)) }
         frame.append("")
@@ -54,15 +46,15 @@ public struct TodoScreen: AppScreen {
         return frame
     }
 
-    public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
-        let count = decode(Todo.State.self, data)?.todos.count ?? 0
+    public mutating func handle(_ key: Key, state: Todo.State) -> ScreenOutcome<Todo.Action> {
+        let count = state.todos.count
         switch (focus, key) {
         case (_, .tab):
             focus = focus == .input ? .list : .input
         case (.input, .enter):
             // Sent even when Add shows disabled: the dispatcher's answer is shown either way.
             defer { input = "" }
-            return .dispatch(app: "todo", type: "addTodo", arguments: "{\"title\":\(quoted(input))}")
+            return .send(.addTodo(title: input))
         case (.input, .backspace):
             if !input.isEmpty { input.removeLast() }
         case (.input, .character(let c)):
@@ -74,15 +66,15 @@ public struct TodoScreen: AppScreen {
         case (.list, .down):
             selected = min(max(0, count - 1), selected + 1)
         case (.list, .character(" ")), (.list, .enter):
-            return count > 0 ? .dispatch(app: "todo", type: "toggleTodo", arguments: "{\"index\":\(selected)}") : .ignored
+            return count > 0 ? .send(.toggleTodo(index: selected)) : .ignored
         case (.list, .character("d")), (.list, .delete), (.list, .backspace):
             guard count > 0 else { return .ignored }
             defer { selected = max(0, min(selected, count - 2)) }
-            return .dispatch(app: "todo", type: "removeTodo", arguments: "{\"index\":\(selected)}")
+            return .send(.removeTodo(index: selected))
         case (.list, .character("l")):
-            return .dispatch(app: "todo", type: "loadTapped", arguments: "{}")
+            return .send(.loadTapped)
         case (.list, .character("c")):
-            return .dispatch(app: "todo", type: "clearCompleted", arguments: "{}")
+            return .send(.clearCompleted)
         default:
             return .ignored
         }
@@ -99,12 +91,11 @@ public struct TodoScreen: AppScreen {
 }
 
 /// The star button: `s` stars or unstars.
-public struct StarScreen: AppScreen {
+public struct StarScreen: TypedScreen {
     public static let app = "star"
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(Star.State.self, data) else { return [StyledLine("(not a star state)", .bad)] }
+    public func render(state: Star.State, previous: Star.State?, width: Int) -> Frame {
         let style: StyledLine.Style =
             switch state.status {
             case .starred: .highlight
@@ -116,8 +107,8 @@ public struct StarScreen: AppScreen {
         return frame
     }
 
-    public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
-        key == .character("s") ? .dispatch(app: "star", type: "starTapped", arguments: "{}") : .ignored
+    public mutating func handle(_ key: Key, state: Star.State) -> ScreenOutcome<Star.Action> {
+        key == .character("s") ? .send(.starTapped) : .ignored
     }
 
     public var help: String { "s star/unstar · Ctrl-C quit" }
@@ -125,15 +116,14 @@ public struct StarScreen: AppScreen {
 
 /// The annotation filters: ↑↓ select a filter, Space toggles it, `g` opens or leaves its group,
 /// `r` resets the selected filter's group, `R` resets everything.
-public struct FilterScreen: AppScreen {
+public struct FilterScreen: TypedScreen {
     public static let app = "filter"
     public var selected = 0
     let filters = AnnotationFilter.Filter.allCases
 
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(AnnotationFilter.State.self, data) else { return [StyledLine("(not a filter state)", .bad)] }
+    public func render(state: AnnotationFilter.State, previous: AnnotationFilter.State?, width: Int) -> Frame {
         var frame: Frame = [
             StyledLine("Filters", .bold) + (state.isFiltering ? StyledLine("  filtering", .highlight) : StyledLine("  showing everything", .dim))
                 + StyledLine(state.openGroup.map { "  › in group \($0.rawValue)" } ?? "")
@@ -149,22 +139,19 @@ public struct FilterScreen: AppScreen {
         return frame
     }
 
-    public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
+    public mutating func handle(_ key: Key, state: AnnotationFilter.State) -> ScreenOutcome<AnnotationFilter.Action> {
         let filter = filters[selected]
         switch key {
         case .up: selected = max(0, selected - 1)
         case .down: selected = min(filters.count - 1, selected + 1)
         case .character(" "), .enter:
-            return .dispatch(app: "filter", type: "filterToggled", arguments: "{\"filter\":\"\(filter.rawValue)\"}")
+            return .send(.filterToggled(filter: filter))
         case .character("g"):
-            let open = decode(AnnotationFilter.State.self, data)?.openGroup
-            return open == filter.group
-                ? .dispatch(app: "filter", type: "groupLeft", arguments: "{}")
-                : .dispatch(app: "filter", type: "groupEntered", arguments: "{\"group\":\"\(filter.group.rawValue)\"}")
+            return state.openGroup == filter.group ? .send(.groupLeft) : .send(.groupEntered(group: filter.group))
         case .character("r"):
-            return .dispatch(app: "filter", type: "resetGroupTapped", arguments: "{\"group\":\"\(filter.group.rawValue)\"}")
+            return .send(.resetGroupTapped(group: filter.group))
         case .character("R"):
-            return .dispatch(app: "filter", type: "resetAllTapped", arguments: "{}")
+            return .send(.resetAllTapped)
         default:
             return .ignored
         }
@@ -177,7 +164,7 @@ public struct FilterScreen: AppScreen {
 /// The login form: type into the focused field (Tab switches), Enter logs in, Ctrl-O logs out. Every
 /// edit is an action, so every view of the store sees the form as it is typed; each field keeps an
 /// edit buffer, so a paste (many keys at once) arrives whole.
-public struct LoginScreen: AppScreen {
+public struct LoginScreen: TypedScreen {
     public static let app = "login"
     public enum Field: Equatable, Sendable { case username, password }
     public var focus = Field.username
@@ -186,8 +173,8 @@ public struct LoginScreen: AppScreen {
 
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard var state = decode(Login.State.self, data) else { return [StyledLine("(not a login state)", .bad)] }
+    public func render(state: Login.State, previous: Login.State?, width: Int) -> Frame {
+        var state = state
         if let user = state.loggedInAs { return [StyledLine("Signed in as \(user)", .good), "", StyledLine("Ctrl-O to log out", .dim)] }
         // The fields as being typed; their marks judge that text.
         state.username = username.text(store: state.username)
@@ -209,17 +196,16 @@ public struct LoginScreen: AppScreen {
         return frame
     }
 
-    public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
-        guard let state = decode(Login.State.self, data) else { return .ignored }
+    public mutating func handle(_ key: Key, state: Login.State) -> ScreenOutcome<Login.Action> {
         let change: (inout String) -> Void
         switch key {
         case .tab, .up, .down:
             focus = focus == .username ? .password : .username
             return .redraw
         case .enter:
-            return .dispatch(app: "login", type: "loginTapped", arguments: "{}")
+            return .send(.loginTapped)
         case .control("o"):
-            return .dispatch(app: "login", type: "logoutTapped", arguments: "{}")
+            return .send(.logoutTapped)
         case .backspace:
             guard !(focus == .username ? username.text(store: state.username) : password.text(store: state.password)).isEmpty else {
                 return .ignored
@@ -233,14 +219,14 @@ public struct LoginScreen: AppScreen {
         switch focus {
         case .username:
             let text = username.edit(store: state.username, change)
-            return .dispatch(app: "login", type: "usernameChanged", arguments: "{\"username\":\(quoted(text))}")
+            return .send(.usernameChanged(username: text))
         case .password:
             let text = password.edit(store: state.password, change)
-            return .dispatch(app: "login", type: "passwordChanged", arguments: "{\"password\":\(quoted(text))}")
+            return .send(.passwordChanged(password: text))
         }
     }
 
-    public mutating func settled(state: Data) {
+    public mutating func settled(state: Login.State) {
         username.follow()
         password.follow()
     }
@@ -251,20 +237,19 @@ public struct LoginScreen: AppScreen {
 }
 
 /// The counter: `+` and `-`, `0` resets.
-public struct CounterScreen: AppScreen {
+public struct CounterScreen: TypedScreen {
     public static let app = "counter"
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(Counter.State.self, data) else { return [StyledLine("(not a counter state)", .bad)] }
+    public func render(state: Counter.State, previous: Counter.State?, width: Int) -> Frame {
         return [StyledLine("count: ") + StyledLine("\(state.count)", .bold)]
     }
 
-    public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
+    public mutating func handle(_ key: Key, state: Counter.State) -> ScreenOutcome<Counter.Action> {
         switch key {
-        case .character("+"), .up: .dispatch(app: "counter", type: "incrementTapped", arguments: "{}")
-        case .character("-"), .down: .dispatch(app: "counter", type: "decrementTapped", arguments: "{}")
-        case .character("0"): .dispatch(app: "counter", type: "resetTapped", arguments: "{}")
+        case .character("+"), .up: .send(.incrementTapped)
+        case .character("-"), .down: .send(.decrementTapped)
+        case .character("0"): .send(.resetTapped)
         default: .ignored
         }
     }
@@ -275,12 +260,11 @@ public struct CounterScreen: AppScreen {
 /// The Point-Free counter: `+`/`-` count, `n` asks for the nth prime (disabled while a request runs),
 /// Esc dismisses the answer, `f` saves or removes the count as a favourite prime, `l` loads the saved
 /// favourites (done by itself when the screen first shows a store that has not loaded them).
-public struct PrimesScreen: AppScreen {
+public struct PrimesScreen: TypedScreen {
     public static let app = "primes"
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(Primes.State.self, data) else { return [StyledLine("(not a primes state)", .bad)] }
+    public func render(state: Primes.State, previous: Primes.State?, width: Int) -> Frame {
         var frame: Frame = [StyledLine("count: ") + StyledLine("\(state.count)", .bold)]
         if state.isPrime {
             frame.append(
@@ -305,36 +289,32 @@ public struct PrimesScreen: AppScreen {
         return frame
     }
 
-    public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
-        let state = decode(Primes.State.self, data)
+    public mutating func handle(_ key: Key, state: Primes.State) -> ScreenOutcome<Primes.Action> {
         switch key {
-        case .character("+"), .up: return .dispatch(app: "primes", type: "incrementTapped", arguments: "{}")
-        case .character("-"), .down: return .dispatch(app: "primes", type: "decrementTapped", arguments: "{}")
-        case .character("n"):
-            // The button is disabled while a request runs: the key does nothing then.
-            return state?.isNthPrimeButtonEnabled == true ? .dispatch(app: "primes", type: "nthPrimeTapped", arguments: "{}") : .ignored
-        case .escape, .character("x"):
-            return state?.alert != nil ? .dispatch(app: "primes", type: "alertDismissed", arguments: "{}") : .ignored
-        case .character("f"): return .dispatch(app: "primes", type: "favoriteToggled", arguments: "{}")
-        case .character("l"): return .dispatch(app: "primes", type: "loadFavoritesTapped", arguments: "{}")
-        default: return .ignored
+        case .character("+"), .up: .send(.incrementTapped)
+        case .character("-"), .down: .send(.decrementTapped)
+        // The button is disabled while a request runs: the key does nothing then.
+        case .character("n"): state.isNthPrimeButtonEnabled ? .send(.nthPrimeTapped) : .ignored
+        case .escape, .character("x"): state.alert != nil ? .send(.alertDismissed) : .ignored
+        case .character("f"): .send(.favoriteToggled)
+        case .character("l"): .send(.loadFavoritesTapped)
+        default: .ignored
         }
     }
 
-    public mutating func appeared(state data: Data) -> KeyOutcome {
-        decode(Primes.State.self, data)?.favoritesLoaded == false ? .dispatch(app: "primes", type: "loadFavoritesTapped", arguments: "{}") : .ignored
+    public mutating func appeared(state: Primes.State) -> ScreenOutcome<Primes.Action> {
+        state.favoritesLoaded ? .ignored : .send(.loadFavoritesTapped)
     }
 
     public var help: String { "+/- count · n nth prime · Esc dismiss · f favourite · l load favourites · Ctrl-C quit" }
 }
 
 /// The food list after login: `r` fetches it again. Sign in on the login store's screen (Ctrl-N).
-public struct FoodScreen: AppScreen {
+public struct FoodScreen: TypedScreen {
     public static let app = "food"
     public init() {}
 
-    public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-        guard let state = decode(Food.State.self, data) else { return [StyledLine("(not a food state)", .bad)] }
+    public func render(state: Food.State, previous: Food.State?, width: Int) -> Frame {
         guard let user = state.user else { return [StyledLine("Nobody is signed in: log in on the login store's screen.", .dim)] }
         var frame: Frame = [
             StyledLine("Food of \(user)", .bold)
@@ -349,8 +329,8 @@ public struct FoodScreen: AppScreen {
         return frame
     }
 
-    public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
-        key == .character("r") ? .dispatch(app: "food", type: "refreshTapped", arguments: "{}") : .ignored
+    public mutating func handle(_ key: Key, state: Food.State) -> ScreenOutcome<Food.Action> {
+        key == .character("r") ? .send(.refreshTapped) : .ignored
     }
 
     public var help: String { "r refresh · Ctrl-C quit" }

@@ -184,7 +184,7 @@ public final class InteractiveView: @unchecked Sendable {
                 return
             }
             if shown[index].update == nil {
-                _ = perform(stores[index].screen.appeared(state: readable(update.state, stores[index])))
+                _ = perform(appeared(index, update.state))
             }
             if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
             shown[index].update = update
@@ -239,14 +239,37 @@ public final class InteractiveView: @unchecked Sendable {
         guard unanswered[app, default: 0] <= 0, unseen[app]?.isEmpty ?? true else { return }
         for index in stores.indices where stores[index].app == app {
             guard let update = shown[index].update else { continue }
-            stores[index].screen.settled(state: readable(update.state, stores[index]))
+            settled(index, update.state)
         }
     }
 
     /// Lets the current screen react to a key; returns whether anything is to be redrawn.
     private func press(_ key: Key) -> Bool {
-        let state = readable(shown[current].update?.state ?? [], stores[current])
-        return perform(stores[current].screen.handle(key, state: state))
+        let wire = shown[current].update?.state ?? []
+        if var typed = stores[current].screen as? any TypedScreen {
+            defer { stores[current].screen = typed }
+            return perform(typed.handle(key, wire: wire))
+        }
+        return perform(stores[current].screen.handle(key, state: readable(wire, stores[current])))
+    }
+
+    /// The store's state first shown to its screen: a typed screen reads the wire's bytes itself.
+    private func appeared(_ index: Int, _ wire: [UInt8]) -> KeyOutcome {
+        if var typed = stores[index].screen as? any TypedScreen {
+            defer { stores[index].screen = typed }
+            return typed.appeared(wire: wire)
+        }
+        return stores[index].screen.appeared(state: readable(wire, stores[index]))
+    }
+
+    /// Nothing of this view is in flight to the store's app: its screen follows the store again.
+    private func settled(_ index: Int, _ wire: [UInt8]) {
+        if var typed = stores[index].screen as? any TypedScreen {
+            typed.settled(wire: wire)
+            stores[index].screen = typed
+        } else {
+            stores[index].screen.settled(state: readable(wire, stores[index]))
+        }
     }
 
     /// Carries out what a screen asked for; returns whether anything is to be redrawn.
@@ -260,17 +283,27 @@ public final class InteractiveView: @unchecked Sendable {
             do {
                 // Only the form is checked here: whether the action is acceptable is the dispatcher's
                 // call, and its answer is what the status line shows.
-                let payload = try ActionCoding.json(type: type, arguments: Array(arguments.utf8))
-                let sentAt = MonotonicClock.nowNanoseconds() / 1000
-                statusLine = StyledLine("→ \(type)…", .dim)
-                unanswered[app, default: 0] += 1
-                client.dispatch(app: app, type: type, payload: payload) { [weak self] result in
-                    self?.post(.outcome(app: app, type: type, sentAt: sentAt, result))
-                }
+                send(app: app, type: type, payload: try ActionCoding.json(type: type, arguments: Array(arguments.utf8)))
             } catch {
                 statusLine = StyledLine("✗ \(type): \(error.reason)", .bad)
             }
             return true
+        case .send(let app, let type, let payload):
+            send(app: app, type: type, payload: payload)
+            return true
+        case .failed(let reason):
+            statusLine = StyledLine("✗ \(reason)", .bad)
+            return true
+        }
+    }
+
+    /// Sends an encoded action; its answer comes back as an ``Event/outcome``.
+    private func send(app: String, type: String, payload: [UInt8]) {
+        let sentAt = MonotonicClock.nowNanoseconds() / 1000
+        statusLine = StyledLine("→ \(type)…", .dim)
+        unanswered[app, default: 0] += 1
+        client.dispatch(app: app, type: type, payload: payload) { [weak self] result in
+            self?.post(.outcome(app: app, type: type, sentAt: sentAt, result))
         }
     }
 
@@ -304,6 +337,8 @@ public final class InteractiveView: @unchecked Sendable {
             frame += HelpOverlay.frame(title: "Keys of \(store.name)\(mode == nil ? "" : " (history)")", help: help, global: Self.globalKeys)
         } else if let mode {
             frame += mode.render(width: width, height: max(0, room - frame.count))
+        } else if let update = info.update, let typed = store.screen as? any TypedScreen {
+            frame += typed.render(wire: update.state, previous: info.previous, width: width)
         } else if let update = info.update {
             frame += store.screen.render(
                 state: readable(update.state, store), previous: info.previous.map { readable($0, store) }, width: width)

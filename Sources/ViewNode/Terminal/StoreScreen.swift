@@ -8,6 +8,10 @@ public enum KeyOutcome: Equatable, Sendable {
     case redraw
     /// Dispatch an action: app, case name, arguments as a JSON object.
     case dispatch(app: String, type: String, arguments: String)
+    /// Dispatch an action already encoded (a ``TypedScreen``'s action, in the binary codec).
+    case send(app: String, type: String, payload: [UInt8])
+    /// Nothing is sent; the status line shows why.
+    case failed(String)
 }
 
 /// A full-screen view of one store: a pure function from the store's state (and the screen's own

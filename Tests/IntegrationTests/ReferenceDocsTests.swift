@@ -1,0 +1,488 @@
+import Dispatcher
+import FluxCore
+import Foundation
+import NodeSupport
+import Testing
+
+@testable import Cluster
+
+/// The values a reader of docs/reference/ (and of the README and GUARANTEES.md) relies on, checked
+/// against the code: the command page against the binary's help, the config page's keys, defaults and
+/// ranges against the parser and the values the code applies, and the lists of environment variables,
+/// exit statuses and metrics against what `Sources/` uses.
+@Suite("Reference docs")
+struct ReferenceDocsTests {
+    /// The package's root directory.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func read(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// Every Swift file under Sources/, by its path in the package.
+    static func sources() throws -> [(path: String, text: String)] {
+        let directory = root.appendingPathComponent("Sources")
+        guard let walker = FileManager.default.enumerator(atPath: directory.path) else { return [] }
+        var files: [(String, String)] = []
+        for case let relative as String in walker where relative.hasSuffix(".swift") {
+            files.append(("Sources/" + relative, try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)))
+        }
+        return files.sorted { $0.0 < $1.0 }
+    }
+
+    /// Every match of `pattern` in `text`: the capture groups of each (the whole match when there are none).
+    static func matches(_ pattern: String, in text: String, options: NSRegularExpression.Options = []) -> [[String]] {
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: options) else {
+            Issue.record("bad pattern \(pattern)")
+            return []
+        }
+        let range = NSRange(text.startIndex..., in: text)
+        return regex.matches(in: text, range: range).map { match in
+            let groups = match.numberOfRanges > 1 ? Array(1..<match.numberOfRanges) : [0]
+            return groups.map { index in Range(match.range(at: index), in: text).map { String(text[$0]) } ?? "" }
+        }
+    }
+
+    /// The first difference between two texts, as "line N: expected / found", for a failure message.
+    static func firstDifference(_ expected: String, _ found: String) -> String {
+        let a = expected.components(separatedBy: "\n"), b = found.components(separatedBy: "\n")
+        for index in 0..<max(a.count, b.count) where (index < a.count ? a[index] : nil) != (index < b.count ? b[index] : nil) {
+            return
+                "line \(index + 1): the binary gives \"\(index < a.count ? a[index] : "(end)")\", the page has \"\(index < b.count ? b[index] : "(end)")\""
+        }
+        return "none"
+    }
+
+    // MARK: commands.md
+
+    @Test("commands.md is exactly what scripts/reference.py makes of the binary's help")
+    func commandsPage() throws {
+        let python = which("python3") ?? "/usr/bin/python3"
+        let script = Self.root.appendingPathComponent("scripts/reference.py").path
+        let generated = try runProgram(python, [script, "--zflux", zfluxBinary, "--output", "-"], timeout: .seconds(120))
+        try #require(generated.status == 0, "scripts/reference.py failed: \(generated.stderr)")
+        let committed = try Self.read("docs/reference/commands.md")
+        #expect(
+            generated.stdout == committed,
+            """
+            docs/reference/commands.md differs from the help the binary prints (first difference at \
+            \(Self.firstDifference(generated.stdout, committed))): regenerate it with `python3 scripts/reference.py` \
+            (after `swift build`) and commit it
+            """)
+        // Every command the root help lists has its section, so the page cannot silently lose one.
+        for command in ["cluster up", "dispatch", "journal verify", "bench codec", "simulate", "new"] {
+            #expect(committed.contains("\n## zflux \(command)\n"), "commands.md has no section for zflux \(command)")
+        }
+    }
+
+    // MARK: config.md
+
+    /// One table row of config.md: its section ("cluster", "[dispatcher]" for `[[dispatcher]]`, "store"
+    /// for `[[store]]`) and cells.
+    struct ConfigRow {
+        var section: String
+        var key: String
+        var type: String
+        var defaultValue: String
+        var allowed: String
+    }
+
+    static func configRows() throws -> [ConfigRow] {
+        var rows: [ConfigRow] = []
+        var section: String?
+        for line in try read("docs/reference/config.md").components(separatedBy: "\n") {
+            if line.hasPrefix("## ") {
+                let heading = String(line.dropFirst(3))
+                if heading.hasPrefix("[[") {
+                    let name = heading.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                    section = name == "store" ? "store" : "[\(name)]"
+                } else if heading.hasPrefix("[") {
+                    section = heading.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                } else {
+                    section = nil
+                }
+                continue
+            }
+            guard let section, line.hasPrefix("| `") else { continue }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 6 else { continue }
+            rows.append(
+                ConfigRow(
+                    section: section, key: cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")), type: cells[2],
+                    defaultValue: cells[3], allowed: cells[4]))
+        }
+        return rows
+    }
+
+    /// The first `code span` of a cell: the value the page states.
+    static func firstCode(_ cell: String) -> String? {
+        matches("`([^`]*)`", in: cell).first?.first
+    }
+
+    @Test("config.md lists every key the config parser accepts, in its table, and no other")
+    func configKeys() throws {
+        let rows = try Self.configRows()
+        var documented: [String: Set<String>] = [:]
+        for row in rows { documented[row.section, default: []].insert(row.key) }
+        for (table, keys) in ClusterConfig.knownKeys where !table.isEmpty {
+            #expect(documented[table] == keys, "config.md's [\(table)] lists \(documented[table]?.sorted() ?? []); the parser takes \(keys.sorted())")
+        }
+        let sections = Set(documented.keys.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })
+        #expect(
+            sections == ClusterConfig.knownKeys[""],
+            "config.md's sections \(sections.sorted()); the parser's tables \(ClusterConfig.knownKeys[""]?.sorted() ?? [])")
+    }
+
+    static let runDirectory = "/tmp/zflux-reference-docs"
+
+    static func topology(_ config: ClusterConfig) throws -> Topology {
+        try config.topology(runDirectory: runDirectory, transportOverride: nil, basePortOverride: nil, apps: nil)
+    }
+
+    static func accepts(_ config: ClusterConfig) -> Bool { (try? topology(config)) != nil }
+
+    static let store = ClusterConfig.StoreSection(name: "counter")
+
+    /// A dispatcher pair over `transport`, with `ha` and its two members as given; over tcp without
+    /// `[security]`, `unauthenticated_replication = true` unless `trusted` is false.
+    static func pair(
+        transport: String = "ipc", trusted: Bool = true, cluster: ClusterConfig.ClusterSection? = nil,
+        ha: ClusterConfig.HighAvailabilitySection? = nil, first: ClusterConfig.DispatcherMemberSection = .init(name: "d1"),
+        second: ClusterConfig.DispatcherMemberSection = .init(name: "d2")
+    ) -> ClusterConfig {
+        var section = cluster ?? ClusterConfig.ClusterSection()
+        section.transport = transport
+        var lease = ha ?? ClusterConfig.HighAvailabilitySection(etcd: ["http://127.0.0.1:2379"])
+        if transport == "tcp" && trusted { lease.unauthenticatedReplication = true }
+        return ClusterConfig(cluster: section, stores: [store], ha: lease, dispatchers: [first, second])
+    }
+
+    /// The defaults the code applies to a config that leaves each key out, as config.md writes them.
+    static func codeDefaults() throws -> [String: String] {
+        let plain = try topology(ClusterConfig(stores: [store]))
+        let tcp = try topology(ClusterConfig(cluster: .init(transport: "tcp"), stores: [store]))
+        let dispatcher = DispatcherNode.Configuration(topology: plain, apps: [])
+        let durability = try #require(plain.durability)
+        let withMetrics = try topology(
+            ClusterConfig(
+                cluster: .init(transport: "tcp"), dispatcher: .init(metricsPort: 9470),
+                stores: [.init(name: "counter", metricsPort: 9471)]))
+        let ha = try #require(try topology(pair()).ha)
+        let pairWithMetrics = try #require(try topology(pair(first: .init(name: "d1", metricsPort: 9470))).ha)
+        let restart = try #require(try topology(ClusterConfig(restart: .init(), stores: [store])).restart)
+        let supervisorPolicy = Supervisor.RestartPolicy()
+        #expect(restart.maxRestarts == supervisorPolicy.maxRestarts && .seconds(restart.windowSeconds) == supervisorPolicy.window)
+        let address = try #require(matches("^tcp://([^:]+):([0-9]+)$", in: tcp.dispatcher.intake).first)
+        let twoWithEffects = ClusterConfig(stores: [.init(name: "a", app: "counter"), .init(name: "b", app: "counter")])
+        let remote = ClusterConfig(cluster: .init(transport: "tcp", host: "10.0.0.1"), stores: [store])
+        return [
+            "cluster.transport": String(plain.dispatcher.intake.prefix { $0 != ":" }),
+            "cluster.host": address[0],
+            "cluster.base_port": address[1],
+            "cluster.allow_remote": String(accepts(remote)),
+            "cluster.heartbeat_ms": String(plain.heartbeatMilliseconds),
+            "cluster.timeout_ms": String(plain.silenceTimeoutMilliseconds),
+            "cluster.high_water_mark": String(dispatcher.publishHighWaterMark),
+            "cluster.queue_mb": String(dispatcher.queueBytes >> 20),
+            "cluster.codec": WireCodec().format.rawValue,
+            "dispatcher.metrics_listen": withMetrics.dispatcher.metricsListen ?? "none",
+            "[dispatcher].metrics_listen": pairWithMetrics.dispatchers.first?.endpoints.metricsListen ?? "none",
+            "ha.lease_ms": String(ha.leaseMilliseconds),
+            "ha.replication": ha.replication,
+            "ha.key": ha.key,
+            "ha.unauthenticated_replication": String(accepts(pair(transport: "tcp", trusted: false))),
+            "journal.directory": durability.journalDirectory.replacingOccurrences(of: runDirectory + "/", with: ""),
+            "journal.fsync": durability.fsync.rawValue,
+            "journal.segment_mb": String(durability.segmentBytes >> 20),
+            "journal.snapshot_directory": durability.snapshotDirectory.replacingOccurrences(of: runDirectory + "/", with: ""),
+            "journal.snapshot_every": String(durability.snapshotEveryActions),
+            "limits.max_payload_bytes": String(dispatcher.maxPayloadBytes),
+            "restart.max_restarts": String(restart.maxRestarts),
+            "restart.window_s": String(restart.windowSeconds),
+            "store.effects": String(!accepts(twoWithEffects)),
+            "store.environment": plain.stores.first?.usesMockEnvironment == false ? "live" : "mock",
+            "store.metrics_listen": withMetrics.stores.first?.metricsListen ?? "none",
+        ]
+    }
+
+    @Test("every default config.md states is the value the code applies")
+    func configDefaults() throws {
+        let rows = try Self.configRows()
+        let defaults = try Self.codeDefaults()
+        for (name, value) in defaults.sorted(by: { $0.key < $1.key }) {
+            guard let row = rows.first(where: { "\($0.section).\($0.key)" == name }) else {
+                Issue.record("config.md has no row for \(name)")
+                continue
+            }
+            #expect(Self.firstCode(row.defaultValue) == value, "config.md says \(name) defaults to \(row.defaultValue); the code applies \(value)")
+        }
+        // The documented figures the code names as constants.
+        #expect(Topology.defaultTimeoutMilliseconds == 2000 && ClusterConfig.defaultLeaseMilliseconds == 3000)
+        // A key without a default says so, and is not one the code fills in.
+        let client = rows.first { $0.section == "limits" && $0.key == "client_rate" }
+        #expect(client?.defaultValue.hasPrefix("none") == true)
+        #expect(DispatcherNode.Configuration(topology: try Self.topology(ClusterConfig(stores: [Self.store])), apps: []).clientRate == nil)
+    }
+
+    /// For each key config.md gives a numeric range: a config with the key set to a value.
+    static let rangeProbes: [String: @Sendable (Int) -> ClusterConfig] = [
+        "cluster.name": { pair(cluster: .init(name: String(repeating: "a", count: $0))) },
+        "cluster.heartbeat_ms": { ClusterConfig(cluster: .init(heartbeatMs: $0), stores: [store]) },
+        "cluster.timeout_ms": { ClusterConfig(cluster: .init(heartbeatMs: 10, timeoutMs: $0), stores: [store]) },
+        "cluster.high_water_mark": { ClusterConfig(cluster: .init(highWaterMark: $0), stores: [store]) },
+        "cluster.queue_mb": { ClusterConfig(cluster: .init(queueMb: $0), stores: [store]) },
+        "dispatcher.port": { ClusterConfig(cluster: .init(transport: "tcp"), dispatcher: .init(port: $0), stores: [store]) },
+        "dispatcher.metrics_port": { ClusterConfig(dispatcher: .init(metricsPort: $0), stores: [store]) },
+        // Over tcp: a long name over ipc would make a socket path longer than 107 bytes.
+        "[dispatcher].name": { pair(transport: "tcp", first: .init(name: String(repeating: "d", count: $0))) },
+        "[dispatcher].port": { pair(transport: "tcp", first: .init(name: "d1", port: $0), second: .init(name: "d2", port: 6000)) },
+        "[dispatcher].metrics_port": { pair(first: .init(name: "d1", metricsPort: $0)) },
+        "ha.lease_ms": { pair(ha: .init(etcd: ["http://127.0.0.1:2379"], leaseMs: $0)) },
+        "journal.segment_mb": { ClusterConfig(journal: .init(segmentMb: $0), stores: [store]) },
+        "journal.snapshot_every": { ClusterConfig(journal: .init(snapshotEvery: $0), stores: [store]) },
+        "limits.client_rate": { ClusterConfig(limits: .init(clientRate: $0), stores: [store]) },
+        "limits.max_payload_bytes": { ClusterConfig(limits: .init(maxPayloadBytes: $0), stores: [store]) },
+        "limits.payload": { ClusterConfig(limits: .init(payload: ["counter.incrementTapped": $0]), stores: [store]) },
+        "restart.max_restarts": { ClusterConfig(restart: .init(maxRestarts: $0), stores: [store]) },
+        "restart.window_s": { ClusterConfig(restart: .init(windowS: $0), stores: [store]) },
+        "store.name": { ClusterConfig(cluster: .init(transport: "tcp"), stores: [.init(name: String(repeating: "s", count: $0), app: "counter")]) },
+        "store.port": { ClusterConfig(cluster: .init(transport: "tcp"), stores: [.init(name: "counter", port: $0)]) },
+        "store.metrics_port": { ClusterConfig(stores: [.init(name: "counter", metricsPort: $0)]) },
+    ]
+
+    @Test("every range config.md states is the one the code enforces: each bound accepted, one past it refused")
+    func configRanges() throws {
+        var ranged: Set<String> = []
+        for row in try Self.configRows() {
+            let name = "\(row.section).\(row.key)"
+            let bounds: (Int, Int?)
+            if let range = Self.matches("^([0-9]+)–([0-9]+)", in: row.allowed).first, let low = Int(range[0]), let high = Int(range[1]) {
+                bounds = (low, high)
+            } else if let least = Self.matches("^at least ([0-9]+)", in: row.allowed).first, let low = Int(least[0]) {
+                bounds = (low, nil)
+            } else {
+                continue
+            }
+            ranged.insert(name)
+            guard let probe = Self.rangeProbes[name] else {
+                Issue.record("config.md gives \(name) a range, and the test has no way to try it: add it to rangeProbes")
+                continue
+            }
+            #expect(Self.accepts(probe(bounds.0)), "\(name) = \(bounds.0), the lowest config.md allows, is refused")
+            #expect(!Self.accepts(probe(bounds.0 - 1)), "\(name) = \(bounds.0 - 1), below what config.md allows, is accepted")
+            if let high = bounds.1 {
+                #expect(Self.accepts(probe(high)), "\(name) = \(high), the highest config.md allows, is refused")
+                #expect(!Self.accepts(probe(high + 1)), "\(name) = \(high + 1), above what config.md allows, is accepted")
+            }
+        }
+        #expect(ranged == Set(Self.rangeProbes.keys), "ranged keys in config.md: \(ranged.sorted()); probed: \(Self.rangeProbes.keys.sorted())")
+        // The payload ceiling is the receive limit less 64 KiB, as config.md explains it.
+        #expect(SocketDefaults.maxPayloadBytes == 16_711_680 && Int(SocketDefaults.maxMessageSize) - SocketDefaults.maxPayloadBytes == 64 << 10)
+    }
+
+    // MARK: The protocol version and the canaries
+
+    @Test("the protocol version the README and PROTOCOL.md name is the code's")
+    func protocolVersion() throws {
+        let current = String(Header.protocolVersion)
+        let readme = Self.matches("wire protocol v([0-9]+)", in: try Self.read("README.md"))
+        #expect(!readme.isEmpty, "the README names no protocol version")
+        for found in readme { #expect(found[0] == current, "the README says wire protocol v\(found[0]); the code speaks \(current)") }
+        let title = Self.matches("^# zflux wire protocol, version ([0-9]+)$", in: try Self.read("docs/PROTOCOL.md"), options: .anchorsMatchLines)
+        #expect(title.map { $0[0] } == [current], "docs/PROTOCOL.md's title names version \(title.map { $0[0] }); the code speaks \(current)")
+    }
+
+    static let numberWords = [
+        "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    ]
+
+    static func number(_ word: String) -> Int? { Int(word) ?? numberWords[word.lowercased()] }
+
+    /// Which canaries a count a document states is about.
+    enum CanaryGroup: String {
+        case all, single = "of a single dispatcher", pair = "of a pair"
+    }
+
+    /// Every count of canaries a document states: "N canaries", "There are N (`zflux simulate
+    /// --list-canaries`)", "N of a single dispatcher (…)", "N of a pair … (…)", and the length of each
+    /// list it gives in parentheses after these.
+    static func statedCanaryCounts(_ text: String) -> [(what: String, group: CanaryGroup, count: Int)] {
+        let flat = text.replacingOccurrences(of: "\n", with: " ")
+        var counts: [(String, CanaryGroup, Int)] = []
+        for found in matches("\\b([0-9]+|[A-Za-z]+) (?:simulator )?canaries\\b", in: flat) {
+            if let count = number(found[0]) { counts.append(("\"\(found[0]) canaries\"", .all, count)) }
+        }
+        for found in matches("[Tt]here are ([0-9]+|[a-z]+) \\(`zflux simulate --list-canaries`\\)", in: flat) {
+            if let count = number(found[0]) { counts.append(("\"There are \(found[0])\"", .all, count)) }
+        }
+        for found in matches("`--list-canaries`: ([^)]*)\\)", in: flat) {
+            counts.append(("the list after --list-canaries", .all, found[0].components(separatedBy: ", ").count))
+        }
+        for group in [CanaryGroup.single, .pair] {
+            for found in matches("\\b([0-9]+|[a-z]+) \(group.rawValue)[^(.]*\\(([^)]*)\\)", in: flat) {
+                if let count = number(found[0]) { counts.append(("\"\(found[0]) \(group.rawValue)\"", group, count)) }
+                counts.append(("the list of those \(group.rawValue)", group, found[1].components(separatedBy: ", ").count))
+            }
+        }
+        return counts
+    }
+
+    /// The canaries as the binary lists them: all of them, and those of a pair (they run with --ha).
+    static func listedCanaries() throws -> (all: [String], pair: [String]) {
+        let listed = try zflux(["simulate", "--list-canaries"])
+        #expect(listed.status == 0)
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        let name = { (line: String) in line.split(separator: " ").first.map(String.init) ?? "" }
+        return (lines.map(name), lines.filter { $0.hasSuffix("(runs with --ha)") }.map(name))
+    }
+
+    /// Checks each count of canaries `document` states against the code's list.
+    static func checkCanaries(in document: String, statesSome: Bool) throws {
+        let listed = try listedCanaries()
+        #expect(listed.all == BrokenRule.allCases.map(\.rawValue), "zflux simulate --list-canaries: \(listed.all)")
+        let expected: [CanaryGroup: Int] = [.all: listed.all.count, .pair: listed.pair.count, .single: listed.all.count - listed.pair.count]
+        let stated = statedCanaryCounts(try read(document))
+        if statesSome { #expect(!stated.isEmpty, "\(document) no longer says how many canaries there are") }
+        for (what, group, count) in stated {
+            #expect(
+                count == expected[group],
+                "\(document): \(what) says \(count) canaries \(group == .all ? "" : group.rawValue); the code has \(expected[group] ?? 0)")
+        }
+    }
+
+    @Test("the README states as many canaries as the simulator has")
+    func readmeCanaries() throws {
+        try Self.checkCanaries(in: "README.md", statesSome: true)
+    }
+
+    @Test("docs/GUARANTEES.md states as many canaries as the simulator has, of a single dispatcher and of a pair")
+    func guaranteesCanaries() throws {
+        try Self.checkCanaries(in: "docs/GUARANTEES.md", statesSome: true)
+        let stated = Self.statedCanaryCounts(try Self.read("docs/GUARANTEES.md"))
+        #expect(
+            Set(stated.map(\.group)) == [.all, .single, .pair], "docs/GUARANTEES.md counts all the canaries, those of one dispatcher and a pair's")
+    }
+
+    @Test("the canary counter reads the ways a document states a count, so a wrong one fails")
+    func canaryCounter() {
+        let counts = Self.statedCanaryCounts(
+            "It has five canaries. There are 4 (`zflux simulate --list-canaries`): two of a single dispatcher (a, b) and\ntwo of a pair, which run with `--ha` (c, d, e)."
+        )
+        #expect(counts.map(\.count) == [5, 4, 2, 2, 2, 3])
+        #expect(counts.map(\.group) == [.all, .all, .single, .single, .pair, .pair])
+    }
+
+    // MARK: environment.md, exit-codes.md, metrics.md
+
+    @Test("environment.md names every environment variable the code reads, and only those of zflux's own that exist")
+    func environment() throws {
+        let page = try Self.read("docs/reference/environment.md")
+        var read: Set<String> = []
+        for (_, text) in try Self.sources() {
+            for found in Self.matches("\\b(ZFLUX_[A-Z0-9_]*[A-Z0-9])\\b", in: text) { read.insert(found[0]) }
+            for found in Self.matches("environment\\[\"([A-Za-z_][A-Za-z0-9_]*)\"\\]", in: text) { read.insert(found[0]) }
+        }
+        #expect(read.contains(CPUAffinity.environmentKey) && read.contains("ZFLUX_RUN_DIR"), "the scan finds the variables: \(read.sorted())")
+        for name in read.sorted() { #expect(page.contains("`\(name)`"), "environment.md does not name \(name), which Sources/ reads") }
+        let documented = Set(Self.matches("`(ZFLUX_[A-Z0-9_]+)`", in: page).map { $0[0] })
+        #expect(documented.isSubset(of: read), "environment.md names \(documented.subtracting(read).sorted()), which no code reads")
+    }
+
+    @Test("exit-codes.md lists every exit status the binary uses, and no other")
+    func exitCodes() throws {
+        var used: Set<Int32> = []
+        var symbolic: Set<String> = []
+        for (_, text) in try Self.sources() {
+            for found in Self.matches("(?:ExitCode|\\bexit)\\(([0-9]+)\\)", in: text) {
+                if let code = Int32(found[0]) { used.insert(code) }
+            }
+            for found in Self.matches("ExitCode\\(([A-Za-z][A-Za-z.]*)\\)", in: text) { symbolic.insert(found[0]) }
+        }
+        // `status` is what the supervisor returns (0, or 1 when nodes kept dying); the pair's step-down has its own.
+        #expect(symbolic == ["status", "Supervisor.steppedDownStatus"], "exits by a name this test does not know: \(symbolic.sorted())")
+        used.insert(Supervisor.steppedDownStatus)
+        let usage = try zflux(["dispatch"])
+        #expect(usage.stderr.contains("Usage:") || usage.stderr.contains("USAGE:"), "a missing argument prints the usage: \(usage.stderr)")
+        used.insert(usage.status)
+        #expect(try zflux(["--help"]).status == 0)
+        let page = try Self.read("docs/reference/exit-codes.md")
+        let documented = Set(Self.matches("^\\| `([0-9]+)` \\|", in: page, options: .anchorsMatchLines).compactMap { Int32($0[0]) })
+        #expect(documented == used, "exit-codes.md lists \(documented.sorted()); the binary exits with \(used.sorted())")
+        #expect(usage.status == 64, "ArgumentParser's usage status, which the page names, is \(usage.status)")
+    }
+
+    @Test("metrics.md names every metric the metrics port can serve, with the type the code gives it")
+    func metrics() throws {
+        let status = try Self.read("Sources/FluxCore/Protocol/NodeStatus.swift")
+        let block = try #require(
+            status.components(separatedBy: "public var numericFields").dropFirst().first?.components(separatedBy: "return fields").first)
+        let fields = Self.matches("\\(\"([a-z_]+)\", ", in: block).map { $0[0] }
+        #expect(fields.count >= 20, "the scan finds NodeStatus's numeric fields: \(fields)")
+        let server = try Self.read("Sources/Cluster/MetricsServer.swift")
+        let fixed = Self.matches("label: \"(zflux_[a-z_]+)\"", in: server).map { $0[0] }
+        #expect(Set(fixed) == ["zflux_up", "zflux_middleware_count_total"], "the metrics server's own names: \(fixed)")
+        #expect(server.contains("\"zflux_\\(status.role.rawValue)_\\(field)\""), "metrics are still named zflux_<role>_<field>")
+        let page = try Self.read("docs/reference/metrics.md")
+        let documented = Set(Self.matches("^\\| `(zflux_[a-z_]+)` \\|", in: page, options: .anchorsMatchLines).map { $0[0] })
+        var possible = Set(fixed)
+        for field in fields {
+            let suffix = MetricsServer.totals.contains(field) ? "_total" : ""
+            let names = [NodeStatus.Role.dispatcher, .store].map { "zflux_\($0.rawValue)_\(field)\(suffix)" }
+            possible.formUnion(names)
+            #expect(
+                names.contains { documented.contains($0) },
+                "metrics.md has no metric for the status field \(field) (\(names.joined(separator: " or ")))")
+        }
+        for name in fixed { #expect(documented.contains(name), "metrics.md does not list \(name)") }
+        #expect(documented.isSubset(of: possible), "metrics.md lists \(documented.subtracting(possible).sorted()), which the code never serves")
+        for total in MetricsServer.totals { #expect(page.contains("`\(total)`"), "metrics.md does not name the running total \(total)") }
+    }
+
+    // MARK: troubleshooting.md and the index
+
+    /// The literal parts of a message as the page writes it: words in capitals (DIR, NAME, N), the
+    /// binary's name and "…" stand for what the code fills in.
+    static func fragments(_ message: String) -> [String] {
+        message.replacingOccurrences(of: "\\b(?:[A-Z][A-Z0-9_]*|zflux)\\b|…", with: "\u{0}", options: .regularExpression)
+            .split(separator: "\u{0}").map(String.init).filter { $0.count >= 8 }
+    }
+
+    /// The code spans of a heading: one written between double backticks (it holds a backtick), or each
+    /// one between single backticks.
+    static func codeSpans(_ text: String) -> [String] {
+        if let open = text.range(of: "`` "), let close = text.range(of: " ``", range: open.upperBound..<text.endIndex) {
+            return [String(text[open.upperBound..<close.lowerBound])]
+        }
+        return text.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+    }
+
+    @Test("every message troubleshooting.md quotes is one the code prints")
+    func troubleshootingMessages() throws {
+        // String literals joined with `+` across lines read as one.
+        let code = try Self.sources().map(\.text).joined(separator: "\n")
+            .replacingOccurrences(of: "\"\\s*\\+\\s*\"", with: "", options: .regularExpression)
+        let page = try Self.read("docs/reference/troubleshooting.md")
+        var quoted: [String] = []
+        var reasons = false
+        for line in page.components(separatedBy: "\n") {
+            if line.hasPrefix("### ") { quoted += Self.codeSpans(String(line.dropFirst(4))) }
+            if line.hasPrefix("| reason |") { reasons = true } else if !line.hasPrefix("|") { reasons = false }
+            if reasons, line.hasPrefix("| `"), let first = Self.firstCode(line) { quoted.append(first) }
+        }
+        #expect(quoted.count >= 20, "the page's messages are found: \(quoted)")
+        for message in quoted {
+            for fragment in Self.fragments(message) where !code.contains(fragment) {
+                Issue.record("troubleshooting.md quotes \"\(message)\", and no source prints \"\(fragment)\"")
+            }
+        }
+    }
+
+    @Test("the reference index links every page of docs/reference/")
+    func index() throws {
+        let directory = Self.root.appendingPathComponent("docs/reference")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".md") && $0 != "README.md" }
+        let index = try Self.read("docs/reference/README.md")
+        #expect(pages.count >= 6)
+        for page in pages { #expect(index.contains("](\(page))"), "docs/reference/README.md does not link \(page)") }
+    }
+}

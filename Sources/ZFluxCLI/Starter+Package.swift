@@ -50,6 +50,7 @@ extension Starter {
                         .product(name: "FluxCore", package: "zflux"),
                         .product(name: "FluxTesting", package: "zflux"),
                         .product(name: "FluxClusterTesting", package: "zflux"),
+                        .product(name: "ViewNode", package: "zflux"),
                     ]),
             ],
             swiftLanguageModes: [.v6]

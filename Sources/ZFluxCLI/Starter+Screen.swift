@@ -2,22 +2,20 @@
 extension Starter {
     var screen: String {
         #"""
-        import Foundation
         import ViewNode
 
         /// The tally on a terminal (`\#(appName) view \#(appName)`): ↑↓ choose an option, Enter votes for it,
         /// `l` loads the ballot. A screen is a pure function of the store's state (and what the screen
         /// itself has selected); a key that changes anything becomes an action, dispatched like any other.
-        public struct \#(screenType): AppScreen {
+        /// It reads the app's own State and sends its own Action values: no JSON on the way.
+        public struct \#(screenType): TypedScreen {
             public static let app = \#(name).name
             /// The option the cursor is on.
             public var selected = 0
 
             public init() {}
 
-            public func render(state data: Data, previous: Data?, width: Int) -> Frame {
-                guard let state = Self.decode(data) else { return [StyledLine("(not a \(Self.app) state)", .bad)] }
-                let before = previous.flatMap(Self.decode)
+            public func render(state: \#(name).State, previous before: \#(name).State?, width: Int) -> Frame {
                 let total = state.totalVotes
                 var frame: Frame = [StyledLine("Tally", .bold) + StyledLine("  \(total) vote\(total == 1 ? "" : "s")", .dim)]
                 if state.isLoading { frame.append(StyledLine("loading the ballot…", .dim)) }
@@ -38,8 +36,8 @@ extension Starter {
                 return frame
             }
 
-            public mutating func handle(_ key: Key, state data: Data) -> KeyOutcome {
-                let options = Self.decode(data)?.options ?? []
+            public mutating func handle(_ key: Key, state: \#(name).State) -> ScreenOutcome<\#(name).Action> {
+                let options = state.options
                 switch key {
                 case .up:
                     selected = max(0, selected - 1)
@@ -47,9 +45,9 @@ extension Starter {
                     selected = min(max(0, options.count - 1), selected + 1)
                 case .enter, .character(" "):
                     guard options.indices.contains(selected) else { return .ignored }
-                    return .dispatch(app: Self.app, type: "voteCast", arguments: Self.json(["option": options[selected].name]))
+                    return .send(.voteCast(option: options[selected].name))
                 case .character("l"):
-                    return .dispatch(app: Self.app, type: "loadTapped", arguments: "{}")
+                    return .send(.loadTapped)
                 default:
                     return .ignored
                 }
@@ -57,14 +55,6 @@ extension Starter {
             }
 
             public var help: String { "↑↓ choose · Enter vote · l load the ballot · Ctrl-C quit" }
-
-            /// The store's state (JSON) as the app's state.
-            static func decode(_ data: Data) -> \#(name).State? { try? JSONDecoder().decode(\#(name).State.self, from: data) }
-
-            /// An action's arguments as a JSON object.
-            static func json(_ arguments: [String: String]) -> String {
-                String(decoding: (try? JSONEncoder().encode(arguments)) ?? Data("{}".utf8), as: UTF8.self)
-            }
         }
 
         """#

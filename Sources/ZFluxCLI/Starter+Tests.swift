@@ -7,6 +7,7 @@ extension Starter {
         import \#(appModule)
         import FluxTesting
         import Testing
+        import ViewNode
 
         /// The tally's story. A `TestStore` applies each action the way a store in the cluster does: `send`
         /// an action and say how the state changes; `receive` what an effect sends back (in a cluster it
@@ -45,6 +46,16 @@ extension Starter {
                     $0.options = [.init(name: "yes"), .init(name: "no"), .init(name: "maybe")]
                 }
                 await store.finish()
+            }
+
+            @Test("the screen shows each option with its votes; ↓ then Enter votes for the option under the cursor")
+            func screen() {
+                var screen = \#(screenType)()
+                let state = \#(name).State(options: [.init(name: "yes", votes: 2), .init(name: "no")])
+                #expect(screen.render(state: state, previous: nil, width: 40).first?.plainText == "Tally  2 votes")
+                #expect(screen.handle(.down, state: state) == .redraw)
+                #expect(screen.handle(.enter, state: state) == .send(.voteCast(option: "no")))
+                #expect(screen.handle(.character("l"), state: state) == .send(.loadTapped))
             }
 
             @Test("the dispatcher refuses a vote for an option without a name")

@@ -184,20 +184,19 @@ extension Timer {
     try await cluster.shutdown()
 }
 
-public struct TimerScreen: AppScreen {
+public struct TimerScreen: TypedScreen {
     public static let app = "timer"
     public init() {}
 
-    public func render(state: Data, previous: Data?, width: Int) -> Frame {
-        guard let timer = try? JSONDecoder().decode(Timer.State.self, from: state) else { return [StyledLine("(not a timer)", .bad)] }
-        return [StyledLine("\(timer.remaining) s", .bold) + StyledLine(timer.isRunning ? "  running" : "  paused", .dim)]
+    public func render(state: Timer.State, previous: Timer.State?, width: Int) -> Frame {
+        [StyledLine("\(state.remaining) s", .bold) + StyledLine(state.isRunning ? "  running" : "  paused", .dim)]
     }
 
-    public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
+    public mutating func handle(_ key: Key, state: Timer.State) -> ScreenOutcome<Timer.Action> {
         switch key {
-        case .character("s"): .dispatch(app: "timer", type: "startTapped", arguments: "{}")
-        case .character("p"): .dispatch(app: "timer", type: "pauseTapped", arguments: "{}")
-        case .character("r"): .dispatch(app: "timer", type: "resetTapped", arguments: #"{"seconds":60}"#)
+        case .character("s"): .send(.startTapped)
+        case .character("p"): .send(.pauseTapped)
+        case .character("r"): .send(.resetTapped(seconds: 60))
         default: .ignored
         }
     }
@@ -206,9 +205,10 @@ public struct TimerScreen: AppScreen {
 }
 @Test func timerScreen() {
     var screen = TimerScreen()
-    let state = try! JSONEncoder().encode(Timer.State(remaining: 42, isRunning: true))
+    let state = Timer.State(remaining: 42, isRunning: true)
     #expect(screen.render(state: state, previous: nil, width: 80).map(\.plainText) == ["42 s  running"])
-    #expect(screen.handle(.character("s"), state: state) == .dispatch(app: "timer", type: "startTapped", arguments: "{}"))
+    #expect(screen.handle(.character("s"), state: state) == .send(.startTapped))
+    #expect(screen.handle(.character("r"), state: state) == .send(.resetTapped(seconds: 60)))
     #expect(ScreenRegistry([TimerScreen.self]).screen(forApp: "timer") is TimerScreen)
 }
 

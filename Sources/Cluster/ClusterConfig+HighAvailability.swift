@@ -146,7 +146,7 @@ extension ClusterConfig {
             let file = ClusterConfig.resolve(key, against: baseDirectory ?? ".")
             members[index].keyFile = file
             do {
-                members[index].publicKey = try ClusterConfig.memberPublicKey(keyFile: file)
+                members[index].publicKey = try ClusterConfig.publicKey(keyFile: file, whose: "this member's")
             } catch let problem as ClusterError {
                 throw error(
                     "dispatcher '\(entry.name)''s key: \(problem.message) (key paths are relative to this file)", key: "key", table: "dispatcher",
@@ -169,9 +169,10 @@ extension ClusterConfig {
         return (members, port)
     }
 
-    /// A member's public key: from NAME.pub beside its key file when there is one (a host that runs
-    /// only the other member needs no more), else from the key file itself.
-    static func memberPublicKey(keyFile: String) throws -> String {
+    /// A key pair's public half: from NAME.pub beside its key file when there is one (a host that runs
+    /// only the other member, or only clients, needs no more), else from the key file itself. `whose`
+    /// names the key in the error ("this member's").
+    static func publicKey(keyFile: String, whose: String) throws -> String {
         let publicFile = (keyFile.hasSuffix(".key") ? String(keyFile.dropLast(4)) : keyFile) + ".pub"
         if let text = try? String(contentsOfFile: publicFile, encoding: .utf8) {
             let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
@@ -183,7 +184,7 @@ extension ClusterConfig {
         do {
             return try KeyPair.load(keyFile).publicKey
         } catch let error as NodeError {
-            throw ClusterError("neither \(publicFile) nor \(keyFile) gives this member's public key: \(error.message)")
+            throw ClusterError("neither \(publicFile) nor \(keyFile) gives \(whose) public key: \(error.message)")
         }
     }
 

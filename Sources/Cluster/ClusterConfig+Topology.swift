@@ -87,21 +87,23 @@ extension ClusterConfig {
             snapshotEveryActions: settings.snapshotEvery)
     }
 
-    /// `[security]`'s key files, relative to the config file's directory: both key pairs must load and
-    /// the authorized keys file must exist.
+    /// `[security]`'s key files, relative to the config file's directory: the client key pair must
+    /// load, the server's public key must be there (its `.pub`, or the key pair where a host has no
+    /// `.pub`), and the authorized keys file must exist. Only a node loads the server's secret half, when
+    /// it starts: a host that runs only commands and clients needs `server.pub`, never `server.key`.
     func securityFiles() throws -> Topology.SecurityFiles? {
         guard let security else { return nil }
         let directory = baseDirectory ?? "."
         let serverKeyFile = ClusterConfig.resolve(security.serverKey, against: directory)
         let clientKeyFile = ClusterConfig.resolve(security.clientKey, against: directory)
-        let server = try KeyPair.load(serverKeyFile)
+        let serverPublicKey = try ClusterConfig.publicKey(keyFile: serverKeyFile, whose: "the server's")
         _ = try KeyPair.load(clientKeyFile)
         let authorized = ClusterConfig.resolve(security.authorizedKeys, against: directory)
         guard FileManager.default.fileExists(atPath: authorized) else {
             throw ClusterError("the authorized keys file \(authorized) is missing")
         }
         return .init(
-            serverKeyFile: serverKeyFile, serverPublicKey: server.publicKey, clientKeyFile: clientKeyFile, authorizedKeysFile: authorized)
+            serverKeyFile: serverKeyFile, serverPublicKey: serverPublicKey, clientKeyFile: clientKeyFile, authorizedKeysFile: authorized)
     }
 
     /// `path` as written in a config: absolute, or relative to `directory`.

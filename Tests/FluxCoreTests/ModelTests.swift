@@ -40,6 +40,21 @@ struct ActionCodingTests {
         #expect(reason("addTodo", #"{"title":"abc""#)?.hasPrefix("the arguments of 'addTodo' are not JSON") == true)
         #expect(reason("add-todo", "{}")?.contains("is not an action name") == true)
         #expect(reason("removeTodo", #"{"index":-1}"#) == "index must not be negative")
+        // A binary payload cut short is called malformed, not a missing action (a client written from
+        // PROTOCOL.md alone was told "counter has no action 'addTapped'").
+        let counter = Counter.app()
+        if let whole = try? counter.wirePayload(type: "addTapped", argumentsJSON: Array(#"{"amount":2}"#.utf8)) {
+            for cut in [whole.count - 1, whole.count / 2, 2] {
+                do {
+                    try counter.check(actionType: "addTapped", payload: Array(whole.prefix(cut)))
+                    Issue.record("a binary payload cut to \(cut) of \(whole.count) bytes was accepted")
+                } catch {
+                    #expect(error.reason.hasPrefix("the payload of counter.addTapped is not a well-formed binary value"), "\(error.reason)")
+                }
+            }
+        } else {
+            Issue.record("counter.addTapped did not encode")
+        }
         // A payload whose case differs from the header's type is refused too.
         #expect(throws: ActionError.self) {
             try app.check(actionType: "removeTodo", payload: Array(#"{"addTodo":{"title":"abc"}}"#.utf8))

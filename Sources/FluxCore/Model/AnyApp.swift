@@ -112,6 +112,10 @@ extension FluxApp: AnyApp {
             {
                 throw ActionError("the payload of \(name).\(actionType) is not valid JSON")
             }
+            // A binary payload cut short or garbled is not a missing action: say what it is.
+            if case .dataCorrupted = error, WireCodec.isBinary(payload), !BinaryPayloadCodec.isWellFormed(payload) {
+                throw ActionError("the payload of \(name).\(actionType) is not a well-formed binary value (\(payload.count) bytes)")
+            }
             // Synthesized enum decoding fails at the top level only when no case matches the key;
             // errors inside the arguments carry a path that starts with the case name.
             if error.codingPath.isEmpty {

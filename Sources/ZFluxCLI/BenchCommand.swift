@@ -69,7 +69,7 @@ struct BenchCommand: AsyncParsableCommand {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a load test (the default).")
 
-        @Option(help: "ipc or tcp.") var transport: Topology.Transport = .ipc
+        @Option(help: "ipc or tcp.") var transport: ClusterCommand.ClusterOptions.Transport = .ipc
         @Option(help: ArgumentHelp("tcp: the first of the ports used (the floor's relays use the next ones).", valueName: "port"))
         var basePort = 5670
         @Option(help: "Stores hosting the ledger app (each a process).") var stores = 1
@@ -228,7 +228,9 @@ struct BenchCommand: AsyncParsableCommand {
         func options() throws -> BenchOptions {
             let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
             var options = BenchOptions(executable: executable)
-            (options.transport, options.basePort, options.stores, options.views, options.clients) = (transport, basePort, stores, views, clients)
+            (options.transport, options.basePort, options.stores, options.views, options.clients) = (
+                transport.topology, basePort, stores, views, clients
+            )
             (options.rate, options.max, options.duration, options.warmUp) = (rate, max, duration, warmUp)
             (options.payloadBytes, options.codec, options.fsync, options.stateItems) = (payloadBytes, codec, fsync, stateItems)
             (options.floor, options.keep, options.pinCPUs) = (floor, keep, pinCpus)

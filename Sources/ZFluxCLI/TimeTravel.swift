@@ -65,7 +65,7 @@ extension JournalCommand {
                 """)
         @OptionGroup var runDir: RunDirOptions
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's.", valueName: "dir")) var journal: String?
-        @Option(help: "The first seq to record (default: 1).") var from: UInt64 = 1
+        @Option(help: "The first seq to record.") var from: UInt64 = 1
         @Option(help: "The last seq to record (default: the journal's head).") var to: UInt64?
         @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the session (- for stdout).", valueName: "file")) var output: String
 

@@ -13,7 +13,7 @@ extension Header {
     }
 }
 
-@Suite("Wire protocol v1")
+@Suite("The wire protocol")
 struct ProtocolTests {
     @Test("every message kind survives encode → decode", arguments: MessageKind.allCases)
     func roundTrip(kind: MessageKind) throws {

@@ -409,7 +409,7 @@ struct TypedCodec: Sendable {
     /// JSON text → the value → the JSON codec's bytes.
     let normalize: @Sendable (_ json: [UInt8]) throws -> [UInt8]
 
-    static func of<T: Codable>(_: T.Type) -> TypedCodec {
+    static func of<T: Codable & Sendable>(_: T.Type) -> TypedCodec {
         TypedCodec(
             encode: { json, generated in try BinaryPayloadCodec(generated: generated).encode(try JSONPayloadCodec().decode(T.self, from: json)) },
             decode: { binary, generated in try JSONPayloadCodec().encode(try BinaryPayloadCodec(generated: generated).decode(T.self, from: binary)) },

@@ -38,14 +38,20 @@ struct DeployTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        for unit in ["zflux-dispatcher.service", "zflux-store@.service"] {
+        // Every unit: the single dispatcher, a pair's member (zflux-dispatcher@d1) and a store.
+        for unit in ["zflux-dispatcher.service", "zflux-dispatcher@.service", "zflux-store@.service"] {
             let text = try String(contentsOfFile: packageRoot + "/deploy/systemd/" + unit, encoding: .utf8)
             #expect(text.contains("ExecStart=/usr/local/bin/zflux "))
-            #expect(text.contains("User=zflux") && text.contains("StateDirectory=zflux") && text.contains("Restart=on-failure"))
+            // A pair's member restarts after any exit (a deposed leader exits 75 to come back as the standby).
+            #expect(text.contains("User=zflux") && text.contains("StateDirectory=zflux"))
+            #expect(text.contains(unit == "zflux-dispatcher@.service" ? "Restart=always" : "Restart=on-failure"), "\(unit)")
             let local = text.replacingOccurrences(of: "/usr/local/bin/zflux", with: zfluxBinary)
-            try local.write(toFile: dir + "/" + unit.replacingOccurrences(of: "@.service", with: "@todo.service"), atomically: true, encoding: .utf8)
+            let instance = unit.hasPrefix("zflux-store") ? "todo" : "d1"
+            try local.write(
+                toFile: dir + "/" + unit.replacingOccurrences(of: "@.service", with: "@\(instance).service"), atomically: true, encoding: .utf8)
         }
-        let verified = try runProgram(analyze, ["verify", dir + "/zflux-dispatcher.service", dir + "/zflux-store@todo.service"])
+        let verified = try runProgram(
+            analyze, ["verify", dir + "/zflux-dispatcher.service", dir + "/zflux-dispatcher@d1.service", dir + "/zflux-store@todo.service"])
         #expect(verified.status == 0 && verified.stderr.isEmpty, "\(verified.stderr)")
         // The check bites: a misspelt key is reported.
         let bad = try String(contentsOfFile: dir + "/zflux-dispatcher.service", encoding: .utf8).replacingOccurrences(

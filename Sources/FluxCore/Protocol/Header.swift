@@ -53,10 +53,10 @@ public struct Header: Equatable, Sendable {
     /// ACTION, ACK, replay: the global sequence number. STATE, SNAPSHOT, store HEARTBEAT: the version.
     /// (docs/PROTOCOL.md, "seq and ref, kind by kind", has every kind.)
     public var seq: UInt64
-    /// A second number whose meaning depends on the kind: STATE, the version the update follows;
-    /// store HEARTBEAT, the newest dispatcher seq the store knows; REPLAY-REQUEST, the last seq wanted
+    /// A second number whose meaning depends on the kind, among them: STATE, the version the update
+    /// follows; store HEARTBEAT, the version the store has applied; REPLAY-REQUEST, the last seq wanted
     /// (0 = up to the newest); REPLAY-BATCH, the batch's last seq; REPLAY-END, the last seq sent.
-    /// 0 for every other kind.
+    /// docs/PROTOCOL.md ("seq and ref, kind by kind") gives every kind's.
     public var ref: UInt64
     public var clientID: UInt64
     public var clientSeq: UInt64

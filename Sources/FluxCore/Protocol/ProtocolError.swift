@@ -1,4 +1,4 @@
-/// A message that does not follow wire protocol v1. The receiver drops it (or NACKs it, at the intake)
+/// A message that does not follow the wire protocol (docs/PROTOCOL.md). The receiver drops it (or NACKs it, at the intake)
 /// and keeps running; `description` names what was wrong so it can be sent back as a NACK reason.
 public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {

@@ -85,7 +85,7 @@ struct HistoryJudge {
             return .refuse(
                 reason: "the dispatcher serves another journal (history \(offered)) than this store's state comes from (\(current)): "
                     + "point the store at its own cluster, or delete its snapshot and restart it to rebuild from this journal "
-                    + "(docs/OPERATIONS.md, \"A journal from another history\")")
+                    + "(docs/OPERATIONS.md, \"Restoring a journal from a copy, and a journal from another history\")")
         }
         if offered.epoch < current.epoch { return .ignore }  // a late message from before the dispatcher restarted
         guard let since, let head else { return .wait }

@@ -14,6 +14,8 @@ extension ClusterConfig {
         let transport = try transport(override: transportOverride)
         let stores = try checkedStores(apps: apps)
         try checkCluster(transport: transport)
+        // The name follows the one rule for names whether or not a pair's key is made from it.
+        _ = try clusterName()
         let heartbeat = try heartbeatMilliseconds()
         try checkPairTables(transport: transport)
         let pairSettings = try highAvailabilitySettings()

@@ -40,4 +40,16 @@ struct SecurityConfigTests {
             #expect("\(error)".contains("server.pub") && "\(error)".contains("server.key"), "\(error)")
         }
     }
+
+    @Test("[cluster] name follows the rule for names in every config, not only in one with [ha]")
+    func clusterNameChecked() throws {
+        let text = "[cluster]\nname = \"not a name!\"\n\n[[store]]\nname = \"counter\"\n"
+        do {
+            _ = try ClusterConfig.parse(text, source: "name.toml")
+                .topology(runDirectory: "/run/zflux", transportOverride: nil, basePortOverride: nil, apps: nil)
+            Issue.record("a cluster name with spaces and '!' was accepted")
+        } catch {
+            #expect("\(error)".contains("cluster name 'not a name!'"), "\(error)")
+        }
+    }
 }

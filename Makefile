@@ -19,11 +19,11 @@ help:
 	@echo "make simulate  release build, then SEEDS seeds (default 100000) of the deterministic simulator"
 	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
-# libzmq's headers and pkg-config file, and etcd (leader election, and its tests); installed only when missing.
+# libzmq's header and library, and etcd (leader election, and its tests); installed only when missing.
 deps:
-	@if ! dpkg -s libzmq3-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
-		echo "==> installing libzmq3-dev and pkg-config"; \
-		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config >/dev/null; \
+	@if ! dpkg -s libzmq3-dev >/dev/null 2>&1; then \
+		echo "==> installing libzmq3-dev"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev >/dev/null; \
 	fi
 	@if ! command -v etcd >/dev/null 2>&1 && [ ! -x /usr/bin/etcd ]; then \
 		echo "==> installing etcd-server"; \
@@ -31,17 +31,18 @@ deps:
 	fi
 
 # The terminal viewer's test drives the real `zflux view` through tmux; the deploy tests run
-# systemd-analyze and parse the Kubernetes manifests with PyYAML; the multi-host test uses ip netns.
+# systemd-analyze and parse the Kubernetes manifests with PyYAML (Debian's python3-yaml: pip refuses to
+# install into Debian's own python3); the multi-host test uses ip netns.
 test-deps: deps
 	@missing=""; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \
 	if [ -n "$$missing" ]; then \
 		echo "==> installing$$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@python3 -c 'import yaml' 2>/dev/null || { echo "==> installing PyYAML"; python3 -m pip install -q pyyaml; }
 
 build: deps
 	$(SWIFT) build
@@ -83,6 +84,9 @@ TEST_LOGS := .build/test-logs
 test: test-deps
 	@$(STAGE) --begin
 	@$(STAGE) lint $(SWIFT) format lint --strict --recursive $(FORMATTED)
+	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is
+	@# committed), before the build that compiles it.
+	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	@# Every target, test targets included, so that the two test stages below only run.
 	@$(STAGE) build $(SWIFT) build --build-tests
 	@# The deterministic simulator: 1,000 seeds of the whole cluster under faults, on both cores, alone
@@ -90,8 +94,6 @@ test: test-deps
 	@$(STAGE) simulate $(ZFLUX) simulate --seeds 1000
 	@# …and 1,000 seeds of the high-availability cluster: a leader, its sync standby and a lease service.
 	@$(STAGE) simulate-ha $(ZFLUX) simulate --seeds 1000 --ha
-	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is committed).
-	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
 	@# The suites, and beside them the dispatcher pair's tests against a real etcd, one at a time. The
 	@# pair's leases are timed, so the suites run at a lower priority (nice 10): the pair's processes and
 	@# etcd get a core when they wake, and the suites have the rest. The pair's output goes to its log;

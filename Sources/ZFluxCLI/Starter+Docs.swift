@@ -60,8 +60,8 @@ extension Starter {
         effect), its terminal screen, its tests and a cluster config. Its binary, `\#(appName)`, is the whole zflux
         command line for this app: `cluster up` runs it again for the dispatcher and for each store.
 
-        zflux needs libzmq: `apt-get install libzmq3-dev pkg-config` (Debian, Ubuntu) or
-        `brew install zeromq pkg-config` (macOS).
+        zflux runs on Linux and needs libzmq: `apt-get install libzmq3-dev` (Debian, Ubuntu). On a Mac,
+        build and run it in a Linux container.
 
         ## Run
 

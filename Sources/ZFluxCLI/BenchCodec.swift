@@ -27,7 +27,8 @@ extension BenchCommand {
                 let encode = try time { _ = try sample.encode(codec) }
                 let decode = try time { try sample.decode(codec, bytes) }
                 // String(format:)'s %-8@ pads nothing on Linux: pad the names themselves.
-                let names = codec.name.padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
+                let names =
+                    codec.name.padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
                     + sample.name.padding(toLength: 28, withPad: " ", startingAt: 0)
                 emitLine(names + String(format: " %6d  %10.2f  %10.2f", bytes.count, encode, decode))
             }

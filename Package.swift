@@ -44,7 +44,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
+        // The macro builds against swift-syntax 600.0.1, 602.0.0 and 603.0.1 (tried): a range as wide as
+        // that lets a package that also uses another macro library (TCA takes 509..<605) resolve.
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
     ],
     targets: [
         // libzmq's header and library from where Debian's libzmq3-dev puts them (`make` installs it). No

@@ -51,14 +51,9 @@ public struct JournalBenchmark: Sendable {
         enum Action: Codable, Equatable, Sendable { case addTapped(amount: Int) }
 
         static func app() -> FluxApp<State, Action, Void> {
-            FluxApp(
-                name: "counter", summary: "the journal bench's counter", initialState: State(),
-                reducer: Reducer { state, action, _ in
-                    switch action {
-                    case .addTapped(let amount): state.count += amount
-                    }
-                    return .none
-                }, environment: ())
+            JournalBenchmark.counter(State()) { state, action in
+                if case .addTapped(let amount) = action { state.count += amount }
+            }
         }
     }
 
@@ -70,15 +65,22 @@ public struct JournalBenchmark: Sendable {
         enum Action: Codable, Equatable, Sendable { case addTapped(amount: Int) }
 
         static func app() -> FluxApp<State, Action, Void> {
-            FluxApp(
-                name: "counter", summary: "the journal bench's counter", initialState: State(),
-                reducer: Reducer { state, action, _ in
-                    switch action {
-                    case .addTapped(let amount): state.count += amount
-                    }
-                    return .none
-                }, environment: ())
+            JournalBenchmark.counter(State()) { state, action in
+                if case .addTapped(let amount) = action { state.count += amount }
+            }
         }
+    }
+
+    /// The bench's counter app over `State` and `Action`, whichever codec path their types take.
+    static func counter<State: Codable & Equatable & Sendable, Action: Codable & Sendable>(
+        _ initial: State, add: @escaping @Sendable (inout State, Action) -> Void
+    ) -> FluxApp<State, Action, Void> {
+        FluxApp(
+            name: "counter", summary: "the journal bench's counter", initialState: initial,
+            reducer: Reducer { state, action, _ in
+                add(&state, action)
+                return .none
+            }, environment: ())
     }
 
     /// `counter.addTapped(amount: 1)` in the wire's default (binary) codec, as clients send it.

@@ -34,6 +34,8 @@ public struct TrackedDictionary<Key: Hashable & Codable & Sendable, Value: Codab
     public subscript(key: Key) -> Value? {
         get { storage[key] }
         set {
+            // Setting what is there already (nil where nothing is) changes nothing to publish.
+            guard storage[key] != newValue else { return }
             storage[key] = newValue
             changed.insert(key)
         }
@@ -53,8 +55,10 @@ public struct TrackedDictionary<Key: Hashable & Codable & Sendable, Value: Codab
 
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
+        // Removing a key that is not there changes nothing (a ledger closing an account nobody opened).
+        guard let removed = storage.removeValue(forKey: key) else { return nil }
         changed.insert(key)
-        return storage.removeValue(forKey: key)
+        return removed
     }
 
     public static func == (a: Self, b: Self) -> Bool { a.storage == b.storage }

@@ -28,6 +28,17 @@ struct SecurityConfigTests {
         }
         let server = try KeyPair.load(directory + "/keys/server.key")
         #expect(try load().security?.serverPublicKey == server.publicKey)
+        // A server.pub that is another pair's, beside server.key: refused before any node starts.
+        let serverPub = try String(contentsOfFile: directory + "/keys/server.pub", encoding: .utf8)
+        let client = try String(contentsOfFile: directory + "/keys/client.pub", encoding: .utf8)
+        try client.write(toFile: directory + "/keys/server.pub", atomically: true, encoding: .utf8)
+        do {
+            _ = try load()
+            Issue.record("a server.pub of another key pair was accepted beside server.key")
+        } catch {
+            #expect("\(error)".contains("is not that key's public half"), "\(error)")
+        }
+        try serverPub.write(toFile: directory + "/keys/server.pub", atomically: true, encoding: .utf8)
         // A client host: the server's secret half is not there.
         try FileManager.default.removeItem(atPath: directory + "/keys/server.key")
         #expect(try load().security?.serverPublicKey == server.publicKey)

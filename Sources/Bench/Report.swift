@@ -1,4 +1,5 @@
 import Foundation
+import NodeSupport
 
 /// One bench run as `--json` prints it (keys in snake_case: `rate_target`, `e2e.p99_us`, …).
 public struct BenchReport: Codable, Sendable {
@@ -219,7 +220,7 @@ public struct BenchReport: Codable, Sendable {
         var lines: [String] = []
         let s = setup
         lines.append(
-            "zflux bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
+            StandardOutput.programName + " bench: \(s.transport), \(s.stores) store(s) × \(s.views) view(s), \(s.clients) client(s), "
                 + "\(Self.rate(rateTarget)) for \(Self.number(s.durationS)) s (+\(Self.number(s.warmUpS)) s warm-up), "
                 + (s.workload.map {
                     $0 == "ledger.post" ? "" : "workload \($0)\(Self.mix(s))\(s.rampS.map { " (ramp \(Self.number($0)) s)" } ?? ""), "

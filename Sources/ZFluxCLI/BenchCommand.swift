@@ -31,8 +31,8 @@ struct BenchCommand: AsyncParsableCommand {
             with fewer than ten samples beyond it in either run (p99.9 of a run under 10,000 actions) is \
             listed as not compared rather than judged.
 
-            Every option below is the load test's, `zflux bench run` (the default subcommand): \
-            `zflux bench run --help` lists them all.
+            Every option below is the load test's, `\(RootCommand.binaryName) bench run` (the default \
+            subcommand): `\(RootCommand.binaryName) bench run --help` lists them all.
 
             Exit status: 0 when every action was acknowledged and seen in its app's views, some of them \
             perhaps refused by their store (the report counts them, "refused by the store", with the first \
@@ -72,7 +72,7 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "ipc or tcp.") var transport: ClusterCommand.ClusterOptions.Transport = .ipc
         @Option(help: ArgumentHelp("tcp: the first of the ports used (the floor's relays use the next ones).", valueName: "port"))
         var basePort = 5670
-        @Option(help: "Stores hosting the ledger app (each a process).") var stores = 1
+        @Option(help: "Stores per app the load drives (the ledger app without --app or --workload; each a process).") var stores = 1
         @Option(help: "Views (subscribers in this process) per store.") var views = 1
         @Option(help: "Concurrent client connections sending in turn.") var clients = 1
         @Option(help: "Target rate, actions per second (with --max: the first rate tried).") var rate: Double = 10_000
@@ -175,7 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
                 var series = [("zflux dispatch → view", report.e2e), ("zflux dispatch → ack", report.ack)]
                 if let floor = report.floor { series.append(("floor → sink", floor.e2e)) }
                 let title =
-                    "zflux bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
+                    "\(RootCommand.binaryName) bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
                 try PercentilePlot.svg(title: title, series: series).write(toFile: svg, atomically: true, encoding: .utf8)
             }
             if let single, !json { emitLine("single dispatcher:\n" + single.report.table() + "\n\ndispatcher pair (sync replication):") }

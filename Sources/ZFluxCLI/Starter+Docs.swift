@@ -75,7 +75,7 @@ extension Starter {
             .build/debug/\#(appName) dispatch \#(appName) loadTapped
             .build/debug/\#(appName) dispatch \#(appName) voteCast '{"option":"tea"}'
             .build/debug/\#(appName) state \#(appName)
-            .build/debug/\#(appName) bench --attach --app \#(appName) --action voteCast --payload '{"option":"tea"}' --duration 5
+            .build/debug/\#(appName) bench --attach --app \#(appName) --action voteCast --payload '{"option":"tea"}' --rate 500 --duration 5
 
         `view` shows the tally's screen (↑↓ choose, Enter votes, `l` loads the ballot); `dispatch` sends an action
         with its arguments as JSON; `state` prints the store's state; `bench` measures latency and throughput of

@@ -146,7 +146,8 @@ extension Timer {
             },
             render: { "\($0.remaining) s" + ($0.isRunning ? " ▶" : " ⏸") },
             actions: [
-                // One example per action, for `zflux apps`; a test checks that no case is missing.
+                // One example per action, for `zflux apps` (zflux's own tests check that its apps miss
+                // none; in your package, add an example with every case you add).
                 .user(.startTapped, "start counting down"),
                 .user(.pauseTapped, "pause"),
                 .user(.resetTapped(seconds: 90), "set the time (1 s to an hour) and stop"),

@@ -102,6 +102,12 @@ extension FluxApp: AnyApp {
 
     /// Decodes a wire action. With `verifyType` (at the intake) the decoded case must match the header's
     /// action type; stores skip that check, since the dispatcher made it before sequencing.
+    /// The refusal of an action type the app does not have, with the ones it has (its catalog's).
+    func noSuchAction(_ actionType: String) -> String {
+        let known = describe().actions.map(\.type)
+        return "\(name) has no action '\(actionType)'" + (known.isEmpty ? "" : " (it has: \(known.joined(separator: ", ")))")
+    }
+
     func decodeAction(actionType: String, payload: [UInt8], verifyType: Bool = true) throws(ActionError) -> Action {
         let action: Action
         do {
@@ -119,7 +125,7 @@ extension FluxApp: AnyApp {
             // Synthesized enum decoding fails at the top level only when no case matches the key;
             // errors inside the arguments carry a path that starts with the case name.
             if error.codingPath.isEmpty {
-                throw ActionError("\(name) has no action '\(actionType)'")
+                throw ActionError(noSuchAction(actionType))
             }
             throw ActionError("bad arguments for \(name).\(actionType): \(error.shortDescription)")
         } catch {
@@ -129,8 +135,10 @@ extension FluxApp: AnyApp {
         // Fast path: a binary payload of one entry names its case; anything else (JSON, whose entries
         // cannot be counted without parsing) is checked by reflection.
         if BinaryPayloadCodec.firstKey(of: payload, is: actionType) { return action }
-        guard ActionCoding.caseName(of: action) == actionType else {
-            throw ActionError("\(name) has no action '\(actionType)'")
+        let held = ActionCoding.caseName(of: action)
+        guard held == actionType else {
+            guard describe().actions.contains(where: { $0.type == actionType }) else { throw ActionError(noSuchAction(actionType)) }
+            throw ActionError("the payload of \(name).\(actionType) holds a '\(held)' action")
         }
         return action
     }

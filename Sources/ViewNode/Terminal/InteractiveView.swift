@@ -329,7 +329,7 @@ public final class InteractiveView: @unchecked Sendable {
         let store = stores[current]
         let info = shown[current]
         var frame: Frame = [
-            StyledLine(" zflux view · \(store.name)", .bold)
+            StyledLine(" \(StandardOutput.programName) view · \(store.name)", .bold)
                 + StyledLine(stores.count > 1 ? "   (Ctrl-N: next of \(stores.map(\.name).joined(separator: ", ")))" : "", .dim), "",
         ]
         let help = mode?.help ?? store.screen.help

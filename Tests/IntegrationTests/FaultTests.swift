@@ -99,7 +99,7 @@ let faultConfig = """
 
 @Suite("Fault injection (real processes)", .serialized, .timeLimit(.minutes(5)))
 struct FaultTests {
-    @Test("1. kill -9 a store while 2 clients dispatch 50,000 actions: it is restarted and ends exactly right")
+    @Test("1. kill -9 a store while 2 clients dispatch 20,000 actions: it is restarted and ends exactly right")
     func killStore() async throws {
         let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "none"))
         defer { try? FileManager.default.removeItem(atPath: config) }
@@ -110,13 +110,13 @@ struct FaultTests {
         let killed = Locked<[Int32]>([])
         let runDir = cluster.runDir
         let acked = try await runLoad(
-            intake: intake, clients: 2, perClient: 25_000,
+            intake: intake, clients: 2, perClient: 10_000,
             make: { client, i in
                 try i % 50 == 0 ? todoAction("c\(client)-\(i)") : counterAction(client * 100_000 + i)
             },
             progress: { count in
                 // kill -9 both stores, once each, mid-load.
-                for (at, name) in [(10_000, "store-counter"), (20_000, "store-todo")] where count == at {
+                for (at, name) in [(5_000, "store-counter"), (12_000, "store-todo")] where count == at {
                     if let text = try? String(contentsOfFile: "\(runDir)/pids/\(name).pid", encoding: .utf8), let pid = Int32(text) {
                         signalNode(pid, SIGKILL)
                         killed.withLock { $0.append(pid) }
@@ -124,10 +124,10 @@ struct FaultTests {
                 }
             })
         #expect(killed.withLock { $0.count } == 2, "both stores were killed mid-load")
-        #expect(acked.map(\.seq) == Array(1...50_000), "every action acknowledged once, seqs without holes")
+        #expect(acked.map(\.seq) == Array(1...20_000), "every action acknowledged once, seqs without holes")
         let expected = try expectedStates(acked)
-        #expect(try await waitForState(cluster, "counter", version: 50_000, as: Counter.State.self, timeout: .seconds(60)) == expected.counter)
-        #expect(try await waitForState(cluster, "todo", version: 50_000, as: Todo.State.self, timeout: .seconds(60)) == expected.todo)
+        #expect(try await waitForState(cluster, "counter", version: 20_000, as: Counter.State.self, timeout: .seconds(60)) == expected.counter)
+        #expect(try await waitForState(cluster, "todo", version: 20_000, as: Todo.State.self, timeout: .seconds(60)) == expected.todo)
         for pid in killed.withLock({ $0 }) { #expect(cluster.currentPid("store-counter") != pid && cluster.currentPid("store-todo") != pid) }
     }
 

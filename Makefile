@@ -96,11 +96,14 @@ test: test-deps
 	@$(STAGE) simulate-ha $(ZFLUX) simulate --seeds 1000 --ha
 	@# The suites, and beside them the dispatcher pair's tests against a real etcd, one at a time. The
 	@# pair's leases are timed, so the suites run at a lower priority (nice 10): the pair's processes and
-	@# etcd get a core when they wake, and the suites have the rest. The pair's output goes to its log;
-	@# the summary names any test that failed in either.
-	-@$(STAGE) --log-only $(TEST_LOGS)/ha.log ha-tests $(SWIFT) test --skip-build --no-parallel --filter '$(HA_TESTS)' & \
-		nice -n 10 $(STAGE) --log $(TEST_LOGS)/suites.log suites $(SWIFT) test --skip-build --skip '$(HA_TESTS)' $(TEST_ARGS); \
-		wait
+	@# etcd get a core when they wake, and the suites have the rest. Neither builds, so neither needs
+	@# SwiftPM's lock on .build (--ignore-lock; without it the second waits for the first). The pair's
+	@# tests run in a process group of their own, stopped with the suites on Ctrl-C. The pair's output
+	@# goes to its log; the summary names any test that failed in either.
+	-@setsid --wait $(STAGE) --log-only $(TEST_LOGS)/ha.log ha-tests $(SWIFT) test --skip-build --ignore-lock --no-parallel --filter '$(HA_TESTS)' & \
+		ha=$$!; trap 'kill -TERM -- -$$ha 2>/dev/null' INT TERM; \
+		nice -n 10 $(STAGE) --log $(TEST_LOGS)/suites.log suites $(SWIFT) test --skip-build --ignore-lock --skip '$(HA_TESTS)' $(TEST_ARGS); \
+		wait $$ha
 	@ZFLUX_REQUIRED_STAGES="lint build simulate simulate-ha suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
 # The tests of a dispatcher pair and its etcd client (make test runs them after the rest).

@@ -48,7 +48,7 @@ case "${1:-}" in
   for log in "$@"; do [ -f "$log" ] && logs+=("$log"); done
   if [ ${#logs[@]} -gt 0 ]; then
     # Swift Testing marks a failed test `✘ Test "Name" … failed`; each is named here with its log.
-    failures=$(grep -HE '✘ Test "[^"]*" .*failed' "${logs[@]}" | sed -E 's/^([^:]*):.*✘ Test ("[^"]*"|[^ ]+).*/    \2  (\1)/' | sort -u)
+    failures=$(grep -HE '✘ Test .* failed' "${logs[@]}" | grep -v '✘ Test run ' | sed -E 's/^([^:]*):.*✘ Test ("[^"]*"|[^ ]+).*/    \2  (\1)/' | sort -u)
     if [ -n "$failures" ]; then
       echo "==> failed tests"
       echo "$failures"

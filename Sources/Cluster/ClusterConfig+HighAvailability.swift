@@ -175,7 +175,9 @@ extension ClusterConfig {
     static func publicKey(keyFile: String, whose: String) throws -> String {
         let publicFile = (keyFile.hasSuffix(".key") ? String(keyFile.dropLast(4)) : keyFile) + ".pub"
         if let text = try? String(contentsOfFile: publicFile, encoding: .utf8) {
-            let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter {
+                !$0.isEmpty && !$0.hasPrefix("#")
+            }
             guard lines.count == 1, KeyPair.isPublicKey(lines[0]) else {
                 throw ClusterError("\(publicFile) does not hold one public key (make the pair with `\(StandardOutput.programName) keygen`)")
             }

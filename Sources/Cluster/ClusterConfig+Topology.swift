@@ -99,9 +99,10 @@ extension ClusterConfig {
         let serverKeyFile = ClusterConfig.resolve(security.serverKey, against: directory)
         let clientKeyFile = ClusterConfig.resolve(security.clientKey, against: directory)
         let serverPublicKey = try ClusterConfig.publicKey(keyFile: serverKeyFile, whose: "the server's")
-        // Where the secret half is here too (a node's host), the two must be one pair: a node would
-        // refuse to start, and `cluster check` says so first.
-        if FileManager.default.fileExists(atPath: serverKeyFile), try KeyPair.load(serverKeyFile).publicKey != serverPublicKey {
+        // Where the secret half is here too and this user may read it (a node's host), the two must be
+        // one pair: a node would refuse to start, and `cluster check` says so first. An operator who
+        // may not read server.key runs commands as a client host does.
+        if access(serverKeyFile, R_OK) == 0, try KeyPair.load(serverKeyFile).publicKey != serverPublicKey {
             throw ClusterError("the server's public key file beside \(serverKeyFile) is not that key's public half: copy the .pub made with it")
         }
         _ = try KeyPair.load(clientKeyFile)

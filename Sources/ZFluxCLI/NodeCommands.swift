@@ -18,20 +18,11 @@ struct DispatcherCommand: AsyncParsableCommand {
             "This node's name: 'dispatcher', or with [ha] the name of one of the cluster's [[dispatcher]] entries.", valueName: "name"))
     var nodeName: String?
 
-    /// The apps whose actions this cluster takes: those its stores run, and those they read (a stats
-    /// store follows todo's actions). An action for any other app the binary hosts would be journaled
-    /// for nobody: the intake refuses it, naming the apps the cluster runs.
-    static func clusterApps(_ hosted: [any AnyApp], _ topology: Topology) -> [any AnyApp] {
-        let run = Set(topology.stores.map(\.app))
-        let taken = run.union(hosted.filter { run.contains($0.name) }.flatMap(\.reads))
-        return hosted.filter { taken.contains($0.name) }
-    }
-
     func run() async throws {
         LogSetup.bootstrap()
         try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
-        var configuration = DispatcherNode.Configuration(topology: topology, apps: Self.clusterApps(ZFluxCLI.Host.current.apps, topology))
+        var configuration = DispatcherNode.Configuration(topology: topology, apps: ZFluxCLI.Host.current.apps)
         var endpoints = topology.dispatcher
         if let ha = topology.ha {
             let names = ha.dispatchers.map(\.name).joined(separator: ", ")

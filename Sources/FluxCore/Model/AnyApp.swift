@@ -102,10 +102,10 @@ extension FluxApp: AnyApp {
 
     /// Decodes a wire action. With `verifyType` (at the intake) the decoded case must match the header's
     /// action type; stores skip that check, since the dispatcher made it before sequencing.
-    /// The refusal of an action type the app does not have, with the ones it has (its catalog's).
+    /// The refusal of an action type the app does not have, with the ones it has (its catalog's, in the
+    /// catalog's order; kept when the app was made, so a flood of unknown types costs the intake little).
     func noSuchAction(_ actionType: String) -> String {
-        let known = describe().actions.map(\.type)
-        return "\(name) has no action '\(actionType)'" + (known.isEmpty ? "" : " (it has: \(known.joined(separator: ", ")))")
+        "\(name) has no action '\(actionType)'" + (catalogTypeList.isEmpty ? "" : " (it has: \(catalogTypeList))")
     }
 
     func decodeAction(actionType: String, payload: [UInt8], verifyType: Bool = true) throws(ActionError) -> Action {
@@ -137,7 +137,7 @@ extension FluxApp: AnyApp {
         if BinaryPayloadCodec.firstKey(of: payload, is: actionType) { return action }
         let held = ActionCoding.caseName(of: action)
         guard held == actionType else {
-            guard describe().actions.contains(where: { $0.type == actionType }) else { throw ActionError(noSuchAction(actionType)) }
+            guard catalogTypes.contains(actionType) else { throw ActionError(noSuchAction(actionType)) }
             throw ActionError("the payload of \(name).\(actionType) holds a '\(held)' action")
         }
         return action

@@ -22,6 +22,8 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     let validates: Bool
     /// The case names its catalog (``actions``) lists.
     let catalogTypes: Set<String>
+    /// The catalog's action types in its order, for refusals: "addTodo, toggleTodo, …".
+    let catalogTypeList: String
     /// The dispatcher's middleware chain for this app, run in order after `validate`: each step may
     /// refuse, rewrite, log or count the action before it is sequenced (``Middleware``).
     public let middleware: [Middleware<Action>]
@@ -54,6 +56,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         self.validate = validate ?? { _ in nil }
         self.validates = validate != nil
         self.catalogTypes = Set(actions.map { ActionCoding.caseName(of: $0.action) })
+        self.catalogTypeList = actions.map { ActionCoding.caseName(of: $0.action) }.joined(separator: ", ")
         self.middleware = middleware
         self.reject = reject
         self.render = render

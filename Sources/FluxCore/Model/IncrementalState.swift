@@ -34,8 +34,9 @@ public struct TrackedDictionary<Key: Hashable & Codable & Sendable, Value: Codab
     public subscript(key: Key) -> Value? {
         get { storage[key] }
         set {
-            // Setting what is there already (nil where nothing is) changes nothing to publish.
-            guard storage[key] != newValue else { return }
+            // Setting nil where nothing is changes nothing. A value is always stored and recorded, even
+            // one `==` calls equal to the old: an app's `==` may compare only part of a value.
+            guard newValue != nil || storage[key] != nil else { return }
             storage[key] = newValue
             changed.insert(key)
         }

@@ -253,7 +253,9 @@ public final class DispatcherCore {
         guard let app = apps[appName] else {
             rejected += 1
             let known = apps.keys.sorted().joined(separator: ", ")
-            nack(peer, sent, "unknown app '\(appName)' (this cluster runs: \(known))")
+            // Every app the dispatcher's binary hosts is taken, with a store or not yet: a store added to
+            // the cluster later replays its app's actions from the journal.
+            nack(peer, sent, "unknown app '\(appName)' (the dispatcher takes actions for: \(known))")
             return
         }
         guard !header.actionType.isEmpty else {

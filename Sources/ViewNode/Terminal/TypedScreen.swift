@@ -87,7 +87,8 @@ extension TypedScreen {
     }
 
     mutating func handle(_ key: Key, wire: [UInt8]) -> KeyOutcome {
-        guard let typed = Self.state(wire: wire) else { return .ignored }
+        // A screen's keys need its state: say why a key does nothing rather than drop it silently.
+        guard let typed = Self.state(wire: wire) else { return .failed(Self.unreadable(wire)) }
         return Self.keyOutcome(handle(key, state: typed))
     }
 
@@ -101,6 +102,12 @@ extension TypedScreen {
     }
 
     static func state(wire: [UInt8]) -> State? { try? WireCodec().decode(State.self, from: wire) }
+
+    /// Why a key cannot act on `wire`: no state yet, or one this screen's `State` cannot read (a store
+    /// running another version of the app).
+    static func unreadable(_ wire: [UInt8]) -> String {
+        wire.isEmpty ? "no \(app) state yet" : "this screen cannot read the store's \(app) state (another version of the app?)"
+    }
 
     /// A typed outcome as the view carries it out: an action is sent in the binary codec, under its
     /// case name.

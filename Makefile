@@ -106,7 +106,7 @@ test: test-deps
 		wait $$ha
 	@ZFLUX_REQUIRED_STAGES="lint build simulate simulate-ha suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
-# The tests of a dispatcher pair and its etcd client (make test runs them after the rest).
+# The tests of a dispatcher pair and its etcd client (make test runs them beside the suites).
 HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig
 ha-test: deps
 	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'

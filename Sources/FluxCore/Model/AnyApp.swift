@@ -100,14 +100,14 @@ extension FluxApp: AnyApp {
     /// Reads both codecs (by the first byte).
     var codec: WireCodec { WireCodec() }
 
-    /// Decodes a wire action. With `verifyType` (at the intake) the decoded case must match the header's
-    /// action type; stores skip that check, since the dispatcher made it before sequencing.
     /// The refusal of an action type the app does not have, with the ones it has (its catalog's, in the
     /// catalog's order; kept when the app was made, so a flood of unknown types costs the intake little).
     func noSuchAction(_ actionType: String) -> String {
         "\(name) has no action '\(actionType)'" + (catalogTypeList.isEmpty ? "" : " (it has: \(catalogTypeList))")
     }
 
+    /// Decodes a wire action. With `verifyType` (at the intake) the decoded case must match the header's
+    /// action type; stores skip that check, since the dispatcher made it before sequencing.
     func decodeAction(actionType: String, payload: [UInt8], verifyType: Bool = true) throws(ActionError) -> Action {
         let action: Action
         do {

@@ -122,11 +122,10 @@ public struct JournalBenchmark: Sendable {
 
         // A store with no snapshot catching up everything: a new replica, the worst case. First with its
         // types decoded through Codable (the default), then through @WireCodable (the same bytes).
-        let snapshot = runDir + "/snapshots/counter.snapshot"
         try await timeCatchUp(
             runDir, topology, endpoints, logger, app: Tally.app(), to: count - tailLength, label: "fresh store (no snapshot, Codable)", report: report
         )
-        try FileManager.default.removeItem(atPath: snapshot)
+        try FileManager.default.removeItem(atPath: Self.snapshotPath(runDir))
         try await timeCatchUp(
             runDir, topology, endpoints, logger, app: WireTally.app(), to: count - tailLength, label: "fresh store (no snapshot, @WireCodable)",
             report: report)
@@ -159,7 +158,7 @@ public struct JournalBenchmark: Sendable {
         report("dispatcher opened a journal of \(count) actions in \(seconds(ContinuousClock.now - openStart)) s")
 
         var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
-        storeConfiguration.snapshotPath = runDir + "/snapshots/counter.snapshot"
+        storeConfiguration.snapshotPath = Self.snapshotPath(runDir)
         storeConfiguration.snapshotEveryActions = Int.max
         let store = try StoreNode(configuration: storeConfiguration, logger: logger)
         let start = ContinuousClock.now
@@ -173,6 +172,9 @@ public struct JournalBenchmark: Sendable {
         dispatcher.stop()
         _ = try await (storeTask.value, dispatcherTask.value)
     }
+
+    /// Where the catch-up's store keeps its snapshot in `runDir`.
+    static func snapshotPath(_ runDir: String) -> String { runDir + "/snapshots/counter.snapshot" }
 
     func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

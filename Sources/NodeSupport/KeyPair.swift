@@ -53,4 +53,15 @@ public struct KeyPair: Equatable, Sendable {
         }
         return KeyPair(publicKey: publicKey, secretKey: secretKey)
     }
+
+    /// Reads the secret key file at `path` (as ``load(_:)``), whose public half must be `publicKey`, the
+    /// one read from the `.pub` beside it, which clients and partners connect with: a pair whose halves
+    /// come from two different keys would answer none of them.
+    package static func load(_ path: String, publicHalf publicKey: String) throws -> KeyPair {
+        let pair = try load(path)
+        guard pair.publicKey == publicKey else {
+            throw NodeError("the public key file beside \(path) is not that key's public half: copy the .pub made with it")
+        }
+        return pair
+    }
 }

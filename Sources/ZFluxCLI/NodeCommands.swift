@@ -86,13 +86,9 @@ extension DispatcherCommand {
                     "this pair replicates over tcp under [security], but its members have no keys of their own: give each "
                         + "[[dispatcher]] key = \"keys/NAME.key\" (zflux keygen NAME makes it), and check the config again")
             }
-            let key = try KeyPair.load(keyFile)
             // The partner admits this member by the public key from its .pub: one of another pair would
             // shut this member out of replication, logged only on the partner.
-            if let listed = member.publicKey, listed != key.publicKey {
-                throw CLIError("the public key file beside \(keyFile) is not that key's public half: copy the .pub made with it")
-            }
-            memberKey = key
+            memberKey = try member.publicKey.map { try KeyPair.load(keyFile, publicHalf: $0) } ?? KeyPair.load(keyFile)
         }
         return DispatcherNode.HighAvailability(
             name: member.name, replication: Topology.bindEndpoint(member.replication, listen: member.endpoints.listen),

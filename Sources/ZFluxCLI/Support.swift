@@ -103,14 +103,9 @@ struct RunDirOptions: ParsableArguments {
         settings: Security.Settings?, zap: ZAPHandler?
     ) {
         guard let security = topology.security else { return (nil, nil) }
-        let server = try KeyPair.load(security.serverKeyFile)
-        // The public key every client and node connects with came from server.pub where there is one:
-        // a node whose secret key is another pair's would answer none of them.
-        guard server.publicKey == security.serverPublicKey else {
-            throw CLIError("the server's public key file beside \(security.serverKeyFile) is not that key's public half: copy the .pub made with it")
-        }
         let settings = Security.Settings(
-            server: server, serverPublicKey: security.serverPublicKey, client: try KeyPair.load(security.clientKeyFile))
+            server: try KeyPair.load(security.serverKeyFile, publicHalf: security.serverPublicKey), serverPublicKey: security.serverPublicKey,
+            client: try KeyPair.load(security.clientKeyFile))
         return (settings, try ZAPHandler(authorizedKeys: security.authorizedKeysFile, domains: domains, logger: logger))
     }
 }

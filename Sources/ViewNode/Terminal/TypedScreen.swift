@@ -56,28 +56,20 @@ extension TypedScreen {
     public mutating func appeared(state: State) -> ScreenOutcome<Action> { .ignored }
     public mutating func settled(state: State) {}
 
-    // StoreScreen's requirements, over the state as JSON.
+    // StoreScreen's requirements, over the state as JSON: the wire's decoder reads JSON too.
 
     public func render(state: Data, previous: Data?, width: Int) -> Frame {
-        guard let typed = Self.state(json: state) else { return [StyledLine("(not a \(Self.app) state)", .bad)] }
-        return render(state: typed, previous: previous.flatMap(Self.state(json:)), width: width)
+        render(wire: Array(state), previous: previous.map(Array.init), width: width)
     }
 
     public mutating func handle(_ key: Key, state: Data) -> KeyOutcome {
-        guard let typed = Self.state(json: state) else { return .ignored }
+        guard let typed = Self.state(wire: Array(state)) else { return .ignored }
         return Self.keyOutcome(handle(key, state: typed))
     }
 
-    public mutating func appeared(state: Data) -> KeyOutcome {
-        guard let typed = Self.state(json: state) else { return .ignored }
-        return Self.keyOutcome(appeared(state: typed))
-    }
+    public mutating func appeared(state: Data) -> KeyOutcome { appeared(wire: Array(state)) }
 
-    public mutating func settled(state: Data) {
-        if let typed = Self.state(json: state) { settled(state: typed) }
-    }
-
-    static func state(json: Data) -> State? { try? JSONPayloadCodec().decode(State.self, from: Array(json)) }
+    public mutating func settled(state: Data) { settled(wire: Array(state)) }
 
     // What the view calls: the state in the wire's own format, decoded by the app's codec.
 
@@ -101,6 +93,7 @@ extension TypedScreen {
         if let typed = Self.state(wire: wire) { settled(state: typed) }
     }
 
+    /// The state in either codec: binary, or JSON.
     static func state(wire: [UInt8]) -> State? { try? WireCodec().decode(State.self, from: wire) }
 
     /// Why a key cannot act on `wire`: no state yet, or one this screen's `State` cannot read (a store

@@ -77,6 +77,8 @@ final class Follower {
     let process = Process()
     private let collected = Locked<[String]>([])
     private let errors = Locked(Data())
+    /// Left by each of the two pipe readers at end of file.
+    private let readersDone = DispatchGroup()
     private var stopped = false
 
     init(_ program: String, _ arguments: [String]) throws {
@@ -87,8 +89,11 @@ final class Follower {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let (lines, errors) = (collected, errors)
+        let (lines, errors, done) = (collected, errors, readersDone)
+        done.enter()
+        done.enter()
         Thread {
+            defer { done.leave() }
             var buffer = Data()
             while true {
                 let chunk = out.fileHandleForReading.availableData
@@ -102,12 +107,25 @@ final class Follower {
             }
         }.start()
         Thread {
+            defer { done.leave() }
             while true {
                 let chunk = err.fileHandleForReading.availableData
                 if chunk.isEmpty { return }
                 errors.withLock { $0.append(chunk) }
             }
         }.start()
+    }
+
+    /// Waits, up to `timeout`, for it to exit by itself and for both readers to reach the end of its
+    /// output; true if both happened. After a true, `stderr` and `lines` hold all it printed: a
+    /// process can be gone while its last lines are still in the pipe, unread.
+    func exits(within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        guard !process.isRunning else { return false }
+        let left = deadline - ContinuousClock.now
+        let wait = max(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18, 0) + 10
+        return readersDone.wait(timeout: .now() + wait) == .success
     }
 
     /// Every whole line printed so far.

@@ -29,7 +29,7 @@ final class DispatcherLoop: NodeLoop {
     private var stalledStandby: [UInt8]?
     /// Sequenced actions the journal had no room for (a full disk), tried again every
     /// ``journalRetryMilliseconds``; none are published or acknowledged until written.
-    private var unwritten: [Message] = []
+    private var unwritten: [StampedRecords] = []
     private var nextJournalRetryMs: UInt64 = 0
     private var nextQuarantineCheckMs: UInt64 = 0
     static let journalRetryMilliseconds: UInt64 = 250
@@ -242,19 +242,19 @@ final class DispatcherLoop: NodeLoop {
                 // commit by drained burst; a sync thread was measured and lost, see BENCHMARKS.md).
                 // Behind actions the journal had no room for, they wait their turn, in order.
                 guard unwritten.isEmpty else {
-                    unwritten += actions
+                    unwritten.append(actions)
                     continue
                 }
                 do {
-                    try log.append(actions)
+                    try log.append([actions])
                 } catch let error as JournalError where error.isOutOfSpace {
                     // Undone whole: kept, and written once there is room; until then nothing new is taken.
-                    unwritten = actions
+                    unwritten = [actions]
                     core.journalUnwritable(error.message)
                     continue
                 }
                 try log.commit()
-                if let last = actions.last { core.durable(through: last.header.seq) }
+                if let last = actions.lastSeq { core.durable(through: last) }
                 try carryOut(core.takeCommands())
             case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
             case .replicateFromLog(let peer, let from, let through):
@@ -345,10 +345,10 @@ final class DispatcherLoop: NodeLoop {
             return
         }
         try log.commit()
-        let last = unwritten[unwritten.count - 1].header.seq
+        let last = unwritten.last?.lastSeq
         unwritten = []
         core.journalUnwritable(nil)
-        core.durable(through: last)
+        if let last { core.durable(through: last) }
         try carryOut(core.takeCommands())
     }
 

@@ -6,9 +6,11 @@ import Foundation
 #endif
 
 extension Journal {
-    /// Visits the records on disk from `from` on, in order, as (seq, segment bytes, the record's body
-    /// within them), starting at the nearest indexed record, until `visit` returns false or the log ends.
+    /// Visits the records from `from` on, in order, as (seq, bytes, the record's body within them),
+    /// until `visit` returns false or the log ends: from the tail cache when it holds `from`, else from
+    /// the disk, starting at the nearest indexed record.
     func walk(from: UInt64, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
+        if tail.holds(from) { return try tail.visit(from: from, visit) }
         func nearest() -> Int {
             var lo = 0, hi = index.count - 1
             while lo < hi {
@@ -66,10 +68,6 @@ extension Journal {
     public func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws {
         let from = max(from, firstSeq, 1)
         guard from <= lastSeq else { return }
-        if let first = tail.first?.header.seq, from >= first {
-            for message in tail[Int(from - first)...] { body(message.header.clientID, message.header.clientSeq, message.header.seq) }
-            return
-        }
         try walk(from: from) { seq, bytes, record in
             if let dispatch = bytes.withUnsafeBytes({ JournalRecord.dispatch(inBody: UnsafeRawBufferPointer(rebasing: $0[record])) }) {
                 body(dispatch.clientID, dispatch.clientSeq, seq)

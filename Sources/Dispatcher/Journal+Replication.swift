@@ -59,11 +59,7 @@ extension Journal {
             // Bytes before the cut stay as they are; those after it will be other records.
             readCache = cached.segment == keep ? (keep, Array(cached.bytes.prefix(cut))) : nil
         }
-        if let first = tail.first?.header.seq {
-            let kept = seq >= first ? min(tail.count, Int(seq - first + 1)) : 0
-            for message in tail[kept...] { cachedBytes -= message.payload.count + message.topic.count }
-            tail.removeSubrange(kept...)
-        }
+        tail.removeRecords(after: seq)
         lastSeq = seq
         segmentSize = cut
         // The cut segment is synced whole (`cutSegment`).
@@ -122,9 +118,6 @@ extension Journal {
     /// The history stamps of the records `from...last` (all held): from the tail cache when it holds
     /// them, else from the headers of the records on disk.
     private func stamps(from: UInt64, through last: UInt64) throws -> [UInt64] {
-        if let first = tail.first?.header.seq, from >= first {
-            return tail[Int(from - first)...Int(last - first)].map(\.header.history)
-        }
         var result: [UInt64] = []
         result.reserveCapacity(Int(last - from + 1))
         try walk(from: from) { seq, bytes, body in

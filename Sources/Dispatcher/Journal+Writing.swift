@@ -10,7 +10,7 @@ extension Journal {
         return directory + "/" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".journal"
     }
 
-    func write(_ bytes: [UInt8]) throws {
+    func write(_ bytes: ArraySlice<UInt8>) throws {
         guard !bytes.isEmpty else { return }
         // Read-only opens never have one; a truncation that failed half-way gives it up (see `truncate(after:)`).
         guard fd >= 0 else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }

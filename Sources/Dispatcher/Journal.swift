@@ -46,13 +46,13 @@ public final class Journal: ActionLog {
     var segmentSize = 0
     var unsynced = false
     /// The newest records, for the common replay (gap repair) without touching the disk.
-    var tail: [Message] = []
+    var tail = RecordTail()
     private let tailCapacity: Int
-    /// The tail's budget in bytes of payload and topic: with large actions, a count alone would let the
-    /// cache (and opening a journal, which fills it) take gigabytes.
+    /// The tail's budget in bytes of records: with large actions, a count alone would let the cache
+    /// take gigabytes.
     private let tailByteCapacity: Int
     /// Bytes the tail cache holds now.
-    public internal(set) var cachedBytes = 0
+    public var cachedBytes: Int { tail.bytes }
     /// The segment last read from disk. Segments only grow by appends (a truncation cuts the copy with
     /// the segment), so the copy stays valid for every record inside its length.
     var readCache: (segment: Int, bytes: [UInt8])? = nil
@@ -96,21 +96,6 @@ public final class Journal: ActionLog {
     deinit {
         if fd >= 0 { _ = Glibc.close(fd) }
         if lockFD >= 0 { _ = Glibc.close(lockFD) }  // releases the lock
-    }
-
-    private func remember(_ message: Message) {
-        tail.append(message)
-        cachedBytes += message.payload.count + message.topic.count
-        // Trimmed in chunks (a quarter over budget, back to the budget) so appends stay O(1) on average.
-        guard tail.count > tailCapacity + tailCapacity / 4 || cachedBytes > tailByteCapacity + tailByteCapacity / 4 else { return }
-        var drop = 0
-        var bytes = cachedBytes
-        while drop < tail.count - 1 && (tail.count - drop > tailCapacity || bytes > tailByteCapacity) {
-            bytes -= tail[drop].payload.count + tail[drop].topic.count
-            drop += 1
-        }
-        tail.removeFirst(drop)
-        cachedBytes = bytes
     }
 
     /// The oldest seq the journal holds (above 1 once older segments were removed).
@@ -187,14 +172,17 @@ public final class Journal: ActionLog {
         try syncDirectory()
     }
 
-    /// Writes `actions` (the next seqs, in order). When the disk has no room (``JournalError/isOutOfSpace``)
-    /// the append is undone whole, on disk and in memory, and the error thrown: the journal is as it
-    /// was, and the same actions can be appended again later.
-    public func append(_ actions: [Message]) throws {
-        guard !actions.isEmpty else { return }
+    /// Writes `actions` (the next seqs, in order): ``append(_:)-([StampedRecords])`` of their records.
+    public func append(_ actions: [Message]) throws { try append([StampedRecords(actions)]) }
+
+    /// Writes the records of `bursts` (the next seqs, in order) as they are: their bytes are the
+    /// journal's. When the disk has no room (``JournalError/isOutOfSpace``) the append is undone whole,
+    /// on disk and in memory, and the error thrown: the journal is as it was, and the same records can
+    /// be appended again later.
+    public func append(_ bursts: [StampedRecords]) throws {
         let before = (lastSeq: lastSeq, index: index.count, segments: segments.count, segmentSize: segmentSize)
         do {
-            try appendRecords(actions)
+            for burst in bursts where !burst.isEmpty { try appendRecords(burst) }
         } catch let error as JournalError where error.isOutOfSpace {
             try undoAppend(lastSeq: before.lastSeq, indexCount: before.index, segmentCount: before.segments, segmentSize: before.segmentSize)
             throw error
@@ -222,37 +210,35 @@ public final class Journal: ActionLog {
         segmentSize = size
         lastSeq = before
         index.removeLast(index.count - indexCount)
-        while let last = tail.last, last.header.seq > before {
-            cachedBytes -= last.payload.count + last.topic.count
-            tail.removeLast()
-        }
+        tail.removeRecords(after: before)
         readCache = nil
     }
 
-    private func appendRecords(_ actions: [Message]) throws {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(actions.count * 160)
-        for action in actions {
-            precondition(action.header.seq == lastSeq + 1, "journal records are appended in seq order")
-            if segmentSize + buffer.count > 0 && segmentSize + buffer.count >= segmentBytes {
-                try write(buffer)
-                buffer.removeAll(keepingCapacity: true)
-                try roll(firstSeq: action.header.seq)
+    /// One burst's records, written in as few writes as its segment rolls (and, under `always`, its
+    /// syncs) allow.
+    private func appendRecords(_ burst: StampedRecords) throws {
+        // The bytes of `burst` from here on are not written yet.
+        var pending = 0
+        for record in burst.records {
+            precondition(record.seq == lastSeq + 1, "journal records are appended in seq order")
+            let start = record.offset - pending
+            if segmentSize + start > 0 && segmentSize + start >= segmentBytes {
+                try write(burst.bytes[pending..<record.offset])
+                pending = record.offset
+                try roll(firstSeq: record.seq)
             }
-            let start = buffer.count
-            JournalRecord.append(action, to: &buffer)
-            if (action.header.seq - 1) % indexStride == 0 || segmentSize + start == 0 {
-                index.append(IndexEntry(seq: action.header.seq, segment: segments.count - 1, offset: segmentSize + start))
+            if (record.seq - 1) % indexStride == 0 || segmentSize + record.offset - pending == 0 {
+                index.append(IndexEntry(seq: record.seq, segment: segments.count - 1, offset: segmentSize + record.offset - pending))
             }
-            lastSeq = action.header.seq
-            remember(action)
+            lastSeq = record.seq
             if policy == .always {
-                try write(buffer)
-                buffer.removeAll(keepingCapacity: true)
+                try write(burst.bytes[pending..<(record.offset + record.size)])
+                pending = record.offset + record.size
                 try sync()
             }
         }
-        try write(buffer)
+        try write(burst.bytes[pending...])
+        tail.append(burst, capacity: tailCapacity, byteCapacity: tailByteCapacity)
     }
 
     public func commit() throws {
@@ -262,10 +248,6 @@ public final class Journal: ActionLog {
     public func read(from: UInt64, limit: Int) throws -> [Message] {
         let from = max(from, 1)
         guard from <= lastSeq, limit > 0 else { return [] }
-        if let first = tail.first?.header.seq, from >= first {
-            let start = Int(from - first)
-            return Array(tail[start..<min(tail.count, start + limit)])
-        }
         var result: [Message] = []
         try walk(from: from) { _, bytes, body in
             // Checked when the journal was opened or written: decode without a second checksum.
@@ -281,10 +263,6 @@ public final class Journal: ActionLog {
     public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
         let from = max(from, 1)
         guard from <= lastSeq, limit > 0 else { return nil }
-        if let first = tail.first?.header.seq, from >= first {
-            let start = Int(from - first)
-            return ReplayPlan.batch(Array(tail[start..<min(tail.count, start + limit)]), maxBytes: maxBytes)
-        }
         var payload: [UInt8] = [0, 0, 0, 0]
         var count = 0
         var last: UInt64 = 0

@@ -155,7 +155,10 @@ extension Simulation {
             case .publish(let message):
                 for action in (try? ActionBatch.unpack(message)) ?? [] where action.kind == .action { witness(action) }
                 for store in stores.indices { send(.action(message), from: me, to: .store(store)) }
-            case .append(let actions):
+            case .append(let records):
+                // The simulated disk keeps messages; the records are the core's, and decode.
+                let actions = (try? records.messages()) ?? []
+                if actions.count != records.count { fail("dispatcher", "\(name(of: me)) stamped records that do not decode") }
                 shell.journal.append(actions)
                 if fsync == .none {
                     if let last = actions.last { core.durable(through: last.header.seq) }

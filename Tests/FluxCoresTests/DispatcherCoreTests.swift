@@ -4,7 +4,7 @@ import FluxCores
 import Testing
 
 extension DispatcherCore.Command {
-    var appended: [Message]? { if case .append(let m) = self { m } else { nil } }
+    var appended: [Message]? { if case .append(let records) = self { try? records.messages() } else { nil } }
     var published: Message? { if case .publish(let m) = self { m } else { nil } }
     var intakeReply: Message? { if case .reply(.intake, _, let m) = self { m } else { nil } }
     var replayPlan: ReplayPlan? { if case .serveReplay(let plan) = self { plan } else { nil } }

@@ -109,8 +109,8 @@ struct ReplicationTests {
                         toStandby.append(leader.replicaAppend(first: next, batchPayload: batch.payload))
                         next = batch.last + 1
                     }
-                case .append(let actions):
-                    leaderLog.append(actions)
+                case .append(let records):
+                    leaderLog.append((try? records.messages()) ?? [])
                     leaderOut.append(command)
                 default: leaderOut.append(command)
                 }

@@ -10,8 +10,8 @@ import Testing
 struct AllocationTests {
     /// Today's counts (debug and release builds differ), each with room for less than one more.
     static let limits: [String: (dispatcher: Double, unvalidated: Double, store: Double)] = [
-        "debug": (dispatcher: 24, unvalidated: 22, store: 19),
-        "release": (dispatcher: 6, unvalidated: 6, store: 4),
+        "debug": (dispatcher: 18, unvalidated: 16, store: 19),
+        "release": (dispatcher: 2, unvalidated: 2, store: 4),
     ]
 
     @Test("the dispatcher's core and a store's core allocate no more per action than recorded")
@@ -30,9 +30,11 @@ struct AllocationTests {
         #expect(dispatcher <= limit.dispatcher, "the dispatcher's core allocates \(dispatcher) times per action (\(build) limit \(limit.dispatcher))")
         #expect(store <= limit.store, "a store's core allocates \(store) times per action (\(build) limit \(limit.store))")
         // An app with neither validate nor middleware: its payloads are checked in place, not decoded,
-        // so its actions cost the dispatcher fewer allocations than the ledger's, which are decoded.
+        // so its actions cost the dispatcher no more allocations than the ledger's, which are decoded
+        // (fewer in a debug build; in a release build the ledger's decode allocates nothing either, and
+        // the two differ by a few allocations of the tables' growth in all).
         let unvalidated = try #require(report["dispatcher_unvalidated_per_action"] as? Double)
-        #expect(unvalidated > 1 && unvalidated <= dispatcher, "\(result.stdout)")
+        #expect(unvalidated > 1 && unvalidated <= dispatcher + 0.01, "\(result.stdout)")
         #expect(
             unvalidated <= limit.unvalidated,
             "the dispatcher's core allocates \(unvalidated) times per unvalidated action (\(build) limit \(limit.unvalidated))")

@@ -10,31 +10,12 @@ public enum ActionBatch {
     public static let maxActions = 512
     public static let maxBytes = 1 << 20
 
-    /// The messages that carry `actions` (stamped ACTIONs, in seq order) on the actions PUB.
+    /// The messages that carry `actions` (stamped ACTIONs, in seq order) on the actions PUB. The
+    /// dispatcher builds them from its records (``StampedRecords/publishMessages(_:history:)``).
     public static func messages(for actions: some Collection<Message>, history: UInt64) -> [Message] {
-        var out: [Message] = []
-        var run: [Message] = []
-        var runBytes = 0
-        func close() {
-            guard let first = run.first, let last = run.last else { return }
-            if run.count == 1 {
-                out.append(first)
-            } else {
-                out.append(
-                    Message(
-                        topic: first.topic, header: Header(kind: .actionBatch, seq: first.header.seq, ref: last.header.seq, history: history),
-                        payload: ReplayBatch.encode(run)))
-            }
-            run.removeAll(keepingCapacity: true)
-            runBytes = 0
-        }
-        for action in actions {
-            if let first = run.first, first.topic != action.topic || run.count == maxActions || runBytes >= maxBytes { close() }
-            run.append(action)
-            runBytes += ReplayBatch.entrySize(action)
-        }
-        close()
-        return out
+        let records = StampedRecords(actions)
+        // Records it wrote itself decode.
+        return (try? records.publishMessages(0..<records.count, history: history)) ?? []
     }
 
     /// The actions of an ACTION-BATCH, checked against its header: every entry an ACTION of the

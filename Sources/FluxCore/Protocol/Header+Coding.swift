@@ -1,24 +1,29 @@
 extension Header {
     /// The header's wire bytes.
     public func encoded() -> [UInt8] {
-        let type = Array(actionType.utf8)
-        precondition(type.count <= Header.maxActionTypeLength, "action type longer than 255 bytes")
         var out = [UInt8]()
-        out.reserveCapacity(Header.fixedSize + type.count)
+        out.reserveCapacity(Header.fixedSize + actionType.utf8.count)
+        encode(into: &out)
+        return out
+    }
+
+    /// Appends the header's wire bytes to `out` (a record or batch being written: no array of its own).
+    public func encode(into out: inout [UInt8]) {
+        let typeLength = actionType.utf8.count
+        precondition(typeLength <= Header.maxActionTypeLength, "action type longer than 255 bytes")
         out.append(Header.magic.0)
         out.append(Header.magic.1)
         out.append(kind.protocolVersion)
         out.append(kind.rawValue)
         out.appendLittleEndian(flags.rawValue)
-        out.appendLittleEndian(UInt16(type.count))
+        out.appendLittleEndian(UInt16(typeLength))
         out.appendLittleEndian(seq)
         out.appendLittleEndian(ref)
         out.appendLittleEndian(clientID)
         out.appendLittleEndian(clientSeq)
         out.appendLittleEndian(UInt64(bitPattern: timestamp))
         out.appendLittleEndian(history)
-        out.append(contentsOf: type)
-        return out
+        out.append(contentsOf: actionType.utf8)
     }
 
     /// Decodes a header, or throws a `ProtocolError` naming the first thing that is wrong.

@@ -8,6 +8,12 @@ public enum JournalRecord {
         let start = out.count
         out.appendLittleEndian(UInt64(0))  // the length and checksum, filled in below
         ReplayBatch.appendEntry(message, to: &out)
+        seal(&out, recordAt: start)
+    }
+
+    /// Fills in the length and checksum of the record that starts at `start` and runs to the end of
+    /// `out` (its first 8 bytes reserved for them).
+    public static func seal(_ out: inout [UInt8], recordAt start: Int) {
         let length = out.count - start - headerSize
         out.withUnsafeMutableBytes { raw in
             let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...]))

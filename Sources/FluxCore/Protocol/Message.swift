@@ -4,14 +4,8 @@
 public struct Message: Equatable, Sendable {
     /// PUB/SUB filter: the app name for ACTION, the store name for STATE, empty otherwise.
     public var topic: [UInt8]
-    public var header: Header {
-        didSet { headerBytes = nil }
-    }
+    public var header: Header
     public var payload: [UInt8]
-    /// The header's wire bytes, once something asked for them (``encodedHeader``): an action the
-    /// dispatcher stamped goes to the journal and to its batch on the PUB with one encoding of its
-    /// header, not one per copy. Any change to `header` forgets them.
-    private var headerBytes: [UInt8]?
 
     public init(topic: [UInt8] = [], header: Header, payload: [UInt8] = []) {
         self.topic = topic
@@ -23,19 +17,9 @@ public struct Message: Equatable, Sendable {
         self.init(topic: Array(topic.utf8), header: header, payload: payload)
     }
 
-    /// The header's wire bytes: the ones kept by ``keepEncodedHeader()``, else encoded now.
-    public var encodedHeader: [UInt8] { headerBytes ?? header.encoded() }
-
-    /// Encodes the header once and keeps the bytes, for a message about to be written several times.
-    public mutating func keepEncodedHeader() {
-        if headerBytes == nil { headerBytes = header.encoded() }
-    }
-
-    /// Two messages are equal when their topics, headers and payloads are: kept header bytes are a
-    /// cache, not part of the value.
-    public static func == (lhs: Message, rhs: Message) -> Bool {
-        lhs.topic == rhs.topic && lhs.header == rhs.header && lhs.payload == rhs.payload
-    }
+    /// The header's wire bytes. (The dispatcher never builds a message per action it stamps: it writes
+    /// each header once, into its records, ``StampedRecords``.)
+    public var encodedHeader: [UInt8] { header.encoded() }
 
     public var kind: MessageKind { header.kind }
     public var topicString: String { String(decoding: topic, as: UTF8.self) }

@@ -19,6 +19,9 @@ public protocol ActionLog: AnyObject {
     var sizeInBytes: Int { get }
     /// Adds the next actions (seqs `lastSeq + 1…`, in order). They are durable once `commit()` returns.
     func append(_ actions: [Message]) throws
+    /// Adds the next actions as the records the dispatcher stamped them into (``StampedRecords``). A
+    /// journal writes their bytes as they are; the default decodes them for ``append(_:)-([Message])``.
+    func append(_ bursts: [StampedRecords]) throws
     /// Makes everything appended durable under the log's policy.
     func commit() throws
     /// Up to `limit` consecutive actions from seq `from` on (fewer at the end of the log).
@@ -32,6 +35,10 @@ public protocol ActionLog: AnyObject {
 }
 
 extension ActionLog {
+    public func append(_ bursts: [StampedRecords]) throws {
+        for burst in bursts { try append(try burst.messages()) }
+    }
+
     /// Read and encoded; a journal builds the batch from its records' bytes instead.
     public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
         ReplayPlan.batch(try read(from: from, limit: limit), maxBytes: maxBytes)

@@ -25,9 +25,9 @@ public final class DispatcherCore {
         case replyStatus(Route, peer: [UInt8])
         /// Publish on the actions PUB.
         case publish(Message)
-        /// Append these stamped actions to the journal and make them durable under its fsync policy;
-        /// then report ``durable(through:)``.
-        case append([Message])
+        /// Append these stamped actions (their records' bytes, written as they are) to the journal and
+        /// make them durable under its fsync policy; then report ``durable(through:)``.
+        case append(StampedRecords)
         /// Answer a replay request from the journal: queued in the shell's ``ReplayScheduler``, which
         /// serves it a slice per turn.
         case serveReplay(ReplayPlan)
@@ -83,10 +83,12 @@ public final class DispatcherCore {
     /// The history served: the journal's cluster id and this opening's epoch, which starts at `since`.
     public let history: HistoryID
     public let historySince: UInt64
-    /// Actions stamped in this burst, not yet handed to the journal.
-    private var stamped: [Message] = []
-    /// Actions handed to the journal and not yet durable: published once they are.
-    private var unpublished: [Message] = []
+    /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
+    private var stamped = StampedRecords()
+    /// Bursts handed to the journal and not yet all published: published once durable. The first
+    /// burst's records before `publishedInFirst` have gone out already.
+    private var unpublished: [StampedRecords] = []
+    private var publishedInFirst = 0
     /// An ACK waiting until everything up to `upTo` is durable: what it will say, not yet a message
     /// (a batching client's ACKs become entries of one ACK-BATCH, and never messages of their own).
     private struct WaitingReply {
@@ -283,14 +285,12 @@ public final class DispatcherCore {
             return
         }
         head += 1
-        var action = Message(
+        // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
+        stamped.append(
             topic: message.topic,
             header: Header(
                 kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
                 timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload)
-        // Encoded once here: the journal's record and the ACTION-BATCH entry are these bytes.
-        action.keepEncodedHeader()
-        stamped.append(action)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
@@ -321,29 +321,22 @@ public final class DispatcherCore {
     /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch
     /// (one write, and under `batch` one fsync), and answers that wait for nothing new go out.
     public func endOfBurst() {
-        if !stamped.isEmpty {
+        if let first = stamped.firstSeq, let last = stamped.lastSeq {
             // Live records go to a standby that has everything before them first: its write and fsync
             // overlap the journal's own.
-            if let link = standby, link.sentThrough == stamped[0].header.seq - 1,
-                stamped[stamped.count - 1].header.seq <= link.durableThrough + rules.replicationWindow
-            {
+            if let link = standby, link.sentThrough == first - 1, last <= link.durableThrough + rules.replicationWindow {
                 // In messages of at most `replicaAppendBytes` (a burst may reach 16 MiB, the most a peer takes).
-                var start = 0
-                while start < stamped.count {
-                    var end = start, bytes = 0
-                    while end < stamped.count && (end == start || bytes + stamped[end].payload.count <= DispatcherCore.replicaAppendBytes) {
-                        bytes += stamped[end].payload.count + stamped[end].topic.count + 64
-                        end += 1
-                    }
-                    let part = Array(stamped[start..<end])
-                    commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: part[0].header.seq, records: part)))
-                    start = end
+                for part in stamped.parts(0..<stamped.count, maxBytes: DispatcherCore.replicaAppendBytes) {
+                    commands.append(
+                        .reply(
+                            .replication, peer: link.peer,
+                            replicaAppend(first: stamped.records[part.lowerBound].seq, batchPayload: stamped.batchPayload(part))))
                 }
-                standby?.sentThrough = stamped[stamped.count - 1].header.seq
+                standby?.sentThrough = last
             }
             commands.append(.append(stamped))
-            unpublished.append(contentsOf: stamped)
-            stamped.removeAll(keepingCapacity: true)
+            unpublished.append(stamped)
+            stamped = StampedRecords()
         }
         releaseReplies()
     }
@@ -372,9 +365,20 @@ public final class DispatcherCore {
             return
         }
         durableHead = committed
-        let published = unpublished.prefix { $0.header.seq <= durableHead }
-        for message in ActionBatch.messages(for: published, history: history.rawValue) { commands.append(.publish(message)) }
-        unpublished.removeFirst(published.count)
+        while let burst = unpublished.first {
+            let end = burst.records[publishedInFirst...].firstIndex { $0.seq > durableHead } ?? burst.count
+            do {
+                for message in try burst.publishMessages(publishedInFirst..<end, history: history.rawValue) { commands.append(.publish(message)) }
+            } catch {
+                preconditionFailure("the dispatcher's own records decode: \(error)")
+            }
+            guard end == burst.count else {
+                publishedInFirst = end
+                break
+            }
+            unpublished.removeFirst()
+            publishedInFirst = 0
+        }
         releaseReplies()
         if !settling && !deferredReplays.isEmpty {
             let deferred = deferredReplays

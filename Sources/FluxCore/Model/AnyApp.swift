@@ -111,7 +111,7 @@ extension FluxApp: AnyApp {
     func decodeAction(actionType: String, payload: [UInt8], verifyType: Bool = true) throws(ActionError) -> Action {
         let action: Action
         do {
-            action = try codec.decode(Action.self, from: payload)
+            action = try actionDecoder.decode(payload, codec: codec)
         } catch let error as DecodingError {
             if case .dataCorrupted = error, !WireCodec.isBinary(payload),
                 (try? JSONSerialization.jsonObject(with: Data(payload))) == nil

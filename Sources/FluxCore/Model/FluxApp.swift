@@ -22,6 +22,8 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     let validates: Bool
     /// The case names its catalog (``actions``) lists.
     let catalogTypes: Set<String>
+    /// Its actions' binary decoder, chosen once.
+    let actionDecoder = TypedWireDecoder<Action>()
     /// The catalog's action types in its order, for refusals: "addTodo, toggleTodo, …".
     let catalogTypeList: String
     /// The dispatcher's middleware chain for this app, run in order after `validate`: each step may

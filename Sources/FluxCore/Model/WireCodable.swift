@@ -581,3 +581,31 @@ extension BinaryPayloadCodec {
         return value
     }
 }
+
+/// A type's binary decoder, chosen once: its generated conformance (`@WireCodable`) when it has one,
+/// else `Codable`. ``BinaryPayloadCodec/decode(_:from:)`` asks the runtime which on every call (two
+/// dynamic casts and, for a large value, a box); an app keeps one of these for its actions, which
+/// its dispatcher decodes to admit them and its stores to apply them.
+///
+/// Sendable: its closure captures nothing but the type itself, and keeps no state.
+struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
+    private let generated: (([UInt8]) throws -> T)?
+
+    init() {
+        generated = (T.self as? any WireDecodable.Type).map { Self.decoder(for: $0) }
+    }
+
+    /// The generated decoder of `W`, which is `T` (it was found as `T`'s conformance).
+    private static func decoder<W: WireDecodable>(for _: W.Type) -> ([UInt8]) throws -> T {
+        { bytes in
+            let value = try BinaryPayloadCodec.wireDecode(W.self, from: bytes)
+            return unsafeBitCast(value, to: T.self)
+        }
+    }
+
+    /// `bytes` in either codec, as ``WireCodec/decode(_:from:)`` reads them.
+    func decode(_ bytes: [UInt8], codec: WireCodec) throws -> T {
+        if let generated, codec.generated, WireCodec.isBinary(bytes) { return try generated(bytes) }
+        return try codec.decode(T.self, from: bytes)
+    }
+}

@@ -64,6 +64,7 @@ bench: deps
 	.build/release/zflux bench --rate 2000 --duration 8 --floor --fsync none
 	.build/release/zflux bench --workload deploy/bench/examples-mix.toml --duration 10 --floor
 	.build/release/zflux bench --ha --rate 2000 --duration 8
+	scripts/redis-streams.sh --rate 3000 --duration 10 --runs 2
 
 demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)

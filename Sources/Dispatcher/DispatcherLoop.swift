@@ -246,7 +246,7 @@ final class DispatcherLoop: NodeLoop {
                     continue
                 }
                 do {
-                    try log.append([actions])
+                    try log.append(records: [actions])
                 } catch let error as JournalError where error.isOutOfSpace {
                     // Undone whole: kept, and written once there is room; until then nothing new is taken.
                     unwritten = [actions]
@@ -340,7 +340,7 @@ final class DispatcherLoop: NodeLoop {
         guard !unwritten.isEmpty, now >= nextJournalRetryMs else { return }
         nextJournalRetryMs = now + DispatcherLoop.journalRetryMilliseconds
         do {
-            try log.append(unwritten)
+            try log.append(records: unwritten)
         } catch let error as JournalError where error.isOutOfSpace {
             return
         }

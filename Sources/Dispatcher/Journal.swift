@@ -14,7 +14,7 @@ import NodeSupport
 /// the body is the ACTION message as a replay entry (`ReplayBatch.appendEntry`). Opening a journal
 /// checks every record: a torn or corrupt tail of the newest segment (a crash in mid-write) is cut off
 /// and reported; damage anywhere else stops the open, because acknowledged actions would be lost.
-public final class Journal: ActionLog {
+public final class Journal: ActionLog, RecordLog {
     public typealias FsyncPolicy = FluxCore.FsyncPolicy
 
     struct Segment {
@@ -179,7 +179,7 @@ public final class Journal: ActionLog {
     /// journal's. When the disk has no room (``JournalError/isOutOfSpace``) the append is undone whole,
     /// on disk and in memory, and the error thrown: the journal is as it was, and the same records can
     /// be appended again later.
-    public func append(_ bursts: [StampedRecords]) throws {
+    package func append(_ bursts: [StampedRecords]) throws {
         let before = (lastSeq: lastSeq, index: index.count, segments: segments.count, segmentSize: segmentSize)
         do {
             for burst in bursts where !burst.isEmpty { try appendRecords(burst) }

@@ -8,7 +8,7 @@ extension Header {
     }
 
     /// Appends the header's wire bytes to `out` (a record or batch being written: no array of its own).
-    public func encode(into out: inout [UInt8]) {
+    package func encode(into out: inout [UInt8]) {
         let typeLength = actionType.utf8.count
         precondition(typeLength <= Header.maxActionTypeLength, "action type longer than 255 bytes")
         out.append(Header.magic.0)

@@ -13,7 +13,7 @@ public enum JournalRecord {
 
     /// Fills in the length and checksum of the record that starts at `start` and runs to the end of
     /// `out` (its first 8 bytes reserved for them).
-    public static func seal(_ out: inout [UInt8], recordAt start: Int) {
+    package static func seal(_ out: inout [UInt8], recordAt start: Int) {
         let length = out.count - start - headerSize
         out.withUnsafeMutableBytes { raw in
             let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...]))

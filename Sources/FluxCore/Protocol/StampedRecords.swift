@@ -5,43 +5,43 @@
 /// CRC-32, then the action as a replay entry). These bytes are what the journal writes, unchanged; the
 /// ACTION-BATCHes on the PUB, the standby's REPLICA-APPENDs and the journal's replies to replays copy
 /// their entries out of them, so no header is encoded twice and no `Message` is built per action.
-public struct StampedRecords: Sendable {
+package struct StampedRecords: Sendable {
     /// Where one record sits in ``bytes``.
-    public struct Record: Sendable, Equatable {
-        public var seq: UInt64
+    package struct Record: Sendable, Equatable {
+        package var seq: UInt64
         /// The record's first byte (its length field).
-        public var offset: Int
+        package var offset: Int
         /// The whole record: ``JournalRecord/headerSize`` plus the entry.
-        public var size: Int
+        package var size: Int
         /// The length of the entry's topic (the app), which starts 4 bytes into the entry.
-        public var topicLength: Int
+        package var topicLength: Int
 
         /// The entry's bytes: what a REPLAY-BATCH or ACTION-BATCH carries for this action.
-        public var body: Range<Int> { (offset + JournalRecord.headerSize)..<(offset + size) }
+        package var body: Range<Int> { (offset + JournalRecord.headerSize)..<(offset + size) }
         var topic: Range<Int> { (body.lowerBound + 4)..<(body.lowerBound + 4 + topicLength) }
     }
 
     /// The records, as the journal writes them.
-    public private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
     /// One per record, in seq order.
-    public private(set) var records: [Record] = []
+    package private(set) var records: [Record] = []
 
-    public init() {}
+    package init() {}
 
     /// `actions` (stamped ACTIONs, in seq order) as records.
-    public init(_ actions: some Collection<Message>) {
+    package init(_ actions: some Collection<Message>) {
         bytes.reserveCapacity(actions.reduce(0) { $0 + JournalRecord.headerSize + ReplayBatch.entrySize($1) })
         for action in actions { append(topic: action.topic, header: action.header, payload: action.payload) }
     }
 
-    public var count: Int { records.count }
-    public var isEmpty: Bool { records.isEmpty }
-    public var firstSeq: UInt64? { records.first?.seq }
-    public var lastSeq: UInt64? { records.last?.seq }
+    package var count: Int { records.count }
+    package var isEmpty: Bool { records.isEmpty }
+    package var firstSeq: UInt64? { records.first?.seq }
+    package var lastSeq: UInt64? { records.last?.seq }
 
     /// Appends an action as one record: the header is encoded straight into the buffer, the checksum
     /// computed in place.
-    public mutating func append(topic: [UInt8], header: Header, payload: [UInt8]) {
+    package mutating func append(topic: [UInt8], header: Header, payload: [UInt8]) {
         let start = bytes.count
         bytes.appendLittleEndian(UInt64(0))  // the length and checksum, filled in below
         bytes.appendLittleEndian(UInt32(topic.count))
@@ -58,7 +58,7 @@ public struct StampedRecords: Sendable {
     }
 
     /// The records after `seq` are dropped (a journal append undone, or a truncation).
-    public mutating func removeRecords(after seq: UInt64) {
+    package mutating func removeRecords(after seq: UInt64) {
         guard let keep = records.firstIndex(where: { $0.seq > seq }) else { return }
         bytes.removeSubrange(records[keep].offset...)
         records.removeSubrange(keep...)
@@ -66,12 +66,12 @@ public struct StampedRecords: Sendable {
 
     /// The action of record `index`, decoded (for tests, tools and the simulator: the dispatcher's
     /// path never needs it).
-    public func message(_ index: Int) throws(ProtocolError) -> Message {
+    package func message(_ index: Int) throws(ProtocolError) -> Message {
         try ReplayBatch.decodeEntry(bytes[records[index].body])
     }
 
     /// Every action, decoded.
-    public func messages() throws(ProtocolError) -> [Message] {
+    package func messages() throws(ProtocolError) -> [Message] {
         var out: [Message] = []
         out.reserveCapacity(count)
         for index in records.indices { out.append(try message(index)) }
@@ -93,7 +93,7 @@ public struct StampedRecords: Sendable {
 
     /// A REPLAY-BATCH payload (`u32 count`, then the entries) of the records in `range`: one
     /// allocation, and a copy of their bytes.
-    public func batchPayload(_ range: Range<Int>) -> [UInt8] {
+    package func batchPayload(_ range: Range<Int>) -> [UInt8] {
         guard let first = range.first, let last = range.last else { return [0, 0, 0, 0] }
         var payload = [UInt8]()
         payload.reserveCapacity(4 + records[last].offset + records[last].size - records[first].offset)
@@ -107,7 +107,7 @@ public struct StampedRecords: Sendable {
     /// The messages on the actions PUB for the records in `range` (ActionBatch's rule): each run of
     /// consecutive actions of one app as one ACTION-BATCH (at most ``ActionBatch/maxActions`` and about
     /// ``ActionBatch/maxBytes``), a run of one as its plain ACTION.
-    public func publishMessages(_ range: Range<Int>, history: UInt64) throws(ProtocolError) -> [Message] {
+    package func publishMessages(_ range: Range<Int>, history: UInt64) throws(ProtocolError) -> [Message] {
         var out: [Message] = []
         var start = range.lowerBound
         while start < range.upperBound {
@@ -135,7 +135,7 @@ public struct StampedRecords: Sendable {
 
     /// Ranges of `range` whose entries come to at most about `maxBytes` each (a larger record alone):
     /// how a burst is cut into REPLICA-APPENDs.
-    public func parts(_ range: Range<Int>, maxBytes: Int) -> [Range<Int>] {
+    package func parts(_ range: Range<Int>, maxBytes: Int) -> [Range<Int>] {
         var out: [Range<Int>] = []
         var start = range.lowerBound
         while start < range.upperBound {

@@ -19,9 +19,6 @@ public protocol ActionLog: AnyObject {
     var sizeInBytes: Int { get }
     /// Adds the next actions (seqs `lastSeq + 1…`, in order). They are durable once `commit()` returns.
     func append(_ actions: [Message]) throws
-    /// Adds the next actions as the records the dispatcher stamped them into (``StampedRecords``). A
-    /// journal writes their bytes as they are; the default decodes them for ``append(_:)-([Message])``.
-    func append(_ bursts: [StampedRecords]) throws
     /// Makes everything appended durable under the log's policy.
     func commit() throws
     /// Up to `limit` consecutive actions from seq `from` on (fewer at the end of the log).
@@ -34,8 +31,16 @@ public protocol ActionLog: AnyObject {
     func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws
 }
 
+/// A log that writes the records the dispatcher stamped (``StampedRecords``) as they are: the journal.
+package protocol RecordLog: ActionLog {
+    func append(_ bursts: [StampedRecords]) throws
+}
+
 extension ActionLog {
-    public func append(_ bursts: [StampedRecords]) throws {
+    /// Adds the next actions as the records the dispatcher stamped them into: a ``RecordLog`` writes
+    /// their bytes as they are; any other log is given them decoded.
+    package func append(records bursts: [StampedRecords]) throws {
+        if let log = self as? any RecordLog { return try log.append(bursts) }
         for burst in bursts { try append(try burst.messages()) }
     }
 

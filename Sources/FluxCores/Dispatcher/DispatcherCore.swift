@@ -18,7 +18,7 @@ public final class DispatcherCore {
     /// Which ROUTER a reply goes out on.
     public enum Route: Sendable { case intake, replay, replication }
 
-    public enum Command {
+    package enum Command {
         /// Reply to one peer of a ROUTER.
         case reply(Route, peer: [UInt8], Message)
         /// Reply to one peer of a ROUTER with ``status(now:)`` and what the shell knows.
@@ -165,7 +165,7 @@ public final class DispatcherCore {
         if client != 0 { dedup.record(client: client, clientSeq: clientSeq, seq: seq) }
     }
 
-    public func takeCommands() -> [Command] {
+    package func takeCommands() -> [Command] {
         defer { commands.removeAll(keepingCapacity: true) }
         return commands
     }

@@ -6,7 +6,8 @@
 // Prints one JSON object: allocations per action for each core, measured over ACTIONS ledger.post
 // actions (10,000 by default) in bursts of 100, after a warm-up that fills every table once; and the
 // dispatcher's core again over counter.addTapped, an app with neither validate nor middleware, whose
-// payloads the intake checks in place instead of decoding them.
+// payloads the intake checks in place instead of decoding them; and a third time over the same actions
+// in DISPATCH-BATCHes of 100, whose entries it admits where they lie in the batch.
 // `AllocationTests` runs it and fails when a count grows past its recorded limit.
 import CAllocationCounter
 import Examples
@@ -96,6 +97,37 @@ before = zflux_allocation_count()
 runDispatcher(from: warmUp, count: actions, core: unvalidated, published: &dropped, app: "counter", type: "addTapped", payloads: counterPayloads)
 let unvalidatedAllocations = Double(zflux_allocation_count() - before) / Double(actions)
 
+// The dispatcher a third time, as a batching client reaches it: each burst one DISPATCH-BATCH of
+// counter.addTapped, built before the count starts (the client's work), admitted in place.
+func batches(from first: Int, count: Int) -> [Message] {
+    stride(from: first, to: first + count, by: burst).map { start in
+        DispatchBatch.message(
+            (start..<min(start + burst, first + count)).map { position in
+                Message(
+                    topic: Array("counter".utf8),
+                    header: Header(kind: .dispatch, clientID: 1, clientSeq: UInt64(position + 1), actionType: "addTapped"),
+                    payload: counterPayloads[position % counterPayloads.count])
+            })
+    }
+}
+let batching = DispatcherCore(
+    rules: DispatcherRules(apps: [counter]), head: 0, history: HistoryID(cluster: 1, epoch: 1), now: at(0), logger: quiet)
+func runBatches(_ messages: [Message], core: DispatcherCore, published: inout [Message]) {
+    for (index, batch) in messages.enumerated() {
+        core.receivedIntake(.success(batch), from: [1, 2, 3, 4, 5], now: at(UInt64(index)))
+        core.endOfBurst()
+        core.durable(through: core.head)
+        for command in core.takeCommands() { if case .publish(let message) = command { published.append(message) } }
+    }
+}
+let warmUpBatches = batches(from: 0, count: warmUp), countedBatches = batches(from: warmUp, count: actions)
+runBatches(warmUpBatches, core: batching, published: &dropped)
+dropped.removeAll(keepingCapacity: true)
+before = zflux_allocation_count()
+runBatches(countedBatches, core: batching, published: &dropped)
+let batchedAllocations = Double(zflux_allocation_count() - before) / Double(actions)
+guard batching.head == UInt64(warmUp + actions) else { fatalError("the batching dispatcher sequenced \(batching.head)") }
+
 #if DEBUG
     let build = "debug"
 #else
@@ -103,5 +135,6 @@ let unvalidatedAllocations = Double(zflux_allocation_count() - before) / Double(
 #endif
 print(
     #"{"actions":\#(actions),"build":"\#(build)","dispatcher_per_action":\#(dispatcherAllocations),"#
-        + #""dispatcher_unvalidated_per_action":\#(unvalidatedAllocations),"store_per_action":\#(storeAllocations)}"#
+        + #""dispatcher_unvalidated_per_action":\#(unvalidatedAllocations),"dispatcher_batched_per_action":\#(batchedAllocations),"#
+        + #""store_per_action":\#(storeAllocations)}"#
 )

@@ -47,6 +47,37 @@ struct BatchingTests {
         #expect(unpacked.allSatisfy { $0.kind == .action })
     }
 
+    @Test(
+        "a DISPATCH-BATCH's entries, admitted where they lie in the batch, are journaled byte for byte as the same DISPATCHes sent alone, and published the same; a bad entry is refused alone"
+    )
+    func batchEntriesInPlace() throws {
+        let apps: [any AnyApp] = [Counter.app(), Todo.app(environment: .mock())]
+        let sequence = ["counter", "todo", "counter", "counter", "todo"]
+        func journaled(_ core: DispatcherCore) throws -> (records: [UInt8], published: [Message]) {
+            core.endOfBurst()
+            let commands = core.takeCommands()
+            let records = try #require(commands.compactMap { if case .append(let r) = $0 { r } else { nil } }.first)
+            core.durable(through: core.head)
+            return (records.bytes, core.takeCommands().compactMap(\.published))
+        }
+        let alone = F.makeDispatcher(apps: apps)
+        for (index, app) in sequence.enumerated() {
+            alone.receivedIntake(dispatch(UInt64(index + 1), app: app, batched: true), from: [1], now: F.at(0))
+        }
+        let batched = F.makeDispatcher(apps: apps)
+        var entries = try sequence.enumerated().map { index, app in try dispatch(UInt64(index + 1), app: app).get() }
+        // One entry whose payload is not the action its header names: refused, and the others taken.
+        entries.insert(
+            Message(
+                topic: "counter", header: Header(kind: .dispatch, clientID: 1, clientSeq: 99, actionType: "incrementTapped"), payload: [0xB1, 0x09]),
+            at: 2)
+        batched.receivedIntake(.success(DispatchBatch.message(entries)), from: [1], now: F.at(0))
+        let (one, many) = (try journaled(alone), try journaled(batched))
+        #expect(batched.head == 5 && batched.rejected == 1)
+        #expect(many.records == one.records, "the same records, byte for byte")
+        #expect(many.published == one.published)
+    }
+
     @Test("a batch closes at 512 actions")
     func batchCap() throws {
         let actions = (1...1100).map { F.action(UInt64($0)) }

@@ -156,11 +156,7 @@ extension FluxApp: AnyApp {
         // Nothing to run on the value: a binary payload that names a case of the catalog and holds
         // together is taken as it is, without decoding it. One that does not decode as the app's action
         // after all is refused by its stores, each the same way (REJECTED).
-        if !validates, middleware.isEmpty, catalogTypes.contains(actionType), BinaryPayloadCodec.firstKey(of: payload, is: actionType),
-            BinaryPayloadCodec.isWellFormed(payload)
-        {
-            return payload
-        }
+        if takesAsIs(actionType: actionType, payload: payload, in: 0..<payload.count) { return payload }
         var action = try decodeAction(actionType: actionType, payload: payload)
         if let reason = validate(action) { throw ActionError(reason) }
         guard !middleware.isEmpty else { return payload }
@@ -322,5 +318,21 @@ extension ChangeTracking.Opener: ChangeTracking.Opening where S: IncrementalStat
 
     static func forget(_ state: UnsafeMutableRawPointer) {
         _ = state.assumingMemoryBound(to: S.self).pointee.takeChanges()
+    }
+}
+
+/// An app whose dispatches the intake may take as they are, checked in place in the bytes they came
+/// in (a DISPATCH-BATCH's), with no copy of their payloads: ``FluxApp`` without `validate` or middleware.
+package protocol AdmitsInPlace {
+    /// Whether the payload in `range` of `payload` is taken as it is: a binary payload that names a case
+    /// of the catalog and holds together. One that does not decode as the app's action after all is
+    /// refused by its stores, each the same way (REJECTED).
+    func takesAsIs(actionType: String, payload: [UInt8], in range: Range<Int>) -> Bool
+}
+
+extension FluxApp: AdmitsInPlace {
+    package func takesAsIs(actionType: String, payload: [UInt8], in range: Range<Int>) -> Bool {
+        !validates && middleware.isEmpty && catalogTypes.contains(actionType)
+            && BinaryPayloadCodec.firstKey(of: payload, in: range, is: actionType) && BinaryPayloadCodec.isWellFormed(payload, in: range)
     }
 }

@@ -59,13 +59,16 @@ public struct BinaryPayloadCodec: PayloadCodec {
     /// True when `bytes` is a binary map of one entry whose key is `key` (an action's case name), read
     /// without decoding anything else. One entry only: a decoder skips keys it does not know, so in
     /// `{"X":{}, "clear":{}}` the first key does not say which case the payload holds.
-    public static func firstKey(of bytes: [UInt8], is key: String) -> Bool {
+    public static func firstKey(of bytes: [UInt8], is key: String) -> Bool { firstKey(of: bytes, in: 0..<bytes.count, is: key) }
+
+    /// ``firstKey(of:is:)`` of the payload that fills `range` of `bytes` (a batch's entry, in place).
+    package static func firstKey(of bytes: [UInt8], in range: Range<Int>, is key: String) -> Bool {
         // Byte by byte, allocating nothing: the intake asks this of every binary payload.
-        let length = key.utf8.count
-        guard length < 128, bytes.count >= 11 + length, bytes[0] == marker, bytes[1] == BinaryTag.map.rawValue,
-            bytes[6] == 1, bytes[7] == 0, bytes[8] == 0, bytes[9] == 0, bytes[10] == UInt8(length)
+        let length = key.utf8.count, base = range.lowerBound
+        guard length < 128, range.count >= 11 + length, bytes[base] == marker, bytes[base + 1] == BinaryTag.map.rawValue,
+            bytes[base + 6] == 1, bytes[base + 7] == 0, bytes[base + 8] == 0, bytes[base + 9] == 0, bytes[base + 10] == UInt8(length)
         else { return false }
-        var at = 11
+        var at = base + 11
         for byte in key.utf8 {
             guard bytes[at] == byte else { return false }
             at += 1

@@ -9,9 +9,13 @@ extension BinaryPayloadCodec {
     ///
     /// It says nothing of the types a decoder expects: a well-formed payload may still fail to decode
     /// as an app's action, which its stores then refuse, each the same way.
-    package static func isWellFormed(_ bytes: [UInt8]) -> Bool {
-        guard bytes.first == marker else { return false }
-        return (try? BinaryToJSON(reading: bytes).wellFormedEnd(at: 1, limit: bytes.count, depth: 0)) == bytes.count
+    package static func isWellFormed(_ bytes: [UInt8]) -> Bool { isWellFormed(bytes, in: 0..<bytes.count) }
+
+    /// ``isWellFormed(_:)`` of the payload that fills `range` of `bytes` (a batch's entry, in place).
+    package static func isWellFormed(_ bytes: [UInt8], in range: Range<Int>) -> Bool {
+        guard !range.isEmpty, bytes[range.lowerBound] == marker else { return false }
+        let end = try? BinaryToJSON(reading: bytes).wellFormedEnd(at: range.lowerBound + 1, limit: range.upperBound, depth: 0)
+        return end == range.upperBound
     }
 }
 

@@ -166,19 +166,34 @@ public enum DispatchBatch {
     /// The DISPATCHes of a DISPATCH-BATCH, checked against its header: as many as it says, at most
     /// ``maxDispatches``, each a DISPATCH.
     public static func dispatches(of batch: Message) throws(ProtocolError) -> [Message] {
-        guard batch.kind == .dispatchBatch else { throw ProtocolError(.unexpectedKind, "expected DISPATCH-BATCH, got \(batch.kind)") }
-        guard batch.header.seq >= 1, batch.header.seq <= UInt64(maxDispatches) else {
-            throw ProtocolError(.malformedPayload, "a DISPATCH-BATCH holds 1 to \(maxDispatches) DISPATCHes, not \(batch.header.seq)")
-        }
-        // The count the payload starts with, before anything is decoded: a batch that says 1 and
-        // holds a million is refused without building them.
-        guard batch.payload.count >= 4, UInt64(batch.payload.readLittleEndian(UInt32.self, at: 0)) == batch.header.seq else {
-            throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes; its payload does not")
-        }
+        try checkCount(of: batch)
         let dispatches = try ReplayBatch.decode(batch.payload, holding: .dispatch)
         guard dispatches.count == Int(batch.header.seq) else {
             throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes, holds \(dispatches.count)")
         }
         return dispatches
+    }
+
+    /// ``dispatches(of:)`` read in place: where each DISPATCH's topic and payload lie in the batch's
+    /// payload, and its header. The same checks.
+    package static func entries(of batch: Message) throws(ProtocolError) -> [ReplayBatch.Entry] {
+        try checkCount(of: batch)
+        let entries = try ReplayBatch.entries(batch.payload, holding: .dispatch)
+        guard entries.count == Int(batch.header.seq) else {
+            throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes, holds \(entries.count)")
+        }
+        return entries
+    }
+
+    /// The kind and the count a batch claims, before anything is decoded: a batch that says 1 and
+    /// holds a million is refused without building them.
+    private static func checkCount(of batch: Message) throws(ProtocolError) {
+        guard batch.kind == .dispatchBatch else { throw ProtocolError(.unexpectedKind, "expected DISPATCH-BATCH, got \(batch.kind)") }
+        guard batch.header.seq >= 1, batch.header.seq <= UInt64(maxDispatches) else {
+            throw ProtocolError(.malformedPayload, "a DISPATCH-BATCH holds 1 to \(maxDispatches) DISPATCHes, not \(batch.header.seq)")
+        }
+        guard batch.payload.count >= 4, UInt64(batch.payload.readLittleEndian(UInt32.self, at: 0)) == batch.header.seq else {
+            throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes; its payload does not")
+        }
     }
 }

@@ -27,41 +27,46 @@ extension Header {
     }
 
     /// Decodes a header, or throws a `ProtocolError` naming the first thing that is wrong.
-    public init(decoding bytes: [UInt8]) throws(ProtocolError) {
-        guard bytes.count >= Header.fixedSizeVersion1 else {
-            throw ProtocolError(.truncated, "header is \(bytes.count) bytes, needs at least \(Header.fixedSizeVersion1)")
+    public init(decoding bytes: [UInt8]) throws(ProtocolError) { try self.init(decoding: bytes, in: 0..<bytes.count) }
+
+    /// Decodes the header that fills `range` of `bytes` (a batch's entry, read in place).
+    package init(decoding bytes: [UInt8], in range: Range<Int>) throws(ProtocolError) {
+        // Plain reads, no helper closures: a debug build allocates a context for each call of one.
+        let base = range.lowerBound, count = range.count
+        guard count >= Header.fixedSizeVersion1 else {
+            throw ProtocolError(.truncated, "header is \(count) bytes, needs at least \(Header.fixedSizeVersion1)")
         }
-        guard bytes[0] == Header.magic.0, bytes[1] == Header.magic.1 else {
+        guard bytes[base] == Header.magic.0, bytes[base + 1] == Header.magic.1 else {
             throw ProtocolError(.badMagic, "header magic is not 'ZF'")
         }
-        guard (1...Header.protocolVersion).contains(bytes[2]) else {
-            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[2]) is not supported (this node speaks 1 to 3)")
+        guard (1...Header.protocolVersion).contains(bytes[base + 2]) else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[base + 2]) is not supported (this node speaks 1 to 3)")
         }
-        let fixedSize = bytes[2] == 1 ? Header.fixedSizeVersion1 : Header.fixedSize
-        guard bytes.count >= fixedSize else {
-            throw ProtocolError(.truncated, "header is \(bytes.count) bytes, needs at least \(fixedSize)")
+        let fixedSize = bytes[base + 2] == 1 ? Header.fixedSizeVersion1 : Header.fixedSize
+        guard count >= fixedSize else {
+            throw ProtocolError(.truncated, "header is \(count) bytes, needs at least \(fixedSize)")
         }
-        guard let kind = MessageKind(rawValue: bytes[3]) else {
-            throw ProtocolError(.unknownKind, "message kind \(bytes[3]) is unknown")
+        guard let kind = MessageKind(rawValue: bytes[base + 3]) else {
+            throw ProtocolError(.unknownKind, "message kind \(bytes[base + 3]) is unknown")
         }
-        let typeLength = Int(bytes.readLittleEndian(UInt16.self, at: 6))
-        guard bytes.count == fixedSize + typeLength else {
-            throw ProtocolError(.truncated, "header says the action type is \(typeLength) bytes but \(bytes.count - fixedSize) follow")
+        let typeLength = Int(bytes.readLittleEndian(UInt16.self, at: base + 6))
+        guard count == fixedSize + typeLength else {
+            throw ProtocolError(.truncated, "header says the action type is \(typeLength) bytes but \(count - fixedSize) follow")
         }
-        let type = bytes[fixedSize...]
-        if typeLength > 0 && !Header.isValidActionType(type) {
+        let type = (base + fixedSize)..<range.upperBound
+        if typeLength > 0 && !Header.isValidActionType(bytes, in: type) {
             throw ProtocolError(.badActionType, "action type is not a name of letters, digits and '_'")
         }
         self.init(
             kind: kind,
-            flags: Flags(rawValue: bytes.readLittleEndian(UInt16.self, at: 4)),
-            seq: bytes.readLittleEndian(UInt64.self, at: 8),
-            ref: bytes.readLittleEndian(UInt64.self, at: 16),
-            clientID: bytes.readLittleEndian(UInt64.self, at: 24),
-            clientSeq: bytes.readLittleEndian(UInt64.self, at: 32),
-            timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: 40)),
-            actionType: String(decoding: type, as: UTF8.self),
-            history: fixedSize == Header.fixedSize ? bytes.readLittleEndian(UInt64.self, at: 48) : 0
+            flags: Flags(rawValue: bytes.readLittleEndian(UInt16.self, at: base + 4)),
+            seq: bytes.readLittleEndian(UInt64.self, at: base + 8),
+            ref: bytes.readLittleEndian(UInt64.self, at: base + 16),
+            clientID: bytes.readLittleEndian(UInt64.self, at: base + 24),
+            clientSeq: bytes.readLittleEndian(UInt64.self, at: base + 32),
+            timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: base + 40)),
+            actionType: String(decoding: bytes[type], as: UTF8.self),
+            history: fixedSize == Header.fixedSize ? bytes.readLittleEndian(UInt64.self, at: base + 48) : 0
         )
     }
 }

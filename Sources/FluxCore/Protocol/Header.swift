@@ -86,8 +86,20 @@ public struct Header: Equatable, Sendable {
     /// True for a non-empty name of ASCII letters, digits and '_' that starts with a letter or '_',
     /// at most 255 bytes: the names Swift enum cases can have, and safe to splice into JSON.
     public static func isValidActionType(_ name: some Collection<UInt8>) -> Bool {
-        guard let first = name.first, name.count <= maxActionTypeLength else { return false }
-        func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95 }
-        return isLetter(first) && name.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) }
+        let bytes = Array(name)
+        return isValidActionType(bytes, in: bytes.indices)
+    }
+
+    /// ``isValidActionType(_:)`` of the bytes in `range` of `bytes`, by a plain loop (a generic one
+    /// over the collection allocated about twenty times a call in a debug build, and every header
+    /// decoded asks it).
+    package static func isValidActionType(_ bytes: [UInt8], in range: Range<Int>) -> Bool {
+        guard !range.isEmpty, range.count <= maxActionTypeLength else { return false }
+        for index in range {
+            let c = bytes[index]
+            let letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95
+            guard letter || (index > range.lowerBound && c >= 48 && c <= 57) else { return false }
+        }
+        return true
     }
 }

@@ -57,6 +57,33 @@ public enum ReplayBatch {
     /// The messages of a batch in this layout whose every entry must be of `kind` (ACTION in replay and
     /// ACTION-BATCH, DISPATCH in a DISPATCH-BATCH).
     public static func decode(_ bytes: [UInt8], holding kind: MessageKind) throws(ProtocolError) -> [Message] {
+        let entries = try entries(bytes, holding: kind)
+        var messages: [Message] = []
+        messages.reserveCapacity(entries.count)
+        // Entries of a batch are mostly of one app: an entry whose topic is the one before's shares
+        // its array (one allocation fewer per action).
+        var previous: (range: Range<Int>, array: [UInt8])? = nil
+        for entry in entries {
+            if previous.map({ !bytes.equal($0.range, entry.topic) }) ?? true {
+                previous = (entry.topic, Array(bytes[entry.topic]))
+            }
+            messages.append(Message(topic: previous?.array ?? [], header: entry.header, payload: Array(bytes[entry.payload])))
+        }
+        return messages
+    }
+
+    /// One entry of a batch, read in place: where its topic and payload lie in the batch's bytes, and
+    /// its header, decoded.
+    package struct Entry {
+        package var topic: Range<Int>
+        package var header: Header
+        package var payload: Range<Int>
+    }
+
+    /// The entries of a batch in this layout, each of `kind`, without copying their parts: the
+    /// dispatcher admits a DISPATCH-BATCH's entries from the batch's own bytes. The checks are
+    /// ``decode(_:holding:)``'s, which reads through this.
+    package static func entries(_ bytes: [UInt8], holding kind: MessageKind) throws(ProtocolError) -> [Entry] {
         var offset = 0
         func readLength() throws(ProtocolError) -> Int {
             guard bytes.count - offset >= 4 else { throw ProtocolError(.truncated, "replay batch ends inside a length") }
@@ -64,50 +91,48 @@ public enum ReplayBatch {
             offset += 4
             return value
         }
-        func readPart() throws(ProtocolError) -> [UInt8] {
+        func readPart() throws(ProtocolError) -> Range<Int> {
             let length = try readLength()
             guard bytes.count - offset >= length else {
                 throw ProtocolError(.truncated, "replay batch ends inside a \(length)-byte part")
             }
             defer { offset += length }
-            return Array(bytes[offset..<offset + length])
+            return offset..<offset + length
         }
         let count = try readLength()
         // Each entry takes at least 12 bytes of lengths: a larger count cannot be honest.
         guard count <= (bytes.count - offset) / 12 else {
             throw ProtocolError(.malformedPayload, "replay batch claims \(count) actions in \(bytes.count) bytes")
         }
-        var messages: [Message] = []
-        messages.reserveCapacity(count)
-        // Entries of a batch are mostly of one app: an entry whose topic is the one before's shares
-        // its array (one allocation fewer per action).
-        var previousTopic: [UInt8] = []
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
         for _ in 0..<count {
-            let topicLength = try readLength()
-            guard bytes.count - offset >= topicLength else {
-                throw ProtocolError(.truncated, "replay batch ends inside a \(topicLength)-byte part")
-            }
-            let same =
-                previousTopic.count == topicLength
-                && previousTopic.withUnsafeBytes { previous in
-                    bytes.withUnsafeBytes { raw in
-                        var index = 0
-                        while index < topicLength && previous[index] == raw[offset + index] { index += 1 }
-                        return index == topicLength
-                    }
-                }
-            if !same { previousTopic = Array(bytes[offset..<offset + topicLength]) }
-            offset += topicLength
-            let topic = previousTopic
-            let header = try Header(decoding: try readPart())
+            let topic = try readPart()
+            let headerRange = try readPart()
+            let header = try Header(decoding: bytes, in: headerRange)
             guard header.kind == kind else {
                 throw ProtocolError(.unexpectedKind, "batch holds a \(header.kind) message, expected \(kind)")
             }
-            messages.append(Message(topic: topic, header: header, payload: try readPart()))
+            entries.append(Entry(topic: topic, header: header, payload: try readPart()))
         }
         guard offset == bytes.count else {
             throw ProtocolError(.malformedPayload, "replay batch has \(bytes.count - offset) bytes after its last action")
         }
-        return messages
+        return entries
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether the bytes in `a` and in `b` are the same, compared in place.
+    package func equal(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        return withUnsafeBytes { raw in
+            var (i, j) = (a.lowerBound, b.lowerBound)
+            while i < a.upperBound {
+                guard raw[i] == raw[j] else { return false }
+                (i, j) = (i + 1, j + 1)
+            }
+            return true
+        }
     }
 }

@@ -42,19 +42,25 @@ package struct StampedRecords: Sendable {
     /// Appends an action as one record: the header is encoded straight into the buffer, the checksum
     /// computed in place.
     package mutating func append(topic: [UInt8], header: Header, payload: [UInt8]) {
+        append(topic: topic, topic.indices, header: header, payload: payload, payload.indices)
+    }
+
+    /// Appends an action whose topic and payload are the bytes in `topicRange` of `topic` and in
+    /// `payloadRange` of `payload` (a batch's entry, copied once, into the record).
+    package mutating func append(topic: [UInt8], _ topicRange: Range<Int>, header: Header, payload: [UInt8], _ payloadRange: Range<Int>) {
         let start = bytes.count
         bytes.appendLittleEndian(UInt64(0))  // the length and checksum, filled in below
-        bytes.appendLittleEndian(UInt32(topic.count))
-        bytes.append(contentsOf: topic)
+        bytes.appendLittleEndian(UInt32(topicRange.count))
+        topic.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[topicRange])) }
         let headerLength = bytes.count
         bytes.appendLittleEndian(UInt32(0))
         header.encode(into: &bytes)
         let length = UInt32(bytes.count - headerLength - 4)
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: headerLength, as: UInt32.self) }
-        bytes.appendLittleEndian(UInt32(payload.count))
-        bytes.append(contentsOf: payload)
+        bytes.appendLittleEndian(UInt32(payloadRange.count))
+        payload.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[payloadRange])) }
         JournalRecord.seal(&bytes, recordAt: start)
-        records.append(Record(seq: header.seq, offset: start, size: bytes.count - start, topicLength: topic.count))
+        records.append(Record(seq: header.seq, offset: start, size: bytes.count - start, topicLength: topicRange.count))
     }
 
     /// The records after `seq` are dropped (a journal append undone, or a truncation).

@@ -60,6 +60,9 @@ public final class DispatcherCore {
     /// outside the simulator.
     @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
     private let apps: [String: any AnyApp]
+    /// The apps whose dispatches may be taken as they are, checked in place (``AdmitsInPlace``), found
+    /// once: a cast per action would copy the app into a new existential box.
+    private let inPlace: [String: any AdmitsInPlace]
     private var commands: [Command] = []
     private var dedup: DedupTable
     private var rateLimiter: RateLimiter?
@@ -126,6 +129,7 @@ public final class DispatcherCore {
         self.clientScope = clientScope
         self.logger = logger
         self.apps = Dictionary(rules.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.inPlace = apps.compactMapValues { $0 as? any AdmitsInPlace }
         self.effectOnly =
             rules.effectToken == nil
             ? [:]
@@ -188,12 +192,16 @@ public final class DispatcherCore {
         }
         switch message.kind {
         case .dispatch:
-            receivedDispatch(message, from: peer, principal: principal, now: now)
+            receivedDispatch(Dispatch(message), from: peer, principal: principal, now: now)
         case .dispatchBatch:
-            // Each entry as if it had come alone; its ACKs go out together, as an ACK-BATCH.
+            // Each entry as if it had come alone, read where it lies in the batch (no copy, no message
+            // of its own); its ACKs go out together, as an ACK-BATCH.
             do {
-                for var dispatch in try DispatchBatch.dispatches(of: message) {
-                    dispatch.header.flags.insert(.batchReplies)
+                for entry in try DispatchBatch.entries(of: message) {
+                    var header = entry.header
+                    header.flags.insert(.batchReplies)
+                    let dispatch = Dispatch(
+                        header: header, topic: message.payload, topicRange: entry.topic, payload: message.payload, payloadRange: entry.payload)
                     receivedDispatch(dispatch, from: peer, principal: principal, now: now)
                 }
             } catch {
@@ -210,7 +218,27 @@ public final class DispatcherCore {
         }
     }
 
-    private func receivedDispatch(_ message: Message, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
+    /// A DISPATCH as the intake reads it: its header, and its topic and payload where they lie (a
+    /// message's own arrays, or ranges of the DISPATCH-BATCH that carried it).
+    private struct Dispatch {
+        var header: Header
+        var topic: [UInt8]
+        var topicRange: Range<Int>
+        var payload: [UInt8]
+        var payloadRange: Range<Int>
+
+        init(header: Header, topic: [UInt8], topicRange: Range<Int>, payload: [UInt8], payloadRange: Range<Int>) {
+            (self.header, self.topic, self.topicRange, self.payload, self.payloadRange) = (header, topic, topicRange, payload, payloadRange)
+        }
+
+        init(_ message: Message) {
+            self.init(
+                header: message.header, topic: message.topic, topicRange: message.topic.indices, payload: message.payload,
+                payloadRange: message.payload.indices)
+        }
+    }
+
+    private func receivedDispatch(_ message: Dispatch, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
         // What the client sent, for the answers; `header` holds the id as the dispatcher keeps it.
         let sent = message.header
         if let reason = steppedDown, !brokenRules.contains(.oldLeaderAcksAfterLease) {
@@ -236,14 +264,14 @@ public final class DispatcherCore {
             nack(peer, sent, "the journal cannot be written (\(problem)): nothing new is taken until it can", flags: .retryLater)
             return
         }
-        let appName = message.topicString
+        let appName = String(decoding: message.topic[message.topicRange], as: UTF8.self)
         // The key is built only when a limit per type is set: "app.type" past 15 bytes is an allocation.
         let limit =
             rules.maxPayloadBytesByType.isEmpty
             ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
-        guard message.payload.count <= limit else {
+        guard message.payloadRange.count <= limit else {
             rejected += 1
-            nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payload.count) bytes; the limit is \(limit)")
+            nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payloadRange.count) bytes; the limit is \(limit)")
             return
         }
         // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
@@ -273,24 +301,29 @@ public final class DispatcherCore {
             )
             return
         }
-        let payload: [UInt8]
-        do {
-            // Decoded, validated, then through the app's middleware chain, which may rewrite it.
-            payload = try app.admit(
-                actionType: header.actionType, payload: message.payload, client: sent.clientID, origin: origin(of: sent, principal: principal),
-                host: self)
-        } catch {
-            rejected += 1
-            nack(peer, sent, error.reason)
-            return
+        // Taken as it is, checked where it lies; else decoded, validated, then through the app's
+        // middleware chain, which may rewrite it.
+        var payload = message.payload, payloadRange = message.payloadRange
+        if inPlace[appName]?.takesAsIs(actionType: header.actionType, payload: payload, in: payloadRange) != true {
+            do {
+                payload = try app.admit(
+                    actionType: header.actionType, payload: payloadRange == payload.indices ? payload : Array(payload[payloadRange]),
+                    client: sent.clientID,
+                    origin: origin(of: sent, principal: principal), host: self)
+                payloadRange = payload.indices
+            } catch {
+                rejected += 1
+                nack(peer, sent, error.reason)
+                return
+            }
         }
         head += 1
         // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
         stamped.append(
-            topic: message.topic,
+            topic: message.topic, message.topicRange,
             header: Header(
                 kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
-                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload)
+                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload, payloadRange)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
@@ -685,7 +718,7 @@ public final class DispatcherCore {
                 // The same release sent again: answered as a retried dispatch is, once its action is durable.
                 var retry = header
                 retry.kind = .dispatch
-                receivedDispatch(Message(header: retry), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
+                receivedDispatch(Dispatch(Message(header: retry)), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
             } else {
                 nack(peer, header, "seq \(header.seq) was released already, as seq \(again)")
             }
@@ -716,7 +749,7 @@ public final class DispatcherCore {
         dispatch.header.ref = rules.effectToken ?? 0
         // Its client id is scoped, as an authenticated client's is: a release cannot pose as another
         // client's dispatch (and be deduplicated against it).
-        receivedDispatch(dispatch, from: peer, principal: DispatcherCore.releasePrincipal, now: now)
+        receivedDispatch(Dispatch(dispatch), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
         endOfBurst()
         guard head > before else { return quarantine[seq]?.releasedAs }
         quarantine[seq]?.releasedAs = head

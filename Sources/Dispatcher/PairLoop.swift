@@ -257,7 +257,7 @@ final class PairLoop: NodeLoop {
             case .append(let records):
                 guard diskFullUntil == nil else { continue }
                 do {
-                    try journal.append(records)
+                    try journal.append([records])
                 } catch let error as JournalError where error.isOutOfSpace {
                     // Undone whole. No ACK: under sync the leader acknowledges nothing new meanwhile. Once a
                     // second has passed the standby says hello from what its journal holds, and the leader
@@ -269,7 +269,7 @@ final class PairLoop: NodeLoop {
                     return
                 }
                 try journal.commit()
-                if let last = records.last { core.durable(through: last.header.seq) }
+                if let last = records.lastSeq { core.durable(through: last) }
             case .dropRun(let seq):
                 let first = try journal.firstSeqOfRun(endingAt: seq)
                 try refuseToDropCommitted(after: first - 1)

@@ -174,7 +174,8 @@ extension Simulation {
                         .replication(peer: Simulation.peerID(node, shell.connection), message), from: node,
                         to: .dispatcher(shell.following))
                 case .append(let records):
-                    shell.journal.append(records)
+                    // The simulated disk keeps messages; the records are the leader's entries, and decode.
+                    shell.journal.append((try? records.messages()) ?? [])
                     if fsync == .none {
                         standby.durable(through: standby.lastSeq)
                     } else {

@@ -83,6 +83,9 @@ struct ReplicationTests {
         var now: UInt64 = 0
         /// The quarantine list the standby's shell keeps beside its journal (nil: none written yet).
         var standbyQuarantine: [Quarantine]?
+        /// The record bytes each side handed its journal, in order.
+        var leaderRecordBytes: [UInt8] = []
+        var standbyRecordBytes: [UInt8] = []
 
         init(
             replication: DispatcherRules.Replication = .sync, leaderRecords: [Message] = [], standbyRecords: [Message] = [],
@@ -110,6 +113,7 @@ struct ReplicationTests {
                         next = batch.last + 1
                     }
                 case .append(let records):
+                    leaderRecordBytes += records.bytes
                     leaderLog.append((try? records.messages()) ?? [])
                     leaderOut.append(command)
                 default: leaderOut.append(command)
@@ -126,7 +130,8 @@ struct ReplicationTests {
                     switch command {
                     case .send(let message): toLeader.append(message)
                     case .append(let records):
-                        standbyLog.append(records)
+                        standbyRecordBytes += records.bytes
+                        standbyLog.append((try? records.messages()) ?? [])
                         if sync { standby.durable(through: standbyLog.lastSeq) }
                     case .dropRun(let seq):
                         standbyLog.truncate(after: standbyLog.firstSeqOfRun(endingAt: seq) - 1)
@@ -192,6 +197,21 @@ struct ReplicationTests {
         pair.settle()
         #expect(pair.acks() == [1] && pair.published() == [1])
         #expect(pair.leader.durableHead == 1)
+    }
+
+    @Test("the standby journals the leader's live records byte for byte as the leader does: it writes the entries as they came, decoding none")
+    func standbyWritesTheLeadersBytes() throws {
+        let pair = Pair()
+        pair.settle()
+        for burst in 0..<4 {
+            for index in 1...5 { pair.leader.receivedIntake(Self.dispatch(UInt64(burst * 5 + index)), from: [1], now: F.at(UInt64(burst))) }
+            pair.leader.endOfBurst()
+            pair.runLeader()
+            pair.leader.durable(through: pair.leader.head)
+            pair.settle()
+        }
+        #expect(pair.acks().count == 20 && pair.standbyLog.lastSeq == 20)
+        #expect(!pair.standbyRecordBytes.isEmpty && pair.standbyRecordBytes == pair.leaderRecordBytes)
     }
 
     @Test(
@@ -460,7 +480,7 @@ struct ReplicationTests {
         #expect(refused(older), "\(older)")
         // The same records, whole and in order, are written.
         let good = try append { Self.records(1...3, $0) }
-        #expect(good.contains { if case .append(let records) = $0 { records.map(\.header.seq) == [1, 2, 3] } else { false } }, "\(good)")
+        #expect(good.contains { if case .append(let records) = $0 { records.records.map(\.seq) == [1, 2, 3] } else { false } }, "\(good)")
     }
 
     @Test("a lost REPLICA-ACK is said again on the next heartbeat; a welcome counts nothing the standby has not ACKed")

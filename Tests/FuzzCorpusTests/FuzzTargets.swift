@@ -231,9 +231,20 @@ func fuzzOne(_ target: String, _ bytes: [UInt8]) {
     case "binary-structure":
         // The intake's in-place check of a binary payload (issue 36): any bytes are well formed or not,
         // never a trap, and what it calls well formed a reader walks to its end.
-        if BinaryPayloadCodec.isWellFormed(bytes) {
+        let wellFormed = BinaryPayloadCodec.isWellFormed(bytes)
+        if wellFormed {
             _ = try? GenericJSON.json(fromWire: bytes)
             fuzzCheck(bytes.first == BinaryPayloadCodec.marker, "well formed without the marker")
+        }
+        // Read in place, as the intake reads a DISPATCH-BATCH's entry: the same answers with other
+        // bytes around it, which a reader must never count in.
+        let around = [0xB1, 0x09, 0xFF] + bytes + [0x09, 0x00, 0xFF, 0xFF]
+        fuzzCheck(
+            BinaryPayloadCodec.isWellFormed(around, in: 3..<(3 + bytes.count)) == wellFormed, "well formed in place and alone disagree")
+        for type in ["addTodo", "incrementTapped", "a"] {
+            fuzzCheck(
+                BinaryPayloadCodec.firstKey(of: around, in: 3..<(3 + bytes.count), is: type) == BinaryPayloadCodec.firstKey(of: bytes, is: type),
+                "the first key in place and alone disagree")
         }
     case "config":
         // A cluster config as `cluster up --config` reads it (issue 35): the TOML parser, the decode and

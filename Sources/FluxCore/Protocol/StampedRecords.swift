@@ -5,7 +5,7 @@
 /// CRC-32, then the action as a replay entry). These bytes are what the journal writes, unchanged; the
 /// ACTION-BATCHes on the PUB, the standby's REPLICA-APPENDs and the journal's replies to replays copy
 /// their entries out of them, so no header is encoded twice and no `Message` is built per action.
-package struct StampedRecords: Sendable {
+package struct StampedRecords: Sendable, Equatable {
     /// Where one record sits in ``bytes``.
     package struct Record: Sendable, Equatable {
         package var seq: UInt64
@@ -61,6 +61,19 @@ package struct StampedRecords: Sendable {
         payload.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[payloadRange])) }
         JournalRecord.seal(&bytes, recordAt: start)
         records.append(Record(seq: header.seq, offset: start, size: bytes.count - start, topicLength: topicRange.count))
+    }
+
+    /// Appends the entry in `range` of `batch` (a REPLAY-BATCH's, whose `entry` says where its parts
+    /// lie) as one record: its bytes copied as they came, then sealed. A standby writes its leader's
+    /// entries so.
+    package mutating func append(entry: ReplayBatch.Entry, of batch: [UInt8]) {
+        let start = bytes.count
+        // The entry runs from its topic's length field to its payload's end.
+        let body = (entry.topic.lowerBound - 4)..<entry.payload.upperBound
+        bytes.appendLittleEndian(UInt64(0))  // the length and checksum, filled in below
+        batch.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[body])) }
+        JournalRecord.seal(&bytes, recordAt: start)
+        records.append(Record(seq: entry.header.seq, offset: start, size: bytes.count - start, topicLength: entry.topic.count))
     }
 
     /// The records after `seq` are dropped (a journal append undone, or a truncation).

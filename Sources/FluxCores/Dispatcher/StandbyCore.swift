@@ -16,11 +16,12 @@ import Logging
 ///
 /// Events come in as method calls; decisions go out as ``Command``s, taken with ``takeCommands()``.
 public final class StandbyCore {
-    public enum Command: Equatable {
+    package enum Command: Equatable {
         /// Send to the leader (the replication DEALER).
         case send(Message)
-        /// Append these records to the journal, make them durable, then call ``durable(through:)``.
-        case append([Message])
+        /// Append these records (the leader's entries, as they came) to the journal, make them durable,
+        /// then call ``durable(through:)``.
+        case append(StampedRecords)
         /// Drop the run of records (one history stamp) that ends at `seq`, and everything after it;
         /// then call ``truncated(lastSeq:lastStamp:)``.
         case dropRun(endingAt: UInt64)
@@ -105,7 +106,7 @@ public final class StandbyCore {
         hello(now: now)
     }
 
-    public func takeCommands() -> [Command] {
+    package func takeCommands() -> [Command] {
         defer { commands.removeAll(keepingCapacity: true) }
         return commands
     }
@@ -219,12 +220,13 @@ public final class StandbyCore {
                 }
                 return
             }
-            guard let records = try? ReplayBatch.decode(message.payload), let first = records.first else {
+            // Read in place: the entries are written as they came, never decoded into messages.
+            guard let entries = try? ReplayBatch.entries(message.payload, holding: .action), let first = entries.first else {
                 logger.error("an undecodable append from the leader; asking again")
                 hello(now: now)
                 return
             }
-            let fresh = records.drop { $0.header.seq <= lastSeq }
+            let fresh = entries.drop { $0.header.seq <= lastSeq }
             guard let next = fresh.first else { return }  // a repeat of what it holds
             guard next.header.seq == lastSeq + 1, first.header.seq == message.header.seq else {
                 logger.warning("a gap in the stream; asking again", metadata: ["expected": "\(lastSeq + 1)", "got": "\(next.header.seq)"])
@@ -234,12 +236,14 @@ public final class StandbyCore {
             // The whole batch is checked before any of it is written: consecutive seqs, and no record
             // from an epoch newer than the leader's own or older than the one before it. A batch that skipped a seq used to reach the journal's own check and
             // stop the standby (exit 132).
-            if let problem = Self.problem(in: fresh, after: lastSeq, stamp: lastStamp, leader: leader) {
+            if let problem = Self.problem(in: fresh.map(\.header), after: lastSeq, stamp: lastStamp, leader: leader) {
                 logger.error("a malformed append from the leader; nothing of it written, asking again", metadata: ["problem": "\(problem)"])
                 hello(now: now)
                 return
             }
-            commands.append(.append(Array(fresh)))
+            var records = StampedRecords()
+            for entry in fresh { records.append(entry: entry, of: message.payload) }
+            commands.append(.append(records))
             if let last = fresh.last {
                 lastSeq = last.header.seq
                 lastStamp = last.header.history
@@ -265,13 +269,13 @@ public final class StandbyCore {
 
     /// What is wrong with `records` as the records after `seq` (whose stamp is `stamp`) from `leader`,
     /// or nil when they may be written as they are.
-    static func problem(in records: ArraySlice<Message>, after seq: UInt64, stamp: UInt64, leader: HistoryID?) -> String? {
+    static func problem(in records: [Header], after seq: UInt64, stamp: UInt64, leader: HistoryID?) -> String? {
         guard let leader else { return "no leader followed" }
         var expected = seq + 1
         var previous = HistoryID(rawValue: stamp).epoch
         for record in records {
-            let history = HistoryID(rawValue: record.header.history)
-            guard record.header.seq == expected else { return "seq \(record.header.seq) where \(expected) was due" }
+            let history = HistoryID(rawValue: record.history)
+            guard record.seq == expected else { return "seq \(record.seq) where \(expected) was due" }
             guard history.epoch <= leader.epoch && history.epoch >= previous else {
                 return "seq \(expected) has epoch \(history.epoch), outside \(previous)...\(leader.epoch)"
             }

@@ -10,7 +10,7 @@ extension Journal {
     /// until `visit` returns false or the log ends: from the tail cache when it holds `from`, else from
     /// the disk, starting at the nearest indexed record.
     func walk(from: UInt64, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
-        if tail.holds(from) { return try tail.visit(from: from, visit) }
+        if tail.holds(from, through: lastSeq) { return try tail.visit(from: from, visit) }
         func nearest() -> Int {
             var lo = 0, hi = index.count - 1
             while lo < hi {

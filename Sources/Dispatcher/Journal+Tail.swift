@@ -10,6 +10,7 @@ struct RecordTail {
     private(set) var bytes = 0
 
     var firstSeq: UInt64? { chunks.first?.firstSeq }
+    var lastSeq: UInt64? { chunks.last?.lastSeq }
 
     /// Keeps `records` (the next seqs). Trimmed in whole bursts from the oldest, once a quarter over
     /// budget, back to the budget: appends stay O(1) on average, and the newest burst always stays.
@@ -44,10 +45,11 @@ struct RecordTail {
         }
     }
 
-    /// Whether it holds `seq` and everything after it that the journal holds.
-    func holds(_ seq: UInt64) -> Bool {
-        guard let first = firstSeq, let last = chunks.last?.lastSeq else { return false }
-        return seq >= first && seq <= last
+    /// Whether it holds `seq` and everything after it through `journalEnd`, the journal's last seq: a
+    /// walk it serves must not stop short of what the journal holds.
+    func holds(_ seq: UInt64, through journalEnd: UInt64) -> Bool {
+        guard let first = firstSeq, let last = lastSeq else { return false }
+        return seq >= first && seq <= last && last == journalEnd
     }
 
     /// Visits its records from `from` on (which it holds), in order, as ``Journal``'s walk over the disk

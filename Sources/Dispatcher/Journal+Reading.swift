@@ -8,9 +8,11 @@ import Foundation
 extension Journal {
     /// Visits the records from `from` on, in order, as (seq, bytes, the record's body within them),
     /// until `visit` returns false or the log ends: from the tail cache when it holds `from`, else from
-    /// the disk, starting at the nearest indexed record.
-    func walk(from: UInt64, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
-        if tail.holds(from, through: lastSeq) { return try tail.visit(from: from, visit) }
+    /// the disk, starting at the nearest indexed record. With `onDisk` always from the disk: only then
+    /// are a body's offsets its record's place in its segment file (the tail's are its burst's), which
+    /// a truncation cuts the file at.
+    func walk(from: UInt64, onDisk: Bool = false, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
+        if !onDisk && tail.holds(from, through: lastSeq) { return try tail.visit(from: from, visit) }
         func nearest() -> Int {
             var lo = 0, hi = index.count - 1
             while lo < hi {

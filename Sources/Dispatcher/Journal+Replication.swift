@@ -31,7 +31,8 @@ extension Journal {
         if segments[keep].firstSeq <= seq {
             var found: Int? = nil
             // Checks the segment first if it was taken from its index file: damage stops us before any change.
-            try walk(from: seq + 1) { _, _, body in
+            // From the disk: the offset is where to cut the segment file.
+            try walk(from: seq + 1, onDisk: true) { _, _, body in
                 found = body.lowerBound - JournalRecord.headerSize
                 return false
             }

@@ -6,7 +6,7 @@ import FluxCore
 struct RecordTail {
     private(set) var chunks: [StampedRecords] = []
     private(set) var count = 0
-    /// The bytes of the records it holds.
+    /// The memory its records' buffers take (their capacity, which may be up to twice what they hold).
     private(set) var bytes = 0
 
     var firstSeq: UInt64? { chunks.first?.firstSeq }
@@ -18,12 +18,12 @@ struct RecordTail {
         guard !records.isEmpty else { return }
         chunks.append(records)
         count += records.count
-        bytes += records.bytes.count
+        bytes += records.bytes.capacity
         guard count > capacity + capacity / 4 || bytes > byteCapacity + byteCapacity / 4 else { return }
         var drop = 0
         while drop < chunks.count - 1 && (count > capacity || bytes > byteCapacity) {
             count -= chunks[drop].count
-            bytes -= chunks[drop].bytes.count
+            bytes -= chunks[drop].bytes.capacity
             drop += 1
         }
         chunks.removeFirst(drop)
@@ -33,13 +33,13 @@ struct RecordTail {
     mutating func removeRecords(after seq: UInt64) {
         while var last = chunks.popLast() {
             count -= last.count
-            bytes -= last.bytes.count
+            bytes -= last.bytes.capacity
             if let first = last.firstSeq, first > seq { continue }
             last.removeRecords(after: seq)
             if !last.isEmpty {
                 chunks.append(last)
                 count += last.count
-                bytes += last.bytes.count
+                bytes += last.bytes.capacity
             }
             return
         }

@@ -376,8 +376,8 @@ public final class DispatcherCore {
 
     /// The journal has made everything up to `seq` durable: publish it and answer its clients.
     ///
-    /// What became durable together goes out together: each run of one app's actions as one
-    /// ACTION-BATCH (a lone action as ACTION), and each batching client's ACKs as one ACK-BATCH.
+    /// What became durable goes out burst by burst: each run of one app's actions within a burst as
+    /// one ACTION-BATCH (a lone action as ACTION), and each batching client's ACKs as one ACK-BATCH.
     public func durable(through seq: UInt64) {
         precondition(seq <= head, "the journal cannot hold what was never sequenced")
         localDurableHead = max(localDurableHead, seq)

@@ -22,13 +22,23 @@ public enum ReplayBatch {
     /// One message as `u32 topic length, topic, u32 header length, header, u32 payload length, payload`:
     /// the entry format of replay batches and of journal records.
     public static func appendEntry(_ message: Message, to out: inout [UInt8]) {
-        let header = message.encodedHeader
-        out.appendLittleEndian(UInt32(message.topic.count))
-        out.append(contentsOf: message.topic)
-        out.appendLittleEndian(UInt32(header.count))
-        out.append(contentsOf: header)
-        out.appendLittleEndian(UInt32(message.payload.count))
-        out.append(contentsOf: message.payload)
+        appendEntry(topic: message.topic, message.topic.indices, header: message.header, payload: message.payload, message.payload.indices, to: &out)
+    }
+
+    /// One entry whose topic and payload are the bytes in `topicRange` of `topic` and in `payloadRange`
+    /// of `payload` (a batch's entry, read in place), its header encoded straight into `out`.
+    package static func appendEntry(
+        topic: [UInt8], _ topicRange: Range<Int>, header: Header, payload: [UInt8], _ payloadRange: Range<Int>, to out: inout [UInt8]
+    ) {
+        out.appendLittleEndian(UInt32(topicRange.count))
+        topic.withUnsafeBytes { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[topicRange])) }
+        let headerLength = out.count
+        out.appendLittleEndian(UInt32(0))  // filled in once the header is written
+        header.encode(into: &out)
+        let length = UInt32(out.count - headerLength - 4)
+        out.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: headerLength, as: UInt32.self) }
+        out.appendLittleEndian(UInt32(payloadRange.count))
+        payload.withUnsafeBytes { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[payloadRange])) }
     }
 
     /// Decodes one entry that fills `bytes` exactly.

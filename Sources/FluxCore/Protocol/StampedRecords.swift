@@ -50,15 +50,7 @@ package struct StampedRecords: Sendable, Equatable {
     package mutating func append(topic: [UInt8], _ topicRange: Range<Int>, header: Header, payload: [UInt8], _ payloadRange: Range<Int>) {
         let start = bytes.count
         bytes.appendLittleEndian(UInt64(0))  // the length and checksum, filled in below
-        bytes.appendLittleEndian(UInt32(topicRange.count))
-        topic.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[topicRange])) }
-        let headerLength = bytes.count
-        bytes.appendLittleEndian(UInt32(0))
-        header.encode(into: &bytes)
-        let length = UInt32(bytes.count - headerLength - 4)
-        bytes.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: headerLength, as: UInt32.self) }
-        bytes.appendLittleEndian(UInt32(payloadRange.count))
-        payload.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[payloadRange])) }
+        ReplayBatch.appendEntry(topic: topic, topicRange, header: header, payload: payload, payloadRange, to: &bytes)
         JournalRecord.seal(&bytes, recordAt: start)
         records.append(Record(seq: header.seq, offset: start, size: bytes.count - start, topicLength: topicRange.count))
     }
@@ -98,17 +90,7 @@ package struct StampedRecords: Sendable, Equatable {
     }
 
     /// Whether two records are of the same app (their topics are the same bytes).
-    private func sameTopic(_ a: Record, _ b: Record) -> Bool {
-        guard a.topicLength == b.topicLength else { return false }
-        return bytes.withUnsafeBytes { raw in
-            var (i, j) = (a.topic.lowerBound, b.topic.lowerBound)
-            while i < a.topic.upperBound {
-                guard raw[i] == raw[j] else { return false }
-                (i, j) = (i + 1, j + 1)
-            }
-            return true
-        }
-    }
+    private func sameTopic(_ a: Record, _ b: Record) -> Bool { bytes.equal(a.topic, b.topic) }
 
     /// A REPLAY-BATCH payload (`u32 count`, then the entries) of the records in `range`: one
     /// allocation, and a copy of their bytes.

@@ -59,10 +59,9 @@ public final class DispatcherCore {
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
     @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
-    private let apps: [String: any AnyApp]
-    /// The apps whose dispatches may be taken as they are, checked in place (``AdmitsInPlace``), found
-    /// once: a cast per action would copy the app into a new existential box.
-    private let inPlace: [String: any AdmitsInPlace]
+    /// Each app by name, with its in-place admission when it has one (``AdmitsInPlace``), found once: a
+    /// cast per action would copy the app into a new existential box.
+    private let apps: [String: (app: any AnyApp, inPlace: (any AdmitsInPlace)?)]
     private var commands: [Command] = []
     private var dedup: DedupTable
     private var rateLimiter: RateLimiter?
@@ -128,8 +127,7 @@ public final class DispatcherCore {
         self.rules = rules
         self.clientScope = clientScope
         self.logger = logger
-        self.apps = Dictionary(rules.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        self.inPlace = apps.compactMapValues { $0 as? any AdmitsInPlace }
+        self.apps = Dictionary(rules.apps.map { ($0.name, ($0, $0 as? any AdmitsInPlace)) }, uniquingKeysWith: { first, _ in first })
         self.effectOnly =
             rules.effectToken == nil
             ? [:]
@@ -280,7 +278,7 @@ public final class DispatcherCore {
             nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
-        guard let app = apps[appName] else {
+        guard let (app, inPlace) = apps[appName] else {
             rejected += 1
             let known = apps.keys.sorted().joined(separator: ", ")
             // Every app the dispatcher's binary hosts is taken, with a store or not yet: a store added to
@@ -304,7 +302,7 @@ public final class DispatcherCore {
         // Taken as it is, checked where it lies; else decoded, validated, then through the app's
         // middleware chain, which may rewrite it.
         var payload = message.payload, payloadRange = message.payloadRange
-        if inPlace[appName]?.takesAsIs(actionType: header.actionType, payload: payload, in: payloadRange) != true {
+        if inPlace?.takesAsIs(actionType: header.actionType, payload: payload, in: payloadRange) != true {
             do {
                 payload = try app.admit(
                     actionType: header.actionType, payload: payloadRange == payload.indices ? payload : Array(payload[payloadRange]),

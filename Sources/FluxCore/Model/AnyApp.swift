@@ -217,7 +217,7 @@ extension FluxApp: AnyApp {
 final class FluxAppRuntime<State, Action, Environment>: AppRuntime
 where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable {
     let app: FluxApp<State, Action, Environment>
-    var state: State
+    @exclusivity(unchecked) var state: State
     /// Where the actions of this app's effects go: encoded, then delivered.
     let send: Send<Action>
     /// The effects ``apply(app:actionType:payload:stamp:runEffects:)`` started.
@@ -225,18 +225,40 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     /// What the state and its changes are written in.
     let codec: WireCodec
 
+    // The app's parts that every action reaches, kept here as closures and values. This class is
+    // compiled once for every app, not for each app's types, so each use of `app` or of a method of
+    // another generic type looks that type up at run time: a fifth of a replaying store's time.
+    // A closure is called, and a stored property of this class read, without such a look-up.
+    private let name: String
+    private let decodeBinary: (([UInt8]) throws -> Action)?
+    private let reject: @Sendable (State, Action) -> String?
+    private let reducer: @Sendable (inout State, Action, Environment, Stamp) -> Effect<Action>
+    private let environment: Environment
+
     init(app: FluxApp<State, Action, Environment>, codec: WireCodec, deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) {
         self.app = app
         self.state = app.initialState
         self.codec = codec
         self.send = app.deliverer(codec, deliver)
+        name = app.name
+        decodeBinary = app.codec.generated ? app.actionDecoder.generated : nil
+        reject = app.reject
+        reducer = app.reducer.reduce
+        environment = app.environment
     }
 
     func reduce(app name: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
-        guard name == app.name else { return nil }
-        let action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
-        if let reason = app.reject(state, action) { throw ActionError(reason) }
-        return PendingEffects(app.reducer(&state, action, app.environment, stamp: stamp), send: send)
+        guard name == self.name else { return nil }
+        let action: Action
+        if let decodeBinary, WireCodec.isBinary(payload), let decoded = try? decodeBinary(payload) {
+            action = decoded
+        } else {
+            // Not the generated decoder's, or refused by it: the app's own decode, which says why.
+            action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
+        }
+        if let reason = reject(state, action) { throw ActionError(reason) }
+        let effect = reducer(&state, action, environment, stamp)
+        return effect.hasWork ? PendingEffects(effect, send: send) : PendingEffects.none
     }
 
     func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {

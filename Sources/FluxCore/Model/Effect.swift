@@ -4,15 +4,25 @@
 /// sends go back through the dispatcher's intake, so they are sequenced and journaled like any other
 /// action. When a store recovers by replay, effects are not run again.
 public struct Effect<Action: Sendable>: Sendable {
-    enum Operation: Sendable {
+    @usableFromInline enum Operation: Sendable {
         case run(id: EffectID?, cancelInFlight: Bool, body: @Sendable (Send<Action>) async -> Void)
         case cancel(EffectID)
     }
 
-    let operations: [Operation]
+    @usableFromInline let operations: [Operation]
+    /// Whether there is work: read without knowing `Action` at run time, unlike `operations.isEmpty`
+    /// in code not specialized for the app (a store's runtime asks it for every action it applies).
+    @usableFromInline let hasWork: Bool
 
-    /// No work.
-    public static var none: Effect { Effect(operations: []) }
+    @inlinable init(operations: [Operation]) {
+        self.operations = operations
+        hasWork = !operations.isEmpty
+    }
+
+    /// No work. Inlined into the reducer that returns it, so that it is made for the app's own
+    /// `Action` without a look-up of generic types at run time (a replaying store returns it a
+    /// million times).
+    @inlinable public static var none: Effect { Effect(operations: []) }
 
     /// An async operation that may send any number of actions.
     public static func run(_ operation: @escaping @Sendable (Send<Action>) async -> Void) -> Effect {
@@ -49,7 +59,7 @@ public struct Effect<Action: Sendable>: Sendable {
             })
     }
 
-    public var isNone: Bool { operations.isEmpty }
+    public var isNone: Bool { !hasWork }
 
     /// Transforms the actions this effect sends (for scoping a child feature into a parent).
     public func map<Other: Sendable>(_ transform: @escaping @Sendable (Action) -> Other) -> Effect<Other> {

@@ -589,7 +589,8 @@ extension BinaryPayloadCodec {
 ///
 /// Sendable: its closure captures nothing but the type itself, and keeps no state.
 struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
-    private let generated: (([UInt8]) throws -> T)?
+    /// The generated decoder of a binary payload, if `T` has one.
+    let generated: (([UInt8]) throws -> T)?
 
     init() {
         generated = (T.self as? any WireDecodable.Type).map { Self.decoder(for: $0) }

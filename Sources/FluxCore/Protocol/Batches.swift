@@ -21,9 +21,17 @@ public enum ActionBatch {
     /// The actions of an ACTION-BATCH, checked against its header: every entry an ACTION of the
     /// batch's topic, seqs strictly increasing from `seq` to `ref`.
     public static func actions(of batch: Message) throws(ProtocolError) -> [Message] {
+        let bytes = batch.payload
+        return try entries(of: batch).map { Message(topic: batch.topic, header: $0.header, payload: Array(bytes[$0.payload])) }
+    }
+
+    /// The entries of an ACTION-BATCH, read in place in its payload and checked as
+    /// ``actions(of:)`` checks them: a store applies them from the batch's bytes.
+    package static func entries(of batch: Message) throws(ProtocolError) -> [ReplayBatch.Entry] {
         guard batch.kind == .actionBatch else { throw ProtocolError(.unexpectedKind, "expected ACTION-BATCH, got \(batch.kind)") }
-        let actions = try ReplayBatch.decode(batch.payload)
-        guard let first = actions.first, let last = actions.last else {
+        let bytes = batch.payload
+        let entries = try ReplayBatch.entries(bytes, holding: .action)
+        guard let first = entries.first, let last = entries.last else {
             throw ProtocolError(.malformedPayload, "an ACTION-BATCH holds no action")
         }
         guard first.header.seq == batch.header.seq, last.header.seq == batch.header.ref else {
@@ -32,12 +40,12 @@ public enum ActionBatch {
                 "ACTION-BATCH says seqs \(batch.header.seq)...\(batch.header.ref), holds \(first.header.seq)...\(last.header.seq)")
         }
         var previous: UInt64 = 0
-        for action in actions {
-            guard action.topic == batch.topic else { throw ProtocolError(.malformedPayload, "an ACTION-BATCH mixes apps") }
-            guard action.header.seq > previous else { throw ProtocolError(.malformedPayload, "ACTION-BATCH seqs do not increase") }
-            previous = action.header.seq
+        for entry in entries {
+            guard bytes.equal(entry.topic, to: batch.topic) else { throw ProtocolError(.malformedPayload, "an ACTION-BATCH mixes apps") }
+            guard entry.header.seq > previous else { throw ProtocolError(.malformedPayload, "ACTION-BATCH seqs do not increase") }
+            previous = entry.header.seq
         }
-        return actions
+        return entries
     }
 
     /// What arrived on the actions PUB as the ACTIONs it stands for: a batch unpacked, anything else

@@ -94,14 +94,44 @@ public enum ReplayBatch {
     /// dispatcher admits a DISPATCH-BATCH's entries from the batch's own bytes. The checks are
     /// ``decode(_:holding:)``'s, which reads through this.
     package static func entries(_ bytes: [UInt8], holding kind: MessageKind) throws(ProtocolError) -> [Entry] {
+        // A cursor of its own, not a variable captured by nested functions: a captured variable is
+        // boxed, and every use of it checked for overlapping access at run time.
+        var cursor = Cursor(bytes: bytes)
+        let count = try cursor.readLength()
+        // Each entry takes at least 12 bytes of lengths: a larger count cannot be honest.
+        guard count <= (bytes.count - cursor.offset) / 12 else {
+            throw ProtocolError(.malformedPayload, "replay batch claims \(count) actions in \(bytes.count) bytes")
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let topic = try cursor.readPart()
+            let headerRange = try cursor.readPart()
+            let header = try Header(decoding: bytes, in: headerRange)
+            guard header.kind == kind else {
+                throw ProtocolError(.unexpectedKind, "batch holds a \(header.kind) message, expected \(kind)")
+            }
+            entries.append(Entry(topic: topic, header: header, payload: try cursor.readPart()))
+        }
+        guard cursor.offset == bytes.count else {
+            throw ProtocolError(.malformedPayload, "replay batch has \(bytes.count - cursor.offset) bytes after its last action")
+        }
+        return entries
+    }
+
+    /// Reads a batch's lengths and the parts they measure, in order.
+    private struct Cursor {
+        let bytes: [UInt8]
         var offset = 0
-        func readLength() throws(ProtocolError) -> Int {
+
+        mutating func readLength() throws(ProtocolError) -> Int {
             guard bytes.count - offset >= 4 else { throw ProtocolError(.truncated, "replay batch ends inside a length") }
             let value = Int(bytes.readLittleEndian(UInt32.self, at: offset))
             offset += 4
             return value
         }
-        func readPart() throws(ProtocolError) -> Range<Int> {
+
+        mutating func readPart() throws(ProtocolError) -> Range<Int> {
             let length = try readLength()
             guard bytes.count - offset >= length else {
                 throw ProtocolError(.truncated, "replay batch ends inside a \(length)-byte part")
@@ -109,26 +139,6 @@ public enum ReplayBatch {
             defer { offset += length }
             return offset..<offset + length
         }
-        let count = try readLength()
-        // Each entry takes at least 12 bytes of lengths: a larger count cannot be honest.
-        guard count <= (bytes.count - offset) / 12 else {
-            throw ProtocolError(.malformedPayload, "replay batch claims \(count) actions in \(bytes.count) bytes")
-        }
-        var entries: [Entry] = []
-        entries.reserveCapacity(count)
-        for _ in 0..<count {
-            let topic = try readPart()
-            let headerRange = try readPart()
-            let header = try Header(decoding: bytes, in: headerRange)
-            guard header.kind == kind else {
-                throw ProtocolError(.unexpectedKind, "batch holds a \(header.kind) message, expected \(kind)")
-            }
-            entries.append(Entry(topic: topic, header: header, payload: try readPart()))
-        }
-        guard offset == bytes.count else {
-            throw ProtocolError(.malformedPayload, "replay batch has \(bytes.count - offset) bytes after its last action")
-        }
-        return entries
     }
 }
 
@@ -143,6 +153,21 @@ extension Array where Element == UInt8 {
                 (i, j) = (i + 1, j + 1)
             }
             return true
+        }
+    }
+
+    /// Whether the bytes in `range` are `other`'s, compared in place.
+    package func equal(_ range: Range<Int>, to other: [UInt8]) -> Bool {
+        guard range.count == other.count else { return false }
+        return withUnsafeBytes { raw in
+            other.withUnsafeBytes { theirs in
+                var (i, j) = (range.lowerBound, 0)
+                while i < range.upperBound {
+                    guard raw[i] == theirs[j] else { return false }
+                    (i, j) = (i + 1, j + 1)
+                }
+                return true
+            }
         }
     }
 }

@@ -108,12 +108,12 @@ struct HistoryJudge {
 
     /// Settles the check of the journal's action at the store's version, if `batch` holds it: the reason
     /// to rebuild when it is not the action the store applied, else nil.
-    mutating func check(_ batch: [Message]) -> String? {
-        guard let expected = verifying, let found = batch.first(where: { $0.header.seq == expected.seq }) else { return nil }
+    mutating func check(_ batch: some Sequence<Header>) -> String? {
+        guard let expected = verifying, let found = batch.first(where: { $0.seq == expected.seq }) else { return nil }
         verifying = nil
-        guard found.header.history != 0 && expected.history != 0 && found.header.history != expected.history else { return nil }
+        guard found.history != 0 && expected.history != 0 && found.history != expected.history else { return nil }
         return "the journal's action at seq \(expected.seq) is not the one this store applied (history "
-            + "\(HistoryID(rawValue: found.header.history)), not \(HistoryID(rawValue: expected.history)))"
+            + "\(HistoryID(rawValue: found.history)), not \(HistoryID(rawValue: expected.history)))"
     }
 
     /// The reason to rebuild when the whole journal ends at `head`, before the action being checked.

@@ -18,16 +18,24 @@ extension StoreCore {
         guard judge(message.header.history, since: nil, head: nil, now: now) == .follow else { return }
         switch message.kind {
         case .replayBatch:
-            guard let batch = try? ReplayBatch.decode(message.payload) else {
+            // Applied from the batch's bytes: each entry's header is read in place, and only its payload
+            // is copied out for the reducer (no message per action).
+            let bytes = message.payload
+            guard let entries = try? ReplayBatch.entries(bytes, holding: .action) else {
                 logger.warning("dropped a malformed replay batch", metadata: ["store": "\(rules.name)"])
                 return
             }
-            if let reason = histories.check(batch) {
+            if let reason = histories.check(entries.lazy.map(\.header)) {
                 rebuild(because: reason, now: now)
                 return
             }
-            for action in batch where action.header.seq == version + 1 {
-                apply(action, now: now)
+            // A batch's entries are mostly of one app: its name is made once per run of them.
+            var topic: (range: Range<Int>, name: String)? = nil
+            for entry in entries where entry.header.seq == version + 1 {
+                if topic.map({ !bytes.equal($0.range, entry.topic) }) ?? true {
+                    topic = (entry.topic, String(decoding: bytes[entry.topic], as: UTF8.self))
+                }
+                apply(entry.header, app: topic?.name ?? "", payload: Array(bytes[entry.payload]), now: now)
                 replayed += 1
             }
             replayRequestedAtMs = now.milliseconds

@@ -62,10 +62,13 @@ public final class StoreCore {
     @_spi(Simulation) public var brokenRules: Set<BrokenRule> = []
     let makeRuntime: () -> any AppRuntime
     private(set) var runtime: any AppRuntime
-    var commands: [Command] = []
+    // The counters and records every applied action touches are not checked for overlapping access
+    // at run time (`@exclusivity(unchecked)`): the core runs on one thread and never lends them out
+    // while it changes them, and the checks were 7% of a replaying store's time.
+    @exclusivity(unchecked) var commands: [Command] = []
 
     /// Which dispatcher history the state follows.
-    var histories = HistoryJudge()
+    @exclusivity(unchecked) var histories = HistoryJudge()
     /// Live actions that arrived ahead of a gap, waiting for the gap to be repaired.
     var pending = PendingActions(maxCount: StoreCore.maxPending, maxBytes: StoreCore.maxPendingBytes)
     /// Views following a part of the state, the state read for them, and the refusals past the cap.
@@ -79,7 +82,7 @@ public final class StoreCore {
     var snapshots: SnapshotKeeper
 
     /// The seq of the last action applied; the state's version.
-    public private(set) var version: UInt64 = 0
+    @exclusivity(unchecked) public private(set) var version: UInt64 = 0
     /// The newest seq the dispatcher has announced (actions or heartbeats).
     public internal(set) var dispatcherHead: UInt64 = 0
     /// Payload bytes of the live actions held across a gap (bounded by `maxPendingBytes` as well as by count).
@@ -106,7 +109,7 @@ public final class StoreCore {
     /// An action of this app (or one it reads) was applied since the last update: the state may differ
     /// from what was published. A store whose state did not change publishes nothing; its heartbeats
     /// carry how far it has applied.
-    var mayHaveChanged = false
+    @exclusivity(unchecked) var mayHaveChanged = false
     /// Something applied may not be published yet (the next turn publishes it).
     public var hasUnpublishedChanges: Bool { mayHaveChanged && version != lastPublishedVersion }
     /// The version of the last snapshot written to (or read from) disk.
@@ -121,9 +124,9 @@ public final class StoreCore {
     public internal(set) var caughtUp = false
     private let startedAtMs: UInt64
 
-    public private(set) var applied: UInt64 = 0
-    public private(set) var rejected: UInt64 = 0
-    public internal(set) var replayed: UInt64 = 0
+    @exclusivity(unchecked) public private(set) var applied: UInt64 = 0
+    @exclusivity(unchecked) public private(set) var rejected: UInt64 = 0
+    @exclusivity(unchecked) public internal(set) var replayed: UInt64 = 0
     public private(set) var gapsRepaired: UInt64 = 0
     public private(set) var reconnects: UInt64 = 0
 
@@ -232,27 +235,31 @@ public final class StoreCore {
         guard !refusedForeignHistory else { return }
         switch message.kind {
         case .actionBatch:
-            // Its actions, one by one, exactly as if each had come as an ACTION. A batch that does not
-            // decode is a gap like any lost message: the next heartbeat shows it, and a replay fills it.
+            // Its actions, one by one, exactly as if each had come as an ACTION, read from the batch's
+            // bytes (a message is made only for one that must wait). A batch that does not decode is a
+            // gap like any lost message: the next heartbeat shows it, and a replay fills it.
+            let entries: [ReplayBatch.Entry]
             do {
-                for action in try ActionBatch.actions(of: message) { receivedFromDispatcher(action, now: now) }
+                entries = try ActionBatch.entries(of: message)
             } catch {
                 logger.warning("dropped a malformed ACTION-BATCH", metadata: ["store": "\(rules.name)", "error": "\(error)"])
-            }
-        case .action:
-            // Seqs start at 1; a 0 is no action the dispatcher sequenced.
-            guard message.header.seq > 0 else { return }
-            switch judge(message.header.history, since: nil, head: nil, now: now) {
-            case .follow: break
-            case .ignore: return
-            case .wait:
-                // A new epoch this store has not settled yet: the next heartbeat says where it starts.
-                pending.hold(message)
                 return
             }
-            if liveAfter == nil { liveAfter = message.header.seq - 1 }
-            dispatcherHead = max(dispatcherHead, message.header.seq)
-            receiveLive(message, now: now)
+            let app = message.topicString
+            let bytes = message.payload
+            for entry in entries {
+                receivedAction(entry.header, now: now) {
+                    Message(topic: message.topic, header: entry.header, payload: Array(bytes[entry.payload]))
+                } apply: {
+                    apply(entry.header, app: app, payload: Array(bytes[entry.payload]), now: now)
+                }
+            }
+        case .action:
+            receivedAction(message.header, now: now) {
+                message
+            } apply: {
+                apply(message, now: now)
+            }
         case .heartbeat:
             // A dispatcher's heartbeat carries its history and, in `ref`, the first seq of its epoch.
             switch judge(message.header.history, since: message.header.ref, head: message.header.seq, now: now) {
@@ -276,20 +283,34 @@ public final class StoreCore {
         }
     }
 
-    private func receiveLive(_ message: Message, now: NodeTime) {
-        let seq = message.header.seq
+    /// One live ACTION, by its header: `apply` applies it at once, `message` makes it to be held.
+    private func receivedAction(_ header: Header, now: NodeTime, message: () -> Message, apply: () -> Void) {
+        // Seqs start at 1; a 0 is no action the dispatcher sequenced. An earlier action of the same
+        // batch may have shown this history to be another cluster's.
+        guard header.seq > 0, !refusedForeignHistory else { return }
+        switch judge(header.history, since: nil, head: nil, now: now) {
+        case .follow: break
+        case .ignore: return
+        case .wait:
+            // A new epoch this store has not settled yet: the next heartbeat says where it starts.
+            pending.hold(message())
+            return
+        }
+        if liveAfter == nil { liveAfter = header.seq - 1 }
+        dispatcherHead = max(dispatcherHead, header.seq)
+        let seq = header.seq
         if seq <= version { return }
         if seq == version + 1 && replayRequestedAtMs == nil {
-            apply(message, now: now)
+            apply()
             applyPending(now: now)
             return
         }
         if brokenRules.contains(.gapRepair) {
             version = seq - 1
-            apply(message, now: now)
+            apply()
             return
         }
-        pending.hold(message)
+        pending.hold(message())
         if replayRequestedAtMs == nil {
             logger.notice(
                 "gap in the action stream",
@@ -309,22 +330,28 @@ public final class StoreCore {
     /// Applies one action; the version advances even when this app does not handle the action, since
     /// every store sees the one global sequence.
     func apply(_ message: Message, now: NodeTime) {
-        precondition(message.header.seq == version + 1, "actions apply strictly in order")
-        version = message.header.seq
-        histories.applied(history: message.header.history)
-        if message.header.flags.contains(.quarantined) {
-            skipQuarantined(message, now: now)
+        apply(message.header, app: message.topicString, payload: message.payload, now: now)
+    }
+
+    /// Applies one action given by its parts, as a replay batch holds them: its header, its app (the
+    /// topic) and its payload.
+    func apply(_ header: Header, app: String, payload: [UInt8], now: NodeTime) {
+        precondition(header.seq == version + 1, "actions apply strictly in order")
+        version = header.seq
+        histories.applied(history: header.history)
+        if header.flags.contains(.quarantined) {
+            skipQuarantined(header, app: app, now: now)
             return
         }
         logger.trace(
             "applied",
-            metadata: ["store": "\(rules.name)", "seq": "\(version)", "history": "\(HistoryID(rawValue: message.header.history))"])
-        let live = brokenRules.contains(.effectsOnlyLive) || (liveAfter.map { message.header.seq > $0 } ?? false)
+            metadata: ["store": "\(rules.name)", "seq": "\(version)", "history": "\(HistoryID(rawValue: header.history))"])
+        let live = brokenRules.contains(.effectsOnlyLive) || (liveAfter.map { header.seq > $0 } ?? false)
         do {
             guard
                 let effects = try runtime.reduce(
-                    app: message.topicString, actionType: message.header.actionType, payload: message.payload,
-                    stamp: Stamp(seq: message.header.seq, wallNanoseconds: message.header.timestamp))
+                    app: app, actionType: header.actionType, payload: payload,
+                    stamp: Stamp(seq: header.seq, wallNanoseconds: header.timestamp))
             else { return }
             applied += 1
             mayHaveChanged = true
@@ -340,24 +367,24 @@ public final class StoreCore {
                 metadata: [
                     "store": "\(rules.name)", "seq": "\(version)", "reason": "\(error.reason)",
                 ])
-            publishRejection(of: message, reason: error.reason, now: now)
+            publishRejection(of: header, reason: error.reason, now: now)
         }
     }
 
-    /// Says to views and `zflux tail` that the action `message` left the state unchanged, and why.
+    /// Says to views and `zflux tail` that the action of `header` left the state unchanged, and why.
     /// `ref` is the version of the state current through the refused action: the last one published,
     /// when nothing applied since has changed it (a view holding that version is then current through
     /// `seq`, at once); ``StoreCore/rejectedAfterUnpublishedChanges`` when an earlier action of this
     /// burst changed the state and its update is still to come (the update, at `seq` or later, says so).
-    private func publishRejection(of message: Message, reason: String, now: NodeTime) {
+    private func publishRejection(of header: Header, reason: String, now: NodeTime) {
         commands.append(
             .publish(
                 Message(
                     topic: rules.name,
                     header: Header(
                         kind: .rejected, seq: version, ref: mayHaveChanged ? StoreCore.rejectedAfterUnpublishedChanges : lastPublishedVersion,
-                        clientID: message.header.clientID, clientSeq: message.header.clientSeq, timestamp: now.wallNanoseconds,
-                        actionType: message.header.actionType), payload: Array(reason.utf8))))
+                        clientID: header.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds,
+                        actionType: header.actionType), payload: Array(reason.utf8))))
     }
 
     /// REJECTED's `ref` when the state has changes not yet published: no view holds this version.
@@ -503,20 +530,20 @@ public final class StoreCore {
     /// A quarantined action (it crashed a reducer, ``MessageKind/quarantineRequest``): every replica
     /// skips it alike, so its version advances and its state does not change. Said to views and
     /// `zflux tail` as a rejection, when it is this store's app's.
-    private func skipQuarantined(_ message: Message, now: NodeTime) {
+    private func skipQuarantined(_ header: Header, app: String, now: NodeTime) {
         // Its own app's, or one it reads: the ones that could have crashed this store.
-        guard message.topicString == rules.app.name || rules.app.reads.contains(message.topicString) else { return }
+        guard app == rules.app.name || rules.app.reads.contains(app) else { return }
         if quarantined.count < StoreCore.maxQuarantinedListed {
             quarantined.append(
                 Quarantine(
-                    seq: message.header.seq, app: message.topicString, actionType: message.header.actionType,
+                    seq: header.seq, app: app, actionType: header.actionType,
                     reason: "skipped: quarantined by the dispatcher"))
         }
         rejected += 1
         logger.warning(
             "a quarantined action is skipped; state unchanged",
-            metadata: ["store": "\(rules.name)", "seq": "\(version)", "action": "\(message.header.actionType)"])
-        publishRejection(of: message, reason: "quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)", now: now)
+            metadata: ["store": "\(rules.name)", "seq": "\(version)", "action": "\(header.actionType)"])
+        publishRejection(of: header, reason: "quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)", now: now)
     }
 
     /// The quarantined actions this store skipped since it started, for its status (the first ones).

@@ -85,9 +85,9 @@ TEST_LOGS := .build/test-logs
 test: test-deps
 	@$(STAGE) --begin
 	@$(STAGE) lint $(SWIFT) format lint --strict --recursive $(FORMATTED)
-	@# The guide's code is compiled and run as a test; regenerate it when python3 is here (the file is
-	@# committed), before the build that compiles it.
-	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py; fi
+	@# The guide's code and API.md's examples are compiled and run as tests; regenerate them when python3
+	@# is here (the files are committed), before the build that compiles them.
+	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py && python3 scripts/extract-api.py; fi
 	@# Every target, test targets included, so that the two test stages below only run.
 	@$(STAGE) build $(SWIFT) build --build-tests
 	@# The deterministic simulator: 1,000 seeds of the whole cluster under faults, on both cores, alone

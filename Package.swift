@@ -167,6 +167,10 @@ let package = Package(
             dependencies: ["FluxTesting", "FluxClusterTesting", "Examples", "FluxWire", "ExampleViews", "ViewNode", "Devtools"],
             // Recorded sessions the tests read from their source directory (docs/GUIDE.md §7).
             exclude: ["Sessions"]),
+        // docs/API.md: its examples, which scripts/extract-api.py writes into APITally.swift, compiled and
+        // run; its declarations found in Sources/ (APIDeclarationTests).
+        .testTarget(
+            name: "APIDocsTests", dependencies: ["Cluster", "FluxClusterTesting", "FluxCore", "FluxTesting", "ViewNode", "ZFluxCLI"]),
         .testTarget(
             name: "NodeTests",
             dependencies: [

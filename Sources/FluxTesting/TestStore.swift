@@ -43,7 +43,7 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     public var timeout: Duration
     /// The time stamped on the actions this store applies next, as the dispatcher would stamp it: what a
     /// reducer reads as `stamp.time`. Fixed unless the test moves it (2026-01-01T00:00:00Z to start).
-    public var time = Date(timeIntervalSince1970: 1_767_225_600)
+    public var time: Date = Date(timeIntervalSince1970: 1_767_225_600)
     /// The seq of the last action applied (each `send` or `receive` stamps the next one).
     public private(set) var seq: UInt64 = 0
 

@@ -52,6 +52,23 @@ public enum Tally {
 }
 
 extension Tally {
+    /// A step of Tally's own: counts additions of 100 or more apart, and logs where each came from.
+    static let largeAdditions = Middleware<Action>("large", rewrites: false) { action, context in
+        guard case .added(let amount) = action, amount >= 100 else { return }
+        context.count("\(context.app).large")
+        context.log("\(amount) from client \(context.client) (\(context.origin))")
+    }
+}
+
+@Test func largeAdditionsAreCountedApart() throws {
+    let host = RecordingMiddlewareHost()
+    var action = Tally.Action.added(amount: 150)
+    try [Tally.largeAdditions].run(on: &action, app: "tally", client: 7, host: host)
+    #expect(host.counts == ["tally.large": 1])
+    #expect(host.logged == ["tally large: 150 from client 7 (client)"])
+}
+
+extension Tally {
     public static let reducer = Reducer<State, Action, Environment> { state, action, environment in
         switch action {
         case .added(let amount):

@@ -190,7 +190,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "FluxClusterTesting", "Devtools", "Cluster", "Dispatcher",
-                "Leadership",
+                "Leadership", "FluxCores",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ],

@@ -5,11 +5,13 @@ import NodeSupport
 import Testing
 
 @testable import Cluster
+@testable import FluxCores
 
-/// The values a reader of docs/reference/ (and of the README and GUARANTEES.md) relies on, checked
-/// against the code: the command page against the binary's help, the config page's keys, defaults and
-/// ranges against the parser and the values the code applies, and the lists of environment variables,
-/// exit statuses and metrics against what `Sources/` uses.
+/// The values a reader of docs/reference/ (and of the README, GUARANTEES.md and PROTOCOL.md) relies on,
+/// checked against the code: the command page against the binary's help, the config page's keys,
+/// defaults and ranges against the parser and the values the code applies, the lists of environment
+/// variables, exit statuses and metrics against what `Sources/` uses, and PROTOCOL.md's timeouts and
+/// bounds against the constants that hold them.
 @Suite("Reference docs")
 struct ReferenceDocsTests {
     /// The package's root directory.
@@ -290,6 +292,99 @@ struct ReferenceDocsTests {
         for found in readme { #expect(found[0] == current, "the README says wire protocol v\(found[0]); the code speaks \(current)") }
         let title = Self.matches("^# zflux wire protocol, version ([0-9]+)$", in: try Self.read("docs/PROTOCOL.md"), options: .anchorsMatchLines)
         #expect(title.map { $0[0] } == [current], "docs/PROTOCOL.md's title names version \(title.map { $0[0] }); the code speaks \(current)")
+    }
+
+    // MARK: PROTOCOL.md's figures
+
+    /// The numbers each group of `pattern`'s first match in docs/PROTOCOL.md states ("4,096", "10" or
+    /// "ten"), read with every run of whitespace as one space (sentences wrap across lines); nil, with a
+    /// failure, when the page no longer says it that way.
+    static func protocolFigures(_ pattern: String, _ what: String) throws -> [Int]? {
+        let page = try read("docs/PROTOCOL.md").replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        guard let found = matches(pattern, in: page).first else {
+            Issue.record("docs/PROTOCOL.md no longer states \(what) as this test reads it (/\(pattern)/): update the test with the page")
+            return nil
+        }
+        let figures = found.compactMap { number($0.replacingOccurrences(of: ",", with: "")) }
+        #expect(figures.count == found.count, "docs/PROTOCOL.md's \(what): \(found) are not all numbers")
+        return figures.count == found.count ? figures : nil
+    }
+
+    @Test("the silence timeout docs/PROTOCOL.md states (ten heartbeats, at least 2 s) is the one stores and views use")
+    func protocolSilenceTimeout() throws {
+        // "Silence past the timeout (2 s by default: 10 of the store's 200 ms heartbeats) marks the view stale"
+        let view = try Self.protocolFigures(
+            "Silence past the timeout \\(([0-9]+) s by default: ([0-9]+|[a-z]+) of the store's ([0-9]+) ms heartbeats\\)", "a view's stale timeout")
+        // "`timeoutMilliseconds` | … (absent: 10 heartbeats, at least 2,000 ms)"
+        let absent = try Self.protocolFigures("\\(absent: ([0-9]+|[a-z]+) heartbeats, at least ([0-9,]+) ms\\)", "the default timeout")
+        let plain = try Self.topology(ClusterConfig(stores: [Self.store]))
+        if let view, view.count == 3 {
+            #expect(
+                plain.heartbeatMilliseconds == view[2],
+                "PROTOCOL.md says the store's heartbeats are \(view[2]) ms; the code sends them every \(plain.heartbeatMilliseconds)")
+            #expect(view[0] * 1000 == view[1] * view[2], "PROTOCOL.md's \(view[0]) s is not \(view[1]) heartbeats of \(view[2]) ms")
+            #expect(
+                plain.silenceTimeoutMilliseconds == view[0] * 1000,
+                "PROTOCOL.md says a view goes stale after \(view[0]) s; the code waits \(plain.silenceTimeoutMilliseconds) ms")
+            #expect(
+                ViewRules(store: "counter", app: nil).silenceTimeoutMilliseconds == view[0] * 1000,
+                "a view with no topology to go by waits as long as PROTOCOL.md says")
+        }
+        guard let absent, absent.count == 2 else { return }
+        let (beats, floor) = (absent[0], absent[1])
+        #expect(Topology.defaultTimeoutMilliseconds == floor, "PROTOCOL.md's floor is \(floor) ms; the code's \(Topology.defaultTimeoutMilliseconds)")
+        // Below the floor, at it, and where the heartbeats give more.
+        for heartbeat in [10, floor / beats, floor / beats + 1, 1000] {
+            let topology = try Self.topology(ClusterConfig(cluster: .init(heartbeatMs: heartbeat), stores: [Self.store]))
+            #expect(
+                topology.silenceTimeoutMilliseconds == max(floor, beats * heartbeat),
+                "heartbeat_ms = \(heartbeat): the code waits \(topology.silenceTimeoutMilliseconds) ms, PROTOCOL.md's rule \(max(floor, beats * heartbeat))"
+            )
+        }
+    }
+
+    @Test("the deduplication limits docs/PROTOCOL.md states are the dispatcher's")
+    func protocolDeduplication() throws {
+        let rules = DispatcherNode.Configuration(topology: try Self.topology(ClusterConfig(stores: [Self.store])), apps: []).rules
+        let table = DedupTable(window: rules.dedupWindow)
+        #expect(DispatcherRules(apps: []).dedupWindow == rules.dedupWindow, "a core built without a node's configuration remembers as much")
+        let stated: [(pattern: String, what: String, code: Int)] = [
+            ("each client id keeps its newest ([0-9,]+) client seqs", "the seqs kept per client id", table.window),
+            ("keeps at most ([0-9,]+) client ids; past that, that owner's oldest", "the client ids kept per owner", table.perOwner),
+            ("at most ([0-9,]+) client ids are kept in all", "the client ids kept in all", table.maxClients),
+            (
+                "rebuilt from the newest ([0-9,]+) actions of the journal", "the actions the table is rebuilt from",
+                Int(DispatcherCore.dedupRecoveryRecords)
+            ),
+        ]
+        for (pattern, what, code) in stated {
+            guard let figure = try Self.protocolFigures(pattern, what)?.first else { continue }
+            #expect(figure == code, "docs/PROTOCOL.md states \(what) as \(figure); the code's is \(code)")
+        }
+    }
+
+    @Test("the size of a replay answer and of a batch docs/PROTOCOL.md states are the dispatcher's")
+    func protocolReplayBounds() throws {
+        let rules = DispatcherNode.Configuration(topology: try Self.topology(ClusterConfig(stores: [Self.store])), apps: []).rules
+        if let answer = try Self.protocolFigures(
+            "An answer holds at most ([0-9]+) batches, and starts no new batch once its batches hold ([0-9]+) MiB of payload",
+            "one replay answer's size"),
+            answer.count == 2
+        {
+            #expect(
+                rules.replayBatchesPerRequest == answer[0],
+                "PROTOCOL.md: \(answer[0]) batches per answer; the code's \(rules.replayBatchesPerRequest)")
+            #expect(
+                ReplayPlan.maxReplyBytes == answer[1] << 20, "PROTOCOL.md: \(answer[1]) MiB per answer; the code's \(ReplayPlan.maxReplyBytes) bytes")
+        }
+        if let batch = try Self.protocolFigures(
+            "A batch holds at most ([0-9]+) actions and closes before its actions pass about ([0-9]+) MiB", "one REPLAY-BATCH's size"),
+            batch.count == 2
+        {
+            #expect(rules.replayBatchSize == batch[0], "PROTOCOL.md: \(batch[0]) actions per batch; the code's \(rules.replayBatchSize)")
+            #expect(
+                ReplayPlan.maxBatchBytes == batch[1] << 20, "PROTOCOL.md: \(batch[1]) MiB per batch; the code's \(ReplayPlan.maxBatchBytes) bytes")
+        }
     }
 
     static let numberWords = [

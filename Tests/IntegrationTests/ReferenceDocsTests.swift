@@ -228,7 +228,8 @@ struct ReferenceDocsTests {
 
     /// For each key config.md gives a numeric range: a config with the key set to a value.
     static let rangeProbes: [String: @Sendable (Int) -> ClusterConfig] = [
-        "cluster.name": { pair(cluster: .init(name: String(repeating: "a", count: $0))) },
+        // Without [ha]: the name is checked in every config, not only in a pair whose key it names.
+        "cluster.name": { ClusterConfig(cluster: .init(name: String(repeating: "a", count: $0)), stores: [store]) },
         "cluster.heartbeat_ms": { ClusterConfig(cluster: .init(heartbeatMs: $0), stores: [store]) },
         "cluster.timeout_ms": { ClusterConfig(cluster: .init(heartbeatMs: 10, timeoutMs: $0), stores: [store]) },
         "cluster.high_water_mark": { ClusterConfig(cluster: .init(highWaterMark: $0), stores: [store]) },

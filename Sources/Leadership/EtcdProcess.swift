@@ -59,7 +59,9 @@ public final class EtcdProcess: Sendable {
         executable: String? = nil, dataDirectory: String? = nil, startTimeout: Duration = .seconds(30), logger: Logger
     ) async throws -> EtcdProcess {
         guard let binary = executable ?? findEtcd() else {
-            throw EtcdError(.invalidConfiguration, "no etcd binary: install etcd-server (make deps does), or pass its path")
+            throw EtcdError(
+                .invalidConfiguration,
+                "no etcd binary on PATH or at /usr/bin/etcd: install etcd-server (make deps does), or name a running etcd in the config's [ha] etcd")
         }
         // A port found free may be taken before etcd binds it; another pair of ports then does.
         var failures: [String] = []

@@ -51,8 +51,10 @@ let package = Package(
     targets: [
         // libzmq's header and library from where Debian's libzmq3-dev puts them (`make` installs it). No
         // pkg-config: Debian's libzmq.pc adds `-isystem` flags (Kerberos, for GSSAPI) that SwiftPM refuses
-        // with a warning on every build, and zmq.h needs none of them.
-        .systemLibrary(name: "CZMQ"),
+        // with a warning on every build, and zmq.h needs none of them. The providers are what SwiftPM
+        // suggests installing when zmq.h is missing; Homebrew's is there for a port to macOS (README,
+        // Platforms), since the targets that use libzmq build on Linux only today.
+        .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]),
         // The Linux calls Glibc's module leaves out (eventfd, timerfd) and a wrapper for variadic prctl.
         .target(name: "CLinux"),
         .target(name: "ZeroMQ", dependencies: ["CZMQ", "CLinux"]),

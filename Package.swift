@@ -13,29 +13,34 @@ let package = Package(
         // its screens, FluxTesting for its reducers' tests (FluxCore alone: no node, socket or etcd code) and
         // FluxClusterTesting for tests of a whole cluster in one process. Every module a public signature
         // mentions is a product.
-        .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),
-        .library(name: "FluxCore", targets: ["FluxCore"]),
+        //
+        // Platforms, product by product. "Linux only": it reaches eventfd, timerfd, /proc, CPU affinity or
+        // Glibc by name, itself or through NodeSupport (README, Platforms, says what a port would need).
+        // "Platform-free": it imports nothing Linux-specific, which LayeringTests checks for FluxCore,
+        // FluxWire and FluxTesting; "no Linux import" marks the few whose imports nothing checks.
+        .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),  // Linux only: the command line and the nodes it runs
+        .library(name: "FluxCore", targets: ["FluxCore"]),  // platform-free
         // `@WireCodable`: FluxCore plus the macro, so that only packages that use it build swift-syntax.
-        .library(name: "FluxWire", targets: ["FluxWire"]),
-        .library(name: "FluxCores", targets: ["FluxCores"]),
-        .library(name: "ViewNode", targets: ["ViewNode"]),
-        .library(name: "FluxTesting", targets: ["FluxTesting"]),
-        .library(name: "FluxClusterTesting", targets: ["FluxClusterTesting"]),
-        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
-        .library(name: "NodeSupport", targets: ["NodeSupport"]),
-        .library(name: "Dispatcher", targets: ["Dispatcher"]),
-        .library(name: "StoreNode", targets: ["StoreNode"]),
-        .library(name: "Devtools", targets: ["Devtools"]),
-        .library(name: "Cluster", targets: ["Cluster"]),
-        .library(name: "Bench", targets: ["Bench"]),
-        .library(name: "Simulation", targets: ["Simulation"]),
+        .library(name: "FluxWire", targets: ["FluxWire"]),  // platform-free
+        .library(name: "FluxCores", targets: ["FluxCores"]),  // no Linux import (FluxCore and Logging)
+        .library(name: "ViewNode", targets: ["ViewNode"]),  // Linux only: a node, and the terminal
+        .library(name: "FluxTesting", targets: ["FluxTesting"]),  // platform-free
+        .library(name: "FluxClusterTesting", targets: ["FluxClusterTesting"]),  // Linux only: runs the nodes in the test process
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),  // Linux only: eventfd and timerfd beside libzmq
+        .library(name: "NodeSupport", targets: ["NodeSupport"]),  // Linux only: CPU affinity, /proc
+        .library(name: "Dispatcher", targets: ["Dispatcher"]),  // Linux only: a node; the journal calls Glibc
+        .library(name: "StoreNode", targets: ["StoreNode"]),  // Linux only: a node
+        .library(name: "Devtools", targets: ["Devtools"]),  // Linux only: built on the nodes
+        .library(name: "Cluster", targets: ["Cluster"]),  // Linux only: the supervisor, /proc
+        .library(name: "Bench", targets: ["Bench"]),  // Linux only: timerfd, /proc
+        .library(name: "Simulation", targets: ["Simulation"]),  // no Linux import (the cores in one process)
         // Leader election over etcd (docs/OPERATIONS.md, High availability): what a standby dispatcher builds on.
-        .library(name: "Leadership", targets: ["Leadership"]),
+        .library(name: "Leadership", targets: ["Leadership"]),  // Linux only: its etcd's process calls Glibc
         // The example apps and their screens: one client of the framework among others.
-        .library(name: "Examples", targets: ["Examples"]),
-        .library(name: "ExampleViews", targets: ["ExampleViews"]),
-        .executable(name: "zflux", targets: ["zflux"]),
-        .executable(name: "zflux-floor", targets: ["zflux-floor"]),
+        .library(name: "Examples", targets: ["Examples"]),  // no Linux import
+        .library(name: "ExampleViews", targets: ["ExampleViews"]),  // Linux only: ViewNode
+        .executable(name: "zflux", targets: ["zflux"]),  // Linux only
+        .executable(name: "zflux-floor", targets: ["zflux-floor"]),  // Linux only: C on libzmq, with prctl
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

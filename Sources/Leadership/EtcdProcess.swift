@@ -16,16 +16,16 @@ import Synchronization
 /// thread also spawns etcd, under `setpriv --pdeathsig KILL` where setpriv exists: the kernel then kills
 /// etcd if this process dies without stopping it. The signal is tied to the thread that spawned, and this
 /// one lives exactly as long as etcd does, so it fires only when this process is gone.
-public final class EtcdProcess: Sendable {
+package final class EtcdProcess: Sendable {
     /// The client URL, `http://127.0.0.1:PORT`.
-    public let endpoint: String
+    package let endpoint: String
     /// The member's name, unique to this start.
-    public let name: String
+    package let name: String
     /// The temporary directory holding the data directory and the log.
-    public let directory: String
+    package let directory: String
     /// etcd's output.
-    public var logPath: String { directory + "/etcd.log" }
-    public let pid: pid_t
+    package var logPath: String { directory + "/etcd.log" }
+    package let pid: pid_t
     private let exit: Exit
     private let stopped = Mutex(false)
 
@@ -48,14 +48,14 @@ public final class EtcdProcess: Sendable {
     }
 
     /// True until etcd has exited.
-    public var isRunning: Bool { !exit.ended.withLock { $0 } }
+    package var isRunning: Bool { !exit.ended.withLock { $0 } }
 
     /// Starts etcd (`executable`, or the first `etcd` on PATH or in /usr/bin) and waits until it answers on
     /// its client URL, or throws after `startTimeout` with the end of its log.
     ///
     /// `dataDirectory`: keep etcd's data there across runs (kept on stop), so that its revisions, the
     /// epochs of a dispatcher pair, go on growing; nil: a fresh temporary directory, removed on stop.
-    public static func start(
+    package static func start(
         executable: String? = nil, dataDirectory: String? = nil, startTimeout: Duration = .seconds(30), logger: Logger
     ) async throws -> EtcdProcess {
         guard let binary = executable ?? findEtcd() else {
@@ -84,7 +84,7 @@ public final class EtcdProcess: Sendable {
 
     /// SIGTERM, up to `grace` for etcd to exit, then SIGKILL; then removes the directory. Blocks until etcd
     /// is reaped; does nothing the second time.
-    public func stop(grace: Duration = .seconds(10)) {
+    package func stop(grace: Duration = .seconds(10)) {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
             return !stopped
@@ -102,7 +102,7 @@ public final class EtcdProcess: Sendable {
 
     /// SIGKILL, as a crash or a power cut would; waits until etcd is reaped. The directory stays until
     /// ``stop()``.
-    public func kill() {
+    package func kill() {
         if isRunning { Glibc.kill(pid, SIGKILL) }
         waitForExit(timeout: .seconds(60))
     }
@@ -111,7 +111,7 @@ public final class EtcdProcess: Sendable {
 
     /// Waits up to `timeout` for etcd to exit; true if it has.
     @discardableResult
-    public func waitForExit(timeout: Duration) -> Bool {
+    package func waitForExit(timeout: Duration) -> Bool {
         if !isRunning { return true }
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)

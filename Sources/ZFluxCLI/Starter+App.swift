@@ -86,6 +86,19 @@ extension Starter {
                 return nil
             }
 
+            /// The most options a tally takes from votes: a vote naming one more is refused.
+            public static let maxOptions = 20
+
+            /// The store's check of an action against the current state, before the reducer: a reason
+            /// refuses it, the state stays as it was, and views and `tail` show the reason. `validate` could
+            /// not make this check, since it sees the action alone. (A loaded ballot is the server's to size.)
+            public static func reject(_ state: State, _ action: Action) -> String? {
+                guard case .voteCast(let option) = action, state.options.count >= maxOptions,
+                    !state.options.contains(where: { $0.name == option })
+                else { return nil }
+                return "the tally takes at most \(maxOptions) options: vote for one of them"
+            }
+
             /// The dispatcher's middleware, run on every action before it is sequenced: here, a count of
             /// each action under where it came from (`client`, `effect`), which `zflux status` shows.
             /// `context.origin` is proven by the cluster's effect token; without one it says `unverified`.
@@ -142,7 +155,8 @@ extension Starter {
             public static func app(environment: Environment = .live) -> FluxApp<State, Action, Environment> {
                 FluxApp(
                     name: name, summary: "a tally: votes for options, and a ballot loaded by an effect", initialState: State(),
-                    reducer: reducer, environment: environment, validate: validate, middleware: middleware, render: render,
+                    reducer: reducer, environment: environment, validate: validate, middleware: middleware,
+                    reject: reject, render: render,
                     actions: [
                         .user(.voteCast(option: "yes"), "vote for an option (one nobody named before is added)"),
                         .user(.loadTapped, "load the ballot: the options to vote on"),

@@ -58,6 +58,17 @@ extension Starter {
                 #expect(screen.handle(.character("l"), state: state) == .send(.loadTapped))
             }
 
+            @Test("the store refuses a vote for a new option once the tally holds 20, and the state stays as it was")
+            func fullTally() async {
+                let store = TestStore(\#(name).app(environment: .mock))
+                for number in 1...\#(name).maxOptions {
+                    await store.send(.voteCast(option: "option \(number)")) { $0.options.append(.init(name: "option \(number)", votes: 1)) }
+                }
+                await store.send(.voteCast(option: "tea"), rejectedWith: "the tally takes at most 20 options: vote for one of them")
+                await store.send(.voteCast(option: "option 1")) { $0.options[0].votes = 2 }
+                await store.finish()
+            }
+
             @Test("the dispatcher refuses a vote for an option without a name")
             func validation() {
                 #expect(\#(name).validate(.voteCast(option: "  ")) == "an option needs a name")

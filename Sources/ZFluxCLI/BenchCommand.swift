@@ -144,6 +144,14 @@ struct BenchCommand: AsyncParsableCommand {
             return percent / 100
         }
 
+        /// The `--svg` plot's lines: the two latencies, named after the binary that measured them
+        /// (`zflux dispatch → view`, or a team's own `poll dispatch → view`), and the floor's when it ran.
+        static func plotSeries(
+            program: String, e2e: LatencyHistogram, ack: LatencyHistogram, floor: LatencyHistogram?
+        ) -> [(name: String, histogram: LatencyHistogram)] {
+            [("\(program) dispatch → view", e2e), ("\(program) dispatch → ack", ack)] + (floor.map { [("floor → sink", $0)] } ?? [])
+        }
+
         func run() async throws {
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -172,8 +180,7 @@ struct BenchCommand: AsyncParsableCommand {
             }()
             if let hgrm { try report.e2e.percentileDistribution.write(toFile: hgrm, atomically: true, encoding: .utf8) }
             if let svg {
-                var series = [("zflux dispatch → view", report.e2e), ("zflux dispatch → ack", report.ack)]
-                if let floor = report.floor { series.append(("floor → sink", floor.e2e)) }
+                let series = Self.plotSeries(program: RootCommand.binaryName, e2e: report.e2e, ack: report.ack, floor: report.floor?.e2e)
                 let title =
                     "\(RootCommand.binaryName) bench: \(transport.rawValue), \(BenchReport.rate(report.report.rateTarget)), fsync \(fsync.rawValue), \(stateItems) items"
                 try PercentilePlot.svg(title: title, series: series).write(toFile: svg, atomically: true, encoding: .utf8)

@@ -69,7 +69,7 @@ struct FailoverCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         try? await client.revoke(hold)
-        printError("nobody took the lease over within \(timeout) s: is the standby running? (zflux status, RUN_DIR/logs)")
+        printError("nobody took the lease over within \(timeout) s: is the standby running? (\(RootCommand.binaryName) status, RUN_DIR/logs)")
         throw ExitCode(1)
     }
 }

@@ -84,7 +84,7 @@ extension DispatcherCommand {
             guard let keyFile = member.keyFile, partners.allSatisfy({ $0.publicKey != nil }) else {
                 throw CLIError(
                     "this pair replicates over tcp under [security], but its members have no keys of their own: give each "
-                        + "[[dispatcher]] key = \"keys/NAME.key\" (zflux keygen NAME makes it), and check the config again")
+                        + "[[dispatcher]] key = \"keys/NAME.key\" (\(RootCommand.binaryName) keygen NAME makes it), and check the config again")
             }
             // The partner admits this member by the public key from its .pub: one of another pair would
             // shut this member out of replication, logged only on the partner.

@@ -38,7 +38,7 @@ struct TailCommand: AsyncParsableCommand {
             StandardOutput.endWhenReaderGoes()
         }
         if interactive {
-            let title = " zflux tail" + (app.map { " · app \($0)" } ?? "") + (type.map { " · type \($0)" } ?? "")
+            let title = screen.withLock { $0.title(app: app, type: type) }
             Thread {
                 let terminal = Terminal()
                 terminal.enter()
@@ -159,7 +159,7 @@ struct TopCommand: AsyncParsableCommand {
                     }
                     if terminal.updateSize() { dirty = true }
                     if dirty {
-                        terminal.draw(keys.frame(title: "zflux top") { table.lines(filter: keys.prompt) })
+                        terminal.draw(keys.frame(title: table.title) { table.lines(filter: keys.prompt) })
                         dirty = false
                     }
                     for key in terminal.readKeys(timeoutMilliseconds: 100) {

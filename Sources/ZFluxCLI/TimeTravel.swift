@@ -117,7 +117,7 @@ extension JournalCommand {
             for store in session.stores { _ = try host.require(store.app) }
             try session.materialize(runDirectory: runDir, apps: host.apps)
             emitLine(
-                "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: zflux cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"
+                "imported seqs \(session.from)…\(session.to) of \(session.stores.map(\.name).joined(separator: ", ")) into \(runDir); start it with: \(RootCommand.binaryName) cluster up --run-dir \(runDir) --config \(runDir)/cluster.toml"
             )
         }
     }

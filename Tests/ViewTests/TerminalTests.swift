@@ -80,4 +80,23 @@ struct TerminalTests {
         #expect(body.frame(width: 100, room: 30, changed: false, render: render).map(\.plainText) == ["render 4"])
         #expect(renders == 4)
     }
+
+    @Test("top and the full-screen tail are titled with the binary's own name, their key help too: a team's poll says poll top")
+    func ownBinaryTitles() {
+        let table = TopTable(nodes: [], runDirectory: "/srv/poll", program: "poll")
+        #expect(table.lines().first?.plainText == " poll top · /srv/poll")
+        var keys = ListKeys()
+        let quit = keys.handle(.character("?"))
+        #expect(!quit && keys.showingHelp)
+        #expect(keys.frame(title: table.title) { [] }.first?.plainText == "Keys of poll top")
+
+        var tail = TailScreen(program: "poll")
+        #expect(tail.title(app: "ballot", type: "voteCast") == " poll tail · app ballot · type voteCast")
+        #expect(tail.title(app: nil, type: nil) == " poll tail")
+        let quitTail = tail.keys.handle(.f1)
+        #expect(!quitTail && tail.keys.showingHelp)
+        #expect(tail.frame(title: tail.title(app: nil, type: nil), width: 40, height: 12).first?.plainText == "Keys of poll tail")
+        // The stock binary, in a test process, is zflux.
+        #expect(TopTable(nodes: [], runDirectory: "/r").title == "zflux top" && TailScreen().command == "zflux tail")
+    }
 }

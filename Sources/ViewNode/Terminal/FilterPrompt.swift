@@ -1,3 +1,5 @@
+import NodeSupport
+
 /// `/` filtering for list screens (`zflux top`, the full-screen `zflux tail`): `/` opens a prompt,
 /// Enter applies what was typed, Esc cancels (or, with no prompt open, clears the filter). Matching
 /// is a case-insensitive substring.
@@ -69,13 +71,24 @@ public struct ListKeys: Equatable, Sendable {
     }
 }
 
-/// The full-screen `zflux tail`: the newest lines that pass the filter, bottom up.
+/// The full-screen `zflux tail` (or a team's binary's `tail`): the newest lines that pass the filter,
+/// bottom up.
 public struct TailScreen: Sendable {
     public private(set) var lines: [String] = []
     public var keys = ListKeys()
+    /// The command, by the name of the binary that runs it: `zflux tail`, or a team's own `poll tail`.
+    public let command: String
     static let capacity = 10_000
 
-    public init() {}
+    /// `program`: the binary's name, which titles the screen and its key help.
+    public init(program: String = StandardOutput.programName) {
+        command = program + " tail"
+    }
+
+    /// The title line: the command and the filters it was started with.
+    public func title(app: String?, type: String?) -> String {
+        " " + command + (app.map { " · app \($0)" } ?? "") + (type.map { " · type \($0)" } ?? "")
+    }
 
     public mutating func append(_ line: String) {
         lines.append(line)
@@ -83,7 +96,7 @@ public struct TailScreen: Sendable {
     }
 
     public func frame(title: String, width: Int, height: Int) -> Frame {
-        keys.frame(title: "zflux tail") {
+        keys.frame(title: command) {
             let footer: Frame = [keys.prompt.line ?? "", StyledLine(ListKeys.help, .dim)]
             let room = max(0, height - 1 - footer.count)
             let shown = lines.filter(keys.prompt.matches).suffix(room).map { StyledLine($0) }

@@ -2,17 +2,22 @@ import FluxCore
 import Foundation
 import NodeSupport
 
-/// The rows of `zflux top`, from every node's status; rates come from the change between samples.
+/// The rows of `zflux top` (or a team's binary's `top`), from every node's status; rates come from the
+/// change between samples.
 public final class TopTable: @unchecked Sendable {
     // @unchecked: sampled and read by one thread at a time (the command's UI thread).
     let nodes: [StatusTarget]
     let runDirectory: String
+    /// The command, by the name of the binary that runs it: `zflux top`, or a team's own `poll top`.
+    public let title: String
     private var rows: [[String]] = []
     private var previous: [String: (count: Int, at: UInt64)] = [:]
 
-    public init(nodes: [StatusTarget], runDirectory: String) {
+    /// `program`: the binary's name, which titles the table.
+    public init(nodes: [StatusTarget], runDirectory: String, program: String = StandardOutput.programName) {
         self.nodes = nodes
         self.runDirectory = runDirectory
+        self.title = program + " top"
     }
 
     public func sample() {
@@ -67,7 +72,7 @@ public final class TopTable: @unchecked Sendable {
         func format(_ row: [String]) -> String {
             row.enumerated().map { $1.padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0) }.joined()
         }
-        return [StyledLine(" zflux top · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
+        return [StyledLine(" \(title) · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
             + rows.filter { filter.matches($0.joined(separator: " ")) }.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
             + ["", filter.line ?? "", StyledLine(ListKeys.help, .dim)]
     }

@@ -101,17 +101,23 @@ struct StateCommand: ParsableCommand {
         discussion: """
             With --at SEQ, the store's state as of that seq instead (time travel): rebuilt here from the \
             newest snapshot at or below SEQ and the journal, with the store's reducer and no effects. The \
-            running cluster is not asked or disturbed; the journal must be on this host.
+            running cluster is not asked or disturbed; the journal must be on this host. In a dispatcher \
+            pair's run directory, name a member's journal with --journal (RUN_DIR/journal/d1).
             """)
 
     @Argument(help: "The store's name.") var store: String
     @Option(help: "Seconds to wait for the store's answer.") var timeout: Double = 5
     @Option(help: ArgumentHelp("The state as of this seq (from the journal), not the current one.", valueName: "seq")) var at: UInt64?
+    @Option(help: ArgumentHelp("With --at: the journal directory to read. Default: the cluster's.", valueName: "dir")) var journal: String?
     @OptionGroup var runDir: RunDirOptions
+
+    func validate() throws {
+        if journal != nil && at == nil { throw ValidationError("--journal goes with --at: the current state is the running store's") }
+    }
 
     func run() throws {
         if let at {
-            emitLine(try TimeMachine(runDir: runDir).stateLine(store, at: at))
+            emitLine(try TimeMachine(runDir: runDir, journal: journal).stateLine(store, at: at))
             return
         }
         let (topology, security) = try runDir.cluster()

@@ -87,6 +87,7 @@ struct ClusterCommand: AsyncParsableCommand {
                 }
                 // Its etcd would start on the running one's data and fail only after its start-up wait.
                 try Supervisor.refuseIfRunning(in: RunDirectory(runDir.path))
+                try Self.refuseSingleDispatcherJournal(topology)
                 var logger = Logger(label: "zflux.etcd")
                 logger.logLevel = .warning
                 // Its data stays in the run directory: etcd's revisions, which name the pair's epochs, go on
@@ -116,7 +117,37 @@ struct ClusterCommand: AsyncParsableCommand {
             if status != 0 { throw ExitCode(status) }
         }
     }
+}
 
+extension ClusterCommand.Up {
+    /// `cluster up --ha` where a single dispatcher ran: its journal is at the top of the journal
+    /// directory, and the pair's members keep theirs below it (`d1`, `d2`, as `withLocalPair` names
+    /// them). Started so, the pair would begin a new, empty history and leave those records where no
+    /// member reads them; the stores would refuse it as foreign. Refused, with nothing started or
+    /// changed, until the journal is moved into the first member's directory.
+    static func refuseSingleDispatcherJournal(_ topology: Topology) throws {
+        guard let top = topology.durability?.journalDirectory else { return }
+        let segments = recordSegments(in: top)
+        guard !segments.isEmpty, recordSegments(in: top + "/d1").isEmpty else { return }
+        throw CLIError(
+            "\(top) holds a single dispatcher's journal (\(segments.count) segment file\(segments.count == 1 ? "" : "s")), "
+                + "but a pair keeps one journal per member, in \(top)/d1 and \(top)/d2: started now, it would begin an empty "
+                + "history and leave those records behind. Nothing was started or changed. Move the journal into \(top)/d1 "
+                + "first, as docs/OPERATIONS.md says under \"From a single dispatcher to a pair\" (in \"High availability: a "
+                + "dispatcher pair\"); the pair then carries on its history")
+    }
+
+    /// The journal segment files of `directory` that hold something (an empty journal's first segment
+    /// holds nothing, whoever made it).
+    private static func recordSegments(in directory: String) -> [String] {
+        let fm = FileManager.default
+        return ((try? fm.contentsOfDirectory(atPath: directory)) ?? []).filter { name in
+            name.hasSuffix(".journal") && ((try? fm.attributesOfItem(atPath: directory + "/" + name))?[.size] as? Int ?? 0) > 0
+        }
+    }
+}
+
+extension ClusterCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Validate a cluster config and print the endpoints it gives.")
         @Argument(help: "The config file (TOML).") var file: String

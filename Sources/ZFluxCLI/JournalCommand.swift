@@ -39,21 +39,10 @@ struct JournalCommand: AsyncParsableCommand {
             return dir
         }
 
-        /// A dispatcher pair's run directory keeps a journal per member (`journal/d1`, `journal/d2`) and
-        /// none at the top: reading the empty top would say "ok" of nothing. Unless `--journal` names
-        /// one, the command stops and names the members' journals.
+        /// Unless `--journal` names one, a pair's run directory is refused (``refusePairJournal(_:remedy:)``).
         func refusePairDirectory(_ dir: String) throws {
             guard journal == nil else { return }
-            let fm = FileManager.default
-            let entries = (try? fm.contentsOfDirectory(atPath: dir)) ?? []
-            guard !entries.contains(where: { $0.hasSuffix(".journal") }) else { return }
-            let members = entries.sorted().filter { entry in
-                ((try? fm.contentsOfDirectory(atPath: dir + "/" + entry)) ?? []).contains { $0.hasSuffix(".journal") }
-            }
-            guard !members.isEmpty else { return }
-            throw CLIError(
-                "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(members.joined(separator: ", "))): "
-                    + "name one with --journal \(dir)/\(members[0]); the members hold the same actions up to what each has")
+            try refusePairJournal(dir)
         }
     }
 
@@ -219,6 +208,29 @@ struct JournalCommand: AsyncParsableCommand {
             emitLine("{\"version\":\(last),\"state\":\(String(decoding: try replica.stateJSON(), as: UTF8.self))}")
         }
     }
+}
+
+/// A dispatcher pair's run directory keeps a journal per member (`journal/d1`, `journal/d2`) and none
+/// at the top: reading the empty top would say "ok" of nothing, or rebuild the past of an empty history.
+/// When `dir` holds no journal of its own but its members' do, the command stops and names them;
+/// `remedy` says what to run instead, given the first member's journal (nil: name it with `--journal`).
+func refusePairJournal(_ dir: String, remedy: ((String) -> String)? = nil) throws {
+    let fm = FileManager.default
+    let entries = (try? fm.contentsOfDirectory(atPath: dir)) ?? []
+    guard !entries.contains(where: { $0.hasSuffix(".journal") }) else { return }
+    let members = entries.sorted().filter { entry in
+        ((try? fm.contentsOfDirectory(atPath: dir + "/" + entry)) ?? []).contains { $0.hasSuffix(".journal") }
+    }
+    guard let first = members.first else { return }
+    let list = members.joined(separator: ", ")
+    guard let remedy else {
+        throw CLIError(
+            "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(list)): "
+                + "name one with --journal \(dir)/\(first); the members hold the same actions up to what each has")
+    }
+    throw CLIError(
+        "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(list)): "
+            + remedy(dir + "/" + first) + "; the members hold the same actions up to what each has")
 }
 
 /// One journal record as a JSON line.

@@ -15,11 +15,14 @@ struct TimeMachine {
     let readers: [any AnyApp]
 
     /// The cluster of `runDir` (cluster.json or --config); `journal` overrides where its journal is.
-    init(runDir: RunDirOptions, journal: String? = nil) throws {
+    /// Without it, a dispatcher pair's run directory, whose journals are its members', is refused as the
+    /// journal commands refuse it; `pairRemedy` says what to run instead (default: name one with --journal).
+    init(runDir: RunDirOptions, journal: String? = nil, pairRemedy: ((String) -> String)? = nil) throws {
         let topology = try runDir.topology()
         guard let directory = journal ?? topology.durability?.journalDirectory else {
             throw CLIError("the cluster keeps no journal (it runs in memory): time travel needs one")
         }
+        if journal == nil { try refusePairJournal(directory, remedy: pairRemedy) }
         let host = ZFluxCLI.Host.current
         stores = topology.stores.compactMap { store in host.app(named: store.app).map { Rewind.StoreSpec(name: store.name, app: $0) } }
         unhosted = topology.stores.filter { host.app(named: $0.app) == nil }

@@ -101,7 +101,9 @@ extension ViewCommand {
                 name: name, app: endpoints.app, configuration: configuration,
                 screen: select == nil ? host.screens.screen(forApp: endpoints.app) : StateTreeScreen(),
                 history: {
-                    let machine = try TimeMachine(runDir: runDir)
+                    let machine = try TimeMachine(runDir: runDir) { member in
+                        "the history does not read a member's journal: for a past state, run `\(RootCommand.binaryName) state \(name) --at SEQ --journal \(member)`"
+                    }
                     return try HistoryBrowser.load(
                         rewind: machine.rewind, store: try machine.store(name), screen: host.screens.screen(forApp: endpoints.app), window: window)
                 })

@@ -1,3 +1,4 @@
+import Dispatcher
 import Examples
 import FluxCore
 import FluxTesting
@@ -142,6 +143,39 @@ struct ClusterTests {
         #expect(second.status != 0 && second.stderr.contains("already running"))
         // The refused second start must not have disturbed the first.
         #expect(try cluster.zflux(["status"]).status == 0)
+    }
+
+    @Test(
+        "cluster up --ha where a single dispatcher's journal lies at the top of journal/ refuses, says where it is and which section of OPERATIONS moves it, and every record stays"
+    )
+    func pairBesideSingleJournal() throws {
+        let operations = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/OPERATIONS.md"),
+            encoding: .utf8)
+        let section = "From a single dispatcher to a pair"
+        #expect(operations.contains("**\(section).**"), "OPERATIONS.md still has the section the refusal names")
+        var template = Array("/tmp/zf-single-XXXXXX".utf8CString)
+        let run = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: run) }
+        try FileManager.default.createDirectory(atPath: run + "/journal/d1", withIntermediateDirectories: true)
+        try PairFailoverTests.singleDispatcherJournal(at: run + "/journal", count: 12)
+        // d1 as a pair started beside it before would have left it: an empty journal, whose segment holds nothing.
+        _ = try Journal(directory: run + "/journal/d1")
+
+        let refused = try zflux(["cluster", "up", "--ha", "--run-dir", run, "--supervisor-pid", String(getpid())])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("\(run)/journal holds a single dispatcher's journal (1 segment file)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("docs/OPERATIONS.md") && refused.stderr.contains("\"\(section)\""), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("etcd for the pair"), "refused before its etcd starts: \(refused.stderr)")
+        #expect(try Journal(directory: run + "/journal", repair: false).lastSeq == 12, "every record is where it was")
+        #expect(try Journal(directory: run + "/journal/d1", repair: false).lastSeq == 0)
+        #expect(!FileManager.default.fileExists(atPath: run + "/journal/d2") && !FileManager.default.fileExists(atPath: run + "/etcd"))
+
+        // Without d1 at all, the same.
+        try FileManager.default.removeItem(atPath: run + "/journal/d1")
+        let again = try zflux(["cluster", "up", "--ha", "--run-dir", run, "--supervisor-pid", String(getpid())])
+        #expect(again.status == 1 && again.stderr.contains("holds a single dispatcher's journal"), "\(again)")
+        #expect(!FileManager.default.fileExists(atPath: run + "/journal/d1"), "nothing was made for the pair")
     }
 }
 

@@ -25,15 +25,37 @@ struct JournalCommandTests {
                 })
             try journal.commit()
         }
+        // The pair's cluster.json, as `cluster up` writes it: time travel reads the journal it names.
+        let config = """
+            [cluster]
+            transport = "ipc"
+            [ha]
+            etcd = ["http://127.0.0.1:2379"]
+            [[dispatcher]]
+            name = "d1"
+            [[dispatcher]]
+            name = "d2"
+            [[store]]
+            name = "counter"
+            """
+        try config.write(toFile: run + "/pair.toml", atomically: true, encoding: .utf8)
+        let checked = try zflux(["cluster", "check", run + "/pair.toml", "--run-dir", run])
+        try #require(checked.status == 0, "\(checked)")
+        #expect(FileManager.default.createFile(atPath: run + "/cluster.json", contents: Data(checked.stdout.utf8)))
+        let session = run + "/session.json"
         for command in [
             ["journal", "verify"], ["journal", "dump"], ["journal", "replay", "--store", "counter"], ["journal", "compact", "--dry-run"],
+            ["journal", "export", "-o", session], ["state", "counter", "--at", "2"],
         ] {
             let refused = try zflux(command + ["--run-dir", run])
             #expect(refused.status == 1 && refused.stderr.contains("one per member of a dispatcher pair (d1, d2)"), "\(command): \(refused)")
             #expect(refused.stderr.contains("--journal \(run)/journal/d1"), "\(command): \(refused.stderr)")
         }
+        #expect(!FileManager.default.fileExists(atPath: session), "a refused export writes nothing")
         let member = try zflux(["journal", "verify", "--journal", "\(run)/journal/d1"])
         #expect(member.status == 0 && member.stdout.contains("3 records"), "\(member)")
+        let past = try zflux(["state", "counter", "--at", "2", "--journal", "\(run)/journal/d1", "--run-dir", run])
+        #expect(past.status == 0 && past.stdout == #"{"version":2,"state":{"count":0}}"# + "\n", "\(past)")
     }
 
     @Test("dump, tail and time travel read what the cluster journaled")

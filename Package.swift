@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "NodeSupport", "FluxCores", "FluxWire", "ViewNode", "Dispatcher", "StoreNode", "Cluster",
+                "NodeSupport", "FluxCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster",
                 "TOML", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
         .target(

@@ -9,10 +9,10 @@ let package = Package(
     // Synchronization needs, for a package that resolves zflux on a Mac.
     platforms: [.macOS(.v15)],
     products: [
-        // What a team's own package names: ZFluxCLI for its @main, FluxCore for its apps, ViewNode for
-        // its screens, FluxTesting for its reducers' tests (FluxCore alone: no node, socket or etcd code) and
-        // FluxClusterTesting for tests of a whole cluster in one process. Every module a public signature
-        // mentions is a product.
+        // What a team's own package names (GUIDE §6): ZFluxCLI for its @main, FluxCore for its apps,
+        // FluxWire for @WireCodable, ViewNode for its screens, FluxTesting for its reducers' tests (FluxCore
+        // alone: no node, socket or etcd code) and FluxClusterTesting for tests of a whole cluster in one
+        // process; Devtools for a recorded session's test. Every module a public signature mentions is a product.
         //
         // Platforms, product by product. "Linux only": it reaches eventfd, timerfd, /proc, CPU affinity or
         // Glibc by name, itself or through NodeSupport (README, Platforms, says what a port would need).

@@ -4,7 +4,7 @@ import Foundation
 /// A recorded stretch of a cluster's history, self-contained, to send as a bug report (`zflux journal
 /// export`): every store's state just before `from`, the actions `from…to` with their seqs, apps,
 /// clients and times, and what each action made of the stores' states. `zflux journal import` turns it
-/// into a run directory whose cluster reproduces those states bit for bit, and FluxTesting's
+/// into a run directory whose cluster reproduces those states bit for bit, and FluxClusterTesting's
 /// `Session.verify(apps:)` checks that the reducers still reproduce every recorded state.
 ///
 /// The file is JSON. Wire bytes (payloads, snapshots) are base64 so that they come back exactly;

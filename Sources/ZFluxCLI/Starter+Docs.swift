@@ -4,9 +4,9 @@ extension Starter {
         #"""
         # The \#(name) cluster: a dispatcher and one store of the \#(appName) app, on this machine over ipc (socket
         # files in the run directory: ./.zflux, or --run-dir). Start it with
-        #   \#(appName) cluster up --config cluster.toml
-        # `\#(appName) cluster check cluster.toml` validates it. Every key, tcp and several hosts included, is
-        # described in zflux's cluster config documentation (deploy/*.toml in zflux has examples).
+        #   .build/debug/\#(appName) cluster up --config cluster.toml
+        # `.build/debug/\#(appName) cluster check cluster.toml` validates it. Every key, tcp and several hosts
+        # included, is described in zflux's docs/reference/config.md (deploy/*.toml in zflux has examples).
 
         [cluster]
         transport = "ipc"        # or "tcp", with host and base_port
@@ -35,13 +35,13 @@ extension Starter {
                 To build against a released zflux instead, replace that line with the URL and version your team gets
                 zflux from:
 
-                    .package(url: "https://github.com/zflux/zflux", from: "0.1.0"),
+                    .package(url: "https://zflux.example.invalid/zflux", from: "0.1.0"),
                 """#
         }
         return #"""
             `Package.swift` names zflux with a placeholder:
 
-                .package(url: "https://github.com/zflux/zflux", from: "0.1.0"),
+                .package(url: "https://zflux.example.invalid/zflux", from: "0.1.0"),
 
             Replace the URL and version with where your team gets zflux from (its git remote and a release tag),
             or point at a local checkout:

@@ -59,7 +59,7 @@ extension JournalCommand {
                 The file holds every store's state just before --from, the actions --from…--to with their \
                 seqs, apps, clients and times, and the state each action left in the stores it changed (JSON, \
                 with the exact wire bytes beside it). `zflux journal import` makes a run directory from it \
-                whose cluster reproduces those states bit for bit; FluxTesting's `Session.verify(apps:)` \
+                whose cluster reproduces those states bit for bit; FluxClusterTesting's `Session.verify(apps:)` \
                 turns it into a regression test (docs/GUIDE.md, "Debugging with time travel").
 
                 Reads the journal and the snapshots read-only: a running cluster is not disturbed. The \

@@ -539,6 +539,9 @@ struct StarterNamesTests {
         let dependency = try #require(
             manifest.firstMatch(of: /\.package\(url: "(https:\/\/[^"]+\/zflux)", from: "(\d+\.\d+\.\d+)"\)/), "\(manifest)")
         #expect(!manifest.contains(".package(name: \"zflux\", path:"), "no local checkout: \(manifest)")
+        // A host under .invalid, a name reserved never to resolve: a build left on the placeholder fails
+        // instead of fetching whatever someone else publishes under a real name.
+        #expect(dependency.1.hasPrefix("https://zflux.example.invalid/"), "\(dependency.1)")
         #expect(manifest.contains(#"name: "Poll""#) && manifest.contains(#"name: "poll""#), "\(manifest)")
         for file in [
             "Sources/PollApp/Poll.swift", "Sources/PollApp/PollScreen.swift", "Sources/poll/main.swift", "Tests/PollAppTests/PollTests.swift",

@@ -71,7 +71,7 @@ extension ClusterConfig {
 
     /// heartbeat_ms (default 200).
     func heartbeatMilliseconds() throws -> Int {
-        let heartbeat = cluster?.heartbeatMs ?? 200
+        let heartbeat = cluster?.heartbeatMs ?? Heartbeat.defaultMilliseconds
         guard (10...60_000).contains(heartbeat) else { throw ClusterError("heartbeat_ms must be between 10 and 60000") }
         return heartbeat
     }

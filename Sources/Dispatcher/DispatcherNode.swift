@@ -19,7 +19,7 @@ public final class DispatcherNode: FluxNode {
         public var replay: String
         /// The apps whose actions are accepted; anything else is NACKed.
         public var apps: [any AnyApp]
-        public var heartbeatMilliseconds: Int = 200
+        public var heartbeatMilliseconds: Int = Heartbeat.defaultMilliseconds
         /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
         public var replayBatchSize: Int = 512
         public var replayBatchesPerRequest: Int = 64

@@ -21,7 +21,7 @@ public final class StoreNode: FluxNode {
         public var dispatcherIntake: String
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int = 200
+        public var heartbeatMilliseconds: Int = Heartbeat.defaultMilliseconds
         /// How long a replay may go unanswered before it is asked again.
         public var replayTimeoutMilliseconds: Int = 1000
         /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.

@@ -10,6 +10,19 @@ import ViewNode
 /// The shells' configurations hand their cores rules: the same defaults, and every setting carried over.
 @Suite("Configurations make the cores' rules")
 struct RulesTests {
+    @Test("every default heartbeat is the one the cluster config starts from: the cores' rules, the nodes' configurations, the topology")
+    func oneHeartbeat() throws {
+        let one = Heartbeat.defaultMilliseconds
+        #expect(DispatcherRules(apps: []).heartbeatMilliseconds == one)
+        #expect(StoreRules(name: "counter", app: Counter.app()).heartbeatMilliseconds == one)
+        #expect(ViewRules(store: "counter").heartbeatMilliseconds == one)
+        #expect(DispatcherNode.Configuration(intake: "", actions: "", replay: "", apps: []).heartbeatMilliseconds == one)
+        let topology = try Topology.make(transport: .inproc, runDirectory: "rules-heartbeat", stores: [("counter", "counter")])
+        #expect(topology.heartbeatMilliseconds == one)
+        #expect(StoreNode.Configuration(topology: topology, store: topology.stores[0], app: Counter.app()).heartbeatMilliseconds == one)
+        #expect(ViewNode.Configuration(topology: topology, store: topology.stores[0]).heartbeatMilliseconds == one)
+    }
+
     @Test("a dispatcher's configuration: the rules' defaults, then every setting the core reads")
     func dispatcher() {
         var configuration = DispatcherNode.Configuration(intake: "", actions: "", replay: "", apps: [Counter.app()])

@@ -7,7 +7,7 @@ public struct DispatcherRules: Sendable {
     /// The apps whose actions are accepted; anything else is NACKed.
     public var apps: [any AnyApp]
     /// How often a heartbeat announces the durable head.
-    public var heartbeatMilliseconds = 200
+    public var heartbeatMilliseconds = Heartbeat.defaultMilliseconds
     /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
     public var replayBatchSize = 512
     public var replayBatchesPerRequest = 64

@@ -7,7 +7,7 @@ public struct StoreRules: Sendable {
     public var name: String
     public var app: any AnyApp
     /// How often the store heartbeats its version.
-    public var heartbeatMilliseconds = 200
+    public var heartbeatMilliseconds = Heartbeat.defaultMilliseconds
     /// How long a replay may go unanswered before it is asked again.
     public var replayTimeoutMilliseconds = 1000
     /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.

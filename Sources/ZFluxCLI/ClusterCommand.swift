@@ -137,14 +137,6 @@ extension ClusterCommand.Up {
                 + "dispatcher pair\"); the pair then carries on its history")
     }
 
-    /// The journal segment files of `directory` that hold something (an empty journal's first segment
-    /// holds nothing, whoever made it).
-    private static func recordSegments(in directory: String) -> [String] {
-        let fm = FileManager.default
-        return ((try? fm.contentsOfDirectory(atPath: directory)) ?? []).filter { name in
-            name.hasSuffix(".journal") && ((try? fm.attributesOfItem(atPath: directory + "/" + name))?[.size] as? Int ?? 0) > 0
-        }
-    }
 }
 
 extension ClusterCommand {

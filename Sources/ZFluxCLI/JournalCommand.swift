@@ -215,12 +215,10 @@ struct JournalCommand: AsyncParsableCommand {
 /// When `dir` holds no journal of its own but its members' do, the command stops and names them;
 /// `remedy` says what to run instead, given the first member's journal (nil: name it with `--journal`).
 func refusePairJournal(_ dir: String, remedy: ((String) -> String)? = nil) throws {
-    let fm = FileManager.default
-    let entries = (try? fm.contentsOfDirectory(atPath: dir)) ?? []
-    guard !entries.contains(where: { $0.hasSuffix(".journal") }) else { return }
-    let members = entries.sorted().filter { entry in
-        ((try? fm.contentsOfDirectory(atPath: dir + "/" + entry)) ?? []).contains { $0.hasSuffix(".journal") }
-    }
+    // An empty segment at the top (a single dispatcher started there by mistake) is no journal either.
+    guard recordSegments(in: dir).isEmpty else { return }
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+    let members = entries.sorted().filter { !recordSegments(in: dir + "/" + $0).isEmpty }
     guard let first = members.first else { return }
     let list = members.joined(separator: ", ")
     guard let remedy else {
@@ -231,6 +229,15 @@ func refusePairJournal(_ dir: String, remedy: ((String) -> String)? = nil) throw
     throw CLIError(
         "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(list)): "
             + remedy(dir + "/" + first) + "; the members hold the same actions up to what each has")
+}
+
+/// The journal segment files of `directory` that hold something (an empty journal's first segment
+/// holds nothing, whoever made it): what `cluster up --ha` and the pair refusals count as a journal.
+func recordSegments(in directory: String) -> [String] {
+    let fm = FileManager.default
+    return ((try? fm.contentsOfDirectory(atPath: directory)) ?? []).filter { name in
+        name.hasSuffix(".journal") && ((try? fm.attributesOfItem(atPath: directory + "/" + name))?[.size] as? Int ?? 0) > 0
+    }
 }
 
 /// One journal record as a JSON line.

@@ -102,7 +102,8 @@ extension ViewCommand {
                 screen: select == nil ? host.screens.screen(forApp: endpoints.app) : StateTreeScreen(),
                 history: {
                     let machine = try TimeMachine(runDir: runDir) { member in
-                        "the history does not read a member's journal: for a past state, run `\(RootCommand.binaryName) state \(name) --at SEQ --journal \(member)`"
+                        // Short: it is shown on the status line, cut at the pane's width.
+                        "a pair: run `\(RootCommand.binaryName) state \(name) --at SEQ --journal \(member)`"
                     }
                     return try HistoryBrowser.load(
                         rewind: machine.rewind, store: try machine.store(name), screen: host.screens.screen(forApp: endpoints.app), window: window)

@@ -52,6 +52,11 @@ struct JournalCommandTests {
             #expect(refused.stderr.contains("--journal \(run)/journal/d1"), "\(command): \(refused.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: session), "a refused export writes nothing")
+        // A single dispatcher started here by mistake leaves an empty segment at the top: still no journal
+        // of its own, so still refused (it said "0 records… ok").
+        #expect(FileManager.default.createFile(atPath: "\(run)/journal/00000000000000000001.journal", contents: Data()))
+        let stray = try zflux(["journal", "verify", "--run-dir", run])
+        #expect(stray.status == 1 && stray.stderr.contains("one per member of a dispatcher pair (d1, d2)"), "\(stray)")
         let member = try zflux(["journal", "verify", "--journal", "\(run)/journal/d1"])
         #expect(member.status == 0 && member.stdout.contains("3 records"), "\(member)")
         let past = try zflux(["state", "counter", "--at", "2", "--journal", "\(run)/journal/d1", "--run-dir", run])

@@ -136,7 +136,6 @@ extension ClusterCommand.Up {
                 + "first, as docs/OPERATIONS.md says under \"From a single dispatcher to a pair\" (in \"High availability: a "
                 + "dispatcher pair\"); the pair then carries on its history")
     }
-
 }
 
 extension ClusterCommand {

@@ -115,7 +115,7 @@ public struct JournalBenchmark: Sendable {
         logger.logLevel = .error
         let topology = try Topology.make(transport: .ipc, runDirectory: runDir, stores: [("counter", "counter")])
         let endpoints = topology.stores[0]
-        let tailLength = min(10_000, count)  // the default snapshot_every: a restart is at most this far behind
+        let tailLength = min(Defaults.snapshotEveryActions, count)  // a restart is at most this far behind
         try journal(runDir, from: 1, through: UInt64(count - tailLength))
 
         // A store with no snapshot catching up everything: a new replica, the worst case. First with its

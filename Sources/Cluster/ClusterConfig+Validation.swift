@@ -71,7 +71,7 @@ extension ClusterConfig {
 
     /// heartbeat_ms (default 200).
     func heartbeatMilliseconds() throws -> Int {
-        let heartbeat = cluster?.heartbeatMs ?? Heartbeat.defaultMilliseconds
+        let heartbeat = cluster?.heartbeatMs ?? Defaults.heartbeatMilliseconds
         guard (10...60_000).contains(heartbeat) else { throw ClusterError("heartbeat_ms must be between 10 and 60000") }
         return heartbeat
     }
@@ -218,7 +218,7 @@ extension ClusterConfig {
         }
         let segmentMb = journal?.segmentMb ?? 64
         guard (1...4096).contains(segmentMb) else { throw ClusterError("journal segment_mb must be between 1 and 4096") }
-        let every = journal?.snapshotEvery ?? 10_000
+        let every = journal?.snapshotEvery ?? Defaults.snapshotEveryActions
         guard every >= 1 else { throw ClusterError("journal snapshot_every must be at least 1") }
         return (fsync, segmentMb << 20, every)
     }

@@ -10,7 +10,7 @@ extension Session {
     /// `cluster.toml`), each action as the dispatcher's intake admits it (a valid type name, a payload
     /// within `maxPayloadBytes`, accepted by its app's decoder when `apps` holds the app), and every
     /// number within range. The error names the field.
-    public func validate(apps: [any AnyApp], maxPayloadBytes: Int = 1 << 20) throws(RewindError) {
+    public func validate(apps: [any AnyApp], maxPayloadBytes: Int = Defaults.maxPayloadBytes) throws(RewindError) {
         guard from >= 1, from <= to, to < UInt64(Int64.max) else {
             throw RewindError("session: from \(from) and to \(to) must satisfy 1 ≤ from ≤ to < 2^63")
         }

@@ -19,7 +19,7 @@ public final class DispatcherNode: FluxNode {
         public var replay: String
         /// The apps whose actions are accepted; anything else is NACKed.
         public var apps: [any AnyApp]
-        public var heartbeatMilliseconds: Int = Heartbeat.defaultMilliseconds
+        public var heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds
         /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
         public var replayBatchSize: Int = 512
         public var replayBatchesPerRequest: Int = 64
@@ -31,7 +31,7 @@ public final class DispatcherNode: FluxNode {
         /// "rate limited". nil: no limit.
         public var clientRate: Int? = nil
         /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
-        public var maxPayloadBytes = 1 << 20
+        public var maxPayloadBytes = Defaults.maxPayloadBytes
         public var maxPayloadBytesByType: [String: Int] = [:]
         /// The cluster's effect token (``DispatcherRules/effectToken``); nil: effect-only actions are not checked.
         public var effectToken: UInt64? = nil

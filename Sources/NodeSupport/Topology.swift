@@ -279,7 +279,7 @@ public struct Topology: Codable, Equatable, Sendable {
     ///   inproc: names unique to `runDirectory`, for nodes inside one process.
     public static func make(
         transport: Transport, runDirectory: String, host: String = "127.0.0.1", basePort: Int = 5570,
-        stores: [(name: String, app: String)], heartbeatMilliseconds: Int = Heartbeat.defaultMilliseconds,
+        stores: [(name: String, app: String)], heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds,
         placement: [String: (host: String?, port: Int?)] = [:]
     ) throws -> Topology {
         var port = basePort

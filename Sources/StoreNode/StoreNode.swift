@@ -21,7 +21,7 @@ public final class StoreNode: FluxNode {
         public var dispatcherIntake: String
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int = Heartbeat.defaultMilliseconds
+        public var heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds
         /// How long a replay may go unanswered before it is asked again.
         public var replayTimeoutMilliseconds: Int = 1000
         /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.
@@ -40,7 +40,7 @@ public final class StoreNode: FluxNode {
         /// The cluster's effect token, sent with every action of this store's effects (``StoreRules/effectToken``).
         public var effectToken: UInt64? = nil
         /// A snapshot is written after this many actions, and when the store stops.
-        public var snapshotEveryActions: Int = 10_000
+        public var snapshotEveryActions: Int = Defaults.snapshotEveryActions
         /// Queue limit of the subscription and the state publisher.
         public var highWaterMark: Int32 = 100_000
         /// Bytes queued for one peer at most: the state publisher's and the snapshot ROUTER's

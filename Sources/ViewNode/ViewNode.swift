@@ -13,7 +13,7 @@ public final class ViewNode: FluxNode {
         public var store: String
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int = Heartbeat.defaultMilliseconds
+        public var heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds
         /// Silence from the store past this makes the view stale and re-snapshot.
         public var silenceTimeoutMilliseconds: Int = Topology.defaultTimeoutMilliseconds
         /// The store's app, to apply changes-only updates. Without it, such an update makes the view

@@ -10,17 +10,24 @@ import ViewNode
 /// The shells' configurations hand their cores rules: the same defaults, and every setting carried over.
 @Suite("Configurations make the cores' rules")
 struct RulesTests {
-    @Test("every default heartbeat is the one the cluster config starts from: the cores' rules, the nodes' configurations, the topology")
-    func oneHeartbeat() throws {
-        let one = Heartbeat.defaultMilliseconds
-        #expect(DispatcherRules(apps: []).heartbeatMilliseconds == one)
-        #expect(StoreRules(name: "counter", app: Counter.app()).heartbeatMilliseconds == one)
-        #expect(ViewRules(store: "counter").heartbeatMilliseconds == one)
-        #expect(DispatcherNode.Configuration(intake: "", actions: "", replay: "", apps: []).heartbeatMilliseconds == one)
-        let topology = try Topology.make(transport: .inproc, runDirectory: "rules-heartbeat", stores: [("counter", "counter")])
-        #expect(topology.heartbeatMilliseconds == one)
-        #expect(StoreNode.Configuration(topology: topology, store: topology.stores[0], app: Counter.app()).heartbeatMilliseconds == one)
-        #expect(ViewNode.Configuration(topology: topology, store: topology.stores[0]).heartbeatMilliseconds == one)
+    @Test("every default heartbeat, snapshot interval and payload limit is the one the cluster config starts from")
+    func oneDefault() throws {
+        let heartbeat = Defaults.heartbeatMilliseconds
+        #expect(DispatcherRules(apps: []).heartbeatMilliseconds == heartbeat)
+        #expect(StoreRules(name: "counter", app: Counter.app()).heartbeatMilliseconds == heartbeat)
+        #expect(ViewRules(store: "counter").heartbeatMilliseconds == heartbeat)
+        let dispatcher = DispatcherNode.Configuration(intake: "", actions: "", replay: "", apps: [])
+        #expect(dispatcher.heartbeatMilliseconds == heartbeat)
+        let topology = try Topology.make(transport: .inproc, runDirectory: "rules-defaults", stores: [("counter", "counter")])
+        #expect(topology.heartbeatMilliseconds == heartbeat)
+        let store = StoreNode.Configuration(topology: topology, store: topology.stores[0], app: Counter.app())
+        #expect(store.heartbeatMilliseconds == heartbeat)
+        #expect(ViewNode.Configuration(topology: topology, store: topology.stores[0]).heartbeatMilliseconds == heartbeat)
+
+        #expect(StoreRules(name: "counter", app: Counter.app()).snapshotEveryActions == Defaults.snapshotEveryActions)
+        #expect(store.snapshotEveryActions == Defaults.snapshotEveryActions)
+        #expect(DispatcherRules(apps: []).maxPayloadBytes == Defaults.maxPayloadBytes)
+        #expect(dispatcher.maxPayloadBytes == Defaults.maxPayloadBytes)
     }
 
     @Test("a dispatcher's configuration: the rules' defaults, then every setting the core reads")

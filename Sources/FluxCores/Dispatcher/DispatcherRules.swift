@@ -7,7 +7,7 @@ public struct DispatcherRules: Sendable {
     /// The apps whose actions are accepted; anything else is NACKed.
     public var apps: [any AnyApp]
     /// How often a heartbeat announces the durable head.
-    public var heartbeatMilliseconds = Heartbeat.defaultMilliseconds
+    public var heartbeatMilliseconds = Defaults.heartbeatMilliseconds
     /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
     public var replayBatchSize = 512
     public var replayBatchesPerRequest = 64
@@ -17,7 +17,7 @@ public struct DispatcherRules: Sendable {
     /// "rate limited". nil: no limit.
     public var clientRate: Int? = nil
     /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
-    public var maxPayloadBytes = 1 << 20
+    public var maxPayloadBytes = Defaults.maxPayloadBytes
     public var maxPayloadBytesByType: [String: Int] = [:]
     /// Where the actions are kept, as the status shows it ("memory", or a directory and its fsync policy).
     public var journalDescription = "memory"

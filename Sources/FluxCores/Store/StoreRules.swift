@@ -7,7 +7,7 @@ public struct StoreRules: Sendable {
     public var name: String
     public var app: any AnyApp
     /// How often the store heartbeats its version.
-    public var heartbeatMilliseconds = Heartbeat.defaultMilliseconds
+    public var heartbeatMilliseconds = Defaults.heartbeatMilliseconds
     /// How long a replay may go unanswered before it is asked again.
     public var replayTimeoutMilliseconds = 1000
     /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.
@@ -20,7 +20,7 @@ public struct StoreRules: Sendable {
     /// Whether the store keeps snapshots (false: a restart replays everything).
     public var writesSnapshots = false
     /// A snapshot is written after this many actions, and when the store stops.
-    public var snapshotEveryActions = 10_000
+    public var snapshotEveryActions = Defaults.snapshotEveryActions
     /// The cluster's effect token, a secret of the nodes' (``DispatcherRules/effectToken``): sent with
     /// every action of this store's effects, so that the intake takes an action only an effect may send.
     public var effectToken: UInt64? = nil

@@ -15,7 +15,7 @@ public struct ViewRules: Sendable {
     /// What the replica encodes the state in (it reads both codecs).
     public var codec: WireCodec.Format = .binary
     /// The longest the view waits between turns.
-    public var heartbeatMilliseconds = Heartbeat.defaultMilliseconds
+    public var heartbeatMilliseconds = Defaults.heartbeatMilliseconds
     /// Silence from the store past this makes the view stale and re-snapshot.
     public var silenceTimeoutMilliseconds = 2000
 

@@ -49,10 +49,15 @@ func runDispatcher(
             core.receivedIntake(.success(dispatch), from: [1, 2, 3, 4, 5], now: at(UInt64(position)))
             position += 1
         }
-        core.endOfBurst()
-        core.durable(through: core.head)
-        for command in core.takeCommands() { if case .publish(let message) = command { published.append(message) } }
+        release(core, into: &published)
     }
+}
+
+/// Ends a burst of `core`'s: made durable and released, what it published kept (for the store).
+func release(_ core: DispatcherCore, into published: inout [Message]) {
+    core.endOfBurst()
+    core.durable(through: core.head)
+    for command in core.takeCommands() { if case .publish(let message) = command { published.append(message) } }
 }
 
 let dispatcher = DispatcherCore(
@@ -115,9 +120,7 @@ let batching = DispatcherCore(
 func runBatches(_ messages: [Message], core: DispatcherCore, published: inout [Message]) {
     for (index, batch) in messages.enumerated() {
         core.receivedIntake(.success(batch), from: [1, 2, 3, 4, 5], now: at(UInt64(index)))
-        core.endOfBurst()
-        core.durable(through: core.head)
-        for command in core.takeCommands() { if case .publish(let message) = command { published.append(message) } }
+        release(core, into: &published)
     }
 }
 let warmUpBatches = batches(from: 0, count: warmUp), countedBatches = batches(from: warmUp, count: actions)

@@ -174,12 +174,7 @@ public enum DispatchBatch {
     /// The DISPATCHes of a DISPATCH-BATCH, checked against its header: as many as it says, at most
     /// ``maxDispatches``, each a DISPATCH.
     public static func dispatches(of batch: Message) throws(ProtocolError) -> [Message] {
-        try checkCount(of: batch)
-        let dispatches = try ReplayBatch.decode(batch.payload, holding: .dispatch)
-        guard dispatches.count == Int(batch.header.seq) else {
-            throw ProtocolError(.malformedPayload, "DISPATCH-BATCH says \(batch.header.seq) DISPATCHes, holds \(dispatches.count)")
-        }
-        return dispatches
+        ReplayBatch.messages(of: try entries(of: batch), in: batch.payload)
     }
 
     /// ``dispatches(of:)`` read in place: where each DISPATCH's topic and payload lie in the batch's

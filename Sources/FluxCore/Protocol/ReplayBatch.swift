@@ -67,7 +67,11 @@ public enum ReplayBatch {
     /// The messages of a batch in this layout whose every entry must be of `kind` (ACTION in replay and
     /// ACTION-BATCH, DISPATCH in a DISPATCH-BATCH).
     public static func decode(_ bytes: [UInt8], holding kind: MessageKind) throws(ProtocolError) -> [Message] {
-        let entries = try entries(bytes, holding: kind)
+        messages(of: try entries(bytes, holding: kind), in: bytes)
+    }
+
+    /// `entries` of the batch `bytes` as messages, each with copies of its parts.
+    package static func messages(of entries: [Entry], in bytes: [UInt8]) -> [Message] {
         var messages: [Message] = []
         messages.reserveCapacity(entries.count)
         // Entries of a batch are mostly of one app: an entry whose topic is the one before's shares
@@ -145,29 +149,22 @@ public enum ReplayBatch {
 extension Array where Element == UInt8 {
     /// Whether the bytes in `a` and in `b` are the same, compared in place.
     package func equal(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
-        guard a.count == b.count else { return false }
-        return withUnsafeBytes { raw in
-            var (i, j) = (a.lowerBound, b.lowerBound)
-            while i < a.upperBound {
-                guard raw[i] == raw[j] else { return false }
-                (i, j) = (i + 1, j + 1)
-            }
-            return true
-        }
+        withUnsafeBytes { Self.same(UnsafeRawBufferPointer(rebasing: $0[a]), UnsafeRawBufferPointer(rebasing: $0[b])) }
     }
 
     /// Whether the bytes in `range` are `other`'s, compared in place.
     package func equal(_ range: Range<Int>, to other: [UInt8]) -> Bool {
-        guard range.count == other.count else { return false }
-        return withUnsafeBytes { raw in
-            other.withUnsafeBytes { theirs in
-                var (i, j) = (range.lowerBound, 0)
-                while i < range.upperBound {
-                    guard raw[i] == theirs[j] else { return false }
-                    (i, j) = (i + 1, j + 1)
-                }
-                return true
-            }
+        withUnsafeBytes { raw in other.withUnsafeBytes { Self.same(UnsafeRawBufferPointer(rebasing: raw[range]), $0) } }
+    }
+
+    /// The one comparison both use: a plain loop, which allocates nothing even in a debug build.
+    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        var i = 0
+        while i < a.count {
+            guard a[i] == b[i] else { return false }
+            i += 1
         }
+        return true
     }
 }

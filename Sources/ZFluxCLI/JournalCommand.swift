@@ -220,10 +220,15 @@ func refusePairJournal(_ dir: String, remedy: ((String) -> String)? = nil) throw
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
     let members = entries.sorted().filter { !recordSegments(in: dir + "/" + $0).isEmpty }
     guard let first = members.first else { return }
-    let journal = dir + "/" + first
+    let list = members.joined(separator: ", ")
+    guard let remedy else {
+        throw CLIError(
+            "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(list)): "
+                + "name one with --journal \(dir)/\(first); the members hold the same actions up to what each has")
+    }
     throw CLIError(
-        "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(members.joined(separator: ", "))): "
-            + (remedy?(journal) ?? "name one with --journal \(journal)") + "; the members hold the same actions up to what each has")
+        "\(dir) holds no journal of its own but one per member of a dispatcher pair (\(list)): "
+            + remedy(dir + "/" + first) + "; the members hold the same actions up to what each has")
 }
 
 /// The journal segment files of `directory` that hold something (an empty journal's first segment

@@ -22,17 +22,6 @@ final class DispatcherLoop: NodeLoop {
     let replay: Socket
     /// With a standby: the ROUTER it follows this leader's journal on (`REPLICA-*`).
     let replication: Socket?
-    /// Why this leader stopped leading, once it has (the loop then ends).
-    private(set) var steppedDown: String?
-    /// The peer whose replication queue was full on the last append: later appends to it are dropped
-    /// until the core feeds it again from the log.
-    private var stalledStandby: [UInt8]?
-    /// Sequenced actions the journal had no room for (a full disk), tried again every
-    /// ``journalRetryMilliseconds``; none are published or acknowledged until written.
-    private var unwritten: [StampedRecords] = []
-    private var nextJournalRetryMs: UInt64 = 0
-    private var nextQuarantineCheckMs: UInt64 = 0
-    static let journalRetryMilliseconds: UInt64 = 250
     /// Told, on this thread, each time the committed head (``DispatcherCore/durableHead``) moves.
     var onCommitted: ((UInt64) -> Void)?
     /// Called when a peer claims a newer epoch (``DispatcherCore/Command/verifyLeadership(claim:)``):
@@ -42,8 +31,9 @@ final class DispatcherLoop: NodeLoop {
     let subscribers: SocketMonitor
     /// Every sequenced action, in order.
     let log: any ActionLog
-    /// Replay answers being served, a slice per loop turn (what the simulator serves replays with too).
-    var replays = ReplayScheduler()
+    /// Carries out the core's commands against this loop's sockets and journal (the simulator runs
+    /// the same interpreter against its own network and disk).
+    private(set) lazy var interpreter = DispatcherInterpreter(core: core, log: log, io: self, logger: logger, memberName: configuration.ha?.name)
     /// One drain of the intake ends after this many actions (a DISPATCH-BATCH counts as what it holds)
     /// or bytes, whichever comes first: the batch that goes to the journal, and what the thread holds
     /// meanwhile, stay bounded.
@@ -144,7 +134,7 @@ final class DispatcherLoop: NodeLoop {
         let replicationIndex = replication.map { poller.add(.socket($0)) }
         var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         var committed = core.durableHead
-        while !control.stopRequested && steppedDown == nil {
+        while !control.stopRequested && interpreter.steppedDown == nil {
             if let onCommitted, core.durableHead != committed {
                 committed = core.durableHead
                 onCommitted(committed)
@@ -152,13 +142,14 @@ final class DispatcherLoop: NodeLoop {
             revocations.cutIfRevoked(
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
             // A peer whose replication queue was full last turn is fed again (from the log) from this one.
-            stalledStandby = nil
+            interpreter.newTurn()
             core.tick(now: .now())
-            try carryOut(core.takeCommands())
-            try retryUnwritten()
+            try interpreter.carryOut()
+            try interpreter.retryUnwritten()
             // With replays in progress, only look: the next slice of them is due this turn.
-            var wait = replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
-            if !unwritten.isEmpty { wait = min(wait, Int(DispatcherLoop.journalRetryMilliseconds)) }
+            var wait =
+                interpreter.replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
+            if interpreter.hasUnwritten { wait = min(wait, Int(DispatcherInterpreter.journalRetryMilliseconds)) }
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) {
                 for event in control.takeAll() {
@@ -167,7 +158,7 @@ final class DispatcherLoop: NodeLoop {
                         core.leaseExpired("its lease: \(reason)")
                     }
                 }
-                try carryOut(core.takeCommands())
+                try interpreter.carryOut()
             }
             if let replicationIndex, let replication, poller.isReadable(replicationIndex) {
                 for _ in 0..<1024 {
@@ -176,7 +167,7 @@ final class DispatcherLoop: NodeLoop {
                     let journal = log as? Journal
                     core.receivedReplication(message, from: peer, now: .now()) { seq in (try? journal?.history(at: seq)) ?? nil }
                 }
-                try carryOut(core.takeCommands())
+                try interpreter.carryOut()
             }
             if poller.isReadable(intakeIndex) {
                 // Bounded so that replay requests and heartbeats are never starved by a flood.
@@ -199,7 +190,7 @@ final class DispatcherLoop: NodeLoop {
                     core.receivedIntake(message, from: peer, principal: principal, now: .now())
                 }
                 core.endOfBurst()
-                try carryOut(core.takeCommands())
+                try interpreter.carryOut()
             }
             if poller.isReadable(replayIndex) {
                 for _ in 0..<256 {
@@ -207,182 +198,36 @@ final class DispatcherLoop: NodeLoop {
                     guard let peer = frames.first, !peer.isEmpty, let request = try? Message.split(routed: frames).message else { continue }
                     core.receivedReplayRequest(request, from: peer)
                 }
-                try carryOut(core.takeCommands())
+                try interpreter.carryOut()
             }
             if poller.isReadable(monitorIndex) { subscribers.drain() }
-            serveReplays()
+            interpreter.serveReplays()
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
-        if let steppedDown { throw SteppedDown(reason: steppedDown) }
+        if let steppedDown = interpreter.steppedDown { throw SteppedDown(reason: steppedDown) }
     }
 
-    func carryOut(_ commands: [DispatcherCore.Command]) throws {
-        for command in commands {
-            switch command {
-            case .reply(.replication, let peer, let message) where message.kind == .replicaAppend: sendToStandby(peer, message)
-            case .reply(let route, let peer, let message): reply(route, to: peer, message)
-            case .replyStatus(let route, let peer):
-                var status = core.status(
-                    now: .now(), pid: Int(getpid()), subscribers: subscribers.connected, journalBytes: log.sizeInBytes)
-                if let ha = configuration.ha {
-                    status.name = ha.name
-                    status.leader = core.steppedDown == nil
-                    status.epoch = core.history.epoch
-                    status.standbyFollowing = core.standby != nil
-                    let held = core.standby?.durableThrough ?? (core.historySince - 1)
-                    status.standbyDurable = held
-                    status.replicationLag = core.head - min(held, core.head)
-                    if let reason = core.steppedDown { status.problem = "stepped down: \(reason)" }
-                }
-                reply(route, to: peer, Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded()))
-            case .publish(let message): publish(message)
-            case .append(let actions):
-                // Durable before anything is published or acknowledged: the core releases both only now.
-                // Actions that arrive during the sync wait in the intake and share the next one (group
-                // commit by drained burst; a sync thread was measured and lost, see BENCHMARKS.md).
-                // Behind actions the journal had no room for, they wait their turn, in order.
-                guard unwritten.isEmpty else {
-                    unwritten.append(actions)
-                    continue
-                }
-                do {
-                    try log.append(records: [actions])
-                } catch let error as JournalError where error.isOutOfSpace {
-                    // Undone whole: kept, and written once there is room; until then nothing new is taken.
-                    unwritten = [actions]
-                    core.journalUnwritable(error.message)
-                    continue
-                }
-                try log.commit()
-                if let last = actions.lastSeq { core.durable(through: last) }
-                try carryOut(core.takeCommands())
-            case .serveReplay(let plan): replays.queue(plan, now: MonotonicClock.nowMilliseconds())
-            case .replicateFromLog(let peer, let from, let through):
-                // Not past a send that failed this turn (the core has gone back to it): next turn.
-                guard stalledStandby != peer else { continue }
-                var next = from
-                while next <= through,
-                    let batch = try log.replayBatch(
-                        from: next, limit: min(4096, Int(through - next + 1)), maxBytes: DispatcherCore.replicaAppendBytes),
-                    sendToStandby(peer, core.replicaAppend(first: next, batchPayload: batch.payload))
-                {
-                    next = batch.last + 1
-                }
-                // Sequenced but not in the journal yet (or not sent): the feed takes them up later.
-                if next <= through && stalledStandby != peer { core.standbyMissed(peer: peer, from: next) }
-            case .stepDown(let reason): steppedDown = reason
-            case .verifyLeadership(let claim): onLeadershipClaim?(claim)
-            case .quarantine(let seq, let app, let reason):
-                // One request looked at per 100 ms (each reads the journal): a store that asks sends it
-                // again with its next replay request.
-                let now = MonotonicClock.nowMilliseconds()
-                guard now >= nextQuarantineCheckMs else { continue }
-                nextQuarantineCheckMs = now + 100
-                // Only an action of the asking store's own app: a store of an app that reads it cannot
-                // have it skipped by the stores that own it.
-                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, record.topicString == app else {
-                    logger.warning("a quarantine request names an action of another app; ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
-                    continue
-                }
-                let entry = Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)
-                // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
-                do {
-                    try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values) + [entry])
-                } catch {
-                    logger.error("the quarantine could not be kept; the store will ask again", metadata: ["seq": "\(seq)", "error": "\(error)"])
-                    continue
-                }
-                core.quarantined([entry])
-            case .releaseQuarantined(let seq, let peer, let header):
-                guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else {
-                    let reason = "the journal no longer holds seq \(seq) (compacted): it cannot be sequenced again"
-                    reply(
-                        .intake, to: peer,
-                        Message(header: Header(kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8)))
-                    continue
-                }
-                let dispatch = Message(
-                    topic: record.topic,
-                    header: Header(kind: .dispatch, clientID: header.clientID, clientSeq: header.clientSeq, actionType: record.header.actionType),
-                    payload: record.payload)
-                if core.releaseQuarantined(seq, dispatch: dispatch, from: peer, now: .now()) != nil {
-                    do {
-                        try (log as? Journal)?.keepQuarantine(Array(core.quarantine.values))
-                    } catch {
-                        logger.error("the release could not be recorded in QUARANTINE", metadata: ["seq": "\(seq)", "error": "\(error)"])
-                    }
-                }
-                try carryOut(core.takeCommands())
+}
+
+/// The loop's sockets, journal and clocks, as the interpreter reaches them.
+extension DispatcherLoop: DispatcherIO {
+    func monotonicMilliseconds() -> UInt64 { MonotonicClock.nowMilliseconds() }
+    func time() -> NodeTime { .now() }
+
+    /// Sends to one ROUTER peer, without waiting: a peer that has gone (EHOSTUNREACH) or is not
+    /// reading (EAGAIN) does not get it.
+    func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
+        let socket: Socket? =
+            switch route {
+            case .intake: intake
+            case .replay: replay
+            case .replication: replication
             }
-        }
-    }
-
-    /// Serves this turn's slice of the replays in progress. A send that fails (the peer has gone:
-    /// EHOSTUNREACH; its queue is full: EAGAIN) tells the scheduler the peer does not read.
-    func serveReplays() {
-        let log = log, replay = replay
-        let quarantine = core.quarantine
-        replays.serve(
-            budget: ReplayScheduler.bytesPerTurn, now: MonotonicClock.nowMilliseconds(),
-            batches: { from, limit, maxBytes in
-                // A quarantined action goes as a tombstone, which every store skips.
-                try log.replayBatch(from: from, limit: limit, maxBytes: maxBytes).map { batch in
-                    try ReplayPlan.tombstoned(batch, from: from, quarantine: quarantine) { try log.read(from: $0, limit: $1) }
-                }
-            },
-            send: { peer, message in (try? replay.send(message.routedFrames(to: peer), dontWait: true)) ?? false }, logger: logger)
-    }
-
-    /// Writes the actions the journal had no room for, once it has: then they are durable, the core
-    /// publishes and acknowledges them, and takes new dispatches again.
-    func retryUnwritten() throws {
-        let now = MonotonicClock.nowMilliseconds()
-        guard !unwritten.isEmpty, now >= nextJournalRetryMs else { return }
-        nextJournalRetryMs = now + DispatcherLoop.journalRetryMilliseconds
         do {
-            try log.append(records: unwritten)
-        } catch let error as JournalError where error.isOutOfSpace {
-            return
-        }
-        try log.commit()
-        let last = unwritten.last?.lastSeq
-        unwritten = []
-        core.journalUnwritable(nil)
-        if let last { core.durable(through: last) }
-        try carryOut(core.takeCommands())
-    }
-
-    /// Sends a REPLICA-APPEND. When the peer's queue is full or it has gone, the core is told (it feeds
-    /// the peer from the log later) and the appends after it in this turn are dropped, which keeps the
-    /// stream without holes. False when it was not sent.
-    @discardableResult
-    func sendToStandby(_ peer: [UInt8], _ message: Message) -> Bool {
-        guard stalledStandby != peer || message.payload.isEmpty else { return false }
-        do {
-            if try replication?.send(message.routedFrames(to: peer), dontWait: true) == true { return true }
-        } catch {
-            logger.debug("replication send failed", metadata: ["error": "\(error)"])
-        }
-        if !message.payload.isEmpty {
-            stalledStandby = peer
-            core.standbyMissed(peer: peer, from: message.header.seq)
-        }
-        return false
-    }
-
-    /// Sends to one ROUTER peer. A peer that has gone (EHOSTUNREACH) or is not reading (EAGAIN) loses
-    /// this reply; its retry will be answered from the dedup table.
-    func reply(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) {
-        do {
-            let socket: Socket? =
-                switch route {
-                case .intake: intake
-                case .replay: replay
-                case .replication: replication
-                }
-            try socket?.send(message.routedFrames(to: peer), dontWait: true)
+            return try socket?.send(message.routedFrames(to: peer), dontWait: true) ?? false
         } catch {
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
+            return false
         }
     }
 
@@ -393,4 +238,16 @@ final class DispatcherLoop: NodeLoop {
             logger.warning("publish failed", metadata: ["error": "\(error)"])
         }
     }
+
+    /// The journal syncs in this thread (a sync thread was measured and lost, see BENCHMARKS.md).
+    func sync(through seq: UInt64) throws -> Bool {
+        try log.commit()
+        return true
+    }
+
+    func keepQuarantine(_ entries: [Quarantine]) throws { try (log as? Journal)?.keepQuarantine(entries) }
+    func outOfSpace(_ error: any Error) -> String? { (error as? JournalError).flatMap { $0.isOutOfSpace ? $0.message : nil } }
+    func verifyLeadership(claim: String) { onLeadershipClaim?(claim) }
+    func steppedDown(reason: String) {}
+    func statusFacts() -> (pid: Int, subscribers: Int) { (Int(getpid()), subscribers.connected) }
 }

@@ -34,6 +34,8 @@ final class PairLoop: NodeLoop {
     private var diskFullUntil: UInt64?
     /// Peers' claims of a newer epoch, checked against etcd one at a time.
     let claims = LeadershipClaims()
+    /// While it stands by: its DEALER to every other member's replication endpoint.
+    private var dealer: Socket?
 
     init(configuration: DispatcherNode.Configuration, context: Context, logger: Logger, control: NodeControl<DispatcherEvent>) throws {
         guard let ha = configuration.ha else { throw NodeError("a dispatcher of a pair needs its [ha] settings") }
@@ -191,18 +193,18 @@ final class PairLoop: NodeLoop {
         let lastStamp = try journal.history(at: journal.lastSeq) ?? 0
         let core = StandbyCore(
             rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch, now: .now(), logger: logger)
-        var dealer = try connectToPeers()
-        defer { dealer.close() }
+        let interpreter = StandbyInterpreter(core: core, io: self, logger: logger)
+        dealer = try connectToPeers()
+        defer {
+            dealer?.close()
+            dealer = nil
+        }
         while !control.stopRequested {
             core.tick(now: .now())
             ports.retry()
-            // Until none is left: carrying one out may queue another (an append queues its ACK, which
-            // must go now, not when the leader next sends something).
-            var commands = core.takeCommands()
-            while !commands.isEmpty {
-                try carryOut(commands, core: core, dealer: &dealer)
-                commands = core.takeCommands()
-            }
+            try interpreter.carryOut()
+            // Read after the commands: `.reconnect` replaces it.
+            guard let dealer = self.dealer else { break }
             committedHeard = max(committedHeard, core.leaderCommitted)
             gate.head.store(journal.lastSeq, ordering: .releasing)
             // In sync with its leader: it holds what that leader committed and the head it began at (a
@@ -248,59 +250,6 @@ final class PairLoop: NodeLoop {
         return nil
     }
 
-    /// Carries out the standby core's commands, in order.
-    private func carryOut(_ commands: [StandbyCore.Command], core: StandbyCore, dealer: inout Socket) throws {
-        for command in commands {
-            switch command {
-            case .send(let message):
-                _ = try? dealer.send(message.frames, dontWait: true)
-            case .append(let records):
-                guard diskFullUntil == nil else { continue }
-                do {
-                    try journal.append([records])
-                } catch let error as JournalError where error.isOutOfSpace {
-                    // Undone whole. No ACK: under sync the leader acknowledges nothing new meanwhile. Once a
-                    // second has passed the standby says hello from what its journal holds, and the leader
-                    // feeds it again (a full disk stalls the pair; it does not crash-loop the standby).
-                    if diskFullUntil == nil {
-                        logger.error("the journal cannot be written; following again in a second", metadata: ["problem": "\(error.message)"])
-                    }
-                    diskFullUntil = MonotonicClock.nowMilliseconds() + 1000
-                    return
-                }
-                try journal.commit()
-                if let last = records.lastSeq { core.durable(through: last) }
-            case .dropRun(let seq):
-                let first = try journal.firstSeqOfRun(endingAt: seq)
-                try refuseToDropCommitted(after: first - 1)
-                try journal.truncate(after: first - 1)
-                logger.warning("dropped records the leader does not hold", metadata: ["from": "\(first)", "through": "\(seq)"])
-                core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
-            case .truncate(let seq):
-                // The leader found where the logs part: drop what follows, keep what it holds too.
-                try refuseToDropCommitted(after: seq)
-                try journal.truncate(after: seq)
-                logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
-                core.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: .now())
-            case .adopt(let cluster, let scope):
-                try journal.adopt(cluster: cluster, clientScope: scope)
-            case .reconnect:
-                dealer.close()
-                dealer = try connectToPeers()
-            case .keepQuarantine(let entries, let digest):
-                // The leader's list, kept as it keeps its own: this member skips (and can release) the
-                // same actions once it leads. Not written (a full disk): the leader sends it again.
-                do {
-                    try journal.keepQuarantine(entries)
-                    core.quarantineKept(digest: digest)
-                    logger.info("keeping the leader's quarantine list", metadata: ["entries": "\(entries.count)"])
-                } catch {
-                    logger.error("the leader's quarantine list could not be kept", metadata: ["error": "\(error)"])
-                }
-            }
-        }
-    }
-
     private var standbyRules: StandbyCore.Rules {
         var rules = StandbyCore.Rules()
         rules.leaderTimeoutMilliseconds = UInt64(max(1000, configuration.heartbeatMilliseconds * 5))
@@ -316,6 +265,49 @@ final class PairLoop: NodeLoop {
         try dealer.connectSecurely(ha.peers.joined(separator: ","), security)
         return dealer
     }
+}
+
+/// The standby's DEALER and journal, as its interpreter reaches them.
+extension PairLoop: StandbyIO {
+    func time() -> NodeTime { .now() }
+    func sendToLeader(_ message: Message) { _ = try? dealer?.send(message.frames, dontWait: true) }
+
+    func append(_ records: StampedRecords) throws -> StandbyAppend {
+        guard diskFullUntil == nil else { return .skipped }
+        do {
+            try journal.append([records])
+            return .written
+        } catch let error as JournalError where error.isOutOfSpace {
+            // Undone whole. No ACK: under sync the leader acknowledges nothing new meanwhile. Once a
+            // second has passed the standby says hello from what its journal holds, and the leader
+            // feeds it again (a full disk stalls the pair; it does not crash-loop the standby).
+            logger.error("the journal cannot be written; following again in a second", metadata: ["problem": "\(error.message)"])
+            diskFullUntil = MonotonicClock.nowMilliseconds() + 1000
+            return .noRoom
+        }
+    }
+
+    func sync(through seq: UInt64) throws -> Bool {
+        try journal.commit()
+        return true
+    }
+
+    func firstSeqOfRun(endingAt seq: UInt64) throws -> UInt64 { try journal.firstSeqOfRun(endingAt: seq) }
+    func mayDrop(after seq: UInt64) throws { try refuseToDropCommitted(after: seq) }
+
+    func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64) {
+        try journal.truncate(after: seq)
+        return (journal.lastSeq, try journal.history(at: journal.lastSeq) ?? 0)
+    }
+
+    func adopt(cluster: UInt32, clientScope: ClientScope) throws { try journal.adopt(cluster: cluster, clientScope: clientScope) }
+
+    func reconnect() throws {
+        dealer?.close()
+        dealer = try connectToPeers()
+    }
+
+    func keepQuarantine(_ entries: [Quarantine]) throws { try journal.keepQuarantine(entries) }
 }
 
 /// The lease key's value: who leads and where it listens.

@@ -20,9 +20,9 @@ extension Simulation {
             queue.schedule(.restart(node), at: now + rng.micros(20_000...400_000))
         case 25..<33 where fsync != .none:
             // `none` promises only to survive a process crash (docs/GUARANTEES.md).
-            for shell in dispatchers {
-                let what = shell.journal.powerCut(&rng)
-                note("power cut\(options.ha ? " (\(name(of: .dispatcher(shell.index))))" : ""): \(what)")
+            for process in dispatchers {
+                let what = process.journal.powerCut(&rng)
+                note("power cut\(options.ha ? " (\(name(of: .dispatcher(process.index))))" : ""): \(what)")
             }
             let all: [Node] =
                 dispatchers.indices.map(Node.dispatcher) + (options.ha ? [.leaseService] : []) + stores.indices.map(Node.store)
@@ -134,15 +134,15 @@ extension Simulation {
     func kill(_ node: Node) {
         switch node {
         case .dispatcher(let i):
-            dispatchers[i].core = nil
-            dispatchers[i].standby = nil
+            dispatchers[i].interpreter = nil
+            dispatchers[i].standbyInterpreter = nil
             dispatchers[i].lease = nil
             dispatchers[i].steppingDown = false
         case .leaseService:
             leaseService.up = false
             leaseService.incarnation += 1
-        case .store(let i): stores[i].core = nil
-        case .view(let i): views[i].core = nil
+        case .store(let i): stores[i].interpreter = nil
+        case .view(let i): views[i].interpreter = nil
         case .client: break
         }
     }

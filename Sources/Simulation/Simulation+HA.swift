@@ -113,13 +113,13 @@ extension Simulation {
         // The pair is one cluster: both journals are made with its id. (Two journals that each made
         // their own would serve two clusters, and stores refuse the second as foreign.)
         let cluster = HistoryID.newCluster(using: &rng)
-        for shell in dispatchers { shell.journal.provision(cluster: cluster) }
+        for process in dispatchers { process.journal.provision(cluster: cluster) }
         for index in dispatchers.indices { startStandby(index) }
     }
 
     /// The leading dispatcher: the one that leads the newest epoch (not stepped down); without HA,
     /// the dispatcher while it runs.
-    var leaderShell: DispatcherShell? {
+    var leaderProcess: DispatcherProcess? {
         guard options.ha else { return dispatcher.core == nil ? nil : dispatcher }
         return dispatchers.filter { $0.core != nil && $0.core?.steppedDown == nil && !$0.steppingDown }
             .max { ($0.core?.history.epoch ?? 0) < ($1.core?.history.epoch ?? 0) }
@@ -128,116 +128,74 @@ extension Simulation {
     /// The dispatcher comes up (or steps back) as a standby: its journal opened (no new epoch), a
     /// `StandbyCore` from it, connected to the dispatcher the lease service names.
     func startStandby(_ index: Int) {
-        let shell = dispatchers[index]
+        let process = dispatchers[index]
         let node = Node.dispatcher(index)
-        shell.incarnation += 1
-        shell.fsyncInFlight = false
-        shell.turnPending = false
-        shell.replays = ReplayScheduler()
-        shell.core = nil
-        shell.lease = nil
-        shell.steppingDown = false
-        let records = shell.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
+        process.incarnation += 1
+        process.fsyncInFlight = false
+        process.turnPending = false
+        process.interpreter = nil
+        process.lease = nil
+        process.steppingDown = false
+        let records = process.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
         let standby = StandbyCore(
-            lastSeq: shell.journal.lastSeq, lastStamp: records.last?.header.history ?? 0, newestEpoch: shell.journal.lastEpoch, now: time(node),
+            lastSeq: process.journal.lastSeq, lastStamp: records.last?.header.history ?? 0, newestEpoch: process.journal.lastEpoch, now: time(node),
             logger: logger)
         if let canary = options.canary { standby.brokenRules = [canary] }
-        shell.standby = standby
+        let host = StandbyHost(simulation: self, index: index)
+        process.standbyHost = host
+        process.standbyInterpreter = StandbyInterpreter(core: standby, io: host, logger: logger)
         connect(index)
         note(
-            "\(name(of: node)) starts as a standby: journal head \(shell.journal.lastSeq) (history \(shell.journal.history)), following \(name(of: .dispatcher(shell.following)))"
+            "\(name(of: node)) starts as a standby: journal head \(process.journal.lastSeq) (history \(process.journal.history)), following \(name(of: .dispatcher(process.following)))"
         )
         carryOutStandby(index)
         scheduleTimer(node, deadlineMilliseconds: 0)
-        queue.schedule(.leaseTimer(index, incarnation: shell.incarnation), at: now + rng.micros(1_000...50_000))
+        queue.schedule(.leaseTimer(index, incarnation: process.incarnation), at: now + rng.micros(1_000...50_000))
     }
 
     /// A new replication connection, to the dispatcher that leads as far as the lease service says
     /// (the other one when it names none, or this one).
     func connect(_ index: Int) {
-        let shell = dispatchers[index]
-        shell.connection += 1
+        let process = dispatchers[index]
+        process.connection += 1
         let named = lookUpLeader(for: .dispatcher(index))
-        shell.following = named.flatMap { $0 == index ? nil : $0 } ?? (1 - index)
+        process.following = named.flatMap { $0 == index ? nil : $0 } ?? (1 - index)
     }
 
+    /// Carries out the standby core's commands with the real interpreter (`PairLoop` runs it too).
     func carryOutStandby(_ index: Int) {
-        let shell = dispatchers[index]
-        let node = Node.dispatcher(index)
-        while let standby = shell.standby {
-            let commands = standby.takeCommands()
-            guard !commands.isEmpty else { return }
-            for command in commands {
-                switch command {
-                case .send(let message):
-                    send(
-                        .replication(peer: Simulation.peerID(node, shell.connection), message), from: node,
-                        to: .dispatcher(shell.following))
-                case .append(let records):
-                    // The simulated disk keeps messages; the records are the leader's entries, and decode.
-                    shell.journal.append((try? records.messages()) ?? [])
-                    if fsync == .none {
-                        standby.durable(through: standby.lastSeq)
-                    } else {
-                        startFsyncIfNeeded(index)
-                    }
-                case .dropRun, .truncate:
-                    var first: UInt64
-                    switch command {
-                    case .truncate(let after): first = after + 1
-                    case .dropRun(let seq):
-                        guard let start = shell.journal.firstSeqOfRun(endingAt: seq) else {
-                            fail("standby", "\(name(of: node)) was told to drop the run ending at \(seq), which its journal does not hold")
-                            return
-                        }
-                        first = start
-                    default: continue
-                    }
-                    note("\(name(of: node)) drops seqs \(first)…\(shell.journal.lastSeq): the leader does not hold them")
-                    shell.journal.truncate(after: first - 1)
-                    standby.truncated(lastSeq: shell.journal.lastSeq, lastStamp: shell.journal.stamp(at: shell.journal.lastSeq) ?? 0, now: time(node))
-                    // The cut is synced (`Journal.truncate`): all it kept is on the disk.
-                    standby.durable(through: shell.journal.lastSeq)
-                case .adopt(let cluster, let scope):
-                    guard shell.journal.adopt(cluster: cluster, clientScope: scope) else {
-                        fail("standby", "\(name(of: node)) holds records of another cluster and cannot adopt \(String(cluster, radix: 16))")
-                        return
-                    }
-                case .reconnect:
-                    connect(index)
-                case .keepQuarantine(let entries, let digest):
-                    // Written whole and synced, as `Journal.keepQuarantine` does.
-                    shell.journal.quarantine = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0) })
-                    standby.quarantineKept(digest: digest)
-                }
-            }
+        let process = dispatchers[index]
+        guard let interpreter = process.standbyInterpreter else { return }
+        do {
+            try interpreter.carryOut()
+        } catch {
+            fail("standby", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
         }
     }
 
     /// The leader's core said it steps down: it revokes its lease, and after a restart-like
     /// transition it is a standby. (Until then its core is still there: a canary may make it act.)
     func steppedDown(_ index: Int, reason: String) {
-        let shell = dispatchers[index]
+        let process = dispatchers[index]
         note("\(name(of: .dispatcher(index))) steps down: \(reason)")
-        if let lease = shell.lease { requestLease(index, .revoke(lease: lease.id)) }
-        shell.lease = nil
-        shell.steppingDown = true
-        queue.schedule(.becomeStandby(index, incarnation: shell.incarnation), at: now + rng.micros(5_000...50_000))
+        if let lease = process.lease { requestLease(index, .revoke(lease: lease.id)) }
+        process.lease = nil
+        process.steppingDown = true
+        queue.schedule(.becomeStandby(index, incarnation: process.incarnation), at: now + rng.micros(5_000...50_000))
     }
 
     /// The standby won the key: its journal, opened again (synced), begins the epoch the revision
     /// names; it leads from it with a `sync` standby.
     func becomeLeader(_ index: Int, lease: UInt64, revision: Int64, sentAt: UInt64) {
-        let shell = dispatchers[index]
+        let process = dispatchers[index]
         let node = Node.dispatcher(index)
-        shell.incarnation += 1
-        shell.fsyncInFlight = false
-        shell.turnPending = false
-        shell.replays = ReplayScheduler()
-        shell.standby = nil
-        let records = shell.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
-        let leading = HistoryID.leading(cluster: shell.journal.cluster, revision: revision)
-        guard shell.journal.beginEpoch(leading.epoch) != nil else {
+        process.incarnation += 1
+        process.fsyncInFlight = false
+        process.turnPending = false
+        process.standbyInterpreter = nil
+        let records = process.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
+        let leading = HistoryID.leading(cluster: process.journal.cluster, revision: revision)
+        guard process.journal.beginEpoch(leading.epoch) != nil else {
             note("\(name(of: node)) won at revision \(revision), but its journal has seen a newer epoch: it gives the lease up")
             requestLease(index, .revoke(lease: lease))
             startStandby(index)
@@ -245,27 +203,26 @@ extension Simulation {
         }
         record(
             22, node.code, UInt64(revision),
-            "\(name(of: node)) wins the lease at revision \(revision) (epoch \(leading)): journal head \(shell.journal.lastSeq)")
+            "\(name(of: node)) wins the lease at revision \(revision) (epoch \(leading)): journal head \(process.journal.lastSeq)")
         checkJournal(records, when: "\(name(of: node)) won the lease")
         var rules = dispatcherRules()
         rules.replication = .sync
         let core: DispatcherCore
         do {
-            core = try DispatcherBoot.core(rules: rules, log: shell.journal, now: time(node), logger: logger)
+            core = try DispatcherBoot.core(rules: rules, log: process.journal, now: time(node), logger: logger)
         } catch {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
-        core.quarantined(Array(shell.journal.quarantine.values))
-        if let canary = options.canary { core.brokenRules = [canary] }
-        shell.core = core
-        shell.lease = HeldLease(id: lease, revision: revision, grantSentAt: sentAt)
+        core.quarantined(Array(process.journal.quarantine.values))
+        lead(index, core: core)
+        process.lease = HeldLease(id: lease, revision: revision, grantSentAt: sentAt)
         epochsServed.insert(leading.epoch)
         var held: [UInt64: [UInt64]] = [:]
         for record in records { held[record.header.seq] = [record.header.clientID, record.header.clientSeq] }
         epochStarts.append((leading.epoch, index, held))
         scheduleTimer(node, deadlineMilliseconds: 0)
-        queue.schedule(.leaseTimer(index, incarnation: shell.incarnation), at: now)
+        queue.schedule(.leaseTimer(index, incarnation: process.incarnation), at: now)
     }
 
     // MARK: The lease, as a dispatcher sees it
@@ -276,9 +233,9 @@ extension Simulation {
 
     /// Before a leader acts on anything: is its lease still valid by its own clock? If not, it leads no more.
     func leaseCheck(_ index: Int) {
-        let shell = dispatchers[index]
-        guard options.ha, let core = shell.core, core.steppedDown == nil, let lease = shell.lease else { return }
-        let local = shell.clock.read(now)
+        let process = dispatchers[index]
+        guard options.ha, let core = process.core, core.steppedDown == nil, let lease = process.lease else { return }
+        let local = process.clock.read(now)
         guard !lease.isValid(at: local) else { return }
         record(23, Node.dispatcher(index).code, 0, "\(name(of: .dispatcher(index)))'s lease ran out on its clock")
         core.leaseExpired()
@@ -287,22 +244,22 @@ extension Simulation {
 
     /// The lease clock's wake-up: a leader's keepalive (or its lease running out); a standby's campaign.
     func leaseTimer(_ index: Int, incarnation: UInt64) {
-        let shell = dispatchers[index]
-        guard shell.incarnation == incarnation, shell.core != nil || shell.standby != nil else { return }
-        if shell.frozenUntil > now {
-            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: shell.frozenUntil)
+        let process = dispatchers[index]
+        guard process.incarnation == incarnation, process.core != nil || process.standby != nil else { return }
+        if process.frozenUntil > now {
+            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: process.frozenUntil)
             return
         }
-        let local = shell.clock.read(now)
-        if shell.core != nil {
+        let local = process.clock.read(now)
+        if process.core != nil {
             leaseCheck(index)
-            guard var lease = shell.lease else { return }  // stepped down
+            guard var lease = process.lease else { return }  // stepped down
             if local >= lease.nextRenewal {
                 requestLease(index, .keepAlive(lease: lease.id, sentAt: local))
                 lease.renewalSent(at: local)
-                shell.lease = lease
+                process.lease = lease
             }
-            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: shell.clock.trueTime(of: lease.nextWakeUp, now))
+            queue.schedule(.leaseTimer(index, incarnation: incarnation), at: process.clock.trueTime(of: lease.nextWakeUp, now))
         } else {
             requestLease(index, .campaign(sentAt: local))
             queue.schedule(.leaseTimer(index, incarnation: incarnation), at: now + HeldLease.renewalInterval + rng.micros(0...20_000))
@@ -310,18 +267,18 @@ extension Simulation {
     }
 
     func leaseAnswered(_ index: Int, _ answer: LeaseAnswer) {
-        let shell = dispatchers[index]
+        let process = dispatchers[index]
         switch answer {
         case .won(let lease, let revision, let sentAt):
-            guard shell.standby != nil, shell.core == nil else { return }  // a late or repeated answer
+            guard process.standby != nil, process.core == nil else { return }  // a late or repeated answer
             becomeLeader(index, lease: lease, revision: revision, sentAt: sentAt)
         case .taken(let owner):
             leaderKnown[.dispatcher(index)] = owner
         case .renewed(let lease, let sentAt):
-            guard shell.lease?.id == lease else { return }
-            shell.lease?.renewed(sentAt: sentAt)
+            guard process.lease?.id == lease else { return }
+            process.lease?.renewed(sentAt: sentAt)
         case .gone(let lease):
-            guard shell.lease?.id == lease, let core = shell.core, core.steppedDown == nil else { return }
+            guard process.lease?.id == lease, let core = process.core, core.steppedDown == nil else { return }
             note("\(name(of: .dispatcher(index))) hears its lease is gone")
             core.leaseExpired()
             carryOutDispatcher(index)
@@ -413,7 +370,7 @@ extension Simulation {
     /// Faults aimed at leadership: the leader frozen past its lease, cut off from its standby or the
     /// lease service, its clock stalled (a lease clock that lies: fencing must hold), a dispatcher crashed.
     func injectHAFault() {
-        let target = leaderShell?.index ?? rng.int(0...1)
+        let target = leaderProcess?.index ?? rng.int(0...1)
         let node = Node.dispatcher(target)
         switch rng.int(0...99) {
         case 0..<30:
@@ -467,11 +424,12 @@ extension Simulation {
                 return
             }
             ackedBy[history.epoch] = index
-            for shell in dispatchers where !shell.journal.holds(seq: seq, client: client, clientSeq: clientSeq, onDisk: fsync != .none) {
+            for process in dispatchers where !process.journal.holds(seq: seq, client: client, clientSeq: clientSeq, onDisk: fsync != .none) {
                 fail(
                     "ACK means durable in both journals",
-                    "\(name(of: .dispatcher(index))) acknowledged seq \(seq) (epoch \(history)) while \(name(of: .dispatcher(shell.index)))'s journal "
-                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue)): \(shell.journal.describe(seq))")
+                    "\(name(of: .dispatcher(index))) acknowledged seq \(seq) (epoch \(history)) while \(name(of: .dispatcher(process.index)))'s journal "
+                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue)): \(process.journal.describe(seq))"
+                )
                 return
             }
             for start in epochStarts where start.epoch > history.epoch && start.held[seq] != [client, clientSeq] {
@@ -483,5 +441,76 @@ extension Simulation {
             }
             acksSent[seq] = (client, clientSeq)
         }
+    }
+}
+
+/// What a standby's interpreter reaches in the simulation: its replication connection on the network,
+/// to the dispatcher it follows, and its journal on the simulated disk, whose fsync returns later.
+final class StandbyHost: StandbyIO {
+    unowned let simulation: Simulation
+    let index: Int
+    var node: Simulation.Node { .dispatcher(index) }
+    var process: Simulation.DispatcherProcess { simulation.dispatchers[index] }
+
+    /// A step the simulated journal cannot take: the simulation has already failed, saying why.
+    struct Refused: Error {}
+
+    init(simulation: Simulation, index: Int) {
+        self.simulation = simulation
+        self.index = index
+    }
+
+    func time() -> NodeTime { simulation.time(node) }
+
+    func sendToLeader(_ message: Message) {
+        simulation.send(
+            .replication(peer: Simulation.peerID(node, process.connection), message), from: node, to: .dispatcher(process.following))
+    }
+
+    /// The simulated disk keeps messages; the records are the leader's entries, and decode.
+    func append(_ records: StampedRecords) throws -> StandbyAppend {
+        process.journal.append(try records.messages())
+        return .written
+    }
+
+    func sync(through seq: UInt64) throws -> Bool {
+        if simulation.fsync == .none { return true }
+        simulation.startFsyncIfNeeded(index)
+        return false
+    }
+
+    func firstSeqOfRun(endingAt seq: UInt64) throws -> UInt64 {
+        guard let first = process.journal.firstSeqOfRun(endingAt: seq) else {
+            simulation.fail(
+                "standby", "\(simulation.name(of: node)) was told to drop the run ending at \(seq), which its journal does not hold")
+            throw Refused()
+        }
+        return first
+    }
+
+    /// The checker, not the member, finds an acknowledged action dropped.
+    func mayDrop(after seq: UInt64) throws {}
+
+    /// Synced, as `Journal.truncate` is: all it keeps is on the disk.
+    func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64) {
+        let journal = process.journal
+        simulation.note("\(simulation.name(of: node)) drops seqs \(seq + 1)…\(journal.lastSeq): the leader does not hold them")
+        journal.truncate(after: seq)
+        return (journal.lastSeq, journal.stamp(at: journal.lastSeq) ?? 0)
+    }
+
+    func adopt(cluster: UInt32, clientScope: ClientScope) throws {
+        guard process.journal.adopt(cluster: cluster, clientScope: clientScope) else {
+            simulation.fail(
+                "standby", "\(simulation.name(of: node)) holds records of another cluster and cannot adopt \(String(cluster, radix: 16))")
+            throw Refused()
+        }
+    }
+
+    func reconnect() throws { simulation.connect(index) }
+
+    /// Written whole and synced, as `Journal.keepQuarantine` does.
+    func keepQuarantine(_ entries: [Quarantine]) throws {
+        process.journal.quarantine = Dictionary(entries.map { ($0.seq, $0) }) { _, newer in newer }
     }
 }

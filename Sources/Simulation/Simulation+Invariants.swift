@@ -59,7 +59,7 @@ extension Simulation {
             fail(
                 "one history",
                 "\(store.spec.name) is at version \(version) (history \(core.history.map { "\($0)" } ?? "none")), but the dispatcher "
-                    + "(history \(leaderShell?.core.map { "\($0.history)" } ?? "down")) never sent some action up to it")
+                    + "(history \(leaderProcess?.core.map { "\($0.history)" } ?? "down")) never sent some action up to it")
             return
         }
         let actual = state ?? (try? core.encodedState()) ?? []
@@ -135,12 +135,12 @@ extension Simulation {
 
     /// Once faults heal: every client answered, every store at the head, every view at its store's version.
     func converged() -> Bool {
-        guard let leader = leaderShell, let core = leader.core, leader.frozenUntil <= now else { return false }
+        guard let leader = leaderProcess, let core = leader.core, leader.frozenUntil <= now else { return false }
         if options.ha {
             // The standby follows, holding all the leader does; the lease service names the leader.
             guard leaseService.key?.owner == leader.index else { return false }
-            for shell in dispatchers where shell !== leader {
-                guard let standby = shell.standby, standby.phase == .following, standby.durableSeq == core.head, shell.frozenUntil <= now else {
+            for process in dispatchers where process !== leader {
+                guard let standby = process.standby, standby.phase == .following, standby.durableSeq == core.head, process.frozenUntil <= now else {
                     return false
                 }
             }
@@ -161,14 +161,16 @@ extension Simulation {
     }
 
     func convergenceReport() -> String {
-        var parts = dispatchers.map { shell in
+        var parts = dispatchers.map { process in
             let role =
-                shell.core.map {
+                process.core.map {
                     "leads at \($0.durableHead) (head \($0.head), \($0.history))\($0.steppedDown.map { ", stepped down: \($0)" } ?? "")"
                 }
-                ?? shell.standby.map { "stands by at \($0.durableSeq) (\($0.phase.rawValue), following \(name(of: .dispatcher(shell.following))))" }
+                ?? process.standby.map {
+                    "stands by at \($0.durableSeq) (\($0.phase.rawValue), following \(name(of: .dispatcher(process.following))))"
+                }
                 ?? "down"
-            return "\(name(of: .dispatcher(shell.index))) \(role)"
+            return "\(name(of: .dispatcher(process.index))) \(role)"
         }
         parts += stores.map {
             "\($0.spec.name) \($0.core.map { "\($0.version) (published \($0.lastPublishedVersion))\($0.caughtUp ? "" : " catching up")" } ?? "down")"
@@ -181,7 +183,7 @@ extension Simulation {
     }
 
     func finalChecks() {
-        for shell in dispatchers { checkJournal(shell.journal.scan().records, when: "at the end, \(name(of: .dispatcher(shell.index)))") }
+        for process in dispatchers { checkJournal(process.journal.scan().records, when: "at the end, \(name(of: .dispatcher(process.index)))") }
         for index in stores.indices { checkStore(index) }
     }
 }

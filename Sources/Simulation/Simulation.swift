@@ -6,16 +6,17 @@ import Logging
 /// One whole cluster, single-threaded, driven from one seed: a dispatcher with its journal on a
 /// simulated disk, stores (a replica, a `waitFor` pair, an app with effects), a view per store and
 /// clients that retry, on a simulated network. The dispatcher's, stores' and views' decisions are the
-/// real cores (`DispatcherCore`, `StoreCore`, `ViewCore`), and the dispatcher's shell logic is the real
-/// one too: it starts from its journal with `DispatcherBoot` and serves replays with a
-/// `ReplayScheduler`, as `DispatcherLoop` does. The simulator plays the rest of the shells, schedules
-/// every message, timer, fsync and effect, and injects faults: crashes and restarts, power cuts
+/// real cores (`DispatcherCore`, `StoreCore`, `ViewCore`, `StandbyCore`), and their commands are carried
+/// out by the real loops' interpreters (`DispatcherInterpreter`, `StoreInterpreter`, `ViewInterpreter`,
+/// `StandbyInterpreter`) against the simulation's network, disk and clock (its hosts) instead of sockets
+/// and files. A dispatcher starts from its journal with `DispatcherBoot`, as `DispatcherLoop` does. The
+/// simulator plays the I/O, schedules every message, timer, fsync and effect, and injects faults: crashes and restarts, power cuts
 /// (unsynced writes lost, the last one torn, a sector corrupted), partitions, dropped, duplicated and
 /// reordered messages, subscribers overflowing, frozen processes and clock jumps. The invariants of
 /// the rules (docs/ARCHITECTURE.md) are checked all along; the first one broken ends the seed.
 ///
-/// By concern: the network (`Simulation+Network`), each node's shell (`+DispatcherShell`,
-/// `+StoreShell`, `+ViewShell`, `+Clients`, and the loop turns all of them share in `+Shells`), the
+/// By concern: the network (`Simulation+Network`), each node's process with its host (`+Dispatcher`,
+/// `+Store`, `+View`, `+Clients`, and the loop turns all of them share in `+Turns`), the
 /// faults (`+Faults`), the invariants (`+Invariants`) and the trace (`+Trace`).
 public final class Simulation {
     enum Node: Hashable {
@@ -84,11 +85,11 @@ public final class Simulation {
     /// what a seed did whether or not it fails.
     let echoesTrace = ProcessInfo.processInfo.environment["ZFLUX_SIMULATION_TRACE"] == "1"
     /// One dispatcher, or two with `ha`: the first is `dispatcher`.
-    var dispatchers: [DispatcherShell] = [DispatcherShell(index: 0)]
-    var dispatcher: DispatcherShell { dispatchers[0] }
+    var dispatchers: [DispatcherProcess] = [DispatcherProcess(index: 0)]
+    var dispatcher: DispatcherProcess { dispatchers[0] }
     let leaseService = LeaseService()
-    var stores: [StoreShell] = []
-    var views: [ViewShell] = []
+    var stores: [StoreProcess] = []
+    var views: [ViewProcess] = []
     var clients: [ClientShell] = []
     var wallOffset: [Node: Int64] = [:]
     var downLinks: Set<[UInt64]> = []
@@ -145,12 +146,12 @@ public final class Simulation {
         self.result = SimulationResult(seed: seed, fsync: fsync)
         // With poison, the echo app gets a replica too: both must skip the same poison actions.
         stores = (options.apps.stores + (options.poison ? [StoreSpec(name: "echo-replica", app: "echo", runsEffects: false)] : []))
-            .map(StoreShell.init)
-        views = stores.indices.map(ViewShell.init)
+            .map(StoreProcess.init)
+        views = stores.indices.map(ViewProcess.init)
         clients = (0..<3).map { _ in ClientShell(id: rng.next() | 1) }
         if options.ha {
-            dispatchers.append(DispatcherShell(index: 1))
-            for shell in dispatchers { shell.clock = DriftingClock(ppm: UInt64(rng.int(990_000...1_010_000))) }
+            dispatchers.append(DispatcherProcess(index: 1))
+            for process in dispatchers { process.clock = DriftingClock(ppm: UInt64(rng.int(990_000...1_010_000))) }
         }
         self.rng = rng
         for app in apps.values { reference[app.name] = (app.makeRuntime(format: .binary) { _, _, _ in }, []) }
@@ -180,7 +181,7 @@ public final class Simulation {
         }
         result.simulatedMicros = now
         result.traceHash = hash.value
-        result.head = leaderShell?.core?.durableHead ?? 0
+        result.head = leaderProcess?.core?.durableHead ?? 0
         result.actionsAcknowledged = acknowledged.count
         result.leadershipsWon = epochStarts.count
         return result

@@ -32,9 +32,13 @@ final class StoreLoop: NodeLoop {
     var snapshotRequestsDropped: UInt64 = 0
     /// The action being applied, kept where a crash leaves it (beside the snapshot; none without one).
     let marker: CrashMarker?
-    /// The action this store died on twice in a row, asked to be quarantined with each replay request
-    /// until the store's version is past it.
-    var quarantineAsked: (seq: UInt64, reason: String)?
+    /// Carries out the core's commands against this loop's sockets, effect tasks and snapshot file
+    /// (the simulator runs the same interpreter against its own network and disk).
+    private(set) lazy var interpreter = StoreInterpreter(
+        core: core, io: self, logger: logger, name: configuration.name, app: configuration.app.name,
+        effectToken: configuration.effectToken ?? 0, quarantineAsked: quarantineAsked)
+    /// The action this store died on twice in a row, from its crash marker (see ``StoreInterpreter``).
+    private let quarantineAsked: (seq: UInt64, reason: String)?
 
     init(configuration: StoreNode.Configuration, context: Context, logger: Logger, control: NodeControl<StoreNode.Command>) throws {
         self.configuration = configuration
@@ -49,16 +53,18 @@ final class StoreLoop: NodeLoop {
                 logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(configuration.name)", "reason": "\(error)"])
             }
         }
+        var quarantineAsked: (seq: UInt64, reason: String)?
         let marker = (configuration.crashMarkerPath ?? configuration.snapshotPath.map { $0 + ".applying" }).flatMap { CrashMarker(path: $0) }
         self.marker = marker
         if let crash = marker?.countCrash() {
             logger.warning(
                 "the last run died applying an action",
                 metadata: ["store": "\(configuration.name)", "seq": "\(crash.seq)", "times": "\(crash.count)"])
-            if crash.count >= StoreLoop.crashesBeforeQuarantine {
+            if crash.count >= StoreInterpreter.crashesBeforeQuarantine {
                 quarantineAsked = (crash.seq, "store \(configuration.name) died \(crash.count) times in a row applying it")
             }
         }
+        self.quarantineAsked = quarantineAsked
         core = StoreCore(
             rules: configuration.rules, snapshot: snapshot, effectClientID: UInt64.random(in: 1...UInt64.max),
             now: .now(), logger: logger
@@ -94,9 +100,6 @@ final class StoreLoop: NodeLoop {
         (actions, replay) = try StoreLoop.connectToDispatcher(configuration, context)
         try effects.connectSecurely(configuration.dispatcherIntake, security)
     }
-
-    /// Deaths on one action, in a row, before the store asks for it to be quarantined.
-    static let crashesBeforeQuarantine: UInt64 = 2
 
     /// The subscription to the actions and the replay DEALER. Subscribing comes before asking for the
     /// history, so nothing falls between the two (Clone pattern).
@@ -137,7 +140,7 @@ final class StoreLoop: NodeLoop {
             // or a probe, over a long run must not add up to a quarantine).
             marker?.passed(core.version)
             core.tick(now: now)
-            try carryOut(core.takeCommands())
+            try interpreter.carryOut()
             // Built each turn: `.reconnect` replaces the dispatcher-facing sockets.
             var poller = Poller()
             let actionsIndex = poller.add(.socket(actions))
@@ -161,10 +164,10 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(monitorIndex) { subscribers.drain() }
             if poller.isReadable(publisherIndex) { try drainSubscriptions() }
             transfers.expire(now: MonotonicClock.nowMilliseconds())
-            try carryOut(core.takeCommands())
+            try interpreter.carryOut()
         }
         core.stop()
-        try carryOut(core.takeCommands())
+        try interpreter.carryOut()
         logger.info("store stopped", metadata: ["store": "\(configuration.name)", "version": "\(core.version)"])
     }
 
@@ -244,61 +247,44 @@ final class StoreLoop: NodeLoop {
         }
     }
 
-    func carryOut(_ commands: [StoreCore.Command]) throws {
-        for command in commands {
-            switch command {
-            case .requestReplay(let message):
-                if let asked = quarantineAsked {
-                    if core.version >= asked.seq {
-                        quarantineAsked = nil
-                    } else {
-                        // Before the replay that would reach it: the dispatcher keeps the quarantine first,
-                        // and the replay carries the action as a tombstone.
-                        logger.warning(
-                            "asking the dispatcher to quarantine the action this store keeps dying on",
-                            metadata: ["store": "\(configuration.name)", "seq": "\(asked.seq)"])
-                        // With the nodes' effect token: the dispatcher takes a quarantine request from a store only.
-                        let request = Message(
-                            topic: configuration.app.name,
-                            header: Header(kind: .quarantineRequest, seq: asked.seq, ref: configuration.effectToken ?? 0),
-                            payload: Array(asked.reason.utf8))
-                        send(replay, request.frames)
-                    }
-                }
-                send(replay, message.frames)
-            // A whole state over 4 MiB goes out in parts: the receivers' limit is 16 MiB a frame.
-            case .publish(let message):
-                for part in MessageParts.split(message) { send(statePublisher, part.frames) }
-            case .reply(let peer, let message): reply(to: peer, message)
-            case .replyStatus(let peer):
-                var status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
-                status.snapshotRequests = snapshotRequests
-                status.snapshotRequestsDropped = snapshotRequestsDropped
-                status.effectsRunning = effectTasks.inFlight
-                send(snapshots, Message(header: Header(kind: .status, seq: core.version), payload: status.encoded()).routedFrames(to: peer))
-            case .dispatch(let message): send(effects, message.frames)
-            case .runEffects(let pending): effectTasks.run(pending)
-            case .cancelEffects: effectTasks.cancelAll()
-            case .reconnect:
-                actions.close()
-                replay.close()
-                (actions, replay) = try StoreLoop.connectToDispatcher(configuration, context)
-            case .writeSnapshot(let version, let history, let snapshot):
-                guard let path = configuration.snapshotPath else { continue }
-                do {
-                    try SnapshotFile.write(.init(version: version, history: history, app: configuration.app.name, state: snapshot), to: path)
-                } catch {
-                    logger.error("snapshot not written", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
-                }
-            }
-        }
-    }
-
     func send(_ socket: Socket, _ frames: [[UInt8]]) {
         do {
             try socket.send(frames, dontWait: true)
         } catch {
             logger.debug("send failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// The loop's sockets, effect tasks and snapshot file, as the interpreter reaches them.
+extension StoreLoop: StoreIO {
+    func requestReplay(_ message: Message) { send(replay, message.frames) }
+    func publish(_ message: Message) { send(statePublisher, message.frames) }
+
+    func replyStatus(to peer: [UInt8]) {
+        var status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
+        status.snapshotRequests = snapshotRequests
+        status.snapshotRequestsDropped = snapshotRequestsDropped
+        status.effectsRunning = effectTasks.inFlight
+        send(snapshots, Message(header: Header(kind: .status, seq: core.version), payload: status.encoded()).routedFrames(to: peer))
+    }
+
+    func dispatch(_ message: Message) { send(effects, message.frames) }
+    func runEffects(_ effects: PendingEffects) { effectTasks.run(effects) }
+    func cancelEffects() { effectTasks.cancelAll() }
+
+    func reconnect() throws {
+        actions.close()
+        replay.close()
+        (actions, replay) = try StoreLoop.connectToDispatcher(configuration, context)
+    }
+
+    func writeSnapshot(_ snapshot: StoreSnapshot) {
+        guard let path = configuration.snapshotPath else { return }
+        do {
+            try SnapshotFile.write(snapshot, to: path)
+        } catch {
+            logger.error("snapshot not written", metadata: ["store": "\(configuration.name)", "error": "\(error)"])
         }
     }
 }

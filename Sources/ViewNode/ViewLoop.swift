@@ -20,6 +20,9 @@ final class ViewLoop: NodeLoop {
     /// Whole states over 4 MiB arrive in parts, on either socket.
     var updateParts = MessageAssembler()
     var snapshotParts = MessageAssembler()
+    /// Carries out the core's commands against this loop's socket and screen (the simulator runs the
+    /// same interpreter against its own network).
+    private(set) lazy var interpreter = ViewInterpreter(core: core, io: self)
 
     init(
         configuration: ViewNode.Configuration, context: Context, logger: Logger, control: NodeControl<Never>,
@@ -45,7 +48,7 @@ final class ViewLoop: NodeLoop {
 
     func run() throws {
         core.start(now: .now())
-        carryOut(core.takeCommands())
+        interpreter.carryOut()
         while !control.stopRequested {
             // Poll the current snapshot socket: it is replaced when a request goes unanswered.
             var poller = Poller()
@@ -73,29 +76,29 @@ final class ViewLoop: NodeLoop {
                 core.endOfBurst()
             }
             core.tick(now: .now())
-            carryOut(core.takeCommands())
+            interpreter.carryOut()
+        }
+    }
+}
+
+/// The loop's DEALER and screen, as the interpreter reaches them.
+extension ViewLoop: ViewIO {
+    func requestSnapshot(_ request: Message) {
+        do {
+            try snapshots.send(request.frames, dontWait: true)
+        } catch {
+            logger.debug("snapshot request not sent", metadata: ["error": "\(error)"])
         }
     }
 
-    func carryOut(_ commands: [ViewCore.Command]) {
-        for command in commands {
-            switch command {
-            case .requestSnapshot(let request):
-                do {
-                    try snapshots.send(request.frames, dontWait: true)
-                } catch {
-                    logger.debug("snapshot request not sent", metadata: ["error": "\(error)"])
-                }
-            case .replaceSnapshotSocket:
-                snapshots.close()
-                snapshotParts = MessageAssembler()
-                if let fresh = try? SocketDefaults.dealer(context) {
-                    try? fresh.connectSecurely(configuration.snapshot, configuration.security)
-                    snapshots = fresh
-                }
-            case .show(let update):
-                onUpdate(update)
-            }
+    func replaceSnapshotSocket() {
+        snapshots.close()
+        snapshotParts = MessageAssembler()
+        if let fresh = try? SocketDefaults.dealer(context) {
+            try? fresh.connectSecurely(configuration.snapshot, configuration.security)
+            snapshots = fresh
         }
     }
+
+    func show(_ update: ViewUpdate) { onUpdate(update) }
 }

@@ -10,6 +10,9 @@ public enum BrokenRule: String, CaseIterable, Sendable {
     case effectsOnlyLive = "effects-on-replay"
     /// The dispatcher trusts a journal tail it found in the page cache without forcing it to disk.
     case syncJournalOnOpen = "no-sync-on-open"
+    /// The dispatcher's loop tells its core a burst is durable before the journal's sync returns: two
+    /// steps of the interpreter the real loop and the simulator share, the wrong way round.
+    case releaseBeforeSync = "release-before-sync"
     /// A leader with a `sync` standby acknowledges once its own journal holds an action.
     case ackBeforeReplicated = "ack-before-replicated"
     /// A standby takes records from a leader of an older epoch than one it has seen (or its own).
@@ -30,6 +33,7 @@ extension BrokenRule {
         case .ackBeforeReplicated: "the leader ACKs before its standby holds the action durable"
         case .standbyAcceptsOldEpoch: "the standby accepts records from a leader of an older epoch"
         case .oldLeaderAcksAfterLease: "a leader whose lease ran out goes on ACKing alone"
+        case .releaseBeforeSync: "the dispatcher's loop releases ACKs before its journal's sync returns"
         }
     }
 }

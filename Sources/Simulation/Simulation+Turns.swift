@@ -1,6 +1,6 @@
-/// What every simulated shell shares with the real loops: a turn after each drained burst, a timer
+/// What every simulated process shares with the real loops: a turn after each drained burst, a timer
 /// at the core's next deadline, and a process that may be frozen or restarted (a new incarnation,
-/// to which nothing sent to the old one is delivered). Each node's own shell is in its file.
+/// to which nothing sent to the old one is delivered). Each node's own process is in its file.
 extension Simulation {
     func frozenUntil(_ node: Node) -> UInt64 {
         switch node {

@@ -1,12 +1,16 @@
 @_spi(Simulation) import FluxCore
 @_spi(Simulation) import FluxCores
 
-/// A view's shell in the simulation: the real `ViewCore`, fed its store's updates and snapshots;
-/// every update it shows is checked (`checkView`).
+/// A view in the simulation: the real `ViewCore`, fed its store's updates and snapshots, and the real
+/// loop's interpreter (``ViewInterpreter``, which `ViewLoop` runs too) carrying out its commands on the
+/// simulated network (``ViewHost``); every update it shows is checked (`checkView`).
 extension Simulation {
-    final class ViewShell {
+    final class ViewProcess {
         let store: Int
-        var core: ViewCore?
+        /// The real interpreter, over the core, while the view runs.
+        var interpreter: ViewInterpreter?
+        var core: ViewCore? { interpreter?.core }
+        var host: ViewHost?
         var incarnation: UInt64 = 0
         /// Bumped when the view replaces its snapshot socket.
         var generation: UInt64 = 0
@@ -30,28 +34,15 @@ extension Simulation {
         var rules = ViewRules(store: spec.name, app: nil)
         rules.heartbeatMilliseconds = 100
         let core = ViewCore(rules: rules, now: time(.view(index)), logger: logger)
-        view.core = core
+        let host = ViewHost(simulation: self, index: index)
+        view.host = host
+        view.interpreter = ViewInterpreter(core: core, io: host)
         core.start(now: time(.view(index)))
         carryOutView(index)
         scheduleTimer(.view(index), deadlineMilliseconds: 0)
     }
 
-    func carryOutView(_ index: Int) {
-        let view = views[index]
-        guard let core = view.core else { return }
-        let node = Node.view(index)
-        for command in core.takeCommands() {
-            switch command {
-            case .requestSnapshot(let message):
-                send(.snapshotRequest(peer: Simulation.peerID(node, view.incarnation), message), from: node, to: .store(view.store))
-            case .replaceSnapshotSocket:
-                view.generation += 1
-            case .show(let update):
-                note("view of \(update.store) shows \(update.version) (\(HistoryID(rawValue: update.history)), \(update.connection))")
-                checkView(index, update)
-            }
-        }
-    }
+    func carryOutView(_ index: Int) { views[index].interpreter?.carryOut() }
 
     func viewReceives(_ delivery: Delivery, view index: Int, incarnation: UInt64, generation: UInt64) {
         let view = views[index]
@@ -72,5 +63,31 @@ extension Simulation {
         default: return
         }
         scheduleTurn(node)
+    }
+}
+
+/// What a view's interpreter reaches in the simulation: the network to its store, and the checker
+/// every update it shows goes through.
+final class ViewHost: ViewIO {
+    unowned let simulation: Simulation
+    let index: Int
+    var node: Simulation.Node { .view(index) }
+    var view: Simulation.ViewProcess { simulation.views[index] }
+
+    init(simulation: Simulation, index: Int) {
+        self.simulation = simulation
+        self.index = index
+    }
+
+    func requestSnapshot(_ message: Message) {
+        simulation.send(.snapshotRequest(peer: Simulation.peerID(node, view.incarnation), message), from: node, to: .store(view.store))
+    }
+
+    /// What was in flight on the old socket is gone.
+    func replaceSnapshotSocket() { view.generation += 1 }
+
+    func show(_ update: ViewUpdate) {
+        simulation.note("view of \(update.store) shows \(update.version) (\(HistoryID(rawValue: update.history)), \(update.connection))")
+        simulation.checkView(index, update)
     }
 }

@@ -1,8 +1,9 @@
 @_spi(Simulation) import FluxCore
 @_spi(Simulation) import FluxCores
 
-/// A store's shell in the simulation: the real `StoreCore`, fed what arrives on its sockets and
-/// carried out on the simulated network; its snapshot file is written whole or not at all, as the
+/// A store in the simulation: the real `StoreCore`, fed what arrives on its sockets, and the real
+/// loop's interpreter (``StoreInterpreter``, which `StoreLoop` runs too) carrying out its commands on
+/// the simulated network (``StoreHost``); its snapshot file is written whole or not at all, as the
 /// real one is (tmp file, fsync, rename). The echo app's effects answer after a while, and every
 /// effect started is counted (an effect must run at most once).
 extension Simulation {
@@ -12,9 +13,13 @@ extension Simulation {
         var runsEffects: Bool
     }
 
-    final class StoreShell {
+    final class StoreProcess {
         let spec: StoreSpec
-        var core: StoreCore?
+        /// The real interpreter, over the core, while the store runs.
+        var interpreter: StoreInterpreter?
+        var core: StoreCore? { interpreter?.core }
+        /// What the interpreter reaches: this simulation's network and disk.
+        var host: StoreHost?
         var incarnation: UInt64 = 0
         /// Bumped when the store reconnects: what was in flight on the old subscription is gone.
         var generation: UInt64 = 0
@@ -97,7 +102,12 @@ extension Simulation {
         note(
             "\(spec.name) starts from \(store.snapshot.map { "a snapshot at \($0.version) (history \(HistoryID(rawValue: $0.history)))" } ?? "nothing")"
         )
-        store.core = core
+        let host = StoreHost(simulation: self, index: index)
+        // As the real store's crash marker does: twice in a row on one seq, and it asks for a quarantine.
+        let asked = store.lastCrash.count >= 2 ? (store.lastCrash.seq, "died \(store.lastCrash.count) times") : nil
+        store.host = host
+        store.interpreter = StoreInterpreter(
+            core: core, io: host, logger: logger, name: spec.name, app: spec.app, effectToken: 0, quarantineAsked: asked)
         core.start(now: time(.store(index)))
         carryOutStore(index)
         scheduleTimer(.store(index), deadlineMilliseconds: 0)
@@ -105,7 +115,7 @@ extension Simulation {
 
     func carryOutStore(_ index: Int) {
         let store = stores[index]
-        guard let core = store.core else { return }
+        guard store.interpreter != nil else { return }
         let node = Node.store(index)
         if let seq = store.trapped.seq {
             // The reducer trapped: the process is gone with everything of this turn; the supervisor
@@ -113,16 +123,17 @@ extension Simulation {
             store.lastCrash = store.lastCrash.seq == seq ? (seq, store.lastCrash.count + 1) : (seq, 1)
             result.poisonCrashes += 1
             note("\(store.spec.name) traps on seq \(seq) (\(store.lastCrash.count) in a row) and dies")
-            store.core = nil
+            store.interpreter = nil
             queue.schedule(.restart(node), at: now + rng.micros(50_000...300_000))
             return
         }
-        let commands = core.takeCommands()
-        // Effects start first: the echo app's run inline and report to `inbox`, read next, before the other commands.
-        for command in commands {
-            if case .runEffects(let effects) = command { store.effects.run(effects) }
-            if case .cancelEffects = command { store.effects.cancelAll() }
+        guard let interpreter = store.interpreter else { return }
+        do {
+            try interpreter.carryOut()
+        } catch {
+            fail("store", "\(store.spec.name) could not carry out its core's commands: \(error)")
         }
+        // The echo app's effects ran inline (`.runEffects`) and reported to `inbox`.
         for ping in store.inbox.started {
             let runs = effectRuns[ping, default: 0] + 1
             effectRuns[ping] = runs
@@ -138,44 +149,6 @@ extension Simulation {
             queue.schedule(.effect(store: index, incarnation: store.incarnation, payload: payload), at: now + rng.micros(1_000...30_000))
         }
         store.inbox.delivered.removeAll()
-        let peer = Simulation.peerID(node, store.incarnation)
-        for command in commands {
-            switch command {
-            case .requestReplay(let message):
-                store.target = dispatcherTarget(for: node, current: store.target)
-                if store.lastCrash.count >= 2, core.version < store.lastCrash.seq {
-                    // As the real shell does, before the replay that would reach it again.
-                    let request = Message(
-                        topic: store.spec.app, header: Header(kind: .quarantineRequest, seq: store.lastCrash.seq),
-                        payload: Array("died \(store.lastCrash.count) times".utf8))
-                    send(.replayRequest(peer: peer, request), from: node, to: .dispatcher(store.target))
-                }
-                send(.replayRequest(peer: peer, message), from: node, to: .dispatcher(store.target))
-            case .publish(let message):
-                if message.kind == .state && message.header.flags.contains(.fullState) {
-                    checkStore(index, version: message.header.seq, state: message.payload)
-                }
-                for (viewIndex, view) in views.enumerated() where view.store == index {
-                    send(.stateUpdate(message), from: node, to: .view(viewIndex))
-                }
-            case .reply(let target, let message):
-                guard let (code, incarnation) = Simulation.node(fromPeer: target), let to = self.node(code: code) else { continue }
-                note(
-                    "store \(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(self.name(of: to)) (incarnation \(incarnation))"
-                )
-                send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
-            case .replyStatus, .runEffects, .cancelEffects: continue
-            case .dispatch(let message):
-                store.target = dispatcherTarget(for: node, current: store.target)
-                send(.intake(peer: peer, message), from: node, to: .dispatcher(store.target))
-            case .reconnect:
-                store.generation += 1
-            case .writeSnapshot(let version, let history, let snapshot):
-                // Written atomically and fsynced (tmp file, fsync, rename): whole or not at all.
-                store.snapshot = StoreSnapshot(version: version, history: history, app: store.spec.app, state: snapshot)
-                note("store \(store.spec.name) writes a snapshot at \(version) (history \(HistoryID(rawValue: history)))")
-            }
-        }
     }
 
     func storeReceives(_ delivery: Delivery, store index: Int, incarnation: UInt64, generation: UInt64) {
@@ -218,5 +191,64 @@ extension Simulation {
         guard let core = store.core, store.incarnation == incarnation else { return }
         core.effectSent(app: "echo", type: "pong", payload: payload, now: time(.store(index)))
         carryOutStore(index)
+    }
+}
+
+/// What a store's interpreter reaches in the simulation: the network (to the dispatcher the lease
+/// service names, with HA) and the simulated disk, where a snapshot is written whole or not at all.
+final class StoreHost: StoreIO {
+    unowned let simulation: Simulation
+    let index: Int
+    var node: Simulation.Node { .store(index) }
+    var store: Simulation.StoreProcess { simulation.stores[index] }
+    var peer: [UInt8] { Simulation.peerID(node, store.incarnation) }
+    /// A quarantine request goes to the dispatcher its replay request goes to.
+    private var targetChosen = false
+
+    init(simulation: Simulation, index: Int) {
+        self.simulation = simulation
+        self.index = index
+    }
+
+    func requestReplay(_ message: Message) {
+        if !targetChosen { store.target = simulation.dispatcherTarget(for: node, current: store.target) }
+        targetChosen = message.kind == .quarantineRequest
+        simulation.send(.replayRequest(peer: peer, message), from: node, to: .dispatcher(store.target))
+    }
+
+    func publish(_ message: Message) {
+        if message.kind == .state && message.header.flags.contains(.fullState) {
+            simulation.checkStore(index, version: message.header.seq, state: message.payload)
+        }
+        for (viewIndex, view) in simulation.views.enumerated() where view.store == index {
+            simulation.send(.stateUpdate(message), from: node, to: .view(viewIndex))
+        }
+    }
+
+    func reply(to peer: [UInt8], _ message: Message) {
+        guard let (code, incarnation) = Simulation.node(fromPeer: peer), let to = simulation.node(code: code) else { return }
+        simulation.note(
+            "store \(store.spec.name) answers a snapshot at \(message.header.seq) (history \(HistoryID(rawValue: message.header.history))) to \(simulation.name(of: to)) (incarnation \(incarnation))"
+        )
+        simulation.send(.snapshotReply(message), from: node, to: to, incarnation: incarnation)
+    }
+
+    func replyStatus(to peer: [UInt8]) {}
+
+    func dispatch(_ message: Message) {
+        store.target = simulation.dispatcherTarget(for: node, current: store.target)
+        simulation.send(.intake(peer: peer, message), from: node, to: .dispatcher(store.target))
+    }
+
+    func runEffects(_ effects: PendingEffects) { store.effects.run(effects) }
+    func cancelEffects() { store.effects.cancelAll() }
+    /// What was in flight on the old subscription is gone.
+    func reconnect() { store.generation += 1 }
+
+    /// Written atomically and fsynced (tmp file, fsync, rename): whole or not at all.
+    func writeSnapshot(_ snapshot: StoreSnapshot) {
+        store.snapshot = snapshot
+        simulation.note(
+            "store \(store.spec.name) writes a snapshot at \(snapshot.version) (history \(HistoryID(rawValue: snapshot.history)))")
     }
 }

@@ -1,0 +1,112 @@
+import FluxCore
+import Logging
+
+/// What a standby's interpreter needs of the world it runs in: its connection to the leader and its
+/// journal. The real pair member (`PairLoop`) gives it a DEALER and the journal on disk; the simulator
+/// its network and its disk, whose fsync returns later.
+package protocol StandbyIO: AnyObject {
+    func time() -> NodeTime
+    /// Sends to the leader (the replication DEALER).
+    func sendToLeader(_ message: Message)
+    /// Appends the leader's records to the journal as they came.
+    func append(_ records: StampedRecords) throws -> StandbyAppend
+    /// Makes what the journal holds durable. True when it is on return; false when the sync is under
+    /// way, and the host calls ``StandbyInterpreter/synced(through:)`` once it has returned.
+    func sync(through seq: UInt64) throws -> Bool
+    /// The first seq of the run of records (one history stamp) that ends at `seq`.
+    func firstSeqOfRun(endingAt seq: UInt64) throws -> UInt64
+    /// Throws when dropping the records after `seq` would drop what was acknowledged: the member stops
+    /// without dropping anything.
+    func mayDrop(after seq: UInt64) throws
+    /// Drops every record after `seq`, synced; says what the journal then ends with.
+    func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64)
+    /// Takes the leader's cluster id and client-scope secret for the journal.
+    func adopt(cluster: UInt32, clientScope: ClientScope) throws
+    /// Drops the connection to the leader and makes a new one (to whoever leads now).
+    func reconnect() throws
+    /// Keeps the leader's quarantine list beside the journal, durably.
+    func keepQuarantine(_ entries: [Quarantine]) throws
+}
+
+/// What became of a standby's append.
+package enum StandbyAppend {
+    case written
+    /// Not written: the journal is refusing appends until the host follows again from its end.
+    case skipped
+    /// The disk has no room: the append is undone whole, and the rest of the commands are dropped (the
+    /// host follows again later, from what the journal holds).
+    case noRoom
+}
+
+/// Carries out a ``StandbyCore``'s commands, in the order the core gave them, against a ``StandbyIO``,
+/// until the core has none left (carrying one out may queue another: an append queues its ACK, which
+/// must go now, not when the leader next sends something). The real pair member and the simulator both
+/// run it.
+package final class StandbyInterpreter {
+    package let core: StandbyCore
+    unowned let io: any StandbyIO
+    let logger: Logger
+
+    package init(core: StandbyCore, io: any StandbyIO, logger: Logger) {
+        self.core = core
+        self.io = io
+        self.logger = logger
+    }
+
+    /// Carries out what the core has decided, and what that leads it to decide, until nothing is left.
+    package func carryOut() throws {
+        var commands = core.takeCommands()
+        while !commands.isEmpty {
+            try carryOut(commands)
+            commands = core.takeCommands()
+        }
+    }
+
+    /// Carries out one batch: an append that finds no room drops the rest of it.
+    private func carryOut(_ commands: [StandbyCore.Command]) throws {
+        for command in commands {
+            switch command {
+            case .send(let message): io.sendToLeader(message)
+            case .append(let records):
+                switch try io.append(records) {
+                case .written: break
+                case .skipped: continue
+                case .noRoom: return
+                }
+                if let last = records.lastSeq, try io.sync(through: last) { core.durable(through: last) }
+            case .dropRun(let seq):
+                try drop(after: try io.firstSeqOfRun(endingAt: seq) - 1)
+            case .truncate(let seq):
+                // The leader found where the logs part: drop what follows, keep what it holds too.
+                try drop(after: seq)
+            case .adopt(let cluster, let scope): try io.adopt(cluster: cluster, clientScope: scope)
+            case .reconnect: try io.reconnect()
+            case .keepQuarantine(let entries, let digest):
+                // The leader's list, kept as it keeps its own: this member skips (and can release) the
+                // same actions once it leads. Not written (a full disk): the leader sends it again.
+                do {
+                    try io.keepQuarantine(entries)
+                    core.quarantineKept(digest: digest)
+                    logger.info("keeping the leader's quarantine list", metadata: ["entries": "\(entries.count)"])
+                } catch {
+                    logger.error("the leader's quarantine list could not be kept", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// The journal's sync has returned: what it holds through `seq` is durable.
+    package func synced(through seq: UInt64) throws {
+        core.durable(through: seq)
+        try carryOut()
+    }
+
+    private func drop(after seq: UInt64) throws {
+        try io.mayDrop(after: seq)
+        let end = try io.truncate(after: seq)
+        logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
+        core.truncated(lastSeq: end.lastSeq, lastStamp: end.lastStamp, now: io.time())
+        // The cut is synced: all the journal kept is on the disk.
+        core.durable(through: end.lastSeq)
+    }
+}

@@ -1,0 +1,317 @@
+@_spi(Simulation) import FluxCore
+@_spi(Simulation) import FluxCores
+
+/// The dispatcher in the simulation: the real loop's interpreter (``DispatcherInterpreter``, which
+/// `DispatcherLoop` runs too) carries out the real core's commands against the simulated network and
+/// disk (``DispatcherHost``). It starts from its journal as the real one does, with `DispatcherBoot`.
+/// What the simulation adds is the timing of the disk (an fsync takes time, one at a time, and batches
+/// written meanwhile wait for the next: group commit) and the network its messages go out on.
+///
+/// With HA (`+HA`), the same process plays either role: leading (a `DispatcherCore` with a `sync`
+/// standby: it streams its journal to the standby, and steps down when its lease runs out) or
+/// standing by (a `StandbyCore` following the leader's journal).
+extension Simulation {
+    final class DispatcherProcess {
+        let index: Int
+        /// The real interpreter, over the core, while it leads (the only dispatcher, or the HA leader).
+        var interpreter: DispatcherInterpreter?
+        /// The core while it leads.
+        var core: DispatcherCore? { interpreter?.core }
+        /// What the interpreter reaches: this simulation's network, disk and clock.
+        var host: DispatcherHost?
+        /// A claim of a newer epoch that the lease service, asked while commands were carried out, did
+        /// not back: acted on once they are.
+        var deposedBy: String?
+        /// The real interpreter, over the standby's core, while it stands by (HA).
+        var standbyInterpreter: StandbyInterpreter?
+        /// The core while it stands by.
+        var standby: StandbyCore? { standbyInterpreter?.core }
+        var standbyHost: StandbyHost?
+        var incarnation: UInt64 = 0
+        /// Its journal on the simulated disk: it outlives the process (a power cut takes what is not
+        /// synced); an operator may put an older copy back.
+        var journal = SimJournal()
+        var fsyncInFlight = false
+        var frozenUntil: UInt64 = 0
+        var turnPending = false
+        // HA
+        /// Its monotonic clock, by which it judges its lease.
+        var clock = DriftingClock(ppm: 1_000_000)
+        /// The standby's replication connection: a new identity on every start and reconnect.
+        var connection: UInt64 = 0
+        /// The dispatcher the standby connects to.
+        var following = 0
+        /// The lease it leads by.
+        var lease: HeldLease?
+        /// It stepped down and is on its way to standing by.
+        var steppingDown = false
+        init(index: Int) { self.index = index }
+    }
+
+    /// Bytes of replay the dispatcher serves per turn: scaled down with its batches (16 actions, 4 per
+    /// answer, where a real dispatcher has 512 and 64), to about a batch per turn, so that an answer
+    /// takes several turns and answers to several stores take turns, as they do in a real dispatcher
+    /// under `ReplayScheduler.bytesPerTurn`.
+    static let replayBytesPerTurn = 1024
+
+    func dispatcherRules() -> DispatcherRules {
+        var rules = DispatcherRules(apps: Array(apps.values))
+        rules.heartbeatMilliseconds = 100
+        rules.replayBatchSize = 16
+        rules.replayBatchesPerRequest = 4
+        return rules
+    }
+
+    func startDispatcher() {
+        let node = Node.dispatcher(0)
+        dispatcher.incarnation += 1
+        dispatcher.fsyncInFlight = false
+        dispatcher.turnPending = false
+        let journal = dispatcher.journal
+        let records = journal.open(syncOnOpen: options.canary != .syncJournalOnOpen, wallNanoseconds: time(node).wallNanoseconds) {
+            HistoryID.newCluster(using: &rng)
+        }
+        checkJournal(records, when: "the dispatcher recovered its journal")
+        note("the dispatcher starts: journal head \(journal.lastSeq), history \(journal.history)")
+        epochsServed.insert(journal.history.epoch)
+        let core: DispatcherCore
+        do {
+            core = try DispatcherBoot.core(rules: dispatcherRules(), log: journal, now: time(node), logger: logger)
+        } catch {
+            fail("the dispatcher starts", "its journal could not be read: \(error)")
+            return
+        }
+        core.quarantined(Array(journal.quarantine.values))
+        lead(0, core: core)
+        scheduleTimer(node, deadlineMilliseconds: 0)
+    }
+
+    func dispatcherReceives(_ delivery: Delivery, dispatcher index: Int, incarnation: UInt64) {
+        let process = dispatchers[index]
+        let node = Node.dispatcher(index)
+        guard process.incarnation == incarnation else { return }
+        if options.ha {
+            leaseCheck(index)
+            switch delivery {
+            case .leaseAnswer(let answer):
+                leaseAnswered(index, answer)
+                return
+            case .replicationReply(let connection, let message):
+                guard let standby = process.standby, connection == process.connection else { return }
+                record(21, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq)")
+                standby.received(message, now: time(node))
+                carryOutStandby(index)
+                return
+            default: break
+            }
+        }
+        guard let core = process.core else { return }
+        switch delivery {
+        case .intake(let peer, let message) where message.kind == .dispatchBatch:
+            let entries = (try? DispatchBatch.dispatches(of: message)) ?? []
+            let first =
+                entries.first.map { "\(sender(of: $0)), client seqs \($0.header.clientSeq)…\(entries[entries.count - 1].header.clientSeq)" } ?? "?"
+            record(
+                10, node.code, entries.first?.header.clientSeq ?? 0, "\(name(of: node)) receives a DISPATCH-BATCH of \(entries.count) from \(first)")
+            core.receivedIntake(.success(message), from: peer, now: time(node))
+        case .intake(let peer, let message):
+            record(
+                10, node.code, message.header.clientSeq,
+                "\(name(of: node)) receives DISPATCH from \(sender(of: message)) (client seq \(message.header.clientSeq))")
+            core.receivedIntake(.success(message), from: peer, now: time(node))
+        case .replayRequest(let peer, let message):
+            record(11, node.code, message.header.seq, "\(name(of: node)) asked to replay from seq \(message.header.seq)")
+            core.receivedReplayRequest(message, from: peer)
+        case .replication(let peer, let message):
+            record(20, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq) from its standby")
+            let journal = process.journal
+            core.receivedReplication(message, from: peer, now: time(node), stampAt: { journal.stamp(at: $0) })
+            carryOutDispatcher(index)
+        default: return
+        }
+        scheduleTurn(node)
+    }
+
+    /// The core leads: the real interpreter carries out its commands here.
+    func lead(_ index: Int, core: DispatcherCore) {
+        let process = dispatchers[index]
+        let host = DispatcherHost(simulation: self, index: index)
+        let interpreter = DispatcherInterpreter(core: core, log: process.journal, io: host, logger: logger, replicaBatch: (16, 4096))
+        if let canary = options.canary {
+            core.brokenRules = [canary]
+            interpreter.brokenRules = [canary]
+        }
+        process.host = host
+        process.deposedBy = nil
+        process.interpreter = interpreter
+    }
+
+    /// Carries out the core's commands with the real interpreter, then serves this turn's slice of the
+    /// replays in progress, as the real loop does at the end of each turn.
+    func carryOutDispatcher(_ index: Int = 0) {
+        let process = dispatchers[index]
+        guard let interpreter = process.interpreter else { return }
+        do {
+            try interpreter.carryOut()
+        } catch {
+            fail("dispatcher", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
+        }
+        if let deposedBy = process.deposedBy, process.interpreter === interpreter {
+            process.deposedBy = nil
+            interpreter.core.leaseExpired("the lease service names another leader (and \(deposedBy))")
+            carryOutDispatcher(index)
+            return
+        }
+        serveReplays(index)
+    }
+
+    /// This turn's slice of the replays in progress. With more to serve, the next turn comes at once,
+    /// as the real loop then polls without waiting.
+    func serveReplays(_ index: Int) {
+        let process = dispatchers[index]
+        guard let interpreter = process.interpreter, !interpreter.replays.isEmpty else { return }
+        interpreter.serveReplays(budget: Simulation.replayBytesPerTurn)
+        if !interpreter.replays.isEmpty && !process.turnPending {
+            process.turnPending = true
+            queue.schedule(.turn(.dispatcher(index), incarnation: process.incarnation), at: max(now, process.frozenUntil))
+        }
+    }
+
+    /// One fsync at a time; what is written meanwhile waits for the next (group commit).
+    func startFsyncIfNeeded(_ index: Int) {
+        let process = dispatchers[index]
+        let head: UInt64
+        if let core = process.core {
+            // What the fsync covers is what is written: the core's head may count actions stamped in
+            // this burst and not yet handed to the journal. (Without HA the simulation keeps its old
+            // reckoning, so that seeds replay as they always have: see the report of this change.)
+            let written = options.ha ? process.journal.lastSeq : core.head
+            guard written > core.localDurableHead else { return }
+            head = written
+        } else if let standby = process.standby {
+            guard standby.lastSeq > standby.durableSeq else { return }
+            head = standby.lastSeq
+        } else {
+            return
+        }
+        guard !process.fsyncInFlight else { return }
+        guard process.journal.bytes.count > process.journal.durableLength || options.canary == .syncJournalOnOpen else { return }
+        process.fsyncInFlight = true
+        queue.schedule(
+            .fsyncDone(
+                dispatcher: index, incarnation: process.incarnation, length: process.journal.bytes.count, through: head, cuts: process.journal.cuts),
+            at: now + rng.micros(100...3_000))
+    }
+
+    /// The fsync issued when the journal was `length` bytes long has returned: that much is on the disk.
+    func fsyncDone(_ index: Int, incarnation: UInt64, length: Int, through: UInt64, cuts: UInt64) {
+        let process = dispatchers[index]
+        record(2, Node.dispatcher(index).code, through, "\(name(of: .dispatcher(index)))'s journal durable through seq \(through)")
+        guard process.incarnation == incarnation, process.core != nil || process.standby != nil else { return }
+        if options.ha && process.frozenUntil > now {
+            // The process runs again before it hears the fsync returned.
+            queue.schedule(
+                .fsyncDone(dispatcher: index, incarnation: incarnation, length: length, through: through, cuts: cuts), at: process.frozenUntil)
+            return
+        }
+        // A cut since (a standby dropping a run) synced what it kept; this fsync reports nothing.
+        guard process.journal.cuts == cuts else {
+            process.fsyncInFlight = false
+            startFsyncIfNeeded(index)
+            return
+        }
+        process.journal.sync(upTo: length)
+        process.fsyncInFlight = false
+        if let interpreter = process.interpreter {
+            leaseCheck(index)
+            do {
+                try interpreter.synced(through: through)
+            } catch {
+                fail("dispatcher", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
+            }
+            carryOutDispatcher(index)
+        } else if let interpreter = process.standbyInterpreter {
+            do {
+                try interpreter.synced(through: through)
+            } catch {
+                fail("standby", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
+            }
+        }
+        startFsyncIfNeeded(index)
+    }
+}
+
+/// What the dispatcher's interpreter reaches in the simulation: the network (every message is taken;
+/// a peer that has gone loses it in transit), the simulated disk, whose fsync returns later, and the
+/// lease service as an oracle.
+final class DispatcherHost: DispatcherIO {
+    unowned let simulation: Simulation
+    let index: Int
+    var node: Simulation.Node { .dispatcher(index) }
+    var process: Simulation.DispatcherProcess { simulation.dispatchers[index] }
+
+    init(simulation: Simulation, index: Int) {
+        self.simulation = simulation
+        self.index = index
+    }
+
+    func monotonicMilliseconds() -> UInt64 { simulation.time(node).milliseconds }
+    func time() -> NodeTime { simulation.time(node) }
+
+    func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
+        guard let (code, tag) = Simulation.node(fromPeer: peer), let target = simulation.node(code: code) else { return true }
+        switch route {
+        case .intake:
+            if simulation.options.ha { simulation.checkAcks(message, from: index) }
+            simulation.send(.intakeReply(message), from: node, to: target, incarnation: tag)
+        case .replay:
+            if message.kind == .replayBatch, let actions = try? ReplayBatch.decode(message.payload) {
+                // A tombstone stands for the action witnessed when it was first sent.
+                for action in actions where !action.header.flags.contains(.quarantined) { simulation.witness(action) }
+            }
+            simulation.send(.replayReply(message), from: node, to: target, incarnation: tag)
+        case .replication:
+            simulation.send(.replicationReply(connection: tag, message), from: node, to: target)
+        }
+        return true
+    }
+
+    func publish(_ message: Message) {
+        for action in (try? ActionBatch.unpack(message)) ?? [] where action.kind == .action { simulation.witness(action) }
+        for store in simulation.stores.indices { simulation.send(.action(message), from: node, to: .store(store)) }
+    }
+
+    /// Under `none` the journal is never synced and the core is told at once; otherwise the fsync
+    /// takes a while, and ``Simulation/fsyncDone(_:incarnation:length:through:cuts:)`` tells the interpreter.
+    func sync(through seq: UInt64) throws -> Bool {
+        if simulation.fsync == .none { return true }
+        simulation.startFsyncIfNeeded(index)
+        return false
+    }
+
+    /// Kept with the simulated journal, as the real shell keeps it with the real one.
+    func keepQuarantine(_ entries: [Quarantine]) throws {
+        let journal = process.journal
+        for entry in entries where journal.quarantine[entry.seq] == nil {
+            simulation.result.quarantined += 1
+            simulation.note("\(simulation.name(of: node)) quarantines seq \(entry.seq) (\(entry.app).\(entry.actionType)): \(entry.reason)")
+        }
+        journal.quarantine = Dictionary(entries.map { ($0.seq, $0) }) { _, newer in newer }
+    }
+
+    func outOfSpace(_ error: any Error) -> String? { nil }
+
+    /// The lease service answers as etcd would (an oracle: no answer while it is down or frozen, and
+    /// then the lease's own clock decides). A peer's word alone deposes no one. The answer is acted on
+    /// once the commands are carried out, as the real loop goes on serving while its question is out.
+    func verifyLeadership(claim: String) {
+        let service = simulation.leaseService
+        guard service.up, service.frozenUntil <= simulation.now else { return }
+        if service.key?.owner != index || service.key?.lease != process.lease?.id {
+            process.deposedBy = process.deposedBy ?? claim
+        }
+    }
+
+    func steppedDown(reason: String) { simulation.steppedDown(index, reason: reason) }
+    func statusFacts() -> (pid: Int, subscribers: Int) { (0, 0) }
+}

@@ -214,15 +214,13 @@ extension FluxApp: AnyApp {
     }
 }
 
-final class FluxAppRuntime<State, Action, Environment>: AppRuntime
+final class FluxAppRuntime<State, Action, Environment>: StatefulRuntime
 where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable {
     let app: FluxApp<State, Action, Environment>
     @exclusivity(unchecked) var state: State
     /// Where the actions of this app's effects go: encoded, then delivered.
     let send: Send<Action>
-    /// The effects ``apply(app:actionType:payload:stamp:runEffects:)`` started.
     let tasks = EffectTasks()
-    /// What the state and its changes are written in.
     let codec: WireCodec
 
     // The app's parts that every action reaches, kept here as closures and values. This class is
@@ -261,6 +259,28 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         return effect.hasWork ? PendingEffects(effect, send: send) : PendingEffects.none
     }
 
+    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state, codec: codec) }
+    func forgetChanges() { ChangeTracking.forget(&state) }
+    func encodedSnapshot() throws -> [UInt8] { try encodedState() }
+    func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
+}
+
+/// What an app's runtime is beyond its own `reduce` and snapshot: a state in the wire's codec and the
+/// effects it started. `FluxAppRuntime` and `DependentRuntime` are both one, and share here the rest
+/// of ``AppRuntime`` but `takeChanges()` and `forgetChanges()`: those stay in each class, because
+/// reaching `state` in place through this protocol costs a debug build an allocation per call
+/// (zflux-allocations counts it).
+protocol StatefulRuntime: AppRuntime {
+    associatedtype State: Codable & Sendable
+    /// The state this runtime publishes.
+    var state: State { get set }
+    /// The effects ``AppRuntime/apply(app:actionType:payload:stamp:runEffects:)`` started.
+    var tasks: EffectTasks { get }
+    /// What the state and its changes are written in.
+    var codec: WireCodec { get }
+}
+
+extension StatefulRuntime {
     func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
         guard let effects = try reduce(app: name, actionType: actionType, payload: payload, stamp: stamp) else { return false }
         if runEffects { tasks.run(effects) }
@@ -268,11 +288,10 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     }
 
     func encodedState() throws -> [UInt8] { try codec.encode(state) }
-    func loadState(_ bytes: [UInt8]) throws { state = try codec.decode(State.self, from: bytes); forgetChanges() }
-    func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state, codec: codec) }
-    func forgetChanges() { ChangeTracking.forget(&state) }
-    func encodedSnapshot() throws -> [UInt8] { try encodedState() }
-    func loadSnapshot(_ bytes: [UInt8]) throws { try loadState(bytes) }
+    func loadState(_ bytes: [UInt8]) throws {
+        state = try codec.decode(State.self, from: bytes)
+        forgetChanges()
+    }
     var effectsInFlight: Int { tasks.inFlight }
     func cancelEffects() { tasks.cancelAll() }
 }

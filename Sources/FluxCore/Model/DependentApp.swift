@@ -86,7 +86,7 @@ extension DependentApp: AnyApp {
     }
 }
 
-final class DependentRuntime<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: AppRuntime
+final class DependentRuntime<State, Action, Environment, OtherState, OtherAction, OtherEnvironment>: StatefulRuntime
 where
     State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
     OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable
@@ -131,15 +131,8 @@ where
         return PendingEffects(effect, send: send)
     }
 
-    func apply(app name: String, actionType: String, payload: [UInt8], stamp: Stamp, runEffects: Bool) throws(ActionError) -> Bool {
-        guard let effects = try reduce(app: name, actionType: actionType, payload: payload, stamp: stamp) else { return false }
-        if runEffects { tasks.run(effects) }
-        return true
-    }
-
-    /// Only this store's own state is published; the replica is private.
-    func encodedState() throws -> [UInt8] { try codec.encode(state) }
-    func loadState(_ bytes: [UInt8]) throws { state = try codec.decode(State.self, from: bytes); forgetChanges() }
+    /// Only this store's own state is published (``StatefulRuntime``'s `encodedState()` and this); the
+    /// replica is private.
     func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state, codec: codec) }
     func forgetChanges() { ChangeTracking.forget(&state) }
 
@@ -156,9 +149,6 @@ where
         state = snapshot.state
         other = snapshot.other
     }
-
-    var effectsInFlight: Int { tasks.inFlight }
-    func cancelEffects() { tasks.cancelAll() }
 }
 
 /// Checks that no app reads itself through a chain of others.

@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "StoreNode", targets: ["StoreNode"]),  // Linux only: a node
         .library(name: "Devtools", targets: ["Devtools"]),  // Linux only: built on the nodes
         .library(name: "Cluster", targets: ["Cluster"]),  // Linux only: the supervisor, /proc
+        .library(name: "Spawn", targets: ["Spawn"]),  // Linux only: posix_spawn, waitpid, setpriv
         .library(name: "Bench", targets: ["Bench"]),  // Linux only: timerfd, /proc
         .library(name: "Simulation", targets: ["Simulation"]),  // no Linux import (the cores in one process)
         // Leader election over etcd (docs/OPERATIONS.md, High availability): what a standby dispatcher builds on.
@@ -68,6 +69,9 @@ let package = Package(
             name: "zflux-floor", path: "Sources/zflux-floor",
             cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("zmq"), .linkedLibrary("m")]),
         .target(name: "FluxCore", dependencies: []),
+        // ChildProcess: the one way a child process is started and stopped (the supervisor's nodes, the
+        // bench's children, the etcd of a pair), on Glibc alone, so that Leadership needs no ZeroMQ for it.
+        .target(name: "Spawn"),
         // A TOML 1.0 parser in Swift, for cluster configs and workload files: any text is a table or an
         // error with its line (libFuzzer's config and workload targets run it).
         .target(name: "TOML"),
@@ -109,7 +113,7 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "NodeSupport", "FluxCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster",
+                "NodeSupport", "FluxCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster", "Spawn",
                 "TOML", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
         .target(
@@ -120,7 +124,7 @@ let package = Package(
         .target(
             name: "Cluster",
             dependencies: [
-                "NodeSupport", "TOML",
+                "NodeSupport", "Spawn", "TOML",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -132,6 +136,7 @@ let package = Package(
         .target(
             name: "Leadership",
             dependencies: [
+                "Spawn",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -187,6 +192,7 @@ let package = Package(
         // One test target per library target; NodeTests runs the three node shells together.
         .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport", "TOML", "FluxTesting"]),
+        .testTarget(name: "SpawnTests", dependencies: ["Spawn"]),
         .testTarget(
             name: "LeadershipTests",
             dependencies: ["Leadership", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
@@ -197,7 +203,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "FluxClusterTesting", "Devtools", "Cluster", "Dispatcher",
-                "Leadership", "FluxCores",
+                "Leadership", "FluxCores", "Spawn",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ],

@@ -1,11 +1,12 @@
 import Foundation
-import NodeSupport
+import Spawn
 import Synchronization
 
-/// A child process the bench started; stopped (SIGTERM, then SIGKILL) when the bench ends.
+/// A child process the bench started, its stderr kept as lines; stopped (SIGTERM, then SIGKILL) when
+/// the bench ends. It stays in the bench's process group, so Ctrl-C at the terminal reaches it too.
 final class BenchChild {
     let name: String
-    let process = Process()
+    let process: ChildProcess
     let lines = LineBuffer()
 
     final class LineBuffer: Sendable {
@@ -16,19 +17,14 @@ final class BenchChild {
 
     init(name: String, executable: String, arguments: [String]) throws {
         self.name = name
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
+        process = try ChildProcess(executable: executable, arguments: arguments, output: .discarded, errors: .piped, ownProcessGroup: false)
         let lines = lines
-        pipe.fileHandleForReading.readabilityHandler = { handle in
+        process.standardError?.readabilityHandler = { handle in
             let data = handle.availableData
             guard !data.isEmpty else { handle.readabilityHandler = nil; return }
             let text = String(decoding: data, as: UTF8.self)
             lines.append(text.split(separator: "\n").map(String.init))
         }
-        try process.run()
     }
 
     /// Waits for a line of its stderr containing `text`; fails if it exits first or the deadline passes.

@@ -1,5 +1,6 @@
 import Foundation
 import NodeSupport
+import Spawn
 
 /// The floor: C programs on libzmq (`zflux-floor`, built beside `zflux`) in zflux's topology: a
 /// sequencer where the dispatcher would be, one forward relay per store, as many sinks per relay as
@@ -86,7 +87,7 @@ final class FloorSession {
                         arguments: ["sink", "--input", endpoint, "--out", file, "--count", "\(schedule.count)", "--timeout-ms", "\(timeoutMs)"]))
             }
         }
-        let relayPids = Dictionary(relays.map { ($0.name, $0.process.processIdentifier) }) { first, _ in first }
+        let relayPids = Dictionary(relays.map { ($0.name, $0.process.pid) }) { first, _ in first }
         let relaysBefore = ProcessUsage.now(relayPids)
         let clientFile = base + "-client"
         BenchSession.progress("floor: \(BenchReport.rate(rate)) for \(BenchReport.number(options.duration + options.warmUp)) s")
@@ -102,7 +103,7 @@ final class FloorSession {
             guard Date() < deadline else { throw BenchError("the floor's client did not finish within \(Int(Double(schedule.span) / 1e9 + 60)) s") }
             usleep(20_000)
         }
-        guard client.process.terminationStatus == 0 else {
+        guard client.process.termination == .exited(0) else {
             throw BenchError("the floor's client failed: \(client.lines.withLock { $0.suffix(5).joined(separator: "\n") })")
         }
         // The sinks stop by themselves once they saw every action; a lost one would keep them waiting.
@@ -114,7 +115,7 @@ final class FloorSession {
             guard FileManager.default.fileExists(atPath: file) else {
                 let said = child.lines.withLock { $0.suffix(5).joined(separator: "\n") }
                 throw BenchError(
-                    "a floor sink wrote no \(file) (exit status \(child.process.terminationStatus), reason \(child.process.terminationReason.rawValue))"
+                    "a floor sink wrote no \(file) (it ended with \(child.process.termination.map { "\($0)" } ?? "nothing yet"))"
                         + (said.isEmpty ? "" : ":\n" + said))
             }
             return try FloorFiles.arrivals(file, start: start)
@@ -136,18 +137,13 @@ final class FloorSession {
     /// Times write + fdatasync of a journal-sized record in the bench's directory (the journal's
     /// filesystem).
     func fsyncProbe() throws -> BenchReport.FsyncProbe {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = ["fsync", "--dir", directory, "--count", "500", "--bytes", "160"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let process = try ChildProcess(
+            executable: program, arguments: ["fsync", "--dir", directory, "--count", "500", "--bytes", "160"], output: .piped,
+            errors: .discarded, ownProcessGroup: false)
+        let data = process.standardOutput?.readDataToEndOfFile() ?? Data()
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        guard process.terminationStatus == 0, let probe = try? decoder.decode(BenchReport.FsyncProbe.self, from: data) else {
+        guard process.waitUntilExit() == .exited(0), let probe = try? decoder.decode(BenchReport.FsyncProbe.self, from: data) else {
             throw BenchError("the fsync probe failed in \(directory)")
         }
         return probe

@@ -1,6 +1,7 @@
 import FluxCore
 import Foundation
 import NodeSupport
+import Spawn
 import Synchronization
 
 /// Starts every node of a topology as its own `zflux` process, watches them, and tears them all
@@ -116,11 +117,16 @@ public final class Supervisor: Sendable {
         var environment = Self.nodeEnvironment(ProcessInfo.processInfo.environment)
         environment[CPUAffinity.environmentKey] = cpus[name].map(String.init)
         // The log is appended to across restarts: the log of the run that died (its crash report) must survive.
-        let process = try ChildProcess(
-            executable: executable.path, arguments: arguments, environment: environment,
-            log: runDirectory.log(of: name)
-        ) { termination in
-            continuation.yield(.childExited(name: name, termination: termination))
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(
+                executable: executable.path, arguments: arguments, environment: environment,
+                output: .appended(to: runDirectory.log(of: name))
+            ) { termination in
+                continuation.yield(.childExited(name: name, termination: termination))
+            }
+        } catch {
+            throw ClusterError(error.message)
         }
         try String(process.pid).write(toFile: runDirectory.pidFile(of: name), atomically: true, encoding: .utf8)
         children.withLock { children in

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Spawn
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,10 +13,8 @@ import Synchronization
 /// ``start(executable:startTimeout:logger:)`` returns once etcd answers on its client URL. ``stop()``
 /// (or the deinit) ends it and removes its directory; ``kill()`` ends it at once, as a crash would.
 ///
-/// Like the supervisor's `ChildProcess`, it learns of the exit from `waitpid` on a thread of its own. That
-/// thread also spawns etcd, under `setpriv --pdeathsig KILL` where setpriv exists: the kernel then kills
-/// etcd if this process dies without stopping it. The signal is tied to the thread that spawned, and this
-/// one lives exactly as long as etcd does, so it fires only when this process is gone.
+/// etcd is a `ChildProcess` started with `diesWithParent`: the kernel kills it if this process dies
+/// without stopping it.
 package final class EtcdProcess: Sendable {
     /// The client URL, `http://127.0.0.1:PORT`.
     package let endpoint: String
@@ -25,30 +24,23 @@ package final class EtcdProcess: Sendable {
     package let directory: String
     /// etcd's output.
     package var logPath: String { directory + "/etcd.log" }
-    package let pid: pid_t
-    private let exit: Exit
+    package var pid: pid_t { process.pid }
+    private let process: ChildProcess
     private let stopped = Mutex(false)
-
-    /// What the reaper thread shares with its owner.
-    private final class Exit: Sendable {
-        let reaped = DispatchSemaphore(value: 0)
-        let ended = Mutex(false)
-    }
 
     /// The directory is the caller's (`dataDirectory`): stopping leaves it.
     private let keepsDirectory: Bool
 
-    private init(endpoint: String, name: String, directory: String, pid: pid_t, exit: Exit, keepsDirectory: Bool = false) {
+    private init(endpoint: String, name: String, directory: String, process: ChildProcess, keepsDirectory: Bool = false) {
         self.keepsDirectory = keepsDirectory
         self.endpoint = endpoint
         self.name = name
         self.directory = directory
-        self.pid = pid
-        self.exit = exit
+        self.process = process
     }
 
     /// True until etcd has exited.
-    package var isRunning: Bool { !exit.ended.withLock { $0 } }
+    package var isRunning: Bool { process.isRunning }
 
     /// Starts etcd (`executable`, or the first `etcd` on PATH or in /usr/bin) and waits until it answers on
     /// its client URL, or throws after `startTimeout` with the end of its log.
@@ -66,7 +58,7 @@ package final class EtcdProcess: Sendable {
         // A port found free may be taken before etcd binds it; another pair of ports then does.
         var failures: [String] = []
         for _ in 0..<3 {
-            let process = try await spawn(binary, dataDirectory: dataDirectory)
+            let process = try spawn(binary, dataDirectory: dataDirectory)
             do {
                 try await process.waitUntilAnswering(timeout: startTimeout, logger: logger)
                 logger.debug("etcd started", metadata: ["endpoint": "\(process.endpoint)", "pid": "\(process.pid)"])
@@ -90,35 +82,19 @@ package final class EtcdProcess: Sendable {
             return !stopped
         }
         guard first else { return }
-        if isRunning {
-            Glibc.kill(pid, SIGTERM)
-            if !waitForExit(timeout: grace) {
-                Glibc.kill(pid, SIGKILL)
-                waitForExit(timeout: .seconds(60))
-            }
-        }
+        process.stop(grace: grace)
         if !keepsDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
     /// SIGKILL, as a crash or a power cut would; waits until etcd is reaped. The directory stays until
     /// ``stop()``.
-    package func kill() {
-        if isRunning { Glibc.kill(pid, SIGKILL) }
-        waitForExit(timeout: .seconds(60))
-    }
+    package func kill() { process.kill() }
 
     deinit { stop() }
 
     /// Waits up to `timeout` for etcd to exit; true if it has.
     @discardableResult
-    package func waitForExit(timeout: Duration) -> Bool {
-        if !isRunning { return true }
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        guard exit.reaped.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return false }
-        exit.reaped.signal()  // for the next waiter
-        return true
-    }
+    package func waitForExit(timeout: Duration) -> Bool { process.waitForExit(timeout: timeout) }
 
     /// Asks the client URL until etcd answers, giving up when etcd exits or `timeout` passes.
     private func waitUntilAnswering(timeout: Duration, logger: Logger) async throws {
@@ -160,8 +136,8 @@ package final class EtcdProcess: Sendable {
         return candidates.first { access($0, X_OK) == 0 }
     }
 
-    /// Starts etcd on fresh ports in a fresh directory, from a thread that then waits for its exit.
-    private static func spawn(_ binary: String, dataDirectory: String?) async throws -> EtcdProcess {
+    /// Starts etcd on fresh ports in a fresh directory.
+    private static func spawn(_ binary: String, dataDirectory: String?) throws -> EtcdProcess {
         let directory: String
         if let dataDirectory {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -179,71 +155,25 @@ package final class EtcdProcess: Sendable {
         let name = dataDirectory == nil ? "zflux-\(getpid())-\(clientPort)" : "zflux"
         let endpoint = "http://127.0.0.1:\(clientPort)"
         let peer = "http://127.0.0.1:\(peerPort)"
-        let command = [
-            binary, "--name", name, "--data-dir", directory + "/data",
+        let arguments = [
+            "--name", name, "--data-dir", directory + "/data",
             "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
             "--initial-cluster", "\(name)=\(peer)", "--initial-cluster-state", "new",
             "--logger", "zap", "--log-outputs", "stderr",
         ]
-        let setpriv = "/usr/bin/setpriv"
-        let arguments = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "KILL", "--"] + command : command
         // etcd reads ETCD_* variables as flags: none of the caller's may change this member.
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ETCD_") }
-
-        let exit = Exit()
-        let log = directory + "/etcd.log"
-        let spawned = await withCheckedContinuation { (started: CheckedContinuation<Int32, Never>) in
-            let thread = Thread {
-                var child: pid_t = 0
-                let result = spawnProcess(arguments, environment: environment, log: log, pid: &child)
-                started.resume(returning: result == 0 ? child : -result)
-                guard result == 0 else { return }
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-                exit.ended.withLock { $0 = true }
-                exit.reaped.signal()
-            }
-            thread.name = "zflux-etcd"
-            thread.start()
-        }
-        guard spawned > 0 else {
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(
+                executable: binary, arguments: arguments, environment: environment,
+                output: .appended(to: directory + "/etcd.log"), diesWithParent: true)
+        } catch {
             if dataDirectory == nil { try? FileManager.default.removeItem(atPath: directory) }
-            throw EtcdError(.invalidConfiguration, "cannot start \(binary): \(String(cString: strerror(-spawned)))")
+            throw EtcdError(.invalidConfiguration, error.message)
         }
-        return EtcdProcess(endpoint: endpoint, name: name, directory: directory, pid: spawned, exit: exit, keepsDirectory: dataDirectory != nil)
-    }
-
-    /// posix_spawn with stdin from /dev/null, stdout and stderr to `log`, every signal at its default, in a
-    /// process group of its own (Ctrl-C at a terminal reaches the test run, which stops etcd itself).
-    /// Returns posix_spawn's result.
-    private static func spawnProcess(_ arguments: [String], environment: [String: String], log: String, pid: inout pid_t) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_APPEND | O_CREAT, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        return posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        return EtcdProcess(endpoint: endpoint, name: name, directory: directory, process: process, keepsDirectory: dataDirectory != nil)
     }
 
     /// A loopback TCP port nothing listens on now (the kernel's pick for a socket bound to port 0).

@@ -1,6 +1,7 @@
 import FluxCore
 import Foundation
 import NodeSupport
+import Spawn
 import Testing
 
 /// A real `zflux cluster up` in a fresh run directory. `stop()` shuts it down and checks that no
@@ -8,7 +9,7 @@ import Testing
 final class ClusterProcess {
     let runDir: String
     let transport: String
-    let process = Process()
+    let process: ChildProcess
     private(set) var topology: Topology?
     private(set) var nodePids: [String: Int32] = [:]
     /// Each recorded pid's start time: `stop()` waits for that process, not whatever has its pid now.
@@ -29,16 +30,13 @@ final class ClusterProcess {
         var arguments = ["cluster", "up", "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice"]
         // The default cluster binds 3 dispatcher ports and 2 per store; reserve room for more.
         if transport == "tcp" { arguments += ["--transport", "tcp", "--base-port", String(try freePortRange(count: 32))] }
-        process.executableURL = URL(fileURLWithPath: zfluxBinary)
-        process.arguments = arguments + extraArguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let log = runDir + "/cluster-up.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         nodePids = [:]
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(
+            executable: zfluxBinary, arguments: arguments + extraArguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .discarded,
+            errors: .appended(to: log))
     }
 
     /// Waits (bounded) until every node answers a status request.
@@ -46,7 +44,7 @@ final class ClusterProcess {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard process.isRunning else {
-                throw NodeError("cluster up exited with \(process.terminationStatus): \(logs())")
+                throw NodeError("cluster up ended with \(process.termination.map { "\($0)" } ?? "?"): \(logs())")
             }
             if topology == nil { topology = try? Topology.load(runDirectory: runDir) }
             if let topology {
@@ -114,12 +112,11 @@ final class ClusterProcess {
     func stop(keepRunDirectory: Bool = false, expectCleanExit: Bool = true) {
         guard !stopped else { return }
         stopped = true
-        guard process.processIdentifier != 0 else { return }  // never started
         defer { if !keepRunDirectory { try? FileManager.default.removeItem(atPath: runDir) } }
         refreshPids()
         if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM for 20 s: \(logs().suffix(3000))") }
         if expectCleanExit {
-            #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
+            #expect(process.termination == .exited(0), "cluster up exit: \(logs())")
         }
         for (name, pid) in nodePids {
             #expect(waitUntilGone(pid, startedAt: nodeStarts[name]), "\(name) (pid \(pid)) outlived the cluster")
@@ -131,7 +128,7 @@ final class ClusterProcess {
     /// kill -9 of the supervisor: nothing of it gets to clean up; the nodes must go on their own.
     func killSupervisorOutright() {
         stopped = true
-        kill(process.processIdentifier, SIGKILL)
+        kill(process.pid, SIGKILL)
         process.waitUntilExit()
     }
 

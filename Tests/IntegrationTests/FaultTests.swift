@@ -329,8 +329,7 @@ struct FaultTests {
             }
             return false
         }
-        cluster.process.waitUntilExit()
-        #expect(cluster.process.terminationStatus == 1)
+        #expect(cluster.process.waitUntilExit() == .exited(1))
         let log = try String(contentsOfFile: cluster.runDir + "/cluster-up.log", encoding: .utf8)
         #expect(log.contains("restarting it in"), "it restarted with backoff first")
         #expect(log.contains("more than 5 restarts within"), "\(log)")

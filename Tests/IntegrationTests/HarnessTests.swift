@@ -11,6 +11,6 @@ struct HarnessTests {
         let child = try Follower("/bin/sh", ["-c", "head -c 60000 /dev/zero | tr '\\0' x >&2; echo the-reason >&2; exit 3"])
         #expect(child.exits(within: .seconds(60)))
         #expect(child.stderr.count == 60_000 + "the-reason\n".count && child.stderr.hasSuffix("the-reason\n"), "\(child.stderr.suffix(40))")
-        #expect(child.process.terminationStatus == 3)
+        #expect(child.process.termination == .exited(3))
     }
 }

@@ -1,5 +1,6 @@
 import FluxTesting
 import Foundation
+import Spawn
 import Testing
 
 /// Hosts made of network namespaces joined by a bridge, created and removed by the test itself.
@@ -64,19 +65,16 @@ struct TestFailure: Error, CustomStringConvertible {
 /// A `zflux` process (or another program) inside a host's namespace, logging to a file; stopped (and
 /// waited for) at the end.
 final class HostProcess {
-    let process = Process()
+    let process: ChildProcess
     let log: String
 
     init(lab: NetworkLab, host: String, executable: String = zfluxBinary, arguments: [String], log: String) throws {
         self.log = log
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.executableURL = URL(fileURLWithPath: which("ip") ?? "/sbin/ip")
         // `ip netns exec` execs the program itself, so this pid is the node's.
-        process.arguments = ["netns", "exec", lab.namespace(host), executable] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardError = process.standardOutput
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(
+            executable: which("ip") ?? "/sbin/ip", arguments: ["netns", "exec", lab.namespace(host), executable] + arguments,
+            output: .appended(to: log))
     }
 
     var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }

@@ -19,7 +19,7 @@ extension PairFailoverTests {
         let nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
-        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let leaderPid = try #require(nodes[leader]).process.pid
         let replication = try #require(pair.topology.ha).dispatchers.map(\.replication)
 
         // The forger: a DEALER to each member's replication endpoint, sending a hello that claims the
@@ -110,7 +110,7 @@ extension PairFailoverTests {
         #expect(before.count == 100)
 
         // The leader dies: the standby lets its ports go, binds them with libzmq and leads.
-        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let leaderPid = try #require(nodes[leader]).process.pid
         signalNode(leaderPid, SIGKILL)
         #expect(waitUntilGone(leaderPid))
         nodes[leader]?.stop()
@@ -202,7 +202,7 @@ extension PairFailoverTests {
             ["dispatch", "ledger", "post", #"{"account":1,"amount":1,"memo":"\#(memo)"}"#, "--repeat", "1024", "--run-dir", runDir],
             timeout: .seconds(600))
         try #require(filled.status == 0, "\(filled.stderr)")
-        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let leaderPid = try #require(nodes[leader]).process.pid
         let before = try #require(residentKilobytes(leaderPid))
         let bound = 64 * 1024  // KiB; a queue per peer of the whole journal is 6 × 64 MiB
         func welcomes() -> Int { (nodes[leader]?.stderr ?? "").components(separatedBy: "standby following").count - 1 }

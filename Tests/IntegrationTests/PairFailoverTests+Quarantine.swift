@@ -50,7 +50,7 @@ extension PairFailoverTests {
         #expect(kept(standby).first?.actionType == "addTapped")
 
         // kill -9 the leader: the standby leads, with the list.
-        let killedPid = try #require(nodes[leader]).process.processIdentifier
+        let killedPid = try #require(nodes[leader]).process.pid
         signalNode(killedPid, SIGKILL)
         #expect(waitUntilGone(killedPid))
         nodes[leader]?.stop()

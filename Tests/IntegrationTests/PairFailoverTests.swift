@@ -112,7 +112,7 @@ struct PairFailoverTests {
         let killAfter = 300
         let killed = Locked<ContinuousClock.Instant?>(nil)
         let ackTimes = Locked<[ContinuousClock.Instant]>([])
-        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let leaderPid = try #require(nodes[leader]).process.pid
         let intake = pair.topology.dispatcher.intake
         async let load = runLoad(intake: intake, clients: 3, perClient: 400, make: { _, i in try counterAction(i % 7 + 1) }) { count in
             ackTimes.withLock { $0.append(.now) }
@@ -177,7 +177,7 @@ struct PairFailoverTests {
         var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
-        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let leaderPid = try #require(nodes[leader]).process.pid
 
         let count = Locked(0)
         async let load = runLoad(intake: pair.topology.dispatcher.intake, clients: 3, perClient: 300, make: { _, i in try counterAction(i % 5 + 1) })
@@ -209,7 +209,7 @@ struct PairFailoverTests {
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
         let standby = leader == "d1" ? "d2" : "d1"
-        let standbyPid = try #require(nodes[standby]).process.processIdentifier
+        let standbyPid = try #require(nodes[standby]).process.pid
 
         let count = Locked(0)
         async let load = runLoad(intake: pair.topology.dispatcher.intake, clients: 3, perClient: 300, make: { _, i in try counterAction(i % 5 + 1) })
@@ -248,7 +248,7 @@ struct PairFailoverTests {
         var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
         defer { for node in nodes.values { node.stop() } }
         let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
-        let leaderPid = try #require(nodes[leader]).process.processIdentifier
+        let leaderPid = try #require(nodes[leader]).process.pid
         defer { kill(leaderPid, SIGCONT) }
 
         let count = Locked(0)

@@ -118,12 +118,11 @@ struct PairPartitionTests {
         let takeover = try #require(takeoverSeen, "the standby did not win the lease within 30 s of the cut: \(diagnostics())")
         // The old leader, running but unable to renew, gives leadership up on its own clock and exits
         // with 75 (its supervisor would start it again as the standby).
-        let oldPid = try #require(nodes[leader]).process.processIdentifier
+        let oldPid = try #require(nodes[leader]).process.pid
         let gone = waitUntilGone(oldPid, timeout: .seconds(20))
         #expect(gone, "the partitioned leader stepped down: \(diagnostics())")
         if gone {
-            nodes[leader]?.process.waitUntilExit()
-            #expect(nodes[leader]?.process.terminationStatus == 75, "it exits as a stepped-down leader: \(diagnostics())")
+            #expect(nodes[leader]?.process.waitUntilExit() == .exited(75), "it exits as a stepped-down leader: \(diagnostics())")
         }
 
         // Healed, and started again, it follows the new leader; the load finishes.

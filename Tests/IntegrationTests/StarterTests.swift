@@ -1,6 +1,7 @@
 import FluxTesting
 import Foundation
 import NodeSupport
+import Spawn
 import Testing
 
 /// The framework's contract, from outside the tree, as docs/GUIDE.md §6 tells a reader: `zflux new Timer`
@@ -256,7 +257,7 @@ struct StarterTests {
         #expect(refusedRun.status == 3 && refusedRun.stderr.contains("a timer needs at least 1 second"), "\(refusedRun)")
 
         // SIGTERM: the followers end, the supervisor exits cleanly, and no node and no socket file is left.
-        for follower in [stockView, ownView, stockTail] { #expect(follower.stop(), "\(follower.process.arguments ?? []): \(follower.stderr)") }
+        for follower in [stockView, ownView, stockTail] { #expect(follower.stop(), "\(follower.arguments): \(follower.stderr)") }
         cluster.stop()
 
         // The guide's workload file, run by the package's own binary on a cluster of its own, then
@@ -454,7 +455,7 @@ struct Guide {
 /// should the test die, the cluster stops by itself. `stop()` checks nothing is left behind.
 final class OwnCluster {
     let runDir: String
-    let process = Process()
+    let process: ChildProcess
     private var nodePids: [String: Int32] = [:]
     private var nodeStarts: [String: UInt64] = [:]
     private var stopped = false
@@ -462,23 +463,19 @@ final class OwnCluster {
     init(binary: String, config: String, runDir: String) throws {
         self.runDir = runDir
         try FileManager.default.createDirectory(atPath: runDir, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "cluster", "up", "--config", config, "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice",
-        ]
         let log = runDir + "/cluster-up.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(
+            executable: binary,
+            arguments: ["cluster", "up", "--config", config, "--run-dir", runDir, "--supervisor-pid", String(getpid()), "--log-level", "notice"],
+            output: .discarded, errors: .appended(to: log))
     }
 
     /// Waits (bounded) for the supervisor's word that start-up is over, and every node's pid.
     func waitUntilReady() async throws {
         do {
             try await eventually("the cluster to come up", timeout: .seconds(30), interval: .milliseconds(50)) {
-                guard process.isRunning else { throw NodeError("cluster up exited with \(process.terminationStatus)") }
+                guard process.isRunning else { throw NodeError("cluster up ended with \(process.termination.map { "\($0)" } ?? "?")") }
                 let up = (try? String(contentsOfFile: runDir + "/cluster-up.log", encoding: .utf8))?.contains("cluster up in") == true
                 nodePids = readPids()
                 nodeStarts = nodePids.compactMapValues(processStartTime)
@@ -515,7 +512,7 @@ final class OwnCluster {
             nodeStarts[name + "#\(pid)"] = processStartTime(pid)
         }
         if !process.stop(grace: .seconds(20)) { Issue.record("cluster up ignored SIGTERM for 20 s: \(logs().suffix(3000))") }
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "cluster up exit: \(logs())")
+        #expect(process.termination == .exited(0), "cluster up exit: \(logs())")
         for (name, pid) in nodePids { #expect(waitUntilGone(pid, startedAt: nodeStarts[name]), "\(name) (pid \(pid)) outlived the cluster") }
         let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: runDir)) ?? []).filter { $0.hasSuffix(".sock") }
         #expect(sockets.isEmpty, "socket files left behind: \(sockets)")

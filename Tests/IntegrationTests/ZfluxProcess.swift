@@ -2,6 +2,7 @@ import FluxCore
 import FluxTesting
 import Foundation
 import NodeSupport
+import Spawn
 import Testing
 
 /// The built `zflux` binary: $ZFLUX_BIN, or next to the test bundle, or the package's debug build.
@@ -30,43 +31,39 @@ func zflux(_ arguments: [String], timeout: Duration = .seconds(30), environment:
 func runProgram(
     _ path: String, _ arguments: [String], input: String? = nil, timeout: Duration = .seconds(30), environment: [String: String] = [:]
 ) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if !environment.isEmpty {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let inPipe = input.map { _ in Pipe() }
-    process.standardInput = inPipe ?? FileHandle.nullDevice
-    try process.run()
-    if let inPipe, let input {
+    let process = try ChildProcess(
+        executable: path, arguments: arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+        output: .piped, errors: .piped, pipedInput: input != nil)
+    if let writer = process.standardInput, let input {
         // Written on its own queue: a child that answers before reading all its input cannot block us.
         DispatchQueue.global().async {
-            inPipe.fileHandleForWriting.write(Data(input.utf8))
-            try? inPipe.fileHandleForWriting.close()
+            writer.write(Data(input.utf8))
+            try? writer.close()
         }
     }
     // Drain both pipes while the child runs, so a full pipe can never block it.
     let captured = Locked<[Int: Data]>([:])
     let readers = DispatchGroup()
-    for (index, pipe) in [out, err].enumerated() {
+    for (index, pipe) in [process.standardOutput, process.standardError].enumerated() {
+        guard let pipe else { continue }
         DispatchQueue.global().async(group: readers) {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let data = pipe.readDataToEndOfFile()
             captured.withLock { $0[index] = data }
         }
     }
     if !process.waitForExit(timeout: timeout) {
-        kill(process.processIdentifier, SIGKILL)
+        process.kill()
         Issue.record("\(URL(fileURLWithPath: path).lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
     }
-    process.waitUntilExit()
+    let status: Int32 =
+        switch process.waitUntilExit() {
+        case .exited(let status): status
+        case .signalled(let signal): signal  // as Foundation's terminationStatus says it
+        }
     _ = readers.wait(timeout: .now() + 10)
     let data = captured.withLock { $0 }
     return CommandResult(
-        status: process.terminationStatus, stdout: String(decoding: data[0] ?? Data(), as: UTF8.self),
+        status: status, stdout: String(decoding: data[0] ?? Data(), as: UTF8.self),
         stderr: String(decoding: data[1] ?? Data(), as: UTF8.self))
 }
 
@@ -74,7 +71,9 @@ func runProgram(
 /// by line as it comes. `stop()`, or the end of its owner's scope, ends it by SIGTERM (SIGKILL after a
 /// grace period) and reaps it, so that no follower outlives its test.
 final class Follower {
-    let process = Process()
+    let process: ChildProcess
+    /// What it was started with, for failure messages.
+    let arguments: [String]
     private let collected = Locked<[String]>([])
     private let errors = Locked(Data())
     /// Left by each of the two pipe readers at end of file.
@@ -82,13 +81,12 @@ final class Follower {
     private var stopped = false
 
     init(_ program: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        self.arguments = arguments
+        process = try ChildProcess(executable: program, arguments: arguments, output: .piped, errors: .piped)
+        guard let out = process.standardOutput, let err = process.standardError else {
+            process.kill()
+            throw NodeError("\(program) started without its pipes")
+        }
         let (lines, errors, done) = (collected, errors, readersDone)
         done.enter()
         done.enter()
@@ -96,7 +94,7 @@ final class Follower {
             defer { done.leave() }
             var buffer = Data()
             while true {
-                let chunk = out.fileHandleForReading.availableData
+                let chunk = out.availableData
                 if chunk.isEmpty { return }
                 buffer.append(chunk)
                 while let newline = buffer.firstIndex(of: 0x0A) {
@@ -109,7 +107,7 @@ final class Follower {
         Thread {
             defer { done.leave() }
             while true {
-                let chunk = err.fileHandleForReading.availableData
+                let chunk = err.availableData
                 if chunk.isEmpty { return }
                 errors.withLock { $0.append(chunk) }
             }
@@ -121,8 +119,7 @@ final class Follower {
     /// process can be gone while its last lines are still in the pipe, unread.
     func exits(within timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        guard !process.isRunning else { return false }
+        guard process.waitForExit(timeout: timeout) else { return false }
         let left = deadline - ContinuousClock.now
         let wait = max(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18, 0) + 10
         return readersDone.wait(timeout: .now() + wait) == .success
@@ -138,7 +135,7 @@ final class Follower {
     func stop() -> Bool {
         guard !stopped else { return true }
         stopped = true
-        return process.stop(grace: .seconds(20)) && process.terminationReason == .exit && process.terminationStatus == 0
+        return process.stop(grace: .seconds(20)) && process.termination == .exited(0)
     }
 
     deinit { stop() }

@@ -1,6 +1,7 @@
 import Examples
 import FluxCore
 @_spi(Simulation) import FluxCores
+import Logging
 import Testing
 
 /// The interpreters the real loops and the simulator share: the order in which they carry out a core's
@@ -124,5 +125,22 @@ struct InterpreterTests {
         try interpreter.carryOut()
         #expect(io.calls == ["QUARANTINE-REQUEST 3", "REPLAY-REQUEST 1"], "\(io.calls)")
         #expect(interpreter.quarantineAsked?.seq == 3)
+    }
+
+    @Test("a host that reports durable what was never written stops the node at that step (the cores' preconditions)")
+    func wrongStepTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let log = MemoryLog(history: HistoryID(cluster: 0xC1, epoch: 1), clientScope: ClientScope(k0: 1, k1: 2))
+            let core = try DispatcherBoot.core(
+                rules: DispatcherRules(apps: []), log: log, now: NodeTime(milliseconds: 0, wallNanoseconds: 0),
+                logger: Logger(label: "trap") { _ in SwiftLogNoOpLogHandler() })
+            core.durable(through: 1)
+        }
+        await #expect(processExitsWith: .failure) {
+            let core = StandbyCore(
+                lastSeq: 3, lastStamp: HistoryID(cluster: 0xC1, epoch: 1).rawValue, newestEpoch: 1,
+                now: NodeTime(milliseconds: 0, wallNanoseconds: 0), logger: Logger(label: "trap") { _ in SwiftLogNoOpLogHandler() })
+            core.durable(through: 4)
+        }
     }
 }

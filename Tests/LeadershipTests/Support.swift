@@ -13,7 +13,9 @@ let testLogger: Logger = {
 /// Runs `body` against an etcd of its own, then stops it and removes its directory, whatever happened.
 func withEtcd(_ body: (EtcdProcess, EtcdClient) async throws -> Void) async throws {
     let etcd = try await EtcdProcess.start(logger: testLogger)
-    let client = try EtcdClient(endpoints: [etcd.endpoint], logger: testLogger)
+    // 10 s a request: a deadline against a hang, not a measure. etcd syncs each write, and on a machine
+    // whose disk is busy (a journal bench beside it) the client's default 2 s was not enough.
+    let client = try EtcdClient(endpoints: [etcd.endpoint], timeout: .seconds(10), logger: testLogger)
     do {
         try await body(etcd, client)
     } catch {

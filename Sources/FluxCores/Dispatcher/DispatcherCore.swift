@@ -168,8 +168,23 @@ public final class DispatcherCore {
     }
 
     package func takeCommands() -> [Command] {
+        checkInvariants()
         defer { commands.removeAll(keepingCapacity: true) }
         return commands
+    }
+
+    /// What holds between any two events, checked each time the shell takes the commands (a few
+    /// comparisons): a broken one stops the node, and the simulator, at the step that broke it rather
+    /// than in the final state.
+    private func checkInvariants() {
+        // Committed only what is durable here, and durable only what was sequenced.
+        precondition(
+            durableHead <= localDurableHead && localDurableHead <= head, "committed \(durableHead) ≤ durable \(localDurableHead) ≤ head \(head)")
+        // Everything committed is published, and nothing is published before it is committed.
+        if let burst = unpublished.first {
+            precondition(burst.records[publishedInFirst].seq > durableHead, "an action committed at \(durableHead) is left unpublished")
+        }
+        precondition(quarantine.count <= DispatcherCore.maxQuarantined, "the quarantine is bounded")
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.

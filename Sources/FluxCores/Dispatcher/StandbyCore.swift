@@ -107,8 +107,17 @@ public final class StandbyCore {
     }
 
     package func takeCommands() -> [Command] {
+        checkInvariants()
         defer { commands.removeAll(keepingCapacity: true) }
         return commands
+    }
+
+    /// What holds between any two events, checked each time the shell takes the commands.
+    private func checkInvariants() {
+        precondition(durableSeq <= lastSeq, "durable \(durableSeq) past what the journal was given (\(lastSeq))")
+        // The journal holds no record of an epoch newer than the newest this standby has seen.
+        precondition(
+            HistoryID(rawValue: lastStamp).epoch <= newestEpoch, "a record of epoch \(HistoryID(rawValue: lastStamp).epoch) past \(newestEpoch)")
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.

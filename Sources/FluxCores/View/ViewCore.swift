@@ -60,6 +60,7 @@ public final class ViewCore {
     }
 
     public func takeCommands() -> [Command] {
+        precondition(queued.count <= ViewCore.maxQueued, "the updates queued before a snapshot are bounded")
         defer { commands.removeAll(keepingCapacity: true) }
         return commands
     }

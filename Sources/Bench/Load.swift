@@ -34,9 +34,9 @@ public struct LoadClient: Sendable {
     /// overloaded dispatcher, answering in order however late, gets no resends. Latency still counts
     /// from the due instant.
     public var resendAfterNanoseconds: UInt64 = 1_000_000_000
-    /// How many of one client's newest dispatches the dispatcher remembers (its `dedup_window`, 4096 by
-    /// default): an older one is never sent again, since it could then be sequenced twice.
-    public var dedupWindow = 4096
+    /// How many of one client's newest dispatches the dispatcher remembers (``DispatcherRules/dedupWindow``):
+    /// an older one is never sent again, since it could then be sequenced twice.
+    public var dedupWindow = Defaults.dedupWindow
 
     public init(intake: String, mix: LoadMix, clients: Int) {
         self.intake = intake

@@ -17,27 +17,58 @@ public final class DispatcherNode: FluxNode {
         public var intake: String
         public var actions: String
         public var replay: String
-        /// The apps whose actions are accepted; anything else is NACKed.
-        public var apps: [any AnyApp]
-        public var heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds
+        /// The settings the core decides by, kept in its own rules: each default is the rules' (written
+        /// once), and the properties below read and write them. ``rules`` adds what the journal and the
+        /// pair say.
+        private var settings: DispatcherRules
+        /// The apps whose actions are accepted; anything else is NACKed (``DispatcherRules/apps``).
+        public var apps: [any AnyApp] {
+            get { settings.apps }
+            set { settings.apps = newValue }
+        }
+        /// How often a heartbeat announces the durable head (``DispatcherRules/heartbeatMilliseconds``).
+        public var heartbeatMilliseconds: Int {
+            get { settings.heartbeatMilliseconds }
+            set { settings.heartbeatMilliseconds = newValue }
+        }
         /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
-        public var replayBatchSize: Int = 512
-        public var replayBatchesPerRequest: Int = 64
+        public var replayBatchSize: Int {
+            get { settings.replayBatchSize }
+            set { settings.replayBatchSize = newValue }
+        }
+        public var replayBatchesPerRequest: Int {
+            get { settings.replayBatchesPerRequest }
+            set { settings.replayBatchesPerRequest = newValue }
+        }
         /// Dispatches remembered per client for deduplicating retries.
-        public var dedupWindow: Int = 4096
+        public var dedupWindow: Int {
+            get { settings.dedupWindow }
+            set { settings.dedupWindow = newValue }
+        }
         /// Where sequenced actions are kept. nil: in memory only (tests, embedded clusters).
         public var journal: JournalConfiguration? = nil
-        /// Actions per second one client may dispatch (a burst of as many is allowed); more are NACKed
-        /// "rate limited". nil: no limit.
-        public var clientRate: Int? = nil
+        /// Actions per second one client may dispatch (``DispatcherRules/clientRate``); nil: no limit.
+        public var clientRate: Int? {
+            get { settings.clientRate }
+            set { settings.clientRate = newValue }
+        }
         /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
-        public var maxPayloadBytes = Defaults.maxPayloadBytes
-        public var maxPayloadBytesByType: [String: Int] = [:]
+        public var maxPayloadBytes: Int {
+            get { settings.maxPayloadBytes }
+            set { settings.maxPayloadBytes = newValue }
+        }
+        public var maxPayloadBytesByType: [String: Int] {
+            get { settings.maxPayloadBytesByType }
+            set { settings.maxPayloadBytesByType = newValue }
+        }
         /// The cluster's effect token (``DispatcherRules/effectToken``); nil: effect-only actions are not checked.
-        public var effectToken: UInt64? = nil
+        public var effectToken: UInt64? {
+            get { settings.effectToken }
+            set { settings.effectToken = newValue }
+        }
         /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages
         /// (and repairs the gap from replay).
-        public var publishHighWaterMark: Int32 = 100_000
+        public var publishHighWaterMark: Int32 = SocketDefaults.highWaterMarkMessages
         /// Bytes queued for one peer at most: the actions PUB's and the intake's high-water marks are
         /// lowered so that that many of the largest action this intake admits fit in it.
         public var queueBytes = SocketDefaults.queueBytes
@@ -60,7 +91,7 @@ public final class DispatcherNode: FluxNode {
             self.intake = intake
             self.actions = actions
             self.replay = replay
-            self.apps = apps
+            self.settings = DispatcherRules(apps: apps)
         }
 
         public init(topology: Topology, apps: [any AnyApp]) {
@@ -82,17 +113,9 @@ public final class DispatcherNode: FluxNode {
 
         /// What the core decides by: this configuration without its endpoints, sockets and security.
         public var rules: DispatcherRules {
-            var rules = DispatcherRules(apps: apps)
-            rules.heartbeatMilliseconds = heartbeatMilliseconds
-            rules.replayBatchSize = replayBatchSize
-            rules.replayBatchesPerRequest = replayBatchesPerRequest
-            rules.dedupWindow = dedupWindow
-            rules.clientRate = clientRate
-            rules.maxPayloadBytes = maxPayloadBytes
-            rules.maxPayloadBytesByType = maxPayloadBytesByType
+            var rules = settings
             rules.journalDescription = journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
             rules.replication = ha?.mode
-            rules.effectToken = effectToken
             return rules
         }
     }

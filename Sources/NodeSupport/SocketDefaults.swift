@@ -10,6 +10,9 @@ public enum SocketDefaults {
     /// Bytes a socket may hold queued for one peer (`[cluster] queue_bytes`). libzmq counts its queues
     /// in messages, so a node turns this into a high-water mark with ``highWaterMark(queueBytes:largestMessage:ceiling:)``.
     public static let queueBytes = 1 << 30
+    /// Messages a socket queues for one peer unless a node sets fewer (`[cluster] high_water_mark`); a
+    /// node lowers it further so that the queue fits ``queueBytes``.
+    public static let highWaterMarkMessages: Int32 = 100_000
     /// Largest request a replay or snapshot ROUTER takes: requests are a header and a few bytes.
     public static let maxRequestSize: Int64 = 64 << 10
 
@@ -34,8 +37,8 @@ public enum SocketDefaults {
         let socket = try Socket(context, .router)
         try socket.setOption(.routerMandatory, 1)
         try socket.setMaxMessageSize(maxMessageSize)
-        try socket.setOption(.sendHighWaterMark, 100_000)
-        try socket.setOption(.receiveHighWaterMark, 100_000)
+        try socket.setOption(.sendHighWaterMark, highWaterMarkMessages)
+        try socket.setOption(.receiveHighWaterMark, highWaterMarkMessages)
         try heartbeat(socket)
         return socket
     }
@@ -51,7 +54,7 @@ public enum SocketDefaults {
 
     public static func publisher(_ context: Context) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .pub)
-        try socket.setOption(.sendHighWaterMark, 100_000)
+        try socket.setOption(.sendHighWaterMark, highWaterMarkMessages)
         try heartbeat(socket)
         return socket
     }
@@ -60,7 +63,7 @@ public enum SocketDefaults {
     /// of a topic can be served, and the unsubscribe of the last one.
     public static func subscriptionPublisher(_ context: Context) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .xpub)
-        try socket.setOption(.sendHighWaterMark, 100_000)
+        try socket.setOption(.sendHighWaterMark, highWaterMarkMessages)
         try socket.setOption(.xpubVerbose, 1)
         try socket.setMaxMessageSize(maxRequestSize)
         try heartbeat(socket)
@@ -69,7 +72,7 @@ public enum SocketDefaults {
 
     public static func subscriber(_ context: Context) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .sub)
-        try socket.setOption(.receiveHighWaterMark, 100_000)
+        try socket.setOption(.receiveHighWaterMark, highWaterMarkMessages)
         try socket.setMaxMessageSize(maxMessageSize)
         try socket.setOption(.reconnectInterval, 50)
         try socket.setOption(.reconnectIntervalMax, 1000)
@@ -82,8 +85,8 @@ public enum SocketDefaults {
         try socket.setMaxMessageSize(maxMessageSize)
         try socket.setOption(.reconnectInterval, 50)
         try socket.setOption(.reconnectIntervalMax, 1000)
-        try socket.setOption(.sendHighWaterMark, 100_000)
-        try socket.setOption(.receiveHighWaterMark, 100_000)
+        try socket.setOption(.sendHighWaterMark, highWaterMarkMessages)
+        try socket.setOption(.receiveHighWaterMark, highWaterMarkMessages)
         try heartbeat(socket)
         return socket
     }

@@ -126,7 +126,7 @@ public struct Topology: Codable, Equatable, Sendable {
     public var timeoutMilliseconds: Int? = nil
 
     /// The silence timeout of nodes that have no topology to go by.
-    public static let defaultTimeoutMilliseconds = 2000
+    public static let defaultTimeoutMilliseconds = Defaults.silenceTimeoutMilliseconds
 
     /// The silence timeout every node of this cluster uses: as configured, else ten heartbeats and at
     /// least ``defaultTimeoutMilliseconds``.

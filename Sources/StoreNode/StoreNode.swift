@@ -14,23 +14,46 @@ import ZeroMQ
 /// - snapshot ROUTER: SNAPSHOT-REQUEST → SNAPSHOT(version, whole state); STATUS-REQUEST → STATUS.
 public final class StoreNode: FluxNode {
     public struct Configuration: Sendable {
-        public var name: String
-        public var app: any AnyApp
+        /// The settings the core decides by, kept in its own rules: each default is the rules' (written
+        /// once), and the properties below read and write them. ``rules`` adds what the snapshot path says.
+        private var settings: StoreRules
+        public var name: String {
+            get { settings.name }
+            set { settings.name = newValue }
+        }
+        public var app: any AnyApp {
+            get { settings.app }
+            set { settings.app = newValue }
+        }
         public var dispatcherActions: String
         public var dispatcherReplay: String
         public var dispatcherIntake: String
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds
+        public var heartbeatMilliseconds: Int {
+            get { settings.heartbeatMilliseconds }
+            set { settings.heartbeatMilliseconds = newValue }
+        }
         /// How long a replay may go unanswered before it is asked again.
-        public var replayTimeoutMilliseconds: Int = 1000
+        public var replayTimeoutMilliseconds: Int {
+            get { settings.replayTimeoutMilliseconds }
+            set { settings.replayTimeoutMilliseconds = newValue }
+        }
         /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.
-        public var dispatcherTimeoutMilliseconds: Int = Topology.defaultTimeoutMilliseconds
-        /// Whether this store runs its reducer's effects. Exactly one store per app should: a replica
-        /// of an app that runs effects too would send every follow-up action twice.
-        public var runsEffects: Bool = true
+        public var dispatcherTimeoutMilliseconds: Int {
+            get { settings.dispatcherTimeoutMilliseconds }
+            set { settings.dispatcherTimeoutMilliseconds = newValue }
+        }
+        /// Whether this store runs its reducer's effects (``StoreRules/runsEffects``): exactly one store per app should.
+        public var runsEffects: Bool {
+            get { settings.runsEffects }
+            set { settings.runsEffects = newValue }
+        }
         /// An effect's action that gets no ACK within this is sent again (same client seq: deduplicated).
-        public var effectRetryMilliseconds: Int = 1000
+        public var effectRetryMilliseconds: Int {
+            get { settings.effectRetryMilliseconds }
+            set { settings.effectRetryMilliseconds = newValue }
+        }
         /// Where the store keeps its snapshot (nil: no snapshots; a restart replays everything).
         public var snapshotPath: String? = nil
         /// Where the store marks the action it is applying, so that a crash leaves the seq behind
@@ -38,11 +61,17 @@ public final class StoreNode: FluxNode {
         /// the snapshot, or nowhere without one.
         public var crashMarkerPath: String? = nil
         /// The cluster's effect token, sent with every action of this store's effects (``StoreRules/effectToken``).
-        public var effectToken: UInt64? = nil
+        public var effectToken: UInt64? {
+            get { settings.effectToken }
+            set { settings.effectToken = newValue }
+        }
         /// A snapshot is written after this many actions, and when the store stops.
-        public var snapshotEveryActions: Int = Defaults.snapshotEveryActions
+        public var snapshotEveryActions: Int {
+            get { settings.snapshotEveryActions }
+            set { settings.snapshotEveryActions = newValue }
+        }
         /// Queue limit of the subscription and the state publisher.
-        public var highWaterMark: Int32 = 100_000
+        public var highWaterMark: Int32 = SocketDefaults.highWaterMarkMessages
         /// Bytes queued for one peer at most: the state publisher's and the snapshot ROUTER's
         /// high-water marks are lowered so that that many of their largest messages (a part) fit.
         public var queueBytes = SocketDefaults.queueBytes
@@ -65,8 +94,7 @@ public final class StoreNode: FluxNode {
             name: String, app: any AnyApp, dispatcherActions: String, dispatcherReplay: String,
             dispatcherIntake: String, state: String, snapshot: String
         ) {
-            self.name = name
-            self.app = app
+            self.settings = StoreRules(name: name, app: app)
             self.dispatcherActions = dispatcherActions
             self.dispatcherReplay = dispatcherReplay
             self.dispatcherIntake = dispatcherIntake
@@ -94,15 +122,8 @@ public final class StoreNode: FluxNode {
 
         /// What the core decides by: this configuration without its endpoints, sockets and paths.
         public var rules: StoreRules {
-            var rules = StoreRules(name: name, app: app)
-            rules.heartbeatMilliseconds = heartbeatMilliseconds
-            rules.replayTimeoutMilliseconds = replayTimeoutMilliseconds
-            rules.dispatcherTimeoutMilliseconds = dispatcherTimeoutMilliseconds
-            rules.runsEffects = runsEffects
-            rules.effectRetryMilliseconds = effectRetryMilliseconds
+            var rules = settings
             rules.writesSnapshots = snapshotPath != nil
-            rules.snapshotEveryActions = snapshotEveryActions
-            rules.effectToken = effectToken
             return rules
         }
     }

@@ -10,42 +10,66 @@ import ZeroMQ
 /// a newer version, or silence past the timeout makes it snapshot again.
 public final class ViewNode: FluxNode {
     public struct Configuration: Sendable {
-        public var store: String
+        /// The settings the core decides by, kept in its own rules: each default is the rules' (written
+        /// once), and the properties below read and write them.
+        private var settings: ViewRules
+        public var store: String {
+            get { settings.store }
+            set { settings.store = newValue }
+        }
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds
+        public var heartbeatMilliseconds: Int {
+            get { settings.heartbeatMilliseconds }
+            set { settings.heartbeatMilliseconds = newValue }
+        }
         /// Silence from the store past this makes the view stale and re-snapshot.
-        public var silenceTimeoutMilliseconds: Int = Topology.defaultTimeoutMilliseconds
+        public var silenceTimeoutMilliseconds: Int {
+            get { settings.silenceTimeoutMilliseconds }
+            set { settings.silenceTimeoutMilliseconds = newValue }
+        }
         /// The store's app, to apply changes-only updates. Without it, such an update makes the view
         /// ask for a whole snapshot instead, unless the view ``tracksVersionsOnly``.
-        public var app: (any AnyApp)?
+        public var app: (any AnyApp)? {
+            get { settings.app }
+            set { settings.app = newValue }
+        }
         /// False: updates report versions only, and `state` stays empty unless a whole state arrived
         /// (a load test's subscriber, which must not pay for re-encoding the state per update).
-        public var materializesState = true
+        public var materializesState: Bool {
+            get { settings.materializesState }
+            set { settings.materializesState = newValue }
+        }
         /// True when the view follows versions only: it does not materialize the state
         /// (``materializesState`` is false) and has no ``app`` to apply changes with (a load generator
         /// following apps it does not know). A changes-only update that follows the shown version then
         /// advances the version, and is reported as usual, without being applied: ``ViewUpdate/state``
         /// keeps the last whole state. A version gap still makes the view ask for a snapshot.
-        public var tracksVersionsOnly: Bool { !materializesState && app == nil }
+        public var tracksVersionsOnly: Bool { settings.tracksVersionsOnly }
         /// What the replica encodes the state in (it reads both codecs).
-        public var codec: WireCodec.Format = .binary
+        public var codec: WireCodec.Format {
+            get { settings.codec }
+            set { settings.codec = newValue }
+        }
         /// CURVE for tcp (nil: none).
         public var security: Security.Settings? = nil
         /// Follow only this part of the state (nil: all of it). The updates then carry the selected
         /// value as JSON, and come only when it changed.
-        public var select: StatePath? = nil {
-            didSet { if select != nil { app = nil } }
+        public var select: StatePath? {
+            get { settings.select }
+            set {
+                settings.select = newValue
+                if newValue != nil { settings.app = nil }
+            }
         }
 
         /// What the view subscribes to and asks snapshots of: the store, or a selection of it.
-        public var topic: String { select?.topic(store: store) ?? store }
+        public var topic: String { settings.topic }
 
         public init(store: String, state: String, snapshot: String, app: (any AnyApp)? = nil) {
-            self.store = store
+            self.settings = ViewRules(store: store, app: app)
             self.state = state
             self.snapshot = snapshot
-            self.app = app
         }
 
         public init(topology: Topology, store: Topology.StoreEndpoints, app: (any AnyApp)? = nil) {
@@ -56,15 +80,7 @@ public final class ViewNode: FluxNode {
         }
 
         /// What the core decides by: this configuration without its endpoints and security.
-        public var rules: ViewRules {
-            var rules = ViewRules(store: store, app: app)
-            rules.select = select
-            rules.materializesState = materializesState
-            rules.codec = codec
-            rules.heartbeatMilliseconds = heartbeatMilliseconds
-            rules.silenceTimeoutMilliseconds = silenceTimeoutMilliseconds
-            return rules
-        }
+        public var rules: ViewRules { settings }
     }
 
     public let configuration: Configuration

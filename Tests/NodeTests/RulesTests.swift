@@ -28,6 +28,12 @@ struct RulesTests {
         #expect(store.snapshotEveryActions == Defaults.snapshotEveryActions)
         #expect(DispatcherRules(apps: []).maxPayloadBytes == Defaults.maxPayloadBytes)
         #expect(dispatcher.maxPayloadBytes == Defaults.maxPayloadBytes)
+        #expect(DispatcherRules(apps: []).dedupWindow == Defaults.dedupWindow && dispatcher.dedupWindow == Defaults.dedupWindow)
+        let silence = Defaults.silenceTimeoutMilliseconds
+        #expect(StoreRules(name: "counter", app: Counter.app()).dispatcherTimeoutMilliseconds == silence)
+        #expect(ViewRules(store: "counter").silenceTimeoutMilliseconds == silence && Topology.defaultTimeoutMilliseconds == silence)
+        #expect(dispatcher.publishHighWaterMark == SocketDefaults.highWaterMarkMessages)
+        #expect(store.highWaterMark == SocketDefaults.highWaterMarkMessages)
     }
 
     @Test("a dispatcher's configuration: the rules' defaults, then every setting the core reads")

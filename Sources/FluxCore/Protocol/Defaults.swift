@@ -9,6 +9,12 @@
     /// Actions a store applies between two snapshots (`[journal] snapshot_every`): a restarting store
     /// replays at most this many, plus what was dispatched while it was down.
     @usableFromInline package static let snapshotEveryActions = 10_000
+    /// Silence from a peer past this makes a store reconnect to its dispatcher and a view ask its store
+    /// again (`[cluster] timeout_ms`; a cluster config's default is also at least ten heartbeats).
+    @usableFromInline package static let silenceTimeoutMilliseconds = 2000
+    /// Dispatches remembered per client for deduplicating its retries: a client must not resend anything
+    /// older (the bench's load generator keeps to it).
+    @usableFromInline package static let dedupWindow = 4096
     /// The largest action payload the intake takes, in bytes (`[limits] max_payload_bytes`).
     @usableFromInline package static let maxPayloadBytes = 1 << 20
 }

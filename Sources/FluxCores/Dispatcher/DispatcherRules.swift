@@ -12,7 +12,7 @@ public struct DispatcherRules: Sendable {
     public var replayBatchSize = 512
     public var replayBatchesPerRequest = 64
     /// Dispatches remembered per client for deduplicating retries.
-    public var dedupWindow = 4096
+    public var dedupWindow = Defaults.dedupWindow
     /// Actions per second one client may dispatch (a burst of as many is allowed); more are NACKed
     /// "rate limited". nil: no limit.
     public var clientRate: Int? = nil

@@ -11,7 +11,7 @@ public struct StoreRules: Sendable {
     /// How long a replay may go unanswered before it is asked again.
     public var replayTimeoutMilliseconds = 1000
     /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.
-    public var dispatcherTimeoutMilliseconds = 2000
+    public var dispatcherTimeoutMilliseconds = Defaults.silenceTimeoutMilliseconds
     /// Whether this store runs its reducer's effects. Exactly one store per app should: a replica
     /// of an app that runs effects too would send every follow-up action twice.
     public var runsEffects = true

@@ -17,7 +17,7 @@ public struct ViewRules: Sendable {
     /// The longest the view waits between turns.
     public var heartbeatMilliseconds = Defaults.heartbeatMilliseconds
     /// Silence from the store past this makes the view stale and re-snapshot.
-    public var silenceTimeoutMilliseconds = 2000
+    public var silenceTimeoutMilliseconds = Defaults.silenceTimeoutMilliseconds
 
     public init(store: String, app: (any AnyApp)? = nil) {
         self.store = store

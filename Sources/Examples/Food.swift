@@ -145,7 +145,7 @@ public enum Food {
         .cancellable(id: CancelID.fetch, cancelInFlight: true)
     }
 
-    public static let reducer = Reducer<State, Action, Reading<Environment, Login.State>> { state, action, reading in
+    public static let reducer = Reducer<State, Action, WithOtherState<Environment, Login.State>> { state, action, reading in
         switch action {
         case .refreshTapped:
             guard let user = state.user else { return .none }
@@ -168,7 +168,7 @@ public enum Food {
 
     /// What the login store's actions do here: a sign-in fetches that user's list, a sign-out clears it.
     @Sendable public static func onLogin(
-        _ state: inout State, _ action: Login.Action, _ reading: Reading<Environment, Login.State>, _ stamp: Stamp
+        _ state: inout State, _ action: Login.Action, _ reading: WithOtherState<Environment, Login.State>, _ stamp: Stamp
     ) -> Effect<Action> {
         switch action {
         case .loginSucceeded(let user):

@@ -38,7 +38,7 @@ public enum TodoStats {
         state.goalReached = state.goal.map { state.done >= $0 } ?? false
     }
 
-    public static let reducer = Reducer<State, Action, Reading<Environment, Todo.State>> { state, action, reading in
+    public static let reducer = Reducer<State, Action, WithOtherState<Environment, Todo.State>> { state, action, reading in
         switch action {
         case .goalSet(let done): state.goal = done
         case .goalCleared: state.goal = nil

@@ -14,10 +14,10 @@ struct FoodTests {
 
     func store(
         _ client: Food.Client, signedIn user: String? = "ada@example.com"
-    ) -> TestStore<Food.State, Food.Action, Reading<Food.Environment, Login.State>> {
+    ) -> TestStore<Food.State, Food.Action, WithOtherState<Food.Environment, Login.State>> {
         TestStore(
             initialState: Food.State(user: user), reducer: Food.reducer,
-            environment: Reading(environment: .mock(client), other: Login.State(loggedInAs: user)), reject: Food.reject)
+            environment: WithOtherState(environment: .mock(client), other: Login.State(loggedInAs: user)), reject: Food.reject)
     }
 
     @Test("the service's JSON decodes into models, newest first, dates formatted through the environment")
@@ -36,7 +36,7 @@ struct FoodTests {
     func formatter() async {
         let store = TestStore(
             initialState: Food.State(user: "ada"), reducer: Food.reducer,
-            environment: Reading(
+            environment: WithOtherState(
                 environment: Food.Environment(client: .mock(.success(Self.listJSON)), formatDate: { _ in "some day" }), other: Login.State()))
         await store.send(.refreshTapped) { $0.isLoading = true }
         await store.receive(.listLoaded(items: [Self.apple, Self.soup])) {

@@ -12,7 +12,7 @@ struct TodoStatsTests {
         let todos = Todo.State(todos: [Todo.Item(title: "a", done: true), Todo.Item(title: "b")])
         let store = TestStore(
             initialState: TodoStats.State(), reducer: TodoStats.reducer,
-            environment: Reading(environment: .live, other: todos))
+            environment: WithOtherState(environment: .live, other: todos))
         await store.send(.goalSet(done: 1)) {
             $0.goal = 1
             $0.total = 2

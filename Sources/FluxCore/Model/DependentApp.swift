@@ -2,7 +2,7 @@ import Foundation
 
 /// What a reducer that reads another store sees: its own environment, and the other store's state as of
 /// the action being applied.
-public struct Reading<Environment: Sendable, Other: Sendable>: Sendable {
+public struct WithOtherState<Environment: Sendable, Other: Sendable>: Sendable {
     public let environment: Environment
     /// The other store's state at the same version: it has already applied this action (`waitFor`).
     public let other: Other
@@ -30,17 +30,17 @@ where
     State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environment: Sendable,
     OtherState: Codable & Equatable & Sendable, OtherAction: Codable & Sendable, OtherEnvironment: Sendable
 {
-    public let base: FluxApp<State, Action, Reading<Environment, OtherState>>
+    public let base: FluxApp<State, Action, WithOtherState<Environment, OtherState>>
     public let other: FluxApp<OtherState, OtherAction, OtherEnvironment>
     public let environment: Environment
     /// How this store reacts to the other app's actions, reading the other state as of each one; the
     /// effects it returns are this app's.
     public let onOtherAction: OtherActionHandler
-    public typealias OtherActionHandler = @Sendable (inout State, OtherAction, Reading<Environment, OtherState>, Stamp) -> Effect<Action>
+    public typealias OtherActionHandler = @Sendable (inout State, OtherAction, WithOtherState<Environment, OtherState>, Stamp) -> Effect<Action>
 
     public init(
         name: String, summary: String = "", reading other: FluxApp<OtherState, OtherAction, OtherEnvironment>, initialState: State,
-        reducer: Reducer<State, Action, Reading<Environment, OtherState>>, environment: Environment,
+        reducer: Reducer<State, Action, WithOtherState<Environment, OtherState>>, environment: Environment,
         onOtherAction: @escaping OtherActionHandler = { _, _, _, _ in .none },
         validate: (@Sendable (Action) -> String?)? = nil,
         middleware: [Middleware<Action>] = [],
@@ -51,7 +51,7 @@ where
         // The environment's `other` is filled in per action by the runtime; this one is a placeholder.
         self.base = FluxApp(
             name: name, summary: summary, initialState: initialState, reducer: reducer,
-            environment: Reading(environment: environment, other: other.initialState), validate: validate, middleware: middleware,
+            environment: WithOtherState(environment: environment, other: other.initialState), validate: validate, middleware: middleware,
             reject: reject, render: render, actions: actions)
         self.other = other
         self.environment = environment
@@ -121,13 +121,13 @@ where
             // The replica applies first (waitFor); its effects belong to the other store and never run here.
             _ = app.other.reducer(&other, action, app.other.environment, stamp: stamp)
             // The other app's reducer returned Effect<OtherAction>; this one returns this app's own effects.
-            let effect = app.onOtherAction(&state, action, Reading(environment: app.environment, other: other), stamp)
+            let effect = app.onOtherAction(&state, action, WithOtherState(environment: app.environment, other: other), stamp)
             return PendingEffects(effect, send: send)
         }
         guard name == app.base.name else { return nil }
         let action = try app.base.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         if let reason = app.base.reject(state, action) { throw ActionError(reason) }
-        let effect = app.base.reducer(&state, action, Reading(environment: app.environment, other: other), stamp: stamp)
+        let effect = app.base.reducer(&state, action, WithOtherState(environment: app.environment, other: other), stamp: stamp)
         return PendingEffects(effect, send: send)
     }
 

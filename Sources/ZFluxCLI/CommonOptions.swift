@@ -1,19 +1,11 @@
 import ArgumentParser
 import Cluster
-import Dispatch
 import FluxCore
 import FluxCores
 import Foundation
 import Logging
 import NodeSupport
 import ZeroMQ
-
-/// A failure the user can act on; printed as `zflux: message` with exit status 1.
-struct CLIError: Error, CustomStringConvertible {
-    let message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
-}
 
 /// `--run-dir`, shared by every command.
 struct RunDirOptions: ParsableArguments {
@@ -134,91 +126,7 @@ enum LogSetup {
     }
 }
 
-/// Keeps signal sources alive and turns SIGINT/SIGTERM/SIGHUP into a callback: a hang-up (the terminal
-/// or ssh session went away) stops a command the way Ctrl-C does, its nodes stopped and its terminal
-/// restored, instead of killing it on the spot.
-// @unchecked: dispatch sources are thread safe and never mutated after init.
-final class TerminationSignals: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable (Int32) -> Void) {
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { handler(sig) }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
-    }
-
-    deinit { sources.forEach { $0.cancel() } }
-}
-
-/// A node started by a supervisor stops when the supervisor is gone, even after `kill -9`, so no node
-/// is ever orphaned. (PR_SET_PDEATHSIG fires when the spawning *thread* exits, which Foundation's
-/// Process does not pin down, so the parent is watched instead.)
-// @unchecked: the timer source is thread safe and never mutated after init.
-final class ParentWatch: @unchecked Sendable {
-    private let timer: any DispatchSourceTimer
-
-    init?(supervisorPid: Int32?, onGone: @escaping @Sendable () -> Void) {
-        guard let supervisorPid else { return nil }
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now(), repeating: .milliseconds(200))
-        timer.setEventHandler {
-            if getppid() != supervisorPid { onGone() }
-        }
-        timer.resume()
-        self.timer = timer
-    }
-
-    deinit { timer.cancel() }
-}
-
-extension ZFluxCLI.Host {
-    /// The hosted apps with live environments: what the dispatcher checks actions with.
-    var apps: [any AnyApp] { makeApps(.live) }
-
-    /// The hosted app named `name`, built for `context`.
-    func app(named name: String, _ context: AppContext = .live) -> (any AnyApp)? {
-        makeApps(context).first { $0.name == name }
-    }
-
-    var appNames: [String] { apps.map(\.name) }
-
-    /// The cluster `cluster up` and `demo` start without `--config`.
-    var defaultConfigText: String { defaultConfig ?? ClusterConfig.defaultText(apps: appNames) }
-
-    /// A hosted app built for `context`, for what needs its types (a node, a reducer replayed by time
-    /// travel); the one error for an app this binary does not host.
-    func require(_ name: String, _ context: AppContext = .live) throws -> any AnyApp {
-        guard let app = app(named: name, context) else {
-            let known = appNames.isEmpty ? "none" : appNames.joined(separator: ", ")
-            throw CLIError("\(RootCommand.binaryName) does not host app '\(name)' (it hosts: \(known))")
-        }
-        return app
-    }
-
-    /// The app to talk to a store of `name` with: the hosted one, or one known by name only, whose
-    /// states and actions are read from the self-describing binary codec and whose payloads the
-    /// dispatcher judges.
-    func client(_ name: String) -> any AnyApp {
-        app(named: name) ?? UnhostedApp(name: name)
-    }
-}
-
-/// Writes `line` and a newline to stdout, whole and unbuffered, so piped output arrives line by
-/// line; ends the process quietly when stdout's reader has gone (``StandardOutput``).
-func emitLine(_ line: String) {
-    StandardOutput.line(line)
-}
-
-func printError(_ line: String) {
-    StandardOutput.error(RootCommand.binaryName + ": " + line + "\n")
-}
-
+/// The options that take a value of these types.
 extension Topology.Transport: ExpressibleByArgument {}
 extension WireCodec.Format: ExpressibleByArgument {}
 extension FsyncPolicy: ExpressibleByArgument {}

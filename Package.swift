@@ -22,7 +22,7 @@ let package = Package(
         .library(name: "FluxCore", targets: ["FluxCore"]),  // platform-free
         // `@WireCodable`: FluxCore plus the macro, so that only packages that use it build swift-syntax.
         .library(name: "FluxWire", targets: ["FluxWire"]),  // platform-free
-        .library(name: "FluxCores", targets: ["FluxCores"]),  // no Linux import (FluxCore and Logging)
+        .library(name: "NodeCores", targets: ["NodeCores"]),  // no Linux import (FluxCore and Logging)
         .library(name: "ViewNode", targets: ["ViewNode"]),  // Linux only: a node, and the terminal
         .library(name: "FluxTesting", targets: ["FluxTesting"]),  // platform-free
         .library(name: "FluxClusterTesting", targets: ["FluxClusterTesting"]),  // Linux only: runs the nodes in the test process
@@ -88,7 +88,7 @@ let package = Package(
         // compiler keeps sockets, files and the rest of the shells out; and members of modules FluxCore
         // itself imports (Foundation) stay out of reach unless imported, which none of these files does.
         .target(
-            name: "FluxCores",
+            name: "NodeCores",
             dependencies: ["FluxCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]),
         .target(
@@ -96,9 +96,9 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "CLinux", "FluxCore", .product(name: "Logging", package: "swift-log"),
             ]),
-        .target(name: "Dispatcher", dependencies: ["NodeSupport", "FluxCores"]),
-        .target(name: "StoreNode", dependencies: ["NodeSupport", "FluxCores"]),
-        .target(name: "ViewNode", dependencies: ["NodeSupport", "FluxCores"]),
+        .target(name: "Dispatcher", dependencies: ["NodeSupport", "NodeCores"]),
+        .target(name: "StoreNode", dependencies: ["NodeSupport", "NodeCores"]),
+        .target(name: "ViewNode", dependencies: ["NodeSupport", "NodeCores"]),
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),
@@ -106,20 +106,20 @@ let package = Package(
         .target(
             name: "FluxClusterTesting",
             dependencies: [
-                "FluxCore", "FluxCores", "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Devtools",
+                "FluxCore", "NodeCores", "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Devtools",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),
         .target(
             name: "Bench",
             dependencies: [
-                "NodeSupport", "FluxCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster", "Spawn",
+                "NodeSupport", "NodeCores", "ViewNode", "Dispatcher", "StoreNode", "Cluster", "Spawn",
                 "TOML", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
         .target(
             name: "Simulation",
             dependencies: [
-                "FluxCore", "FluxCores", .product(name: "Logging", package: "swift-log"),
+                "FluxCore", "NodeCores", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "Cluster",
@@ -157,12 +157,12 @@ let package = Package(
         .target(name: "CAllocationCounter"),
         .executableTarget(
             name: "zflux-allocations",
-            dependencies: ["CAllocationCounter", "FluxCore", "FluxCores", "Examples", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CAllocationCounter", "FluxCore", "NodeCores", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "FluxWire", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(
-            name: "FluxCoresTests", dependencies: ["FluxCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),
+            name: "NodeCoresTests", dependencies: ["NodeCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "Cluster", "NodeSupport", "Examples"]),
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "FuzzCorpusTests",
             dependencies: [
-                "Bench", "Cluster", "Devtools", "Dispatcher", "Examples", "FluxCore", "FluxCores",
+                "Bench", "Cluster", "Devtools", "Dispatcher", "Examples", "FluxCore", "NodeCores",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
@@ -186,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "Dispatcher", "StoreNode", "ViewNode", "FluxCores", "Examples", "FluxTesting", "FluxClusterTesting",
+                "Dispatcher", "StoreNode", "ViewNode", "NodeCores", "Examples", "FluxTesting", "FluxClusterTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // One test target per library target; NodeTests runs the three node shells together.
@@ -203,7 +203,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "ZeroMQ", "FluxCore", "NodeSupport", "Examples", "FluxTesting", "FluxClusterTesting", "Devtools", "Cluster", "Dispatcher",
-                "Leadership", "FluxCores", "Spawn",
+                "Leadership", "NodeCores", "Spawn",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ],

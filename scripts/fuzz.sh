@@ -33,7 +33,7 @@ clusterParse="Sources/Cluster/ClusterConfig.swift Sources/Cluster/ClusterConfig+
 benchParse="Sources/Bench/Workload.swift Sources/Bench/Workload+TOML.swift Sources/Bench/PayloadTemplate.swift"
 # The targets themselves, shared with the corpus test that `make test` runs.
 targetsFile=Tests/FuzzCorpusTests/FuzzTargets.swift
-sources="$(find Sources/FluxCore Sources/FluxCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
+sources="$(find Sources/FluxCore Sources/NodeCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 "$opt" -wmo -I "$out")
@@ -53,8 +53,8 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
     -c $(find Sources/Examples -name '*.swift' | sort) -o "$out/Examples.o"
   quiet swiftc "${flags[@]}" -package-name swift_log -module-name Logging -emit-module -emit-module-path "$out/Logging.swiftmodule" \
     -c $(find "$logging" -name '*.swift' | sort) -o "$out/Logging.o"
-  quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxCores -emit-module -emit-module-path "$out/FluxCores.swiftmodule" \
-    -c $(find Sources/FluxCores -name '*.swift' | sort) -o "$out/FluxCores.o"
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name NodeCores -emit-module -emit-module-path "$out/NodeCores.swiftmodule" \
+    -c $(find Sources/NodeCores -name '*.swift' | sort) -o "$out/NodeCores.o"
   quiet swiftc "${flags[@]}" -package-name zflux -module-name TOML -emit-module -emit-module-path "$out/TOML.swiftmodule" \
     -c $(find Sources/TOML -name '*.swift' | sort) -o "$out/TOML.o"
   quiet swiftc "${flags[@]}" -package-name zflux -module-name Cluster -emit-module -emit-module-path "$out/Cluster.swiftmodule" \
@@ -63,7 +63,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
     -c $benchParse -o "$out/Bench.o"
   rm -f "$binary"
   quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $targetsFile $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
-    "$out/Logging.o" "$out/FluxCores.o" "$out/TOML.o" "$out/Cluster.o" "$out/Bench.o" -o "$binary"
+    "$out/Logging.o" "$out/NodeCores.o" "$out/TOML.o" "$out/Cluster.o" "$out/Bench.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi
 failed=0

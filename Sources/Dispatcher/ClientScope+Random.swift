@@ -1,4 +1,4 @@
-import FluxCores
+import NodeCores
 
 extension ClientScope {
     /// A scope with a fresh secret (for a log that does not outlive the process). It lives with the

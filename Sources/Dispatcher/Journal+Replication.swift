@@ -1,6 +1,6 @@
 import FluxCore
-import FluxCores
 import Foundation
+import NodeCores
 
 #if canImport(Glibc)
     import Glibc

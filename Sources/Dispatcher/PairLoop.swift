@@ -1,7 +1,7 @@
 import FluxCore
-import FluxCores
 import Foundation
 import Logging
+import NodeCores
 import NodeSupport
 import Synchronization
 import ZeroMQ

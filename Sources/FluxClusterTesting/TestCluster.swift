@@ -1,8 +1,8 @@
 import Dispatcher
 import FluxCore
-import FluxCores
 import Foundation
 import Logging
+import NodeCores
 import NodeSupport
 import StoreNode
 import Synchronization

@@ -1,5 +1,5 @@
 import FluxCore
-import FluxCores
+import NodeCores
 
 /// The dispatcher's journal on a simulated disk: the bytes the OS holds (a process crash keeps them:
 /// they are in the page cache) and how many of them are on the platter (a power cut keeps only those).

@@ -1,5 +1,5 @@
 @_spi(Simulation) import FluxCore
-@_spi(Simulation) import FluxCores
+@_spi(Simulation) import NodeCores
 
 /// The dispatcher in the simulation: the real loop's interpreter (``DispatcherInterpreter``, which
 /// `DispatcherLoop` runs too) carries out the real core's commands against the simulated network and

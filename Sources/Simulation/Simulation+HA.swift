@@ -1,5 +1,5 @@
 @_spi(Simulation) import FluxCore
-@_spi(Simulation) import FluxCores
+@_spi(Simulation) import NodeCores
 
 /// High availability (issue 27; docs/OPERATIONS.md, High availability): two dispatchers, each with its journal on its own disk,
 /// and a lease service (etcd: one key, leases with a time to live, a revision bumped by every write).

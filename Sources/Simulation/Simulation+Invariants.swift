@@ -1,5 +1,5 @@
 import FluxCore
-import FluxCores
+import NodeCores
 
 /// The invariants of the rules (docs/ARCHITECTURE.md, The rules), checked all along: one history (a seq never names two actions),
 /// ACK means durable, dedup, every store's state the reduction of the journal, views never go back

@@ -1,5 +1,5 @@
 @_spi(Simulation) import FluxCore
-@_spi(Simulation) import FluxCores
+@_spi(Simulation) import NodeCores
 
 /// A store in the simulation: the real `StoreCore`, fed what arrives on its sockets, and the real
 /// loop's interpreter (``StoreInterpreter``, which `StoreLoop` runs too) carrying out its commands on

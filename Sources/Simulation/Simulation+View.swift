@@ -1,5 +1,5 @@
 @_spi(Simulation) import FluxCore
-@_spi(Simulation) import FluxCores
+@_spi(Simulation) import NodeCores
 
 /// A view in the simulation: the real `ViewCore`, fed its store's updates and snapshots, and the real
 /// loop's interpreter (``ViewInterpreter``, which `ViewLoop` runs too) carrying out its commands on the

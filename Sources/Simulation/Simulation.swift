@@ -1,7 +1,7 @@
 @_spi(Simulation) import FluxCore
-@_spi(Simulation) import FluxCores
 import Foundation
 import Logging
+@_spi(Simulation) import NodeCores
 
 /// One whole cluster, single-threaded, driven from one seed: a dispatcher with its journal on a
 /// simulated disk, stores (a replica, a `waitFor` pair, an app with effects), a view per store and

@@ -1,10 +1,10 @@
 import FluxCore
-import FluxCores
+import NodeCores
 
 /// What to run: everything else comes from the seed.
 public struct SimulationOptions: Sendable {
     /// A rule broken on purpose, to show the checker catches it.
-    public var canary: BrokenRule? = nil
+    public var canary: Canary? = nil
     /// How long faults are injected (simulated µs); then everything heals.
     public var faultPhaseMicros: UInt64 = 2_000_000
     /// How long, after healing, every store and view may take to reach the head.
@@ -26,7 +26,7 @@ public struct SimulationOptions: Sendable {
     public init(apps: SimulatedApps) { self.apps = apps }
 }
 
-extension BrokenRule {
+extension Canary {
     /// A rule of high availability: its canary runs in the HA cluster (``SimulationOptions/ha``).
     public var needsHA: Bool {
         switch self {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Cluster
 import FluxCore
-import FluxCores
 import Foundation
 import Logging
+import NodeCores
 import NodeSupport
 import ZeroMQ
 

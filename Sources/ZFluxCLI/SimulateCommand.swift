@@ -1,6 +1,7 @@
 import ArgumentParser
 import FluxCore
 import Foundation
+import NodeCores
 import NodeSupport
 import Simulation
 
@@ -54,15 +55,15 @@ struct SimulateCommand: ParsableCommand {
 
     func validate() throws {
         guard seeds >= 1, seeds <= 100_000_000 else { throw ValidationError("--seeds must be 1…100000000") }
-        if let canary, BrokenRule(rawValue: canary) == nil {
+        if let canary, Canary(rawValue: canary) == nil {
             throw ValidationError("unknown canary '\(canary)' (--list-canaries lists them)")
         }
     }
 
     func run() throws {
         if listCanaries {
-            let width = BrokenRule.allCases.map(\.rawValue.count).max() ?? 0
-            for rule in BrokenRule.allCases {
+            let width = Canary.allCases.map(\.rawValue.count).max() ?? 0
+            for rule in Canary.allCases {
                 emitLine(
                     "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")"
                 )
@@ -75,7 +76,7 @@ struct SimulateCommand: ParsableCommand {
             throw CLIError("\(RootCommand.binaryName) hosts no app with an action to simulate (ZFluxCLI.Host.simulationMix)")
         }
         var options = SimulationOptions(apps: apps)
-        options.canary = canary.flatMap(BrokenRule.init(rawValue:))
+        options.canary = canary.flatMap(Canary.init(rawValue:))
         // A canary of high availability runs in the HA cluster, with or without --ha.
         let ha = ha || options.canary?.needsHA == true
         options.ha = ha

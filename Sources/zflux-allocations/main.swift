@@ -12,8 +12,8 @@
 import CAllocationCounter
 import Examples
 import FluxCore
-import FluxCores
 import Logging
+import NodeCores
 
 let actions = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 10_000
 let burst = 100

@@ -1,6 +1,6 @@
 import FluxCore
-import FluxCores
 import Foundation
+import NodeCores
 import Testing
 
 @testable import Dispatcher

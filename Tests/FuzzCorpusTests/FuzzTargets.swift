@@ -2,9 +2,9 @@ import Bench
 import Cluster
 import Examples
 import FluxCore
-import FluxCores
 import Foundation
 import Logging
+import NodeCores
 
 // The SwiftPM build of the corpus test reaches the session and segment-index formats in their own
 // modules; scripts/fuzz.sh compiles those files into the fuzzer's module instead.

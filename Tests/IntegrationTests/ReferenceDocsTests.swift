@@ -1,11 +1,12 @@
 import Dispatcher
 import FluxCore
 import Foundation
+import NodeCores
 import NodeSupport
 import Testing
 
 @testable import Cluster
-@testable import FluxCores
+@testable import NodeCores
 
 /// The values a reader of docs/reference/ (and of the README, GUARANTEES.md and PROTOCOL.md) relies on,
 /// checked against the code: the command page against the binary's help, the config page's keys,
@@ -435,7 +436,7 @@ struct ReferenceDocsTests {
     /// Checks each count of canaries `document` states against the code's list.
     static func checkCanaries(in document: String, statesSome: Bool) throws {
         let listed = try listedCanaries()
-        #expect(listed.all == BrokenRule.allCases.map(\.rawValue), "zflux simulate --list-canaries: \(listed.all)")
+        #expect(listed.all == Canary.allCases.map(\.rawValue), "zflux simulate --list-canaries: \(listed.all)")
         let expected: [CanaryGroup: Int] = [.all: listed.all.count, .pair: listed.pair.count, .single: listed.all.count - listed.pair.count]
         let stated = statedCanaryCounts(try read(document))
         if statesSome { #expect(!stated.isEmpty, "\(document) no longer says how many canaries there are") }

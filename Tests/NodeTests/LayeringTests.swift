@@ -124,11 +124,11 @@ struct LayeringTests {
         #expect(entries.filter { $0.hasPrefix("link") } == [#"link "zmq""#], "\(entries)")
     }
 
-    @Test("the FluxCores target depends on FluxCore and swift-log's Logging only")
+    @Test("the NodeCores target depends on FluxCore and swift-log's Logging only")
     func coresTargetDependencies() throws {
         let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
-        let target = try Regex(#"\.target\(\s*name:\s*"FluxCores",\s*dependencies:\s*\[([^\]]*)\]"#)
-        let match = try #require(manifest.firstMatch(of: target), "the FluxCores target is declared with its dependencies")
+        let target = try Regex(#"\.target\(\s*name:\s*"NodeCores",\s*dependencies:\s*\[([^\]]*)\]"#)
+        let match = try #require(manifest.firstMatch(of: target), "the NodeCores target is declared with its dependencies")
         let dependencies = try #require(match.output[1].substring)
         // The quoted names: every other piece between quotes.
         let pieces = dependencies.split(separator: "\"", omittingEmptySubsequences: false)
@@ -172,7 +172,7 @@ struct LayeringTests {
 
     @Test("the cores import only FluxCore and Logging, and read no clock")
     func coresDoNoIO() throws {
-        let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent("FluxCores"))
+        let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent("NodeCores"))
         #expect(Set(files.map(\.lastPathComponent)).isSuperset(of: ["DispatcherCore.swift", "StoreCore.swift", "ViewCore.swift"]))
         for file in files {
             #expect(Set(try Self.imports(of: file)).isSubset(of: ["FluxCore", "Logging"]), "\(file.lastPathComponent)")
@@ -192,7 +192,7 @@ struct LayeringTests {
     @Test("the shells' clocks are declared in NodeSupport, which the cores cannot import: the compiler keeps them out")
     func clocksLiveInNodeSupport() throws {
         // With `coresTargetDependencies`, this is the whole argument: `WallClock`, `MonotonicClock` and
-        // `NodeTime.now()` exist only in a module the FluxCores target does not depend on, so a core that
+        // `NodeTime.now()` exist only in a module the NodeCores target does not depend on, so a core that
         // reads one does not compile. FluxCore keeps the pure `NodeTime` the cores are handed.
         let declarations = ["enum WallClock", "enum MonotonicClock", "func now() -> NodeTime"]
         for file in try Self.swiftFiles() {

@@ -2,9 +2,9 @@ import Dispatcher
 import Examples
 import FluxClusterTesting
 import FluxCore
-import FluxCores
 import FluxTesting
 import Foundation
+import NodeCores
 import NodeSupport
 import StoreNode
 import Synchronization

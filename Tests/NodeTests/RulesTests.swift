@@ -1,7 +1,7 @@
 import Dispatcher
 import Examples
 import FluxCore
-import FluxCores
+import NodeCores
 import NodeSupport
 import StoreNode
 import Testing

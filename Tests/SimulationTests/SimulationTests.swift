@@ -2,6 +2,7 @@
 import Examples
 import FluxCore
 import Foundation
+import NodeCores
 import Simulation
 import Testing
 
@@ -59,8 +60,8 @@ struct SimulationTests {
         #expect(Simulation(seed: 42, options: traced).run().traceHash == first.traceHash, "keeping a trace changes nothing")
     }
 
-    @Test("every canary (a rule broken on purpose) is caught within 500 seeds", arguments: BrokenRule.allCases)
-    func canaries(rule: BrokenRule) {
+    @Test("every canary (a rule broken on purpose) is caught within 500 seeds", arguments: Canary.allCases)
+    func canaries(rule: Canary) {
         var options = rule.needsHA ? SimulationOptions.examplesHA : SimulationOptions.examples
         options.canary = rule
         let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)

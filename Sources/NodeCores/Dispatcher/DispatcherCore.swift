@@ -1,0 +1,832 @@
+@_spi(Simulation) import FluxCore
+import Logging
+
+/// The dispatcher's rules as a deterministic state machine: no sockets, threads, clocks or files.
+///
+/// Events come in as method calls (a request on the intake or the replay endpoint, the journal saying
+/// what is durable, a turn of the loop with the time); decisions go out as ``Command``s, taken with
+/// ``takeCommands()`` and carried out in order by the ZeroMQ loop (`DispatcherLoop`) or a simulator.
+///
+/// The rules it keeps (docs/ARCHITECTURE.md, The rules):
+/// - it alone assigns sequence numbers: strictly increasing, continuing from what the journal holds;
+/// - nothing is published or acknowledged before the journal says it is durable (``durable(through:)``);
+/// - a retry of a (client id, client seq) already sequenced is answered with its first seq, never
+///   sequenced again;
+/// - bad input is NACKed with a reason and changes nothing: unknown kinds and apps, invalid actions,
+///   payloads over their limit, clients over their rate.
+public final class DispatcherCore {
+    /// Which ROUTER a reply goes out on.
+    public enum Route: Sendable { case intake, replay, replication }
+
+    package enum Command {
+        /// Reply to one peer of a ROUTER.
+        case reply(Route, peer: [UInt8], Message)
+        /// Reply to one peer of a ROUTER with ``status(now:)`` and what the shell knows.
+        case replyStatus(Route, peer: [UInt8])
+        /// Publish on the actions PUB.
+        case publish(Message)
+        /// Append these stamped actions (their records' bytes, written as they are) to the journal and
+        /// make them durable under its fsync policy; then report ``durable(through:)``.
+        case append(StampedRecords)
+        /// Answer a replay request from the journal: queued in the shell's ``ReplayScheduler``, which
+        /// serves it a slice per turn.
+        case serveReplay(ReplayPlan)
+        /// Send the standby the journal's records `from...through` as REPLICA-APPENDs (``replicaAppend(first:records:)``
+        /// builds each), read from the journal: the standby is catching up.
+        case replicateFromLog(peer: [UInt8], from: UInt64, through: UInt64)
+        /// This dispatcher leads no more (``steppedDown``): nothing more is acknowledged or published.
+        /// The shell stops serving as the leader (docs/OPERATIONS.md, "High availability").
+        case stepDown(reason: String)
+        /// A peer on the replication port claims a newer epoch than this leader's. A peer's word deposes
+        /// no one (a forged hello did, 40 times in 20 s): the shell asks etcd whether this member still
+        /// holds the leader's key under its lease, and calls ``leaseExpired(_:)`` only if it does not.
+        case verifyLeadership(claim: String)
+        /// A store asks to quarantine the action at `seq`, of `app`, which crashed its reducer again and
+        /// again: the shell checks the journal's record is that app's, keeps the entry durable, and calls
+        /// ``quarantined(_:)``.
+        case quarantine(seq: UInt64, app: String, reason: String)
+        /// `zflux quarantine release`: the shell reads the quarantined action at `seq` from the journal
+        /// and offers it again as a new dispatch (``releaseQuarantined(_:header:from:now:)``), whose ACK or
+        /// NACK goes to `peer`.
+        case releaseQuarantined(seq: UInt64, peer: [UInt8], header: Header)
+    }
+
+    /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
+    public let rules: DispatcherRules
+    /// Each app's actions that only its effects may send (with ``DispatcherRules/effectToken`` set).
+    let effectOnly: [String: Set<String>]
+    let logger: Logger
+    /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
+    /// outside the simulator.
+    @_spi(Simulation) public var brokenRules: Set<Canary> = []
+    /// Each app by name, with its in-place admission when it has one (``AdmitsInPlace``), found once: a
+    /// cast per action would copy the app into a new existential box.
+    private let apps: [String: (app: any AnyApp, inPlace: (any AdmitsInPlace)?)]
+    private var commands: [Command] = []
+    private var dedup: DedupTable
+    private var rateLimiter: RateLimiter?
+    /// Scopes client ids to the authenticated key that sent them (``ClientScope``).
+    public let clientScope: ClientScope
+
+    /// The newest sequenced action (durable or not yet).
+    public private(set) var head: UInt64
+    /// The newest action published and acknowledged: the journal holds it durable and, under `sync`
+    /// replication, so does the standby. (Without a standby: what the journal has made durable.)
+    public private(set) var durableHead: UInt64
+    /// The newest action this dispatcher's own journal has made durable.
+    public private(set) var localDurableHead: UInt64
+    /// The standby following this leader's journal, once it has said hello (``receivedReplication(_:from:now:stampAt:)``).
+    public private(set) var standby: StandbyLink?
+    /// Why this dispatcher leads no more, once it does not (its lease ran out, or a standby has seen a
+    /// newer epoch): from then on it sequences, publishes and acknowledges nothing.
+    public private(set) var steppedDown: String?
+    /// The oldest action the journal holds (above 1 once older segments were removed).
+    public let firstSeq: UInt64
+    /// The history served: the journal's cluster id and this opening's epoch, which starts at `since`.
+    public let history: HistoryID
+    public let historySince: UInt64
+    /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
+    private var stamped = StampedRecords()
+    /// Bursts handed to the journal and not yet all published: published once durable. The first
+    /// burst's records before `publishedInFirst` have gone out already.
+    private var unpublished: [StampedRecords] = []
+    private var publishedInFirst = 0
+    /// An ACK waiting until everything up to `upTo` is durable: what it will say, not yet a message
+    /// (a batching client's ACKs become entries of one ACK-BATCH, and never messages of their own).
+    private struct WaitingReply {
+        var upTo: UInt64
+        var peer: [UInt8]
+        var ack: AckBatch.Entry
+        /// The client reads ACK-BATCH.
+        var batched: Bool
+    }
+    /// ACKs waiting for durability, in order.
+    private var waitingReplies: [WaitingReply] = []
+    /// Under sync replication, the ACK of a quarantine release also waits until the standby's REPLICA-ACK
+    /// names the list that records it (`digest`): a new leader then knows the action was released,
+    /// and neither serves it again nor lets it be released twice.
+    private var heldReleaseReplies: [(reply: WaitingReply, digest: UInt64)] = []
+    /// Replay requests that came while a new leader settled, the newest per peer: served once it has.
+    private var deferredReplays: [(request: Message, peer: [UInt8])] = []
+    static let deferredReplayLimit = 1024
+    private var nextHeartbeatMs: UInt64 = 0
+    private let startedAtMs: UInt64
+    public private(set) var accepted: UInt64 = 0
+    public private(set) var rejected: UInt64 = 0
+    /// What the apps' `count` middleware counted, by key.
+    public private(set) var middlewareCounts: [String: UInt64] = [:]
+
+    /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
+    /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then. Under `sync`
+    /// replication what it holds at start counts as committed (``durableHead``) only once the standby
+    /// holds it too: until then nothing is replayed, announced or acknowledged from it.
+    public init(
+        rules: DispatcherRules, head: UInt64, firstSeq: UInt64 = 1, history: HistoryID, now: NodeTime, logger: Logger,
+        clientScope: ClientScope = ClientScope(k0: 0, k1: 0)
+    ) {
+        self.rules = rules
+        self.clientScope = clientScope
+        self.logger = logger
+        self.apps = Dictionary(rules.apps.map { ($0.name, ($0, $0 as? any AdmitsInPlace)) }, uniquingKeysWith: { first, _ in first })
+        self.effectOnly =
+            rules.effectToken == nil
+            ? [:]
+            : Dictionary(
+                rules.apps.map { app in (app.name, Set(app.describe().actions.filter { $0.origin == .effect }.map(\.type))) },
+                uniquingKeysWith: { first, _ in first })
+        self.dedup = DedupTable(window: rules.dedupWindow)
+        self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
+        self.head = head
+        // Under `sync`, what the log holds at start is committed only once the standby holds it too: a
+        // tail this dispatcher wrote as a standby (or led alone) may be nowhere else.
+        self.durableHead = rules.replication == .sync ? max(firstSeq, 1) - 1 : head
+        self.localDurableHead = head
+        self.firstSeq = max(firstSeq, 1)
+        self.history = history
+        self.historySince = head + 1
+        self.startedAtMs = now.milliseconds
+    }
+
+    /// The most payload one REPLICA-APPEND carries (one larger record goes alone). With the shell's
+    /// queue of ``replicaQueueMessages`` per peer, it bounds what a peer that does not read holds in
+    /// the leader's memory.
+    public static let replicaAppendBytes = 512 << 10
+
+    /// How many REPLICA-APPENDs may wait in one peer's queue; past that, the send fails and the feed
+    /// goes back to the log (``standbyMissed(peer:from:)``).
+    public static let replicaQueueMessages: Int32 = 8
+
+    /// How many of the newest journaled actions to feed to ``remember(_:)`` at start.
+    public static let dedupRecoveryRecords: UInt64 = 65_536
+
+    /// A journaled action from before the start: retries of dispatches acknowledged before a restart
+    /// must still be recognised.
+    public func remember(_ header: Header) { remember(client: header.clientID, clientSeq: header.clientSeq, seq: header.seq) }
+
+    public func remember(client: UInt64, clientSeq: UInt64, seq: UInt64) {
+        if client != 0 { dedup.record(client: client, clientSeq: clientSeq, seq: seq) }
+    }
+
+    package func takeCommands() -> [Command] {
+        checkInvariants()
+        defer { commands.removeAll(keepingCapacity: true) }
+        return commands
+    }
+
+    /// What holds between any two events, checked each time the shell takes the commands (a few
+    /// comparisons): a broken one stops the node, and the simulator, at the step that broke it rather
+    /// than in the final state.
+    private func checkInvariants() {
+        // Committed only what is durable here, and durable only what was sequenced.
+        precondition(
+            durableHead <= localDurableHead && localDurableHead <= head, "committed \(durableHead) ≤ durable \(localDurableHead) ≤ head \(head)")
+        // Everything committed is published, and nothing is published before it is committed.
+        if let burst = unpublished.first {
+            precondition(burst.records[publishedInFirst].seq > durableHead, "an action committed at \(durableHead) is left unpublished")
+        }
+        precondition(quarantine.count <= DispatcherCore.maxQuarantined, "the quarantine is bounded")
+    }
+
+    /// The latest the shell may wait before calling ``tick(now:)`` again.
+    public var nextDeadlineMs: UInt64 { nextHeartbeatMs }
+
+    // MARK: Intake
+
+    /// A message on the intake ROUTER from `peer` (a connection), or the reason it could not be decoded.
+    /// `principal` is the public key the peer authenticated with (CURVE), nil without CURVE.
+    public func receivedIntake(_ received: Result<Message, ProtocolError>, from peer: [UInt8], principal: [UInt8]? = nil, now: NodeTime) {
+        let message: Message
+        switch received {
+        case .success(let decoded): message = decoded
+        case .failure(let error):
+            rejected += 1
+            commands.append(.reply(.intake, peer: peer, Message(header: Header(kind: .nack), payload: Array("bad message: \(error)".utf8))))
+            return
+        }
+        switch message.kind {
+        case .dispatch:
+            receivedDispatch(Dispatch(message), from: peer, principal: principal, now: now)
+        case .dispatchBatch:
+            // Each entry as if it had come alone, read where it lies in the batch (no copy, no message
+            // of its own); its ACKs go out together, as an ACK-BATCH.
+            do {
+                for entry in try DispatchBatch.entries(of: message) {
+                    var header = entry.header
+                    header.flags.insert(.batchReplies)
+                    let dispatch = Dispatch(
+                        header: header, topic: message.payload, topicRange: entry.topic, payload: message.payload, payloadRange: entry.payload)
+                    receivedDispatch(dispatch, from: peer, principal: principal, now: now)
+                }
+            } catch {
+                rejected += 1
+                nack(peer, message.header, "bad message: \(error)")
+            }
+        case .statusRequest:
+            commands.append(.replyStatus(.intake, peer: peer))
+        case .quarantineRelease:
+            receivedRelease(message.header, from: peer, now: now)
+        default:
+            rejected += 1
+            nack(peer, message.header, "the intake accepts DISPATCH, DISPATCH-BATCH, QUARANTINE-RELEASE and STATUS-REQUEST, not \(message.kind)")
+        }
+    }
+
+    /// A DISPATCH as the intake reads it: its header, and its topic and payload where they lie (a
+    /// message's own arrays, or ranges of the DISPATCH-BATCH that carried it).
+    private struct Dispatch {
+        var header: Header
+        var topic: [UInt8]
+        var topicRange: Range<Int>
+        var payload: [UInt8]
+        var payloadRange: Range<Int>
+
+        init(header: Header, topic: [UInt8], topicRange: Range<Int>, payload: [UInt8], payloadRange: Range<Int>) {
+            (self.header, self.topic, self.topicRange, self.payload, self.payloadRange) = (header, topic, topicRange, payload, payloadRange)
+        }
+
+        init(_ message: Message) {
+            self.init(
+                header: message.header, topic: message.topic, topicRange: message.topic.indices, payload: message.payload,
+                payloadRange: message.payload.indices)
+        }
+    }
+
+    private func receivedDispatch(_ message: Dispatch, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
+        // What the client sent, for the answers; `header` holds the id as the dispatcher keeps it.
+        let sent = message.header
+        if let reason = steppedDown, !brokenRules.contains(.oldLeaderAcksAfterLease) {
+            rejected += 1
+            nack(peer, sent, "this dispatcher no longer leads (\(reason)): send to the leader", flags: [.retryLater, .notLeader])
+            return
+        }
+        var header = sent
+        if let principal, header.clientID != 0 { header.clientID = clientScope.clientID(principal, header.clientID) }
+        // Whose budget and dedup share this is: the authenticated key, else the connection.
+        let owner = principal.map { clientScope.owner($0) } ?? RateLimiter.key(peer)
+        if header.clientID != 0, !brokenRules.contains(.dedup), let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
+            // A retry of something already sequenced: answer again once it is durable, sequence nothing.
+            waitingReplies.append(
+                WaitingReply(
+                    upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: 0),
+                    batched: sent.flags.contains(.batchReplies)))
+            return
+        }
+        // A retry of something sequenced waits (above); nothing new is taken while the journal cannot be written.
+        if let problem = journalProblem {
+            rejected += 1
+            nack(peer, sent, "the journal cannot be written (\(problem)): nothing new is taken until it can", flags: .retryLater)
+            return
+        }
+        let appName = String(decoding: message.topic[message.topicRange], as: UTF8.self)
+        // The key is built only when a limit per type is set: "app.type" past 15 bytes is an allocation.
+        let limit =
+            rules.maxPayloadBytesByType.isEmpty
+            ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
+        guard message.payloadRange.count <= limit else {
+            rejected += 1
+            nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payloadRange.count) bytes; the limit is \(limit)")
+            return
+        }
+        // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
+        if rateLimiter?.allow(owner, now: now.milliseconds &* 1_000_000) == false {
+            rejected += 1
+            nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
+            return
+        }
+        guard let (app, inPlace) = apps[appName] else {
+            rejected += 1
+            let known = apps.keys.sorted().joined(separator: ", ")
+            // Every app the dispatcher's binary hosts is taken, with a store or not yet: a store added to
+            // the cluster later replays its app's actions from the journal.
+            nack(peer, sent, "unknown app '\(appName)' (the dispatcher takes actions for: \(known))")
+            return
+        }
+        guard !header.actionType.isEmpty else {
+            rejected += 1
+            nack(peer, sent, "DISPATCH without an action type")
+            return
+        }
+        if let token = rules.effectToken, sent.ref != token, effectOnly[appName]?.contains(header.actionType) == true {
+            rejected += 1
+            nack(
+                peer, sent,
+                "\(appName).\(header.actionType) is sent by the app's effects only (it is marked .effect in the app's catalog): a client cannot dispatch it"
+            )
+            return
+        }
+        // Taken as it is, checked where it lies; else decoded, validated, then through the app's
+        // middleware chain, which may rewrite it.
+        var payload = message.payload, payloadRange = message.payloadRange
+        if inPlace?.takesAsIs(actionType: header.actionType, payload: payload, in: payloadRange) != true {
+            do {
+                payload = try app.admit(
+                    actionType: header.actionType, payload: payloadRange == payload.indices ? payload : Array(payload[payloadRange]),
+                    client: sent.clientID,
+                    origin: origin(of: sent, principal: principal), host: self)
+                payloadRange = payload.indices
+            } catch {
+                rejected += 1
+                nack(peer, sent, error.reason)
+                return
+            }
+        }
+        head += 1
+        // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
+        stamped.append(
+            topic: message.topic, message.topicRange,
+            header: Header(
+                kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
+                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload, payloadRange)
+        accepted += 1
+        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
+        // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
+        waitingReplies.append(
+            WaitingReply(
+                upTo: head, peer: peer,
+                ack: AckBatch.Entry(seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds),
+                batched: sent.flags.contains(.batchReplies)))
+    }
+
+    /// Where a DISPATCH came from, for the app's middleware: only the effect token tells an effect's apart.
+    private func origin(of sent: Header, principal: [UInt8]?) -> ActionOrigin {
+        if principal == DispatcherCore.releasePrincipal { return .release }
+        guard let token = rules.effectToken else { return .unverified }
+        return sent.ref == token ? .effect : .client
+    }
+
+    private func nack(_ peer: [UInt8], _ header: Header, _ reason: String, flags: Header.Flags = []) {
+        logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
+        commands.append(
+            .reply(
+                .intake, peer: peer,
+                Message(
+                    header: Header(
+                        kind: .nack, flags: flags, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
+    }
+
+    /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch
+    /// (one write, and under `batch` one fsync), and answers that wait for nothing new go out.
+    public func endOfBurst() {
+        if let first = stamped.firstSeq, let last = stamped.lastSeq {
+            // Live records go to a standby that has everything before them first: its write and fsync
+            // overlap the journal's own.
+            if let link = standby, link.sentThrough == first - 1, last <= link.durableThrough + rules.replicationWindow {
+                // In messages of at most `replicaAppendBytes` (a burst may reach 16 MiB, the most a peer takes).
+                for part in stamped.parts(0..<stamped.count, maxBytes: DispatcherCore.replicaAppendBytes) {
+                    commands.append(
+                        .reply(
+                            .replication, peer: link.peer,
+                            replicaAppend(first: stamped.records[part.lowerBound].seq, batchPayload: stamped.batchPayload(part))))
+                }
+                standby?.sentThrough = last
+            }
+            commands.append(.append(stamped))
+            unpublished.append(stamped)
+            stamped = StampedRecords()
+        }
+        releaseReplies()
+    }
+
+    /// The journal has made everything up to `seq` durable: publish it and answer its clients.
+    ///
+    /// What became durable goes out burst by burst: each run of one app's actions within a burst as
+    /// one ACTION-BATCH (a lone action as ACTION), and each batching client's ACKs as one ACK-BATCH.
+    public func durable(through seq: UInt64) {
+        precondition(seq <= head, "the journal cannot hold what was never sequenced")
+        localDurableHead = max(localDurableHead, seq)
+        commit()
+    }
+
+    /// Publishes and acknowledges what is committed: durable here and, under `sync`, at the standby.
+    private func commit() {
+        var committed = localDurableHead
+        if steppedDown != nil {
+            // The canary: a leader past its lease that goes on alone, as if its standby had just gone.
+            guard brokenRules.contains(.oldLeaderAcksAfterLease) else { return }
+        } else if rules.replication == .sync && !brokenRules.contains(.ackBeforeReplicated) {
+            committed = min(committed, standby?.durableThrough ?? 0)
+        }
+        guard committed > durableHead else {
+            releaseReplies()
+            return
+        }
+        durableHead = committed
+        while let burst = unpublished.first {
+            let end = burst.records[publishedInFirst...].firstIndex { $0.seq > durableHead } ?? burst.count
+            do {
+                for message in try burst.publishMessages(publishedInFirst..<end, history: history.rawValue) { commands.append(.publish(message)) }
+            } catch {
+                preconditionFailure("the dispatcher's own records decode: \(error)")
+            }
+            guard end == burst.count else {
+                publishedInFirst = end
+                break
+            }
+            unpublished.removeFirst()
+            publishedInFirst = 0
+        }
+        releaseReplies()
+        if !settling && !deferredReplays.isEmpty {
+            let deferred = deferredReplays
+            deferredReplays.removeAll()
+            for (request, peer) in deferred { receivedReplayRequest(request, from: peer) }
+        }
+    }
+
+    private func releaseReplies() {
+        if !heldReleaseReplies.isEmpty, let held = standby?.quarantineHeld {
+            // The standby's list records every release up to the one whose list it names (all, when it
+            // names today's).
+            let through = held == quarantineDigest ? heldReleaseReplies.count - 1 : (heldReleaseReplies.lastIndex { $0.digest == held } ?? -1)
+            var kept: [(reply: WaitingReply, digest: UInt64)] = []
+            for (index, entry) in heldReleaseReplies.enumerated() {
+                if index <= through && entry.reply.upTo <= durableHead {
+                    commands.append(.reply(.intake, peer: entry.reply.peer, ackMessage(entry.reply.ack)))
+                } else {
+                    kept.append(entry)
+                }
+            }
+            heldReleaseReplies = kept
+        }
+        var released = 0
+        // Per batching client, where its ACK-BATCH goes in the replies and what it holds.
+        var batchOf: [[UInt8]: Int] = [:]
+        var batches: [(peer: [UInt8], position: Int, entries: [AckBatch.Entry])] = []
+        // The batch the last reply went to: consecutive replies to one client skip the lookup.
+        var last = -1
+        for waiting in waitingReplies {
+            guard waiting.upTo <= durableHead || brokenRules.contains(.durableBeforeAck) else { break }
+            released += 1
+            guard waiting.batched else {
+                commands.append(.reply(.intake, peer: waiting.peer, ackMessage(waiting.ack)))
+                continue
+            }
+            if last < 0 || batches[last].peer != waiting.peer {
+                if let known = batchOf[waiting.peer] {
+                    last = known
+                } else {
+                    last = batches.count
+                    batchOf[waiting.peer] = last
+                    batches.append((waiting.peer, commands.count, []))
+                    // Its place: a lone ACK stays one, more become an ACK-BATCH below.
+                    commands.append(.reply(.intake, peer: waiting.peer, ackMessage(waiting.ack)))
+                }
+            }
+            batches[last].entries.append(waiting.ack)
+        }
+        waitingReplies.removeFirst(released)
+        for batch in batches where batch.entries.count > 1 {
+            commands[batch.position] = .reply(.intake, peer: batch.peer, AckBatch(entries: batch.entries, history: history.rawValue).message)
+        }
+    }
+
+    private func ackMessage(_ ack: AckBatch.Entry) -> Message {
+        Message(
+            header: Header(
+                kind: .ack, seq: ack.seq, clientID: ack.clientID, clientSeq: ack.clientSeq, timestamp: ack.timestamp, history: history.rawValue))
+    }
+
+    // MARK: Replication
+
+    /// A message on the replication ROUTER from `peer`: a standby's hello, ACK or refusal.
+    /// `stampAt(seq)` is the history stamp of the log's record at `seq` (nil: none there), read by the
+    /// shell, for log matching.
+    public func receivedReplication(_ message: Message, from peer: [UInt8], now: NodeTime, stampAt: (UInt64) -> UInt64?) {
+        guard rules.replication != nil else { return }
+        switch message.kind {
+        case .replicaHello:
+            if message.header.ref > history.epoch {
+                commands.append(.verifyLeadership(claim: "a standby has seen epoch \(message.header.ref), newer than this one (\(history.epoch))"))
+                return
+            }
+            let greeting = StandbyLink.greet(
+                seq: message.header.seq, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
+            switch greeting {
+            case .welcome(let after):
+                // Its hello names its newest record, not what it holds durable: its first ACK says that.
+                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: 0, lastHeardMs: now.milliseconds)
+                // The client-scope secret, then the head this epoch began at: acknowledged actions of
+                // earlier epochs may be anywhere up to it, so a standby may lead only once it holds that
+                // much (under sync nothing of that tail counts as committed until the standby has it).
+                var secret: [UInt8] = []
+                for word in [clientScope.k0, clientScope.k1, historySince - 1] {
+                    withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) }
+                }
+                commands.append(
+                    .reply(
+                        .replication, peer: peer,
+                        Message(header: Header(kind: .replicaWelcome, seq: after, ref: durableHead, history: history.rawValue), payload: secret)))
+                logger.info("standby following", metadata: ["from": "\(after + 1)", "head": "\(head)"])
+                feedStandby()
+                offerQuarantine(now: now.milliseconds)
+                commit()
+            case .mismatch(let at):
+                // How far its log is ours (+1; 0: none of that run is): it keeps that much, so what was
+                // committed stays on two disks while it catches up.
+                let matched = StandbyLink.matchedThrough(
+                    seq: at, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
+                commands.append(
+                    .reply(
+                        .replication, peer: peer,
+                        Message(header: Header(kind: .replicaMismatch, seq: at, ref: matched.map { $0 + 1 } ?? 0, history: history.rawValue))))
+            case .tooFarBehind(let first):
+                logger.error(
+                    "a standby needs actions this journal no longer holds: give it a copy of the journal",
+                    metadata: ["standby": "\(message.header.seq)", "first": "\(first)"])
+            }
+        case .replicaAck:
+            guard var link = standby, link.peer == peer, message.header.history == history.rawValue else { return }
+            link.durableThrough = max(link.durableThrough, min(message.header.seq, link.sentThrough))
+            link.lastHeardMs = now.milliseconds
+            link.quarantineHeld = message.header.ref
+            standby = link
+            commit()
+            feedStandby()
+            offerQuarantine(now: now.milliseconds)
+        case .replicaRefuse:
+            guard HistoryID(rawValue: message.header.history).epoch > history.epoch else { return }
+            commands.append(.verifyLeadership(claim: "a standby follows the newer epoch \(HistoryID(rawValue: message.header.history))"))
+        case .statusRequest:
+            commands.append(.replyStatus(.replication, peer: peer))
+        default:
+            return
+        }
+    }
+
+    /// Under `sync`, a new leader whose standby does not hold yet all the log held at start: it serves
+    /// and announces nothing until then.
+    private var settling: Bool { durableHead < historySince - 1 }
+
+    /// The lease this dispatcher leads by has run out on its clock (or it gave it up): it leads no more.
+    public func leaseExpired(_ reason: String = "its lease ran out") { stepDown(reason) }
+
+    private func stepDown(_ reason: String) {
+        guard steppedDown == nil else { return }
+        steppedDown = reason
+        logger.warning("stepping down", metadata: ["reason": "\(reason)"])
+        commands.append(.stepDown(reason: reason))
+    }
+
+    /// Why the journal cannot be written now (a full disk), or nil. While set, new dispatches are
+    /// refused with a NACK that says so (retries of actions already sequenced wait for their ACK); the
+    /// shell keeps trying the write it could not make, and clears this once it succeeds.
+    public private(set) var journalProblem: String?
+
+    public func journalUnwritable(_ problem: String?) {
+        guard problem != journalProblem else { return }
+        if let problem {
+            logger.error("the journal cannot be written; new dispatches are refused until it can", metadata: ["problem": "\(problem)"])
+        } else {
+            logger.notice("the journal is written again; dispatches are taken")
+        }
+        journalProblem = problem
+    }
+
+    /// A REPLICA-APPEND from `seq` did not reach `peer`'s queue: it was full (the peer does not read
+    /// fast enough, or at all) or the peer has gone. The feed goes back to `seq` and resumes from the
+    /// log on the next ACK or heartbeat, so what a peer holds unread stays bounded.
+    public func standbyMissed(peer: [UInt8], from seq: UInt64) {
+        guard var link = standby, link.peer == peer, seq > 0 else { return }
+        link.sentThrough = max(link.durableThrough, min(link.sentThrough, seq - 1))
+        standby = link
+    }
+
+    /// What the standby lacks and may be sent now (within the window), read from the log.
+    private func feedStandby() {
+        guard let link = standby, link.sentThrough < head, steppedDown == nil else { return }
+        let through = min(head, link.durableThrough + rules.replicationWindow)
+        guard through > link.sentThrough else { return }
+        commands.append(.replicateFromLog(peer: link.peer, from: link.sentThrough + 1, through: through))
+        standby?.sentThrough = through
+    }
+
+    /// Sends the standby the quarantine list when it holds another: after its welcome, on a change, and
+    /// again at most every heartbeat until its REPLICA-ACK names this list.
+    private func offerQuarantine(now: UInt64) {
+        guard var link = standby, steppedDown == nil, link.quarantineHeld != quarantineDigest,
+            link.quarantineSent != quarantineDigest || now >= link.quarantineSentMs + UInt64(rules.heartbeatMilliseconds)
+        else { return }
+        link.quarantineSent = quarantineDigest
+        link.quarantineSentMs = now
+        standby = link
+        commands.append(
+            .reply(
+                .replication, peer: link.peer,
+                Message(header: Header(kind: .replicaQuarantine, ref: quarantineDigest, history: history.rawValue), payload: quarantineBytes)))
+    }
+
+    /// The REPLICA-APPEND of `records` (consecutive, from `first`; none: a heartbeat), stamped with
+    /// this history and what is committed.
+    public func replicaAppend(first: UInt64, records: [Message]) -> Message {
+        Message(
+            header: Header(kind: .replicaAppend, seq: first, ref: durableHead, history: history.rawValue),
+            payload: records.isEmpty ? [] : ReplayBatch.encode(records))
+    }
+
+    /// A REPLICA-APPEND of a payload already encoded (records read from the journal as a batch).
+    public func replicaAppend(first: UInt64, batchPayload: [UInt8]) -> Message {
+        Message(header: Header(kind: .replicaAppend, seq: first, ref: durableHead, history: history.rawValue), payload: batchPayload)
+    }
+
+    // MARK: Replay
+
+    /// A message on the replay ROUTER from `peer`.
+    public func receivedReplayRequest(_ request: Message, from peer: [UInt8]) {
+        switch request.kind {
+        case .replayRequest where request.header.seq < firstSeq:
+            // What is asked for is gone (older segments removed): say so, instead of an empty answer the
+            // store would ask again forever.
+            logger.error(
+                "a replay asks for actions the journal no longer holds", metadata: ["from": "\(request.header.seq)", "first": "\(firstSeq)"])
+            commands.append(
+                .reply(
+                    .replay, peer: peer,
+                    Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq, history: history.rawValue))))
+        case .replayRequest where settling:
+            // Nothing is served before the tail it started with is committed: kept until then (a store
+            // after a failover would otherwise wait out its replay timeout before it asks again).
+            deferredReplays.removeAll { $0.peer == peer }
+            if deferredReplays.count < DispatcherCore.deferredReplayLimit { deferredReplays.append((request, peer)) }
+            return
+        case .replayRequest:
+            // Only what is durable is replayed: a store must never apply what a crash could take back.
+            let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
+            commands.append(
+                .serveReplay(
+                    ReplayPlan(
+                        peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
+                        batchSize: rules.replayBatchSize, maxBatches: rules.replayBatchesPerRequest, history: history)))
+        case .statusRequest:
+            commands.append(.replyStatus(.replay, peer: peer))
+        case .quarantineRequest:
+            let seq = request.header.seq
+            // From a store only: it carries the effect token, which nodes have and clients do not.
+            guard rules.effectToken == nil || request.header.ref == rules.effectToken else {
+                logger.debug("a quarantine request without the nodes' token; ignored", metadata: ["seq": "\(seq)"])
+                return
+            }
+            guard steppedDown == nil, seq >= firstSeq, seq >= 1, seq <= durableHead, quarantine[seq] == nil,
+                quarantine.count < DispatcherCore.maxQuarantined
+            else { return }
+            // Printed by `zflux quarantine list`: no control characters.
+            let reason = String(
+                String(decoding: request.payload.prefix(512), as: UTF8.self).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+            commands.append(.quarantine(seq: seq, app: request.topicString, reason: reason))
+        default:
+            return
+        }
+    }
+
+    // MARK: Quarantine
+
+    /// Actions every store skips because they crashed a reducer, by seq: replays carry each as a
+    /// tombstone (``Header/Flags/quarantined``). Kept by the shell with the journal.
+    public private(set) var quarantine: [UInt64: Quarantine] = [:] {
+        didSet {
+            quarantineBytes = QuarantineList.encode(Array(quarantine.values))
+            quarantineDigest = QuarantineList.digest(quarantineBytes)
+        }
+    }
+    /// The list as a standby is sent it, and its digest: a pair's standby keeps the same list, so a
+    /// new leader skips (and can release) what the old one quarantined.
+    private var quarantineBytes = QuarantineList.encode([])
+    private var quarantineDigest = QuarantineList.digest(QuarantineList.encode([]))
+    /// At most this many: a store asks only after crashing twice on one seq, so more means the app is broken.
+    public static let maxQuarantined = 1024
+
+    /// The quarantine the journal kept (at start), or one entry the shell has just made durable.
+    public func quarantined(_ entries: [Quarantine]) {
+        // Set once, so the list a standby is sent is encoded once, not once per entry.
+        var list = quarantine
+        for entry in entries {
+            if list[entry.seq] == nil {
+                logger.warning(
+                    "action quarantined: every store skips it",
+                    metadata: ["seq": "\(entry.seq)", "app": "\(entry.app)", "action": "\(entry.actionType)", "reason": "\(entry.reason)"])
+            }
+            list[entry.seq] = entry
+        }
+        quarantine = list
+    }
+
+    private func receivedRelease(_ header: Header, from peer: [UInt8], now: NodeTime) {
+        guard steppedDown == nil else {
+            nack(peer, header, "this dispatcher no longer leads: send to the leader", flags: [.retryLater, .notLeader])
+            return
+        }
+        guard let entry = quarantine[header.seq] else {
+            nack(peer, header, "no action is quarantined at seq \(header.seq) (zflux quarantine list shows them)")
+            return
+        }
+        if rules.replication == .sync, entry.releasedAs == nil, standby?.quarantineHeld != quarantineDigest {
+            // Released before the standby holds the quarantine, the action would be served in full by a
+            // new leader beside its released copy.
+            nack(peer, header, "the standby does not hold the quarantine list yet: try again in a moment", flags: .retryLater)
+            return
+        }
+        if let again = entry.releasedAs {
+            if header.clientID != 0,
+                dedup.seq(client: clientScope.clientID(DispatcherCore.releasePrincipal, header.clientID), clientSeq: header.clientSeq) == again
+            {
+                // The same release sent again: answered as a retried dispatch is, once its action is durable.
+                var retry = header
+                retry.kind = .dispatch
+                receivedDispatch(Dispatch(Message(header: retry)), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
+            } else {
+                nack(peer, header, "seq \(header.seq) was released already, as seq \(again)")
+            }
+            return
+        }
+        commands.append(.releaseQuarantined(seq: header.seq, peer: peer, header: header))
+    }
+
+    /// Offers the quarantined action `dispatch` (read from the journal at `seq`) as a new one, answered
+    /// to `peer` as its dispatch would be; on admission the entry records its new seq.
+    public func releaseQuarantined(_ seq: UInt64, dispatch: Message, from peer: [UInt8], now: NodeTime) -> UInt64? {
+        // Two releases drained in one burst: the second finds the first's.
+        if let again = quarantine[seq]?.releasedAs {
+            nack(peer, dispatch.header, "seq \(seq) was released already, as seq \(again)")
+            return nil
+        }
+        let before = head
+        // A release retried after a failover, which the old leader sequenced but whose mark did not
+        // reach this one's list: the dedup table (rebuilt from the journal) knows its seq.
+        if dispatch.header.clientID != 0,
+            let earlier = dedup.seq(
+                client: clientScope.clientID(DispatcherCore.releasePrincipal, dispatch.header.clientID), clientSeq: dispatch.header.clientSeq)
+        {
+            quarantine[seq]?.releasedAs = earlier
+        }
+        // The dispatcher's own action again: one only effects send is taken too (the effect token).
+        var dispatch = dispatch
+        dispatch.header.ref = rules.effectToken ?? 0
+        // Its client id is scoped, as an authenticated client's is: a release cannot pose as another
+        // client's dispatch (and be deduplicated against it).
+        receivedDispatch(Dispatch(dispatch), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
+        endOfBurst()
+        guard head > before else { return quarantine[seq]?.releasedAs }
+        quarantine[seq]?.releasedAs = head
+        if rules.replication == .sync, let reply = waitingReplies.last, reply.upTo == head, reply.peer == peer {
+            waitingReplies.removeLast()
+            heldReleaseReplies.append((reply, quarantineDigest))
+        }
+        logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
+        return head
+    }
+
+    /// What a release's client id is scoped by (``ClientScope``), whatever key sent it.
+    static let releasePrincipal = Array("zflux quarantine release".utf8)
+
+    // MARK: Time
+
+    /// A turn of the loop: heartbeats announce the newest durable seq, so a store that missed actions
+    /// (or had nothing to miss) knows how far it should be.
+    public func tick(now: NodeTime) {
+        guard now.milliseconds >= nextHeartbeatMs else { return }
+        if let link = standby, steppedDown == nil {
+            // The standby hears the leader is alive, and how far it has committed, even when idle.
+            commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
+            // A feed that its queue stopped (standbyMissed) goes on from the log, after the heartbeat
+            // (which names the first seq not sent yet).
+            feedStandby()
+            offerQuarantine(now: now.milliseconds)
+        }
+        // A new leader announces its epoch only once the tail it started with is committed: announcing
+        // less than its stores hold would make them rebuild.
+        guard !settling else {
+            nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
+            return
+        }
+        commands.append(
+            .publish(
+                Message(
+                    header: Header(
+                        kind: .heartbeat, seq: durableHead, ref: historySince, timestamp: now.wallNanoseconds, history: history.rawValue))))
+        nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
+    }
+
+    /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
+    public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
+        var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
+        status.head = durableHead
+        status.accepted = accepted
+        status.journal = rules.journalDescription
+        status.journalBytes = journalBytes
+        status.journalWritable = journalProblem == nil
+        if !quarantine.isEmpty { status.quarantined = quarantine.values.sorted { $0.seq < $1.seq } }
+        if let journalProblem { status.problem = "the journal cannot be written: \(journalProblem)" }
+        status.history = history.description
+        if !middlewareCounts.isEmpty {
+            status.middlewareCounts = middlewareCounts.sorted { $0.key < $1.key }.map { MiddlewareCount(key: $0.key, count: $0.value) }
+        }
+        return status
+    }
+}
+
+extension DispatcherCore: MiddlewareHost {
+    public func middlewareLog(_ message: String, step: String, app: String, client: UInt64) {
+        logger.info("\(message)", metadata: ["app": "\(app)", "middleware": "\(step)", "client": "\(client)"])
+    }
+
+    public func middlewareCount(_ key: String) { middlewareCounts[key, default: 0] += 1 }
+}

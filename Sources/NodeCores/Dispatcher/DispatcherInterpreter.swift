@@ -1,0 +1,268 @@
+@_spi(Simulation) import FluxCore
+import Logging
+
+/// What a dispatcher's interpreter needs of the world it runs in: sockets, a disk, a clock. The real
+/// loop (`DispatcherLoop`) gives it libzmq sockets and the journal's fsync; the simulator gives it its
+/// network, its disk (whose fsync takes time) and its clock. Everything else, the order in which the
+/// core's commands are carried out included, is ``DispatcherInterpreter``'s, and so the same in both.
+package protocol DispatcherIO: AnyObject {
+    /// The monotonic clock, in milliseconds.
+    func monotonicMilliseconds() -> UInt64
+    /// The time the core is told.
+    func time() -> NodeTime
+    /// Sends to one peer of a ROUTER. False when the peer has gone or its queue is full.
+    func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool
+    /// Publishes on the actions PUB.
+    func publish(_ message: Message)
+    /// Makes what the log holds durable under its fsync policy. True when it is durable on return;
+    /// false when the sync is under way, and the host calls ``DispatcherInterpreter/synced(through:)``
+    /// once it has returned.
+    func sync(through seq: UInt64) throws -> Bool
+    /// Keeps the quarantine list (whole) durable beside the log.
+    func keepQuarantine(_ entries: [Quarantine]) throws
+    /// Why `error` means the disk has no room, or nil when it means something else.
+    func outOfSpace(_ error: any Error) -> String?
+    /// A peer claims a newer epoch: the host asks the lease service (a pair member) and calls
+    /// ``DispatcherCore/leaseExpired(_:)`` only if it names another leader.
+    func verifyLeadership(claim: String)
+    /// The core stepped down: the host stops leading.
+    func steppedDown(reason: String)
+    /// The process id and the subscribers of the action stream, for a STATUS answer.
+    func statusFacts() -> (pid: Int, subscribers: Int)
+}
+
+/// Carries out a ``DispatcherCore``'s commands, in the order the core gave them, against a
+/// ``DispatcherIO``: the journal's append and sync before the core hears an action is durable, the
+/// replies, the publishes, the replication feed, quarantines, and replay answers a slice per turn.
+///
+/// It is the one interpreter of the dispatcher's commands: the real loop and the simulator both run it,
+/// so a mistake in it (a step carried out too early, say) is a mistake the simulator's seeds can find.
+package final class DispatcherInterpreter {
+    package let core: DispatcherCore
+    package let log: any ActionLog
+    unowned let io: any DispatcherIO
+    let logger: Logger
+    /// The pair member's name, for the status; nil for a single dispatcher.
+    let memberName: String?
+    /// The most records, and bytes, of one REPLICA-APPEND read from the log for a standby catching up.
+    let replicaBatch: (records: Int, bytes: Int)
+    /// Replay answers being served, a slice per turn.
+    package var replays = ReplayScheduler()
+    /// Why this leader stopped leading, once it has.
+    package private(set) var steppedDown: String?
+    /// The peer whose replication queue was full on the last append: later appends to it are dropped
+    /// until the core feeds it again from the log (``newTurn()`` forgets it).
+    private var stalledStandby: [UInt8]?
+    /// Sequenced actions the journal had no room for (a full disk), tried again every
+    /// ``journalRetryMilliseconds``; none are published or acknowledged until written.
+    private var unwritten: [StampedRecords] = []
+    private var nextJournalRetryMs: UInt64 = 0
+    private var nextQuarantineCheckMs: UInt64 = 0
+    package static let journalRetryMilliseconds: UInt64 = 250
+    /// Rules broken on purpose by the simulator's canaries (``Canary/releaseBeforeSync``).
+    @_spi(Simulation) public var brokenRules: Set<Canary> = []
+
+    package init(
+        core: DispatcherCore, log: any ActionLog, io: any DispatcherIO, logger: Logger, memberName: String? = nil,
+        replicaBatch: (records: Int, bytes: Int) = (4096, DispatcherCore.replicaAppendBytes)
+    ) {
+        self.core = core
+        self.log = log
+        self.io = io
+        self.logger = logger
+        self.memberName = memberName
+        self.replicaBatch = replicaBatch
+    }
+
+    /// Actions wait in memory for room on the disk.
+    package var hasUnwritten: Bool { !unwritten.isEmpty }
+
+    /// The start of a loop turn: a standby whose queue was full last turn is fed again from this one.
+    package func newTurn() { stalledStandby = nil }
+
+    /// Carries out what the core has decided so far.
+    package func carryOut() throws { try carryOut(core.takeCommands()) }
+
+    func carryOut(_ commands: [DispatcherCore.Command]) throws {
+        for command in commands {
+            switch command {
+            case .reply(.replication, let peer, let message) where message.kind == .replicaAppend: sendToStandby(peer, message)
+            case .reply(let route, let peer, let message): reply(route, to: peer, message)
+            case .replyStatus(let route, let peer): reply(route, to: peer, statusMessage())
+            case .publish(let message): io.publish(message)
+            case .append(let actions): try append(actions)
+            case .serveReplay(let plan): replays.queue(plan, now: io.monotonicMilliseconds())
+            case .replicateFromLog(let peer, let from, let through): try replicateFromLog(to: peer, from: from, through: through)
+            case .stepDown(let reason):
+                steppedDown = reason
+                io.steppedDown(reason: reason)
+            case .verifyLeadership(let claim): io.verifyLeadership(claim: claim)
+            case .quarantine(let seq, let app, let reason): try quarantine(seq, app: app, reason: reason)
+            case .releaseQuarantined(let seq, let peer, let header): try releaseQuarantined(seq, to: peer, header: header)
+            }
+        }
+    }
+
+    /// Durable before anything is published or acknowledged: the core releases both only once it
+    /// hears so. Actions that arrive during the sync wait in the intake and share the next one (group
+    /// commit by drained burst). Behind actions the journal had no room for, they wait their turn.
+    private func append(_ actions: StampedRecords) throws {
+        guard unwritten.isEmpty else {
+            unwritten.append(actions)
+            return
+        }
+        do {
+            try log.append(records: [actions])
+        } catch {
+            guard let problem = io.outOfSpace(error) else { throw error }
+            // Undone whole: kept, and written once there is room; until then nothing new is taken.
+            unwritten = [actions]
+            core.journalUnwritable(problem)
+            return
+        }
+        guard let last = actions.lastSeq else { return }
+        if brokenRules.contains(.releaseBeforeSync) {
+            // The canary: the two steps the other way round.
+            try synced(through: last)
+            _ = try io.sync(through: last)
+            return
+        }
+        if try io.sync(through: last) { try synced(through: last) }
+    }
+
+    /// The log's sync has returned: what it holds through `seq` is durable.
+    package func synced(through seq: UInt64) throws {
+        core.durable(through: seq)
+        try carryOut(core.takeCommands())
+    }
+
+    /// Writes the actions the journal had no room for, once it has: then they are durable, the core
+    /// publishes and acknowledges them, and takes new dispatches again.
+    package func retryUnwritten() throws {
+        let now = io.monotonicMilliseconds()
+        guard !unwritten.isEmpty, now >= nextJournalRetryMs else { return }
+        nextJournalRetryMs = now + DispatcherInterpreter.journalRetryMilliseconds
+        do {
+            try log.append(records: unwritten)
+        } catch {
+            guard io.outOfSpace(error) != nil else { throw error }
+            return
+        }
+        let last = unwritten.last?.lastSeq
+        unwritten = []
+        core.journalUnwritable(nil)
+        guard let last else { return }
+        if try io.sync(through: last) { try synced(through: last) }
+    }
+
+    private func replicateFromLog(to peer: [UInt8], from: UInt64, through: UInt64) throws {
+        // Not past a send that failed this turn (the core has gone back to it): next turn.
+        guard stalledStandby != peer else { return }
+        var next = from
+        while next <= through,
+            let batch = try log.replayBatch(from: next, limit: min(replicaBatch.records, Int(through - next + 1)), maxBytes: replicaBatch.bytes),
+            sendToStandby(peer, core.replicaAppend(first: next, batchPayload: batch.payload))
+        {
+            next = batch.last + 1
+        }
+        // Sequenced but not in the journal yet (or not sent): the feed takes them up later.
+        if next <= through && stalledStandby != peer { core.standbyMissed(peer: peer, from: next) }
+    }
+
+    /// One request looked at per 100 ms (each reads the log): a store that asks sends it again with its
+    /// next replay request. Only an action of the asking store's own app: a store of an app that reads
+    /// it cannot have it skipped by the stores that own it.
+    private func quarantine(_ seq: UInt64, app: String, reason: String) throws {
+        let now = io.monotonicMilliseconds()
+        guard now >= nextQuarantineCheckMs else { return }
+        nextQuarantineCheckMs = now + 100
+        guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, record.topicString == app else {
+            logger.warning("a quarantine request names an action of another app; ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
+            return
+        }
+        let entry = Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)
+        // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
+        do {
+            try io.keepQuarantine(Array(core.quarantine.values) + [entry])
+        } catch {
+            logger.error("the quarantine could not be kept; the store will ask again", metadata: ["seq": "\(seq)", "error": "\(error)"])
+            return
+        }
+        core.quarantined([entry])
+    }
+
+    private func releaseQuarantined(_ seq: UInt64, to peer: [UInt8], header: Header) throws {
+        guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else {
+            let reason = "the journal no longer holds seq \(seq) (compacted): it cannot be sequenced again"
+            reply(
+                .intake, to: peer,
+                Message(header: Header(kind: .nack, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8)))
+            return
+        }
+        let dispatch = Message(
+            topic: record.topic,
+            header: Header(kind: .dispatch, clientID: header.clientID, clientSeq: header.clientSeq, actionType: record.header.actionType),
+            payload: record.payload)
+        if core.releaseQuarantined(seq, dispatch: dispatch, from: peer, now: io.time()) != nil {
+            do {
+                try io.keepQuarantine(Array(core.quarantine.values))
+            } catch {
+                logger.error("the release could not be recorded in QUARANTINE", metadata: ["seq": "\(seq)", "error": "\(error)"])
+            }
+        }
+        try carryOut(core.takeCommands())
+    }
+
+    private func statusMessage() -> Message {
+        let facts = io.statusFacts()
+        var status = core.status(now: io.time(), pid: facts.pid, subscribers: facts.subscribers, journalBytes: log.sizeInBytes)
+        if let memberName {
+            status.name = memberName
+            status.leader = core.steppedDown == nil
+            status.epoch = core.history.epoch
+            status.standbyFollowing = core.standby != nil
+            let held = core.standby?.durableThrough ?? (core.historySince - 1)
+            status.standbyDurable = held
+            status.replicationLag = core.head - min(held, core.head)
+            if let reason = core.steppedDown { status.problem = "stepped down: \(reason)" }
+        }
+        return Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded())
+    }
+
+    /// Serves this turn's slice (about `budget` bytes) of the replays in progress. A send that fails
+    /// (the peer has gone, or its queue is full) tells the scheduler the peer does not read.
+    package func serveReplays(budget: Int = ReplayScheduler.bytesPerTurn) {
+        guard !replays.isEmpty else { return }
+        let log = log, io = io
+        let quarantine = core.quarantine
+        replays.serve(
+            budget: budget, now: io.monotonicMilliseconds(),
+            batches: { from, limit, maxBytes in
+                // A quarantined action goes as a tombstone, which every store skips.
+                try log.replayBatch(from: from, limit: limit, maxBytes: maxBytes).map { batch in
+                    try ReplayPlan.tombstoned(batch, from: from, quarantine: quarantine) { try log.read(from: $0, limit: $1) }
+                }
+            },
+            send: { peer, message in io.send(.replay, to: peer, message) }, logger: logger)
+    }
+
+    /// Sends a REPLICA-APPEND. When the peer's queue is full or it has gone, the core is told (it feeds
+    /// the peer from the log later) and the appends after it in this turn are dropped, which keeps the
+    /// stream without holes. False when it was not sent.
+    @discardableResult
+    private func sendToStandby(_ peer: [UInt8], _ message: Message) -> Bool {
+        guard stalledStandby != peer || message.payload.isEmpty else { return false }
+        if io.send(.replication, to: peer, message) { return true }
+        if !message.payload.isEmpty {
+            stalledStandby = peer
+            core.standbyMissed(peer: peer, from: message.header.seq)
+        }
+        return false
+    }
+
+    /// A reply to one peer: one that has gone or is not reading loses it, and its retry is answered
+    /// from the dedup table.
+    private func reply(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) {
+        _ = io.send(route, to: peer, message)
+    }
+}

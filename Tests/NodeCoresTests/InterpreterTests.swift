@@ -1,0 +1,146 @@
+import Examples
+import FluxCore
+import Logging
+@_spi(Simulation) import NodeCores
+import Testing
+
+/// The interpreters the real loops and the simulator share: the order in which they carry out a core's
+/// commands against the world, watched through an I/O that records each call.
+@Suite("The loops' interpreters: the order of the steps")
+struct InterpreterTests {
+    typealias F = CoreFixtures
+
+    /// A dispatcher's world that writes down what it is asked, in order. Its sync returns at once or,
+    /// `syncsLater`, is left under way for the test to finish.
+    final class RecordingIO: DispatcherIO {
+        var calls: [String] = []
+        var syncsLater = false
+        var quarantineKept: [[Quarantine]] = []
+        func monotonicMilliseconds() -> UInt64 { 1_000 }
+        func time() -> NodeTime { F.at(1) }
+        func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
+            calls.append("send \(route) \(message.kind) \(message.header.seq)")
+            return true
+        }
+        func publish(_ message: Message) { calls.append("publish \(message.kind)") }
+        func sync(through seq: UInt64) throws -> Bool {
+            calls.append("sync \(seq)")
+            return !syncsLater
+        }
+        func keepQuarantine(_ entries: [Quarantine]) throws { quarantineKept.append(entries) }
+        func outOfSpace(_ error: any Error) -> String? { nil }
+        func verifyLeadership(claim: String) { calls.append("verify") }
+        func steppedDown(reason: String) { calls.append("stepped down") }
+        func statusFacts() -> (pid: Int, subscribers: Int) { (42, 0) }
+    }
+
+    func dispatch(_ clientSeq: UInt64, to core: DispatcherCore) {
+        let message = Message(
+            topic: "counter", header: Header(kind: .dispatch, clientID: 9, clientSeq: clientSeq, actionType: "incrementTapped"),
+            payload: F.increment)
+        core.receivedIntake(.success(message), from: [1], now: F.at(1))
+    }
+
+    func interpreter(_ io: RecordingIO) throws -> (DispatcherInterpreter, MemoryLog) {
+        let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 1, k1: 2))
+        let core = try DispatcherBoot.core(rules: DispatcherRules(apps: [Counter.app()]), log: log, now: F.at(0), logger: F.logger)
+        return (DispatcherInterpreter(core: core, log: log, io: io, logger: F.logger), log)
+    }
+
+    @Test("a burst is appended and synced before anything of it is published or acknowledged")
+    func syncBeforeRelease() throws {
+        let io = RecordingIO()
+        let (interpreter, log) = try interpreter(io)
+        dispatch(1, to: interpreter.core)
+        dispatch(2, to: interpreter.core)
+        interpreter.core.endOfBurst()
+        try interpreter.carryOut()
+        #expect(log.lastSeq == 2)
+        #expect(io.calls.first == "sync 2", "\(io.calls)")
+        #expect(io.calls.filter { $0.hasPrefix("send intake") } == ["send intake ACK 1", "send intake ACK 2"], "\(io.calls)")
+        #expect(io.calls.contains { $0.hasPrefix("publish") })
+    }
+
+    @Test("with the sync under way nothing is released; it is once the host says the sync returned")
+    func syncUnderWay() throws {
+        let io = RecordingIO()
+        io.syncsLater = true
+        let (interpreter, _) = try interpreter(io)
+        dispatch(1, to: interpreter.core)
+        interpreter.core.endOfBurst()
+        try interpreter.carryOut()
+        #expect(io.calls == ["sync 1"])
+        #expect(interpreter.core.durableHead == 0)
+        try interpreter.synced(through: 1)
+        #expect(interpreter.core.durableHead == 1)
+        #expect(io.calls.contains("send intake ACK 1"), "\(io.calls)")
+    }
+
+    @Test("the canary release-before-sync acknowledges before the sync is asked for: the order the simulator must catch")
+    func canaryReordersTheSteps() throws {
+        let io = RecordingIO()
+        io.syncsLater = true
+        let (interpreter, _) = try interpreter(io)
+        interpreter.brokenRules = [.releaseBeforeSync]
+        dispatch(1, to: interpreter.core)
+        interpreter.core.endOfBurst()
+        try interpreter.carryOut()
+        let ack = try #require(io.calls.firstIndex(of: "send intake ACK 1"), "\(io.calls)")
+        let sync = try #require(io.calls.firstIndex(of: "sync 1"), "\(io.calls)")
+        #expect(ack < sync)
+    }
+
+    @Test("a STATUS request is answered on the route it came by, at the durable head")
+    func status() throws {
+        let io = RecordingIO()
+        let (interpreter, _) = try interpreter(io)
+        interpreter.core.receivedIntake(.success(Message(header: Header(kind: .statusRequest))), from: [3], now: F.at(1))
+        try interpreter.carryOut()
+        #expect(io.calls == ["send intake STATUS 0"])
+    }
+
+    /// A store's world that writes down what it is asked.
+    final class RecordingStoreIO: StoreIO {
+        var calls: [String] = []
+        func requestReplay(_ message: Message) { calls.append("\(message.kind) \(message.header.seq)") }
+        func publish(_ message: Message) {}
+        func reply(to peer: [UInt8], _ message: Message) {}
+        func replyStatus(to peer: [UInt8]) {}
+        func dispatch(_ message: Message) {}
+        func runEffects(_ effects: PendingEffects) {}
+        func cancelEffects() {}
+        func reconnect() throws { calls.append("reconnect") }
+        func writeSnapshot(_ snapshot: StoreSnapshot) {}
+    }
+
+    @Test("a store that died twice on an action asks for its quarantine before the replay request that would reach it")
+    func quarantineBeforeReplay() throws {
+        let io = RecordingStoreIO()
+        let core = StoreCore(
+            rules: StoreRules(name: "counter", app: Counter.app()), snapshot: nil, effectClientID: 5, now: F.at(0), logger: F.logger
+        ) { Counter.app().makeRuntime(format: .binary) { _, _, _ in } }
+        let interpreter = StoreInterpreter(
+            core: core, io: io, logger: F.logger, name: "counter", app: "counter", effectToken: 0, quarantineAsked: (3, "died twice"))
+        core.start(now: F.at(0))
+        try interpreter.carryOut()
+        #expect(io.calls == ["QUARANTINE-REQUEST 3", "REPLAY-REQUEST 1"], "\(io.calls)")
+        #expect(interpreter.quarantineAsked?.seq == 3)
+    }
+
+    @Test("a host that reports durable what was never written stops the node at that step (the cores' preconditions)")
+    func wrongStepTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let log = MemoryLog(history: HistoryID(cluster: 0xC1, epoch: 1), clientScope: ClientScope(k0: 1, k1: 2))
+            let core = try DispatcherBoot.core(
+                rules: DispatcherRules(apps: []), log: log, now: NodeTime(milliseconds: 0, wallNanoseconds: 0),
+                logger: Logger(label: "trap") { _ in SwiftLogNoOpLogHandler() })
+            core.durable(through: 1)
+        }
+        await #expect(processExitsWith: .failure) {
+            let core = StandbyCore(
+                lastSeq: 3, lastStamp: HistoryID(cluster: 0xC1, epoch: 1).rawValue, newestEpoch: 1,
+                now: NodeTime(milliseconds: 0, wallNanoseconds: 0), logger: Logger(label: "trap") { _ in SwiftLogNoOpLogHandler() })
+            core.durable(through: 4)
+        }
+    }
+}

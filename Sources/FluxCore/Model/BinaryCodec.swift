@@ -31,11 +31,11 @@ public struct BinaryPayloadCodec: PayloadCodec {
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         // A type with a generated conformance (`@WireCodable`) writes the same bytes without `Encodable`.
         if generated, let value = value as? any WireEncodable { return try Self.wireEncode(value) }
-        let writer = BinaryWriter()
-        writer.bytes.append(Self.marker)
-        try writer.encodeValue(value, depth: 0, codingPath: [])
-        writer.closeContainers(deeperThan: -1)
-        return writer.bytes
+        let encoding = BinaryEncoding()
+        encoding.writer.bytes.append(Self.marker)
+        try encoding.encodeValue(value, depth: 0, codingPath: [])
+        encoding.closeContainers(deeperThan: -1)
+        return encoding.writer.bytes
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
@@ -48,8 +48,8 @@ public struct BinaryPayloadCodec: PayloadCodec {
             }
             return value
         }
-        let reader = BinaryReader(bytes)
-        let end = try reader.valueEnd(at: 1, codingPath: [])
+        let reader = WireReader(bytes)
+        let end = try reader.valueEnd(at: 1, [])
         guard end == bytes.count else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(bytes.count - end) trailing bytes"))
         }

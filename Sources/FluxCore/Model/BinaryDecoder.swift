@@ -1,28 +1,57 @@
-struct _BinaryDecoder: Decoder {
-    let reader: BinaryReader
+/// `Decodable` over the binary format: a thin adapter that reads through ``WireReader`` at offsets, each
+/// container keeping its own position, and gives its errors the coding path.
+extension WireReader {
+    /// The value of type `T` at `offset`, with fast paths for the common scalars.
+    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, codingPath: @autoclosure () -> [any CodingKey]) throws -> T {
+        // swift-format-ignore: NeverForceUnwrap
+        // (each case's cast is to the type its `case is` just matched T against)
+        switch type {
+        case is String.Type: return try string(at: offset, codingPath()).0 as! T
+        case is Int.Type: return try integer(Int.self, at: offset, codingPath()).0 as! T
+        case is UInt64.Type: return try integer(UInt64.self, at: offset, codingPath()).0 as! T
+        case is Bool.Type: return try bool(at: offset, codingPath()) as! T
+        case is Double.Type: return try double(at: offset, codingPath()).0 as! T
+        default: return try T(from: _BinaryDecoder(bytes: bytes, offset: offset, codingPath: codingPath()))
+        }
+    }
+}
+
+/// The decoder and its containers keep only the bytes (one word, as a class reference would be: a
+/// decoder or container small enough sits in its existential without a box) and read through a
+/// ``WireReader`` made over them as needed.
+protocol BinaryDecoding {
+    var bytes: [UInt8] { get }
+}
+
+extension BinaryDecoding {
+    var reader: WireReader { WireReader(bytes) }
+}
+
+struct _BinaryDecoder: Decoder, BinaryDecoding {
+    let bytes: [UInt8]
     let offset: Int
     var codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let (first, count, end) = try reader.container(.map, at: offset, codingPath)
-        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(reader: reader, first: first, count: count, end: end, codingPath: codingPath))
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(bytes: bytes, first: first, count: count, end: end, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let (first, count, _) = try reader.container(.array, at: offset, codingPath)
-        return BinaryUnkeyedDecoder(reader: reader, cursor: first, count: count, codingPath: codingPath)
+        return BinaryUnkeyedDecoder(bytes: bytes, cursor: first, count: count, codingPath: codingPath)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecoder(reader: reader, offset: offset, codingPath: codingPath)
+        BinarySingleValueDecoder(bytes: bytes, offset: offset, codingPath: codingPath)
     }
 }
 
 /// Looks keys up starting where the previous one was found, so fields read in the order they were
 /// written (as synthesized conformances do) cost one comparison each.
-final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let reader: BinaryReader
+final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, BinaryDecoding {
+    let bytes: [UInt8]
     let first: Int
     let count: Int
     let end: Int
@@ -31,8 +60,8 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private var cursor: Int
     private var cursorIndex = 0
 
-    init(reader: BinaryReader, first: Int, count: Int, end: Int, codingPath: [any CodingKey]) {
-        self.reader = reader
+    init(bytes: [UInt8], first: Int, count: Int, end: Int, codingPath: [any CodingKey]) {
+        self.bytes = bytes
         self.first = first
         self.count = count
         self.end = end
@@ -56,9 +85,9 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var offset = first
         for _ in 0..<count {
             guard let (start, keyEnd) = try? reader.run(at: offset, codingPath),
-                let next = try? reader.valueEnd(at: keyEnd, codingPath: codingPath)
+                let next = try? reader.valueEnd(at: keyEnd, codingPath)
             else { break }
-            if let key = Key(stringValue: String(decoding: reader.bytes[start..<keyEnd], as: UTF8.self)) { keys.append(key) }
+            if let key = Key(stringValue: String(decoding: bytes[start..<keyEnd], as: UTF8.self)) { keys.append(key) }
             offset = next
         }
         return keys
@@ -72,7 +101,7 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         for _ in 0..<count {
             if index == count { offset = first; index = 0 }
             let (equal, valueAt) = try reader.keyEquals(at: offset, name, codingPath)
-            let next = try reader.valueEnd(at: valueAt, codingPath: codingPath)
+            let next = try reader.valueEnd(at: valueAt, codingPath)
             guard next <= end else { throw reader.corrupted("entry past its container", codingPath) }
             index += 1
             if equal {
@@ -108,30 +137,30 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader.bool(at: value(key), codingPath + [key]) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader.string(at: value(key), codingPath + [key]) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader.double(at: value(key), codingPath + [key]) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader.float(at: value(key), codingPath + [key]) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try reader.integer(type, at: value(key), codingPath + [key]) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try reader.integer(type, at: value(key), codingPath + [key]) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader.string(at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader.double(at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader.float(at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try reader.decodeValue(type, at: value(key), codingPath: codingPath)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).container(keyedBy: type)
+        try _BinaryDecoder(bytes: bytes, offset: value(key), codingPath: codingPath).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try _BinaryDecoder(reader: reader, offset: value(key), codingPath: codingPath).unkeyedContainer()
+        try _BinaryDecoder(bytes: bytes, offset: value(key), codingPath: codingPath).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
@@ -140,8 +169,8 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             var offset = first
             for _ in 0..<count {
                 let (equal, valueAt) = try reader.keyEquals(at: offset, "super", codingPath)
-                if equal { return _BinaryDecoder(reader: reader, offset: valueAt, codingPath: codingPath) }
-                offset = try reader.valueEnd(at: valueAt, codingPath: codingPath)
+                if equal { return _BinaryDecoder(bytes: bytes, offset: valueAt, codingPath: codingPath) }
+                offset = try reader.valueEnd(at: valueAt, codingPath)
             }
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "no value for 'super'"))
         }
@@ -149,19 +178,19 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        _BinaryDecoder(reader: reader, offset: try value(key), codingPath: codingPath)
+        _BinaryDecoder(bytes: bytes, offset: try value(key), codingPath: codingPath)
     }
 }
 
-struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
-    let reader: BinaryReader
+struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer, BinaryDecoding {
+    let bytes: [UInt8]
     var cursor: Int
     let total: Int
     var codingPath: [any CodingKey]
     var currentIndex = 0
 
-    init(reader: BinaryReader, cursor: Int, count: Int, codingPath: [any CodingKey]) {
-        self.reader = reader
+    init(bytes: [UInt8], cursor: Int, count: Int, codingPath: [any CodingKey]) {
+        self.bytes = bytes
         self.cursor = cursor
         self.total = count
         self.codingPath = codingPath
@@ -176,7 +205,7 @@ struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "array is at its end"))
         }
         let offset = cursor
-        cursor = try reader.valueEnd(at: offset, codingPath: codingPath)
+        cursor = try reader.valueEnd(at: offset, codingPath)
         currentIndex += 1
         return offset
     }
@@ -188,13 +217,13 @@ struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: next(), codingPath) }
-    mutating func decode(_ type: String.Type) throws -> String { try reader.string(at: next(), codingPath) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try reader.double(at: next(), codingPath) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try reader.float(at: next(), codingPath) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: next(), codingPath) }
+    mutating func decode(_ type: String.Type) throws -> String { try reader.string(at: next(), codingPath).0 }
+    mutating func decode(_ type: Double.Type) throws -> Double { try reader.double(at: next(), codingPath).0 }
+    mutating func decode(_ type: Float.Type) throws -> Float { try reader.float(at: next(), codingPath).0 }
+    mutating func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: next(), codingPath).0 }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let index = currentIndex
@@ -204,38 +233,38 @@ struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try _BinaryDecoder(reader: reader, offset: next(), codingPath: codingPath).container(keyedBy: type)
+        try _BinaryDecoder(bytes: bytes, offset: next(), codingPath: codingPath).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try _BinaryDecoder(reader: reader, offset: next(), codingPath: codingPath).unkeyedContainer()
+        try _BinaryDecoder(bytes: bytes, offset: next(), codingPath: codingPath).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        _BinaryDecoder(reader: reader, offset: try next(), codingPath: codingPath)
+        _BinaryDecoder(bytes: bytes, offset: try next(), codingPath: codingPath)
     }
 }
 
-struct BinarySingleValueDecoder: SingleValueDecodingContainer {
-    let reader: BinaryReader
+struct BinarySingleValueDecoder: SingleValueDecodingContainer, BinaryDecoding {
+    let bytes: [UInt8]
     let offset: Int
     var codingPath: [any CodingKey]
 
     func decodeNil() -> Bool { (try? reader.isNil(at: offset, codingPath)) ?? false }
     func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: offset, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try reader.string(at: offset, codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try reader.double(at: offset, codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { try reader.float(at: offset, codingPath) }
-    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try reader.string(at: offset, codingPath).0 }
+    func decode(_ type: Double.Type) throws -> Double { try reader.double(at: offset, codingPath).0 }
+    func decode(_ type: Float.Type) throws -> Float { try reader.float(at: offset, codingPath).0 }
+    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath).0 }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decodeValue(type, at: offset, codingPath: codingPath) }
 }
 

@@ -21,13 +21,13 @@ extension BinaryPayloadCodec {
 
 extension BinaryToJSON {
     /// A reader of `input` that writes nothing: no output is reserved.
-    init(reading input: [UInt8]) { self.input = input }
+    init(reading input: [UInt8]) { reader = WireReader(input) }
 
     /// The offset just past the value at `offset` (within `limit`), having checked its whole structure
     /// with the readers the transcoder uses: tags, varints, containers, and UTF-8 in strings and keys.
     func wellFormedEnd(at offset: Int, limit: Int, depth: Int) throws(GenericJSONError) -> Int {
-        guard offset < limit, let tag = BinaryTag(rawValue: input[offset]) else { return try skip(at: offset, limit: limit) }
-        switch tag {
+        let kind = try tag(at: offset, limit: limit)
+        switch kind {
         case .string:
             let (start, end) = try run(at: offset + 1, limit: limit)
             try JSONText.validateUTF8(input, start, end)
@@ -40,7 +40,7 @@ extension BinaryToJSON {
             let (first, count, end) = try container(at: offset, limit: limit, depth: 0)
             var at = first
             for _ in 0..<count {
-                if tag == .map {
+                if kind == .map {
                     let (keyStart, keyEnd) = try run(at: at, limit: end)
                     try JSONText.validateUTF8(input, keyStart, keyEnd)
                     at = keyEnd

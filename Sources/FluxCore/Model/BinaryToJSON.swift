@@ -9,13 +9,15 @@ struct BinaryToJSON {
         var value: Int
     }
 
-    let input: [UInt8]
+    /// The binary format's reader, over the payload: the transcoder reads every piece through it.
+    let reader: WireReader
+    var input: [UInt8] { reader.bytes }
     var out: [UInt8] = []
     /// The entries of every object being written, innermost last (one buffer for all levels).
     var entries: [Entry] = []
 
     init(input: [UInt8]) {
-        self.input = input
+        reader = WireReader(input)
         out.reserveCapacity(input.count + input.count / 2)
     }
 
@@ -26,11 +28,7 @@ struct BinaryToJSON {
 
     /// Writes the value at `offset`, which must end by `limit`; returns the offset just past it.
     mutating func value(at offset: Int, limit: Int, depth: Int) throws(GenericJSONError) -> Int {
-        guard offset < limit else { throw GenericJSONError(.truncated, at: offset, "a value is missing") }
-        guard let tag = BinaryTag(rawValue: input[offset]) else {
-            throw GenericJSONError(.malformed, at: offset, "unknown tag 0x\(String(input[offset], radix: 16))")
-        }
-        switch tag {
+        switch try tag(at: offset, limit: limit) {
         case .null:
             out.append(contentsOf: JSONText.null)
             return offset + 1
@@ -54,16 +52,10 @@ struct BinaryToJSON {
             JSONText.appendInteger(raw, negative: false, to: &out)
             return end
         case .double:
-            guard limit - offset >= 9 else { throw GenericJSONError(.truncated, at: offset, "a double needs 8 bytes") }
-            var bits: UInt64 = 0
-            for i in 0..<8 { bits |= UInt64(input[offset + 1 + i]) << (8 * UInt64(i)) }
-            try JSONText.appendDouble(Double(bitPattern: bits), at: offset, to: &out)
+            try JSONText.appendDouble(Double(bitPattern: try number(at: offset, width: 8, limit: limit)), at: offset, to: &out)
             return offset + 9
         case .float:
-            guard limit - offset >= 5 else { throw GenericJSONError(.truncated, at: offset, "a float needs 4 bytes") }
-            var bits: UInt32 = 0
-            for i in 0..<4 { bits |= UInt32(input[offset + 1 + i]) << (8 * UInt32(i)) }
-            try JSONText.appendFloat(Float(bitPattern: bits), at: offset, to: &out)
+            try JSONText.appendFloat(Float(bitPattern: UInt32(try number(at: offset, width: 4, limit: limit))), at: offset, to: &out)
             return offset + 5
         case .string:
             let (start, end) = try run(at: offset + 1, limit: limit)
@@ -124,65 +116,57 @@ struct BinaryToJSON {
         out.append(ASCII.closeBrace)
     }
 
-    /// The offset just past the value at `offset` (within `limit`), without writing it.
-    func skip(at offset: Int, limit: Int) throws(GenericJSONError) -> Int {
-        guard offset < limit else { throw GenericJSONError(.truncated, at: offset, "a value is missing") }
-        guard let tag = BinaryTag(rawValue: input[offset]) else {
-            throw GenericJSONError(.malformed, at: offset, "unknown tag 0x\(String(input[offset], radix: 16))")
-        }
-        switch tag {
-        case .null, .false, .true: return offset + 1
-        case .int, .uint: return try varint(at: offset + 1, limit: limit).1
-        case .double, .float:
-            let end = offset + (tag == .double ? 9 : 5)
-            guard end <= limit else { throw GenericJSONError(.truncated, at: offset, "a number runs past its end") }
-            return end
-        case .string: return try run(at: offset + 1, limit: limit).1
-        case .array, .map: return try container(at: offset, limit: limit, depth: 0).2
-        }
+    // The reader's pieces, their faults worded as the transcoder's errors.
+
+    func tag(at offset: Int, limit: Int) throws(GenericJSONError) -> BinaryTag {
+        do { return try reader.tag(at: offset, limit: limit) } catch { throw error.jsonError }
     }
 
-    /// A container's header: (first entry, count, end).
+    /// The offset just past the value at `offset` (within `limit`), without writing it.
+    func skip(at offset: Int, limit: Int) throws(GenericJSONError) -> Int {
+        do { return try reader.valueEnd(at: offset, limit: limit) } catch { throw error.jsonError }
+    }
+
+    /// A container's header: (first entry, count, end), no deeper than JSON may nest.
     func container(at offset: Int, limit: Int, depth: Int) throws(GenericJSONError) -> (Int, Int, Int) {
         guard depth < GenericJSON.maximumDepth else {
             throw GenericJSONError(.tooDeep, at: offset, "arrays and objects nested deeper than \(GenericJSON.maximumDepth)")
         }
-        guard limit - offset >= 9 else { throw GenericJSONError(.truncated, at: offset, "a container header needs 8 bytes") }
-        let length = u32(at: offset + 1), count = u32(at: offset + 5)
-        guard length <= limit - offset - 9 else {
-            throw GenericJSONError(.truncated, at: offset, "a container of \(length) bytes runs past its end")
-        }
-        // Every entry takes at least one byte: a count larger than the content is a lie.
-        guard count <= length else { throw GenericJSONError(.malformed, at: offset, "a container of \(length) bytes cannot hold \(count) values") }
-        return (offset + 9, count, offset + 9 + length)
+        do { return try reader.header(at: offset, limit: limit) } catch { throw error.jsonError }
+    }
+
+    func varint(at offset: Int, limit: Int) throws(GenericJSONError) -> (UInt64, Int) {
+        do { return try reader.varint(at: offset, limit: limit) } catch { throw error.jsonError }
+    }
+
+    /// A length-prefixed run of bytes (a string or a key): (start, end).
+    func run(at offset: Int, limit: Int) throws(GenericJSONError) -> (Int, Int) {
+        do { return try reader.run(at: offset, limit: limit) } catch { throw error.jsonError }
+    }
+
+    func number(at offset: Int, width: Int, limit: Int) throws(GenericJSONError) -> UInt64 {
+        do { return try reader.number(at: offset, width: width, limit: limit) } catch { throw error.jsonError }
     }
 
     func lengthMismatch(_ offset: Int, _ cursor: Int, _ end: Int) -> GenericJSONError {
         GenericJSONError(.malformed, at: offset, "a container's values end at byte \(cursor), its length says \(end)")
     }
+}
 
-    func u32(at offset: Int) -> Int {
-        Int(input[offset]) | Int(input[offset + 1]) << 8 | Int(input[offset + 2]) << 16 | Int(input[offset + 3]) << 24
-    }
-
-    /// A LEB128 varint: (value, offset past it). More than 64 bits is malformed.
-    func varint(at offset: Int, limit: Int) throws(GenericJSONError) -> (UInt64, Int) {
-        var value: UInt64 = 0, shift: UInt64 = 0, i = offset
-        while true {
-            guard i < limit else { throw GenericJSONError(.truncated, at: offset, "a number runs past its end") }
-            let byte = input[i]
-            guard shift < 63 || (shift == 63 && byte <= 1) else { throw GenericJSONError(.malformed, at: offset, "a number wider than 64 bits") }
-            value |= UInt64(byte & 0x7F) << shift
-            i += 1
-            if byte < 0x80 { return (value, i) }
-            shift += 7
+extension BinaryFault {
+    /// The fault as the JSON transcoder (and the intake's structure check) reports it.
+    var jsonError: GenericJSONError {
+        switch kind {
+        case .missing: GenericJSONError(.truncated, at: offset, "a value is missing")
+        case .unknownTag(let byte): GenericJSONError(.malformed, at: offset, "unknown tag 0x\(String(byte, radix: 16))")
+        case .shortVarint: GenericJSONError(.truncated, at: offset, "a number runs past its end")
+        case .wideVarint: GenericJSONError(.malformed, at: offset, "a number wider than 64 bits")
+        case .shortNumber(let width): GenericJSONError(.truncated, at: offset, "a \(width == 8 ? "double" : "float") needs \(width) bytes")
+        case .shortString(let length): GenericJSONError(.truncated, at: offset, "a string of \(length) bytes runs past its end")
+        case .shortHeader: GenericJSONError(.truncated, at: offset, "a container header needs 8 bytes")
+        case .shortContainer(let length): GenericJSONError(.truncated, at: offset, "a container of \(length) bytes runs past its end")
+        case .badCount(let length, let count):
+            GenericJSONError(.malformed, at: offset, "a container of \(length) bytes cannot hold \(count) values")
         }
-    }
-
-    /// A length-prefixed run of bytes (a string or a key): (start, end).
-    func run(at offset: Int, limit: Int) throws(GenericJSONError) -> (Int, Int) {
-        let (length, start) = try varint(at: offset, limit: limit)
-        guard length <= UInt64(limit - start) else { throw GenericJSONError(.truncated, at: offset, "a string of \(length) bytes runs past its end") }
-        return (start, start + Int(length))
     }
 }

@@ -1,37 +1,55 @@
-final class BinaryWriter {
-    var bytes: [UInt8] = []
-    /// Containers whose length is not yet final: (offset of the length field, depth), innermost last.
-    /// A container is complete once anything at its own depth or shallower is written next.
-    private var open: [(lengthAt: Int, depth: Int)] = []
+/// The binary format's one writer (BinaryCodec.swift documents the format): it appends values to
+/// `bytes`. Generated code (`@WireCodable`) writes a map as `beginMap`, then `key` and one value per
+/// entry, then `end(_:count:)`; the `Codable` encoder (BinaryEncoder.swift) writes through it too, setting
+/// a container's count as each entry comes and its length once it knows nothing more goes in.
+public struct WireWriter {
+    public var bytes: [UInt8]
 
-    init() { bytes.reserveCapacity(64) }
-
-    func closeContainers(deeperThan depth: Int) {
-        while let last = open.last, last.depth > depth {
-            open.removeLast()
-            let length = UInt32(truncatingIfNeeded: bytes.count - last.lengthAt - 8)
-            patch(length, at: last.lengthAt)
-        }
+    public init(bytes: [UInt8] = []) {
+        self.bytes = bytes
+        self.bytes.reserveCapacity(64)
     }
 
-    func patch(_ value: UInt32, at offset: Int) {
+    /// Where a container's length and count go once its contents are written.
+    public struct Container {
+        @usableFromInline let lengthAt: Int
+        @usableFromInline init(lengthAt: Int) { self.lengthAt = lengthAt }
+    }
+
+    public mutating func beginMap() -> Container { begin(.map) }
+    public mutating func beginArray() -> Container { begin(.array) }
+
+    /// Writes a container's tag and room for its length and count.
+    mutating func begin(_ tag: BinaryTag) -> Container {
+        bytes.append(tag.rawValue)
+        let lengthAt = bytes.count
+        bytes.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+        return Container(lengthAt: lengthAt)
+    }
+
+    /// Closes a container holding `count` entries (a map's entry is a key and its value).
+    public mutating func end(_ container: Container, count: Int) {
+        setLength(of: container)
+        setCount(count, of: container)
+    }
+
+    /// Sets a container's length to what was written since its header.
+    mutating func setLength(of container: Container) {
+        patch(UInt32(truncatingIfNeeded: bytes.count - container.lengthAt - 8), at: container.lengthAt)
+    }
+
+    mutating func setCount(_ count: Int, of container: Container) {
+        patch(UInt32(truncatingIfNeeded: count), at: container.lengthAt + 4)
+    }
+
+    private mutating func patch(_ value: UInt32, at offset: Int) {
         bytes[offset] = UInt8(truncatingIfNeeded: value)
         bytes[offset + 1] = UInt8(truncatingIfNeeded: value >> 8)
         bytes[offset + 2] = UInt8(truncatingIfNeeded: value >> 16)
         bytes[offset + 3] = UInt8(truncatingIfNeeded: value >> 24)
     }
 
-    /// Starts a container value at `depth`; returns the offset of its count field.
-    func beginContainer(_ tag: BinaryTag, depth: Int) -> Int {
-        closeContainers(deeperThan: depth)
-        bytes.append(tag.rawValue)
-        let lengthAt = bytes.count
-        bytes.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
-        open.append((lengthAt, depth))
-        return lengthAt + 4
-    }
-
-    func varint(_ value: UInt64) {
+    private mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -40,7 +58,17 @@ final class BinaryWriter {
         bytes.append(UInt8(v))
     }
 
-    func key(_ key: String) {
+    /// A map entry's key (a field or case name written by generated code).
+    public mutating func key(_ key: StaticString) {
+        if key.hasPointerRepresentation {
+            varint(UInt64(key.utf8CodeUnitCount))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        } else {
+            self.key("\(key)")
+        }
+    }
+
+    public mutating func key(_ key: String) {
         var key = key
         key.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
@@ -48,52 +76,52 @@ final class BinaryWriter {
         }
     }
 
-    func string(_ value: String) {
+    public mutating func writeNil() { bytes.append(BinaryTag.null.rawValue) }
+    public mutating func write(_ value: Bool) { bytes.append(value ? BinaryTag.true.rawValue : BinaryTag.false.rawValue) }
+
+    public mutating func write(_ value: String) {
         bytes.append(BinaryTag.string.rawValue)
         key(value)
     }
 
-    func int(_ value: Int64) {
+    public mutating func write(_ value: Int64) {
         bytes.append(BinaryTag.int.rawValue)
         varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
 
-    func uint(_ value: UInt64) {
+    public mutating func write(_ value: UInt64) {
         bytes.append(BinaryTag.uint.rawValue)
         varint(value)
     }
 
-    func double(_ value: Double) {
+    public mutating func write(_ value: Double) {
         bytes.append(BinaryTag.double.rawValue)
         var bits = value.bitPattern.littleEndian
         withUnsafeBytes(of: &bits) { bytes.append(contentsOf: $0) }
     }
 
-    func float(_ value: Float) {
+    public mutating func write(_ value: Float) {
         bytes.append(BinaryTag.float.rawValue)
         var bits = value.bitPattern.littleEndian
         withUnsafeBytes(of: &bits) { bytes.append(contentsOf: $0) }
     }
 
-    func bool(_ value: Bool) { bytes.append(value ? BinaryTag.true.rawValue : BinaryTag.false.rawValue) }
-    func null() { bytes.append(BinaryTag.null.rawValue) }
+    /// One value, by its generated or built-in conformance.
+    @inlinable
+    public mutating func encode<T: WireEncodable>(_ value: T) throws { try value.wireEncode(to: &self) }
 
-    /// Writes one value at `depth`, with fast paths for the common scalars.
-    func encodeValue<T: Encodable>(_ value: T, depth: Int, codingPath: [any CodingKey]) throws {
-        closeContainers(deeperThan: depth)
-        // swift-format-ignore: NeverForceUnwrap
-        // (each case's cast is to the type its `case is` just matched T against)
-        switch T.self {
-        case is String.Type: string(value as! String)
-        case is Int.Type: int(Int64(value as! Int))
-        case is UInt64.Type: uint(value as! UInt64)
-        case is Bool.Type: bool(value as! Bool)
-        case is Double.Type: double(value as! Double)
-        default:
-            let start = bytes.count
-            try value.encode(to: _BinaryEncoder(writer: self, depth: depth, codingPath: codingPath))
-            // A value that wrote nothing (a custom encode(to:) that is empty) still takes one slot.
-            if bytes.count == start { _ = beginContainer(.map, depth: depth) }
+    /// One value of a type without a conformance: through `Encodable`, the same bytes as the `Codable`
+    /// path writes (a value of a conforming type seen only as `Encodable` still takes its own path).
+    @_disfavoredOverload
+    public mutating func encode<T: Encodable>(_ value: T) throws {
+        if let value = value as? any WireEncodable {
+            try value.wireEncode(to: &self)
+            return
         }
+        let encoding = BinaryEncoding()
+        swap(&encoding.writer, &self)
+        defer { swap(&encoding.writer, &self) }
+        try encoding.encodeValue(value, depth: 0, codingPath: [])
+        encoding.closeContainers(deeperThan: -1)
     }
 }

@@ -48,12 +48,12 @@ public struct BinaryPayloadCodec: PayloadCodec {
             }
             return value
         }
-        let reader = WireReader(bytes)
-        let end = try reader.valueEnd(at: 1, [])
+        let shared = SharedReader(bytes)
+        let end = try shared.reader.valueEnd(at: 1, [])
         guard end == bytes.count else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(bytes.count - end) trailing bytes"))
         }
-        return try reader.decodeValue(type, at: 1, codingPath: [])
+        return try shared.decodeValue(type, at: 1, codingPath: [])
     }
 
     /// True when `bytes` is a binary map of one entry whose key is `key` (an action's case name), read

@@ -1,57 +1,53 @@
 /// `Decodable` over the binary format: a thin adapter that reads through ``WireReader`` at offsets, each
 /// container keeping its own position, and gives its errors the coding path.
-extension WireReader {
+///
+/// The decoder and its containers share one reader through this reference: each of them stays one word
+/// wide in it, small enough to sit in its existential without a box of its own, and reads in place.
+final class SharedReader {
+    let reader: WireReader
+
+    init(_ bytes: [UInt8]) { reader = WireReader(bytes) }
+
     /// The value of type `T` at `offset`, with fast paths for the common scalars.
     func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, codingPath: @autoclosure () -> [any CodingKey]) throws -> T {
         // swift-format-ignore: NeverForceUnwrap
         // (each case's cast is to the type its `case is` just matched T against)
         switch type {
-        case is String.Type: return try string(at: offset, codingPath()).0 as! T
-        case is Int.Type: return try integer(Int.self, at: offset, codingPath()).0 as! T
-        case is UInt64.Type: return try integer(UInt64.self, at: offset, codingPath()).0 as! T
-        case is Bool.Type: return try bool(at: offset, codingPath()) as! T
-        case is Double.Type: return try double(at: offset, codingPath()).0 as! T
-        default: return try T(from: _BinaryDecoder(bytes: bytes, offset: offset, codingPath: codingPath()))
+        case is String.Type: return try reader.string(at: offset, codingPath()).0 as! T
+        case is Int.Type: return try reader.integer(Int.self, at: offset, codingPath()).0 as! T
+        case is UInt64.Type: return try reader.integer(UInt64.self, at: offset, codingPath()).0 as! T
+        case is Bool.Type: return try reader.bool(at: offset, codingPath()) as! T
+        case is Double.Type: return try reader.double(at: offset, codingPath()).0 as! T
+        default: return try T(from: _BinaryDecoder(shared: self, offset: offset, codingPath: codingPath()))
         }
     }
 }
 
-/// The decoder and its containers keep only the bytes (one word, as a class reference would be: a
-/// decoder or container small enough sits in its existential without a box) and read through a
-/// ``WireReader`` made over them as needed.
-protocol BinaryDecoding {
-    var bytes: [UInt8] { get }
-}
-
-extension BinaryDecoding {
-    var reader: WireReader { WireReader(bytes) }
-}
-
-struct _BinaryDecoder: Decoder, BinaryDecoding {
-    let bytes: [UInt8]
+struct _BinaryDecoder: Decoder {
+    let shared: SharedReader
     let offset: Int
     var codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let (first, count, end) = try reader.container(.map, at: offset, codingPath)
-        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(bytes: bytes, first: first, count: count, end: end, codingPath: codingPath))
+        let (first, count, end) = try shared.reader.container(.map, at: offset, codingPath)
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(shared: shared, first: first, count: count, end: end, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (first, count, _) = try reader.container(.array, at: offset, codingPath)
-        return BinaryUnkeyedDecoder(bytes: bytes, cursor: first, count: count, codingPath: codingPath)
+        let (first, count, _) = try shared.reader.container(.array, at: offset, codingPath)
+        return BinaryUnkeyedDecoder(shared: shared, cursor: first, count: count, codingPath: codingPath)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecoder(bytes: bytes, offset: offset, codingPath: codingPath)
+        BinarySingleValueDecoder(shared: shared, offset: offset, codingPath: codingPath)
     }
 }
 
 /// Looks keys up starting where the previous one was found, so fields read in the order they were
 /// written (as synthesized conformances do) cost one comparison each.
-final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, BinaryDecoding {
-    let bytes: [UInt8]
+final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let shared: SharedReader
     let first: Int
     let count: Int
     let end: Int
@@ -60,8 +56,8 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, 
     private var cursor: Int
     private var cursorIndex = 0
 
-    init(bytes: [UInt8], first: Int, count: Int, end: Int, codingPath: [any CodingKey]) {
-        self.bytes = bytes
+    init(shared: SharedReader, first: Int, count: Int, end: Int, codingPath: [any CodingKey]) {
+        self.shared = shared
         self.first = first
         self.count = count
         self.end = end
@@ -84,10 +80,10 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, 
         var keys: [Key] = []
         var offset = first
         for _ in 0..<count {
-            guard let (start, keyEnd) = try? reader.run(at: offset, codingPath),
-                let next = try? reader.valueEnd(at: keyEnd, codingPath)
+            guard let (start, keyEnd) = try? shared.reader.run(at: offset, codingPath),
+                let next = try? shared.reader.valueEnd(at: keyEnd, codingPath)
             else { break }
-            if let key = Key(stringValue: String(decoding: bytes[start..<keyEnd], as: UTF8.self)) { keys.append(key) }
+            if let key = Key(stringValue: String(decoding: shared.reader.bytes[start..<keyEnd], as: UTF8.self)) { keys.append(key) }
             offset = next
         }
         return keys
@@ -100,9 +96,9 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, 
         var offset = cursor, index = cursorIndex
         for _ in 0..<count {
             if index == count { offset = first; index = 0 }
-            let (equal, valueAt) = try reader.keyEquals(at: offset, name, codingPath)
-            let next = try reader.valueEnd(at: valueAt, codingPath)
-            guard next <= end else { throw reader.corrupted("entry past its container", codingPath) }
+            let (equal, valueAt) = try shared.reader.keyEquals(at: offset, name, codingPath)
+            let next = try shared.reader.valueEnd(at: valueAt, codingPath)
+            guard next <= end else { throw shared.reader.corrupted("entry past its container", codingPath) }
             index += 1
             if equal {
                 cursor = next
@@ -130,37 +126,37 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, 
     func decodeNil(forKey key: Key) throws -> Bool {
         let (savedCursor, savedIndex) = (cursor, cursorIndex)
         guard let offset = try find(key) else { return true }
-        let isNil = try reader.isNil(at: offset, codingPath)
+        let isNil = try shared.reader.isNil(at: offset, codingPath)
         // A non-nil value is about to be decoded: look it up again from the same place.
         if !isNil { (cursor, cursorIndex) = (savedCursor, savedIndex) }
         return isNil
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader.bool(at: value(key), codingPath + [key]) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader.string(at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader.double(at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader.float(at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try shared.reader.bool(at: value(key), codingPath + [key]) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try shared.reader.string(at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try shared.reader.double(at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try shared.reader.float(at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try shared.reader.integer(type, at: value(key), codingPath + [key]).0 }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try reader.decodeValue(type, at: value(key), codingPath: codingPath)
+        try shared.decodeValue(type, at: value(key), codingPath: codingPath)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try _BinaryDecoder(bytes: bytes, offset: value(key), codingPath: codingPath).container(keyedBy: type)
+        try _BinaryDecoder(shared: shared, offset: value(key), codingPath: codingPath).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try _BinaryDecoder(bytes: bytes, offset: value(key), codingPath: codingPath).unkeyedContainer()
+        try _BinaryDecoder(shared: shared, offset: value(key), codingPath: codingPath).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
@@ -168,9 +164,9 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, 
             // `Key` has no "super" case: find the entry by name all the same.
             var offset = first
             for _ in 0..<count {
-                let (equal, valueAt) = try reader.keyEquals(at: offset, "super", codingPath)
-                if equal { return _BinaryDecoder(bytes: bytes, offset: valueAt, codingPath: codingPath) }
-                offset = try reader.valueEnd(at: valueAt, codingPath)
+                let (equal, valueAt) = try shared.reader.keyEquals(at: offset, "super", codingPath)
+                if equal { return _BinaryDecoder(shared: shared, offset: valueAt, codingPath: codingPath) }
+                offset = try shared.reader.valueEnd(at: valueAt, codingPath)
             }
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "no value for 'super'"))
         }
@@ -178,19 +174,19 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol, 
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        _BinaryDecoder(bytes: bytes, offset: try value(key), codingPath: codingPath)
+        _BinaryDecoder(shared: shared, offset: try value(key), codingPath: codingPath)
     }
 }
 
-struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer, BinaryDecoding {
-    let bytes: [UInt8]
+struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
+    let shared: SharedReader
     var cursor: Int
     let total: Int
     var codingPath: [any CodingKey]
     var currentIndex = 0
 
-    init(bytes: [UInt8], cursor: Int, count: Int, codingPath: [any CodingKey]) {
-        self.bytes = bytes
+    init(shared: SharedReader, cursor: Int, count: Int, codingPath: [any CodingKey]) {
+        self.shared = shared
         self.cursor = cursor
         self.total = count
         self.codingPath = codingPath
@@ -205,67 +201,67 @@ struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer, BinaryDecoding {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "array is at its end"))
         }
         let offset = cursor
-        cursor = try reader.valueEnd(at: offset, codingPath)
+        cursor = try shared.reader.valueEnd(at: offset, codingPath)
         currentIndex += 1
         return offset
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd, try reader.isNil(at: cursor, codingPath) else { return false }
+        guard !isAtEnd, try shared.reader.isNil(at: cursor, codingPath) else { return false }
         _ = try next()
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: next(), codingPath) }
-    mutating func decode(_ type: String.Type) throws -> String { try reader.string(at: next(), codingPath).0 }
-    mutating func decode(_ type: Double.Type) throws -> Double { try reader.double(at: next(), codingPath).0 }
-    mutating func decode(_ type: Float.Type) throws -> Float { try reader.float(at: next(), codingPath).0 }
-    mutating func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: next(), codingPath).0 }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: next(), codingPath).0 }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: next(), codingPath).0 }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try shared.reader.bool(at: next(), codingPath) }
+    mutating func decode(_ type: String.Type) throws -> String { try shared.reader.string(at: next(), codingPath).0 }
+    mutating func decode(_ type: Double.Type) throws -> Double { try shared.reader.double(at: next(), codingPath).0 }
+    mutating func decode(_ type: Float.Type) throws -> Float { try shared.reader.float(at: next(), codingPath).0 }
+    mutating func decode(_ type: Int.Type) throws -> Int { try shared.reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try shared.reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try shared.reader.integer(type, at: next(), codingPath).0 }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try shared.reader.integer(type, at: next(), codingPath).0 }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let index = currentIndex
-        do { return try reader.decodeValue(type, at: next(), codingPath: []) } catch let error as DecodingError {
+        do { return try shared.decodeValue(type, at: next(), codingPath: []) } catch let error as DecodingError {
             throw error.prepending(IndexKey(intValue: index))
         }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try _BinaryDecoder(bytes: bytes, offset: next(), codingPath: codingPath).container(keyedBy: type)
+        try _BinaryDecoder(shared: shared, offset: next(), codingPath: codingPath).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try _BinaryDecoder(bytes: bytes, offset: next(), codingPath: codingPath).unkeyedContainer()
+        try _BinaryDecoder(shared: shared, offset: next(), codingPath: codingPath).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        _BinaryDecoder(bytes: bytes, offset: try next(), codingPath: codingPath)
+        _BinaryDecoder(shared: shared, offset: try next(), codingPath: codingPath)
     }
 }
 
-struct BinarySingleValueDecoder: SingleValueDecodingContainer, BinaryDecoding {
-    let bytes: [UInt8]
+struct BinarySingleValueDecoder: SingleValueDecodingContainer {
+    let shared: SharedReader
     let offset: Int
     var codingPath: [any CodingKey]
 
-    func decodeNil() -> Bool { (try? reader.isNil(at: offset, codingPath)) ?? false }
-    func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(at: offset, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try reader.string(at: offset, codingPath).0 }
-    func decode(_ type: Double.Type) throws -> Double { try reader.double(at: offset, codingPath).0 }
-    func decode(_ type: Float.Type) throws -> Float { try reader.float(at: offset, codingPath).0 }
-    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, at: offset, codingPath).0 }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decodeValue(type, at: offset, codingPath: codingPath) }
+    func decodeNil() -> Bool { (try? shared.reader.isNil(at: offset, codingPath)) ?? false }
+    func decode(_ type: Bool.Type) throws -> Bool { try shared.reader.bool(at: offset, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try shared.reader.string(at: offset, codingPath).0 }
+    func decode(_ type: Double.Type) throws -> Double { try shared.reader.double(at: offset, codingPath).0 }
+    func decode(_ type: Float.Type) throws -> Float { try shared.reader.float(at: offset, codingPath).0 }
+    func decode(_ type: Int.Type) throws -> Int { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int8.Type) throws -> Int8 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int16.Type) throws -> Int16 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int32.Type) throws -> Int32 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: Int64.Type) throws -> Int64 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt.Type) throws -> UInt { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try shared.reader.integer(type, at: offset, codingPath).0 }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try shared.decodeValue(type, at: offset, codingPath: codingPath) }
 }
 
 struct IndexKey: CodingKey {

@@ -83,6 +83,7 @@ public struct WireReader {
 
     // MARK: - The format's pieces, at any offset and within `limit`
 
+    @inline(__always)
     func tag(at offset: Int, limit: Int) throws(BinaryFault) -> BinaryTag {
         guard offset < limit else { throw BinaryFault(.missing, at: offset) }
         guard let tag = BinaryTag(rawValue: bytes[offset]) else { throw BinaryFault(.unknownTag(bytes[offset]), at: offset) }
@@ -91,6 +92,8 @@ public struct WireReader {
 
     /// A LEB128 varint: (value, offset past it). One of more than 64 bits is a fault.
     func varint(at offset: Int, limit: Int) throws(BinaryFault) -> (UInt64, Int) {
+        // Most varints (key and string lengths, small numbers) are one byte.
+        if offset < limit, bytes[offset] < 0x80 { return (UInt64(bytes[offset]), offset + 1) }
         var value: UInt64 = 0, shift: UInt64 = 0, i = offset
         while true {
             guard i < limit else { throw BinaryFault(.shortVarint, at: offset) }
@@ -128,8 +131,9 @@ public struct WireReader {
     }
 
     /// Four bytes little-endian; the caller has checked they are there.
+    @inline(__always)
     func u32(at offset: Int) -> Int {
-        Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24
+        Int(UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }))
     }
 
     /// The offset just past the value at `offset`, read no further than it takes to find its end.
@@ -387,7 +391,7 @@ public struct WireReader {
             return value
         }
         let end = try valueEnd(at: offset, [])
-        let value = try decodeValue(type, at: offset, codingPath: [])
+        let value = try SharedReader(bytes).decodeValue(type, at: offset, codingPath: [])
         offset = end
         return value
     }

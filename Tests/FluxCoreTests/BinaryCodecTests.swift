@@ -65,6 +65,34 @@ struct BinaryCodecTests {
         #expect(throws: DecodingError.self) { try binary.decode(Int.self, from: try binary.encode(1) + [0]) }
     }
 
+    @Test("the decoders, generated and Codable, refuse what the transcoder refuses: a varint past 64 bits, a count past the length")
+    func readersAgree() throws {
+        struct Tally: Codable, Equatable { var count: UInt64 }
+        let marker = BinaryPayloadCodec.marker
+        // The largest UInt64 is nine bytes of 0xFF and then 0x01; a tenth byte of 0x02 would be bit 65.
+        let widest = [marker, 0x04] + [UInt8](repeating: 0xFF, count: 9)
+        #expect(try binary.decode(UInt64.self, from: widest + [0x01]) == .max)
+        let wide = widest + [0x02]
+        #expect(throws: GenericJSONError.self) { try GenericJSON.json(fromWire: wide) }
+        for generated in [true, false] {
+            #expect(throws: DecodingError.self) { try BinaryPayloadCodec(generated: generated).decode(UInt64.self, from: wide) }
+        }
+        // {"x": [nil], "count": 7}, whose array says it holds `entries` values in its one byte.
+        func tally(_ entries: UInt8) -> [UInt8] {
+            [marker, 0x09, 20, 0, 0, 0, 2, 0, 0, 0, 1] + Array("x".utf8) + [0x08, 1, 0, 0, 0, entries, 0, 0, 0, 0x00] + [5] + Array("count".utf8)
+                + [0x04, 0x07]
+        }
+        #expect(try binary.decode(Tally.self, from: tally(1)) == Tally(count: 7))
+        #expect(try GenericJSON.json(fromWire: tally(1)) == Array(#"{"count":7,"x":[null]}"#.utf8))
+        #expect(throws: GenericJSONError.self) { try GenericJSON.json(fromWire: tally(5)) }
+        #expect(throws: DecodingError.self) { try binary.decode(Tally.self, from: tally(5)) }
+        // Generated code skips an unknown field with skipValue.
+        var reader = WireReader(tally(5), offset: 1)
+        _ = try reader.beginMap()
+        _ = try reader.readKey()
+        #expect(throws: DecodingError.self) { try reader.skipValue() }
+    }
+
     @Test("every cut and every single-byte change of an encoded state is refused or decodes; none traps")
     func garbage() throws {
         let bytes = try binary.encode(Everything())

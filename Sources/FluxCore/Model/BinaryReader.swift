@@ -91,6 +91,7 @@ public struct WireReader {
     }
 
     /// A LEB128 varint: (value, offset past it). One of more than 64 bits is a fault.
+    @inline(__always)
     func varint(at offset: Int, limit: Int) throws(BinaryFault) -> (UInt64, Int) {
         // Most varints (key and string lengths, small numbers) are one byte.
         if offset < limit, bytes[offset] < 0x80 { return (UInt64(bytes[offset]), offset + 1) }
@@ -107,6 +108,7 @@ public struct WireReader {
     }
 
     /// A length-prefixed run of bytes (a string or a key) at `offset`: (start, end).
+    @inline(__always)
     func run(at offset: Int, limit: Int) throws(BinaryFault) -> (Int, Int) {
         let (length, start) = try varint(at: offset, limit: limit)
         guard length <= UInt64(limit - start) else { throw BinaryFault(.shortString(length: length), at: offset) }
@@ -122,6 +124,7 @@ public struct WireReader {
     }
 
     /// The header of the container whose tag is at `offset`: (first entry, count, end).
+    @inline(__always)
     func header(at offset: Int, limit: Int) throws(BinaryFault) -> (Int, Int, Int) {
         guard limit - offset >= 9 else { throw BinaryFault(.shortHeader, at: offset) }
         let length = u32(at: offset + 1), count = u32(at: offset + 5)

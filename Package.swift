@@ -102,6 +102,16 @@ let package = Package(
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),
+        // `zflux devtools`: the page and its WebSocket on swift-nio; the cluster's side is the command's.
+        .target(
+            name: "DevtoolsServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(name: "FluxTesting", dependencies: ["FluxCore"]),
         .target(
             name: "FluxClusterTesting",
@@ -147,6 +157,7 @@ let package = Package(
             name: "ZFluxCLI",
             dependencies: [
                 "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Bench", "Cluster", "Simulation", "Devtools", "Leadership",
+                "DevtoolsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

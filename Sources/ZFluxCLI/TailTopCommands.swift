@@ -66,47 +66,28 @@ struct TailCommand: AsyncParsableCommand {
             Thread {
                 continuation.resume(
                     with: Result {
-                        let socket = try SocketDefaults.subscriber(.shared)
-                        defer { socket.close() }
-                        try socket.subscribe(Array((app ?? "").utf8))
-                        try socket.connectSecurely(topology.dispatcher.actions, security)
-                        // The stores' REJECTED notices: what a store refused in its state.
-                        let stores = try SocketDefaults.subscriber(.shared)
-                        defer { stores.close() }
-                        for store in topology.stores where app == nil || store.app == app {
-                            try stores.subscribe(Array(store.name.utf8))
-                            try stores.connectSecurely(store.state, security)
-                        }
-                        while !stop.load(ordering: .acquiring) {
-                            var poller = Poller()
-                            poller.add(.socket(socket))
-                            poller.add(.socket(stores))
-                            guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
-                            while let frames = try socket.receive(dontWait: true) {
-                                // A burst's actions of one app may come as one ACTION-BATCH.
-                                guard let received = try? Message(frames: frames), let actions = try? ActionBatch.unpack(received) else { continue }
-                                for message in actions
-                                where message.kind == .action && (app == nil || message.topicString == app)
-                                    && (type == nil || message.header.actionType == type)
-                                {
-                                    output(json ? jsonLine(message, host) : TailCommand.plainLine(message, host))
-                                }
-                            }
-                            while let frames = try stores.receive(dontWait: true) {
-                                guard let message = try? Message(frames: frames), message.kind == .rejected,
-                                    type == nil || message.header.actionType == type
-                                else { continue }
+                        try followActionStream(
+                            topology: topology, security: security, app: app, type: type,
+                            stopped: { stop.load(ordering: .acquiring) },
+                            onAction: { output(json ? jsonLine($0, host) : TailCommand.plainLine($0, host)) },
+                            onRejected: { message in
                                 let reason = String(decoding: message.payload, as: UTF8.self)
                                 output(
                                     json
-                                        ? "{\"seq\":\(message.header.seq),\"rejected_by\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(message.header.actionType)),\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
+                                        ? TailCommand.rejectedJSONLine(message)
                                         : "\(message.header.seq)  rejected by \(message.topicString): \(message.header.actionType): \(reason)")
-                            }
-                        }
+                            })
                     })
             }.start()
         }
         withExtendedLifetime(signals) {}
+    }
+
+    /// A store's refusal as `tail --json` prints it.
+    static func rejectedJSONLine(_ message: Message) -> String {
+        let reason = String(decoding: message.payload, as: UTF8.self)
+        return
+            "{\"seq\":\(message.header.seq),\"rejected_by\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(message.header.actionType)),\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
     }
 
     static func plainLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {
@@ -171,6 +152,44 @@ struct TopCommand: AsyncParsableCommand {
             }.start()
         }
         withExtendedLifetime(signals) {}
+    }
+}
+
+/// Follows the dispatcher's ordered action stream and the stores' REJECTED notices (what a store
+/// refused in its state) on the calling thread, which owns the two sockets, until `stopped` says so:
+/// `tail` prints them, `devtools` sends them to its page. `app` and `type` keep only those.
+func followActionStream(
+    topology: Topology, security: Security.Settings?, app: String?, type: String?, stopped: () -> Bool,
+    onAction: (Message) -> Void, onRejected: (Message) -> Void
+) throws {
+    let socket = try SocketDefaults.subscriber(.shared)
+    defer { socket.close() }
+    try socket.subscribe(Array((app ?? "").utf8))
+    try socket.connectSecurely(topology.dispatcher.actions, security)
+    let stores = try SocketDefaults.subscriber(.shared)
+    defer { stores.close() }
+    for store in topology.stores where app == nil || store.app == app {
+        try stores.subscribe(Array(store.name.utf8))
+        try stores.connectSecurely(store.state, security)
+    }
+    while !stopped() {
+        var poller = Poller()
+        poller.add(.socket(socket))
+        poller.add(.socket(stores))
+        guard try poller.poll(timeoutMilliseconds: 200) > 0 else { continue }
+        while let frames = try socket.receive(dontWait: true) {
+            // A burst's actions of one app may come as one ACTION-BATCH.
+            guard let received = try? Message(frames: frames), let actions = try? ActionBatch.unpack(received) else { continue }
+            for message in actions
+            where message.kind == .action && (app == nil || message.topicString == app) && (type == nil || message.header.actionType == type) {
+                onAction(message)
+            }
+        }
+        while let frames = try stores.receive(dontWait: true) {
+            guard let message = try? Message(frames: frames), message.kind == .rejected, type == nil || message.header.actionType == type
+            else { continue }
+            onRejected(message)
+        }
     }
 }
 

@@ -64,9 +64,15 @@ public final class TopTable: @unchecked Sendable {
         }
     }
 
+    /// The columns' titles, as the table shows them.
+    package static let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "RESTARTS", "STATE"]
+
+    /// The last sample's rows, a cell per column of ``header`` (what `zflux devtools` sends its page).
+    package var sampledRows: [[String]] { rows }
+
     /// The table; with a filter, only the nodes whose row contains it (case-insensitive).
     public func lines(filter: FilterPrompt = FilterPrompt()) -> Frame {
-        let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "RESTARTS", "STATE"]
+        let header = TopTable.header
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         func format(_ row: [String]) -> String {

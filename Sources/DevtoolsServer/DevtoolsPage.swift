@@ -1,0 +1,321 @@
+/// The devtools page: one HTML file, its script and its style, served by zflux itself (no build
+/// step, nothing fetched from elsewhere: a cluster may run where nothing can be fetched).
+///
+/// Element ids the tests drive are part of the page's contract: `conn`, `nodes`, `stream`,
+/// `filter-app`, `filter-type`, `stores`, `slider`, `travel-seq`, `travel`, `dispatch-app`,
+/// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`.
+enum DevtoolsPage {
+    static let html = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>zflux devtools</title>
+        <link rel="stylesheet" href="/devtools.css">
+        <script src="/devtools.js" defer></script>
+        </head>
+        <body>
+        <header><h1>zflux devtools</h1> <span id="program"></span> <span id="conn" class="bad">connecting</span></header>
+        <main>
+        <section id="cluster"><h2>Nodes</h2><table id="nodes"></table></section>
+        <section id="dispatch"><h2>Dispatch</h2>
+          <form id="dispatch-form">
+            <label>app <select id="dispatch-app"></select></label>
+            <label>action <input id="dispatch-type" list="dispatch-types" autocomplete="off"></label>
+            <datalist id="dispatch-types"></datalist>
+            <label class="wide">arguments (JSON) <textarea id="dispatch-args" rows="2" spellcheck="false">{}</textarea></label>
+            <button id="dispatch-send" type="submit">dispatch</button>
+            <span id="dispatch-summary" class="dim"></span>
+          </form>
+          <div id="dispatch-result"></div>
+        </section>
+        <section id="state-section"><h2>Stores, live</h2><div id="stores"></div></section>
+        <section id="stream-section"><h2>Actions, live</h2>
+          <div class="filters">
+            <input id="filter-app" placeholder="filter by app"> <input id="filter-type" placeholder="filter by type">
+            <span id="stream-count" class="dim"></span>
+          </div>
+          <ol id="stream"></ol>
+        </section>
+        <section id="travel-section"><h2>Time travel</h2>
+          <div class="filters">
+            <input id="slider" type="range" min="0" max="0" value="0" step="1">
+            <span id="travel-seq" class="dim">no seq yet</span>
+            <button id="travel-live" type="button">follow the head</button>
+          </div>
+          <div id="travel"></div>
+        </section>
+        </main>
+        </body>
+        </html>
+        """#
+
+    static let style = #"""
+        :root { color-scheme: light dark; --changed: #fd4; --good: #2a7; --bad: #c33; --dim: #888; }
+        body { font: 13px/1.4 ui-monospace, monospace; margin: 0; }
+        header { padding: 6px 12px; border-bottom: 1px solid var(--dim); }
+        h1 { display: inline; font-size: 15px; } h2 { font-size: 13px; margin: 4px 0; }
+        main { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; padding: 8px; }
+        section { border: 1px solid var(--dim); border-radius: 4px; padding: 6px; overflow: auto; max-height: 45vh; }
+        #cluster, #dispatch { max-height: none; }
+        table { border-collapse: collapse; } td, th { padding: 1px 8px 1px 0; text-align: left; white-space: nowrap; }
+        .bad { color: var(--bad); } .good { color: var(--good); } .dim { color: var(--dim); }
+        .changed { background: var(--changed); color: #000; }
+        details { margin-left: 12px; } summary { cursor: pointer; } .leaf { margin-left: 24px; }
+        .store { margin-bottom: 8px; } .store h3 { font-size: 13px; margin: 2px 0; }
+        #stream { list-style: none; padding: 0; margin: 0; } #stream li { cursor: pointer; white-space: nowrap; }
+        #stream li:hover { text-decoration: underline; }
+        .filters { margin-bottom: 4px; } #slider { width: 60%; vertical-align: middle; }
+        form label { margin-right: 8px; } form .wide { display: block; margin: 4px 0; }
+        textarea { width: 100%; font: inherit; box-sizing: border-box; }
+        .diff { margin: 2px 0 2px 12px; white-space: pre-wrap; }
+        """#
+
+    static let script = #"""
+        "use strict";
+        const $ = (id) => document.getElementById(id);
+        const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
+        let socket = null, nextId = 1;
+        const waiting = new Map();
+        const stores = {};          // name -> {app, version, connection, state, changed}
+        const closed = new Set();   // "store path" of collapsed subtrees
+        let actions = [];           // newest last
+        let catalog = [], head = 0, first = 1, following = true, hello = null;
+
+        function element(tag, attributes, ...children) {
+          const node = document.createElement(tag);
+          for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+          for (const child of children) node.append(child);
+          return node;
+        }
+        const text = (value) => JSON.stringify(value);
+
+        function connect() {
+          socket = new WebSocket(`ws://${location.host}/ws`);
+          socket.onopen = () => { $("conn").textContent = "live"; $("conn").className = "good"; request({op: "range"}); };
+          socket.onclose = () => {
+            $("conn").textContent = "disconnected: retrying"; $("conn").className = "bad";
+            for (const answer of waiting.values()) answer({kind: "error", message: "the connection closed"});
+            waiting.clear();
+            setTimeout(connect, 1000);
+          };
+          socket.onmessage = (event) => receive(JSON.parse(event.data));
+        }
+
+        function request(body) {
+          body.id = nextId++;
+          return new Promise((answer) => {
+            waiting.set(body.id, answer);
+            socket.send(JSON.stringify(body));
+          });
+        }
+
+        function receive(message) {
+          if (message.id && waiting.has(message.id)) {
+            const answer = waiting.get(message.id);
+            waiting.delete(message.id);
+            return answer(message);
+          }
+          switch (message.kind) {
+            case "hello": return greet(message);
+            case "state": return showState(message);
+            case "nodes": return showNodes(message);
+            case "actions": return addActions(message);
+            case "range": return setRange(message);
+          }
+        }
+
+        // The hello: stores, the catalog of the apps this binary hosts, and what needs a token.
+        function greet(message) {
+          hello = message;
+          catalog = message.apps || [];
+          $("program").textContent = `${message.program} · ${message.runDirectory}`;
+          const apps = [...new Set(catalog.map((app) => app.name).concat(message.stores.map((store) => store.app)))];
+          const select = $("dispatch-app");
+          select.replaceChildren(...apps.map((name) => element("option", {value: name}, name)));
+          select.onchange = chooseApp;
+          $("dispatch-type").onchange = chooseType;
+          chooseApp();
+          for (const store of message.stores) stores[store.name] = stores[store.name] || {app: store.app, version: 0, connection: "joining", state: null, changed: new Set()};
+          renderStores();
+        }
+
+        function chooseApp() {
+          const app = catalog.find((app) => app.name === $("dispatch-app").value);
+          const types = app ? app.actions.filter((action) => action.origin !== "effect") : [];
+          $("dispatch-types").replaceChildren(...types.map((action) => element("option", {value: action.type}, action.summary)));
+          $("dispatch-type").value = types.length ? types[0].type : "";
+          chooseType();
+        }
+
+        function chooseType() {
+          const app = catalog.find((app) => app.name === $("dispatch-app").value);
+          const action = app && app.actions.find((action) => action.type === $("dispatch-type").value);
+          $("dispatch-args").value = action ? action.example : "{}";
+          $("dispatch-summary").textContent = action ? action.summary : (app ? "" : "an app this binary does not host: the dispatcher judges the payload");
+        }
+
+        async function dispatch(event) {
+          event.preventDefault();
+          const result = $("dispatch-result");
+          result.className = "dim";
+          result.textContent = "dispatching…";
+          const answer = await request({op: "dispatch", app: $("dispatch-app").value, type: $("dispatch-type").value,
+                                        arguments: $("dispatch-args").value, token});
+          if (answer.outcome === "ack") { result.className = "good"; result.textContent = `ACK: seq ${answer.seq}`; }
+          else if (answer.outcome === "nack") { result.className = "bad"; result.textContent = `NACK: ${answer.reason}`; }
+          else { result.className = "bad"; result.textContent = `${answer.outcome || "error"}: ${answer.reason || answer.message}`; }
+        }
+
+        // Nodes, as `zflux top` shows them.
+        function showNodes(message) {
+          const rows = message.rows.map((row) => element("tr", {class: row[row.length - 1] === "not answering" ? "bad" : ""},
+            ...row.map((cell) => element("td", {}, cell))));
+          $("nodes").replaceChildren(element("tr", {}, ...message.header.map((title) => element("th", {}, title))), ...rows);
+          if (message.head > head) setHead(message.head);
+        }
+
+        // Paths whose values differ between two states: `todos[0].title`; "" is the whole state.
+        function changedPaths(a, b, path, out) {
+          if (text(a) === text(b)) return out;
+          const container = (v) => v !== null && typeof v === "object";
+          if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+            const keys = Array.isArray(a) ? [...Array(Math.max(a.length, b.length)).keys()] : [...new Set(Object.keys(a).concat(Object.keys(b)))];
+            for (const key of keys) changedPaths(a[key], b[key], child(path, key, Array.isArray(a)), out);
+          } else out.add(path);
+          return out;
+        }
+        const child = (path, key, indexed) => indexed ? `${path}[${key}]` : (path ? `${path}.${key}` : String(key));
+
+        function diffLines(a, b, path, out) {
+          if (text(a) === text(b)) return out;
+          const container = (v) => v !== null && typeof v === "object";
+          if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+            const keys = Array.isArray(a) ? [...Array(Math.max(a.length, b.length)).keys()] : [...new Set(Object.keys(a).concat(Object.keys(b)))].sort();
+            for (const key of keys) {
+              const next = child(path, key, Array.isArray(a));
+              if (a[key] === undefined) out.push(["good", `+ ${next}: ${text(b[key])}`]);
+              else if (b[key] === undefined) out.push(["bad", `- ${next}: ${text(a[key])}`]);
+              else diffLines(a[key], b[key], next, out);
+            }
+          } else out.push(["changed", `~ ${path || "(state)"}: ${text(a)} → ${text(b)}`]);
+          return out;
+        }
+
+        // A state as a collapsible tree; changed paths (and what holds them) highlighted.
+        function tree(store, key, value, path, changed) {
+          const hit = [...changed].some((p) => p === path || (path === "" ? true : p.startsWith(path + ".") || p.startsWith(path + "[")));
+          const mark = changed.size && hit ? " changed" : "";
+          if (value !== null && typeof value === "object") {
+            const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+            const summary = element("summary", {class: mark.trim()}, `${key} ${Array.isArray(value) ? `[${value.length}]` : `{${entries.length}}`}`);
+            const node = element("details", {"data-path": path}, summary,
+              ...entries.map(([k, v]) => tree(store, Array.isArray(value) ? `[${k}]` : k, v, child(path, k, Array.isArray(value)), changed)));
+            node.open = !closed.has(`${store} ${path}`);
+            node.addEventListener("toggle", () => node.open ? closed.delete(`${store} ${path}`) : closed.add(`${store} ${path}`));
+            return node;
+          }
+          return element("div", {class: "leaf" + mark, "data-path": path}, `${key}: ${text(value)}`);
+        }
+
+        function showState(message) {
+          const store = stores[message.store] || (stores[message.store] = {app: "", changed: new Set()});
+          store.changed = store.state === null || store.state === undefined ? new Set() : changedPaths(store.state, message.state, "", new Set());
+          Object.assign(store, {version: message.version, connection: message.connection, state: message.state});
+          renderStores();
+        }
+
+        function renderStores() {
+          $("stores").replaceChildren(...Object.keys(stores).sort().map((name) => {
+            const store = stores[name];
+            const title = element("h3", {}, `${name} `, element("span", {class: store.connection === "live" ? "dim" : "bad"},
+              `${store.app} · version ${store.version} · ${store.connection}`));
+            return element("div", {class: "store", "data-store": name, "data-version": String(store.version)}, title,
+              store.state === null ? element("div", {class: "dim"}, "no state yet") : tree(name, "state", store.state, "", store.changed));
+          }));
+        }
+
+        // The action stream, newest first, filtered by app and type.
+        function addActions(message) {
+          actions = actions.concat(message.actions).slice(-1000);
+          for (const action of message.actions) if (action.seq > head) setHead(action.seq);
+          renderStream();
+        }
+
+        function renderStream() {
+          const app = $("filter-app").value.toLowerCase(), type = $("filter-type").value.toLowerCase();
+          const shown = actions.filter((a) => (!app || (a.app || a.rejected_by || "").toLowerCase().includes(app)) && (!type || (a.type || "").toLowerCase().includes(type)));
+          $("stream-count").textContent = `${shown.length} of ${actions.length}`;
+          $("stream").replaceChildren(...shown.slice(-300).reverse().map((a) => {
+            const line = a.rejected_by
+              ? element("li", {class: "bad", "data-seq": a.seq}, `${a.seq}  rejected by ${a.rejected_by}: ${a.type}: ${a.reason}`)
+              : element("li", {"data-seq": a.seq}, `${a.seq}  ${a.time.slice(11, 23)}  ${a.app}.${a.type}  ${text(a.payload)}`);
+            line.onclick = () => travelTo(a.seq);
+            return line;
+          }));
+        }
+
+        // Time travel: every store's state at a seq, beside its diff against the seq before.
+        function setRange(message) {
+          if (message.error) { $("travel").replaceChildren(element("div", {class: "dim"}, message.error)); return; }
+          first = Math.max(message.first, 1);
+          $("slider").min = String(first);
+          if (message.head > head) setHead(message.head);
+        }
+
+        function setHead(seq) {
+          head = seq;
+          $("slider").max = String(head);
+          if (following) $("slider").value = String(head);
+          if (following) $("travel-seq").textContent = `head ${head} (move the slider to travel)`;
+        }
+
+        let travelling = 0;
+        async function travelTo(seq) {
+          following = false;
+          $("slider").value = String(seq);
+          $("travel-seq").textContent = `seq ${seq}…`;
+          const ticket = ++travelling;
+          const answer = await request({op: "at", seq});
+          if (ticket !== travelling) return;
+          showTravel(answer);
+        }
+
+        function showTravel(answer) {
+          if (answer.kind === "error" || answer.error) {
+            $("travel-seq").textContent = `seq ${answer.seq || $("slider").value}`;
+            $("travel").replaceChildren(element("div", {class: "bad"}, answer.error || answer.message));
+            return;
+          }
+          $("travel-seq").textContent = `seq ${answer.seq}`;
+          const action = answer.action
+            ? element("div", {class: "action"}, `seq ${answer.action.seq} · ${answer.action.app}.${answer.action.type} ${text(answer.action.payload)} · ${answer.action.time}`)
+            : element("div", {class: "dim"}, "before the first action");
+          const views = answer.stores.map((store) => {
+            const lines = diffLines(store.previous, store.state, "", []);
+            const diff = element("div", {class: "diff"}, ...(lines.length ? lines.map(([cls, line]) => element("div", {class: cls}, line)) : [element("div", {class: "dim"}, "no change")]));
+            return element("div", {class: "store", "data-store": store.name, "data-seq": String(answer.seq)},
+              element("h3", {}, `${store.name} as of seq ${answer.seq}`), diff,
+              tree(`travel:${store.name}`, "state", store.state, "", changedPaths(store.previous, store.state, "", new Set())));
+          });
+          const unhosted = (answer.unhosted || []).map((name) => element("div", {class: "dim"}, `${name}: its app is not hosted by this binary, so its past states are not rebuilt here`));
+          $("travel").replaceChildren(action, ...views, ...unhosted);
+        }
+
+        let sliderTimer = null;
+        function slid() {
+          following = Number($("slider").value) >= head;
+          clearTimeout(sliderTimer);
+          sliderTimer = setTimeout(() => travelTo(Number($("slider").value)), 120);
+        }
+
+        window.addEventListener("DOMContentLoaded", () => {
+          $("dispatch-form").addEventListener("submit", dispatch);
+          $("filter-app").addEventListener("input", renderStream);
+          $("filter-type").addEventListener("input", renderStream);
+          $("slider").addEventListener("input", slid);
+          $("travel-live").addEventListener("click", () => { following = true; $("travel").replaceChildren(); setHead(head); });
+          connect();
+        });
+        """#
+}

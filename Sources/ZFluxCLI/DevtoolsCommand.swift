@@ -1,0 +1,224 @@
+import ArgumentParser
+import Devtools
+import DevtoolsServer
+import FluxCore
+import Foundation
+import NodeSupport
+import Synchronization
+import ViewNode
+
+struct DevtoolsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devtools",
+        abstract: "Serve a browser page that shows the cluster live: nodes, actions, every store's state, time travel, dispatch.",
+        discussion: """
+            Prints the page's address (`devtools at http://127.0.0.1:8745/`) and serves it until Ctrl-C. \
+            The page needs nothing from the internet: zflux serves all of it. It shows
+              - every node, as `zflux top` shows them (version, lag, restarts, quarantines);
+              - the action stream as `zflux tail` prints it, filtered by app and type;
+              - each store's state as a collapsible tree, the paths the last update changed highlighted;
+              - a slider over the journal's seqs: every store's state at that seq (as `zflux state --at`), \
+            with the diff against the seq before and the action that made it; click an action to go to it;
+              - a form to dispatch an action from the catalog of the apps this binary hosts (`zflux apps`), \
+            with the ACK or NACK it got.
+
+            It is one more subscriber of the cluster, as `zflux view` is: a snapshot and the live updates \
+            of every store, the action stream, a status request per node a second. Time travel reads the \
+            journal on this host, read-only, and rebuilds states with the apps this binary hosts (the \
+            binary that runs the cluster: for your own apps, your own binary's devtools).
+
+            Security (docs/OPERATIONS.md, "The devtools page"): it listens on loopback by default; reach \
+            it from another machine through an SSH tunnel. On any other --listen address it requires a \
+            token to dispatch: $ZFLUX_DEVTOOLS_TOKEN, the first line of --token-file, or else a fresh one \
+            it prints in the page's address (#token=…). The WebSocket refuses another site's page (its \
+            Origin) and, on loopback, any Host that is not a loopback name; connections, frame sizes and \
+            requests per second are capped.
+            """)
+
+    @Option(
+        help: ArgumentHelp(
+            "Where to serve the page: HOST:PORT (port 0: any free port, printed).", valueName: "host:port"))
+    var listen = "127.0.0.1:8745"
+    @Option(help: ArgumentHelp("A file whose first line is the token a dispatch must carry.", valueName: "file"))
+    var tokenFile: String?
+    @Option(help: "The most connections (pages and their files) open at once.") var maxConnections = 16
+    @OptionGroup var node: NodeOptions
+
+    func validate() throws {
+        guard DevtoolsCommand.split(listen) != nil else { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8745") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+    }
+
+    static func split(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
+        else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    func run() async throws {
+        LogSetup.bootstrap()
+        let logger = node.logger("zflux.devtools")
+        let (topology, security) = try node.runDir.cluster()
+        guard let (host, port) = DevtoolsCommand.split(listen) else { throw CLIError("--listen takes HOST:PORT") }
+        var token = try devtoolsToken()
+        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if token == nil && !loopback {
+            // Off loopback nobody dispatches without a token: a fresh one, shown only in the address printed.
+            token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
+        }
+        let hub = DevtoolsHub()
+        let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: token != nil)
+        var limits = DevtoolsServer.Limits()
+        limits.maxConnections = maxConnections
+        let server = try DevtoolsServer(host: host, port: port, token: token, hub: hub, backend: backend, limits: limits, logger: logger)
+        let shown = host.contains(":") ? "[\(host)]" : host
+        emitLine("devtools at http://\(shown):\(server.port)/\(token.map { "#token=\($0)" } ?? "")")
+
+        let app = ZFluxCLI.Host.current
+        let stop = Atomic<Bool>(false)
+        let wake = DispatchSemaphore(value: 0)
+        var views: [ViewNode] = []
+        for store in topology.stores {
+            var configuration = ViewNode.Configuration(topology: topology, store: store, app: app.app(named: store.app))
+            configuration.security = security
+            let reader = app.client(store.app)
+            views.append(
+                try ViewNode(configuration: configuration, logger: logger) { update in
+                    guard update.rejection == nil else { return }
+                    let state = update.state
+                    hub.updateState(store: update.store, version: update.currentThrough, connection: "\(update.connection)") {
+                        (try? reader.stateJSON(fromWire: state)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+                    }
+                })
+        }
+        // The action stream, on a thread of its own (it owns the two sockets).
+        Thread {
+            do {
+                try followActionStream(
+                    topology: topology, security: security, app: nil, type: nil, stopped: { stop.load(ordering: .acquiring) },
+                    onAction: { hub.action(jsonLine($0, app)) }, onRejected: { hub.action(TailCommand.rejectedJSONLine($0)) })
+            } catch {
+                printError("devtools: the action stream stopped: \(error)")
+            }
+        }.start()
+        // The nodes, as `top` samples them, once a second.
+        let table = TopTable(nodes: try statusTargets(endpoints: [], runDir: node.runDir), runDirectory: node.runDir.path)
+        Thread {
+            while !stop.load(ordering: .acquiring) {
+                table.sample()
+                let rows = table.sampledRows
+                let head = rows.compactMap { UInt64($0[4]) }.max() ?? 0
+                let encode = { (cells: [String]) in "[" + cells.map(jsonString).joined(separator: ",") + "]" }
+                hub.nodes(
+                    "{\"kind\":\"nodes\",\"head\":\(head),\"header\":\(encode(TopTable.header)),\"rows\":[\(rows.map(encode).joined(separator: ","))]}"
+                )
+                _ = wake.wait(timeout: .now() + .seconds(1))
+            }
+        }.start()
+        let all = views
+        try await runNode(
+            stop: {
+                stop.store(true, ordering: .releasing)
+                wake.signal()
+                all.forEach { $0.stop() }
+            }, supervisorPid: node.supervisorPid
+        ) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for view in all { group.addTask { try await view.run() } }
+                try await group.waitForAll()
+            }
+        }
+        server.shutdown()
+    }
+
+    /// `$ZFLUX_DEVTOOLS_TOKEN`, or the first line of --token-file; nil: none given.
+    func devtoolsToken() throws -> String? {
+        if let file = tokenFile {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            guard let token = text.split(whereSeparator: \.isNewline).first.map(String.init), !token.isEmpty else {
+                throw CLIError("--token-file \(file) holds no token")
+            }
+            return token
+        }
+        if let token = ProcessInfo.processInfo.environment["ZFLUX_DEVTOOLS_TOKEN"], !token.isEmpty { return token }
+        return nil
+    }
+}
+
+/// What the page asks of the cluster, with the clients the other commands use: `state --at`'s time
+/// machine, `dispatch`'s connection, `apps`'s catalog. Called on the server's worker thread.
+struct ClusterDevtools: DevtoolsBackend {
+    let runDir: RunDirOptions
+    let topology: Topology
+    let security: Security.Settings?
+    let tokenRequired: Bool
+
+    func hello() -> String {
+        let host = ZFluxCLI.Host.current
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let catalog = (try? encoder.encode(host.apps.map { $0.describe() })).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        let stores = topology.stores.map { "{\"name\":\(jsonString($0.name)),\"app\":\(jsonString($0.app))}" }.joined(separator: ",")
+        return "{\"kind\":\"hello\",\"program\":\(jsonString(RootCommand.binaryName)),\"runDirectory\":\(jsonString(runDir.path)),"
+            + "\"tokenRequired\":\(tokenRequired),\"stores\":[\(stores)],\"apps\":\(catalog)}"
+    }
+
+    func range() -> String {
+        do {
+            let machine = try TimeMachine(runDir: runDir) { member in "a pair: time travel reads one member's journal (\(member))" }
+            return "{\"kind\":\"range\",\"first\":\(machine.rewind.journal.firstSeq),\"head\":\(machine.rewind.head)}"
+        } catch {
+            return "{\"kind\":\"range\",\"error\":\(jsonString("time travel: \(error)"))}"
+        }
+    }
+
+    func states(at seq: UInt64) -> String {
+        do {
+            guard seq >= 1 else { throw CLIError("seqs start at 1") }
+            let machine = try TimeMachine(runDir: runDir) { member in "a pair: time travel reads one member's journal (\(member))" }
+            let replicas = try machine.rewind.replicas(machine.stores, at: seq - 1)
+            let previous = try replicas.map { String(decoding: try $0.stateJSON(), as: UTF8.self) }
+            var action = "null"
+            try machine.rewind.advance(replicas, through: seq) { message, _ in
+                if message.header.seq == seq { action = jsonLine(message, .current) }
+            }
+            var stores: [String] = []
+            for (replica, before) in zip(replicas, previous) {
+                let after = String(decoding: try replica.stateJSON(), as: UTF8.self)
+                stores.append(
+                    "{\"name\":\(jsonString(replica.name)),\"app\":\(jsonString(replica.app.name)),\"previous\":\(before),\"state\":\(after)}")
+            }
+            let unhosted = machine.unhosted.map { jsonString($0.name) }.joined(separator: ",")
+            return "{\"kind\":\"at\",\"seq\":\(seq),\"action\":\(action),\"stores\":[\(stores.joined(separator: ","))],\"unhosted\":[\(unhosted)]}"
+        } catch {
+            return "{\"kind\":\"at\",\"seq\":\(seq),\"error\":\(jsonString("time travel: \(error)"))}"
+        }
+    }
+
+    func dispatch(app name: String, type: String, arguments: String) -> String {
+        let app = ZFluxCLI.Host.current.client(name)
+        let payload: [UInt8]
+        do {
+            payload = try app.wirePayload(type: type, argumentsJSON: Array(arguments.utf8), format: topology.codec ?? .binary)
+        } catch {
+            return "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(jsonString("\(name) \(type): \(error.reason)"))}"
+        }
+        do {
+            let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
+            defer { connection.close() }
+            let timeout = topology.ha.map { 3 * Double($0.leaseMilliseconds) / 1000 + 2 } ?? 5
+            connection.timeout = .milliseconds(Int(timeout * 1000))
+            switch try connection.dispatch(app: app.name, actionType: type, payload: payload) {
+            case .acknowledged(let seq): return "{\"kind\":\"dispatched\",\"outcome\":\"ack\",\"seq\":\(seq)}"
+            case .rejected(let reason): return "{\"kind\":\"dispatched\",\"outcome\":\"nack\",\"reason\":\(jsonString(reason))}"
+            case .timedOut:
+                return
+                    "{\"kind\":\"dispatched\",\"outcome\":\"timeout\",\"reason\":\(jsonString("no answer from the dispatcher within \(timeout) s"))}"
+            }
+        } catch {
+            return "{\"kind\":\"dispatched\",\"outcome\":\"error\",\"reason\":\(jsonString("\(error)"))}"
+        }
+    }
+}

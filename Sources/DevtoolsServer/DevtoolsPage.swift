@@ -80,7 +80,7 @@ enum DevtoolsPage {
         const stores = {};          // name -> {app, version, connection, state, changed}
         const closed = new Set();   // "store path" of collapsed subtrees
         let actions = [];           // newest last
-        let catalog = [], head = 0, first = 1, following = true, hello = null;
+        let catalog = [], head = 0, first = 0, following = true, hello = null;
 
         function element(tag, attributes, ...children) {
           const node = document.createElement(tag);
@@ -204,7 +204,9 @@ enum DevtoolsPage {
 
         // A state as a collapsible tree; changed paths (and what holds them) highlighted.
         function tree(store, key, value, path, changed) {
-          const hit = [...changed].some((p) => p === path || (path === "" ? true : p.startsWith(path + ".") || p.startsWith(path + "[")));
+          // On a changed path, inside one (a new item), or holding one.
+          const under = (inner, outer) => outer === "" || inner.startsWith(outer + ".") || inner.startsWith(outer + "[");
+          const hit = [...changed].some((p) => p === path || under(p, path) || under(path, p));
           const mark = changed.size && hit ? " changed" : "";
           if (value !== null && typeof value === "object") {
             const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
@@ -220,7 +222,9 @@ enum DevtoolsPage {
 
         function showState(message) {
           const store = stores[message.store] || (stores[message.store] = {app: "", changed: new Set()});
-          store.changed = store.state === null || store.state === undefined ? new Set() : changedPaths(store.state, message.state, "", new Set());
+          // A heartbeat's update (same state, later version) keeps the last change highlighted.
+          if (store.state === null || store.state === undefined) store.changed = new Set();
+          else if (text(store.state) !== text(message.state)) store.changed = changedPaths(store.state, message.state, "", new Set());
           Object.assign(store, {version: message.version, connection: message.connection, state: message.state});
           renderStores();
         }
@@ -258,7 +262,7 @@ enum DevtoolsPage {
         // Time travel: every store's state at a seq, beside its diff against the seq before.
         function setRange(message) {
           if (message.error) { $("travel").replaceChildren(element("div", {class: "dim"}, message.error)); return; }
-          first = Math.max(message.first, 1);
+          first = Math.max(message.first - 1, 0);   // one before the journal's first: the state before it
           $("slider").min = String(first);
           if (message.head > head) setHead(message.head);
         }

@@ -176,9 +176,9 @@ struct ClusterDevtools: DevtoolsBackend {
 
     func states(at seq: UInt64) -> String {
         do {
-            guard seq >= 1 else { throw CLIError("seqs start at 1") }
             let machine = try TimeMachine(runDir: runDir) { member in "a pair: time travel reads one member's journal (\(member))" }
-            let replicas = try machine.rewind.replicas(machine.stores, at: seq - 1)
+            // Seq 0 is before the first action: the states the stores start with.
+            let replicas = try machine.rewind.replicas(machine.stores, at: seq == 0 ? 0 : seq - 1)
             let previous = try replicas.map { String(decoding: try $0.stateJSON(), as: UTF8.self) }
             var action = "null"
             try machine.rewind.advance(replicas, through: seq) { message, _ in

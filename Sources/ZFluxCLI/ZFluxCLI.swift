@@ -5,7 +5,7 @@ import Synchronization
 import ViewNode
 
 /// The whole zflux command line for a binary's own apps: `cluster up`, the node commands the supervisor
-/// runs, `dispatch`, `state`, `view`, `tail`, `top`, `status`, `quarantine`, `failover`, `journal`,
+/// runs, `dispatch`, `state`, `view`, `tail`, `top`, `devtools`, `status`, `quarantine`, `failover`, `journal`,
 /// `apps`, `bench`, `simulate`, `keygen`, `new` and `demo`. A team's package calls it from its own `@main`:
 ///
 /// ```swift

@@ -30,12 +30,14 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; \
 	fi
 
-# The terminal viewer's test drives the real `zflux view` through tmux; the deploy tests run
+# The terminal viewer's test drives the real `zflux view` through tmux, and the devtools' test its page
+# in headless Chromium (Debian's chromium); the deploy tests run
 # systemd-analyze and parse the Kubernetes manifests with PyYAML (Debian's python3-yaml: pip refuses to
 # install into Debian's own python3); the multi-host test uses ip netns.
 test-deps: deps
 	@missing=""; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \

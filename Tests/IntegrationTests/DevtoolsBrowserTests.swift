@@ -1,0 +1,164 @@
+import Foundation
+import NodeSupport
+import Spawn
+import Testing
+
+/// Headless Chromium driven over its DevTools protocol (a WebSocket on a loopback port it picks):
+/// evaluate script in the page, wait for a condition, take a screenshot.
+final class HeadlessChromium {
+    static let executable = "/usr/bin/chromium"
+    let process: ChildProcess
+    let profile: String
+    let protocolSocket: WebSocketClient
+    private var nextID = 1
+
+    init(url: String) throws {
+        var template = Array("/tmp/zf-chromium-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
+        profile = String(cString: made)
+        var arguments = [
+            "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+            "--user-data-dir=\(profile)", "--remote-debugging-port=0", "--window-size=1400,1000", url,
+        ]
+        // As root (a container's test run) Chromium starts only without its sandbox.
+        if getuid() == 0 { arguments.insert("--no-sandbox", at: 0) }
+        process = try ChildProcess(executable: HeadlessChromium.executable, arguments: arguments, output: .discarded)
+        // It writes the port it listens on into the profile once it is up.
+        let deadline = ContinuousClock.now + .seconds(60)
+        var port: Int?
+        while port == nil && ContinuousClock.now < deadline && process.isRunning {
+            port = (try? String(contentsOfFile: profile + "/DevToolsActivePort", encoding: .utf8))?.split(separator: "\n").first.flatMap { Int($0) }
+            if port == nil { usleep(50_000) }
+        }
+        var target: String?
+        while let port, target == nil && ContinuousClock.now < deadline {
+            if let (status, body) = httpGet(port, "/json/list"), status == 200,
+                let list = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]],
+                let page = list.first(where: { $0["type"] as? String == "page" }), let address = page["webSocketDebuggerUrl"] as? String,
+                let path = URL(string: address)?.path, !path.isEmpty
+            {
+                target = path
+            } else {
+                usleep(50_000)
+            }
+        }
+        guard let port, let target else {
+            _ = process.stop(grace: .seconds(5))
+            try? FileManager.default.removeItem(atPath: profile)
+            throw NodeError("Chromium did not open its DevTools port")
+        }
+        protocolSocket = try WebSocketClient(port: port, path: target, timeoutSeconds: 30)
+    }
+
+    /// Sends one DevTools command and waits for its answer's `result`.
+    func command(_ method: String, _ parameters: [String: Any] = [:]) throws -> [String: Any] {
+        let id = nextID
+        nextID += 1
+        let body = try JSONSerialization.data(withJSONObject: ["id": id, "method": method, "params": parameters])
+        protocolSocket.send(Array(body))
+        guard let answer = protocolSocket.receiveJSON(until: ContinuousClock.now + .seconds(30), where: { ($0["id"] as? Int) == id }) else {
+            throw NodeError("no answer to \(method)")
+        }
+        if let error = answer["error"] { throw NodeError("\(method): \(error)") }
+        return answer["result"] as? [String: Any] ?? [:]
+    }
+
+    /// The value of a script expression in the page, as a string (`String(…)` of it).
+    func evaluate(_ expression: String) throws -> String {
+        let result = try command("Runtime.evaluate", ["expression": "String(\(expression))", "returnByValue": true])
+        return ((result["result"] as? [String: Any])?["value"] as? String) ?? ""
+    }
+
+    /// Waits (bounded) until `expression` is true in the page.
+    func waitUntil(_ expression: String, timeout: Duration = .seconds(30)) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try evaluate("!!(\(expression))") == "true" { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    func screenshot() throws -> Data {
+        let result = try command("Page.captureScreenshot", ["format": "png"])
+        guard let data = (result["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else { throw NodeError("no screenshot") }
+        return data
+    }
+
+    func stop() {
+        _ = process.stop(grace: .seconds(5))
+        try? FileManager.default.removeItem(atPath: profile)
+    }
+
+    deinit { stop() }
+}
+
+/// The devtools page in a real browser against a real cluster (docs/OPERATIONS.md, "The devtools page").
+@Suite("Devtools page in headless Chromium (real processes)", .serialized, .timeLimit(.minutes(3)))
+struct DevtoolsBrowserTests {
+    @Test("the page shows the nodes and stores, dispatches through its form, travels back with the slider, and is screenshot")
+    func pageEndToEnd() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
+        let (cluster, dir) = try devtoolsCluster("browser")
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
+        let browser = try HeadlessChromium(url: devtools.url)
+        defer {
+            browser.stop()
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        // The cluster: a row per node, as `top` shows them; the stores' live states.
+        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
+        #expect(try browser.waitUntil("document.querySelectorAll('#nodes tr').length === 4"), "header, dispatcher and two stores")
+        #expect(try browser.waitUntil("document.querySelector('.store[data-store=todo] details')"))
+
+        // Dispatch through the form, as a person would: pick the app and action, type the arguments, click.
+        _ = try browser.evaluate(
+            """
+            (() => { const app = document.getElementById('dispatch-app'); app.value = 'todo'; app.dispatchEvent(new Event('change'));
+            const type = document.getElementById('dispatch-type'); type.value = 'addTodo'; type.dispatchEvent(new Event('change'));
+            document.getElementById('dispatch-args').value = '{"title":"typed in the browser"}';
+            document.getElementById('dispatch-send').click(); })()
+            """)
+        #expect(try browser.waitUntil("document.getElementById('dispatch-result').textContent.startsWith('ACK: seq ')"))
+        let seq = try #require(Int(try browser.evaluate("document.getElementById('dispatch-result').textContent.slice(9)")))
+        // The live tree shows the new item, highlighted as changed.
+        #expect(try browser.waitUntil("document.querySelector('.store[data-store=todo]').textContent.includes('typed in the browser')"))
+        #expect(try browser.evaluate("document.querySelectorAll('#stores .store[data-store=todo] .changed').length") != "0")
+        // The action stream lists it, and the filter keeps it or hides it.
+        #expect(try browser.waitUntil("document.getElementById('stream').textContent.includes('todo.addTodo')"))
+        _ = try browser.evaluate(
+            "(() => { const f = document.getElementById('filter-type'); f.value = 'increment'; f.dispatchEvent(new Event('input')); })()")
+        #expect(try browser.evaluate("document.getElementById('stream').textContent.includes('todo.addTodo')") == "false")
+        _ = try browser.evaluate(
+            "(() => { const f = document.getElementById('filter-type'); f.value = ''; f.dispatchEvent(new Event('input')); })()")
+
+        // The slider, moved to the seq before: the older state, without the item; then to the seq: with it, and the diff.
+        #expect(try browser.waitUntil("Number(document.getElementById('slider').max) >= \(seq)"))
+        func slide(to target: Int) throws {
+            _ = try browser.evaluate(
+                "(() => { const s = document.getElementById('slider'); s.value = '\(target)'; s.dispatchEvent(new Event('input')); })()")
+        }
+        try slide(to: seq - 1)
+        #expect(try browser.waitUntil("document.querySelector('#travel .store[data-store=todo][data-seq=\"\(seq - 1)\"]')"))
+        #expect(try browser.evaluate("document.getElementById('travel').textContent.includes('typed in the browser')") == "false")
+        try slide(to: seq)
+        #expect(try browser.waitUntil("document.querySelector('#travel .store[data-store=todo][data-seq=\"\(seq)\"]')"))
+        #expect(try browser.evaluate("document.querySelector('#travel .diff').textContent.includes('typed in the browser')") == "true")
+
+        // The screenshot shows every panel: each is on screen, with a size, when it is taken.
+        let panels = ["nodes", "dispatch-form", "stores", "stream", "slider", "travel"]
+        for panel in panels {
+            let visible = try browser.evaluate(
+                "(() => { const r = document.getElementById('\(panel)').getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.top < innerHeight && r.left < innerWidth; })()"
+            )
+            #expect(visible == "true", "\(panel) is not on screen")
+        }
+        let png = try browser.screenshot()
+        #expect(png.starts(with: [0x89, 0x50, 0x4e, 0x47]) && png.count > 10_000, "not a screenshot: \(png.count) bytes")
+        // Kept beside the build for a person to look at (docs/images/devtools.png is one such).
+        let kept = URL(fileURLWithPath: zfluxBinary).deletingLastPathComponent().appendingPathComponent("devtools-screenshot.png")
+        try? png.write(to: kept)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import NodeSupport
+import Spawn
+import Testing
+
+/// A small cluster (a dispatcher, a todo and a counter store, with a journal) for the devtools' tests.
+func devtoolsCluster(_ name: String) throws -> (ClusterProcess, dir: String) {
+    var template = Array("/tmp/zf-dt-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
+    let dir = String(cString: made)
+    try """
+    [cluster]
+    transport = "ipc"
+    heartbeat_ms = 200
+    [journal]
+    fsync = "batch"
+    [[store]]
+    name = "todo"
+    [[store]]
+    name = "counter"
+    """.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+    let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+    try cluster.waitUntilReady()
+    return (cluster, dir)
+}
+
+/// A real `zflux devtools` on a free loopback port; `stop()` ends it and checks it exited cleanly.
+final class DevtoolsProcess {
+    let process: ChildProcess
+    /// The address it printed (with `#token=…` when it made a token).
+    let url: String
+    let port: Int
+    let log: String
+    private var stopped = false
+
+    init(runDir: String, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+        log = runDir + "/devtools-\(UInt32.random(in: 0...UInt32.max)).log"
+        process = try ChildProcess(
+            executable: zfluxBinary, arguments: ["devtools", "--run-dir", runDir, "--listen", "127.0.0.1:0"] + extraArguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .piped,
+            errors: .appended(to: log))
+        // The first line of its stdout is the address, printed once it listens.
+        var text = ""
+        let deadline = ContinuousClock.now + .seconds(30)
+        let fd = process.standardOutput?.fileDescriptor ?? -1
+        while !text.contains("\n") && ContinuousClock.now < deadline {
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(fd, &byte, 1) == 1 else { break }
+            text.append(Character(UnicodeScalar(byte)))
+        }
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("devtools at http://"),
+            let port = line.split(separator: ":").last?.split(separator: "/").first.flatMap({ Int($0) })
+        else {
+            _ = process.stop(grace: .seconds(5))
+            throw NodeError("devtools printed no address (\(text)): \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+        url = String(line.dropFirst("devtools at ".count))
+        self.port = port
+    }
+
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        if !process.stop(grace: .seconds(10)) { Issue.record("devtools ignored SIGTERM for 10 s") }
+        #expect(process.termination == .exited(0), "devtools exit: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+
+    deinit { stop() }
+}

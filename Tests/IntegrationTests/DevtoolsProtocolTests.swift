@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// `zflux devtools`' WebSocket, spoken by a Swift client against a real cluster: what a page gets,
+/// what it may ask, and who is turned away (docs/OPERATIONS.md, "The devtools page").
+@Suite("Devtools WebSocket protocol (real processes)", .serialized, .timeLimit(.minutes(3)))
+struct DevtoolsProtocolTests {
+    static func string(_ object: [String: Any]?, _ key: String) -> String? { object?[key] as? String }
+
+    @Test("a page gets the stores, their live states and the catalog; it dispatches, sees the state change and travels back")
+    func liveDispatchAndTravel() throws {
+        let (cluster, dir) = try devtoolsCluster("protocol")
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
+        defer {
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let page = try WebSocketClient(port: devtools.port, origin: "http://127.0.0.1:\(devtools.port)")
+        let deadline = ContinuousClock.now + .seconds(30)
+        let hello = try #require(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "hello" })
+        let stores = (hello["stores"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(stores == ["todo", "counter"])
+        let apps = (hello["apps"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
+        #expect(apps.contains("todo") && apps.contains("counter"))
+        #expect(hello["tokenRequired"] as? Bool == false)
+        // The todo store's live state, from its snapshot.
+        #expect(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "state" && Self.string($0, "store") == "todo" } != nil)
+
+        page.send(#"{"op":"dispatch","id":7,"app":"todo","type":"addTodo","arguments":"{\"title\":\"from the page\"}"}"#)
+        let answer = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 7 })
+        #expect(Self.string(answer, "outcome") == "ack", "\(answer)")
+        let seq = try #require(answer["seq"] as? Int)
+        // The live state follows.
+        let live = page.receiveJSON(until: deadline) { message in
+            guard Self.string(message, "kind") == "state", Self.string(message, "store") == "todo",
+                let state = message["state"], let data = try? JSONSerialization.data(withJSONObject: state)
+            else { return false }
+            return String(decoding: data, as: UTF8.self).contains("from the page")
+        }
+        #expect(live != nil, "no live state of todo with the new item")
+
+        // A NACK is shown as one: an action the app does not have.
+        page.send(#"{"op":"dispatch","id":8,"app":"todo","type":"noSuchAction","arguments":"{}"}"#)
+        let refused = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 8 })
+        #expect(["nack", "refused"].contains(Self.string(refused, "outcome")), "\(refused)")
+
+        // Time travel: the states at the action's seq and the one before, and the action itself.
+        page.send(#"{"op":"at","id":9,"seq":\#(seq)}"#)
+        let travel = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 9 })
+        let todo = try #require((travel["stores"] as? [[String: Any]])?.first { $0["name"] as? String == "todo" }, "\(travel)")
+        func text(_ value: Any?) -> String {
+            value.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.fragmentsAllowed]) }.map {
+                String(decoding: $0, as: UTF8.self)
+            } ?? ""
+        }
+        #expect(text(todo["state"]).contains("from the page"))
+        #expect(!text(todo["previous"]).contains("from the page"))
+        #expect((travel["action"] as? [String: Any])?["type"] as? String == "addTodo")
+
+        page.send(#"{"op":"range","id":10}"#)
+        let range = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 10 })
+        #expect((range["head"] as? Int ?? 0) >= seq && range["first"] as? Int == 1, "\(range)")
+    }
+
+    @Test("another site's Origin, a Host that is not loopback's, a missing token, too many requests and too many connections are refused")
+    func refusals() throws {
+        let (cluster, dir) = try devtoolsCluster("refusals")
+        let devtools = try DevtoolsProcess(
+            runDir: cluster.runDir, extraArguments: ["--max-connections", "2"], environment: ["ZFLUX_DEVTOOLS_TOKEN": "sesame"])
+        defer {
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let port = devtools.port
+        // The address it prints opens the page with the token, so the page's form can dispatch.
+        #expect(devtools.url.hasSuffix("/#token=sesame"), "\(devtools.url)")
+        // Cross-site WebSocket hijacking, and DNS rebinding (a name of the attacker's that resolves to 127.0.0.1).
+        #expect(throws: WebSocketClient.Refused.self) { try WebSocketClient(port: port, origin: "http://evil.example") }
+        #expect(throws: WebSocketClient.Refused.self) {
+            try WebSocketClient(port: port, host: "evil.example:\(port)", origin: "http://evil.example:\(port)")
+        }
+        do {
+            _ = try WebSocketClient(port: port, origin: "http://evil.example")
+        } catch let refused as WebSocketClient.Refused {
+            #expect(refused.status == 403 && refused.body.contains("Origin"), "\(refused)")
+        }
+
+        let deadline = ContinuousClock.now + .seconds(30)
+        let page = try WebSocketClient(port: port, host: "localhost:\(port)", origin: "http://localhost:\(port)", timeoutSeconds: 2)
+        let hello = page.receiveJSON(until: deadline) { Self.string($0, "kind") == "hello" }
+        #expect(hello?["tokenRequired"] as? Bool == true)
+        page.send(#"{"op":"dispatch","id":1,"app":"counter","type":"incrementTapped","arguments":"{}"}"#)
+        #expect(Self.string(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 1 }, "outcome") == "refused")
+        page.send(#"{"op":"dispatch","id":2,"app":"counter","type":"incrementTapped","arguments":"{}","token":"sesame"}"#)
+        #expect(Self.string(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 2 }, "outcome") == "ack")
+
+        // The connection cap (2): a second page is let in, a third is closed at once.
+        let second = try WebSocketClient(port: port, timeoutSeconds: 2)
+        #expect(throws: (any Error).self) { try WebSocketClient(port: port, timeoutSeconds: 2) }
+        withExtendedLifetime(second) {}
+
+        // Requests past the rate close the page.
+        for index in 0..<200 { page.send(#"{"op":"noop","id":\#(100 + index)}"#) }
+        #expect(page.closedByServer(before: ContinuousClock.now + .seconds(20)), "200 requests at once did not close the page")
+    }
+}

@@ -47,7 +47,14 @@ final class HeadlessChromium {
             try? FileManager.default.removeItem(atPath: profile)
             throw NodeError("Chromium did not open its DevTools port")
         }
-        protocolSocket = try WebSocketClient(port: port, path: target, timeoutSeconds: 30)
+        do {
+            protocolSocket = try WebSocketClient(port: port, path: target, timeoutSeconds: 30)
+        } catch {
+            // No object, so no deinit to stop it: stopped here, or it would outlive the test.
+            _ = process.stop(grace: .seconds(5))
+            try? FileManager.default.removeItem(atPath: profile)
+            throw error
+        }
     }
 
     /// Sends one DevTools command and waits for its answer's `result`.

@@ -137,6 +137,7 @@ extension Simulation {
         let process = dispatchers[index]
         let host = DispatcherHost(simulation: self, index: index)
         let interpreter = DispatcherInterpreter(core: core, log: process.journal, io: host, logger: logger, replicaBatch: (16, 4096))
+        core.onBrokenInvariant = { [unowned self] in fail("core invariant", "\(name(of: .dispatcher(index)))'s core: \($0)") }
         if let canary = options.canary {
             core.brokenRules = [canary]
             interpreter.brokenRules = [canary]

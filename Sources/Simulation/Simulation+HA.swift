@@ -141,6 +141,7 @@ extension Simulation {
             lastSeq: process.journal.lastSeq, lastStamp: records.last?.header.history ?? 0, newestEpoch: process.journal.lastEpoch, now: time(node),
             logger: logger)
         if let canary = options.canary { standby.brokenRules = [canary] }
+        standby.onBrokenInvariant = { [unowned self] in fail("core invariant", "\(name(of: node))'s standby core: \($0)") }
         let host = StandbyHost(simulation: self, index: index)
         process.standbyHost = host
         process.standbyInterpreter = StandbyInterpreter(core: standby, io: host, logger: logger)

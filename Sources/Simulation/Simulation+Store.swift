@@ -99,6 +99,7 @@ extension Simulation {
             rules: rules, snapshot: store.snapshot, effectClientID: rng.next() | 1, now: time(.store(index)),
             logger: logger, makeRuntime: makeRuntime)
         if let canary = options.canary { core.brokenRules = [canary] }
+        core.onBrokenInvariant = { [unowned self] in fail("core invariant", "\(spec.name)'s core: \($0)") }
         note(
             "\(spec.name) starts from \(store.snapshot.map { "a snapshot at \($0.version) (history \(HistoryID(rawValue: $0.history)))" } ?? "nothing")"
         )

@@ -34,6 +34,7 @@ extension Simulation {
         var rules = ViewRules(store: spec.name, app: nil)
         rules.heartbeatMilliseconds = 100
         let core = ViewCore(rules: rules, now: time(.view(index)), logger: logger)
+        core.onBrokenInvariant = { [unowned self] in fail("core invariant", "view \(index)'s core: \($0)") }
         let host = ViewHost(simulation: self, index: index)
         view.host = host
         view.interpreter = ViewInterpreter(core: core, io: host)

@@ -1,8 +1,9 @@
 import Examples
 import FluxCore
 import Logging
-@_spi(Simulation) import NodeCores
 import Testing
+
+@_spi(Simulation) @testable import NodeCores
 
 /// The interpreters the real loops and the simulator share: the order in which they carry out a core's
 /// commands against the world, watched through an I/O that records each call.
@@ -16,7 +17,9 @@ struct InterpreterTests {
         var calls: [String] = []
         var syncsLater = false
         var quarantineKept: [[Quarantine]] = []
-        func monotonicMilliseconds() -> UInt64 { 1_000 }
+        /// The monotonic clock: 1,000 ms unless a test moves it.
+        var clock: () -> UInt64 = { 1_000 }
+        func monotonicMilliseconds() -> UInt64 { clock() }
         func time() -> NodeTime { F.at(1) }
         func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
             calls.append("send \(route) \(message.kind) \(message.header.seq)")
@@ -142,5 +145,42 @@ struct InterpreterTests {
                 now: NodeTime(milliseconds: 0, wallNanoseconds: 0), logger: Logger(label: "trap") { _ in SwiftLogNoOpLogHandler() })
             core.durable(through: 4)
         }
+    }
+
+    @Test("a broken invariant goes to the simulator's report when one is set, and stops the process when none is")
+    func invariantReport() async {
+        var reported: [String] = []
+        invariant(true, "holds", report: { reported.append($0) })
+        invariant(false, "broken", report: { reported.append($0) })
+        #expect(reported == ["broken"])
+        await #expect(processExitsWith: .failure) {
+            invariant(false, "broken", report: nil)
+        }
+    }
+
+    @Test("two quarantine requests decided in one turn with room for one: the second is not kept (the list stays within its bound)")
+    func quarantineStaysBounded() throws {
+        let io = RecordingIO()
+        let (interpreter, log) = try interpreter(io)
+        for clientSeq in 1...2 { dispatch(UInt64(clientSeq), to: interpreter.core) }
+        interpreter.core.endOfBurst()
+        try interpreter.carryOut()
+        #expect(log.lastSeq == 2 && interpreter.core.durableHead == 2)
+        // Room for one more, as if the list had grown to its bound less one.
+        let filler = (0..<UInt64(DispatcherCore.maxQuarantined - 1)).map {
+            Quarantine(seq: 1_000 + $0, app: "counter", actionType: "incrementTapped", reason: "filler")
+        }
+        interpreter.core.quarantined(filler)
+        for seq: UInt64 in 1...2 {
+            let request = Message(topic: "counter", header: Header(kind: .quarantineRequest, seq: seq), payload: Array("died twice".utf8))
+            interpreter.core.receivedReplayRequest(request, from: [seq == 1 ? 7 : 8])
+        }
+        var clock: UInt64 = 1_000
+        io.clock = {
+            clock += 200; return clock
+        }
+        try interpreter.carryOut()
+        #expect(interpreter.core.quarantine.count == DispatcherCore.maxQuarantined)
+        #expect(io.quarantineKept.count == 1 && io.quarantineKept.last?.count == DispatcherCore.maxQuarantined)
     }
 }

@@ -174,18 +174,24 @@ public final class DispatcherCore {
     }
 
     /// What holds between any two events, checked each time the shell takes the commands (a few
-    /// comparisons): a broken one stops the node, and the simulator, at the step that broke it rather
-    /// than in the final state.
+    /// comparisons): a broken one stops the node at the step that broke it, and ends a simulated seed
+    /// there with its trace, rather than in the final state (``invariant(_:_:report:)``).
     private func checkInvariants() {
         // Committed only what is durable here, and durable only what was sequenced.
-        precondition(
-            durableHead <= localDurableHead && localDurableHead <= head, "committed \(durableHead) ≤ durable \(localDurableHead) ≤ head \(head)")
+        invariant(
+            durableHead <= localDurableHead && localDurableHead <= head, "committed \(durableHead) ≤ durable \(localDurableHead) ≤ head \(head)",
+            report: onBrokenInvariant)
         // Everything committed is published, and nothing is published before it is committed.
         if let burst = unpublished.first {
-            precondition(burst.records[publishedInFirst].seq > durableHead, "an action committed at \(durableHead) is left unpublished")
+            invariant(
+                burst.records[publishedInFirst].seq > durableHead, "an action committed at \(durableHead) is left unpublished",
+                report: onBrokenInvariant)
         }
-        precondition(quarantine.count <= DispatcherCore.maxQuarantined, "the quarantine is bounded")
     }
+
+    /// Where a broken invariant is reported instead of stopping the process (``invariant(_:_:report:)``):
+    /// set by the simulator alone.
+    @_spi(Simulation) public var onBrokenInvariant: ((String) -> Void)?
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
     public var nextDeadlineMs: UInt64 { nextHeartbeatMs }

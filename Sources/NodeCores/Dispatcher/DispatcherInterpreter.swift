@@ -36,7 +36,10 @@ package protocol DispatcherIO: AnyObject {
 /// replies, the publishes, the replication feed, quarantines, and replay answers a slice per turn.
 ///
 /// It is the one interpreter of the dispatcher's commands: the real loop and the simulator both run it,
-/// so a mistake in it (a step carried out too early, say) is a mistake the simulator's seeds can find.
+/// so a mistake in it (a step carried out too early, say) is a mistake the simulator's seeds can find,
+/// on the paths the simulator takes. It takes no send that fails and no full disk, so the stalled
+/// standby and the unwritten-retry paths are left to the real-process tests (HostilePeerTests,
+/// DiskFullTests, PairDiskFullTests).
 package final class DispatcherInterpreter {
     package let core: DispatcherCore
     package let log: any ActionLog
@@ -175,6 +178,12 @@ package final class DispatcherInterpreter {
     private func quarantine(_ seq: UInt64, app: String, reason: String) throws {
         let now = io.monotonicMilliseconds()
         guard now >= nextQuarantineCheckMs else { return }
+        // The core decided with the list as it was: two requests drained in one turn may both have been
+        // let through with room for one.
+        guard core.quarantine.count < DispatcherCore.maxQuarantined else {
+            logger.warning("the quarantine is full; a request is ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
+            return
+        }
         nextQuarantineCheckMs = now + 100
         guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, record.topicString == app else {
             logger.warning("a quarantine request names an action of another app; ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])

@@ -112,12 +112,16 @@ public final class StandbyCore {
         return commands
     }
 
+    /// Where a broken invariant is reported instead of stopping the process (``invariant(_:_:report:)``):
+    /// set by the simulator alone.
+    @_spi(Simulation) public var onBrokenInvariant: ((String) -> Void)?
+
     /// What holds between any two events, checked each time the shell takes the commands.
     private func checkInvariants() {
-        precondition(durableSeq <= lastSeq, "durable \(durableSeq) past what the journal was given (\(lastSeq))")
+        invariant(durableSeq <= lastSeq, "durable \(durableSeq) past what the journal was given (\(lastSeq))", report: onBrokenInvariant)
         // The journal holds no record of an epoch newer than the newest this standby has seen.
-        precondition(
-            HistoryID(rawValue: lastStamp).epoch <= newestEpoch, "a record of epoch \(HistoryID(rawValue: lastStamp).epoch) past \(newestEpoch)")
+        let epoch = HistoryID(rawValue: lastStamp).epoch
+        invariant(epoch <= newestEpoch, "a record of epoch \(epoch) past \(newestEpoch)", report: onBrokenInvariant)
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.

@@ -153,19 +153,24 @@ public final class StoreCore {
         changesSince = version
     }
 
+    /// Where a broken invariant is reported instead of stopping the process (``invariant(_:_:report:)``):
+    /// set by the simulator alone.
+    @_spi(Simulation) public var onBrokenInvariant: ((String) -> Void)?
+
+    /// What holds between any two events, checked each time the shell takes the commands (a few
+    /// comparisons): a broken one stops the store at the step that broke it (``invariant(_:_:report:)``).
+    private func checkInvariants() {
+        // A store publishes no version it has not reached.
+        invariant(lastPublishedVersion <= version, "published \(lastPublishedVersion) past version \(version)", report: onBrokenInvariant)
+        invariant(
+            pending.count <= StoreCore.maxPending && pending.bytes <= StoreCore.maxPendingBytes, "the actions held across a gap are bounded",
+            report: onBrokenInvariant)
+        invariant(outbox.count <= StoreCore.maxUnansweredEffects, "the effects' actions awaiting an answer are bounded", report: onBrokenInvariant)
+    }
+
     /// Everything decided since the last call, in order. The effects' DISPATCHes among them go as
     /// DISPATCH-BATCHes (``DispatchBatch/messages(for:)``), in their order, where the first of them was:
     /// one message to the intake per turn however many effects answered, and one ACK-BATCH back.
-    /// What holds between any two events, checked each time the shell takes the commands (a few
-    /// comparisons): a broken one stops the store, and the simulator, at the step that broke it.
-    private func checkInvariants() {
-        // A store publishes no version it has not reached.
-        precondition(lastPublishedVersion <= version, "published \(lastPublishedVersion) past version \(version)")
-        precondition(
-            pending.count <= StoreCore.maxPending && pending.bytes <= StoreCore.maxPendingBytes, "the actions held across a gap are bounded")
-        precondition(outbox.count <= StoreCore.maxUnansweredEffects, "the effects' actions awaiting an answer are bounded")
-    }
-
     public func takeCommands() -> [Command] {
         checkInvariants()
         defer { commands.removeAll(keepingCapacity: true) }

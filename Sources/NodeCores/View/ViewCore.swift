@@ -59,8 +59,12 @@ public final class ViewCore {
         self.replica = rules.app?.makeReplica(format: rules.codec)
     }
 
+    /// Where a broken invariant is reported instead of stopping the process (``invariant(_:_:report:)``):
+    /// set by the simulator alone.
+    @_spi(Simulation) public var onBrokenInvariant: ((String) -> Void)?
+
     public func takeCommands() -> [Command] {
-        precondition(queued.count <= ViewCore.maxQueued, "the updates queued before a snapshot are bounded")
+        invariant(queued.count <= ViewCore.maxQueued, "the updates queued before a snapshot are bounded", report: onBrokenInvariant)
         defer { commands.removeAll(keepingCapacity: true) }
         return commands
     }

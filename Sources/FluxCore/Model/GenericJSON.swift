@@ -40,7 +40,7 @@ public enum GenericJSON {
             try transcoder.run()
             return transcoder.out
         }
-        var transcoder = JSONToJSON(input: bytes)
+        var transcoder = JSONCanonicalizer(input: bytes)
         try transcoder.run()
         return transcoder.out
     }

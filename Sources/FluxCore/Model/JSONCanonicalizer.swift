@@ -1,7 +1,7 @@
 /// Parses JSON (RFC 8259, strictly) and writes it again as ``GenericJSON`` writes a binary payload.
 /// An object's entries are written as they are parsed; when their keys were not in order (or one
 /// repeats) the entries are moved into order once the object closes.
-struct JSONToJSON {
+struct JSONCanonicalizer {
     /// One entry of an object being written: its key (unescaped, in `keys`) and its `"key":value` text
     /// in `out`.
     struct Entry {

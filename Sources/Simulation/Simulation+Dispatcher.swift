@@ -245,16 +245,9 @@ extension Simulation {
 /// What the dispatcher's interpreter reaches in the simulation: the network (every message is taken;
 /// a peer that has gone loses it in transit), the simulated disk, whose fsync returns later, and the
 /// lease service as an oracle.
-final class DispatcherHost: DispatcherIO {
-    unowned let simulation: Simulation
-    let index: Int
+final class DispatcherHost: SimulatedHost, DispatcherIO {
     var node: Simulation.Node { .dispatcher(index) }
     var process: Simulation.DispatcherProcess { simulation.dispatchers[index] }
-
-    init(simulation: Simulation, index: Int) {
-        self.simulation = simulation
-        self.index = index
-    }
 
     func monotonicMilliseconds() -> UInt64 { simulation.time(node).milliseconds }
     func time() -> NodeTime { simulation.time(node) }

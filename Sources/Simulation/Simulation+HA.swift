@@ -447,19 +447,12 @@ extension Simulation {
 
 /// What a standby's interpreter reaches in the simulation: its replication connection on the network,
 /// to the dispatcher it follows, and its journal on the simulated disk, whose fsync returns later.
-final class StandbyHost: StandbyIO {
-    unowned let simulation: Simulation
-    let index: Int
+final class StandbyHost: SimulatedHost, StandbyIO {
     var node: Simulation.Node { .dispatcher(index) }
     var process: Simulation.DispatcherProcess { simulation.dispatchers[index] }
 
     /// A step the simulated journal cannot take: the simulation has already failed, saying why.
     struct Refused: Error {}
-
-    init(simulation: Simulation, index: Int) {
-        self.simulation = simulation
-        self.index = index
-    }
 
     func time() -> NodeTime { simulation.time(node) }
 

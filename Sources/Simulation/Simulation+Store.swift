@@ -197,19 +197,12 @@ extension Simulation {
 
 /// What a store's interpreter reaches in the simulation: the network (to the dispatcher the lease
 /// service names, with HA) and the simulated disk, where a snapshot is written whole or not at all.
-final class StoreHost: StoreIO {
-    unowned let simulation: Simulation
-    let index: Int
+final class StoreHost: SimulatedHost, StoreIO {
     var node: Simulation.Node { .store(index) }
     var store: Simulation.StoreProcess { simulation.stores[index] }
     var peer: [UInt8] { Simulation.peerID(node, store.incarnation) }
     /// A quarantine request goes to the dispatcher its replay request goes to.
     private var targetChosen = false
-
-    init(simulation: Simulation, index: Int) {
-        self.simulation = simulation
-        self.index = index
-    }
 
     func requestReplay(_ message: Message) {
         if !targetChosen { store.target = simulation.dispatcherTarget(for: node, current: store.target) }

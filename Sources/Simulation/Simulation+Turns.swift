@@ -104,3 +104,15 @@ extension Simulation {
         queue.schedule(.timer(node, incarnation: incarnation(of: node)), at: deadline)
     }
 }
+
+/// What every node's host holds: the simulation whose network, disk and clock it reaches, and which
+/// node of its kind it is. Each host adds the I/O protocol its node's interpreter is given.
+class SimulatedHost {
+    unowned let simulation: Simulation
+    let index: Int
+
+    init(simulation: Simulation, index: Int) {
+        self.simulation = simulation
+        self.index = index
+    }
+}

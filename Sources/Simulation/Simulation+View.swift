@@ -69,16 +69,9 @@ extension Simulation {
 
 /// What a view's interpreter reaches in the simulation: the network to its store, and the checker
 /// every update it shows goes through.
-final class ViewHost: ViewIO {
-    unowned let simulation: Simulation
-    let index: Int
+final class ViewHost: SimulatedHost, ViewIO {
     var node: Simulation.Node { .view(index) }
     var view: Simulation.ViewProcess { simulation.views[index] }
-
-    init(simulation: Simulation, index: Int) {
-        self.simulation = simulation
-        self.index = index
-    }
 
     func requestSnapshot(_ message: Message) {
         simulation.send(.snapshotRequest(peer: Simulation.peerID(node, view.incarnation), message), from: node, to: .store(view.store))

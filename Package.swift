@@ -20,6 +20,10 @@ let package = Package(
         // FluxWire and FluxTesting; "no Linux import" marks the few whose imports nothing checks.
         .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),  // Linux only: the command line and the nodes it runs
         .library(name: "FluxCore", targets: ["FluxCore"]),  // platform-free
+        // The binary format and its JSON form, with @WireCodable's runtime, and the wire protocol on it: what
+        // a client in another process needs, without the programming model. FluxCore re-exports both.
+        .library(name: "FluxFormat", targets: ["FluxFormat"]),  // platform-free
+        .library(name: "FluxProtocol", targets: ["FluxProtocol"]),  // platform-free
         // `@WireCodable`: FluxCore plus the macro, so that only packages that use it build swift-syntax.
         .library(name: "FluxWire", targets: ["FluxWire"]),  // platform-free
         .library(name: "NodeCores", targets: ["NodeCores"]),  // no Linux import (FluxCore and Logging)
@@ -68,7 +72,9 @@ let package = Package(
         .executableTarget(
             name: "zflux-floor", path: "Sources/zflux-floor",
             cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("zmq"), .linkedLibrary("m")]),
-        .target(name: "FluxCore", dependencies: []),
+        .target(name: "FluxFormat", dependencies: []),
+        .target(name: "FluxProtocol", dependencies: ["FluxFormat"]),
+        .target(name: "FluxCore", dependencies: ["FluxFormat", "FluxProtocol"]),
         // ChildProcess: the one way a child process is started and stopped (the supervisor's nodes, the
         // bench's children, the etcd of a pair), on Glibc alone, so that Leadership needs no ZeroMQ for it.
         .target(name: "Spawn"),
@@ -170,7 +176,7 @@ let package = Package(
             name: "zflux-allocations",
             dependencies: ["CAllocationCounter", "FluxCore", "NodeCores", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "FluxWire", "Examples", "FluxTesting"]),
+        .testTarget(name: "FluxCoreTests", dependencies: ["FluxCore", "FluxFormat", "FluxProtocol", "FluxWire", "Examples", "FluxTesting"]),
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(
             name: "NodeCoresTests", dependencies: ["NodeCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),

@@ -33,12 +33,17 @@ clusterParse="Sources/Cluster/ClusterConfig.swift Sources/Cluster/ClusterConfig+
 benchParse="Sources/Bench/Workload.swift Sources/Bench/Workload+TOML.swift Sources/Bench/PayloadTemplate.swift"
 # The targets themselves, shared with the corpus test that `make test` runs.
 targetsFile=Tests/FuzzCorpusTests/FuzzTargets.swift
-sources="$(find Sources/FluxCore Sources/NodeCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
+sources="$(find Sources/FluxFormat Sources/FluxProtocol Sources/FluxCore Sources/NodeCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 "$opt" -wmo -I "$out")
   # ld.gold warns about sanitizer-internal symbols it cannot export; those warnings are harmless.
   quiet() { "$@" 2>&1 | grep -v "Cannot export local symbol" || true; }
+  # The format, then the protocol on it, then the model that re-exports both.
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxFormat -emit-module -emit-module-path "$out/FluxFormat.swiftmodule" \
+    -c $(find Sources/FluxFormat -name '*.swift' | sort) -o "$out/FluxFormat.o"
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxProtocol -emit-module -emit-module-path "$out/FluxProtocol.swiftmodule" \
+    -c $(find Sources/FluxProtocol -name '*.swift' | sort) -o "$out/FluxProtocol.o"
   quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxCore -emit-module -emit-module-path "$out/FluxCore.swiftmodule" \
     -c $(find Sources/FluxCore -name '*.swift' | sort) -o "$out/FluxCore.o"
   # The example apps use @WireCodable: SwiftPM builds the macro's plugin (swift-syntax), swiftc loads it.
@@ -62,7 +67,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   quiet swiftc "${flags[@]}" -package-name zflux -module-name Bench -emit-module -emit-module-path "$out/Bench.swiftmodule" \
     -c $benchParse -o "$out/Bench.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $targetsFile $formats "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $targetsFile $formats "$out/FluxFormat.o" "$out/FluxProtocol.o" "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
     "$out/Logging.o" "$out/NodeCores.o" "$out/TOML.o" "$out/Cluster.o" "$out/Bench.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi

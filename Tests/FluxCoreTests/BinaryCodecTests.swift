@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
 
 @Suite("The binary wire codec and changes-only state updates")
 struct BinaryCodecTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
 
 /// The intake's check of a binary payload's structure, in place (issue 36): what it calls well formed
 /// is exactly one value that a reader can walk to its end.

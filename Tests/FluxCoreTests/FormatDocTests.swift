@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
 
 /// docs/FORMAT.md gives the binary format by example, for clients in other languages: every row of its
 /// table is checked here against the code, so the page cannot drift from what zflux writes and reads.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
 
 @Suite("Journal records and snapshot files")
 struct FormatTests {

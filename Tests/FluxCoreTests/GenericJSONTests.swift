@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
 
 /// Values of every example app, and hand-made ones for the corners of JSONEncoder's output.
 enum GenericJSONSamples {

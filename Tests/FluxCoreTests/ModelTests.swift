@@ -4,6 +4,8 @@ import Foundation
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
+@testable import FluxProtocol
 
 @Suite("Actions on the wire")
 struct ActionCodingTests {

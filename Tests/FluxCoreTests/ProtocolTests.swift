@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import FluxCore
+@testable import FluxFormat
+@testable import FluxProtocol
 
 extension Header {
     static func random(kind: MessageKind) -> Header {

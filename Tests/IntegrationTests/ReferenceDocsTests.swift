@@ -510,7 +510,7 @@ struct ReferenceDocsTests {
 
     @Test("metrics.md names every metric the metrics port can serve, with the type the code gives it")
     func metrics() throws {
-        let status = try Self.read("Sources/FluxCore/Protocol/NodeStatus.swift")
+        let status = try Self.read("Sources/FluxProtocol/NodeStatus.swift")
         let block = try #require(
             status.components(separatedBy: "public var numericFields").dropFirst().first?.components(separatedBy: "return fields").first)
         let fields = Self.matches("\\(\"([a-z_]+)\", ", in: block).map { $0[0] }

@@ -136,18 +136,29 @@ struct LayeringTests {
         #expect(Set(names) == ["FluxCore", "Logging", "swift-log"], "\(names)")
     }
 
-    @Test("what an app's package builds for its reducers and their tests (FluxCore, FluxWire, FluxTesting) needs no node, socket or platform module")
+    @Test(
+        "what an app's package builds for its reducers and their tests (FluxFormat, FluxProtocol, FluxCore, FluxWire, FluxTesting) needs no node, socket or platform module"
+    )
     func appFacingProductsAreLight() throws {
         let targets = try Self.manifestTargets()
-        #expect(targets["FluxCore"]?.targets == [] && targets["FluxCore"]?.products == [], "\(targets["FluxCore"].map(\.description) ?? "none")")
+        #expect(
+            targets["FluxCore"]?.targets == ["FluxFormat", "FluxProtocol"] && targets["FluxCore"]?.products == [],
+            "\(targets["FluxCore"].map(\.description) ?? "none")")
+        // The format depends on nothing, and the protocol on the format alone: a client in another process
+        // can build either without the programming model.
+        #expect(
+            targets["FluxFormat"]?.targets == [] && targets["FluxFormat"]?.products == [], "\(targets["FluxFormat"].map(\.description) ?? "none")")
+        #expect(
+            targets["FluxProtocol"]?.targets == ["FluxFormat"] && targets["FluxProtocol"]?.products == [],
+            "\(targets["FluxProtocol"].map(\.description) ?? "none")")
         #expect(
             targets["FluxTesting"]?.targets == ["FluxCore"] && targets["FluxTesting"]?.products == [],
             "\(targets["FluxTesting"].map(\.description) ?? "none")")
         #expect(targets["FluxWire"]?.targets == ["FluxCore", "FluxMacros"], "\(targets["FluxWire"].map(\.description) ?? "none")")
         // Foundation, Synchronization and Testing ship with the toolchain on every platform; Glibc, the
         // C shims and libzmq do not, so a reducer written and tested on a Mac builds there too.
-        let allowed: Set<String> = ["FluxCore", "FluxMacros", "Foundation", "Synchronization", "Testing"]
-        for target in ["FluxCore", "FluxWire", "FluxTesting"] {
+        let allowed: Set<String> = ["FluxCore", "FluxFormat", "FluxProtocol", "FluxMacros", "Foundation", "Synchronization", "Testing"]
+        for target in ["FluxFormat", "FluxProtocol", "FluxCore", "FluxWire", "FluxTesting"] {
             let files = try Self.swiftFiles(under: Self.sources.appendingPathComponent(target))
             #expect(!files.isEmpty, "\(target) has sources")
             for file in files {

@@ -195,11 +195,11 @@ extension BinaryPayloadCodec {
 /// its dispatcher decodes to admit them and its stores to apply them.
 ///
 /// Sendable: its closure captures nothing but the type itself, and keeps no state.
-struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
+package struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
     /// The generated decoder of a binary payload, if `T` has one.
-    let generated: (([UInt8]) throws -> T)?
+    package let generated: (([UInt8]) throws -> T)?
 
-    init() {
+    package init() {
         generated = (T.self as? any WireDecodable.Type).map { Self.decoder(for: $0) }
     }
 
@@ -212,7 +212,7 @@ struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
     }
 
     /// `bytes` in either codec, as ``WireCodec/decode(_:from:)`` reads them.
-    func decode(_ bytes: [UInt8], codec: WireCodec) throws -> T {
+    package func decode(_ bytes: [UInt8], codec: WireCodec) throws -> T {
         if let generated, codec.generated, WireCodec.isBinary(bytes) { return try generated(bytes) }
         return try codec.decode(T.self, from: bytes)
     }

@@ -1,3 +1,5 @@
+import FluxFormat
+
 import Foundation
 
 /// What a node says about itself in a STATUS reply: one typed document for every role, read by

@@ -264,16 +264,16 @@ struct BinarySingleValueDecoder: SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try shared.decodeValue(type, at: offset, codingPath: codingPath) }
 }
 
-struct IndexKey: CodingKey {
-    var intValue: Int?
-    var stringValue: String { "\(intValue ?? 0)" }
-    init(intValue: Int) { self.intValue = intValue }
-    init?(stringValue: String) { nil }
+package struct IndexKey: CodingKey {
+    package var intValue: Int?
+    package var stringValue: String { "\(intValue ?? 0)" }
+    package init(intValue: Int) { self.intValue = intValue }
+    package init?(stringValue: String) { nil }
 }
 
 extension DecodingError {
     /// The same error one level up: `key` in front of its coding path.
-    func prepending(_ key: any CodingKey) -> DecodingError {
+    package func prepending(_ key: any CodingKey) -> DecodingError {
         func lift(_ c: Context) -> Context {
             Context(codingPath: [key] + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
         }

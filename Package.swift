@@ -16,8 +16,8 @@ let package = Package(
         //
         // Platforms, product by product. "Linux only": it reaches eventfd, timerfd, /proc, CPU affinity or
         // Glibc by name, itself or through NodeSupport (README, Platforms, says what a port would need).
-        // "Platform-free": it imports nothing Linux-specific, which LayeringTests checks for FluxCore,
-        // FluxWire and FluxTesting; "no Linux import" marks the few whose imports nothing checks.
+        // "Platform-free": it imports nothing Linux-specific, which LayeringTests checks for FluxFormat,
+        // FluxProtocol, FluxCore, FluxWire and FluxTesting; "no Linux import" marks the few whose imports nothing checks.
         .library(name: "ZFluxCLI", targets: ["ZFluxCLI"]),  // Linux only: the command line and the nodes it runs
         .library(name: "FluxCore", targets: ["FluxCore"]),  // platform-free
         // The binary format and its JSON form, with @WireCodable's runtime, and the wire protocol on it: what

@@ -47,8 +47,7 @@ struct DispatchCommand: ParsableCommand {
         } catch {
             throw CLIError("\(self.app) \(action): \(error.reason)")
         }
-        // A failover takes about a lease: the default waits it out.
-        let timeout = timeout ?? topology.ha.map { 3 * Double($0.leaseMilliseconds) / 1000 + 2 } ?? 5
+        let timeout = timeout ?? topology.defaultDispatchTimeoutSeconds
         let started = MonotonicClock.nowMilliseconds()
         let deadline = started + UInt64(timeout * 1000)
         // Subscribed before the action is sent, so no store's answer about it can be missed.
@@ -206,4 +205,10 @@ struct AppsCommand: ParsableCommand {
         }
         emitLine(lines.joined(separator: "\n"))
     }
+}
+
+extension Topology {
+    /// How long a dispatch waits for its answer unless told otherwise: 5 s, or with a dispatcher pair
+    /// three leases and 2 s, since a failover takes about a lease and the default waits it out.
+    var defaultDispatchTimeoutSeconds: Double { ha.map { 3 * Double($0.leaseMilliseconds) / 1000 + 2 } ?? 5 }
 }

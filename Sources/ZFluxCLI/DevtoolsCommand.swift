@@ -165,9 +165,14 @@ struct ClusterDevtools: DevtoolsBackend {
             + "\"tokenRequired\":\(tokenRequired),\"stores\":[\(stores)],\"apps\":\(catalog)}"
     }
 
+    /// `state --at`'s time machine over this run directory's journal; a pair's is refused with why.
+    func timeMachine() throws -> TimeMachine {
+        try TimeMachine(runDir: runDir) { member in "a pair: time travel reads one member's journal (\(member))" }
+    }
+
     func range() -> String {
         do {
-            let machine = try TimeMachine(runDir: runDir) { member in "a pair: time travel reads one member's journal (\(member))" }
+            let machine = try timeMachine()
             return "{\"kind\":\"range\",\"first\":\(machine.rewind.journal.firstSeq),\"head\":\(machine.rewind.head)}"
         } catch {
             return "{\"kind\":\"range\",\"error\":\(jsonString("time travel: \(error)"))}"
@@ -176,7 +181,7 @@ struct ClusterDevtools: DevtoolsBackend {
 
     func states(at seq: UInt64) -> String {
         do {
-            let machine = try TimeMachine(runDir: runDir) { member in "a pair: time travel reads one member's journal (\(member))" }
+            let machine = try timeMachine()
             // Seq 0 is before the first action: the states the stores start with.
             let replicas = try machine.rewind.replicas(machine.stores, at: seq == 0 ? 0 : seq - 1)
             let previous = try replicas.map { String(decoding: try $0.stateJSON(), as: UTF8.self) }
@@ -208,7 +213,7 @@ struct ClusterDevtools: DevtoolsBackend {
         do {
             let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
             defer { connection.close() }
-            let timeout = topology.ha.map { 3 * Double($0.leaseMilliseconds) / 1000 + 2 } ?? 5
+            let timeout = topology.defaultDispatchTimeoutSeconds
             connection.timeout = .milliseconds(Int(timeout * 1000))
             switch try connection.dispatch(app: app.name, actionType: type, payload: payload) {
             case .acknowledged(let seq): return "{\"kind\":\"dispatched\",\"outcome\":\"ack\",\"seq\":\(seq)}"

@@ -44,7 +44,7 @@ public final class Rewind {
                 guard
                     try runtime.apply(
                         app: action.topicString, actionType: action.header.actionType, payload: action.payload,
-                        stamp: Stamp(seq: action.header.seq, wallNanoseconds: action.header.timestamp), runEffects: false)
+                        stamp: Stamp(action.header), runEffects: false)
                 else { return false }
             } catch {
                 return false

@@ -78,6 +78,19 @@ extension Journal {
         }
     }
 
+    /// The records from `from` on that make, cancel or fire a schedule, told apart by their topic and
+    /// header flags and only then decoded: what the dispatcher's schedules are rebuilt from when it opens.
+    public func forEachScheduling(from: UInt64, _ body: (Message) -> Void) throws {
+        let from = max(from, firstSeq, 1)
+        guard from <= lastSeq else { return }
+        try walk(from: from) { _, bytes, record in
+            if bytes.withUnsafeBytes({ Schedules.concernsSchedules(recordBody: UnsafeRawBufferPointer(rebasing: $0[record])) }) {
+                body(try ReplayBatch.decodeEntry(bytes[record]))
+            }
+            return true
+        }
+    }
+
     /// Every record in order, for `zflux journal dump` and time travel.
     public func forEach(from: UInt64 = 1, through last: UInt64 = .max, _ body: (Message) throws -> Void) throws {
         var next = from

@@ -46,6 +46,10 @@ public struct Header: Equatable, Sendable {
         /// ACTION in a replay: quarantined (it crashed a store's reducer): its payload is gone, and every
         /// store skips it, its version advancing with its state unchanged.
         public static let quarantined = Flags(rawValue: 1 << 7)
+        /// ACTION: fired by a schedule (``Schedules``): `ref` holds the time it was due (nanoseconds
+        /// since the Unix epoch) and `clientSeq` the seq of the request that made the schedule. Only the
+        /// dispatcher sets it.
+        public static let scheduled = Flags(rawValue: 1 << 8)
     }
 
     public var kind: MessageKind

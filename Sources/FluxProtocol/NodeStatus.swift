@@ -66,6 +66,16 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var standbyFollowing: Bool?
     public var standbyDurable: UInt64?
     public var replicationLag: UInt64?
+    /// A dispatcher with schedules: how many are pending, the first ``maxSchedulesListed`` of them by
+    /// due time, and how many fired (late: more than a second after their time) and were cancelled, over
+    /// the journal's whole history.
+    public var schedulesPending: Int?
+    public var schedules: [PendingSchedule]?
+    public var schedulesFired: UInt64?
+    public var schedulesCancelled: UInt64?
+    public var schedulesLate: UInt64?
+    /// The most pending schedules a STATUS lists.
+    public static let maxSchedulesListed = 100
 
     public init(role: Role, pid: Int, uptimeMs: UInt64, subscribers: Int, rejected: UInt64) {
         self.role = role
@@ -98,6 +108,8 @@ public struct NodeStatus: Codable, Equatable, Sendable {
             ("snapshot_requests", snapshotRequests.map(Int64.init)), ("snapshot_requests_dropped", snapshotRequestsDropped.map(Int64.init)),
             ("leader", leader.map { $0 ? 1 : 0 }), ("standby_following", standbyFollowing.map { $0 ? 1 : 0 }),
             ("standby_durable", standbyDurable.map(Int64.init)), ("replication_lag", replicationLag.map(Int64.init)),
+            ("schedules_pending", schedulesPending.map(Int64.init)), ("schedules_fired", schedulesFired.map(Int64.init)),
+            ("schedules_cancelled", schedulesCancelled.map(Int64.init)), ("schedules_late", schedulesLate.map(Int64.init)),
         ]
         return fields.compactMap { name, value in value.map { (name, $0) } }
     }

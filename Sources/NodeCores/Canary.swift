@@ -19,6 +19,9 @@ public enum Canary: String, CaseIterable, Sendable {
     case standbyAcceptsOldEpoch = "standby-accepts-old-epoch"
     /// A leader whose lease ran out goes on acknowledging on its own journal alone.
     case oldLeaderAcksAfterLease = "old-leader-acks-after-lease"
+    /// A dispatcher that opens its log reads the schedules made and cancelled there, not those fired:
+    /// after a restart or a failover it fires them again.
+    case scheduleFiresTwice = "schedule-fires-twice"
 }
 
 extension Canary {
@@ -34,6 +37,7 @@ extension Canary {
         case .standbyAcceptsOldEpoch: "the standby accepts records from a leader of an older epoch"
         case .oldLeaderAcksAfterLease: "a leader whose lease ran out goes on ACKing alone"
         case .releaseBeforeSync: "the dispatcher's loop releases ACKs before its journal's sync returns"
+        case .scheduleFiresTwice: "a new leader forgets which schedules fired, and fires them again"
         }
     }
 }

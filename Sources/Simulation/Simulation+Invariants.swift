@@ -38,7 +38,7 @@ extension Simulation {
             }
             _ = try? entry.runtime.apply(
                 app: action.topicString, actionType: action.header.actionType, payload: action.payload,
-                stamp: Stamp(seq: action.header.seq, wallNanoseconds: action.header.timestamp), runEffects: false)
+                stamp: Stamp(action.header), runEffects: false)
             entry.states.append((try? entry.runtime.encodedState()) ?? [])
         }
         reference[app] = entry

@@ -31,7 +31,7 @@ extension Canary {
     public var needsHA: Bool {
         switch self {
         case .ackBeforeReplicated, .standbyAcceptsOldEpoch, .oldLeaderAcksAfterLease: true
-        case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen, .releaseBeforeSync: false
+        case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen, .releaseBeforeSync, .scheduleFiresTwice: false
         }
     }
 }

@@ -207,9 +207,30 @@ extension FluxApp: AnyApp {
     /// Encodes an action an effect sent, for the dispatcher's intake.
     func deliverer(_ codec: WireCodec, _ deliver: @escaping @Sendable (String, String, [UInt8]) -> Void) -> Send<Action> {
         let name = name
-        return Send { action in
-            guard let bytes = try? codec.encode(action) else { return }
-            deliver(name, ActionCoding.caseName(of: action), bytes)
+        return Send(
+            { action in
+                guard let bytes = try? codec.encode(action) else { return }
+                deliver(name, ActionCoding.caseName(of: action), bytes)
+            },
+            schedule: { order in
+                guard let (type, payload) = try? Self.scheduleRequest(order, app: name, codec: codec) else { return }
+                deliver(Schedules.topic, type, payload)
+            })
+    }
+
+    /// The request on ``Schedules/topic`` that carries `order`: its action type and payload.
+    static func scheduleRequest(_ order: ScheduleOrder<Action>, app: String, codec: WireCodec) throws -> (String, [UInt8]) {
+        switch order {
+        case .schedule(let id, let action, let when):
+            var request = ScheduleRequest(id: id, app: app, type: ActionCoding.caseName(of: action), payload: try codec.encode(action))
+            switch when {
+            case .at(let date): request.atNanoseconds = Int64((date.timeIntervalSince1970 * 1e9).rounded())
+            case .after(let delay):
+                request.afterNanoseconds = Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+            }
+            return (Schedules.scheduleType, try codec.encode(request))
+        case .cancel(let id):
+            return (Schedules.cancelType, try codec.encode(ScheduleCancel(app: app, id: id)))
         }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Work a reducer asks its store to do after an action: never done inside the reducer itself.
 ///
 /// A store runs the effects its reducer returns with the app's `Environment`. The actions an effect
@@ -34,6 +36,24 @@ public struct Effect<Action: Sendable>: Sendable {
         .run { send in send(action) }
     }
 
+    /// Dispatches `action` once `delay` has passed, durably: the request is journaled by the dispatcher,
+    /// which sequences `action` when its time comes, even if this store, the dispatcher or the whole
+    /// cluster restarted in between. A pending schedule of this app with the same `id` is replaced.
+    /// The action's ``Stamp/schedule`` says when it was due.
+    public static func schedule(_ action: Action, after delay: Duration, id: String) -> Effect {
+        .run { send in send.schedule(action, after: delay, id: id) }
+    }
+
+    /// Dispatches `action` at `time` (by the dispatcher's clock), durably, as ``schedule(_:after:id:)``.
+    public static func schedule(_ action: Action, at time: Date, id: String) -> Effect {
+        .run { send in send.schedule(action, at: time, id: id) }
+    }
+
+    /// Cancels this app's pending schedule `id`, if it has not fired.
+    public static func cancelSchedule(id: String) -> Effect {
+        .run { send in send.cancelSchedule(id: id) }
+    }
+
     /// Cancels every running effect marked with `id`.
     public static func cancel(id: some Hashable & Sendable) -> Effect {
         Effect(operations: [.cancel(EffectID(id))])
@@ -67,7 +87,9 @@ public struct Effect<Action: Sendable>: Sendable {
             operations: operations.map { op in
                 switch op {
                 case .run(let id, let cancelInFlight, let body):
-                    .run(id: id, cancelInFlight: cancelInFlight, body: { send in await body(Send { send(transform($0)) }) })
+                    .run(
+                        id: id, cancelInFlight: cancelInFlight,
+                        body: { send in await body(Send({ send(transform($0)) }, schedule: { send.order($0.map(transform)) })) })
                 case .cancel(let id):
                     .cancel(id)
                 }
@@ -90,9 +112,62 @@ public struct EffectID: Hashable, @unchecked Sendable {
     init(_ value: some Hashable & Sendable) { self.value = AnyHashable(value) }
 }
 
-/// How an effect sends actions back into the system.
+/// How an effect sends actions back into the system, now or at a later time.
 public struct Send<Action: Sendable>: Sendable {
     let body: @Sendable (Action) -> Void
-    public init(_ body: @escaping @Sendable (Action) -> Void) { self.body = body }
+    let scheduler: (@Sendable (ScheduleOrder<Action>) -> Void)?
+
+    /// Sends each action to `body`; schedule orders are dropped.
+    public init(_ body: @escaping @Sendable (Action) -> Void) {
+        self.body = body
+        scheduler = nil
+    }
+
+    /// Sends each action to `body` and each schedule order to `schedule`: a store's runtime sends them
+    /// to the dispatcher, a `TestStore` to its clock.
+    public init(_ body: @escaping @Sendable (Action) -> Void, schedule: @escaping @Sendable (ScheduleOrder<Action>) -> Void) {
+        self.body = body
+        scheduler = schedule
+    }
+
     public func callAsFunction(_ action: Action) { body(action) }
+
+    /// Asks the cluster to dispatch `action` once `delay` has passed since this request is sequenced,
+    /// under `id`: a pending schedule with the same id (in this app) is replaced. The schedule is
+    /// journaled, so it fires once even if the store, the dispatcher or the whole cluster stops and
+    /// starts again in between (docs/GUIDE.md, "Scheduled actions").
+    public func schedule(_ action: Action, after delay: Duration, id: String) { order(.schedule(id: id, action: action, when: .after(delay))) }
+
+    /// Asks the cluster to dispatch `action` at `time` (by the dispatcher's clock), under `id`.
+    public func schedule(_ action: Action, at time: Date, id: String) { order(.schedule(id: id, action: action, when: .at(time))) }
+
+    /// Cancels the pending schedule `id` of this app, if there is one.
+    public func cancelSchedule(id: String) { order(.cancel(id: id)) }
+
+    /// Hands `order` on, or drops it if nothing takes schedule orders here.
+    public func order(_ order: ScheduleOrder<Action>) { scheduler?(order) }
+}
+
+/// What an effect asks of the cluster's schedules (``Send/schedule(_:after:id:)``).
+public enum ScheduleOrder<Action: Sendable>: Sendable {
+    /// Dispatch `action` at `when`, under `id` (replacing a pending schedule with that id).
+    case schedule(id: String, action: Action, when: ScheduleTime)
+    /// Cancel the pending schedule `id`.
+    case cancel(id: String)
+
+    /// The same order for another action type.
+    public func map<Other: Sendable>(_ transform: (Action) -> Other) -> ScheduleOrder<Other> {
+        switch self {
+        case .schedule(let id, let action, let when): .schedule(id: id, action: transform(action), when: when)
+        case .cancel(let id): .cancel(id: id)
+        }
+    }
+}
+
+/// When a scheduled action is due.
+public enum ScheduleTime: Sendable, Equatable, Hashable {
+    /// At a wall-clock time.
+    case at(Date)
+    /// This long after the request is sequenced.
+    case after(Duration)
 }

@@ -34,7 +34,14 @@ public struct PendingEffects: Sendable {
         operations = effect.operations.map { operation in
             switch operation {
             case .run(let id, let cancelInFlight, let body):
-                .run(id: id, cancelInFlight: cancelInFlight, body: { await body(Send { action in if !Task.isCancelled { send(action) } }) })
+                .run(
+                    id: id, cancelInFlight: cancelInFlight,
+                    body: {
+                        await body(
+                            Send(
+                                { action in if !Task.isCancelled { send(action) } },
+                                schedule: { order in if !Task.isCancelled { send.order(order) } }))
+                    })
             case .cancel(let id):
                 .cancel(id)
             }

@@ -29,6 +29,9 @@ public protocol ActionLog: AnyObject {
     /// The (client id, client seq, seq) of every action from `from` on: what the dispatcher's dedup
     /// table is rebuilt from when it starts.
     func forEachDispatch(from: UInt64, _ body: (_ clientID: UInt64, _ clientSeq: UInt64, _ seq: UInt64) -> Void) throws
+    /// Every action from `from` on that makes, cancels or fires a schedule (``Schedules``), in order:
+    /// what the dispatcher's schedules are rebuilt from when it starts.
+    func forEachScheduling(from: UInt64, _ body: (Message) -> Void) throws
 }
 
 /// A log that writes the records the dispatcher stamped (``StampedRecords``) as they are: the journal.
@@ -47,6 +50,17 @@ extension ActionLog {
     /// Read and encoded; a journal builds the batch from its records' bytes instead.
     public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
         ReplayPlan.batch(try read(from: from, limit: limit), maxBytes: maxBytes)
+    }
+
+    /// Read in slices and filtered; a journal decodes only the records it concerns instead.
+    public func forEachScheduling(from: UInt64, _ body: (Message) -> Void) throws {
+        var next = max(from, firstSeq, 1)
+        while next <= lastSeq {
+            let slice = try read(from: next, limit: 4096)
+            guard let last = slice.last else { return }
+            for action in slice where action.header.flags.contains(.scheduled) || Schedules.isScheduling(topic: action.topic) { body(action) }
+            next = last.header.seq + 1
+        }
     }
 
     /// Read in slices; a journal reads the records' headers alone instead.

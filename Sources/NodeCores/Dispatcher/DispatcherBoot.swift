@@ -26,7 +26,8 @@ public enum DispatcherBoot {
 
     /// The core that continues `log`. Its head is the log's newest seq, durable already (a journal is
     /// forced to disk when it opens); its first seq, history and client scope are the log's; and its
-    /// dedup table holds the log's newest dispatches (``rememberedFrom(_:)``).
+    /// dedup table holds the log's newest dispatches (``rememberedFrom(_:)``); its schedules are those
+    /// the whole log leaves pending.
     public static func core(rules: DispatcherRules, log: any ActionLog, now: NodeTime, logger: Logger) throws -> DispatcherCore {
         let core = DispatcherCore(
             rules: rules, head: log.lastSeq, firstSeq: log.firstSeq, history: log.history, now: now, logger: logger,
@@ -34,6 +35,7 @@ public enum DispatcherBoot {
         try log.forEachDispatch(from: rememberedFrom(log)) { client, clientSeq, seq in
             core.remember(client: client, clientSeq: clientSeq, seq: seq)
         }
+        try core.rebuildSchedules(from: log)
         return core
     }
 }

@@ -86,6 +86,10 @@ public final class DispatcherCore {
     public let history: HistoryID
     public let historySince: UInt64
     /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
+    /// The pending schedules (``ScheduleBook``): rebuilt from the log at start, kept by what is sequenced.
+    public private(set) var schedules = ScheduleBook()
+    /// The last turn's time, to place the next schedule's due time on the monotonic clock.
+    private var lastTick: NodeTime?
     private var stamped = StampedRecords()
     /// Bursts handed to the journal and not yet all published: published once durable. The first
     /// burst's records before `publishedInFirst` have gone out already.
@@ -193,8 +197,25 @@ public final class DispatcherCore {
     /// set by the simulator alone.
     @_spi(Simulation) public var onBrokenInvariant: ((String) -> Void)?
 
-    /// The latest the shell may wait before calling ``tick(now:)`` again.
-    public var nextDeadlineMs: UInt64 { nextHeartbeatMs }
+    /// The latest the shell may wait before calling ``tick(now:)`` again: the next heartbeat, or the
+    /// next schedule's due time if it comes first.
+    public var nextDeadlineMs: UInt64 {
+        guard let due = schedules.next?.dueNanoseconds, let lastTick else { return nextHeartbeatMs }
+        let ahead = due > lastTick.wallNanoseconds ? UInt64(due - lastTick.wallNanoseconds) / 1_000_000 + 1 : 0
+        return min(nextHeartbeatMs, lastTick.milliseconds + ahead)
+    }
+
+    /// Reads the schedules `log` makes, cancels and fires into a new book (``DispatcherBoot`` does, at
+    /// start). `forgettingFires` is the `schedule-fires-twice` canary's: a leader that does not see
+    /// what fired before it fires it again.
+    @_spi(Simulation) public func rebuildSchedules(from log: any ActionLog, forgettingFires: Bool = false) throws {
+        var book = ScheduleBook()
+        try log.forEachScheduling(from: log.firstSeq) { action in
+            if forgettingFires && action.header.flags.contains(.scheduled) { return }
+            book.note(action.topic, header: action.header, payload: action.payload)
+        }
+        schedules = book
+    }
 
     // MARK: Intake
 
@@ -299,6 +320,20 @@ public final class DispatcherCore {
             nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
+        if Schedules.isScheduling(topic: message.topic[message.topicRange]) {
+            let body = message.payloadRange == message.payload.indices ? message.payload : Array(message.payload[message.payloadRange])
+            switch admitScheduling(header.actionType, payload: body, sent: sent, principal: principal, now: now) {
+            case .failure(let refusal):
+                rejected += 1
+                nack(peer, sent, refusal.reason)
+            case .success(let admitted):
+                sequence(
+                    message.topic, message.topicRange, header: header, payload: admitted, admitted.indices, sent: sent, peer: peer, owner: owner,
+                    now: now)
+                schedules.note(message.topic[message.topicRange], header: stampedHeader(header, now: now), payload: admitted)
+            }
+            return
+        }
         guard let (app, inPlace) = apps[appName] else {
             rejected += 1
             let known = apps.keys.sorted().joined(separator: ", ")
@@ -336,13 +371,25 @@ public final class DispatcherCore {
                 return
             }
         }
+        sequence(message.topic, message.topicRange, header: header, payload: payload, payloadRange, sent: sent, peer: peer, owner: owner, now: now)
+    }
+
+    /// The ACTION header an admitted dispatch (`header`, its client id scoped) is stamped with as seq `head`.
+    private func stampedHeader(_ header: Header, now: NodeTime) -> Header {
+        Header(
+            kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
+            timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue)
+    }
+
+    /// Sequences an admitted dispatch: the next seq, its record, its place in the dedup table and the
+    /// ACK that waits for it to be durable.
+    private func sequence(
+        _ topic: [UInt8], _ topicRange: Range<Int>, header: Header, payload: [UInt8], _ payloadRange: Range<Int>, sent: Header,
+        peer: [UInt8], owner: UInt64, now: NodeTime
+    ) {
         head += 1
         // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
-        stamped.append(
-            topic: message.topic, message.topicRange,
-            header: Header(
-                kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
-                timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue), payload: payload, payloadRange)
+        stamped.append(topic: topic, topicRange, header: stampedHeader(header, now: now), payload: payload, payloadRange)
         accepted += 1
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
@@ -788,6 +835,8 @@ public final class DispatcherCore {
     /// A turn of the loop: heartbeats announce the newest durable seq, so a store that missed actions
     /// (or had nothing to miss) knows how far it should be.
     public func tick(now: NodeTime) {
+        lastTick = now
+        fireDueSchedules(now: now)
         guard now.milliseconds >= nextHeartbeatMs else { return }
         if let link = standby, steppedDown == nil {
             // The standby hears the leader is alive, and how far it has committed, even when idle.
@@ -811,6 +860,100 @@ public final class DispatcherCore {
         nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
     }
 
+    /// The most schedules fired in one turn: a start after a long stop finds many due at once, and
+    /// the rest follow in the next turns, in order.
+    public static let maxFiredPerTurn = 4096
+
+    /// Sequences every schedule due at `now` (by the wall clock), in due order, as an ACTION of its app
+    /// flagged `scheduled`, with the due time in `ref` and its request's seq in `clientSeq`. Only a
+    /// leader that can write its journal, and has committed the tail it started with, fires.
+    private func fireDueSchedules(now: NodeTime) {
+        guard let first = schedules.next, first.dueNanoseconds <= now.wallNanoseconds else { return }
+        guard steppedDown == nil, journalProblem == nil, !settling else { return }
+        var fired = 0
+        while fired < DispatcherCore.maxFiredPerTurn, let entry = schedules.next, entry.dueNanoseconds <= now.wallNanoseconds {
+            head += 1
+            let topic = Array(entry.app.utf8)
+            stamped.append(
+                topic: topic, topic.indices,
+                header: Header(
+                    kind: .action, flags: .scheduled, seq: head, ref: UInt64(bitPattern: entry.dueNanoseconds), clientSeq: entry.requestSeq,
+                    timestamp: now.wallNanoseconds, actionType: entry.actionType, history: history.rawValue),
+                payload: entry.payload, entry.payload.indices)
+            schedules.fired(requestSeq: entry.requestSeq, at: now.wallNanoseconds)
+            fired += 1
+        }
+        if fired > 0 {
+            logger.info("schedules fired", metadata: ["count": "\(fired)", "through": "\(head)"])
+            endOfBurst()
+        }
+    }
+
+    /// Checks a request on ``Schedules/topic`` as the intake takes it, and returns the payload to
+    /// journal: a schedule whose action its app admits (through its middleware, as if dispatched),
+    /// whose time is within ten years, within ``ScheduleBook/maxPending``; or a cancel.
+    private func admitScheduling(_ type: String, payload: [UInt8], sent: Header, principal: [UInt8]?, now: NodeTime) -> Result<[UInt8], ActionError> {
+        func refuse(_ reason: String) -> Result<[UInt8], ActionError> { .failure(ActionError(reason)) }
+        func validID(_ id: String) -> Bool { !id.isEmpty && id.utf8.count <= Schedules.maxIDBytes }
+        let codec = WireCodec()
+        switch type {
+        case Schedules.cancelType:
+            guard let cancel = try? codec.decode(ScheduleCancel.self, from: payload) else {
+                return refuse("a schedule cancel's payload is {app, id}")
+            }
+            guard validID(cancel.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
+            guard apps[cancel.app] != nil else { return refuse("schedule '\(cancel.id)' is for an unknown app '\(cancel.app)'") }
+            return .success(payload)
+        case Schedules.scheduleType:
+            guard var request = try? codec.decode(ScheduleRequest.self, from: payload) else {
+                return refuse("a schedule's payload is {id, app, type, payload, atNanoseconds or afterNanoseconds}")
+            }
+            guard validID(request.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
+            switch (request.atNanoseconds, request.afterNanoseconds) {
+            case (let at?, nil):
+                guard at <= now.wallNanoseconds.addingReportingOverflow(Schedules.maxDelayNanoseconds).partialValue else {
+                    return refuse("schedule '\(request.id)' is due more than ten years ahead")
+                }
+            case (nil, let after?):
+                guard (0...Schedules.maxDelayNanoseconds).contains(after) else {
+                    return refuse("schedule '\(request.id)': a delay is 0 to ten years")
+                }
+            default:
+                return refuse("schedule '\(request.id)' says when with atNanoseconds or afterNanoseconds: one of them")
+            }
+            guard schedules.count < ScheduleBook.maxPending || schedules.contains(app: request.app, id: request.id) else {
+                return refuse("\(ScheduleBook.maxPending) schedules are pending already: cancel some, or wait for them to fire")
+            }
+            guard let (app, _) = apps[request.app] else {
+                return refuse("schedule '\(request.id)' is for an unknown app '\(request.app)'")
+            }
+            guard Header.isValidActionType(Array(request.type.utf8)) else {
+                return refuse("schedule '\(request.id)' has no valid action type")
+            }
+            if let token = rules.effectToken, sent.ref != token, effectOnly[request.app]?.contains(request.type) == true {
+                return refuse("\(request.app).\(request.type) is sent by the app's effects only: a client cannot schedule it")
+            }
+            let limit = rules.maxPayloadBytesByType["\(request.app).\(request.type)"] ?? rules.maxPayloadBytes
+            guard request.payload.count <= limit else {
+                return refuse("the payload of \(request.app).\(request.type) is \(request.payload.count) bytes; the limit is \(limit)")
+            }
+            do {
+                let admitted = try app.admit(
+                    actionType: request.type, payload: request.payload, client: sent.clientID, origin: origin(of: sent, principal: principal),
+                    host: self)
+                guard admitted != request.payload else { return .success(payload) }
+                request.payload = admitted
+                return .success(try codec.encode(request))
+            } catch let error as ActionError {
+                return .failure(error)
+            } catch {
+                return refuse("schedule '\(request.id)': \(error)")
+            }
+        default:
+            return refuse("\(Schedules.topic) takes \(Schedules.scheduleType) and \(Schedules.cancelType), not \(type)")
+        }
+    }
+
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
     public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
         var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
@@ -822,6 +965,15 @@ public final class DispatcherCore {
         if !quarantine.isEmpty { status.quarantined = quarantine.values.sorted { $0.seq < $1.seq } }
         if let journalProblem { status.problem = "the journal cannot be written: \(journalProblem)" }
         status.history = history.description
+        if !schedules.isEmpty || schedules.fired > 0 || schedules.cancelled > 0 {
+            status.schedulesPending = schedules.count
+            status.schedulesFired = schedules.fired
+            status.schedulesCancelled = schedules.cancelled
+            status.schedulesLate = schedules.late
+            status.schedules = schedules.pending(limit: NodeStatus.maxSchedulesListed).map {
+                PendingSchedule(id: $0.id, app: $0.app, actionType: $0.actionType, dueNanoseconds: $0.dueNanoseconds, requestSeq: $0.requestSeq)
+            }
+        }
         if !middlewareCounts.isEmpty {
             status.middlewareCounts = middlewareCounts.sorted { $0.key < $1.key }.map { MiddlewareCount(key: $0.key, count: $0.value) }
         }

@@ -367,7 +367,7 @@ public final class StoreCore {
             guard
                 let effects = try runtime.reduce(
                     app: app, actionType: header.actionType, payload: payload,
-                    stamp: Stamp(seq: header.seq, wallNanoseconds: header.timestamp))
+                    stamp: Stamp(header))
             else { return }
             applied += 1
             mayHaveChanged = true

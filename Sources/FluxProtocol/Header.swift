@@ -49,7 +49,7 @@ public struct Header: Equatable, Sendable {
         /// ACTION: fired by a schedule (``Schedules``): `ref` holds the time it was due (nanoseconds
         /// since the Unix epoch) and `clientSeq` the seq of the request that made the schedule. Only the
         /// dispatcher sets it.
-        public static let scheduled = Flags(rawValue: 1 << 8)
+        package static let scheduled = Flags(rawValue: 1 << 8)
     }
 
     public var kind: MessageKind

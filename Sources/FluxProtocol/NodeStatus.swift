@@ -69,13 +69,13 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     /// A dispatcher with schedules: how many are pending, the first ``maxSchedulesListed`` of them by
     /// due time, and how many fired (late: more than a second after their time) and were cancelled, over
     /// the journal's whole history.
-    public var schedulesPending: Int?
-    public var schedules: [PendingSchedule]?
-    public var schedulesFired: UInt64?
-    public var schedulesCancelled: UInt64?
-    public var schedulesLate: UInt64?
+    package var schedulesPending: Int?
+    package var schedules: [PendingSchedule]?
+    package var schedulesFired: UInt64?
+    package var schedulesCancelled: UInt64?
+    package var schedulesLate: UInt64?
     /// The most pending schedules a STATUS lists.
-    public static let maxSchedulesListed = 100
+    package static let maxSchedulesListed = 100
 
     public init(role: Role, pid: Int, uptimeMs: UInt64, subscribers: Int, rejected: UInt64) {
         self.role = role

@@ -6,26 +6,26 @@
 /// journals it, so the journal alone says which schedules are pending. When one is due the dispatcher
 /// sequences its action as a new ACTION of the target app, with the `scheduled` flag, the due time in
 /// `ref` and the request's seq in `clientSeq`.
-public enum Schedules {
+package enum Schedules {
     /// The topic of schedule requests.
-    public static let topic = "zflux.schedule"
+    package static let topic = "zflux.schedule"
     /// The action type of a request that makes (or replaces) a schedule: payload ``ScheduleRequest``.
-    public static let scheduleType = "schedule"
+    package static let scheduleType = "schedule"
     /// The action type of a request that cancels one: payload ``ScheduleCancel``.
-    public static let cancelType = "cancel"
+    package static let cancelType = "cancel"
     /// The longest schedule id, in bytes.
-    public static let maxIDBytes = 200
+    package static let maxIDBytes = 200
     /// The furthest a schedule may lie ahead: ten years, in nanoseconds.
-    public static let maxDelayNanoseconds: Int64 = 10 * 366 * 86_400 * 1_000_000_000
+    package static let maxDelayNanoseconds: Int64 = 10 * 366 * 86_400 * 1_000_000_000
 
     /// Whether `topic` is the reserved one.
-    public static func isScheduling(topic: some Collection<UInt8>) -> Bool { topic.elementsEqual(topicBytes) }
+    package static func isScheduling(topic: some Collection<UInt8>) -> Bool { topic.elementsEqual(topicBytes) }
     static let topicBytes = Array(topic.utf8)
 
     /// Whether the journal record whose body is `body` makes, cancels or fires a schedule: what a
     /// dispatcher reads again when it opens its journal. Read from the topic and the header's flags,
     /// without decoding the record.
-    public static func concernsSchedules(recordBody body: UnsafeRawBufferPointer) -> Bool {
+    package static func concernsSchedules(recordBody body: UnsafeRawBufferPointer) -> Bool {
         guard let header = JournalRecord.headerOffset(inBody: body) else { return false }
         let topicLength = header - 8
         if topicLength == topicBytes.count, UnsafeRawBufferPointer(rebasing: body[4..<(4 + topicLength)]).elementsEqual(topicBytes) {
@@ -39,19 +39,19 @@ public enum Schedules {
 /// The payload of a DISPATCH of type `schedule` on ``Schedules/topic``: dispatch `type` of `app`,
 /// with `payload`, at a wall-clock time or after a delay, under `id`. A second request with the same
 /// app and id replaces the first while it is pending.
-public struct ScheduleRequest: Codable, Equatable, Sendable {
-    public var id: String
-    public var app: String
-    public var type: String
+package struct ScheduleRequest: Codable, Equatable, Sendable {
+    package var id: String
+    package var app: String
+    package var type: String
     /// The action's payload, in either codec, as the app's own DISPATCH would carry it.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// When it is due, in nanoseconds since the Unix epoch; or nil, with ``afterNanoseconds``.
-    public var atNanoseconds: Int64?
+    package var atNanoseconds: Int64?
     /// How long after the request is sequenced it is due (from the request's stamp, so replaying the
     /// journal finds the same due time).
-    public var afterNanoseconds: Int64?
+    package var afterNanoseconds: Int64?
 
-    public init(id: String, app: String, type: String, payload: [UInt8], atNanoseconds: Int64? = nil, afterNanoseconds: Int64? = nil) {
+    package init(id: String, app: String, type: String, payload: [UInt8], atNanoseconds: Int64? = nil, afterNanoseconds: Int64? = nil) {
         self.id = id
         self.app = app
         self.type = type
@@ -61,33 +61,33 @@ public struct ScheduleRequest: Codable, Equatable, Sendable {
     }
 
     /// The due time of this request sequenced at `stamped` (nanoseconds since the Unix epoch).
-    public func due(stampedAt stamped: Int64) -> Int64 {
+    package func due(stampedAt stamped: Int64) -> Int64 {
         atNanoseconds ?? stamped.addingReportingOverflow(afterNanoseconds ?? 0).partialValue
     }
 }
 
 /// The payload of a DISPATCH of type `cancel` on ``Schedules/topic``.
-public struct ScheduleCancel: Codable, Equatable, Sendable {
+package struct ScheduleCancel: Codable, Equatable, Sendable {
     /// The app whose schedule it is: ids are each app's own.
-    public var app: String
-    public var id: String
-    public init(app: String, id: String) {
+    package var app: String
+    package var id: String
+    package init(app: String, id: String) {
         self.app = app
         self.id = id
     }
 }
 
 /// A pending schedule as a dispatcher reports it (STATUS, `zflux schedules`).
-public struct PendingSchedule: Codable, Equatable, Sendable {
-    public var id: String
-    public var app: String
-    public var actionType: String
+package struct PendingSchedule: Codable, Equatable, Sendable {
+    package var id: String
+    package var app: String
+    package var actionType: String
     /// Due, in nanoseconds since the Unix epoch.
-    public var dueNanoseconds: Int64
+    package var dueNanoseconds: Int64
     /// The seq of the request that made it.
-    public var requestSeq: UInt64
+    package var requestSeq: UInt64
 
-    public init(id: String, app: String, actionType: String, dueNanoseconds: Int64, requestSeq: UInt64) {
+    package init(id: String, app: String, actionType: String, dueNanoseconds: Int64, requestSeq: UInt64) {
         self.id = id
         self.app = app
         self.actionType = actionType

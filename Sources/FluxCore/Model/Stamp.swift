@@ -43,7 +43,7 @@ public struct Stamp: Sendable, Equatable, Hashable {
 
     /// The stamp of a sequenced ACTION: its seq and time, and for one a schedule fired, its due time
     /// (in `ref`) and its request (in `clientSeq`).
-    public init(_ header: Header) {
+    package init(_ header: Header) {
         self.init(seq: header.seq, wallNanoseconds: header.timestamp)
         if header.flags.contains(.scheduled) {
             let due = Int64(bitPattern: header.ref)

@@ -87,7 +87,7 @@ public final class DispatcherCore {
     public let historySince: UInt64
     /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
     /// The pending schedules (``ScheduleBook``): rebuilt from the log at start, kept by what is sequenced.
-    public private(set) var schedules = ScheduleBook()
+    package private(set) var schedules = ScheduleBook()
     /// The last turn's time, to place the next schedule's due time on the monotonic clock.
     private var lastTick: NodeTime?
     private var stamped = StampedRecords()

@@ -7,47 +7,47 @@ import FluxCore
 /// the schedule whose request it names. A dispatcher that opens its journal reads those records again
 /// (``DispatcherBoot``) and holds the same book as the one that wrote them: a schedule fires once,
 /// whichever dispatcher, before or after a restart or a failover, sequences its action.
-public struct ScheduleBook: Sendable {
+package struct ScheduleBook: Sendable {
     /// One pending schedule, with what firing it needs.
-    public struct Entry: Sendable, Equatable {
-        public var id: String
-        public var app: String
-        public var actionType: String
-        public var payload: [UInt8]
-        public var dueNanoseconds: Int64
-        public var requestSeq: UInt64
+    package struct Entry: Sendable, Equatable {
+        package var id: String
+        package var app: String
+        package var actionType: String
+        package var payload: [UInt8]
+        package var dueNanoseconds: Int64
+        package var requestSeq: UInt64
     }
 
     /// The most schedules pending at once; a request past it is refused.
-    public static let maxPending = 100_000
+    package static let maxPending = 100_000
     /// A schedule fired more than this after it was due counts as late (a second, in nanoseconds).
-    public static let lateAfterNanoseconds: Int64 = 1_000_000_000
+    package static let lateAfterNanoseconds: Int64 = 1_000_000_000
 
     private var byID: [String: Entry] = [:]
     /// The pending schedules' ids in firing order: due time, then request seq.
     private var order: [(due: Int64, seq: UInt64, key: String)] = []
 
-    public private(set) var fired: UInt64 = 0
-    public private(set) var cancelled: UInt64 = 0
-    public private(set) var late: UInt64 = 0
+    package private(set) var fired: UInt64 = 0
+    package private(set) var cancelled: UInt64 = 0
+    package private(set) var late: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
-    public var count: Int { byID.count }
-    public var isEmpty: Bool { byID.isEmpty }
-    public func contains(app: String, id: String) -> Bool { byID[ScheduleBook.key(app, id)] != nil }
+    package var count: Int { byID.count }
+    package var isEmpty: Bool { byID.isEmpty }
+    package func contains(app: String, id: String) -> Bool { byID[ScheduleBook.key(app, id)] != nil }
 
     /// Ids are each app's own: the book keys them by both (an app's name has no '/').
     private static func key(_ app: String, _ id: String) -> String { app + "/" + id }
 
     /// The next schedule due, if any.
-    public var next: Entry? { order.first.flatMap { byID[$0.key] } }
+    package var next: Entry? { order.first.flatMap { byID[$0.key] } }
 
     /// The pending schedules in firing order, at most `limit`.
-    public func pending(limit: Int = .max) -> [Entry] { order.prefix(limit).compactMap { byID[$0.key] } }
+    package func pending(limit: Int = .max) -> [Entry] { order.prefix(limit).compactMap { byID[$0.key] } }
 
     /// Adds `entry`, replacing a pending one with its id.
-    public mutating func add(_ entry: Entry) {
+    package mutating func add(_ entry: Entry) {
         let key = ScheduleBook.key(entry.app, entry.id)
         remove(key: key)
         byID[key] = entry
@@ -58,7 +58,7 @@ public struct ScheduleBook: Sendable {
 
     /// Removes `app`'s schedule `id` (a cancel); whether one was pending.
     @discardableResult
-    public mutating func cancel(app: String, id: String) -> Bool {
+    package mutating func cancel(app: String, id: String) -> Bool {
         guard remove(key: ScheduleBook.key(app, id)) != nil else { return false }
         cancelled += 1
         return true
@@ -67,7 +67,7 @@ public struct ScheduleBook: Sendable {
     /// The schedule made by the request at `requestSeq` fired at `firedNanoseconds`: it is no longer
     /// pending. Whether it was (an older request's fire, replaced since, finds nothing).
     @discardableResult
-    public mutating func fired(requestSeq: UInt64, at firedNanoseconds: Int64) -> Bool {
+    package mutating func fired(requestSeq: UInt64, at firedNanoseconds: Int64) -> Bool {
         guard let index = order.firstIndex(where: { $0.seq == requestSeq }) else { return false }
         let entry = remove(key: order[index].key)
         fired += 1
@@ -84,7 +84,7 @@ public struct ScheduleBook: Sendable {
 
     /// Reads one journaled action into the book: a request, a cancel or a fire; anything else is left
     /// alone. A request that does not decode (the intake checked it before it was journaled) is skipped.
-    public mutating func note(_ topic: some Collection<UInt8>, header: Header, payload: [UInt8]) {
+    package mutating func note(_ topic: some Collection<UInt8>, header: Header, payload: [UInt8]) {
         if header.flags.contains(.scheduled) {
             fired(requestSeq: header.clientSeq, at: header.timestamp)
             return

@@ -110,7 +110,7 @@ test: test-deps
 	@ZFLUX_REQUIRED_STAGES="lint build simulate simulate-ha suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
 # The tests of a dispatcher pair and its etcd client (make test runs them beside the suites).
-HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig
+HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig|pairLeaderKill
 ha-test: deps
 	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'
 

@@ -22,7 +22,9 @@ public final class MetricsServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
 
-    static let totals: Set<String> = ["accepted", "rejected", "applied", "replayed", "gaps_repaired", "reconnects"]
+    static let totals: Set<String> = [
+        "accepted", "rejected", "applied", "replayed", "gaps_repaired", "reconnects", "schedules_fired", "schedules_cancelled", "schedules_late",
+    ]
 
     /// What a connection may hold: a peer gets `requestTimeout` to send its whole request, body
     /// included, and at most `maxConnections` are open at once (the rest are closed as they connect),

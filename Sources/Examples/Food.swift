@@ -174,7 +174,7 @@ public enum Food {
         case .loginSucceeded(let user):
             state = State(user: user, isLoading: true)
             return fetch(for: user, reading.environment)
-        case .logoutTapped:
+        case .logoutTapped, .sessionExpired:
             state = State()
             return .cancel(id: CancelID.fetch)
         default:

@@ -35,13 +35,21 @@ public enum Login {
         case loginSucceeded(user: String)
         case loginFailed(reason: String)
         case logoutTapped
+        /// The session that `loginSucceeded` started ran out: scheduled at sign-in, durably, so it comes
+        /// even if the cluster was stopped and started in between (late, then: its stamp says by how much).
+        case sessionExpired
     }
 
     public struct Environment: Sendable {
         /// Checks credentials with the server; returns the signed-in user's display name.
         public var login: @Sendable (_ username: String, _ password: String) async throws -> String
+        /// How long a sign-in lasts before `sessionExpired` signs the user out.
+        public var sessionLength: Duration
 
-        public init(login: @escaping @Sendable (String, String) async throws -> String) { self.login = login }
+        public init(sessionLength: Duration = Login.sessionLength, login: @escaping @Sendable (String, String) async throws -> String) {
+            self.login = login
+            self.sessionLength = sessionLength
+        }
 
         /// A stand-in for the login service: a second's delay; the password "wrongpass" is refused.
         public static let live = standIn(clock: .live)
@@ -66,6 +74,10 @@ public enum Login {
     }
 
     public static let minimumPasswordLength = 6
+    /// A session's length unless the environment says otherwise: a minute, short enough to watch one end.
+    public static let sessionLength: Duration = .seconds(60)
+    /// The id the session's end is scheduled under: a new sign-in replaces it, a sign-out cancels it.
+    public static let sessionScheduleID = "session"
 
     /// Something, an @, something, a dot, something: the check MVVM login forms use, not RFC 5322.
     public static func isEmail(_ text: String) -> Bool {
@@ -103,13 +115,17 @@ public enum Login {
             state.isLoggingIn = false
             state.loggedInAs = user
             state.password = ""
-            return .none
+            return .schedule(.sessionExpired, after: environment.sessionLength, id: sessionScheduleID)
         case .loginFailed(let reason):
             state.isLoggingIn = false
             state.error = reason
             return .none
         case .logoutTapped:
             state = State()
+            return .cancelSchedule(id: sessionScheduleID)
+        case .sessionExpired:
+            guard state.loggedInAs != nil else { return .none }
+            state = State(username: state.username, error: "your session expired: sign in again")
             return .none
         }
     }
@@ -136,6 +152,7 @@ public enum Login {
                 .effect(.loginSucceeded(user: "ada@example.com"), "the service signed the user in"),
                 .effect(.loginFailed(reason: "wrong username or password"), "the service refused"),
                 .user(.logoutTapped, "sign out and clear the form"),
+                .effect(.sessionExpired, "the session ran out (scheduled at sign-in, a minute later)"),
             ])
     }
 }

@@ -3,6 +3,7 @@ import Devtools
 import Dispatcher
 import FluxCore
 import Foundation
+import NodeCores
 import NodeSupport
 import StoreNode
 import ViewNode
@@ -85,7 +86,8 @@ struct JournalCommand: AsyncParsableCommand {
                 new store, or one on another host) needs the whole journal, and the command refuses; pass \
                 --keep-from SEQ to say yourself what to keep, and --force to keep less than a snapshot found \
                 here needs. A store left behind the journal says so and can be given another store's \
-                snapshot (docs/OPERATIONS.md, "A journal that starts above 1").
+                snapshot (docs/OPERATIONS.md, "A journal that starts above 1"). Whatever it is told, it keeps \
+                the records of schedules still pending (`zflux schedules`): they live in the journal alone.
                 """)
         @OptionGroup var location: Location
         @Option(help: ArgumentHelp("Keep every action from this seq on (default: the oldest store snapshot's version + 1).", valueName: "seq"))
@@ -107,7 +109,7 @@ struct JournalCommand: AsyncParsableCommand {
             }
             let missing = needs.filter { $0.from == nil }.map(\.store)
             let safe = needs.compactMap(\.from).min()
-            let keep: UInt64
+            var keep: UInt64
             if let keepFrom {
                 if !missing.isEmpty && !force {
                     throw CLIError(
@@ -132,6 +134,16 @@ struct JournalCommand: AsyncParsableCommand {
                 }
                 keep = safe
             }
+            // Pending schedules live in the journal alone: the records that made them stay, whatever the
+            // snapshots allow, or the schedules would be lost when the dispatcher next reads its journal.
+            var schedules = ScheduleBook()
+            try location.open().forEachScheduling(from: 1) { schedules.note($0.topic, header: $0.header, payload: $0.payload) }
+            if let oldest = schedules.pending().min(by: { $0.requestSeq < $1.requestSeq }), oldest.requestSeq < keep {
+                emitLine(
+                    "keeping from seq \(oldest.requestSeq) instead of \(keep): schedule '\(oldest.id)' of \(oldest.app) (\(schedules.count) pending) was requested there and has not fired"
+                )
+                keep = oldest.requestSeq
+            }
             let result: Journal.Compaction
             result = try Journal.compact(directory: directory, keepFrom: keep, dryRun: dryRun)
             guard let first = result.removed.first, let last = result.removed.last else {
@@ -147,7 +159,7 @@ struct JournalCommand: AsyncParsableCommand {
 
     struct Dump: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print records as JSON lines: seq, time, app, type, client, client_seq, payload.")
+            abstract: "Print records as JSON lines: seq, time, app, type, client, client_seq, payload (and scheduled, for a schedule's action).")
         @OptionGroup var location: Location
         @Option(help: "First seq to print.") var from: UInt64 = 1
         @Option(help: "Last seq to print.") var to: UInt64?
@@ -248,8 +260,17 @@ func jsonLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {
     let json = readablePayload(message, host)
     let payload = (try? JSONSerialization.jsonObject(with: Data(json))) != nil ? String(decoding: json, as: UTF8.self) : "null"
     // App and type are a peer's bytes: quoted as JSON strings, never pasted in.
+    var scheduled = ""
+    if header.flags.contains(.scheduled) {
+        // Fired by a schedule: when it was due, how late it fired, and the request that made it.
+        let stamp = Stamp(header)
+        let due = ISO8601DateFormatter.withFractionalSeconds.string(from: stamp.schedule?.due ?? Date(timeIntervalSince1970: 0))
+        let late = stamp.lateness.components
+        scheduled =
+            ",\"scheduled\":{\"due\":\"\(due)\",\"late_ms\":\(late.seconds * 1000 + late.attoseconds / 1_000_000_000_000_000),\"request_seq\":\(header.clientSeq)}"
+    }
     return "{\"seq\":\(header.seq),\"time\":\"\(time)\",\"app\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(header.actionType)),"
-        + "\"client\":\(header.clientID),\"client_seq\":\(header.clientSeq),\"payload\":\(payload)}"
+        + "\"client\":\(header.clientID),\"client_seq\":\(header.clientSeq),\"payload\":\(payload)\(scheduled)}"
 }
 
 extension ISO8601DateFormatter {
@@ -263,6 +284,23 @@ extension ISO8601DateFormatter {
 /// An action's payload as JSON: binary payloads are converted by their app, or read generically when
 /// this binary does not host it; JSON is shown as it is.
 func readablePayload(_ message: Message, _ host: ZFluxCLI.Host) -> [UInt8] {
+    if Schedules.isScheduling(topic: message.topic), message.header.actionType == Schedules.scheduleType,
+        let request = try? WireCodec().decode(ScheduleRequest.self, from: message.payload)
+    {
+        // A schedule request: its action's payload read as that app's, not as the bytes it travels in.
+        let action = readablePayload(
+            Message(topic: request.app, header: Header(kind: .action, actionType: request.type), payload: request.payload), host)
+        var fields = ["\"id\":\(quotedJSON(request.id))", "\"app\":\(quotedJSON(request.app))", "\"type\":\(quotedJSON(request.type))"]
+        if let at = request.atNanoseconds {
+            fields.append("\"at\":\"\(ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(at) / 1e9)))\"")
+        }
+        if let after = request.afterNanoseconds { fields.append("\"after_seconds\":\(Double(after) / 1e9)") }
+        fields.append(
+            "\"payload\":"
+                + ((try? JSONSerialization.jsonObject(with: Data(action), options: .fragmentsAllowed)) != nil
+                    ? String(decoding: action, as: UTF8.self) : "null"))
+        return Array(("{" + fields.joined(separator: ",") + "}").utf8)
+    }
     guard WireCodec.isBinary(message.payload) else { return message.payload }
     guard let json = try? host.client(message.topicString).actionJSON(fromWire: message.payload) else {
         return Array("null".utf8)

@@ -25,7 +25,8 @@ struct RootCommand: AsyncParsableCommand {
         version: RootCommand.versionLine(binary: RootCommand.binaryName),
         subcommands: [
             DemoCommand.self, ClusterCommand.self, DispatchCommand.self, StateCommand.self, ViewCommand.self,
-            StatusCommand.self, QuarantineCommand.self, TailCommand.self, TopCommand.self, DevtoolsCommand.self, JournalCommand.self,
+            StatusCommand.self, QuarantineCommand.self, SchedulesCommand.self, TailCommand.self, TopCommand.self, DevtoolsCommand.self,
+            JournalCommand.self,
             BenchCommand.self,
             SimulateCommand.self, KeygenCommand.self,
             FailoverCommand.self, DispatcherCommand.self,

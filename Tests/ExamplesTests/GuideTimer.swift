@@ -97,6 +97,35 @@ enum Visits {
     await store.send(.visited) { $0.times = [Date(timeIntervalSince1970: 1_800_000_000)] }
     await store.finish()
 }
+/// A reservation held for ten minutes, then released unless it was confirmed.
+enum Hold {
+    struct State: Codable, Equatable, Sendable {
+        var held: Set<String> = []
+        var lateReleases = 0
+    }
+    enum Action: Codable, Equatable, Sendable {
+        case hold(seat: String)
+        case confirm(seat: String)
+        case expire(seat: String)
+    }
+
+    static let reducer = Reducer<State, Action, Void> { state, action, _, stamp in
+        switch action {
+        case .hold(let seat):
+            state.held.insert(seat)
+            // The id names the schedule: holding the seat again replaces it, confirming cancels it.
+            return .schedule(.expire(seat: seat), after: .seconds(600), id: "hold-\(seat)")
+        case .confirm(let seat):
+            state.held.remove(seat)
+            return .cancelSchedule(id: "hold-\(seat)")
+        case .expire(let seat):
+            state.held.remove(seat)
+            // The stamp says when it was due; a cluster that was down then fires it late, at start.
+            if stamp.isLate { state.lateReleases += 1 }
+            return .none
+        }
+    }
+}
 extension Timer {
     /// Calls `count` for each action the timer reduces, for a dashboard: a user-written higher-order reducer.
     static func counting(

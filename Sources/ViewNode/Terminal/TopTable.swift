@@ -28,7 +28,8 @@ public final class TopTable: @unchecked Sendable {
             let (key, name) = (node.key, node.name)
             guard let status = nodeStatus(endpoint: node.endpoint, security: node.security, timeoutMilliseconds: 300) else {
                 rows.append([
-                    name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)", "not answering",
+                    name, key == "dispatcher" ? "dispatcher" : "store", "-", "-", "-", "-", "-", "-", "-", "-", "\(restarts[key] ?? 0)",
+                    "not answering",
                 ])
                 continue
             }
@@ -57,15 +58,19 @@ public final class TopTable: @unchecked Sendable {
                 let seqs = quarantined.prefix(3).map { "\($0.seq)" }.joined(separator: " ") + (quarantined.count > 3 ? " …" : "")
                 state += ", \(quarantined.count) quarantined (seq \(seqs))"
             }
+            // A dispatcher's pending schedules (`zflux schedules` lists them); stores have none.
+            let schedules = status.role == .dispatcher ? "\(status.schedulesPending ?? 0)" : "-"
             rows.append([
                 name, role, "\(status.pid)", uptime, "\(count)", rate, lag,
-                "\(status.subscribers)", journal, "\(restarts[key] ?? 0)", state,
+                "\(status.subscribers)", journal, schedules, "\(restarts[key] ?? 0)", state,
             ])
         }
     }
 
     /// The columns' titles, as the table shows them.
-    package static let header = ["NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "RESTARTS", "STATE"]
+    package static let header = [
+        "NODE", "ROLE", "PID", "UPTIME", "SEQ/VERSION", "ACTIONS/S", "LAG", "SUBSCRIBERS", "JOURNAL", "SCHEDULES", "RESTARTS", "STATE",
+    ]
 
     /// The last sample's rows, a cell per column of ``header`` (what `zflux devtools` sends its page).
     package var sampledRows: [[String]] { rows }

@@ -20,6 +20,14 @@ package enum Schedules {
 
     /// Whether `topic` is the reserved one.
     package static func isScheduling(topic: some Collection<UInt8>) -> Bool { topic.elementsEqual(topicBytes) }
+
+    /// ``isScheduling(topic:)`` of the bytes in `range` of `bytes`, by a plain loop: the intake asks it of
+    /// every DISPATCH, and a generic comparison allocates in a debug build.
+    package static func isScheduling(_ bytes: [UInt8], in range: Range<Int>) -> Bool {
+        guard range.count == topicBytes.count else { return false }
+        for (offset, index) in range.enumerated() where bytes[index] != topicBytes[offset] { return false }
+        return true
+    }
     static let topicBytes = Array(topic.utf8)
 
     /// Whether the journal record whose body is `body` makes, cancels or fires a schedule: what a

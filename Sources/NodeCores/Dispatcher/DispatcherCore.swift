@@ -200,7 +200,7 @@ public final class DispatcherCore {
     /// The latest the shell may wait before calling ``tick(now:)`` again: the next heartbeat, or the
     /// next schedule's due time if it comes first.
     public var nextDeadlineMs: UInt64 {
-        guard let due = schedules.next?.dueNanoseconds, let lastTick else { return nextHeartbeatMs }
+        guard let due = schedules.nextDue, let lastTick else { return nextHeartbeatMs }
         let ahead = due > lastTick.wallNanoseconds ? UInt64(due - lastTick.wallNanoseconds) / 1_000_000 + 1 : 0
         return min(nextHeartbeatMs, lastTick.milliseconds + ahead)
     }
@@ -320,7 +320,7 @@ public final class DispatcherCore {
             nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
-        if Schedules.isScheduling(topic: message.topic[message.topicRange]) {
+        if Schedules.isScheduling(message.topic, in: message.topicRange) {
             let body = message.payloadRange == message.payload.indices ? message.payload : Array(message.payload[message.payloadRange])
             switch admitScheduling(header.actionType, payload: body, sent: sent, principal: principal, now: now) {
             case .failure(let refusal):
@@ -868,7 +868,7 @@ public final class DispatcherCore {
     /// flagged `scheduled`, with the due time in `ref` and its request's seq in `clientSeq`. Only a
     /// leader that can write its journal, and has committed the tail it started with, fires.
     private func fireDueSchedules(now: NodeTime) {
-        guard let first = schedules.next, first.dueNanoseconds <= now.wallNanoseconds else { return }
+        guard let due = schedules.nextDue, due <= now.wallNanoseconds else { return }
         guard steppedDown == nil, journalProblem == nil, !settling else { return }
         var fired = 0
         while fired < DispatcherCore.maxFiredPerTurn, let entry = schedules.next, entry.dueNanoseconds <= now.wallNanoseconds {

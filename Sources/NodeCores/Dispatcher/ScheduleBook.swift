@@ -40,6 +40,10 @@ package struct ScheduleBook: Sendable {
     /// Ids are each app's own: the book keys them by both (an app's name has no '/').
     private static func key(_ app: String, _ id: String) -> String { app + "/" + id }
 
+    /// When the next schedule is due (nanoseconds since the Unix epoch), if any: read every turn, so
+    /// without a look-up.
+    package var nextDue: Int64? { order.first?.due }
+
     /// The next schedule due, if any.
     package var next: Entry? { order.first.flatMap { byID[$0.key] } }
 

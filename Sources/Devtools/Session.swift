@@ -58,9 +58,21 @@ public struct Session: Codable, Sendable, Equatable {
         public var payload: JSONValue
         /// The stores whose state this action changed, with their states after it.
         public var changed: [String: JSONValue]
+        /// For an action a schedule fired: when it was due, and the seq of its request (absent otherwise).
+        var scheduled: Scheduled?
+
+        struct Scheduled: Codable, Sendable, Equatable {
+            var dueNanoseconds: Int64
+            var requestSeq: UInt64
+
+            enum CodingKeys: String, CodingKey {
+                case dueNanoseconds = "due_ns"
+                case requestSeq = "request_seq"
+            }
+        }
 
         enum CodingKeys: String, CodingKey {
-            case seq, app, type, client, time, wire, payload, changed
+            case seq, app, type, client, time, wire, payload, changed, scheduled
             case clientSeq = "client_seq"
             case timeNanoseconds = "time_ns"
         }
@@ -76,15 +88,20 @@ public struct Session: Codable, Sendable, Equatable {
             wire = Data(message.payload)
             self.payload = payload
             self.changed = changed
+            if message.header.flags.contains(.scheduled) {
+                scheduled = Scheduled(dueNanoseconds: Int64(bitPattern: message.header.ref), requestSeq: message.header.clientSeq)
+            }
         }
 
-        /// The ACTION as the dispatcher published it, stamped with `history`.
+        /// The ACTION as the dispatcher published it, stamped with `history`: a scheduled one with its
+        /// flag and due time, so its reducer sees the same stamp.
         public func message(history: UInt64) -> Message {
             Message(
                 topic: app,
                 header: Header(
-                    kind: .action, seq: seq, clientID: client, clientSeq: clientSeq, timestamp: timeNanoseconds, actionType: type,
-                    history: history),
+                    kind: .action, flags: scheduled == nil ? [] : .scheduled, seq: seq,
+                    ref: scheduled.map { UInt64(bitPattern: $0.dueNanoseconds) } ?? 0, clientID: client, clientSeq: clientSeq,
+                    timestamp: timeNanoseconds, actionType: type, history: history),
                 payload: [UInt8](wire))
         }
     }

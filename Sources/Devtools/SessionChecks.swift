@@ -43,6 +43,17 @@ extension Session {
         for (index, action) in actions.enumerated() {
             let expected = from + UInt64(index)
             guard action.seq == expected else { throw RewindError("session: actions[\(index)].seq \(action.seq) must be \(expected)") }
+            if action.app == Schedules.topic {
+                // A schedule request: not an app's action, but one the dispatcher reads when it opens the journal.
+                let valid =
+                    switch action.type {
+                    case Schedules.scheduleType: (try? WireCodec().decode(ScheduleRequest.self, from: [UInt8](action.wire))) != nil
+                    case Schedules.cancelType: (try? WireCodec().decode(ScheduleCancel.self, from: [UInt8](action.wire))) != nil
+                    default: false
+                    }
+                guard valid else { throw RewindError("session: actions[\(index)] is not a schedule request the dispatcher reads") }
+                continue
+            }
             guard recorded.contains(action.app) || byName[action.app] != nil else {
                 throw RewindError("session: actions[\(index)].app \(quoted(action.app)) is not an app of the session's stores")
             }

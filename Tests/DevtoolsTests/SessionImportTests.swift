@@ -126,3 +126,40 @@ struct SessionImportTests {
         }
     }
 }
+
+@Suite("Session files with scheduled actions")
+struct ScheduledSessionTests {
+    @Test("a session keeps a schedule request and a fired action's due time, and its journal is the recorded one")
+    func scheduled() throws {
+        let login = Login.app(environment: .mock(.success("Ada")))
+        let expired = try login.wirePayload(type: "sessionExpired", argumentsJSON: [])
+        let request = try WireCodec().encode(
+            ScheduleRequest(id: "session", app: "login", type: "sessionExpired", payload: expired, afterNanoseconds: 60_000_000_000))
+        let due: Int64 = 1_800_000_060_000_000_000
+        let messages = [
+            Message(
+                topic: Schedules.topic,
+                header: Header(kind: .action, seq: 1, clientID: 7, clientSeq: 1, timestamp: 1_800_000_000_000_000_000, actionType: "schedule"),
+                payload: request),
+            Message(
+                topic: "login",
+                header: Header(
+                    kind: .action, flags: .scheduled, seq: 2, ref: UInt64(bitPattern: due), clientSeq: 1, timestamp: due + 5_000_000_000,
+                    actionType: "sessionExpired"),
+                payload: expired),
+        ]
+        let store = Session.Store(name: "login", app: "login", version: 0, snapshot: Data(), state: .null)
+        let session = Session(
+            from: 1, to: 2, codec: .binary, stores: [store], anchor: nil, actions: messages.map { Session.Action($0, payload: .null, changed: [:]) })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scheduled-\(getpid()).session").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try JSONEncoder().encode(session).write(to: URL(fileURLWithPath: file))
+        let read = try Session.load(file)
+        try read.validate(apps: [login])
+        let again = read.actions.map { $0.message(history: 0) }
+        #expect(again.map(\.header.flags) == [[], .scheduled], "the fired action keeps its flag")
+        #expect(again.map(\.header.ref) == [0, UInt64(bitPattern: due)], "and its due time")
+        #expect(Stamp(again[1].header).lateness == .seconds(5))
+        #expect(again[0].topicString == Schedules.topic && again[0].payload == request)
+    }
+}

@@ -17,6 +17,9 @@ package protocol DevtoolsBackend: Sendable {
     /// Dispatches one action (`arguments` is the JSON object the form holds) and answers with its ACK,
     /// NACK or silence (`{"kind":"dispatched",…}`).
     func dispatch(app: String, type: String, arguments: String) -> String
+    /// The session file of seqs `from…to`, as `journal export` writes it, inside
+    /// `{"kind":"exported","from":…,"to":…,"session":…}`, or `{"kind":"exported","error":…}`.
+    func export(from: UInt64, to: UInt64) -> String
 }
 
 /// One request of the page, a JSON text frame.
@@ -28,6 +31,8 @@ struct PageRequest: Decodable {
     var type: String?
     var arguments: String?
     var token: String?
+    var from: UInt64?
+    var to: UInt64?
 }
 
 /// What every open page shares: the newest state of each store, the newest node table, the recent

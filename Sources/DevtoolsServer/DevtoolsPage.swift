@@ -3,7 +3,9 @@
 ///
 /// Element ids the tests drive are part of the page's contract: `conn`, `nodes`, `stream`,
 /// `filter-app`, `filter-type`, `stores`, `slider`, `travel-seq`, `travel`, `dispatch-app`,
-/// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`.
+/// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `session-from`, `session-to`,
+/// `session-export`, `session-download`, `session-result`, `session-file`, `session-actions`,
+/// `session-view`.
 enum DevtoolsPage {
     static let html = #"""
         <!doctype html>
@@ -45,6 +47,17 @@ enum DevtoolsPage {
           </div>
           <div id="travel"></div>
         </section>
+        <section id="session-section"><h2>Session files</h2>
+          <div class="filters">
+            export seqs <input id="session-from" type="number" min="1" size="8"> to <input id="session-to" type="number" min="1" size="8">
+            <button id="session-export" type="button">export</button>
+            <a id="session-download" hidden>save the session file</a>
+            <span id="session-result" class="dim"></span>
+          </div>
+          <div class="filters">open a session file <input id="session-file" type="file" accept=".session,.json,application/json">
+            <span id="session-summary" class="dim"></span></div>
+          <div class="split"><ol id="session-actions"></ol><div id="session-view"></div></div>
+        </section>
         </main>
         </body>
         </html>
@@ -69,6 +82,11 @@ enum DevtoolsPage {
         form label { margin-right: 8px; } form .wide { display: block; margin: 4px 0; }
         textarea { width: 100%; font: inherit; box-sizing: border-box; }
         .diff { margin: 2px 0 2px 12px; white-space: pre-wrap; }
+        #session-section { grid-column: 1 / span 2; }
+        .split { display: grid; grid-template-columns: 1fr 2fr; gap: 8px; }
+        #session-actions { list-style: none; padding: 0; margin: 0; max-height: 40vh; overflow: auto; }
+        #session-actions li { cursor: pointer; white-space: nowrap; } #session-actions li.chosen { background: var(--changed); color: #000; }
+        input[type=number] { width: 8em; font: inherit; }
         """#
 
     static let script = #"""
@@ -313,7 +331,89 @@ enum DevtoolsPage {
           sliderTimer = setTimeout(() => travelTo(Number($("slider").value)), 120);
         }
 
+        // Session files, as `zflux journal export` writes them: exported from the journal by the server,
+        // and opened here, in the page alone, to step through their actions and the states they left.
+        let exportedURL = null;
+        async function exportSession() {
+          const from = Number($("session-from").value || 1), to = Number($("session-to").value || head);
+          $("session-result").className = "dim";
+          $("session-result").textContent = `exporting seqs ${from}…${to}…`;
+          const answer = await request({op: "export", from, to});
+          if (answer.kind !== "exported") {
+            $("session-result").className = "bad";
+            $("session-result").textContent = answer.error || answer.message || "the export failed";
+            return;
+          }
+          if (exportedURL) URL.revokeObjectURL(exportedURL);
+          const body = JSON.stringify(answer.session);
+          exportedURL = URL.createObjectURL(new Blob([body], {type: "application/json"}));
+          const link = $("session-download");
+          link.href = exportedURL;
+          link.download = `zflux-${answer.from}-${answer.to}.session`;
+          link.hidden = false;
+          $("session-result").className = "good";
+          $("session-result").textContent = `${answer.session.actions.length} actions, ${answer.session.stores.length} stores, ${body.length} bytes`;
+          openSession(answer.session, link.download);
+        }
+
+        let session = null;
+        function openSession(file, name) {
+          if (!file || !Array.isArray(file.actions) || !Array.isArray(file.stores)) {
+            $("session-summary").className = "bad";
+            $("session-summary").textContent = `${name}: not a session file (no actions and stores)`;
+            return;
+          }
+          session = file;
+          $("session-summary").className = "dim";
+          $("session-summary").textContent = `${name}: seqs ${file.from}…${file.to}, ${file.stores.length} stores. Replay it in a cluster: ${hello ? hello.program : "zflux"} journal import ${name} --run-dir DIR`;
+          $("session-actions").replaceChildren(element("li", {"data-index": "-1"}, `before ${file.from}: the stores' states`),
+            ...file.actions.map((a, index) => element("li", {"data-index": String(index), "data-seq": String(a.seq)},
+              `${a.seq}  ${a.app}.${a.type}  ${text(a.payload)}`)));
+          for (const line of $("session-actions").children) line.onclick = () => showSessionAt(Number(line.dataset.index));
+          showSessionAt(-1);
+        }
+
+        // Every store's state after the action at `index` (-1: before the first), and the diff it made.
+        function showSessionAt(index) {
+          const states = {}, before = {};
+          for (const store of session.stores) states[store.name] = store.state;
+          for (let i = 0; i <= index; i++) {
+            if (i === index) Object.assign(before, states);
+            Object.assign(states, session.actions[i].changed || {});
+          }
+          for (const line of $("session-actions").children) line.classList.toggle("chosen", Number(line.dataset.index) === index);
+          const action = index >= 0 ? session.actions[index] : null;
+          const views = session.stores.map((store) => {
+            const previous = index >= 0 ? before[store.name] : store.state, state = states[store.name];
+            const lines = diffLines(previous, state, "", []);
+            return element("div", {class: "store", "data-store": store.name},
+              element("h3", {}, `${store.name} (${store.app}) ${action ? `after seq ${action.seq}` : `at version ${store.version}`}`),
+              element("div", {class: "diff"}, ...(lines.length ? lines.map(([cls, line]) => element("div", {class: cls}, line)) : [element("div", {class: "dim"}, "no change")])),
+              tree(`session:${store.name}`, "state", state, "", changedPaths(previous, state, "", new Set())));
+          });
+          const title = action
+            ? element("div", {class: "action"}, `seq ${action.seq} · ${action.app}.${action.type} ${text(action.payload)} · ${action.time}`)
+            : element("div", {class: "dim"}, `the states the session starts from`);
+          $("session-view").replaceChildren(title, ...views);
+        }
+
+        function readSessionFile() {
+          const file = $("session-file").files[0];
+          if (!file) return;
+          file.text().then((body) => {
+            let parsed = null;
+            try { parsed = JSON.parse(body); } catch (error) {
+              $("session-summary").className = "bad";
+              $("session-summary").textContent = `${file.name}: not JSON (${error.message})`;
+              return;
+            }
+            openSession(parsed, file.name);
+          });
+        }
+
         window.addEventListener("DOMContentLoaded", () => {
+          $("session-export").addEventListener("click", exportSession);
+          $("session-file").addEventListener("change", readSessionFile);
           $("dispatch-form").addEventListener("submit", dispatch);
           $("filter-app").addEventListener("input", renderStream);
           $("filter-type").addEventListener("input", renderStream);

@@ -347,6 +347,11 @@ private final class PageHandler: ChannelInboundHandler {
             job = { page.backend.states(at: seq) }
         case "range":
             job = { page.backend.range() }
+        case "export":
+            guard let from = request.from, let to = request.to else {
+                return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"export needs from and to\"}"), to: channel)
+            }
+            job = { page.backend.export(from: from, to: to) }
         case "dispatch":
             guard let app = request.app, let type = request.type else {
                 return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"dispatch needs an app and a type\"}"), to: channel)

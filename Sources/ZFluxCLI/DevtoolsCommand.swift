@@ -20,7 +20,9 @@ struct DevtoolsCommand: AsyncParsableCommand {
               - a slider over the journal's seqs: every store's state at that seq (as `zflux state --at`), \
             with the diff against the seq before and the action that made it; click an action to go to it;
               - a form to dispatch an action from the catalog of the apps this binary hosts (`zflux apps`), \
-            with the ACK or NACK it got.
+            with the ACK or NACK it got;
+              - session files: export a stretch of the journal as `journal export` does (saved by the \
+            browser), or open one to step through its actions and the states they left.
 
             It is one more subscriber of the cluster, as `zflux view` is: a snapshot and the live updates \
             of every store, the action stream, a status request per node a second. Time travel reads the \
@@ -199,6 +201,32 @@ struct ClusterDevtools: DevtoolsBackend {
             return "{\"kind\":\"at\",\"seq\":\(seq),\"action\":\(action),\"stores\":[\(stores.joined(separator: ","))],\"unhosted\":[\(unhosted)]}"
         } catch {
             return "{\"kind\":\"at\",\"seq\":\(seq),\"error\":\(jsonString("time travel: \(error)"))}"
+        }
+    }
+
+    /// The most actions a page may export at once: a session of more is `journal export`'s to write.
+    static let maxExportedActions: UInt64 = 10_000
+
+    func export(from: UInt64, to: UInt64) -> String {
+        func refused(_ reason: String) -> String { "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}" }
+        guard from >= 1, from <= to else { return refused("export: from must be at least 1 and at most to (\(from)…\(to))") }
+        guard to - from < ClusterDevtools.maxExportedActions else {
+            return refused(
+                "export: at most \(ClusterDevtools.maxExportedActions) actions from the page; for more, run \(RootCommand.binaryName) journal export --from \(from) --to \(to)"
+            )
+        }
+        do {
+            let machine = try timeMachine()
+            // As `journal export`: a session without some of the cluster's stores would pass for the whole story.
+            guard machine.unhosted.isEmpty else {
+                return refused(
+                    "export: \(RootCommand.binaryName) does not host the app of \(machine.unhosted.map { "'\($0.name)'" }.joined(separator: ", ")): export with the binary that runs the cluster"
+                )
+            }
+            let session = try machine.rewind.export(machine.stores, from: from, to: to, readers: machine.readers)
+            return "{\"kind\":\"exported\",\"from\":\(from),\"to\":\(to),\"session\":\(String(decoding: try session.encoded(), as: UTF8.self))}"
+        } catch {
+            return refused("export: \(error)")
         }
     }
 

@@ -86,6 +86,14 @@ final class HeadlessChromium {
         return false
     }
 
+    /// Gives the file input matched by `selector` the file at `path`, as a person choosing it would.
+    func chooseFile(_ selector: String, path: String) throws {
+        let document = try command("DOM.getDocument")
+        let root = try #require((document["root"] as? [String: Any])?["nodeId"] as? Int)
+        let node = try #require(try command("DOM.querySelector", ["nodeId": root, "selector": selector])["nodeId"] as? Int)
+        _ = try command("DOM.setFileInputFiles", ["nodeId": node, "files": [path]])
+    }
+
     func screenshot() throws -> Data {
         let result = try command("Page.captureScreenshot", ["format": "png"])
         guard let data = (result["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else { throw NodeError("no screenshot") }
@@ -103,7 +111,9 @@ final class HeadlessChromium {
 /// The devtools page in a real browser against a real cluster (docs/OPERATIONS.md, "The devtools page").
 @Suite("Devtools page in headless Chromium (real processes)", .serialized, .timeLimit(.minutes(3)))
 struct DevtoolsBrowserTests {
-    @Test("the page shows the nodes and stores, dispatches through its form, travels back with the slider, and is screenshot")
+    @Test(
+        "the page shows the nodes and stores, dispatches through its form, travels back with the slider, exports a session and opens one, and is screenshot"
+    )
     func pageEndToEnd() throws {
         try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
         let (cluster, dir) = try devtoolsCluster("browser")
@@ -162,6 +172,27 @@ struct DevtoolsBrowserTests {
             )
             #expect(visible == "true", "\(panel) is not on screen")
         }
+        // A session file: exported from the page, its actions listed and stepped through; then one
+        // `journal export` wrote, opened from disk.
+        _ = try browser.evaluate(
+            "(() => { document.getElementById('session-from').value = '1'; document.getElementById('session-to').value = '\(seq)'; document.getElementById('session-export').click(); })()"
+        )
+        #expect(try browser.waitUntil("document.getElementById('session-result').className === 'good'"))
+        #expect(try browser.evaluate("document.getElementById('session-download').download") == "zflux-1-\(seq).session")
+        #expect(try browser.evaluate("document.querySelectorAll('#session-actions li').length") == "\(seq + 1)", "the start, and each action")
+        _ = try browser.evaluate("document.querySelector('#session-actions li[data-seq=\"\(seq)\"]').click()")
+        #expect(try browser.waitUntil("document.getElementById('session-view').textContent.includes('after seq \(seq)')"))
+        #expect(try browser.evaluate("document.querySelector('#session-view .diff').textContent.includes('typed in the browser')") == "true")
+        let file = dir + "/recorded.session"
+        let exported = try cluster.zflux(["journal", "export", "--from", "1", "--to", "\(seq)", "--output", file])
+        try #require(exported.status == 0, "\(exported.stderr)")
+        try browser.chooseFile("#session-file", path: file)
+        #expect(try browser.waitUntil("document.getElementById('session-summary').textContent.startsWith('recorded.session: seqs 1…\(seq)')"))
+        // Opened at its start: the states before the first action, without the item.
+        #expect(try browser.evaluate("document.getElementById('session-view').textContent.includes('typed in the browser')") == "false")
+        _ = try browser.evaluate("document.querySelector('#session-actions li[data-seq=\"\(seq)\"]').click()")
+        #expect(try browser.waitUntil("document.getElementById('session-view').textContent.includes('typed in the browser')"))
+
         let png = try browser.screenshot()
         #expect(png.starts(with: [0x89, 0x50, 0x4e, 0x47]) && png.count > 10_000, "not a screenshot: \(png.count) bytes")
         // Kept beside the build for a person to look at (docs/images/devtools.png is one such).

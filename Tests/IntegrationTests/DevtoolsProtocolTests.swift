@@ -61,6 +61,17 @@ struct DevtoolsProtocolTests {
         page.send(#"{"op":"range","id":10}"#)
         let range = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 10 })
         #expect((range["head"] as? Int ?? 0) >= seq && range["first"] as? Int == 1, "\(range)")
+
+        // A session file of the journal, as `journal export` writes it; more than a page may export is refused.
+        page.send(#"{"op":"export","id":11,"from":1,"to":\#(seq)}"#)
+        let exported = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 11 })
+        let session = try #require(exported["session"] as? [String: Any], "\(exported)")
+        let actions = session["actions"] as? [[String: Any]] ?? []
+        #expect(actions.count == seq && actions.last?["type"] as? String == "addTodo", "\(actions.map { $0["type"] ?? "?" })")
+        #expect((session["stores"] as? [[String: Any]])?.count == 2 && session["format"] as? String == "zflux-session/1")
+        page.send(#"{"op":"export","id":12,"from":1,"to":20000}"#)
+        let tooMany = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 12 })
+        #expect(Self.string(tooMany, "error")?.contains("at most 10000 actions") == true, "\(tooMany)")
     }
 
     @Test("another site's Origin, a Host that is not loopback's, a missing token, too many requests and too many connections are refused")

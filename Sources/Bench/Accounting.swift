@@ -79,6 +79,9 @@ public struct TrialResult: Sendable {
     public var rateScheduled: Double = 0
 
     public static let stageNames = ["sequence", "publish", "deliver"]
+    /// The e2e latencies of each second of the run (by when the action was scheduled, after the warm-up),
+    /// as the first subscriber saw them: the timeline the devtools page plots.
+    public var timeline: [LatencyHistogram] = []
 
     public init() {}
 }
@@ -134,6 +137,11 @@ public enum Accounting {
                 let scheduled = schedule.offset(of: index)
                 guard scheduled >= warmUp else { continue }
                 result.e2e.record(nanoseconds: arrival.at &- min(arrival.at, scheduled))
+                if number == 0 {
+                    let second = Int(scheduled / 1_000_000_000)
+                    while result.timeline.count <= second { result.timeline.append(LatencyHistogram()) }
+                    result.timeline[second].record(nanoseconds: arrival.at &- min(arrival.at, scheduled))
+                }
                 // Stages from one subscriber: they describe the pipeline, not each copy of it.
                 guard number == 0, log.sequencedAtNanoseconds[index] > 0, arrival.publishedAtNanoseconds > 0 else { continue }
                 let sentWall = startWall + Int64(scheduled)

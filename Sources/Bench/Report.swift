@@ -126,6 +126,24 @@ public struct BenchReport: Codable, Sendable {
     /// With `--max`: the highest rate with zero loss, and the trials (`max` in JSON).
     public var maxRate: MaxRate?
     public var ratios: Ratios?
+    /// The e2e latency by percentile (`e2e_percentiles`), at the resolution `--svg` plots: what the
+    /// devtools page draws. Nil in reports from before.
+    public var e2ePercentiles: [PercentilePoint]?
+    /// Each second of the run after the warm-up (by when its actions were scheduled): how many were
+    /// seen and their e2e p50 and p99. Nil in reports from before.
+    public var timeline: [TimelineSecond]?
+
+    public struct PercentilePoint: Codable, Sendable, Equatable {
+        public var percentile: Double
+        public var us: Double
+    }
+
+    public struct TimelineSecond: Codable, Sendable, Equatable {
+        public var second: Int
+        public var count: UInt64
+        public var p50Us: Double
+        public var p99Us: Double
+    }
     /// With `--max`: every rate tried and whether it held (zero loss, achieved ≥ 95% of target).
     public var search: [SearchStep]? {
         didSet { maxRate = search.map { steps in MaxRate(rate: steps.filter(\.held).map(\.rateTarget).max() ?? 0, trials: steps) } }
@@ -165,6 +183,13 @@ public struct BenchReport: Codable, Sendable {
         e2e = result.e2e.stats
         ack = result.ack.stats
         stages = result.stages.mapValues(\.stats)
+        let points = result.e2e.percentilePoints.map { PercentilePoint(percentile: $0.0, us: $0.1) }
+        e2ePercentiles = points.isEmpty ? nil : points
+        let seconds = result.timeline.enumerated().compactMap { second, histogram in
+            histogram.count == 0
+                ? nil : TimelineSecond(second: second, count: histogram.count, p50Us: histogram.stats.p50Us, p99Us: histogram.stats.p99Us)
+        }
+        timeline = seconds.isEmpty ? nil : seconds
         self.cpuSeconds = cpuSeconds
         cpuUsPerAction = BenchReport.perAction(cpuSeconds, actions: result.acked)
         let switches = BenchReport.perAction(contextSwitches, actions: result.acked, scale: 1)
@@ -204,7 +229,7 @@ public struct BenchReport: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, refusedByStore, firstStoreRefusal, resent, e2e, ack
         case stages, stateUpdateBytes, cpuSeconds
-        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent
+        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent, e2ePercentiles, timeline
         case maxRate = "max"
     }
 

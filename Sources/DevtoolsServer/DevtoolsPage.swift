@@ -5,7 +5,7 @@
 /// `filter-app`, `filter-type`, `stores`, `slider`, `travel-seq`, `travel`, `dispatch-app`,
 /// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `session-from`, `session-to`,
 /// `session-export`, `session-download`, `session-result`, `session-file`, `session-actions`,
-/// `session-view`.
+/// `session-view`, `bench-file`, `bench-summary`, `bench-percentiles`, `bench-timeline`.
 enum DevtoolsPage {
     static let html = #"""
         <!doctype html>
@@ -58,6 +58,12 @@ enum DevtoolsPage {
             <span id="session-summary" class="dim"></span></div>
           <div class="split"><ol id="session-actions"></ol><div id="session-view"></div></div>
         </section>
+        <section id="bench-section"><h2>Latency</h2>
+          <div class="filters">open a bench report (<code>zflux bench --json &gt; report.json</code>)
+            <input id="bench-file" type="file" accept=".json,application/json"></div>
+          <div id="bench-summary" class="dim">no report open</div>
+          <div class="split"><svg id="bench-percentiles" viewBox="0 0 480 260"></svg><svg id="bench-timeline" viewBox="0 0 480 260"></svg></div>
+        </section>
         </main>
         </body>
         </html>
@@ -82,7 +88,10 @@ enum DevtoolsPage {
         form label { margin-right: 8px; } form .wide { display: block; margin: 4px 0; }
         textarea { width: 100%; font: inherit; box-sizing: border-box; }
         .diff { margin: 2px 0 2px 12px; white-space: pre-wrap; }
-        #session-section { grid-column: 1 / span 2; }
+        #session-section, #bench-section { grid-column: 1 / span 2; max-height: none; }
+        #bench-section .split { grid-template-columns: 1fr 1fr; } svg { width: 100%; height: auto; }
+        svg text { fill: currentColor; font: 10px ui-monospace, monospace; } svg .axis { stroke: var(--dim); }
+        svg .p50 { stroke: var(--good); fill: none; stroke-width: 1.5; } svg .p99 { stroke: var(--bad); fill: none; stroke-width: 1.5; }
         .split { display: grid; grid-template-columns: 1fr 2fr; gap: 8px; }
         #session-actions { list-style: none; padding: 0; margin: 0; max-height: 40vh; overflow: auto; }
         #session-actions li { cursor: pointer; white-space: nowrap; } #session-actions li.chosen { background: var(--changed); color: #000; }
@@ -411,7 +420,91 @@ enum DevtoolsPage {
           });
         }
 
+        // A bench report (`zflux bench --json`): the e2e latency by percentile, as `--svg` draws it, and
+        // each second's p50 and p99 over the run. Drawn here, with no chart library.
+        const SVG = "http://www.w3.org/2000/svg";
+        function svgElement(tag, attributes, text) {
+          const node = document.createElementNS(SVG, tag);
+          for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+          if (text !== undefined) node.textContent = text;
+          return node;
+        }
+        const microseconds = (us) => us >= 1000 ? `${(us / 1000).toPrecision(3)} ms` : `${us.toPrecision(3)} µs`;
+
+        // Lines of [x, y] points in a 480 × 260 box, y on a log scale; `xTicks` are [x, label].
+        function plot(svg, title, lines, xTicks, xRange) {
+          const left = 60, right = 470, top = 20, bottom = 230;
+          const ys = lines.flatMap((line) => line.points.map(([, y]) => Math.max(y, 1)));
+          const low = Math.floor(Math.log10(Math.min(...ys))), high = Math.ceil(Math.log10(Math.max(...ys)) + 0.001);
+          const px = (x) => left + (right - left) * (x - xRange[0]) / Math.max(xRange[1] - xRange[0], 1e-9);
+          const py = (y) => bottom - (bottom - top) * (Math.log10(Math.max(y, 1)) - low) / Math.max(high - low, 1);
+          const children = [svgElement("text", {x: left, y: 12}, title),
+            svgElement("line", {class: "axis", x1: left, y1: bottom, x2: right, y2: bottom}),
+            svgElement("line", {class: "axis", x1: left, y1: top, x2: left, y2: bottom})];
+          for (let decade = low; decade <= high; decade++) {
+            children.push(svgElement("text", {x: 2, y: py(10 ** decade) + 3}, microseconds(10 ** decade)));
+          }
+          for (const [x, label] of xTicks) children.push(svgElement("text", {x: px(x) - 8, y: bottom + 14}, label));
+          for (const line of lines) {
+            children.push(svgElement("polyline", {class: line.name, "data-series": line.name,
+              points: line.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(" ")}));
+          }
+          lines.forEach((line, index) => children.push(svgElement("text", {x: right - 60, y: top + 12 * (index + 1), class: line.name}, line.label)));
+          svg.replaceChildren(...children);
+        }
+
+        function showBench(report, name) {
+          if (!report || !report.e2e || !report.setup) {
+            $("bench-summary").className = "bad";
+            $("bench-summary").textContent = `${name}: not a bench report (zflux bench --json writes one)`;
+            return;
+          }
+          const e2e = report.e2e;
+          $("bench-summary").className = report.lost ? "bad" : "dim";
+          $("bench-summary").textContent = `${name}: ${report.setup.transport}, ${Math.round(report.rate_target)}/s asked, `
+            + `${Math.round(report.rate_achieved)}/s held, ${report.acked} acknowledged, ${report.lost} lost; e2e p50 ${microseconds(e2e.p50_us)}, `
+            + `p99 ${microseconds(e2e.p99_us)}, p99.9 ${microseconds(e2e.p999_us)}, max ${microseconds(e2e.max_us)}`;
+          // By percentile: x is the number of nines (90% → 1, 99% → 2 …), as HdrHistogram plots it.
+          const nines = (p) => -Math.log10(Math.max(1 - p / 100, 1e-6));
+          const points = (report.e2e_percentiles || []).map((point) => [nines(point.percentile), point.us]);
+          const fallback = [[nines(50), e2e.p50_us], [nines(90), e2e.p90_us], [nines(99), e2e.p99_us], [nines(99.9), e2e.p999_us], [nines(99.99), e2e.p9999_us]];
+          const distribution = points.length ? points : fallback;
+          const widest = Math.max(4, ...distribution.map(([x]) => x));
+          const percentTicks = [[0, "0%"], [1, "90%"], [2, "99%"], [3, "99.9%"], [4, "99.99%"], [5, "99.999%"]].filter(([x]) => x < widest - 0.5);
+          plot($("bench-percentiles"), "e2e latency by percentile", [{name: "p50", label: "e2e", points: distribution}],
+            percentTicks.concat([[widest, "max"]]), [0, widest]);
+          const timeline = report.timeline || [];
+          if (!timeline.length) {
+            $("bench-timeline").replaceChildren(svgElement("text", {x: 20, y: 40}, "no timeline in this report (made before zflux reported one)"));
+            return;
+          }
+          const seconds = timeline.map((second) => second.second);
+          const first = Math.min(...seconds), last = Math.max(...seconds);
+          const step = Math.max(1, Math.ceil((last - first) / 8));
+          const ticks = [];
+          for (let second = first; second <= last; second += step) ticks.push([second, `${second}s`]);
+          plot($("bench-timeline"), "e2e latency, second by second", [
+            {name: "p50", label: "p50", points: timeline.map((s) => [s.second, s.p50_us])},
+            {name: "p99", label: "p99", points: timeline.map((s) => [s.second, s.p99_us])},
+          ], ticks, [first, Math.max(last, first + 1)]);
+        }
+
+        function readBenchFile() {
+          const file = $("bench-file").files[0];
+          if (!file) return;
+          file.text().then((body) => {
+            let parsed = null;
+            try { parsed = JSON.parse(body); } catch (error) {
+              $("bench-summary").className = "bad";
+              $("bench-summary").textContent = `${file.name}: not JSON (${error.message})`;
+              return;
+            }
+            showBench(parsed, file.name);
+          });
+        }
+
         window.addEventListener("DOMContentLoaded", () => {
+          $("bench-file").addEventListener("change", readBenchFile);
           $("session-export").addEventListener("click", exportSession);
           $("session-file").addEventListener("change", readSessionFile);
           $("dispatch-form").addEventListener("submit", dispatch);

@@ -193,6 +193,25 @@ struct DevtoolsBrowserTests {
         _ = try browser.evaluate("document.querySelector('#session-actions li[data-seq=\"\(seq)\"]').click()")
         #expect(try browser.waitUntil("document.getElementById('session-view').textContent.includes('typed in the browser')"))
 
+        // The latency panel: a bench report, run here against the cluster, plotted by percentile and by second.
+        let report = dir + "/bench.json"
+        let bench = try cluster.zflux(
+            ["bench", "--attach", "--app", "counter", "--action", "incrementTapped", "--rate", "200", "--duration", "2", "--warm-up", "1", "--json"],
+            timeout: .seconds(120))
+        try #require(bench.status == 0, "\(bench.stderr)")
+        try bench.stdout.write(toFile: report, atomically: true, encoding: .utf8)
+        try browser.chooseFile("#bench-file", path: report)
+        #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bench.json: attached')"))
+        #expect(try browser.evaluate("document.getElementById('bench-summary').textContent.includes(', 0 lost;')") == "true")
+        #expect(try browser.evaluate("document.querySelectorAll('#bench-percentiles polyline[data-series=p50]').length") == "1")
+        let points = try browser.evaluate("document.querySelector('#bench-percentiles polyline').getAttribute('points').split(' ').length")
+        #expect((Int(points) ?? 0) > 5, "the distribution has its points: \(points)")
+        #expect(try browser.evaluate("document.querySelectorAll('#bench-timeline polyline').length") == "2", "p50 and p99 by second")
+        _ = try browser.evaluate("document.getElementById('session-section').scrollIntoView()")
+        let lower = try browser.screenshot()
+        try? lower.write(to: URL(fileURLWithPath: zfluxBinary).deletingLastPathComponent().appendingPathComponent("devtools-screenshot-lower.png"))
+        _ = try browser.evaluate("window.scrollTo(0, 0)")
+
         let png = try browser.screenshot()
         #expect(png.starts(with: [0x89, 0x50, 0x4e, 0x47]) && png.count > 10_000, "not a screenshot: \(png.count) bytes")
         // Kept beside the build for a person to look at (docs/images/devtools.png is one such).

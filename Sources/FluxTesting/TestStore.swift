@@ -22,6 +22,13 @@ import Testing
 ///
 /// As in a real store, actions sent by effects are applied only when they are received: in a cluster
 /// they go through the dispatcher and come back as new, later actions.
+///
+/// Scheduled actions (`Effect.schedule`) fire by a ``TestClock`` given as `clock`: once the test advances
+/// it past a schedule's due time, its action waits to be received like an effect's, and is applied with
+/// a stamp whose `schedule` says when it was due and whose `time` is the clock's. Without a clock they
+/// never fire: a test of a delay must say when time passes, never have it pass unseen. Schedules still
+/// pending at `finish()` fail an exhaustive test, as running effects do; cancel them, or advance the
+/// clock and receive their actions.
 public final class TestStore<State, Action, Environment>
 where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Environment: Sendable {
     public enum Exhaustivity: Sendable {
@@ -42,8 +49,17 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     /// How long `receive` waits for an effect's action.
     public var timeout: Duration
     /// The time stamped on the actions this store applies next, as the dispatcher would stamp it: what a
-    /// reducer reads as `stamp.time`. Fixed unless the test moves it (2026-01-01T00:00:00Z to start).
-    public var time: Date = Date(timeIntervalSince1970: 1_767_225_600)
+    /// reducer reads as `stamp.time`. Fixed unless the test moves it (2026-01-01T00:00:00Z to start); with
+    /// a ``clock``, the clock's time, and setting it advances the clock (firing what falls due).
+    public var time: Date {
+        get { clock?.now ?? fixedTime }
+        set {
+            if let clock { clock.advance(to: newValue) } else { fixedTime = newValue }
+        }
+    }
+    private var fixedTime = Date(timeIntervalSince1970: 1_767_225_600)
+    /// The clock scheduled actions fire by (nil: they never fire).
+    public let clock: TestClock?
     /// The seq of the last action applied (each `send` or `receive` stamps the next one).
     public private(set) var seq: UInt64 = 0
 
@@ -51,6 +67,7 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     /// The app's state-dependent refusal (`FluxApp.reject`): a refused action changes nothing.
     private let reject: @Sendable (State, Action) -> String?
     private let inbox = Inbox<Action>()
+    private let schedules: TestSchedules<Action>
     private let effects: EffectRunner<Action>
     private let reportFailure: FailureReporter
     private var finished = false
@@ -61,6 +78,7 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         environment: Environment,
         exhaustivity: Exhaustivity = .on,
         timeout: Duration = .seconds(2),
+        clock: TestClock? = nil,
         reject: @escaping @Sendable (State, Action) -> String? = { _, _ in nil },
         reportFailure: @escaping FailureReporter = { message, location in
             Issue.record(Comment(rawValue: message), sourceLocation: location)
@@ -73,23 +91,26 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         self.exhaustivity = exhaustivity
         self.timeout = timeout
         self.reportFailure = reportFailure
+        self.clock = clock
         let inbox = inbox
+        let schedules = TestSchedules(clock: clock, inbox: inbox)
+        self.schedules = schedules
         self.effects = EffectRunner(send: Send { inbox.append($0) })
     }
 
     /// Builds a test store from an app definition; `environment` replaces the app's own.
     public convenience init(
         _ app: FluxApp<State, Action, Environment>, environment: Environment? = nil, exhaustivity: Exhaustivity = .on,
-        reportFailure: FailureReporter? = nil
+        clock: TestClock? = nil, reportFailure: FailureReporter? = nil
     ) where Action: Codable {
         if let reportFailure {
             self.init(
                 initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
-                exhaustivity: exhaustivity, reject: app.reject, reportFailure: reportFailure)
+                exhaustivity: exhaustivity, clock: clock, reject: app.reject, reportFailure: reportFailure)
         } else {
             self.init(
                 initialState: app.initialState, reducer: app.reducer, environment: environment ?? app.environment,
-                exhaustivity: exhaustivity, reject: app.reject)
+                exhaustivity: exhaustivity, clock: clock, reject: app.reject)
         }
     }
 
@@ -102,14 +123,16 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         if exhaustivity == .on, let pending = inbox.first {
             fail(
-                "sent \(describe(action)) while \(inbox.count) received action(s) were not yet asserted, the first: \(describe(pending))",
+                "sent \(describe(action)) while \(inbox.count) received action(s) were not yet asserted, the first: \(describe(pending.action))",
                 location)
         }
         if let reason = reject(state, action) {
             fail("the app rejected \(describe(action)): \(reason)", location)
             return
         }
+        let running = effects.inFlight
         apply(action, verb: "send", assert: assert, location: location)
+        await letEffectsStart(running)
     }
 
     /// Sends an action the app must reject in the current state with `reason`; the state must not change.
@@ -134,17 +157,19 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     ) async {
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         let deadline = ContinuousClock.now + (timeout ?? self.timeout)
+        var schedule: Stamp.Schedule?
         while true {
-            if let next = inbox.popFirst() {
+            if let (next, due) = inbox.popFirst() {
                 if next == expected {
                     if let reason = reject(state, next) {
                         fail("the app rejected the received \(describe(next)): \(reason)", location)
                         return
                     }
+                    schedule = due
                     break
                 }
                 if exhaustivity == .off {
-                    apply(next, verb: "skip", assert: nil, location: location, check: false)
+                    apply(next, schedule: due, verb: "skip", assert: nil, location: location, check: false)
                     continue
                 }
                 fail("expected to receive \(describe(expected)), but received \(describe(next))", location)
@@ -153,12 +178,27 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
             if ContinuousClock.now >= deadline {
                 fail(
                     "expected to receive \(describe(expected)), but no action arrived within \(timeout ?? self.timeout)"
-                        + (effects.inFlight > 0 ? " (\(effects.inFlight) effect(s) still running)" : ""), location)
+                        + (effects.inFlight > 0 ? " (\(effects.inFlight) effect(s) still running)" : "")
+                        + schedules.pendingNote(clock: clock), location)
                 return
             }
             try? await Task.sleep(for: .milliseconds(1))
         }
-        apply(expected, verb: "receive", assert: assert, location: location)
+        let running = effects.inFlight
+        apply(expected, schedule: schedule, verb: "receive", assert: assert, location: location)
+        await letEffectsStart(running)
+    }
+
+    /// Gives the effects the last action started a moment to run, up to their end or their first
+    /// suspension: an effect that only schedules or cancels (`Effect.schedule`) has then done so before
+    /// the test goes on to advance the clock or look at ``pendingSchedules``. Bounded by a number of
+    /// yields, not a time: an effect that runs on stops this wait, not the test.
+    private func letEffectsStart(_ runningBefore: Int) async {
+        var yields = 0
+        while effects.inFlight > runningBefore && yields < 100 {
+            await Task.yield()
+            yields += 1
+        }
     }
 
     /// Ends the test: waits (bounded) for running effects, then fails for any effect still running or any
@@ -170,6 +210,8 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         finished = true
         let idle = await effects.waitUntilIdle(timeout: timeout ?? self.timeout)
+        // Whatever was pending is forgotten, so that a clock the test goes on using fires nothing into this store.
+        let pendingSchedules = schedules.cancelAll()
         guard exhaustivity == .on else {
             effects.cancelAll()
             return
@@ -178,28 +220,49 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
             fail("\(effects.inFlight) effect(s) still running at the end of the test; await what they send, or cancel them", location)
             effects.cancelAll()
         }
+        if !pendingSchedules.isEmpty {
+            fail(
+                "\(pendingSchedules.count) schedule(s) still pending at the end of the test: "
+                    + pendingSchedules.map { "'\($0.id)' (\(describe($0.action)) due \($0.due))" }.joined(separator: ", ")
+                    + (clock == nil
+                        ? "; give the TestStore a TestClock and advance it to fire them, or cancel them"
+                        : "; advance the clock and receive their actions, or cancel them"),
+                location)
+        }
         let leftover = inbox.drain()
         if !leftover.isEmpty {
-            fail("\(leftover.count) received action(s) were never asserted: " + leftover.map(describe).joined(separator: ", "), location)
+            fail(
+                "\(leftover.count) received action(s) were never asserted: " + leftover.map { describe($0.action) }.joined(separator: ", "),
+                location)
         }
     }
 
     deinit {
-        if !finished && effects.inFlight > 0 && exhaustivity == .on {
+        let pendingSchedules = schedules.cancelAll()
+        if !finished && (effects.inFlight > 0 || !pendingSchedules.isEmpty) && exhaustivity == .on {
             reportFailure(
-                "the TestStore was released with \(effects.inFlight) effect(s) running; call `await store.finish()`",
+                "the TestStore was released with \(effects.inFlight) effect(s) running and \(pendingSchedules.count) schedule(s) pending;"
+                    + " call `await store.finish()`",
                 SourceLocation(fileID: #fileID, filePath: #filePath, line: #line, column: #column))
         }
         effects.cancelAll()
     }
 
+    /// The schedules effects made that have not fired or been cancelled, by id, with their due times.
+    public var pendingSchedules: [String: Date] { schedules.pending }
+
     private func apply(
-        _ action: Action, verb: String, assert: ((inout State) throws -> Void)?, location: SourceLocation, check: Bool = true
+        _ action: Action, schedule: Stamp.Schedule? = nil, verb: String, assert: ((inout State) throws -> Void)?, location: SourceLocation,
+        check: Bool = true
     ) {
         let before = state
         seq += 1
-        let effect = reducer(&state, action, environment, stamp: Stamp(seq: seq, time: time))
-        effects.run(effect)
+        let stamp = Stamp(seq: seq, time: time, schedule: schedule)
+        let effect = reducer(&state, action, environment, stamp: stamp)
+        // A delay an effect of this action asks for counts from its stamp, as the dispatcher counts it from
+        // the request it sequences right after: not from whenever the effect's task happens to run.
+        let inbox = inbox, schedules = schedules
+        effects.run(effect, send: Send({ inbox.append($0) }, schedule: { schedules.take($0, from: stamp) }))
         guard check else { return }
         var expected: State
         switch exhaustivity {
@@ -230,19 +293,21 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     private func fail(_ message: String, _ location: SourceLocation) { reportFailure(message, location) }
 }
 
-/// The actions effects sent, in order, shared with the effects' tasks.
+/// The actions effects sent and schedules fired, in order, shared with the effects' tasks and the clock;
+/// a scheduled action comes with when it was due.
 final class Inbox<Action: Sendable>: @unchecked Sendable {
+    typealias Entry = (action: Action, schedule: Stamp.Schedule?)
     // @unchecked: every access goes through the lock.
     private let lock = NSLock()
-    private var actions: [Action] = []
+    private var entries: [Entry] = []
 
-    func append(_ action: Action) { lock.withLock { actions.append(action) } }
-    func popFirst() -> Action? { lock.withLock { actions.isEmpty ? nil : actions.removeFirst() } }
-    var first: Action? { lock.withLock { actions.first } }
-    var count: Int { lock.withLock { actions.count } }
-    func drain() -> [Action] {
+    func append(_ action: Action, schedule: Stamp.Schedule? = nil) { lock.withLock { entries.append((action, schedule)) } }
+    func popFirst() -> Entry? { lock.withLock { entries.isEmpty ? nil : entries.removeFirst() } }
+    var first: Entry? { lock.withLock { entries.first } }
+    var count: Int { lock.withLock { entries.count } }
+    func drain() -> [Entry] {
         lock.withLock {
-            defer { actions = [] }; return actions
+            defer { entries = [] }; return entries
         }
     }
 }

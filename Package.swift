@@ -122,7 +122,8 @@ let package = Package(
         .target(
             name: "FluxClusterTesting",
             dependencies: [
-                "FluxCore", "NodeCores", "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Devtools",
+                // FluxTesting for its TestClock, which a test cluster's dispatcher may run by.
+                "FluxCore", "FluxTesting", "NodeCores", "NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "Devtools",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "ExampleViews", dependencies: ["Examples", "ViewNode"]),

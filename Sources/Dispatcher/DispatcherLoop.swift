@@ -74,7 +74,7 @@ final class DispatcherLoop: NodeLoop {
             }
             log = MemoryLog(history: history, clientScope: .random())
         }
-        core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: .now(), logger: logger)
+        core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: Self.time(configuration), logger: logger)
         if let journal = log as? Journal { core.quarantined(try journal.quarantine()) }
         // Past a file size limit a write fails (EFBIG, a refusal like a full disk) instead of the
         // signal ending the process.
@@ -143,7 +143,7 @@ final class DispatcherLoop: NodeLoop {
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
             // A peer whose replication queue was full last turn is fed again (from the log) from this one.
             interpreter.newTurn()
-            core.tick(now: .now())
+            core.tick(now: time())
             try interpreter.carryOut()
             try interpreter.retryUnwritten()
             // With replays in progress, only look: the next slice of them is due this turn.
@@ -165,7 +165,7 @@ final class DispatcherLoop: NodeLoop {
                     guard let frames = try replication.receive(dontWait: true) else { break }
                     guard let peer = frames.first, !peer.isEmpty, let message = try? Message.split(routed: frames).message else { continue }
                     let journal = log as? Journal
-                    core.receivedReplication(message, from: peer, now: .now()) { seq in (try? journal?.history(at: seq)) ?? nil }
+                    core.receivedReplication(message, from: peer, now: time()) { seq in (try? journal?.history(at: seq)) ?? nil }
                 }
                 try interpreter.carryOut()
             }
@@ -187,7 +187,7 @@ final class DispatcherLoop: NodeLoop {
                         actions += Int(min(batch.header.seq, UInt64(DispatchBatch.maxDispatches))) - 1
                     }
                     // The key the peer authenticated with, when the intake is a CURVE server.
-                    core.receivedIntake(message, from: peer, principal: principal, now: .now())
+                    core.receivedIntake(message, from: peer, principal: principal, now: time())
                 }
                 core.endOfBurst()
                 try interpreter.carryOut()
@@ -212,7 +212,12 @@ final class DispatcherLoop: NodeLoop {
 /// The loop's sockets, journal and clocks, as the interpreter reaches them.
 extension DispatcherLoop: DispatcherIO {
     func monotonicMilliseconds() -> UInt64 { MonotonicClock.nowMilliseconds() }
-    func time() -> NodeTime { .now() }
+    func time() -> NodeTime { Self.time(configuration) }
+
+    /// Both clocks, the wall clock from where the configuration says (a test's clock, or the system's).
+    static func time(_ configuration: DispatcherNode.Configuration) -> NodeTime {
+        NodeTime(milliseconds: MonotonicClock.nowMilliseconds(), wallNanoseconds: configuration.wallNanoseconds())
+    }
 
     /// Sends to one ROUTER peer, without waiting: a peer that has gone (EHOSTUNREACH) or is not
     /// reading (EAGAIN) does not get it.

@@ -86,6 +86,11 @@ public final class DispatcherNode: FluxNode {
         public var revocations: Revocations? = nil
         /// With a standby (`[ha]`): this dispatcher's part in the pair (nil: the one dispatcher).
         public var ha: HighAvailability? = nil
+        /// The wall clock of the dispatcher's turns, in nanoseconds since the Unix epoch: the time it stamps
+        /// on actions and by which schedules fall due. The system's unless a test moves time by hand
+        /// (`TestCluster`'s clock), which then wakes the loop through its mailbox. A member of a pair
+        /// reads the system's.
+        public var wallNanoseconds: @Sendable () -> Int64 = WallClock.nowNanoseconds
 
         public init(intake: String, actions: String, replay: String, apps: [any AnyApp]) {
             self.intake = intake

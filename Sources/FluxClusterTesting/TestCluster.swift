@@ -1,5 +1,6 @@
 import Dispatcher
 import FluxCore
+import FluxTesting
 import Foundation
 import Logging
 import NodeCores
@@ -17,6 +18,10 @@ import ViewNode
 /// let state = try await cluster.state(of: "star", as: Star.State.self, atLeast: 2)  // the effect's answer is seq 2
 /// try await cluster.shutdown()
 /// ```
+///
+/// Given a ``TestClock``, the dispatcher runs by it: it stamps actions with the clock's time and fires
+/// schedules only once the test advances the clock past their due time (each advance wakes it). The
+/// apps' effects sleep on it when their environments are given its `effectClock`.
 public final class TestCluster: Sendable {
     public let topology: Topology
     private let apps: [String: any AnyApp]
@@ -24,20 +29,24 @@ public final class TestCluster: Sendable {
     private let stops = Mutex<[@Sendable () -> Void]>([])
     private let connection: Mutex<DispatchClient?> = Mutex(nil)
     public let logger: Logger
+    /// The clock the dispatcher runs by (nil: the system's).
+    public let clock: TestClock?
 
     /// Starts a dispatcher and one store per entry (store name → app). Returns once all are listening.
     /// With `startStores: false` only the dispatcher starts; start stores later with `startStore(_:)`.
     public static func start(
         stores: KeyValuePairs<String, any AnyApp>, startStores: Bool = true, heartbeatMilliseconds: Int = 50,
-        logLevel: Logger.Level = .error
+        logLevel: Logger.Level = .error, clock: TestClock? = nil
     ) async throws -> TestCluster {
-        let cluster = try TestCluster(stores: Array(stores), heartbeatMilliseconds: heartbeatMilliseconds, logLevel: logLevel)
+        let cluster = try TestCluster(
+            stores: Array(stores), heartbeatMilliseconds: heartbeatMilliseconds, logLevel: logLevel, clock: clock)
         try await cluster.startDispatcher()
         if startStores { for (name, _) in stores { try await cluster.startStore(name) } }
         return cluster
     }
 
-    init(stores: [(String, any AnyApp)], heartbeatMilliseconds: Int, logLevel: Logger.Level) throws {
+    init(stores: [(String, any AnyApp)], heartbeatMilliseconds: Int, logLevel: Logger.Level, clock: TestClock? = nil) throws {
+        self.clock = clock
         var logger = Logger(label: "zflux.test-cluster")
         logger.logLevel = logLevel
         self.logger = logger
@@ -53,7 +62,13 @@ public final class TestCluster: Sendable {
     private func startDispatcher() async throws {
         var catalog: [String: any AnyApp] = [:]
         for app in apps.values { catalog[app.name] = app }
-        let dispatcher = try DispatcherNode(configuration: .init(topology: topology, apps: Array(catalog.values)), logger: logger)
+        var configuration = DispatcherNode.Configuration(topology: topology, apps: Array(catalog.values))
+        if let clock {
+            configuration.wallNanoseconds = { Int64((clock.now.timeIntervalSince1970 * 1e9).rounded()) }
+        }
+        let dispatcher = try DispatcherNode(configuration: configuration, logger: logger)
+        // Each advance wakes the dispatcher's loop to fire what fell due, instead of at its next heartbeat.
+        clock?.onAdvance { [weak dispatcher] _ in dispatcher?.shell.control.wake.signal() }
         run(stop: dispatcher.stop) { try await dispatcher.run() }
         try await dispatcher.ready.wait()
     }
@@ -115,6 +130,14 @@ public final class TestCluster: Sendable {
         case .rejected(let reason): throw NodeError("\(app).\(type) was rejected: \(reason)")
         case .timedOut: throw NodeError("\(app).\(type) was not answered")
         }
+    }
+
+    /// How many schedules the dispatcher holds, not yet fired or cancelled (nil if it does not answer).
+    /// An effect's schedule reaches the dispatcher a little after the action that asked for it: a test
+    /// waits for it here before it advances the clock, so that the delay counts from where it expects.
+    public func pendingSchedules() -> Int? {
+        guard let status = nodeStatus(endpoint: topology.dispatcher.intake, timeoutMilliseconds: 1000) else { return nil }
+        return status.schedulesPending ?? 0
     }
 
     /// The store's current (version, state), straight from its snapshot service.

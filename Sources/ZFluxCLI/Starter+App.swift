@@ -1,5 +1,5 @@
-/// The app: a tally, small enough to read in one sitting, with one user action that takes arguments
-/// and one effect whose answer comes back as a later action.
+/// The app: a tally, small enough to read in one sitting, with one user action that takes arguments,
+/// one effect whose answer comes back as a later action, and a schedule that closes the poll.
 extension Starter {
     var app: String {
         #"""
@@ -7,7 +7,9 @@ extension Starter {
         import FluxWire
 
         /// A tally: people vote for options, and a ballot (the options to choose from) is loaded from a
-        /// server by an effect, whose answer comes back through the dispatcher as a later action.
+        /// server by an effect, whose answer comes back through the dispatcher as a later action. The
+        /// poll can be set to close itself after a while: the cluster keeps that schedule, even across a
+        /// restart, and votes are refused once it has fired.
         ///
         /// Make it your own: a `State`, the `Action`s that happen to it (named after events), a pure
         /// `reducer`, and an `Environment` holding everything its effects need from the world.
@@ -36,11 +38,14 @@ extension Starter {
                 public var isLoading = false
                 /// Why the last load failed, if it did.
                 public var loadError: String? = nil
+                /// Whether the poll has closed: no more votes.
+                public var isClosed = false
 
-                public init(options: [Option] = [], isLoading: Bool = false, loadError: String? = nil) {
+                public init(options: [Option] = [], isLoading: Bool = false, loadError: String? = nil, isClosed: Bool = false) {
                     self.options = options
                     self.isLoading = isLoading
                     self.loadError = loadError
+                    self.isClosed = isClosed
                 }
 
                 public var totalVotes: Int { options.reduce(0) { $0 + $1.votes } }
@@ -56,6 +61,10 @@ extension Starter {
                 case ballotLoaded(options: [String])
                 /// The ballot could not be loaded (sent by the load's effect).
                 case ballotFailed(reason: String)
+                /// Someone set the poll to close in `seconds`; asking again moves the time.
+                case closeIn(seconds: Int)
+                /// The poll closed (sent by the schedule `closeIn` made, when its time came).
+                case pollClosed
             }
 
             /// What the effects need from the world, as closures: `live` for the cluster, `mock` for tests
@@ -80,11 +89,20 @@ extension Starter {
 
             /// The dispatcher's check of an action on its own, before it is sequenced: a reason refuses it.
             public static func validate(_ action: Action) -> String? {
-                guard case .voteCast(let option) = action else { return nil }
-                if option.allSatisfy(\.isWhitespace) { return "an option needs a name" }
-                if option.count > 40 { return "an option's name has at most 40 characters" }
+                switch action {
+                case .voteCast(let option):
+                    if option.allSatisfy(\.isWhitespace) { return "an option needs a name" }
+                    if option.count > 40 { return "an option's name has at most 40 characters" }
+                case .closeIn(let seconds):
+                    if !(1...maxOpenSeconds).contains(seconds) { return "a poll closes in 1 second to 7 days" }
+                default:
+                    break
+                }
                 return nil
             }
+
+            /// The longest a poll stays open after `closeIn`: a week.
+            public static let maxOpenSeconds = 7 * 24 * 3600
 
             /// The most options a tally takes from votes: a vote naming one more is refused.
             public static let maxOptions = 20
@@ -93,6 +111,7 @@ extension Starter {
             /// refuses it, the state stays as it was, and views and `tail` show the reason. `validate` could
             /// not make this check, since it sees the action alone. (A loaded ballot is the server's to size.)
             public static func reject(_ state: State, _ action: Action) -> String? {
+                if state.isClosed, case .voteCast = action { return "the poll is closed" }
                 guard case .voteCast(let option) = action, state.options.count >= maxOptions,
                     !state.options.contains(where: { $0.name == option })
                 else { return nil }
@@ -141,6 +160,14 @@ extension Starter {
                     state.isLoading = false
                     state.loadError = reason
                     return .none
+                case .closeIn(let seconds):
+                    guard !state.isClosed else { return .none }
+                    // Not a timer in this store, which a restart would lose: the dispatcher journals the
+                    // schedule and sends `pollClosed` when it is due. The same id replaces an earlier time.
+                    return .schedule(.pollClosed, after: .seconds(seconds), id: "close")
+                case .pollClosed:
+                    state.isClosed = true
+                    return .none
                 }
             }
 
@@ -149,6 +176,7 @@ extension Starter {
                 var line = state.options.isEmpty ? "no votes yet" : state.options.map { "\($0.name) \($0.votes)" }.joined(separator: " · ")
                 if state.isLoading { line += "  (loading the ballot…)" }
                 if let error = state.loadError { line += "  ! \(error)" }
+                if state.isClosed { line += "  (closed)" }
                 return line
             }
 
@@ -162,6 +190,8 @@ extension Starter {
                         .user(.loadTapped, "load the ballot: the options to vote on"),
                         .effect(.ballotLoaded(options: ["yes", "no", "maybe"]), "the ballot, as the server sent it"),
                         .effect(.ballotFailed(reason: "timed out"), "why the ballot could not be loaded"),
+                        .user(.closeIn(seconds: 3600), "close the poll in an hour (asking again moves the time)"),
+                        .effect(.pollClosed, "the poll closed: its schedule fired"),
                     ])
             }
         }

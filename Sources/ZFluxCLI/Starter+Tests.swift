@@ -69,10 +69,28 @@ extension Starter {
                 await store.finish()
             }
 
-            @Test("the dispatcher refuses a vote for an option without a name")
+            @Test("the poll closes itself when its time comes, by the test's clock, and refuses votes after")
+            func closesByItself() async {
+                // Time moves only when the test says: the schedule fires once the clock passes its due time.
+                let clock = TestClock()
+                let store = TestStore(\#(name).app(environment: .mock), clock: clock)
+                await store.send(.closeIn(seconds: 3600))
+                clock.advance(by: .seconds(3599))
+                await store.send(.voteCast(option: "yes")) { $0.options = [.init(name: "yes", votes: 1)] }
+                await store.send(.closeIn(seconds: 60))  // a new time replaces the first
+                clock.advance(by: .seconds(59))
+                #expect(Array(store.pendingSchedules.keys) == ["close"])
+                clock.advance(by: .seconds(1))
+                await store.receive(.pollClosed) { $0.isClosed = true }
+                await store.send(.voteCast(option: "no"), rejectedWith: "the poll is closed")
+                await store.finish()
+            }
+
+            @Test("the dispatcher refuses a vote for an option without a name, and a poll open too long")
             func validation() {
                 #expect(\#(name).validate(.voteCast(option: "  ")) == "an option needs a name")
                 #expect(\#(name).validate(.voteCast(option: "tea")) == nil)
+                #expect(\#(name).validate(.closeIn(seconds: 30 * 24 * 3600)) == "a poll closes in 1 second to 7 days")
             }
         }
 
@@ -90,6 +108,20 @@ extension Starter {
                 try await cluster.dispatch(\#(name).Action.voteCast(option: "no"), to: "\#(appName)")
                 let voted = try await cluster.state(of: "\#(appName)", as: \#(name).State.self, atLeast: 3)
                 #expect(voted.options[1].votes == 1 && voted.totalVotes == 1)
+                try await cluster.shutdown()
+            }
+
+            @Test("the dispatcher keeps the poll's schedule and fires it when the test's clock passes its time")
+            func closesInACluster() async throws {
+                let clock = TestClock()
+                let cluster = try await TestCluster.start(stores: ["\#(appName)": \#(name).app(environment: .mock)], clock: clock)
+                try await cluster.dispatch(\#(name).Action.closeIn(seconds: 60), to: "\#(appName)")
+                // The store's effect sends the schedule to the dispatcher: advance once it is there.
+                try await eventually("the dispatcher to hold the schedule") { cluster.pendingSchedules() == 1 }
+                clock.advance(by: .seconds(60))
+                let closed = try await cluster.state(of: "\#(appName)", as: \#(name).State.self) { $0.isClosed }
+                #expect(closed.options.isEmpty)
+                #expect(cluster.pendingSchedules() == 0)
                 try await cluster.shutdown()
             }
         }

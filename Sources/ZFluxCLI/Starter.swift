@@ -37,7 +37,7 @@ struct Starter {
     /// Types the templates name.
     static let typesTheCodeUses = [
         "Data", "String", "Int", "Bool", "Error", "Character", "Task", "Duration", "JSONDecoder", "JSONEncoder", "Reducer", "Effect",
-        "FluxApp", "AppScreen", "Frame", "StyledLine", "Key", "KeyOutcome", "TestStore", "TestCluster", "Test", "Suite", "State", "Action",
+        "FluxApp", "AppScreen", "Frame", "StyledLine", "Key", "KeyOutcome", "TestStore", "TestClock", "TestCluster", "Test", "Suite", "State", "Action",
         "Environment",
         "Option", "Unreachable",
     ]

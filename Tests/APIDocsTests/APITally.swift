@@ -3,6 +3,7 @@ import Cluster
 import FluxClusterTesting
 import FluxCore
 import FluxTesting
+import Foundation
 import Testing
 import ViewNode
 import ZFluxCLI
@@ -104,6 +105,44 @@ extension Tally {
     await store.send(.added(amount: -9), rejectedWith: "the total cannot go below 0")
     await store.send(.saveTapped) { $0.saving = true }
     await store.receive(.saved(total: 5)) { $0.saving = false }
+    await store.finish()
+}
+
+/// A hold on a seat that lapses unless it is confirmed within fifteen minutes.
+enum SeatHold {
+    struct State: Codable, Equatable, Sendable {
+        var held = false
+        var lapsedLate = false
+    }
+    enum Action: Codable, Equatable, Sendable { case held, confirmed, lapsed }
+
+    static let reducer = Reducer<State, Action, Void> { state, action, _, stamp in
+        switch action {
+        case .held:
+            state.held = true
+            return .schedule(.lapsed, after: .seconds(15 * 60), id: "lapse")
+        case .confirmed:
+            return .cancelSchedule(id: "lapse")
+        case .lapsed:
+            state.held = false
+            state.lapsedLate = stamp.isLate
+            return .none
+        }
+    }
+}
+
+@Test func seatHoldLapsesByTheClock() async {
+    let clock = TestClock()
+    let store = TestStore(initialState: SeatHold.State(), reducer: SeatHold.reducer, environment: (), clock: clock)
+    await store.send(.held) { $0.held = true }
+    clock.advance(by: .seconds(14 * 60))
+    #expect(store.pendingSchedules == ["lapse": clock.now.addingTimeInterval(60)])
+    clock.advance(by: .seconds(60))
+    await store.receive(.lapsed) { $0.held = false }
+    await store.send(.held) { $0.held = true }
+    await store.send(.confirmed)
+    clock.run()
+    #expect(store.pendingSchedules.isEmpty)
     await store.finish()
 }
 

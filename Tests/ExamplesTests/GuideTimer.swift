@@ -126,6 +126,38 @@ enum Hold {
         }
     }
 }
+/// A checkout that gives up on an unpaid basket after ten minutes.
+enum Checkout {
+    struct State: Codable, Equatable, Sendable { var open = false }
+    enum Action: Codable, Equatable, Sendable { case started, paid, abandoned }
+
+    static let reducer = Reducer<State, Action, Void> { state, action, _ in
+        switch action {
+        case .started:
+            state.open = true
+            return .schedule(.abandoned, after: .seconds(600), id: "abandon")
+        case .paid:
+            state.open = false
+            return .cancelSchedule(id: "abandon")
+        case .abandoned:
+            state.open = false
+            return .none
+        }
+    }
+}
+
+@Test func checkoutIsAbandonedAfterTenMinutes() async {
+    let clock = TestClock()
+    let store = TestStore(initialState: Checkout.State(), reducer: Checkout.reducer, environment: (), clock: clock)
+    await store.send(.started) { $0.open = true }
+    clock.advance(by: .seconds(599))  // not yet: nothing to receive
+    clock.advance(by: .seconds(1))
+    await store.receive(.abandoned) { $0.open = false }
+    await store.send(.started) { $0.open = true }
+    await store.send(.paid) { $0.open = false }
+    clock.run()  // the cancelled schedule never fires
+    await store.finish()
+}
 extension Timer {
     /// Calls `count` for each action the timer reduces, for a dashboard: a user-written higher-order reducer.
     static func counting(

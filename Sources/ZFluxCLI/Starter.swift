@@ -37,8 +37,8 @@ struct Starter {
     /// Types the templates name.
     static let typesTheCodeUses = [
         "Data", "String", "Int", "Bool", "Error", "Character", "Task", "Duration", "JSONDecoder", "JSONEncoder", "Reducer", "Effect",
-        "FluxApp", "AppScreen", "Frame", "StyledLine", "Key", "KeyOutcome", "TestStore", "TestClock", "TestCluster", "Test", "Suite", "State", "Action",
-        "Environment",
+        "FluxApp", "AppScreen", "Frame", "StyledLine", "Key", "KeyOutcome", "TestStore", "TestClock", "TestCluster", "Test", "Suite", "State",
+        "Action", "Environment",
         "Option", "Unreachable",
     ]
 

@@ -77,6 +77,7 @@ extension Simulation {
         let core: DispatcherCore
         do {
             core = try DispatcherBoot.core(rules: dispatcherRules(), log: journal, now: time(node), logger: logger)
+            try forgetFiresIfCanary(core, log: journal)
         } catch {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
@@ -84,6 +85,13 @@ extension Simulation {
         core.quarantined(Array(journal.quarantine.values))
         lead(0, core: core)
         scheduleTimer(node, deadlineMilliseconds: 0)
+    }
+
+    /// The `schedule-fires-twice` canary: the new core reads the schedules its log makes and cancels,
+    /// but not those it fired, and so fires them again.
+    func forgetFiresIfCanary(_ core: DispatcherCore, log: SimJournal) throws {
+        guard options.canary == .scheduleFiresTwice else { return }
+        try core.rebuildSchedules(from: log, forgettingFires: true)
     }
 
     func dispatcherReceives(_ delivery: Delivery, dispatcher index: Int, incarnation: UInt64) {

@@ -105,6 +105,8 @@ extension Simulation {
             acknowledged[seq] = nil
             ackedSeq[[dispatch.client, dispatch.clientSeq]] = nil
         }
+        // The schedules are followed again from the start of the history as it is now.
+        scheduleModel = ScheduleModel()
         for (app, entry) in reference where entry.states.count > Int(head) + 1 {
             // Built from actions that are gone: rebuilt from the history as it is now.
             guard let hosted = apps[app] else { continue }

@@ -211,6 +211,7 @@ extension Simulation {
         let core: DispatcherCore
         do {
             core = try DispatcherBoot.core(rules: rules, log: process.journal, now: time(node), logger: logger)
+            try forgetFiresIfCanary(core, log: process.journal)
         } catch {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return

@@ -13,6 +13,7 @@ extension Simulation {
         result.invariantChecks += 1
         guard let known = history[seq] else {
             history[seq] = action
+            if seq == scheduleModel.through + 1 { followSchedules() }
             return
         }
         if known.payload != action.payload || known.topic != action.topic || known.header.clientID != action.header.clientID
@@ -157,6 +158,8 @@ extension Simulation {
                 viewCore.currentThrough == storeCore.version
             else { return false }
         }
+        // Every schedule whose time has come by the leader's clock has fired, and stores applied it.
+        guard let unfired = schedulesDueUnfired(), unfired.isEmpty else { return false }
         return true
     }
 
@@ -179,11 +182,15 @@ extension Simulation {
             "view \(stores[$0.store].spec.name) \($0.core.map { "\($0.version) (current through \($0.currentThrough)) \($0.connection) \(HistoryID(rawValue: $0.history))" } ?? "down")"
         }
         parts += clients.map { "client \($0.outstanding.count) unanswered" }
+        if let unfired = schedulesDueUnfired(), !unfired.isEmpty {
+            parts.append("schedules due and not fired: " + unfired.map { "\($0.key) (made at seq \($0.requestSeq))" }.joined(separator: ", "))
+        }
         return parts.joined(separator: ", ")
     }
 
     func finalChecks() {
         for process in dispatchers { checkJournal(process.journal.scan().records, when: "at the end, \(name(of: .dispatcher(process.index)))") }
         for index in stores.indices { checkStore(index) }
+        checkSchedulesAgree()
     }
 }

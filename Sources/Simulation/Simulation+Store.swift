@@ -54,7 +54,8 @@ extension Simulation {
     /// only because the production ones are called from effect tasks.
     final class EffectInbox: @unchecked Sendable {
         var started: [Int] = []
-        var delivered: [[UInt8]] = []
+        /// What effects sent, to go to the dispatcher: (app or reserved topic, action type, payload).
+        var delivered: [(app: String, type: String, payload: [UInt8])] = []
     }
 
     func startStore(_ index: Int) {
@@ -72,12 +73,12 @@ extension Simulation {
         rules.writesSnapshots = true
         rules.snapshotEveryActions = 25
         store.trapped.seq = nil
-        let trapped = store.trapped, poison = options.poison
+        let trapped = store.trapped, poison = options.poison, salt = echoSalt
         let makeRuntime: () -> any AppRuntime = {
             let runtime: any AppRuntime
             if spec.app == "echo" {
-                runtime = EchoApp(effectStarted: { inbox.started.append($0) }).makeRuntime(format: .binary) { _, _, payload in
-                    inbox.delivered.append(payload)
+                runtime = EchoApp(effectStarted: { inbox.started.append($0) }, salt: salt).makeRuntime(format: .binary) { app, type, payload in
+                    inbox.delivered.append((app, type, payload))
                 }
             } else {
                 runtime = app.makeRuntime(format: .binary) { _, _, _ in }
@@ -146,8 +147,10 @@ extension Simulation {
             }
         }
         store.inbox.started.removeAll()
-        for payload in store.inbox.delivered {
-            queue.schedule(.effect(store: index, incarnation: store.incarnation, payload: payload), at: now + rng.micros(1_000...30_000))
+        for sent in store.inbox.delivered {
+            queue.schedule(
+                .effect(store: index, incarnation: store.incarnation, app: sent.app, type: sent.type, payload: sent.payload),
+                at: now + rng.micros(1_000...30_000))
         }
         store.inbox.delivered.removeAll()
     }
@@ -185,12 +188,15 @@ extension Simulation {
         scheduleTurn(node)
     }
 
-    /// The echo app's effect answers: its action goes to the dispatcher, as an effect's does.
-    func effectAnswers(store index: Int, incarnation: UInt64, payload: [UInt8]) {
+    /// The echo app's effect answers: its action (a pong, or a schedule's request or cancel) goes to
+    /// the dispatcher, as an effect's does.
+    func effectAnswers(store index: Int, incarnation: UInt64, app: String, type: String, payload: [UInt8]) {
         let store = stores[index]
-        record(3, Node.store(index).code, UInt64(payload.count), "\(name(of: .store(index)))'s effect answers (\(payload.count) bytes)")
+        record(
+            3, Node.store(index).code, UInt64(payload.count),
+            "\(name(of: .store(index)))'s effect sends \(app).\(type) (\(payload.count) bytes)")
         guard let core = store.core, store.incarnation == incarnation else { return }
-        core.effectSent(app: "echo", type: "pong", payload: payload, now: time(.store(index)))
+        core.effectSent(app: app, type: type, payload: payload, now: time(.store(index)))
         carryOutStore(index)
     }
 }

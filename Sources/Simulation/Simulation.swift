@@ -53,7 +53,7 @@ public final class Simulation {
         case crash(Node)
         /// A dispatcher that stepped down is a standby again.
         case becomeStandby(Int, incarnation: UInt64)
-        case effect(store: Int, incarnation: UInt64, payload: [UInt8])
+        case effect(store: Int, incarnation: UInt64, app: String, type: String, payload: [UInt8])
         case clientNext(Int)
         case clientRetry(Int)
         case fault
@@ -131,10 +131,17 @@ public final class Simulation {
     var epochStarts: [(epoch: UInt64, dispatcher: Int, held: [UInt64: [UInt64]])] = []
     /// HA: who leads, as each node last looked it up at the lease service.
     var leaderKnown: [Node: Int] = [:]
+    /// The schedules the history makes, cancels and fires, as the checker follows them (`+Schedules`).
+    var scheduleModel = ScheduleModel()
+    /// Mixed into the echo app's pings to draw what their effects schedule: each seed its own, taken
+    /// aside from `rng` so that drawing it moves nothing else.
+    let echoSalt: UInt64
 
     public init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
         self.options = options
+        var salt = SplitMix64(seed: seed ^ 0x5C4E_D01E_5C4E_D01E)
+        self.echoSalt = salt.next()
         var rng = SplitMix64(seed: seed)
         let policies: [FsyncPolicy] = [.always, .batch, .batch, .none]
         self.fsync = policies[rng.int(0...(policies.count - 1))]
@@ -211,8 +218,8 @@ public final class Simulation {
             guard dispatchers[index].incarnation == incarnation, dispatchers[index].core != nil else { return }
             note("\(name(of: .dispatcher(index))) is a standby again")
             startStandby(index)
-        case .effect(let index, let incarnation, let payload):
-            effectAnswers(store: index, incarnation: incarnation, payload: payload)
+        case .effect(let index, let incarnation, let app, let type, let payload):
+            effectAnswers(store: index, incarnation: incarnation, app: app, type: type, payload: payload)
         case .clientNext(let index):
             clientNext(index)
         case .clientRetry(let index):

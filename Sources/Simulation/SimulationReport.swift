@@ -40,6 +40,11 @@ public struct SimulationReport: Sendable {
             object["poison_crashes"] = .int(summary.poisonCrashes)
             object["quarantined"] = .int(summary.quarantined)
         }
+        if summary.schedulesMade > 0 {
+            object["schedules_made"] = .int(summary.schedulesMade)
+            object["schedules_fired"] = .int(summary.schedulesFired)
+            object["schedules_cancelled"] = .int(summary.schedulesCancelled)
+        }
         if let canary { object["canary"] = .string(canary) }
         if let single {
             object["trace_hash"] = .string(String(single.traceHash, radix: 16))
@@ -58,6 +63,11 @@ public struct SimulationReport: Sendable {
                     format: "%.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
                     wallSeconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6)
         ]
+        if summary.schedulesMade > 0 {
+            lines.append(
+                "schedules: \(summary.schedulesMade) made, \(summary.schedulesFired) fired, \(summary.schedulesCancelled) cancelled, the rest replaced or not yet due"
+            )
+        }
         if summary.poisonCrashes > 0 {
             lines.append("poison: stores died \(summary.poisonCrashes) times on poison actions; \(summary.quarantined) quarantines")
         }

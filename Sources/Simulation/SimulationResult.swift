@@ -25,5 +25,9 @@ public struct SimulationResult: Sendable {
     public var traceHash: UInt64 = 0
     /// HA: how many times a dispatcher won the lease and led (the first leader included).
     public var leadershipsWon = 0
+    /// Schedules the history made (requests sequenced, replacements included), fired and cancelled.
+    public var schedulesMade = 0
+    public var schedulesFired = 0
+    public var schedulesCancelled = 0
     public var failure: SimulationFailure?
 }

@@ -14,6 +14,10 @@ public enum SimulationRunner {
         /// With poison: stores that died on a poison action, and actions quarantined.
         public var poisonCrashes = 0
         public var quarantined = 0
+        /// Schedules made, fired and cancelled, over the seeds that ended well.
+        public var schedulesMade = 0
+        public var schedulesFired = 0
+        public var schedulesCancelled = 0
         /// Failed seeds, in seed order.
         public var failures: [SimulationResult] = []
     }
@@ -41,6 +45,9 @@ public enum SimulationRunner {
                     s.simulatedMicros += result.simulatedMicros
                     s.poisonCrashes += result.poisonCrashes
                     s.quarantined += result.quarantined
+                    s.schedulesMade += result.schedulesMade
+                    s.schedulesFired += result.schedulesFired
+                    s.schedulesCancelled += result.schedulesCancelled
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds
                 }

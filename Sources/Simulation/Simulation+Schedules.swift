@@ -166,5 +166,7 @@ extension Simulation {
         result.schedulesMade += scheduleModel.requests.count
         result.schedulesFired += scheduleModel.fired.count
         result.schedulesCancelled += scheduleModel.cancelled
+        result.schedulesReplaced += scheduleModel.replaced
+        result.schedulesPending += expected.count
     }
 }

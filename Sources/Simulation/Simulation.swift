@@ -133,15 +133,15 @@ public final class Simulation {
     var leaderKnown: [Node: Int] = [:]
     /// The schedules the history makes, cancels and fires, as the checker follows them (`+Schedules`).
     var scheduleModel = ScheduleModel()
-    /// Mixed into the echo app's pings to draw what their effects schedule: each seed its own, taken
-    /// aside from `rng` so that drawing it moves nothing else.
+    /// Mixed into the echo app's pings to draw what their effects schedule: each seed its own.
     let echoSalt: UInt64
 
     public init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
         self.options = options
-        var salt = SplitMix64(seed: seed ^ 0x5C4E_D01E_5C4E_D01E)
-        self.echoSalt = salt.next()
+        // Drawn aside from `rng`, so that what it draws moves nothing else.
+        var aside = SplitMix64(seed: seed ^ 0x5C4E_D01E_5C4E_D01E)
+        self.echoSalt = aside.next()
         var rng = SplitMix64(seed: seed)
         let policies: [FsyncPolicy] = [.always, .batch, .batch, .none]
         self.fsync = policies[rng.int(0...(policies.count - 1))]
@@ -159,6 +159,9 @@ public final class Simulation {
         if options.ha {
             dispatchers.append(DispatcherProcess(index: 1))
             for process in dispatchers { process.clock = DriftingClock(ppm: UInt64(rng.int(990_000...1_010_000))) }
+            // The two machines' wall clocks disagree a little from the start, as NTP leaves them: a
+            // schedule a leader made is due by the other's clock after a failover (clock jumps add more).
+            for index in dispatchers.indices { wallOffset[.dispatcher(index)] = Int64(aside.int(-300...300)) * 1_000_000 }
         }
         self.rng = rng
         for app in apps.values { reference[app.name] = (app.makeRuntime(format: .binary) { _, _, _ in }, []) }

@@ -44,6 +44,8 @@ public struct SimulationReport: Sendable {
             object["schedules_made"] = .int(summary.schedulesMade)
             object["schedules_fired"] = .int(summary.schedulesFired)
             object["schedules_cancelled"] = .int(summary.schedulesCancelled)
+            object["schedules_replaced"] = .int(summary.schedulesReplaced)
+            object["schedules_pending_at_end"] = .int(summary.schedulesPending)
         }
         if let canary { object["canary"] = .string(canary) }
         if let single {
@@ -65,7 +67,8 @@ public struct SimulationReport: Sendable {
         ]
         if summary.schedulesMade > 0 {
             lines.append(
-                "schedules: \(summary.schedulesMade) made, \(summary.schedulesFired) fired, \(summary.schedulesCancelled) cancelled, the rest replaced or not yet due"
+                "schedules: \(summary.schedulesMade) made; \(summary.schedulesFired) fired, \(summary.schedulesCancelled) cancelled, "
+                    + "\(summary.schedulesReplaced) replaced, \(summary.schedulesPending) not due yet when the seed ended"
             )
         }
         if summary.poisonCrashes > 0 {

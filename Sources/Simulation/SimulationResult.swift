@@ -25,9 +25,12 @@ public struct SimulationResult: Sendable {
     public var traceHash: UInt64 = 0
     /// HA: how many times a dispatcher won the lease and led (the first leader included).
     public var leadershipsWon = 0
-    /// Schedules the history made (requests sequenced, replacements included), fired and cancelled.
+    /// Schedules the history made (requests sequenced), and what became of them: fired, cancelled,
+    /// replaced by a later request under their id, or still pending at the end (not due yet).
     public var schedulesMade = 0
     public var schedulesFired = 0
     public var schedulesCancelled = 0
+    public var schedulesReplaced = 0
+    public var schedulesPending = 0
     public var failure: SimulationFailure?
 }

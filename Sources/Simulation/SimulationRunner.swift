@@ -14,10 +14,12 @@ public enum SimulationRunner {
         /// With poison: stores that died on a poison action, and actions quarantined.
         public var poisonCrashes = 0
         public var quarantined = 0
-        /// Schedules made, fired and cancelled, over the seeds that ended well.
+        /// Schedules made, and fired, cancelled, replaced and left pending, over the seeds that ended well.
         public var schedulesMade = 0
         public var schedulesFired = 0
         public var schedulesCancelled = 0
+        public var schedulesReplaced = 0
+        public var schedulesPending = 0
         /// Failed seeds, in seed order.
         public var failures: [SimulationResult] = []
     }
@@ -48,6 +50,8 @@ public enum SimulationRunner {
                     s.schedulesMade += result.schedulesMade
                     s.schedulesFired += result.schedulesFired
                     s.schedulesCancelled += result.schedulesCancelled
+                    s.schedulesReplaced += result.schedulesReplaced
+                    s.schedulesPending += result.schedulesPending
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds
                 }

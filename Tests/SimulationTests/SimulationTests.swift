@@ -28,6 +28,9 @@ struct SimulationTests {
         #expect(summary.seeds == 30)
         #expect(summary.faultsInjected > 30 * 5, "faults were injected")
         #expect(summary.invariantChecks > 30 * 1_000, "invariants were checked all along")
+        #expect(
+            summary.schedulesFired > 30 && summary.schedulesCancelled > 0 && summary.schedulesReplaced > 0,
+            "schedules were made, fired, cancelled and replaced: \(summary.schedulesFired) fired of \(summary.schedulesMade)")
         for failure in summary.failures.prefix(3) {
             Issue.record("seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure!.invariant): \(failure.failure!.detail)")
         }
@@ -68,6 +71,15 @@ struct SimulationTests {
         #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 \(rule.needsHA ? "HA " : "")seeds")
     }
 
+    @Test("schedule-fires-twice is caught in the HA cluster too, where a new leader fires again what its predecessor fired")
+    func scheduleFiresTwiceAfterFailover() {
+        var options = SimulationOptions.examplesHA
+        options.canary = .scheduleFiresTwice
+        let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)
+        let caught = summary.failures.first?.failure
+        #expect(caught?.invariant == "a schedule fires once", "\(caught.map { "\($0.invariant): \($0.detail)" } ?? "not caught in 500 HA seeds")")
+    }
+
     @Test(
         "HA seeds (a leader, its sync standby, a lease service) under the same faults and leaders frozen, cut off and lied to by their clocks: every invariant holds"
     )
@@ -77,6 +89,7 @@ struct SimulationTests {
         #expect(summary.seeds == 100)
         #expect(summary.faultsInjected > 100 * 5, "faults were injected")
         #expect(summary.invariantChecks > 100 * 500, "invariants were checked all along")
+        #expect(summary.schedulesFired > 100, "schedules fired across failovers: \(summary.schedulesFired) of \(summary.schedulesMade)")
         for failure in summary.failures.prefix(3) {
             Issue.record(
                 "HA seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")

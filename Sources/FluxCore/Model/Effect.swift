@@ -9,6 +9,10 @@ public struct Effect<Action: Sendable>: Sendable {
     @usableFromInline enum Operation: Sendable {
         case run(id: EffectID?, cancelInFlight: Bool, body: @Sendable (Send<Action>) async -> Void)
         case cancel(EffectID)
+        /// A schedule order, handed over when the effect starts, in the order of the actions that asked:
+        /// not on a task, which could run after a later action's order (a cancel overtaking the schedule
+        /// it cancels).
+        case order(ScheduleOrder<Action>)
     }
 
     @usableFromInline let operations: [Operation]
@@ -40,18 +44,22 @@ public struct Effect<Action: Sendable>: Sendable {
     /// which sequences `action` when its time comes, even if this store, the dispatcher or the whole
     /// cluster restarted in between. A pending schedule of this app with the same `id` is replaced.
     /// The action's ``Stamp/schedule`` says when it was due.
+    ///
+    /// Returned by a reducer, the orders of successive actions reach the dispatcher in the order of
+    /// those actions (a cancel never overtakes the schedule it cancels); `send.schedule` inside a
+    /// ``run(_:)`` goes when its task gets there.
     public static func schedule(_ action: Action, after delay: Duration, id: String) -> Effect {
-        .run { send in send.schedule(action, after: delay, id: id) }
+        Effect(operations: [.order(.schedule(id: id, action: action, when: .after(delay)))])
     }
 
     /// Dispatches `action` at `time` (by the dispatcher's clock), durably, as ``schedule(_:after:id:)``.
     public static func schedule(_ action: Action, at time: Date, id: String) -> Effect {
-        .run { send in send.schedule(action, at: time, id: id) }
+        Effect(operations: [.order(.schedule(id: id, action: action, when: .at(time)))])
     }
 
     /// Cancels this app's pending schedule `id`, if it has not fired.
     public static func cancelSchedule(id: String) -> Effect {
-        .run { send in send.cancelSchedule(id: id) }
+        Effect(operations: [.order(.cancel(id: id))])
     }
 
     /// Cancels every running effect marked with `id`.
@@ -74,7 +82,7 @@ public struct Effect<Action: Sendable>: Sendable {
             operations: operations.map { op in
                 switch op {
                 case .run(_, _, let body): .run(id: id, cancelInFlight: cancelInFlight, body: body)
-                case .cancel: op
+                case .cancel, .order: op
                 }
             })
     }
@@ -92,6 +100,8 @@ public struct Effect<Action: Sendable>: Sendable {
                         body: { send in await body(Send({ send(transform($0)) }, schedule: { send.order($0.map(transform)) })) })
                 case .cancel(let id):
                     .cancel(id)
+                case .order(let order):
+                    .order(order.map(transform))
                 }
             })
     }

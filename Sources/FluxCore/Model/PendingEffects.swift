@@ -8,7 +8,8 @@ public struct PendingEffects: Sendable {
     enum Operation: Sendable {
         case run(id: EffectID?, cancelInFlight: Bool, body: @Sendable () async -> Void)
         case cancel(EffectID)
-        /// Work done at once, on the starting thread: the simulator's effects, so a seed replays exactly.
+        /// Work done at once, on the starting thread: the simulator's effects, so a seed replays exactly,
+        /// and schedule orders, so they keep the order of the actions that asked.
         case inline(@Sendable () -> Void)
     }
 
@@ -44,6 +45,9 @@ public struct PendingEffects: Sendable {
                     })
             case .cancel(let id):
                 .cancel(id)
+            case .order(let order):
+                // Handed over as the effects start, on the thread that starts them: in action order.
+                .inline { send.order(order) }
             }
         }
     }

@@ -81,7 +81,7 @@ public struct TrialResult: Sendable {
     public static let stageNames = ["sequence", "publish", "deliver"]
     /// The e2e latencies of each second of the run (by when the action was scheduled, after the warm-up),
     /// as the first subscriber saw them: the timeline the devtools page plots.
-    public var timeline: [LatencyHistogram] = []
+    package var timeline: [LatencyHistogram] = []
 
     public init() {}
 }

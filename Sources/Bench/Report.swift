@@ -128,21 +128,21 @@ public struct BenchReport: Codable, Sendable {
     public var ratios: Ratios?
     /// The e2e latency by percentile (`e2e_percentiles`), at the resolution `--svg` plots: what the
     /// devtools page draws. Nil in reports from before.
-    public var e2ePercentiles: [PercentilePoint]?
+    package var e2ePercentiles: [PercentilePoint]?
     /// Each second of the run after the warm-up (by when its actions were scheduled): how many were
     /// seen and their e2e p50 and p99. Nil in reports from before.
-    public var timeline: [TimelineSecond]?
+    package var timeline: [TimelineSecond]?
 
-    public struct PercentilePoint: Codable, Sendable, Equatable {
-        public var percentile: Double
-        public var us: Double
+    package struct PercentilePoint: Codable, Sendable, Equatable {
+        package var percentile: Double
+        package var us: Double
     }
 
-    public struct TimelineSecond: Codable, Sendable, Equatable {
-        public var second: Int
-        public var count: UInt64
-        public var p50Us: Double
-        public var p99Us: Double
+    package struct TimelineSecond: Codable, Sendable, Equatable {
+        package var second: Int
+        package var count: UInt64
+        package var p50Us: Double
+        package var p99Us: Double
     }
     /// With `--max`: every rate tried and whether it held (zero loss, achieved ≥ 95% of target).
     public var search: [SearchStep]? {

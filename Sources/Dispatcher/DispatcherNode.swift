@@ -90,7 +90,7 @@ public final class DispatcherNode: FluxNode {
         /// on actions and by which schedules fall due. The system's unless a test moves time by hand
         /// (`TestCluster`'s clock), which then wakes the loop through its mailbox. A member of a pair
         /// reads the system's.
-        public var wallNanoseconds: @Sendable () -> Int64 = WallClock.nowNanoseconds
+        package var wallNanoseconds: @Sendable () -> Int64 = WallClock.nowNanoseconds
 
         public init(intake: String, actions: String, replay: String, apps: [any AnyApp]) {
             self.intake = intake

@@ -30,7 +30,7 @@ public final class TestCluster: Sendable {
     private let connection: Mutex<DispatchClient?> = Mutex(nil)
     public let logger: Logger
     /// The clock the dispatcher runs by (nil: the system's).
-    public let clock: TestClock?
+    package let clock: TestClock?
 
     /// Starts a dispatcher and one store per entry (store name → app). Returns once all are listening.
     /// With `startStores: false` only the dispatcher starts; start stores later with `startStore(_:)`.

@@ -59,7 +59,7 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     }
     private var fixedTime = Date(timeIntervalSince1970: 1_767_225_600)
     /// The clock scheduled actions fire by (nil: they never fire).
-    public let clock: TestClock?
+    package let clock: TestClock?
     /// The seq of the last action applied (each `send` or `receive` stamps the next one).
     public private(set) var seq: UInt64 = 0
 

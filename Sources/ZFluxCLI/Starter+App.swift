@@ -40,12 +40,18 @@ extension Starter {
                 public var loadError: String? = nil
                 /// Whether the poll has closed: no more votes.
                 public var isClosed = false
+                /// Whether it closed more than a second after its time: the cluster was down when it was due,
+                /// and its schedule fired once it was up again (the action's stamp says so).
+                public var closedLate = false
 
-                public init(options: [Option] = [], isLoading: Bool = false, loadError: String? = nil, isClosed: Bool = false) {
+                public init(
+                    options: [Option] = [], isLoading: Bool = false, loadError: String? = nil, isClosed: Bool = false, closedLate: Bool = false
+                ) {
                     self.options = options
                     self.isLoading = isLoading
                     self.loadError = loadError
                     self.isClosed = isClosed
+                    self.closedLate = closedLate
                 }
 
                 public var totalVotes: Int { options.reduce(0) { $0 + $1.votes } }
@@ -63,6 +69,8 @@ extension Starter {
                 case ballotFailed(reason: String)
                 /// Someone set the poll to close in `seconds`; asking again moves the time.
                 case closeIn(seconds: Int)
+                /// Someone called the closing off: the poll stays open.
+                case keepOpen
                 /// The poll closed (sent by the schedule `closeIn` made, when its time came).
                 case pollClosed
             }
@@ -127,8 +135,9 @@ extension Starter {
                 }
             ]
 
-            /// A pure function: no clock, no I/O. What it wants done in the world it returns as an effect.
-            public static let reducer = Reducer<State, Action, Environment> { state, action, environment in
+            /// A pure function: no clock, no I/O. What it wants done in the world it returns as an effect. The
+            /// time it needs it reads from the action's stamp, which the dispatcher journals with the action.
+            public static let reducer = Reducer<State, Action, Environment> { state, action, environment, stamp in
                 switch action {
                 case .voteCast(let option):
                     if let index = state.options.firstIndex(where: { $0.name == option }) {
@@ -165,8 +174,11 @@ extension Starter {
                     // Not a timer in this store, which a restart would lose: the dispatcher journals the
                     // schedule and sends `pollClosed` when it is due. The same id replaces an earlier time.
                     return .schedule(.pollClosed, after: .seconds(seconds), id: "close")
+                case .keepOpen:
+                    return .cancelSchedule(id: "close")
                 case .pollClosed:
                     state.isClosed = true
+                    state.closedLate = stamp.isLate
                     return .none
                 }
             }
@@ -176,7 +188,7 @@ extension Starter {
                 var line = state.options.isEmpty ? "no votes yet" : state.options.map { "\($0.name) \($0.votes)" }.joined(separator: " · ")
                 if state.isLoading { line += "  (loading the ballot…)" }
                 if let error = state.loadError { line += "  ! \(error)" }
-                if state.isClosed { line += "  (closed)" }
+                if state.isClosed { line += state.closedLate ? "  (closed, late)" : "  (closed)" }
                 return line
             }
 
@@ -191,6 +203,7 @@ extension Starter {
                         .effect(.ballotLoaded(options: ["yes", "no", "maybe"]), "the ballot, as the server sent it"),
                         .effect(.ballotFailed(reason: "timed out"), "why the ballot could not be loaded"),
                         .user(.closeIn(seconds: 3600), "close the poll in an hour (asking again moves the time)"),
+                        .user(.keepOpen, "call the closing off: the poll stays open"),
                         .effect(.pollClosed, "the poll closed: its schedule fired"),
                     ])
             }

@@ -86,6 +86,24 @@ extension Starter {
                 await store.finish()
             }
 
+            @Test("calling the closing off cancels its schedule; a poll that closes well after its time says it closed late")
+            func keepOpenAndLate() async {
+                let clock = TestClock()
+                let store = TestStore(\#(name).app(environment: .mock), clock: clock)
+                await store.send(.closeIn(seconds: 60))
+                await store.send(.keepOpen)
+                clock.run()  // nothing left to fire
+                #expect(store.pendingSchedules.isEmpty && clock.pending == 0)
+                await store.send(.closeIn(seconds: 60))
+                // As if the cluster were down when the poll was due: the schedule fires half a minute late.
+                clock.advance(to: clock.now.addingTimeInterval(90))
+                await store.receive(.pollClosed) {
+                    $0.isClosed = true
+                    $0.closedLate = true
+                }
+                await store.finish()
+            }
+
             @Test("the dispatcher refuses a vote for an option without a name, and a poll open too long")
             func validation() {
                 #expect(\#(name).validate(.voteCast(option: "  ")) == "an option needs a name")

@@ -45,9 +45,8 @@ public struct Effect<Action: Sendable>: Sendable {
     /// cluster restarted in between. A pending schedule of this app with the same `id` is replaced.
     /// The action's ``Stamp/schedule`` says when it was due.
     ///
-    /// Returned by a reducer, the orders of successive actions reach the dispatcher in the order of
-    /// those actions (a cancel never overtakes the schedule it cancels); `send.schedule` inside a
-    /// ``run(_:)`` goes when its task gets there.
+    /// The orders of successive actions reach the dispatcher in the order of those actions: a cancel
+    /// never overtakes the schedule it cancels.
     public static func schedule(_ action: Action, after delay: Duration, id: String) -> Effect {
         Effect(operations: [.order(.schedule(id: id, action: action, when: .after(delay)))])
     }
@@ -135,7 +134,7 @@ public struct Send<Action: Sendable>: Sendable {
 
     /// Sends each action to `body` and each schedule order to `schedule`: a store's runtime sends them
     /// to the dispatcher, a `TestStore` to its clock.
-    public init(_ body: @escaping @Sendable (Action) -> Void, schedule: @escaping @Sendable (ScheduleOrder<Action>) -> Void) {
+    package init(_ body: @escaping @Sendable (Action) -> Void, schedule: @escaping @Sendable (ScheduleOrder<Action>) -> Void) {
         self.body = body
         scheduler = schedule
     }
@@ -146,27 +145,27 @@ public struct Send<Action: Sendable>: Sendable {
     /// under `id`: a pending schedule with the same id (in this app) is replaced. The schedule is
     /// journaled, so it fires once even if the store, the dispatcher or the whole cluster stops and
     /// starts again in between (docs/GUIDE.md, "Scheduled actions").
-    public func schedule(_ action: Action, after delay: Duration, id: String) { order(.schedule(id: id, action: action, when: .after(delay))) }
+    package func schedule(_ action: Action, after delay: Duration, id: String) { order(.schedule(id: id, action: action, when: .after(delay))) }
 
     /// Asks the cluster to dispatch `action` at `time` (by the dispatcher's clock), under `id`.
-    public func schedule(_ action: Action, at time: Date, id: String) { order(.schedule(id: id, action: action, when: .at(time))) }
+    package func schedule(_ action: Action, at time: Date, id: String) { order(.schedule(id: id, action: action, when: .at(time))) }
 
     /// Cancels the pending schedule `id` of this app, if there is one.
-    public func cancelSchedule(id: String) { order(.cancel(id: id)) }
+    package func cancelSchedule(id: String) { order(.cancel(id: id)) }
 
     /// Hands `order` on, or drops it if nothing takes schedule orders here.
-    public func order(_ order: ScheduleOrder<Action>) { scheduler?(order) }
+    package func order(_ order: ScheduleOrder<Action>) { scheduler?(order) }
 }
 
 /// What an effect asks of the cluster's schedules (``Send/schedule(_:after:id:)``).
-public enum ScheduleOrder<Action: Sendable>: Sendable {
+@usableFromInline package enum ScheduleOrder<Action: Sendable>: Sendable {
     /// Dispatch `action` at `when`, under `id` (replacing a pending schedule with that id).
     case schedule(id: String, action: Action, when: ScheduleTime)
     /// Cancel the pending schedule `id`.
     case cancel(id: String)
 
     /// The same order for another action type.
-    public func map<Other: Sendable>(_ transform: (Action) -> Other) -> ScheduleOrder<Other> {
+    package func map<Other: Sendable>(_ transform: (Action) -> Other) -> ScheduleOrder<Other> {
         switch self {
         case .schedule(let id, let action, let when): .schedule(id: id, action: transform(action), when: when)
         case .cancel(let id): .cancel(id: id)
@@ -175,7 +174,7 @@ public enum ScheduleOrder<Action: Sendable>: Sendable {
 }
 
 /// When a scheduled action is due.
-public enum ScheduleTime: Sendable, Equatable, Hashable {
+@usableFromInline package enum ScheduleTime: Sendable, Equatable, Hashable {
     /// At a wall-clock time.
     case at(Date)
     /// This long after the request is sequenced.

@@ -99,7 +99,7 @@ public final class EffectRunner<Action: Sendable>: Sendable {
 
     /// Runs `effect` with its own `send`: a `TestStore` gives each action's effects one that knows the
     /// action's stamp, so that a delay they ask for counts from it whenever their task gets to run.
-    public func run(_ effect: Effect<Action>, send: Send<Action>) { tasks.run(PendingEffects(effect, send: send)) }
+    package func run(_ effect: Effect<Action>, send: Send<Action>) { tasks.run(PendingEffects(effect, send: send)) }
 
     /// How many effects are still running.
     public var inFlight: Int { tasks.inFlight }

@@ -24,15 +24,20 @@ public struct Stamp: Sendable, Equatable, Hashable {
         /// The seq of the action that asked for the schedule.
         public var requestSeq: UInt64
 
-        public init(due: Date, requestSeq: UInt64) {
+        package init(due: Date, requestSeq: UInt64) {
             self.due = due
             self.requestSeq = requestSeq
         }
     }
 
-    public init(seq: UInt64, time: Date, schedule: Schedule? = nil) {
+    public init(seq: UInt64, time: Date) {
         self.seq = seq
         self.time = time
+    }
+
+    /// A stamp of an action a schedule fired (a `TestStore`'s, by its clock).
+    package init(seq: UInt64, time: Date, schedule: Schedule?) {
+        self.init(seq: seq, time: time)
         self.schedule = schedule
     }
 

@@ -7,7 +7,7 @@ import TOML
 extension ClusterConfig {
     /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
     static let knownKeys: [String: Set<String>] = [
-        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store", "ha"],
+        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store", "ha", "devtools"],
         "cluster": ["name", "transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
         "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
         "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal", "key"],
@@ -16,6 +16,7 @@ extension ClusterConfig {
         "limits": ["client_rate", "max_payload_bytes", "payload"],
         "security": ["server_key", "client_key", "authorized_keys"],
         "restart": ["max_restarts", "window_s"],
+        "devtools": ["listen", "token_file", "max_connections"],
         "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
     ]
 
@@ -66,7 +67,7 @@ extension ClusterConfig {
             }
         }
         try check(table, name: "", storeIndex: nil)
-        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart", "ha"] {
+        for name in ["cluster", "dispatcher", "journal", "limits", "security", "restart", "ha", "devtools"] {
             if let sub = table[name]?.table { try check(sub, name: name, storeIndex: nil) }
         }
         for name in ["store", "dispatcher"] {

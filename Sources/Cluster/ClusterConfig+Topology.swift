@@ -56,6 +56,7 @@ extension ClusterConfig {
             topology.limits = try intakeLimits()
             topology.durability = try durability(runDirectory: runDirectory)
             topology.security = try securityFiles()
+            topology.devtools = try devtoolsSettings()
             if pairSettings != nil, transport == .tcp, topology.security == nil, ha?.unauthenticatedReplication != true {
                 throw error(
                     "a dispatcher pair over tcp without [security] trusts whoever reaches its ports: any process that connects to a "

@@ -34,6 +34,11 @@
 /// replication = "sync"     # sync (an ACK waits for the standby) or async
 /// key = "/zflux/shop/leader"   # default: /zflux/<[cluster] name, or zflux>/leader
 ///
+/// [devtools]              # `zflux devtools`; its options win over these
+/// listen = "127.0.0.1:8745"   # off loopback it needs token_file
+/// token_file = "devtools.token"   # its first line is the token a dispatch must carry
+/// max_connections = 16
+///
 /// [[dispatcher]]           # with [ha] only, exactly two; without [ha], one [dispatcher] table
 /// name = "d1"
 /// host = "10.0.0.1"
@@ -306,6 +311,28 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         }
     }
 
+    /// `[devtools]`: where `zflux devtools` serves its page and who may dispatch from it.
+    public struct DevtoolsSection: Codable, Equatable, Sendable {
+        /// HOST:PORT (default 127.0.0.1:8745); off loopback it needs ``tokenFile``.
+        public var listen: String?
+        /// A file whose first line is the token a dispatch must carry, relative to the config file.
+        public var tokenFile: String?
+        /// The most connections open at once (default 16).
+        public var maxConnections: Int?
+
+        public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil) {
+            self.listen = listen
+            self.tokenFile = tokenFile
+            self.maxConnections = maxConnections
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case listen
+            case tokenFile = "token_file"
+            case maxConnections = "max_connections"
+        }
+    }
+
     public var cluster: ClusterSection?
     /// `[dispatcher]`: the one dispatcher (a config has this or ``dispatchers``, never both).
     public var dispatcher: DispatcherSection?
@@ -316,6 +343,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     public var limits: LimitsSection?
     public var security: SecuritySection?
     public var restart: RestartSection?
+    public var devtools: DevtoolsSection?
     /// The `[[store]]` entries, in the file's order.
     public var stores: [StoreSection]?
     /// The config file's directory: relative key paths are resolved against it.
@@ -327,8 +355,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     public init(
         cluster: ClusterSection? = nil, dispatcher: DispatcherSection? = nil, journal: JournalSection? = nil, limits: LimitsSection? = nil,
         security: SecuritySection? = nil, restart: RestartSection? = nil, stores: [StoreSection]? = nil, ha: HighAvailabilitySection? = nil,
-        dispatchers: [DispatcherMemberSection]? = nil
+        dispatchers: [DispatcherMemberSection]? = nil, devtools: DevtoolsSection? = nil
     ) {
+        self.devtools = devtools
         self.cluster = cluster
         self.dispatcher = dispatcher
         self.dispatchers = dispatchers
@@ -341,7 +370,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case cluster, dispatcher, journal, limits, security, restart, ha
+        case cluster, dispatcher, journal, limits, security, restart, ha, devtools
         case stores = "store"
     }
 
@@ -360,6 +389,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         security = try container.decodeIfPresent(SecuritySection.self, forKey: .security)
         restart = try container.decodeIfPresent(RestartSection.self, forKey: .restart)
         ha = try container.decodeIfPresent(HighAvailabilitySection.self, forKey: .ha)
+        devtools = try container.decodeIfPresent(DevtoolsSection.self, forKey: .devtools)
         stores = try container.decodeIfPresent([StoreSection].self, forKey: .stores)
     }
 
@@ -376,6 +406,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         try container.encodeIfPresent(security, forKey: .security)
         try container.encodeIfPresent(restart, forKey: .restart)
         try container.encodeIfPresent(ha, forKey: .ha)
+        try container.encodeIfPresent(devtools, forKey: .devtools)
         try container.encodeIfPresent(stores, forKey: .stores)
     }
 }

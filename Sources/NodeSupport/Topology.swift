@@ -147,6 +147,26 @@ public struct Topology: Codable, Equatable, Sendable {
     /// The codec nodes and commands write actions and states in (nil: binary). Readers take both.
     public var codec: WireCodec.Format? = nil
 
+    /// `[devtools]`: where `zflux devtools` serves its page, as checked when the config was read (nil:
+    /// the command's defaults). Kept here so that `zflux devtools` beside a cluster started with a
+    /// config finds the section in the run directory's cluster.json.
+    public var devtools: Devtools? = nil
+
+    /// `zflux devtools`' settings from the config; its own options win over each of them.
+    public struct Devtools: Codable, Equatable, Sendable {
+        /// HOST:PORT to serve the page on.
+        public var listen: String?
+        /// The token's file, as an absolute path (the config names it relative to itself).
+        public var tokenFile: String?
+        /// The most connections open at once.
+        public var maxConnections: Int?
+        public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil) {
+            self.listen = listen
+            self.tokenFile = tokenFile
+            self.maxConnections = maxConnections
+        }
+    }
+
     /// A standby dispatcher (`[ha]`): the pair, and the etcd that decides which of them leads. nil: one
     /// dispatcher. With it, ``dispatcher`` lists every dispatcher's endpoints, comma-separated, for
     /// those who connect (``endpointList(_:)``); each dispatcher binds its own from here.

@@ -35,20 +35,25 @@ struct DevtoolsCommand: AsyncParsableCommand {
             it prints in the page's address (#token=…). The WebSocket refuses another site's page (its \
             Origin) and, on loopback, any Host that is not a loopback name; connections, frame sizes and \
             requests per second are capped.
+
+            The cluster config's [devtools] section (listen, token_file, max_connections) sets the same \
+            three things; these options win over it.
             """)
 
     @Option(
         help: ArgumentHelp(
-            "Where to serve the page: HOST:PORT (port 0: any free port, printed).", valueName: "host:port"))
-    var listen = "127.0.0.1:8745"
+            "Where to serve the page: HOST:PORT (port 0: any free port, printed). Default: [devtools] listen, else 127.0.0.1:8745.",
+            valueName: "host:port"))
+    var listen: String?
     @Option(help: ArgumentHelp("A file whose first line is the token a dispatch must carry.", valueName: "file"))
     var tokenFile: String?
-    @Option(help: "The most connections (pages and their files) open at once.") var maxConnections = 16
+    @Option(help: "The most connections (pages and their files) open at once. Default: [devtools] max_connections, else 16.")
+    var maxConnections: Int?
     @OptionGroup var node: NodeOptions
 
     func validate() throws {
-        guard DevtoolsCommand.split(listen) != nil else { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8745") }
-        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        if let listen, DevtoolsCommand.split(listen) == nil { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8745") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
     }
 
     static func split(_ address: String) -> (host: String, port: Int)? {
@@ -63,8 +68,12 @@ struct DevtoolsCommand: AsyncParsableCommand {
         LogSetup.bootstrap()
         let logger = node.logger("zflux.devtools")
         let (topology, security) = try node.runDir.cluster()
-        guard let (host, port) = DevtoolsCommand.split(listen) else { throw CLIError("--listen takes HOST:PORT") }
-        var token = try devtoolsToken()
+        // The options win over the config's [devtools] section, which wins over the defaults.
+        let configured = topology.devtools
+        guard let (host, port) = DevtoolsCommand.split(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
+            throw CLIError("--listen takes HOST:PORT")
+        }
+        var token = try devtoolsToken(configuredFile: configured?.tokenFile)
         let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
         if token == nil && !loopback {
             // Off loopback nobody dispatches without a token: a fresh one, shown only in the address printed.
@@ -73,7 +82,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
         let hub = DevtoolsHub()
         let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: token != nil)
         var limits = DevtoolsServer.Limits()
-        limits.maxConnections = maxConnections
+        limits.maxConnections = maxConnections ?? configured?.maxConnections ?? limits.maxConnections
         let server = try DevtoolsServer(host: host, port: port, token: token, hub: hub, backend: backend, limits: limits, logger: logger)
         let shown = host.contains(":") ? "[\(host)]" : host
         emitLine("devtools at http://\(shown):\(server.port)/\(token.map { "#token=\($0)" } ?? "")")
@@ -135,17 +144,19 @@ struct DevtoolsCommand: AsyncParsableCommand {
         server.shutdown()
     }
 
-    /// `$ZFLUX_DEVTOOLS_TOKEN`, or the first line of --token-file; nil: none given.
-    func devtoolsToken() throws -> String? {
-        if let file = tokenFile {
-            let text = try String(contentsOfFile: file, encoding: .utf8)
+    /// The first line of --token-file, or `$ZFLUX_DEVTOOLS_TOKEN`, or the first line of the config's
+    /// token_file; nil: none given.
+    func devtoolsToken(configuredFile: String?) throws -> String? {
+        func firstLine(_ file: String, _ named: String) throws -> String {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError("\(named) \(file) cannot be read") }
             guard let token = text.split(whereSeparator: \.isNewline).first.map(String.init), !token.isEmpty else {
-                throw CLIError("--token-file \(file) holds no token")
+                throw CLIError("\(named) \(file) holds no token")
             }
             return token
         }
+        if let file = tokenFile { return try firstLine(file, "--token-file") }
         if let token = ProcessInfo.processInfo.environment["ZFLUX_DEVTOOLS_TOKEN"], !token.isEmpty { return token }
-        return nil
+        return try configuredFile.map { try firstLine($0, "[devtools] token_file") }
     }
 }
 

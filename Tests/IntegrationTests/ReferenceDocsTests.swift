@@ -247,6 +247,7 @@ struct ReferenceDocsTests {
         "limits.client_rate": { ClusterConfig(limits: .init(clientRate: $0), stores: [store]) },
         "limits.max_payload_bytes": { ClusterConfig(limits: .init(maxPayloadBytes: $0), stores: [store]) },
         "limits.payload": { ClusterConfig(limits: .init(payload: ["counter.incrementTapped": $0]), stores: [store]) },
+        "devtools.max_connections": { ClusterConfig(stores: [store], devtools: .init(maxConnections: $0)) },
         "restart.max_restarts": { ClusterConfig(restart: .init(maxRestarts: $0), stores: [store]) },
         "restart.window_s": { ClusterConfig(restart: .init(windowS: $0), stores: [store]) },
         "store.name": { ClusterConfig(cluster: .init(transport: "tcp"), stores: [.init(name: String(repeating: "s", count: $0), app: "counter")]) },

@@ -1,0 +1,45 @@
+import Foundation
+import NodeSupport
+
+/// `[devtools]`: checked with the rest of the config, so `cluster check` refuses a section that
+/// `zflux devtools` would refuse, before anyone runs it.
+extension ClusterConfig {
+    /// The devtools' settings, checked: a listen address that is HOST:PORT, and off loopback only with
+    /// a token file (on another address anyone who reaches the port could dispatch otherwise, and a
+    /// token made up at start would change with every restart of a service), and a connection cap of
+    /// at least one. The token file's path is made absolute against the config's directory; whether it
+    /// exists is left to `zflux devtools`, which may run on another host than the one checking.
+    func devtoolsSettings() throws -> Topology.Devtools? {
+        guard let devtools else { return nil }
+        if let listen = devtools.listen {
+            guard let (host, _) = ClusterConfig.splitListen(listen) else {
+                throw error(
+                    "listen '\(listen)' is not HOST:PORT with a port from 0 to 65535, like 127.0.0.1:8745", key: "listen", table: "devtools")
+            }
+            if !ClusterConfig.isLoopback(host), devtools.tokenFile == nil {
+                throw error(
+                    "listen '\(listen)' is not a loopback address: off loopback the devtools need token_file (a file whose first line "
+                        + "is the token a dispatch must carry), or keep loopback and reach the page through an SSH tunnel",
+                    key: "listen", table: "devtools")
+            }
+        }
+        if let tokenFile = devtools.tokenFile, tokenFile.isEmpty {
+            throw error("token_file is empty: name a file whose first line is the token", key: "token_file", table: "devtools")
+        }
+        if let cap = devtools.maxConnections, !(1...10_000).contains(cap) {
+            throw error("max_connections must be between 1 and 10000", key: "max_connections", table: "devtools")
+        }
+        return Topology.Devtools(
+            listen: devtools.listen, tokenFile: devtools.tokenFile.map { ClusterConfig.resolve($0, against: baseDirectory ?? ".") },
+            maxConnections: devtools.maxConnections)
+    }
+
+    /// `HOST:PORT` (`[v6]:PORT` too, without its brackets) or nil: the form `--listen` takes.
+    public static func splitListen(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
+        else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+}

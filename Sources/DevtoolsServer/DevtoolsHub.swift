@@ -148,7 +148,10 @@ package final class DevtoolsHub: Sendable {
     var pageCount: Int { shared.withLock { $0.pages.count } }
 
     /// One text frame to one page. A page that does not read (its connection's buffer past the high
-    /// water mark) is closed rather than let the server's memory grow for it.
+    /// water mark) is closed rather than let the server's memory grow for it. Closed, not skipped:
+    /// a page that silently missed updates would show stale states as if live, while a closed one
+    /// says it is disconnected, and on reconnecting gets the newest of everything (``join``).
+    /// DevtoolsLimitsTests' stalled page proves the bound.
     static func send(_ text: String, to channel: any Channel) {
         guard channel.isActive else { return }
         guard channel.isWritable else {

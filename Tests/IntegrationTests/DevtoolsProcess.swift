@@ -4,7 +4,8 @@ import Spawn
 import Testing
 
 /// A small cluster (a dispatcher, a todo and a counter store, with a journal) for the devtools' tests.
-func devtoolsCluster(_ name: String) throws -> (ClusterProcess, dir: String) {
+/// `extraConfig` is appended to its config file (a `[devtools]` section, say).
+func devtoolsCluster(_ name: String, extraConfig: String = "") throws -> (ClusterProcess, dir: String) {
     var template = Array("/tmp/zf-dt-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw NodeError("mkdtemp failed") }
     let dir = String(cString: made)
@@ -18,13 +19,15 @@ func devtoolsCluster(_ name: String) throws -> (ClusterProcess, dir: String) {
     name = "todo"
     [[store]]
     name = "counter"
+    \(extraConfig)
     """.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
     let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
     try cluster.waitUntilReady()
     return (cluster, dir)
 }
 
-/// A real `zflux devtools` on a free loopback port; `stop()` ends it and checks it exited cleanly.
+/// A real `zflux devtools`, by default on a free loopback port (`listen` nil: no `--listen`, so the
+/// config's or the default address); `stop()` ends it and checks it exited cleanly.
 final class DevtoolsProcess {
     let process: ChildProcess
     /// The address it printed (with `#token=…` when it made a token).
@@ -33,10 +36,10 @@ final class DevtoolsProcess {
     let log: String
     private var stopped = false
 
-    init(runDir: String, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+    init(runDir: String, listen: String? = "127.0.0.1:0", extraArguments: [String] = [], environment: [String: String] = [:]) throws {
         log = runDir + "/devtools-\(UInt32.random(in: 0...UInt32.max)).log"
         process = try ChildProcess(
-            executable: zfluxBinary, arguments: ["devtools", "--run-dir", runDir, "--listen", "127.0.0.1:0"] + extraArguments,
+            executable: zfluxBinary, arguments: ["devtools", "--run-dir", runDir] + (listen.map { ["--listen", $0] } ?? []) + extraArguments,
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .piped,
             errors: .appended(to: log))
         // The first line of its stdout is the address, printed once it listens.

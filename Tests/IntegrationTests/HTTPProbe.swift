@@ -1,11 +1,13 @@
 import Foundation
 
 /// Connects a TCP socket to 127.0.0.1:`port` with a receive timeout; nil when nothing listens.
-func connectLoopback(_ port: Int, timeoutSeconds: Int = 5) -> Int32? {
+func connectLoopback(_ port: Int, timeoutSeconds: Int = 5, receiveBufferBytes: Int32? = nil) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
     var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    // Before connecting, so the window the connection starts with is this small too.
+    if var bytes = receiveBufferBytes { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size)) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -17,8 +17,14 @@ final class WebSocketClient {
     private(set) var ended = false
 
     /// Connects and upgrades; throws ``Refused`` with the HTTP status when the server says no.
-    init(port: Int, path: String = "/ws", host: String? = nil, origin: String? = nil, timeoutSeconds: Int = 10) throws {
-        guard let fd = connectLoopback(port, timeoutSeconds: timeoutSeconds) else { throw NodeError("nothing listens on port \(port)") }
+    /// `receiveBufferBytes`: the socket's receive buffer, set before it connects (a small one makes a
+    /// client that does not read hold little, so the server's side fills).
+    init(
+        port: Int, path: String = "/ws", host: String? = nil, origin: String? = nil, timeoutSeconds: Int = 10, receiveBufferBytes: Int32? = nil
+    ) throws {
+        guard let fd = connectLoopback(port, timeoutSeconds: timeoutSeconds, receiveBufferBytes: receiveBufferBytes) else {
+            throw NodeError("nothing listens on port \(port)")
+        }
         self.fd = fd
         var request = "GET \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())\r\n"
@@ -65,7 +71,9 @@ final class WebSocketClient {
     private func writeAll(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a server that closes while a frame is still going out (one over its size
+            // cap, say) must end this write with EPIPE, not end the test process with SIGPIPE.
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard written > 0 else { return }
             offset += written
         }

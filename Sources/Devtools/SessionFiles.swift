@@ -36,6 +36,19 @@ extension Rewind {
 
     /// An action's arguments as JSON, through the app that reads them.
     public static func readablePayload(_ action: Message, apps: [String: any AnyApp]) -> JSONValue {
+        if Schedules.isScheduling(topic: action.topic), action.header.actionType == Schedules.scheduleType,
+            let request = try? WireCodec().decode(ScheduleRequest.self, from: action.payload)
+        {
+            // A schedule request: its action read as its app's, not as the bytes it travels in.
+            let inner = Message(topic: request.app, header: Header(kind: .action, actionType: request.type), payload: request.payload)
+            var fields: [String: JSONValue] = [
+                "id": .string(request.id), "app": .string(request.app), "type": .string(request.type),
+                "payload": readablePayload(inner, apps: apps),
+            ]
+            if let at = request.atNanoseconds { fields["at"] = .string(Session.isoTime(at)) }
+            if let after = request.afterNanoseconds { fields["after_seconds"] = .number(Double(after) / 1e9) }
+            return .object(fields)
+        }
         if !WireCodec.isBinary(action.payload) { return JSONValue(parsing: action.payload) }
         guard let app = apps[action.topicString], let json = try? app.actionJSON(fromWire: action.payload) else { return .null }
         return JSONValue(parsing: json)

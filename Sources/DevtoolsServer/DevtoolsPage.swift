@@ -348,7 +348,7 @@ enum DevtoolsPage {
           $("session-result").className = "dim";
           $("session-result").textContent = `exporting seqs ${from}…${to}…`;
           const answer = await request({op: "export", from, to});
-          if (answer.kind !== "exported") {
+          if (answer.kind !== "exported" || answer.error || !answer.session) {
             $("session-result").className = "bad";
             $("session-result").textContent = answer.error || answer.message || "the export failed";
             return;
@@ -377,9 +377,16 @@ enum DevtoolsPage {
           $("session-summary").textContent = `${name}: seqs ${file.from}…${file.to}, ${file.stores.length} stores. Replay it in a cluster: ${hello ? hello.program : "zflux"} journal import ${name} --run-dir DIR`;
           $("session-actions").replaceChildren(element("li", {"data-index": "-1"}, `before ${file.from}: the stores' states`),
             ...file.actions.map((a, index) => element("li", {"data-index": String(index), "data-seq": String(a.seq)},
-              `${a.seq}  ${a.app}.${a.type}  ${text(a.payload)}`)));
+              `${a.seq}  ${a.app}.${a.type}  ${text(a.payload)}${scheduled(a)}`)));
           for (const line of $("session-actions").children) line.onclick = () => showSessionAt(Number(line.dataset.index));
           showSessionAt(-1);
+        }
+
+        // A fired schedule's mark: when it was due, and how late it fired.
+        function scheduled(action) {
+          if (!action.scheduled) return "";
+          const late = (action.time_ns - action.scheduled.due_ns) / 1e6;
+          return `  (scheduled by seq ${action.scheduled.request_seq}${late > 1000 ? `, ${(late / 1000).toFixed(1)} s late` : ""})`;
         }
 
         // Every store's state after the action at `index` (-1: before the first), and the diff it made.

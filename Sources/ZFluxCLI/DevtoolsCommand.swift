@@ -22,7 +22,9 @@ struct DevtoolsCommand: AsyncParsableCommand {
               - a form to dispatch an action from the catalog of the apps this binary hosts (`zflux apps`), \
             with the ACK or NACK it got;
               - session files: export a stretch of the journal as `journal export` does (saved by the \
-            browser), or open one to step through its actions and the states they left.
+            browser), or open one to step through its actions and the states they left;
+              - latency: open a `zflux bench --json` report to plot its e2e latency by percentile and second \
+            by second.
 
             It is one more subscriber of the cluster, as `zflux view` is: a snapshot and the live updates \
             of every store, the action stream, a status request per node a second. Time travel reads the \

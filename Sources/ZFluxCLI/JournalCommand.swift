@@ -147,7 +147,7 @@ struct JournalCommand: AsyncParsableCommand {
             let result: Journal.Compaction
             result = try Journal.compact(directory: directory, keepFrom: keep, dryRun: dryRun)
             guard let first = result.removed.first, let last = result.removed.last else {
-                emitLine("nothing to remove: the journal's oldest segment holds actions from seq \(keep) on, or is its newest")
+                emitLine("nothing to remove: no segment but the newest lies wholly below seq \(keep)")
                 return
             }
             let bytes = result.removed.reduce(0) { $0 + $1.bytes }

@@ -183,6 +183,13 @@ struct DevtoolsBrowserTests {
         _ = try browser.evaluate("document.querySelector('#session-actions li[data-seq=\"\(seq)\"]').click()")
         #expect(try browser.waitUntil("document.getElementById('session-view').textContent.includes('after seq \(seq)')"))
         #expect(try browser.evaluate("document.querySelector('#session-view .diff').textContent.includes('typed in the browser')") == "true")
+        // More than a page may export: refused, and said so, with no file offered.
+        _ = try browser.evaluate(
+            "(() => { document.getElementById('session-download').hidden = true; document.getElementById('session-to').value = '20000'; document.getElementById('session-export').click(); })()"
+        )
+        #expect(try browser.waitUntil("document.getElementById('session-result').className === 'bad'"))
+        #expect(try browser.evaluate("document.getElementById('session-result').textContent.includes('at most 10000 actions')") == "true")
+        #expect(try browser.evaluate("document.getElementById('session-download').hidden") == "true")
         let file = dir + "/recorded.session"
         let exported = try cluster.zflux(["journal", "export", "--from", "1", "--to", "\(seq)", "--output", file])
         try #require(exported.status == 0, "\(exported.stderr)")

@@ -87,6 +87,13 @@ struct ScheduleCoreTests {
         let cancelled = Self.send(core, Self.dispatch(cancel, clientSeq: 5, type: Schedules.cancelType), at: 4500)
         #expect(cancelled.map(\.topicString) == [Schedules.topic], "a cancel is journaled too")
         #expect(Self.turn(core, at: 10_000).isEmpty && core.schedules.cancelled == 1)
+
+        // `zflux dispatch zflux.schedule cancel '{"app":…,"id":…}'` wraps the arguments in the type's name.
+        _ = Self.send(core, Self.dispatch(Self.request("z", after: 1 * Self.second), clientSeq: 6), at: 11_000)
+        let wrapped = Array(#"{"cancel":{"app":"counter","id":"z"}}"#.utf8)
+        let journaled = Self.send(core, Self.dispatch(wrapped, clientSeq: 7, type: Schedules.cancelType), at: 11_500)
+        #expect(journaled.map(\.kind) == [.action] && core.schedules.isEmpty)
+        #expect((try? WireCodec().decode(ScheduleCancel.self, from: journaled.first?.payload ?? [])) == ScheduleCancel(app: "counter", id: "z"))
     }
 
     @Test(

@@ -896,18 +896,28 @@ public final class DispatcherCore {
         func refuse(_ reason: String) -> Result<[UInt8], ActionError> { .failure(ActionError(reason)) }
         func validID(_ id: String) -> Bool { !id.isEmpty && id.utf8.count <= Schedules.maxIDBytes }
         let codec = WireCodec()
+        /// The request, and the payload to journal: as it came, or in the binary codec when it came as
+        /// `{"<type>": {…}}`, the JSON `zflux dispatch` writes for an app it does not host.
+        func decode<Request: Codable>(_: Request.Type) -> (request: Request, payload: [UInt8])? {
+            if let request = try? codec.decode(Request.self, from: payload) { return (request, payload) }
+            guard !WireCodec.isBinary(payload), let wrapped = try? codec.decode([String: Request].self, from: payload), wrapped.count == 1,
+                let request = wrapped[type], let bytes = try? codec.encode(request)
+            else { return nil }
+            return (request, bytes)
+        }
         switch type {
         case Schedules.cancelType:
-            guard let cancel = try? codec.decode(ScheduleCancel.self, from: payload) else {
-                return refuse("a schedule cancel's payload is {app, id}")
+            guard let (cancel, payload) = decode(ScheduleCancel.self) else {
+                return refuse("a schedule cancel's payload is {app, id}, or {\"cancel\": {app, id}}")
             }
             guard validID(cancel.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
             guard apps[cancel.app] != nil else { return refuse("schedule '\(cancel.id)' is for an unknown app '\(cancel.app)'") }
             return .success(payload)
         case Schedules.scheduleType:
-            guard var request = try? codec.decode(ScheduleRequest.self, from: payload) else {
+            guard let decoded = decode(ScheduleRequest.self) else {
                 return refuse("a schedule's payload is {id, app, type, payload, atNanoseconds or afterNanoseconds}")
             }
+            var (request, payload) = decoded
             guard validID(request.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
             switch (request.atNanoseconds, request.afterNanoseconds) {
             case (let at?, nil):

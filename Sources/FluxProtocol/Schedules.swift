@@ -1,3 +1,5 @@
+import Foundation
+
 /// Scheduled actions on the wire: the requests that make and cancel a schedule, and what a fired
 /// action carries (docs/PROTOCOL.md, "Scheduled actions").
 ///
@@ -51,13 +53,40 @@ package struct ScheduleRequest: Codable, Equatable, Sendable {
     package var id: String
     package var app: String
     package var type: String
-    /// The action's payload, in either codec, as the app's own DISPATCH would carry it.
+    /// The action's payload, in either codec, as the app's own DISPATCH would carry it (base64 on the wire).
     package var payload: [UInt8]
     /// When it is due, in nanoseconds since the Unix epoch; or nil, with ``afterNanoseconds``.
     package var atNanoseconds: Int64?
     /// How long after the request is sequenced it is due (from the request's stamp, so replaying the
     /// journal finds the same due time).
     package var afterNanoseconds: Int64?
+
+    private enum CodingKeys: String, CodingKey { case id, app, type, payload, atNanoseconds, afterNanoseconds }
+
+    /// The action's payload travels as base64 text: an array of bytes would take two bytes a byte in
+    /// the binary codec, and more in JSON.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        app = try container.decode(String.self, forKey: .app)
+        type = try container.decode(String.self, forKey: .type)
+        guard let bytes = Data(base64Encoded: try container.decode(String.self, forKey: .payload)) else {
+            throw DecodingError.dataCorruptedError(forKey: .payload, in: container, debugDescription: "the payload is not base64")
+        }
+        payload = [UInt8](bytes)
+        atNanoseconds = try container.decodeIfPresent(Int64.self, forKey: .atNanoseconds)
+        afterNanoseconds = try container.decodeIfPresent(Int64.self, forKey: .afterNanoseconds)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(app, forKey: .app)
+        try container.encode(type, forKey: .type)
+        try container.encode(Data(payload).base64EncodedString(), forKey: .payload)
+        try container.encodeIfPresent(atNanoseconds, forKey: .atNanoseconds)
+        try container.encodeIfPresent(afterNanoseconds, forKey: .afterNanoseconds)
+    }
 
     package init(id: String, app: String, type: String, payload: [UInt8], atNanoseconds: Int64? = nil, afterNanoseconds: Int64? = nil) {
         self.id = id

@@ -71,6 +71,15 @@ public final class TestClock: Sendable {
         for observe in observers { observe(date) }
     }
 
+    /// Moves the clock on by `duration` as if the cluster were down meanwhile: nothing fires on the way,
+    /// and what fell due fires once the time is reached, in order and at the new time, so late, as a
+    /// dispatcher that starts again fires what it missed (its stamp's `isLate` says so).
+    public func advanceWhileDown(by duration: Duration) {
+        let date = now.addingTimeInterval(Self.seconds(duration))
+        state.withLock { $0.now = max($0.now, date) }
+        advance(to: date)
+    }
+
     /// Moves the clock to the last deadline pending, firing everything on the way in order. What fires
     /// may set new deadlines; those due by then fire too, and later ones stay pending.
     public func run() {

@@ -68,7 +68,11 @@ final class TestSchedules<Action: Sendable>: Sendable {
             guard state.pending[id]?.generation == generation else { return nil }
             return state.pending.removeValue(forKey: id)
         }
-        if let fired { inbox.append(fired.action, schedule: Stamp.Schedule(due: fired.due, requestSeq: fired.requestSeq)) }
+        // Stamped with the clock's time as it fires (its deadline, when an advance passes several), as the
+        // dispatcher stamps the time it sequences the action: not with whenever the test receives it.
+        if let fired {
+            inbox.append(fired.action, schedule: Stamp.Schedule(due: fired.due, requestSeq: fired.requestSeq), firedAt: clock?.now ?? fired.due)
+        }
     }
 
     /// Pending schedules by id, with their due times.

@@ -158,18 +158,20 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         let deadline = ContinuousClock.now + (timeout ?? self.timeout)
         var schedule: Stamp.Schedule?
+        var firedAt: Date?
         while true {
-            if let (next, due) = inbox.popFirst() {
+            if let (next, due, fired) = inbox.popFirst() {
                 if next == expected {
                     if let reason = reject(state, next) {
                         fail("the app rejected the received \(describe(next)): \(reason)", location)
                         return
                     }
                     schedule = due
+                    firedAt = fired
                     break
                 }
                 if exhaustivity == .off {
-                    apply(next, schedule: due, verb: "skip", assert: nil, location: location, check: false)
+                    apply(next, schedule: due, firedAt: fired, verb: "skip", assert: nil, location: location, check: false)
                     continue
                 }
                 fail("expected to receive \(describe(expected)), but received \(describe(next))", location)
@@ -185,7 +187,7 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
             try? await Task.sleep(for: .milliseconds(1))
         }
         let running = effects.inFlight
-        apply(expected, schedule: schedule, verb: "receive", assert: assert, location: location)
+        apply(expected, schedule: schedule, firedAt: firedAt, verb: "receive", assert: assert, location: location)
         await letEffectsStart(running)
     }
 
@@ -252,12 +254,13 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
     public var pendingSchedules: [String: Date] { schedules.pending }
 
     private func apply(
-        _ action: Action, schedule: Stamp.Schedule? = nil, verb: String, assert: ((inout State) throws -> Void)?, location: SourceLocation,
+        _ action: Action, schedule: Stamp.Schedule? = nil, firedAt: Date? = nil, verb: String, assert: ((inout State) throws -> Void)?,
+        location: SourceLocation,
         check: Bool = true
     ) {
         let before = state
         seq += 1
-        let stamp = Stamp(seq: seq, time: time, schedule: schedule)
+        let stamp = Stamp(seq: seq, time: firedAt ?? time, schedule: schedule)
         let effect = reducer(&state, action, environment, stamp: stamp)
         // A delay an effect of this action asks for counts from its stamp, as the dispatcher counts it from
         // the request it sequences right after: not from whenever the effect's task happens to run.
@@ -296,12 +299,15 @@ where State: Codable & Equatable & Sendable, Action: Equatable & Sendable, Envir
 /// The actions effects sent and schedules fired, in order, shared with the effects' tasks and the clock;
 /// a scheduled action comes with when it was due.
 final class Inbox<Action: Sendable>: @unchecked Sendable {
-    typealias Entry = (action: Action, schedule: Stamp.Schedule?)
+    /// An action to receive; for one a schedule fired, when it was due and the time it fired.
+    typealias Entry = (action: Action, schedule: Stamp.Schedule?, firedAt: Date?)
     // @unchecked: every access goes through the lock.
     private let lock = NSLock()
     private var entries: [Entry] = []
 
-    func append(_ action: Action, schedule: Stamp.Schedule? = nil) { lock.withLock { entries.append((action, schedule)) } }
+    func append(_ action: Action, schedule: Stamp.Schedule? = nil, firedAt: Date? = nil) {
+        lock.withLock { entries.append((action, schedule, firedAt)) }
+    }
     func popFirst() -> Entry? { lock.withLock { entries.isEmpty ? nil : entries.removeFirst() } }
     var first: Entry? { lock.withLock { entries.first } }
     var count: Int { lock.withLock { entries.count } }

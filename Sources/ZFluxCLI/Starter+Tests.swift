@@ -96,7 +96,7 @@ extension Starter {
                 #expect(store.pendingSchedules.isEmpty && clock.pending == 0)
                 await store.send(.closeIn(seconds: 60))
                 // As if the cluster were down when the poll was due: the schedule fires half a minute late.
-                clock.advance(to: clock.now.addingTimeInterval(90))
+                clock.advanceWhileDown(by: .seconds(90))
                 await store.receive(.pollClosed) {
                     $0.isClosed = true
                     $0.closedLate = true

@@ -168,3 +168,120 @@ struct ScheduleCoreTests {
         #expect(Self.turn(core, at: 2000).isEmpty && core.schedules.count == 1)
     }
 }
+
+@Suite("Dispatcher core: schedules against hostile requests and large books")
+struct ScheduleBoundsTests {
+    typealias F = CoreFixtures
+    typealias S = ScheduleCoreTests
+    static let second = ScheduleCoreTests.second
+
+    @Test("a time before 1970 is refused; a book holding one fires it without trapping (its lateness overflows)")
+    func beforeTheEpoch() {
+        let core = F.makeDispatcher()
+        let answer = S.send(core, S.dispatch(S.request("old", at: -9_000_000_000_000_000_000), clientSeq: 1), at: 0)
+        #expect(answer.map(\.kind) == [.nack] && core.schedules.isEmpty)
+        var book = ScheduleBook()
+        book.add(.init(id: "x", app: "counter", actionType: "incrementTapped", payload: [], dueNanoseconds: .min, requestSeq: 1))
+        let wasPending = book.fired(requestSeq: 1, at: .max)
+        #expect(wasPending && book.late == 0)
+    }
+
+    @Test("the pending schedules' payloads are bounded: past the budget a request is refused, a replacement frees what it replaces")
+    func payloadBudget() {
+        var rules = DispatcherRules(apps: [Ledger.app()])
+        rules.maxPendingScheduleBytes = 9 << 20  // 64 MiB by default: this test's is smaller, so it runs fast
+        let core = DispatcherCore(rules: rules, head: 0, history: F.history, now: F.at(0), logger: F.logger)
+        let memo = String(repeating: "m", count: (1 << 20) - 2048)  // within ledger.post's own 1 MiB
+        let post = (try? WireCodec().encode(Ledger.Action.post(account: 1, amount: 1, memo: memo))) ?? []
+        var taken = 0
+        for index in 0..<10 {
+            let request = S.request("big-\(index)", app: "ledger", type: "post", payload: post, after: 3600 * S.second)
+            let answer = S.send(core, S.dispatch(request, clientSeq: UInt64(index + 1)), at: 0)
+            if answer.map(\.kind) == [.action] {
+                taken += 1
+            } else {
+                let reason = String(decoding: answer.first?.payload ?? [], as: UTF8.self)
+                #expect(reason.contains("9 MiB of payloads"), "\(reason)")
+            }
+        }
+        #expect(taken == 9 && core.schedules.pendingBytes <= rules.maxPendingScheduleBytes, "\(taken) taken")
+        let again = S.request("big-0", app: "ledger", type: "post", payload: post, after: 60 * S.second)
+        #expect(S.send(core, S.dispatch(again, clientSeq: 100), at: 0).map(\.kind) == [.action], "a replacement fits")
+    }
+
+    @Test("a client without the effect token cannot cancel or replace a schedule of an effect-only action; an effect can")
+    func effectsOwnTheirSchedules() {
+        var rules = DispatcherRules(apps: [Login.app()])
+        rules.effectToken = 77
+        let core = DispatcherCore(rules: rules, head: 0, history: F.history, now: F.at(0), logger: F.logger)
+        let expired = (try? Login.app().wirePayload(type: "sessionExpired", argumentsJSON: [])) ?? []
+        let typed = (try? Login.app().wirePayload(type: "usernameChanged", argumentsJSON: Array(#"{"username":"m"}"#.utf8))) ?? []
+        let made = S.send(
+            core, S.dispatch(S.request("session", app: "login", type: "sessionExpired", payload: expired, after: S.second), clientSeq: 1, ref: 77),
+            at: 0)
+        #expect(made.map(\.kind) == [.action])
+        let cancel = (try? WireCodec().encode(ScheduleCancel(app: "login", id: "session"))) ?? []
+        let refused = [
+            S.send(core, S.dispatch(cancel, clientSeq: 2, type: Schedules.cancelType), at: 0),
+            S.send(
+                core, S.dispatch(S.request("session", app: "login", type: "usernameChanged", payload: typed, after: 3600 * S.second), clientSeq: 3),
+                at: 0),
+        ]
+        for answer in refused {
+            #expect(answer.map(\.kind) == [.nack])
+            let reason = String(decoding: answer.first?.payload ?? [], as: UTF8.self)
+            #expect(reason.contains("a client cannot cancel or replace it"), "\(reason)")
+        }
+        #expect(core.schedules.entry(app: "login", id: "session")?.actionType == "sessionExpired")
+        #expect(S.send(core, S.dispatch(cancel, clientSeq: 4, type: Schedules.cancelType, ref: 77), at: 0).map(\.kind) == [.action])
+        #expect(core.schedules.isEmpty)
+    }
+
+    @Test("a journal's request the intake would refuse is skipped when the book is rebuilt")
+    func rebuildSkipsWhatTheIntakeRefuses() {
+        var book = ScheduleBook()
+        let long = String(repeating: "t", count: 300)
+        for (seq, request) in [
+            ScheduleRequest(id: "a", app: "counter", type: long, payload: [], afterNanoseconds: 1),
+            ScheduleRequest(id: "", app: "counter", type: "incrementTapped", payload: [], afterNanoseconds: 1),
+            ScheduleRequest(id: "b", app: "../x", type: "incrementTapped", payload: [], afterNanoseconds: 1),
+            ScheduleRequest(id: "c", app: "counter", type: "incrementTapped", payload: [], atNanoseconds: -5),
+            ScheduleRequest(id: "d", app: "counter", type: "incrementTapped", payload: [], afterNanoseconds: 1),
+        ].enumerated() {
+            let header = Header(kind: .action, seq: UInt64(seq + 1), timestamp: 10, actionType: Schedules.scheduleType)
+            book.note(Array(Schedules.topic.utf8), header: header, payload: (try? WireCodec().encode(request)) ?? [])
+        }
+        #expect(book.pending().map(\.id) == ["d"])
+    }
+
+    @Test("a large book under replacements and cancels fires in due order, each once: as a plain sorted model does")
+    func heapAgreesWithAModel() {
+        var book = ScheduleBook()
+        var model: [String: (due: Int64, seq: UInt64)] = [:]
+        var random = SystemRandomNumberGenerator()
+        var seq: UInt64 = 0
+        for _ in 0..<20_000 {
+            seq += 1
+            let id = "s\(Int.random(in: 0..<3000, using: &random))"
+            if Int.random(in: 0..<5, using: &random) == 0 {
+                let was = book.cancel(app: "counter", id: id)
+                #expect(was == (model.removeValue(forKey: id) != nil))
+            } else {
+                let due = Int64.random(in: 0..<1_000_000, using: &random)
+                book.add(.init(id: id, app: "counter", actionType: "incrementTapped", payload: [1], dueNanoseconds: due, requestSeq: seq))
+                model[id] = (due, seq)
+            }
+        }
+        #expect(book.count == model.count && book.pendingBytes == model.count)
+        let expected = model.sorted { ($0.value.due, $0.value.seq) < ($1.value.due, $1.value.seq) }.map(\.key)
+        #expect(book.pending().map(\.id) == expected)
+        var fired: [String] = []
+        while let next = book.next {
+            #expect(book.nextDue == next.dueNanoseconds)
+            fired.append(next.id)
+            let wasPending = book.fired(requestSeq: next.requestSeq, at: next.dueNanoseconds)
+            #expect(wasPending)
+        }
+        #expect(fired == expected && book.isEmpty && book.nextDue == nil && book.pendingBytes == 0)
+    }
+}

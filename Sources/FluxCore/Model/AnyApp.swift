@@ -223,10 +223,16 @@ extension FluxApp: AnyApp {
         switch order {
         case .schedule(let id, let action, let when):
             var request = ScheduleRequest(id: id, app: app, type: ActionCoding.caseName(of: action), payload: try codec.encode(action))
+            // Times past what 64 bits of nanoseconds hold are clamped: the dispatcher then refuses them
+            // (more than ten years ahead), with a reason the store logs, instead of this thread trapping.
             switch when {
-            case .at(let date): request.atNanoseconds = Int64((date.timeIntervalSince1970 * 1e9).rounded())
+            case .at(let date):
+                let nanoseconds = (date.timeIntervalSince1970 * 1e9).rounded()
+                request.atNanoseconds = nanoseconds.isNaN ? Int64.max : Int64(max(min(nanoseconds, 9.2e18), -9.2e18))
             case .after(let delay):
-                request.afterNanoseconds = Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+                let (whole, overflow) = delay.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+                request.afterNanoseconds =
+                    overflow ? Int64.max : whole.addingReportingOverflow(delay.components.attoseconds / 1_000_000_000).partialValue
             }
             return (Schedules.scheduleType, try codec.encode(request))
         case .cancel(let id):
@@ -277,7 +283,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         }
         if let reason = reject(state, action) { throw ActionError(reason) }
         let effect = reducer(&state, action, environment, stamp)
-        return effect.hasWork ? PendingEffects(effect, send: send) : PendingEffects.none
+        return effect.hasWork ? PendingEffects(effect, send: send, schedulesFrom: stamp.time) : PendingEffects.none
     }
 
     func takeChanges() throws -> [UInt8]? { try ChangeTracking.take(&state, codec: codec) }

@@ -122,13 +122,13 @@ where
             _ = app.other.reducer(&other, action, app.other.environment, stamp: stamp)
             // The other app's reducer returned Effect<OtherAction>; this one returns this app's own effects.
             let effect = app.onOtherAction(&state, action, WithOtherState(environment: app.environment, other: other), stamp)
-            return PendingEffects(effect, send: send)
+            return PendingEffects(effect, send: send, schedulesFrom: stamp.time)
         }
         guard name == app.base.name else { return nil }
         let action = try app.base.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         if let reason = app.base.reject(state, action) { throw ActionError(reason) }
         let effect = app.base.reducer(&state, action, WithOtherState(environment: app.environment, other: other), stamp: stamp)
-        return PendingEffects(effect, send: send)
+        return PendingEffects(effect, send: send, schedulesFrom: stamp.time)
     }
 
     /// Only this store's own state is published (``StatefulRuntime``'s `encodedState()` and this); the

@@ -40,7 +40,8 @@ public struct Effect<Action: Sendable>: Sendable {
         .run { send in send(action) }
     }
 
-    /// Dispatches `action` once `delay` has passed, durably: the request is journaled by the dispatcher,
+    /// Dispatches `action` once `delay` has passed since the stamp of the action this reducer applies
+    /// (its ``Stamp/time``), durably: the request is journaled by the dispatcher,
     /// which sequences `action` when its time comes, even if this store, the dispatcher or the whole
     /// cluster restarted in between. A pending schedule of this app with the same `id` is replaced.
     /// The action's ``Stamp/schedule`` says when it was due.
@@ -177,6 +178,6 @@ public struct Send<Action: Sendable>: Sendable {
 @usableFromInline package enum ScheduleTime: Sendable, Equatable, Hashable {
     /// At a wall-clock time.
     case at(Date)
-    /// This long after the request is sequenced.
+    /// This long after the stamp of the action whose reducer asked.
     case after(Duration)
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The effects one action asked for, bound to where their actions go, and not started.
 ///
 /// An ``AppRuntime`` returns them from ``AppRuntime/reduce(app:actionType:payload:stamp:)`` instead of
@@ -26,6 +28,13 @@ public struct PendingEffects: Sendable {
     /// `effect`'s work, each action it sends handed to `send`; an action sent once its work was
     /// cancelled is dropped.
     public init<Action: Sendable>(_ effect: Effect<Action>, send: Send<Action>) {
+        self.init(effect, send: send, schedulesFrom: nil)
+    }
+
+    /// `effect`'s work, its delays (``Effect/schedule(_:after:id:)``) counted from `time`: the stamp of
+    /// the action whose reducer asked, as a `TestStore` counts them, so that a store whose requests
+    /// reach the dispatcher late (a backlog, a failover) does not move the due time.
+    package init<Action: Sendable>(_ effect: Effect<Action>, send: Send<Action>, schedulesFrom time: Date?) {
         // Most actions ask for no effect: this skips the generic map and the run-time look-ups of
         // generic types it needs, which cost a replaying store a tenth of its time.
         guard effect.hasWork else {
@@ -47,9 +56,16 @@ public struct PendingEffects: Sendable {
                 .cancel(id)
             case .order(let order):
                 // Handed over as the effects start, on the thread that starts them: in action order.
-                .inline { send.order(order) }
+                .inline { send.order(PendingEffects.anchored(order, at: time)) }
             }
         }
+    }
+
+    /// `order` with a delay turned into the time it comes to after `time` (when there is one).
+    static func anchored<Action: Sendable>(_ order: ScheduleOrder<Action>, at time: Date?) -> ScheduleOrder<Action> {
+        guard let time, case .schedule(let id, let action, .after(let delay)) = order else { return order }
+        let (seconds, attoseconds) = delay.components
+        return .schedule(id: id, action: action, when: .at(time.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)))
     }
 
     /// Work done synchronously when started, for the simulator, which runs effects at simulated times

@@ -87,7 +87,12 @@ public final class DispatcherCore {
     public let historySince: UInt64
     /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
     /// The pending schedules (``ScheduleBook``): rebuilt from the log at start, kept by what is sequenced.
-    package private(set) var schedules = ScheduleBook()
+    package private(set) var schedules: ScheduleBook
+    /// The largest schedule request taken: one carrying the largest action any app may send (as base64,
+    /// four bytes for three), with room for its names; the action inside is held to its own limit.
+    private var scheduleRequestLimit: Int {
+        (max(rules.maxPayloadBytes, rules.maxPayloadBytesByType.values.max() ?? 0) / 3 + 1) * 4 + 65_536
+    }
     /// The last turn's time, to place the next schedule's due time on the monotonic clock.
     private var lastTick: NodeTime?
     private var stamped = StampedRecords()
@@ -139,6 +144,7 @@ public final class DispatcherCore {
                 rules.apps.map { app in (app.name, Set(app.describe().actions.filter { $0.origin == .effect }.map(\.type))) },
                 uniquingKeysWith: { first, _ in first })
         self.dedup = DedupTable(window: rules.dedupWindow)
+        self.schedules = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
         self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
         // Under `sync`, what the log holds at start is committed only once the standby holds it too: a
@@ -209,7 +215,7 @@ public final class DispatcherCore {
     /// start). `forgettingFires` is the `schedule-fires-twice` canary's: a leader that does not see
     /// what fired before it fires it again.
     @_spi(Simulation) public func rebuildSchedules(from log: any ActionLog, forgettingFires: Bool = false) throws {
-        var book = ScheduleBook()
+        var book = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
         try log.forEachScheduling(from: log.firstSeq) { action in
             if forgettingFires && action.header.flags.contains(.scheduled) { return }
             book.note(action.topic, header: action.header, payload: action.payload)
@@ -307,8 +313,10 @@ public final class DispatcherCore {
         let appName = String(decoding: message.topic[message.topicRange], as: UTF8.self)
         // The key is built only when a limit per type is set: "app.type" past 15 bytes is an allocation.
         let limit =
-            rules.maxPayloadBytesByType.isEmpty
-            ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
+            Schedules.isScheduling(message.topic, in: message.topicRange)
+            ? scheduleRequestLimit
+            : rules.maxPayloadBytesByType.isEmpty
+                ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
         guard message.payloadRange.count <= limit else {
             rejected += 1
             nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payloadRange.count) bytes; the limit is \(limit)")
@@ -912,6 +920,7 @@ public final class DispatcherCore {
             }
             guard validID(cancel.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
             guard apps[cancel.app] != nil else { return refuse("schedule '\(cancel.id)' is for an unknown app '\(cancel.app)'") }
+            if let refusal = effectsOwn(app: cancel.app, id: cancel.id, sent: sent) { return refuse(refusal) }
             return .success(payload)
         case Schedules.scheduleType:
             guard let decoded = decode(ScheduleRequest.self) else {
@@ -924,15 +933,13 @@ public final class DispatcherCore {
                 guard at <= now.wallNanoseconds.addingReportingOverflow(Schedules.maxDelayNanoseconds).partialValue else {
                     return refuse("schedule '\(request.id)' is due more than ten years ahead")
                 }
+                guard at >= 0 else { return refuse("schedule '\(request.id)' is due before 1970") }
             case (nil, let after?):
                 guard (0...Schedules.maxDelayNanoseconds).contains(after) else {
                     return refuse("schedule '\(request.id)': a delay is 0 to ten years")
                 }
             default:
                 return refuse("schedule '\(request.id)' says when with atNanoseconds or afterNanoseconds: one of them")
-            }
-            guard schedules.count < ScheduleBook.maxPending || schedules.contains(app: request.app, id: request.id) else {
-                return refuse("\(ScheduleBook.maxPending) schedules are pending already: cancel some, or wait for them to fire")
             }
             guard let (app, _) = apps[request.app] else {
                 return refuse("schedule '\(request.id)' is for an unknown app '\(request.app)'")
@@ -943,6 +950,8 @@ public final class DispatcherCore {
             if let token = rules.effectToken, sent.ref != token, effectOnly[request.app]?.contains(request.type) == true {
                 return refuse("\(request.app).\(request.type) is sent by the app's effects only: a client cannot schedule it")
             }
+            // Nor replace a schedule of such an action.
+            if let refusal = effectsOwn(app: request.app, id: request.id, sent: sent) { return refuse(refusal) }
             let limit = rules.maxPayloadBytesByType["\(request.app).\(request.type)"] ?? rules.maxPayloadBytes
             guard request.payload.count <= limit else {
                 return refuse("the payload of \(request.app).\(request.type) is \(request.payload.count) bytes; the limit is \(limit)")
@@ -951,6 +960,12 @@ public final class DispatcherCore {
                 let admitted = try app.admit(
                     actionType: request.type, payload: request.payload, client: sent.clientID, origin: origin(of: sent, principal: principal),
                     host: self)
+                // The bounds on what waits in memory, for the payload as it will be kept.
+                guard schedules.admits(app: request.app, id: request.id, bytes: admitted.count) else {
+                    return refuse(
+                        "the pending schedules are at their bounds (\(ScheduleBook.maxPending) schedules, \(schedules.maxPendingBytes >> 20) MiB of payloads): cancel some, or wait for them to fire"
+                    )
+                }
                 guard admitted != request.payload else { return .success(payload) }
                 request.payload = admitted
                 return .success(try codec.encode(request))
@@ -962,6 +977,16 @@ public final class DispatcherCore {
         default:
             return refuse("\(Schedules.topic) takes \(Schedules.scheduleType) and \(Schedules.cancelType), not \(type)")
         }
+    }
+
+    /// Why a client may not cancel or replace `app`'s pending schedule `id`: it fires an action only the
+    /// app's effects may send (a client could otherwise call off what it may not send itself, as a
+    /// session's end). Nil: it may, or there is no such schedule, or the sender holds the effect token.
+    private func effectsOwn(app: String, id: String, sent: Header) -> String? {
+        guard let token = rules.effectToken, sent.ref != token, let pending = schedules.entry(app: app, id: id),
+            effectOnly[app]?.contains(pending.actionType) == true
+        else { return nil }
+        return "schedule '\(id)' fires \(app).\(pending.actionType), which only the app's effects send: a client cannot cancel or replace it"
     }
 
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.

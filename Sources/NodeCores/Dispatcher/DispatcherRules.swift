@@ -19,6 +19,8 @@ public struct DispatcherRules: Sendable {
     /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
     public var maxPayloadBytes = Defaults.maxPayloadBytes
     public var maxPayloadBytesByType: [String: Int] = [:]
+    /// The most payload bytes the pending schedules may hold together (``ScheduleBook``).
+    package var maxPendingScheduleBytes = ScheduleBook.defaultMaxPendingBytes
     /// Where the actions are kept, as the status shows it ("memory", or a directory and its fsync policy).
     public var journalDescription = "memory"
     /// With a standby: whether an ACK waits for the standby to hold the action durable too (`sync`), or

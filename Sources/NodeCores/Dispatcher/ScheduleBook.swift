@@ -7,6 +7,10 @@ import FluxCore
 /// the schedule whose request it names. A dispatcher that opens its journal reads those records again
 /// (``DispatcherBoot``) and holds the same book as the one that wrote them: a schedule fires once,
 /// whichever dispatcher, before or after a restart or a failover, sequences its action.
+///
+/// Every operation the intake and a turn do is O(log n) at most: the firing order is a binary heap of
+/// (due, request seq), whose entries a cancel or a replacement leaves behind, to be dropped when they
+/// reach the top (an entry is live while its request seq still names a pending schedule).
 package struct ScheduleBook: Sendable {
     /// One pending schedule, with what firing it needs.
     package struct Entry: Sendable, Equatable {
@@ -16,48 +20,77 @@ package struct ScheduleBook: Sendable {
         package var payload: [UInt8]
         package var dueNanoseconds: Int64
         package var requestSeq: UInt64
+
+        package init(id: String, app: String, actionType: String, payload: [UInt8], dueNanoseconds: Int64, requestSeq: UInt64) {
+            (self.id, self.app, self.actionType, self.payload) = (id, app, actionType, payload)
+            (self.dueNanoseconds, self.requestSeq) = (dueNanoseconds, requestSeq)
+        }
     }
 
     /// The most schedules pending at once; a request past it is refused.
     package static let maxPending = 100_000
+    /// The most payload bytes the pending schedules hold together unless the rules say otherwise (they
+    /// live in the dispatcher's memory until they fire); a request past it is refused.
+    package static let defaultMaxPendingBytes = 64 << 20
     /// A schedule fired more than this after it was due counts as late (a second, in nanoseconds).
     package static let lateAfterNanoseconds: Int64 = 1_000_000_000
 
-    private var byID: [String: Entry] = [:]
-    /// The pending schedules' ids in firing order: due time, then request seq.
-    private var order: [(due: Int64, seq: UInt64, key: String)] = []
+    private var byKey: [String: Entry] = [:]
+    /// The pending schedules' keys by their request's seq.
+    private var bySeq: [UInt64: String] = [:]
+    /// Firing order, a min-heap of (due, request seq); entries of schedules no longer pending stay until
+    /// they come up (or the heap is rebuilt).
+    private var heap: [(due: Int64, seq: UInt64)] = []
 
+    /// The payload bytes the pending schedules hold.
+    package private(set) var pendingBytes = 0
     package private(set) var fired: UInt64 = 0
     package private(set) var cancelled: UInt64 = 0
     package private(set) var late: UInt64 = 0
 
-    package init() {}
+    /// The most payload bytes its schedules may hold together.
+    package let maxPendingBytes: Int
 
-    package var count: Int { byID.count }
-    package var isEmpty: Bool { byID.isEmpty }
-    package func contains(app: String, id: String) -> Bool { byID[ScheduleBook.key(app, id)] != nil }
+    package init(maxPendingBytes: Int = ScheduleBook.defaultMaxPendingBytes) { self.maxPendingBytes = maxPendingBytes }
+
+    package var count: Int { byKey.count }
+    package var isEmpty: Bool { byKey.isEmpty }
+    package func contains(app: String, id: String) -> Bool { byKey[ScheduleBook.key(app, id)] != nil }
+    /// `app`'s pending schedule `id`, if there is one.
+    package func entry(app: String, id: String) -> Entry? { byKey[ScheduleBook.key(app, id)] }
 
     /// Ids are each app's own: the book keys them by both (an app's name has no '/').
     private static func key(_ app: String, _ id: String) -> String { app + "/" + id }
 
     /// When the next schedule is due (nanoseconds since the Unix epoch), if any: read every turn, so
-    /// without a look-up.
-    package var nextDue: Int64? { order.first?.due }
+    /// without a look-up (the heap's top is always a pending schedule).
+    package var nextDue: Int64? { heap.first?.due }
 
     /// The next schedule due, if any.
-    package var next: Entry? { order.first.flatMap { byID[$0.key] } }
+    package var next: Entry? { heap.first.flatMap { bySeq[$0.seq] }.flatMap { byKey[$0] } }
 
-    /// The pending schedules in firing order, at most `limit`.
-    package func pending(limit: Int = .max) -> [Entry] { order.prefix(limit).compactMap { byID[$0.key] } }
+    /// The pending schedules in firing order, at most `limit` (sorted for the asking: STATUS, once a
+    /// second at most).
+    package func pending(limit: Int = .max) -> [Entry] {
+        byKey.values.sorted { ($0.dueNanoseconds, $0.requestSeq) < ($1.dueNanoseconds, $1.requestSeq) }.prefix(limit).map { $0 }
+    }
+
+    /// Whether a schedule of `bytes` payload bytes may be added for `app`'s `id`, within
+    /// ``maxPending`` and ``maxPendingBytes`` (a replacement frees what it replaces).
+    package func admits(app: String, id: String, bytes: Int) -> Bool {
+        let replaced = byKey[ScheduleBook.key(app, id)]
+        let count = self.count - (replaced == nil ? 0 : 1)
+        return count < ScheduleBook.maxPending && pendingBytes - (replaced?.payload.count ?? 0) + bytes <= maxPendingBytes
+    }
 
     /// Adds `entry`, replacing a pending one with its id.
     package mutating func add(_ entry: Entry) {
         let key = ScheduleBook.key(entry.app, entry.id)
         remove(key: key)
-        byID[key] = entry
-        let place = (entry.dueNanoseconds, entry.requestSeq)
-        let at = order.partitioningIndex { ($0.due, $0.seq) > place }
-        order.insert((entry.dueNanoseconds, entry.requestSeq, key), at: at)
+        byKey[key] = entry
+        bySeq[entry.requestSeq] = key
+        pendingBytes += entry.payload.count
+        push((entry.dueNanoseconds, entry.requestSeq))
     }
 
     /// Removes `app`'s schedule `id` (a cancel); whether one was pending.
@@ -72,22 +105,74 @@ package struct ScheduleBook: Sendable {
     /// pending. Whether it was (an older request's fire, replaced since, finds nothing).
     @discardableResult
     package mutating func fired(requestSeq: UInt64, at firedNanoseconds: Int64) -> Bool {
-        guard let index = order.firstIndex(where: { $0.seq == requestSeq }) else { return false }
-        let entry = remove(key: order[index].key)
+        guard let key = bySeq[requestSeq], let entry = remove(key: key) else { return false }
         fired += 1
-        if let entry, firedNanoseconds - entry.dueNanoseconds > ScheduleBook.lateAfterNanoseconds { late += 1 }
+        let (lateness, overflow) = firedNanoseconds.subtractingReportingOverflow(entry.dueNanoseconds)
+        if !overflow && lateness > ScheduleBook.lateAfterNanoseconds { late += 1 }
         return true
     }
 
     @discardableResult
     private mutating func remove(key: String) -> Entry? {
-        guard let entry = byID.removeValue(forKey: key) else { return nil }
-        if let index = order.firstIndex(where: { $0.key == key }) { order.remove(at: index) }
+        guard let entry = byKey.removeValue(forKey: key) else { return nil }
+        bySeq[entry.requestSeq] = nil
+        pendingBytes -= entry.payload.count
+        // Its heap entry stays behind until it comes up; the top is kept live.
+        dropDeadTop()
+        if heap.count > 2 * byKey.count + 1024 { rebuildHeap() }
         return entry
     }
 
+    // MARK: The heap
+
+    private static func before(_ a: (due: Int64, seq: UInt64), _ b: (due: Int64, seq: UInt64)) -> Bool { (a.due, a.seq) < (b.due, b.seq) }
+
+    private mutating func push(_ element: (due: Int64, seq: UInt64)) {
+        heap.append(element)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard ScheduleBook.before(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func popTop() {
+        guard !heap.isEmpty else { return }
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count && ScheduleBook.before(heap[left], heap[smallest]) { smallest = left }
+            if right < heap.count && ScheduleBook.before(heap[right], heap[smallest]) { smallest = right }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    /// Pops entries of schedules no longer pending off the top.
+    private mutating func dropDeadTop() {
+        while let top = heap.first, bySeq[top.seq] == nil { popTop() }
+    }
+
+    /// The heap of the pending schedules alone, once the dead entries outnumber the live ones.
+    private mutating func rebuildHeap() {
+        heap = []
+        heap.reserveCapacity(byKey.count)
+        for entry in byKey.values { push((entry.dueNanoseconds, entry.requestSeq)) }
+    }
+
+    // MARK: The journal
+
     /// Reads one journaled action into the book: a request, a cancel or a fire; anything else is left
-    /// alone. A request that does not decode (the intake checked it before it was journaled) is skipped.
+    /// alone. A request the intake would refuse (it does not decode, or breaks a rule: a journal may
+    /// come from a session file, or from anyone's disk) is skipped, as are requests past the book's
+    /// bounds, which the intake refuses in the same order.
     package mutating func note(_ topic: some Collection<UInt8>, header: Header, payload: [UInt8]) {
         if header.flags.contains(.scheduled) {
             fired(requestSeq: header.clientSeq, at: header.timestamp)
@@ -96,11 +181,15 @@ package struct ScheduleBook: Sendable {
         guard Schedules.isScheduling(topic: topic) else { return }
         switch header.actionType {
         case Schedules.scheduleType:
-            guard let request = try? WireCodec().decode(ScheduleRequest.self, from: payload) else { return }
+            guard let request = try? WireCodec().decode(ScheduleRequest.self, from: payload), ScheduleBook.isValid(request),
+                admits(app: request.app, id: request.id, bytes: request.payload.count)
+            else { return }
+            let due = request.due(stampedAt: header.timestamp)
+            guard due >= 0 else { return }
             add(
                 Entry(
-                    id: request.id, app: request.app, actionType: request.type, payload: request.payload,
-                    dueNanoseconds: request.due(stampedAt: header.timestamp), requestSeq: header.seq))
+                    id: request.id, app: request.app, actionType: request.type, payload: request.payload, dueNanoseconds: due,
+                    requestSeq: header.seq))
         case Schedules.cancelType:
             guard let request = try? WireCodec().decode(ScheduleCancel.self, from: payload) else { return }
             cancel(app: request.app, id: request.id)
@@ -108,16 +197,11 @@ package struct ScheduleBook: Sendable {
             return
         }
     }
-}
 
-extension Array {
-    /// The first index whose element satisfies `belongsAfter`, for an array partitioned by it.
-    fileprivate func partitioningIndex(where belongsAfter: (Element) -> Bool) -> Int {
-        var low = 0, high = count
-        while low < high {
-            let mid = (low + high) / 2
-            if belongsAfter(self[mid]) { high = mid } else { low = mid + 1 }
-        }
-        return low
+    /// What the intake checks of a request's names: an id of 1 to ``Schedules/maxIDBytes`` bytes, an
+    /// app name, an action type a header can carry.
+    package static func isValid(_ request: ScheduleRequest) -> Bool {
+        !request.id.isEmpty && request.id.utf8.count <= Schedules.maxIDBytes && NodeName.isValid(request.app)
+            && Header.isValidActionType(Array(request.type.utf8))
     }
 }

@@ -54,7 +54,7 @@ struct ScheduleClockTests {
         try await cluster.dispatch(Reminder.Action.arm(seconds: 60), to: "reminder")
         // The store's effect asks the dispatcher for the schedule: advance only once it is journaled,
         // so its delay counts from the clock's start.
-        try await eventually("the dispatcher to hold the schedule") {
+        try await eventually("the dispatcher to hold the schedule", timeout: .seconds(120)) {
             cluster.pendingSchedules() == 1
         }
         clock.advance(by: .seconds(59))

@@ -1,0 +1,428 @@
+extension DevtoolsPage {
+    /// The page's script: its WebSocket, the panels it draws (nodes, stores, the action stream, time
+    /// travel, dispatch, session files, latency) and the requests each makes.
+    static let script = #"""
+        "use strict";
+        const $ = (id) => document.getElementById(id);
+        const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
+        let socket = null, nextId = 1;
+        const waiting = new Map();
+        const stores = {};          // name -> {app, version, connection, state, changed}
+        const closed = new Set();   // "store path" of collapsed subtrees
+        let actions = [];           // newest last
+        let catalog = [], head = 0, first = 0, following = true, hello = null;
+
+        function element(tag, attributes, ...children) {
+          const node = document.createElement(tag);
+          for (const [key, value] of Object.entries(attributes || {})) node.setAttribute(key, value);
+          for (const child of children) node.append(child);
+          return node;
+        }
+        const text = (value) => JSON.stringify(value);
+
+        function connect() {
+          socket = new WebSocket(`ws://${location.host}/ws`);
+          socket.onopen = () => { $("conn").textContent = "live"; $("conn").className = "good"; request({op: "range"}); };
+          socket.onclose = () => {
+            $("conn").textContent = "disconnected: retrying"; $("conn").className = "bad";
+            for (const answer of waiting.values()) answer({kind: "error", message: "the connection closed"});
+            waiting.clear();
+            setTimeout(connect, 1000);
+          };
+          socket.onmessage = (event) => receive(JSON.parse(event.data));
+        }
+
+        function request(body) {
+          body.id = nextId++;
+          return new Promise((answer) => {
+            waiting.set(body.id, answer);
+            socket.send(JSON.stringify(body));
+          });
+        }
+
+        function receive(message) {
+          if (message.id && waiting.has(message.id)) {
+            const answer = waiting.get(message.id);
+            waiting.delete(message.id);
+            return answer(message);
+          }
+          switch (message.kind) {
+            case "hello": return greet(message);
+            case "state": return showState(message);
+            case "nodes": return showNodes(message);
+            case "actions": return addActions(message);
+            case "range": return setRange(message);
+          }
+        }
+
+        // The hello: stores, the catalog of the apps this binary hosts, and what needs a token.
+        function greet(message) {
+          hello = message;
+          catalog = message.apps || [];
+          $("program").textContent = `${message.program} · ${message.runDirectory}`;
+          const apps = [...new Set(catalog.map((app) => app.name).concat(message.stores.map((store) => store.app)))];
+          const select = $("dispatch-app");
+          select.replaceChildren(...apps.map((name) => element("option", {value: name}, name)));
+          select.onchange = chooseApp;
+          $("dispatch-type").onchange = chooseType;
+          chooseApp();
+          for (const store of message.stores) stores[store.name] = stores[store.name] || {app: store.app, version: 0, connection: "joining", state: null, changed: new Set()};
+          renderStores();
+        }
+
+        function chooseApp() {
+          const app = catalog.find((app) => app.name === $("dispatch-app").value);
+          const types = app ? app.actions.filter((action) => action.origin !== "effect") : [];
+          $("dispatch-types").replaceChildren(...types.map((action) => element("option", {value: action.type}, action.summary)));
+          $("dispatch-type").value = types.length ? types[0].type : "";
+          chooseType();
+        }
+
+        function chooseType() {
+          const app = catalog.find((app) => app.name === $("dispatch-app").value);
+          const action = app && app.actions.find((action) => action.type === $("dispatch-type").value);
+          $("dispatch-args").value = action ? action.example : "{}";
+          $("dispatch-summary").textContent = action ? action.summary : (app ? "" : "an app this binary does not host: the dispatcher judges the payload");
+        }
+
+        async function dispatch(event) {
+          event.preventDefault();
+          const result = $("dispatch-result");
+          result.className = "dim";
+          result.textContent = "dispatching…";
+          const answer = await request({op: "dispatch", app: $("dispatch-app").value, type: $("dispatch-type").value,
+                                        arguments: $("dispatch-args").value, token});
+          if (answer.outcome === "ack") { result.className = "good"; result.textContent = `ACK: seq ${answer.seq}`; }
+          else if (answer.outcome === "nack") { result.className = "bad"; result.textContent = `NACK: ${answer.reason}`; }
+          else { result.className = "bad"; result.textContent = `${answer.outcome || "error"}: ${answer.reason || answer.message}`; }
+        }
+
+        // Nodes, as `zflux top` shows them.
+        function showNodes(message) {
+          const rows = message.rows.map((row) => element("tr", {class: row[row.length - 1] === "not answering" ? "bad" : ""},
+            ...row.map((cell) => element("td", {}, cell))));
+          $("nodes").replaceChildren(element("tr", {}, ...message.header.map((title) => element("th", {}, title))), ...rows);
+          if (message.head > head) setHead(message.head);
+        }
+
+        // Paths whose values differ between two states: `todos[0].title`; "" is the whole state.
+        function changedPaths(a, b, path, out) {
+          if (text(a) === text(b)) return out;
+          const container = (v) => v !== null && typeof v === "object";
+          if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+            const keys = Array.isArray(a) ? [...Array(Math.max(a.length, b.length)).keys()] : [...new Set(Object.keys(a).concat(Object.keys(b)))];
+            for (const key of keys) changedPaths(a[key], b[key], child(path, key, Array.isArray(a)), out);
+          } else out.add(path);
+          return out;
+        }
+        const child = (path, key, indexed) => indexed ? `${path}[${key}]` : (path ? `${path}.${key}` : String(key));
+
+        function diffLines(a, b, path, out) {
+          if (text(a) === text(b)) return out;
+          const container = (v) => v !== null && typeof v === "object";
+          if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+            const keys = Array.isArray(a) ? [...Array(Math.max(a.length, b.length)).keys()] : [...new Set(Object.keys(a).concat(Object.keys(b)))].sort();
+            for (const key of keys) {
+              const next = child(path, key, Array.isArray(a));
+              if (a[key] === undefined) out.push(["good", `+ ${next}: ${text(b[key])}`]);
+              else if (b[key] === undefined) out.push(["bad", `- ${next}: ${text(a[key])}`]);
+              else diffLines(a[key], b[key], next, out);
+            }
+          } else out.push(["changed", `~ ${path || "(state)"}: ${text(a)} → ${text(b)}`]);
+          return out;
+        }
+
+        // A state as a collapsible tree; changed paths (and what holds them) highlighted.
+        function tree(store, key, value, path, changed) {
+          // On a changed path, inside one (a new item), or holding one.
+          const under = (inner, outer) => outer === "" || inner.startsWith(outer + ".") || inner.startsWith(outer + "[");
+          const hit = [...changed].some((p) => p === path || under(p, path) || under(path, p));
+          const mark = changed.size && hit ? " changed" : "";
+          if (value !== null && typeof value === "object") {
+            const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+            const summary = element("summary", {class: mark.trim()}, `${key} ${Array.isArray(value) ? `[${value.length}]` : `{${entries.length}}`}`);
+            const node = element("details", {"data-path": path}, summary,
+              ...entries.map(([k, v]) => tree(store, Array.isArray(value) ? `[${k}]` : k, v, child(path, k, Array.isArray(value)), changed)));
+            node.open = !closed.has(`${store} ${path}`);
+            node.addEventListener("toggle", () => node.open ? closed.delete(`${store} ${path}`) : closed.add(`${store} ${path}`));
+            return node;
+          }
+          return element("div", {class: "leaf" + mark, "data-path": path}, `${key}: ${text(value)}`);
+        }
+
+        function showState(message) {
+          const store = stores[message.store] || (stores[message.store] = {app: "", changed: new Set()});
+          // A heartbeat's update (same state, later version) keeps the last change highlighted.
+          if (store.state === null || store.state === undefined) store.changed = new Set();
+          else if (text(store.state) !== text(message.state)) store.changed = changedPaths(store.state, message.state, "", new Set());
+          Object.assign(store, {version: message.version, connection: message.connection, state: message.state});
+          renderStores();
+        }
+
+        function renderStores() {
+          $("stores").replaceChildren(...Object.keys(stores).sort().map((name) => {
+            const store = stores[name];
+            const title = element("h3", {}, `${name} `, element("span", {class: store.connection === "live" ? "dim" : "bad"},
+              `${store.app} · version ${store.version} · ${store.connection}`));
+            return element("div", {class: "store", "data-store": name, "data-version": String(store.version)}, title,
+              store.state === null ? element("div", {class: "dim"}, "no state yet") : tree(name, "state", store.state, "", store.changed));
+          }));
+        }
+
+        // The action stream, newest first, filtered by app and type.
+        function addActions(message) {
+          actions = actions.concat(message.actions).slice(-1000);
+          for (const action of message.actions) if (action.seq > head) setHead(action.seq);
+          renderStream();
+        }
+
+        function renderStream() {
+          const app = $("filter-app").value.toLowerCase(), type = $("filter-type").value.toLowerCase();
+          const shown = actions.filter((a) => (!app || (a.app || a.rejected_by || "").toLowerCase().includes(app)) && (!type || (a.type || "").toLowerCase().includes(type)));
+          $("stream-count").textContent = `${shown.length} of ${actions.length}`;
+          $("stream").replaceChildren(...shown.slice(-300).reverse().map((a) => {
+            const line = a.rejected_by
+              ? element("li", {class: "bad", "data-seq": a.seq}, `${a.seq}  rejected by ${a.rejected_by}: ${a.type}: ${a.reason}`)
+              : element("li", {"data-seq": a.seq}, `${a.seq}  ${a.time.slice(11, 23)}  ${a.app}.${a.type}  ${text(a.payload)}`);
+            line.onclick = () => travelTo(a.seq);
+            return line;
+          }));
+        }
+
+        // Time travel: every store's state at a seq, beside its diff against the seq before.
+        function setRange(message) {
+          if (message.error) { $("travel").replaceChildren(element("div", {class: "dim"}, message.error)); return; }
+          first = Math.max(message.first - 1, 0);   // one before the journal's first: the state before it
+          $("slider").min = String(first);
+          if (message.head > head) setHead(message.head);
+        }
+
+        function setHead(seq) {
+          head = seq;
+          $("slider").max = String(head);
+          if (following) $("slider").value = String(head);
+          if (following) $("travel-seq").textContent = `head ${head} (move the slider to travel)`;
+        }
+
+        let travelling = 0;
+        async function travelTo(seq) {
+          following = false;
+          $("slider").value = String(seq);
+          $("travel-seq").textContent = `seq ${seq}…`;
+          const ticket = ++travelling;
+          const answer = await request({op: "at", seq});
+          if (ticket !== travelling) return;
+          showTravel(answer);
+        }
+
+        function showTravel(answer) {
+          if (answer.kind === "error" || answer.error) {
+            $("travel-seq").textContent = `seq ${answer.seq || $("slider").value}`;
+            $("travel").replaceChildren(element("div", {class: "bad"}, answer.error || answer.message));
+            return;
+          }
+          $("travel-seq").textContent = `seq ${answer.seq}`;
+          const action = answer.action
+            ? element("div", {class: "action"}, `seq ${answer.action.seq} · ${answer.action.app}.${answer.action.type} ${text(answer.action.payload)} · ${answer.action.time}`)
+            : element("div", {class: "dim"}, "before the first action");
+          const views = answer.stores.map((store) => {
+            const lines = diffLines(store.previous, store.state, "", []);
+            const diff = element("div", {class: "diff"}, ...(lines.length ? lines.map(([cls, line]) => element("div", {class: cls}, line)) : [element("div", {class: "dim"}, "no change")]));
+            return element("div", {class: "store", "data-store": store.name, "data-seq": String(answer.seq)},
+              element("h3", {}, `${store.name} as of seq ${answer.seq}`), diff,
+              tree(`travel:${store.name}`, "state", store.state, "", changedPaths(store.previous, store.state, "", new Set())));
+          });
+          const unhosted = (answer.unhosted || []).map((name) => element("div", {class: "dim"}, `${name}: its app is not hosted by this binary, so its past states are not rebuilt here`));
+          $("travel").replaceChildren(action, ...views, ...unhosted);
+        }
+
+        let sliderTimer = null;
+        function slid() {
+          following = Number($("slider").value) >= head;
+          clearTimeout(sliderTimer);
+          sliderTimer = setTimeout(() => travelTo(Number($("slider").value)), 120);
+        }
+
+        // Session files, as `zflux journal export` writes them: exported from the journal by the server,
+        // and opened here, in the page alone, to step through their actions and the states they left.
+        let exportedURL = null;
+        async function exportSession() {
+          const from = Number($("session-from").value || 1), to = Number($("session-to").value || head);
+          $("session-result").className = "dim";
+          $("session-result").textContent = `exporting seqs ${from}…${to}…`;
+          const answer = await request({op: "export", from, to});
+          if (answer.kind !== "exported" || answer.error || !answer.session) {
+            $("session-result").className = "bad";
+            $("session-result").textContent = answer.error || answer.message || "the export failed";
+            return;
+          }
+          if (exportedURL) URL.revokeObjectURL(exportedURL);
+          const body = JSON.stringify(answer.session);
+          exportedURL = URL.createObjectURL(new Blob([body], {type: "application/json"}));
+          const link = $("session-download");
+          link.href = exportedURL;
+          link.download = `zflux-${answer.from}-${answer.to}.session`;
+          link.hidden = false;
+          $("session-result").className = "good";
+          $("session-result").textContent = `${answer.session.actions.length} actions, ${answer.session.stores.length} stores, ${body.length} bytes`;
+          openSession(answer.session, link.download);
+        }
+
+        let session = null;
+        function openSession(file, name) {
+          if (!file || !Array.isArray(file.actions) || !Array.isArray(file.stores)) {
+            $("session-summary").className = "bad";
+            $("session-summary").textContent = `${name}: not a session file (no actions and stores)`;
+            return;
+          }
+          session = file;
+          $("session-summary").className = "dim";
+          $("session-summary").textContent = `${name}: seqs ${file.from}…${file.to}, ${file.stores.length} stores. Replay it in a cluster: ${hello ? hello.program : "zflux"} journal import ${name} --run-dir DIR`;
+          $("session-actions").replaceChildren(element("li", {"data-index": "-1"}, `before ${file.from}: the stores' states`),
+            ...file.actions.map((a, index) => element("li", {"data-index": String(index), "data-seq": String(a.seq)},
+              `${a.seq}  ${a.app}.${a.type}  ${text(a.payload)}${scheduled(a)}`)));
+          for (const line of $("session-actions").children) line.onclick = () => showSessionAt(Number(line.dataset.index));
+          showSessionAt(-1);
+        }
+
+        // A fired schedule's mark: when it was due, and how late it fired.
+        function scheduled(action) {
+          if (!action.scheduled) return "";
+          const late = (action.time_ns - action.scheduled.due_ns) / 1e6;
+          return `  (scheduled by seq ${action.scheduled.request_seq}${late > 1000 ? `, ${(late / 1000).toFixed(1)} s late` : ""})`;
+        }
+
+        // Every store's state after the action at `index` (-1: before the first), and the diff it made.
+        function showSessionAt(index) {
+          const states = {}, before = {};
+          for (const store of session.stores) states[store.name] = store.state;
+          for (let i = 0; i <= index; i++) {
+            if (i === index) Object.assign(before, states);
+            Object.assign(states, session.actions[i].changed || {});
+          }
+          for (const line of $("session-actions").children) line.classList.toggle("chosen", Number(line.dataset.index) === index);
+          const action = index >= 0 ? session.actions[index] : null;
+          const views = session.stores.map((store) => {
+            const previous = index >= 0 ? before[store.name] : store.state, state = states[store.name];
+            const lines = diffLines(previous, state, "", []);
+            return element("div", {class: "store", "data-store": store.name},
+              element("h3", {}, `${store.name} (${store.app}) ${action ? `after seq ${action.seq}` : `at version ${store.version}`}`),
+              element("div", {class: "diff"}, ...(lines.length ? lines.map(([cls, line]) => element("div", {class: cls}, line)) : [element("div", {class: "dim"}, "no change")])),
+              tree(`session:${store.name}`, "state", state, "", changedPaths(previous, state, "", new Set())));
+          });
+          const title = action
+            ? element("div", {class: "action"}, `seq ${action.seq} · ${action.app}.${action.type} ${text(action.payload)} · ${action.time}`)
+            : element("div", {class: "dim"}, `the states the session starts from`);
+          $("session-view").replaceChildren(title, ...views);
+        }
+
+        function readSessionFile() {
+          const file = $("session-file").files[0];
+          if (!file) return;
+          file.text().then((body) => {
+            let parsed = null;
+            try { parsed = JSON.parse(body); } catch (error) {
+              $("session-summary").className = "bad";
+              $("session-summary").textContent = `${file.name}: not JSON (${error.message})`;
+              return;
+            }
+            openSession(parsed, file.name);
+          });
+        }
+
+        // A bench report (`zflux bench --json`): the e2e latency by percentile, as `--svg` draws it, and
+        // each second's p50 and p99 over the run. Drawn here, with no chart library.
+        const SVG = "http://www.w3.org/2000/svg";
+        function svgElement(tag, attributes, text) {
+          const node = document.createElementNS(SVG, tag);
+          for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+          if (text !== undefined) node.textContent = text;
+          return node;
+        }
+        const microseconds = (us) => us >= 1000 ? `${(us / 1000).toPrecision(3)} ms` : `${us.toPrecision(3)} µs`;
+
+        // Lines of [x, y] points in a 480 × 260 box, y on a log scale; `xTicks` are [x, label].
+        function plot(svg, title, lines, xTicks, xRange) {
+          const left = 60, right = 470, top = 20, bottom = 230;
+          const ys = lines.flatMap((line) => line.points.map(([, y]) => Math.max(y, 1)));
+          const low = Math.floor(Math.log10(Math.min(...ys))), high = Math.ceil(Math.log10(Math.max(...ys)) + 0.001);
+          const px = (x) => left + (right - left) * (x - xRange[0]) / Math.max(xRange[1] - xRange[0], 1e-9);
+          const py = (y) => bottom - (bottom - top) * (Math.log10(Math.max(y, 1)) - low) / Math.max(high - low, 1);
+          const children = [svgElement("text", {x: left, y: 12}, title),
+            svgElement("line", {class: "axis", x1: left, y1: bottom, x2: right, y2: bottom}),
+            svgElement("line", {class: "axis", x1: left, y1: top, x2: left, y2: bottom})];
+          for (let decade = low; decade <= high; decade++) {
+            children.push(svgElement("text", {x: 2, y: py(10 ** decade) + 3}, microseconds(10 ** decade)));
+          }
+          for (const [x, label] of xTicks) children.push(svgElement("text", {x: px(x) - 8, y: bottom + 14}, label));
+          for (const line of lines) {
+            children.push(svgElement("polyline", {class: line.name, "data-series": line.name,
+              points: line.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(" ")}));
+          }
+          lines.forEach((line, index) => children.push(svgElement("text", {x: right - 60, y: top + 12 * (index + 1), class: line.name}, line.label)));
+          svg.replaceChildren(...children);
+        }
+
+        function showBench(report, name) {
+          if (!report || !report.e2e || !report.setup) {
+            $("bench-summary").className = "bad";
+            $("bench-summary").textContent = `${name}: not a bench report (zflux bench --json writes one)`;
+            return;
+          }
+          const e2e = report.e2e;
+          $("bench-summary").className = report.lost ? "bad" : "dim";
+          $("bench-summary").textContent = `${name}: ${report.setup.transport}, ${Math.round(report.rate_target)}/s asked, `
+            + `${Math.round(report.rate_achieved)}/s held, ${report.acked} acknowledged, ${report.lost} lost; e2e p50 ${microseconds(e2e.p50_us)}, `
+            + `p99 ${microseconds(e2e.p99_us)}, p99.9 ${microseconds(e2e.p999_us)}, max ${microseconds(e2e.max_us)}`;
+          // By percentile: x is the number of nines (90% → 1, 99% → 2 …), as HdrHistogram plots it.
+          const nines = (p) => -Math.log10(Math.max(1 - p / 100, 1e-6));
+          const points = (report.e2e_percentiles || []).map((point) => [nines(point.percentile), point.us]);
+          const fallback = [[nines(50), e2e.p50_us], [nines(90), e2e.p90_us], [nines(99), e2e.p99_us], [nines(99.9), e2e.p999_us], [nines(99.99), e2e.p9999_us]];
+          const distribution = points.length ? points : fallback;
+          const widest = Math.max(4, ...distribution.map(([x]) => x));
+          const percentTicks = [[0, "0%"], [1, "90%"], [2, "99%"], [3, "99.9%"], [4, "99.99%"], [5, "99.999%"]].filter(([x]) => x < widest - 0.5);
+          plot($("bench-percentiles"), "e2e latency by percentile", [{name: "p50", label: "e2e", points: distribution}],
+            percentTicks.concat([[widest, "max"]]), [0, widest]);
+          const timeline = report.timeline || [];
+          if (!timeline.length) {
+            $("bench-timeline").replaceChildren(svgElement("text", {x: 20, y: 40}, "no timeline in this report (made before zflux reported one)"));
+            return;
+          }
+          const seconds = timeline.map((second) => second.second);
+          const first = Math.min(...seconds), last = Math.max(...seconds);
+          const step = Math.max(1, Math.ceil((last - first) / 8));
+          const ticks = [];
+          for (let second = first; second <= last; second += step) ticks.push([second, `${second}s`]);
+          plot($("bench-timeline"), "e2e latency, second by second", [
+            {name: "p50", label: "p50", points: timeline.map((s) => [s.second, s.p50_us])},
+            {name: "p99", label: "p99", points: timeline.map((s) => [s.second, s.p99_us])},
+          ], ticks, [first, Math.max(last, first + 1)]);
+        }
+
+        function readBenchFile() {
+          const file = $("bench-file").files[0];
+          if (!file) return;
+          file.text().then((body) => {
+            let parsed = null;
+            try { parsed = JSON.parse(body); } catch (error) {
+              $("bench-summary").className = "bad";
+              $("bench-summary").textContent = `${file.name}: not JSON (${error.message})`;
+              return;
+            }
+            showBench(parsed, file.name);
+          });
+        }
+
+        window.addEventListener("DOMContentLoaded", () => {
+          $("bench-file").addEventListener("change", readBenchFile);
+          $("session-export").addEventListener("click", exportSession);
+          $("session-file").addEventListener("change", readSessionFile);
+          $("dispatch-form").addEventListener("submit", dispatch);
+          $("filter-app").addEventListener("input", renderStream);
+          $("filter-type").addEventListener("input", renderStream);
+          $("slider").addEventListener("input", slid);
+          $("travel-live").addEventListener("click", () => { following = true; $("travel").replaceChildren(); setHead(head); });
+          connect();
+        });
+        """#
+}

@@ -24,21 +24,9 @@ struct QuarantineCommand: ParsableCommand {
         @OptionGroup var runDir: RunDirOptions
 
         func run() throws {
-            let (topology, security) = try runDir.cluster()
-            guard
-                let reply = try requestReply(
-                    endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
-                    expecting: .status, timeoutMilliseconds: 5000)
-            else {
-                printError("no answer from the dispatcher at \(topology.dispatcher.intake) within 5 s; is the cluster up?")
-                throw ExitCode(2)
-            }
-            let entries = try NodeStatus.decode(reply.payload).quarantined ?? []
+            let entries = try dispatcherStatus(runDir).quarantined ?? []
             if json {
-                let encoder = JSONEncoder()
-                encoder.keyEncodingStrategy = .convertToSnakeCase
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                emitLine(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                try emitSnakeCaseJSON(entries)
                 return
             }
             guard !entries.isEmpty else {
@@ -92,4 +80,27 @@ struct QuarantineCommand: ParsableCommand {
             }
         }
     }
+}
+
+/// The dispatcher's STATUS, asked on its intake (what `quarantine list` and `schedules` read); exit 2
+/// when it does not answer within 5 s.
+func dispatcherStatus(_ runDir: RunDirOptions) throws -> NodeStatus {
+    let (topology, security) = try runDir.cluster()
+    guard
+        let reply = try requestReply(
+            endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
+            expecting: .status, timeoutMilliseconds: 5000)
+    else {
+        printError("no answer from the dispatcher at \(topology.dispatcher.intake) within 5 s; is the cluster up?")
+        throw ExitCode(2)
+    }
+    return try NodeStatus.decode(reply.payload)
+}
+
+/// `value` as one line of JSON with snake_case keys, sorted, as the STATUS payload writes them.
+func emitSnakeCaseJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    emitLine(String(decoding: try encoder.encode(value), as: UTF8.self))
 }

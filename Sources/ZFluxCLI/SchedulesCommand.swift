@@ -22,24 +22,12 @@ struct SchedulesCommand: ParsableCommand {
     @OptionGroup var runDir: RunDirOptions
 
     func run() throws {
-        let (topology, security) = try runDir.cluster()
-        guard
-            let reply = try requestReply(
-                endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
-                expecting: .status, timeoutMilliseconds: 5000)
-        else {
-            printError("no answer from the dispatcher at \(topology.dispatcher.intake) within 5 s; is the cluster up?")
-            throw ExitCode(2)
-        }
-        let status = try NodeStatus.decode(reply.payload)
+        let status = try dispatcherStatus(runDir)
         let listing = Listing(
             pending: status.schedulesPending ?? 0, fired: status.schedulesFired ?? 0, late: status.schedulesLate ?? 0,
             cancelled: status.schedulesCancelled ?? 0, schedules: status.schedules ?? [])
         if json {
-            let encoder = JSONEncoder()
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            emitLine(String(decoding: try encoder.encode(listing), as: UTF8.self))
+            try emitSnakeCaseJSON(listing)
             return
         }
         for line in listing.lines(now: Date()) { emitLine(line) }

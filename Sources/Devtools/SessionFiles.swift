@@ -50,6 +50,10 @@ extension Rewind {
             return .object(fields)
         }
         if !WireCodec.isBinary(action.payload) { return JSONValue(parsing: action.payload) }
+        if Schedules.isScheduling(topic: action.topic) {
+            // A binary cancel (or a request that does not decode): no app reads it, its fields are its own.
+            return (try? GenericJSON.json(fromWire: action.payload)).map { JSONValue(parsing: $0) } ?? .null
+        }
         guard let app = apps[action.topicString], let json = try? app.actionJSON(fromWire: action.payload) else { return .null }
         return JSONValue(parsing: json)
     }

@@ -284,22 +284,10 @@ extension ISO8601DateFormatter {
 /// An action's payload as JSON: binary payloads are converted by their app, or read generically when
 /// this binary does not host it; JSON is shown as it is.
 func readablePayload(_ message: Message, _ host: ZFluxCLI.Host) -> [UInt8] {
-    if Schedules.isScheduling(topic: message.topic), message.header.actionType == Schedules.scheduleType,
-        let request = try? WireCodec().decode(ScheduleRequest.self, from: message.payload)
-    {
-        // A schedule request: its action's payload read as that app's, not as the bytes it travels in.
-        let action = readablePayload(
-            Message(topic: request.app, header: Header(kind: .action, actionType: request.type), payload: request.payload), host)
-        var fields = ["\"id\":\(quotedJSON(request.id))", "\"app\":\(quotedJSON(request.app))", "\"type\":\(quotedJSON(request.type))"]
-        if let at = request.atNanoseconds {
-            fields.append("\"at\":\"\(ISO8601DateFormatter.withFractionalSeconds.string(from: Date(timeIntervalSince1970: Double(at) / 1e9)))\"")
-        }
-        if let after = request.afterNanoseconds { fields.append("\"after_seconds\":\(Double(after) / 1e9)") }
-        fields.append(
-            "\"payload\":"
-                + ((try? JSONSerialization.jsonObject(with: Data(action), options: .fragmentsAllowed)) != nil
-                    ? String(decoding: action, as: UTF8.self) : "null"))
-        return Array(("{" + fields.joined(separator: ",") + "}").utf8)
+    if Schedules.isScheduling(topic: message.topic) {
+        // A schedule request or cancel, read as session files read it: a request's action as its app's.
+        let app = (try? WireCodec().decode(ScheduleRequest.self, from: message.payload))?.app
+        return Rewind.readablePayload(message, apps: app.map { [$0: host.client($0)] } ?? [:]).jsonBytes
     }
     guard WireCodec.isBinary(message.payload) else { return message.payload }
     guard let json = try? host.client(message.topicString).actionJSON(fromWire: message.payload) else {

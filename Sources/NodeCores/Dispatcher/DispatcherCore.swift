@@ -311,9 +311,10 @@ public final class DispatcherCore {
             return
         }
         let appName = String(decoding: message.topic[message.topicRange], as: UTF8.self)
+        let scheduling = Schedules.isScheduling(message.topic, in: message.topicRange)
         // The key is built only when a limit per type is set: "app.type" past 15 bytes is an allocation.
         let limit =
-            Schedules.isScheduling(message.topic, in: message.topicRange)
+            scheduling
             ? scheduleRequestLimit
             : rules.maxPayloadBytesByType.isEmpty
                 ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
@@ -328,7 +329,7 @@ public final class DispatcherCore {
             nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
-        if Schedules.isScheduling(message.topic, in: message.topicRange) {
+        if scheduling {
             let body = message.payloadRange == message.payload.indices ? message.payload : Array(message.payload[message.payloadRange])
             switch admitScheduling(header.actionType, payload: body, sent: sent, principal: principal, now: now) {
             case .failure(let refusal):

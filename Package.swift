@@ -65,9 +65,12 @@ let package = Package(
         // suggests installing when zmq.h is missing; Homebrew's is there for a port to macOS (README,
         // Platforms), since the targets that use libzmq build on Linux only today.
         .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]),
+        // libsodium, which libzmq's CURVE is built on (libzmq3-dev depends on libsodium-dev), for the one
+        // CURVE computation libzmq does not offer: the key agreement behind `Curve.agreedDigest`.
+        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]),
         // The Linux calls Glibc's module leaves out (eventfd, timerfd) and a wrapper for variadic prctl.
         .target(name: "CLinux"),
-        .target(name: "ZeroMQ", dependencies: ["CZMQ", "CLinux"]),
+        .target(name: "ZeroMQ", dependencies: ["CZMQ", "CSodium", "CLinux"]),
         // The bench's physical floor: C programs on libzmq, so nothing of ours flatters the comparison.
         .executableTarget(
             name: "zflux-floor", path: "Sources/zflux-floor",

@@ -14,7 +14,8 @@ import Synchronization
 /// - a WebSocket whose `Origin` is not the page's own (`http://` + the `Host` it asked for) is
 ///   refused, and on a loopback address so is any `Host` that is not a loopback name, so a web page
 ///   elsewhere, even one whose name resolves to 127.0.0.1, cannot read the cluster or dispatch;
-/// - with a token (required off loopback), a dispatch must carry it;
+/// - with a token (required off loopback), a dispatch must carry it: the fixed one, or one derived
+///   from an authorized CURVE key (``DispatchAccess``);
 /// - at most ``Limits/maxConnections`` connections, frames of at most ``Limits/maxFrameBytes``, and
 ///   ``Limits/messagesPerSecond`` requests a second per page; past that the page is closed.
 package final class DevtoolsServer: Sendable {
@@ -36,11 +37,12 @@ package final class DevtoolsServer: Sendable {
     private let channel: any Channel
     private let worker: Worker
 
-    /// Listens on `host:port`. `token`: what a dispatch must carry (nil: none is asked for).
+    /// Listens on `host:port`. `access`: the tokens a dispatch may carry (none required by default).
     package init(
-        host: String, port: Int, token: String?, hub: DevtoolsHub, backend: any DevtoolsBackend, limits: Limits = Limits(), logger: Logger
+        host: String, port: Int, access: DispatchAccess = DispatchAccess(), hub: DevtoolsHub, backend: any DevtoolsBackend,
+        limits: Limits = Limits(), logger: Logger
     ) throws {
-        let gate = Gate(listenHost: host, token: token)
+        let gate = Gate(listenHost: host, access: access)
         let worker = Worker(capacity: limits.queuedRequests)
         let hello = backend.hello()
         let context = PageContext(hub: hub, backend: backend, gate: gate, worker: worker, limits: limits, hello: hello, logger: logger)
@@ -101,15 +103,55 @@ package struct DevtoolsServerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// The tokens a dispatch from a page may carry. Without either, anyone who reaches the page dispatches.
+package struct DispatchAccess: Sendable {
+    /// A fixed token: `--token-file`, `$ZFLUX_DEVTOOLS_TOKEN`, the config's, or one made at start.
+    package var token: String?
+    /// Tokens that follow something that changes (the authorized CURVE keys): asked for at each
+    /// dispatch, on the server's worker thread, so they may read a file.
+    package var derivedTokens: (@Sendable () -> [String])?
+    /// Where a refused page's user finds a token, ending the refusal's reason.
+    package var hint: String
+
+    package init(
+        token: String? = nil, derivedTokens: (@Sendable () -> [String])? = nil, hint: String = "open the address it printed, with its #token=…"
+    ) {
+        self.token = token
+        self.derivedTokens = derivedTokens
+        self.hint = hint
+    }
+
+    /// Whether a dispatch must carry a token.
+    package var required: Bool { token != nil || derivedTokens != nil }
+
+    /// Whether `given` is one of the tokens, compared in time that does not depend on where it
+    /// differs from any of them.
+    package func authorizes(_ given: String?) -> Bool {
+        guard required else { return true }
+        let bytes = Array((given ?? "").utf8)
+        var accepted = false
+        for token in [token].compactMap({ $0 }) + (derivedTokens?() ?? []) {
+            accepted = DispatchAccess.same(bytes, Array(token.utf8)) || accepted
+        }
+        return accepted
+    }
+
+    static func same(_ given: [UInt8], _ token: [UInt8]) -> Bool {
+        var difference = UInt8(given.count == token.count ? 0 : 1)
+        for index in token.indices { difference |= token[index] ^ (index < given.count ? given[index] : 0) }
+        return difference == 0 && !token.isEmpty
+    }
+}
+
 /// Who may open the WebSocket and who may dispatch.
 struct Gate: Sendable {
     /// The server listens on a loopback address: only loopback names may be asked for.
     let loopback: Bool
-    let token: [UInt8]?
+    let access: DispatchAccess
 
-    init(listenHost: String, token: String?) {
+    init(listenHost: String, access: DispatchAccess) {
         loopback = Gate.isLoopback(listenHost)
-        self.token = token.map { Array($0.utf8) }
+        self.access = access
     }
 
     static func isLoopback(_ host: String) -> Bool {
@@ -133,15 +175,6 @@ struct Gate: Sendable {
             return "Origin \(origin) is not this page's (http://\(host))"
         }
         return nil
-    }
-
-    /// Whether `given` is the token, in time that does not depend on where they differ.
-    func authorizes(_ given: String?) -> Bool {
-        guard let token else { return true }
-        let bytes = Array((given ?? "").utf8)
-        var difference = UInt8(bytes.count == token.count ? 0 : 1)
-        for index in token.indices { difference |= token[index] ^ (index < bytes.count ? bytes[index] : 0) }
-        return difference == 0
     }
 }
 
@@ -356,14 +389,15 @@ private final class PageHandler: ChannelInboundHandler {
             guard let app = request.app, let type = request.type else {
                 return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"dispatch needs an app and a type\"}"), to: channel)
             }
-            guard page.gate.authorizes(request.token) else {
-                return DevtoolsHub.send(
-                    answered(
-                        "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\"this devtools needs its token to dispatch (open the URL it printed, with #token=…)\"}"
-                    ), to: channel)
+            let arguments = request.arguments ?? "{}", token = request.token, access = page.gate.access
+            // Checked on the worker: a key-derived token may need the authorized-keys file read again.
+            job = {
+                guard access.authorizes(token) else {
+                    let reason = jsonString("this devtools needs a token to dispatch: " + access.hint)
+                    return "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(reason)}"
+                }
+                return page.backend.dispatch(app: app, type: type, arguments: arguments)
             }
-            let arguments = request.arguments ?? "{}"
-            job = { page.backend.dispatch(app: app, type: type, arguments: arguments) }
         default:
             job = nil
         }

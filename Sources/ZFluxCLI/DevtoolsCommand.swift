@@ -3,6 +3,7 @@ import Devtools
 import DevtoolsServer
 import FluxCore
 import Foundation
+import Logging
 import NodeSupport
 import Synchronization
 import ViewNode
@@ -34,13 +35,16 @@ struct DevtoolsCommand: AsyncParsableCommand {
             Security (docs/OPERATIONS.md, "The devtools page"): it listens on loopback by default; reach \
             it from another machine through an SSH tunnel. On any other --listen address it requires a \
             token to dispatch: $ZFLUX_DEVTOOLS_TOKEN, the first line of --token-file, or else a fresh one \
-            it prints in the page's address (#token=…). The WebSocket refuses another site's page (its \
+            it prints in the page's address (#token=…). On a cluster with a [security] section it also \
+            takes the token of every authorized key, which `devtools token` prints from your own key, \
+            and makes no fresh one: the address carries the cluster client key's token. The WebSocket refuses another site's page (its \
             Origin) and, on loopback, any Host that is not a loopback name; connections, frame sizes and \
             requests per second are capped.
 
             The cluster config's [devtools] section (listen, token_file, max_connections) sets the same \
             three things; these options win over it.
-            """)
+            """,
+        subcommands: [DevtoolsTokenCommand.self])
 
     @Option(
         help: ArgumentHelp(
@@ -75,19 +79,17 @@ struct DevtoolsCommand: AsyncParsableCommand {
         guard let (host, port) = DevtoolsCommand.split(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
             throw CLIError("--listen takes HOST:PORT")
         }
-        var token = try devtoolsToken(configuredFile: configured?.tokenFile)
         let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        if token == nil && !loopback {
-            // Off loopback nobody dispatches without a token: a fresh one, shown only in the address printed.
-            token = (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
-        }
+        let (access, shownToken) = dispatchAccess(
+            fixed: try devtoolsToken(configuredFile: configured?.tokenFile), loopback: loopback, topology: topology, security: security,
+            logger: logger)
         let hub = DevtoolsHub()
-        let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: token != nil)
+        let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: access.required)
         var limits = DevtoolsServer.Limits()
         limits.maxConnections = maxConnections ?? configured?.maxConnections ?? limits.maxConnections
-        let server = try DevtoolsServer(host: host, port: port, token: token, hub: hub, backend: backend, limits: limits, logger: logger)
+        let server = try DevtoolsServer(host: host, port: port, access: access, hub: hub, backend: backend, limits: limits, logger: logger)
         let shown = host.contains(":") ? "[\(host)]" : host
-        emitLine("devtools at http://\(shown):\(server.port)/\(token.map { "#token=\($0)" } ?? "")")
+        emitLine("devtools at http://\(shown):\(server.port)/\(shownToken.map { "#token=\($0)" } ?? "")")
 
         let app = ZFluxCLI.Host.current
         let stop = Atomic<Bool>(false)
@@ -144,6 +146,38 @@ struct DevtoolsCommand: AsyncParsableCommand {
             }
         }
         server.shutdown()
+    }
+
+    /// Who may dispatch, and the token the printed address carries. A token is required when one is
+    /// set or the page is served off loopback. Then a cluster under CURVE also takes every authorized
+    /// key's token (``AuthorizedKeyTokens``) when this host holds the server's secret key, and the
+    /// address carries the token of the key pair this process connects with; without CURVE, or
+    /// without the server key, a fresh token is made when none is set.
+    func dispatchAccess(
+        fixed: String?, loopback: Bool, topology: Topology, security: Security.Settings?, logger: Logger
+    ) -> (access: DispatchAccess, shown: String?) {
+        guard fixed != nil || !loopback else { return (DispatchAccess(), nil) }
+        var derived: (@Sendable () -> [String])?
+        if let files = topology.security, let security {
+            do {
+                let server = try KeyPair.load(files.serverKeyFile)
+                let tokens = AuthorizedKeyTokens(serverSecretKey: server.secretKey, file: files.authorizedKeysFile)
+                derived = { tokens.current() }
+            } catch {
+                logger.notice("authorized keys' tokens are off: this host cannot read the server's secret key", metadata: ["error": "\(error)"])
+            }
+            if let derived, fixed == nil {
+                let own = DevtoolsKeyToken.token(secretKey: security.client.secretKey, peerPublicKey: security.serverPublicKey)
+                return (DispatchAccess(derivedTokens: derived, hint: keyHint), own)
+            }
+        }
+        // Off loopback nobody dispatches without a token: a fresh one, shown only in the address printed.
+        let token = fixed ?? (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
+        return (DispatchAccess(token: token, derivedTokens: derived, hint: derived == nil ? DispatchAccess().hint : keyHint), token)
+    }
+
+    private var keyHint: String {
+        "open the address it printed, with its #token=…, or put the token `\(RootCommand.binaryName) devtools token` makes from your authorized key after #token="
     }
 
     /// The first line of --token-file, or `$ZFLUX_DEVTOOLS_TOKEN`, or the first line of the config's

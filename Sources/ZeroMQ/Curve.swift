@@ -1,3 +1,4 @@
+import CSodium
 import CZMQ
 
 /// CURVE keys (libzmq's CurveZMQ): 32-byte Curve25519 keys, written as 40-character Z85 text.
@@ -20,6 +21,21 @@ public enum Curve {
         var bytes = [UInt8](repeating: 0, count: 32)
         let ok = bytes.withUnsafeMutableBufferPointer { buffer in zmq_z85_decode(buffer.baseAddress, text) != nil }
         return ok ? bytes : nil
+    }
+
+    /// A 32-byte digest of `label` that only the holder of one of two key pairs can compute: keyed
+    /// (HMAC-SHA-256) by the Curve25519 agreement of `secretKey` and `peerPublicKey`, which is the same
+    /// from either side (A's secret with B's public, or B's secret with A's public). Nil when a key is
+    /// not a Z85 key or the agreement is degenerate (a public key of low order).
+    package static func agreedDigest(of label: String, secretKey: String, peerPublicKey: String) -> [UInt8]? {
+        guard let secret = decode(secretKey), let peer = decode(peerPublicKey), sodium_init() >= 0 else { return nil }
+        var shared = [UInt8](repeating: 0, count: Int(crypto_box_BEFORENMBYTES))
+        defer { sodium_memzero(&shared, shared.count) }
+        guard crypto_box_beforenm(&shared, peer, secret) == 0 else { return nil }
+        var digest = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
+        let message = Array(label.utf8)
+        guard crypto_auth_hmacsha256(&digest, message, UInt64(message.count), shared) == 0 else { return nil }
+        return digest
     }
 
     /// The Z85 text of 32 key bytes.

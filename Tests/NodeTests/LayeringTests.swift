@@ -93,20 +93,24 @@ struct LayeringTests {
         }
     }
 
-    @Test("only the ZeroMQ target imports CZMQ")
+    @Test("only the ZeroMQ target imports CZMQ and CSodium")
     func onlyZeroMQImportsCZMQ() throws {
         let files = try Self.swiftFiles()
         #expect(files.count > 50, "the sources were found")
-        let offenders = try files.filter { try Self.imports(of: $0).contains("CZMQ") && !$0.path.contains("/Sources/ZeroMQ/") }
-        #expect(offenders.isEmpty, "\(offenders.map(\.lastPathComponent))")
+        for module in ["CZMQ", "CSodium"] {
+            let offenders = try files.filter { try Self.imports(of: $0).contains(module) && !$0.path.contains("/Sources/ZeroMQ/") }
+            #expect(offenders.isEmpty, "\(module): \(offenders.map(\.lastPathComponent))")
+        }
     }
 
-    @Test("CZMQ is libzmq's headers and nothing else: no helpers of ours in its shim, no other library in its module map")
-    func czmqIsLibzmqOnly() throws {
-        let directory = Self.sources.appendingPathComponent("CZMQ")
+    @Test(
+        "CZMQ and CSodium are their library's headers and nothing else: no helpers of ours in a shim, no other library in a module map",
+        arguments: [("CZMQ", "zmq.h", "zmq"), ("CSodium", "sodium.h", "sodium")])
+    func systemModulesAreHeadersOnly(module: String, header: String, library: String) throws {
+        let directory = Self.sources.appendingPathComponent(module)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["module.modulemap", "shim.h"])
-        // The shim, comments and its include guard aside, includes libzmq's header: no other header, and
-        // no function or macro of its own (those live in CLinux).
+        // The shim, comments and its include guard aside, includes the library's header: no other header,
+        // and no function or macro of its own (those live in CLinux).
         var shim = try String(contentsOf: directory.appendingPathComponent("shim.h"), encoding: .utf8)
         shim.replace(try Regex(#"(?s)/\*.*?\*/"#), with: "")
         var lines = shim.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("//") }
@@ -115,13 +119,13 @@ struct LayeringTests {
         {
             lines = Array(lines[2..<(lines.count - 1)])
         }
-        #expect(lines == ["#include <zmq.h>"], "\(lines)")
-        // The module map names that shim and links libzmq alone.
+        #expect(lines == ["#include <\(header)>"], "\(lines)")
+        // The module map names that shim and links the library alone.
         let map = try String(contentsOf: directory.appendingPathComponent("module.modulemap"), encoding: .utf8)
         let entries = map.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let headers = entries.filter { $0.split(separator: " ").contains { $0 == "header" || $0 == "umbrella" } }
         #expect(headers == [#"header "shim.h""#], "\(entries)")
-        #expect(entries.filter { $0.hasPrefix("link") } == [#"link "zmq""#], "\(entries)")
+        #expect(entries.filter { $0.hasPrefix("link") } == ["link \"\(library)\""], "\(entries)")
     }
 
     @Test("the NodeCores target depends on FluxCore and swift-log's Logging only")

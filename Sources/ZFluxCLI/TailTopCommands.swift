@@ -118,7 +118,7 @@ struct TopCommand: AsyncParsableCommand {
         let table = TopTable(nodes: nodes, runDirectory: runDir.path)
         guard !once && Terminal.isInteractive else {
             table.sample()
-            for line in table.lines() { emitLine(line.plainText) }
+            for line in table.printedLines() { emitLine(line.plainText) }
             return
         }
         let stop = Atomic<Bool>(false)

@@ -293,6 +293,7 @@ struct TerminalViewTests {
         #expect(dispatcherRow?[7] == "10", "8 stores and the two tails subscribe to the actions: \(top.stdout)")
         for name in ["dispatcher", "todo", "star", "filter", "login", "counter", "stats", "primes", "food"] { #expect(top.stdout.contains(name)) }
         #expect(top.stdout.contains("RESTARTS") && top.stdout.contains("JOURNAL"))
+        #expect(!top.stdout.contains("q quit"), "a table printed once has no keys to press: \(top.stdout)")
         kill(tail.processIdentifier, SIGTERM)
         tail.waitUntilExit()
         #expect(tail.terminationStatus == 0)

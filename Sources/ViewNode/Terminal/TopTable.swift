@@ -75,8 +75,16 @@ public final class TopTable: @unchecked Sendable {
     /// The last sample's rows, a cell per column of ``header`` (what `zflux devtools` sends its page).
     package var sampledRows: [[String]] { rows }
 
-    /// The table; with a filter, only the nodes whose row contains it (case-insensitive).
+    /// The table; with a filter, only the nodes whose row contains it (case-insensitive). Below it, the
+    /// filter being typed and the keys, for the screen that refreshes.
     public func lines(filter: FilterPrompt = FilterPrompt()) -> Frame {
+        table(filter: filter) + ["", filter.line ?? "", StyledLine(ListKeys.help, .dim)]
+    }
+
+    /// The table alone, as `top --once` prints it: no keys, since nothing reads them.
+    package func printedLines() -> Frame { table(filter: FilterPrompt()) }
+
+    private func table(filter: FilterPrompt) -> Frame {
         let header = TopTable.header
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
@@ -85,7 +93,6 @@ public final class TopTable: @unchecked Sendable {
         }
         return [StyledLine(" \(title) · \(runDirectory)", .bold), "", StyledLine(format(header), .inverse)]
             + rows.filter { filter.matches($0.joined(separator: " ")) }.map { StyledLine(format($0), $0.last == "not answering" ? .bad : .plain) }
-            + ["", filter.line ?? "", StyledLine(ListKeys.help, .dim)]
     }
 }
 

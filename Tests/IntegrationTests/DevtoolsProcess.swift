@@ -36,10 +36,14 @@ final class DevtoolsProcess {
     let log: String
     private var stopped = false
 
-    init(runDir: String, listen: String? = "127.0.0.1:0", extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// `binary`: the zflux binary to run, by default the stock one (a package's own, for its apps).
+    init(
+        runDir: String, listen: String? = "127.0.0.1:0", extraArguments: [String] = [], environment: [String: String] = [:],
+        binary: String = zfluxBinary
+    ) throws {
         log = runDir + "/devtools-\(UInt32.random(in: 0...UInt32.max)).log"
         process = try ChildProcess(
-            executable: zfluxBinary, arguments: ["devtools", "--run-dir", runDir] + (listen.map { ["--listen", $0] } ?? []) + extraArguments,
+            executable: binary, arguments: ["devtools", "--run-dir", runDir] + (listen.map { ["--listen", $0] } ?? []) + extraArguments,
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .piped,
             errors: .appended(to: log))
         // The first line of its stdout is the address, printed once it listens.

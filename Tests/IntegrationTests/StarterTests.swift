@@ -8,7 +8,8 @@ import Testing
 /// writes a package that builds against this checkout with the public products only and passes its own
 /// tests; the guide's timer (its own code blocks) replaces the starter's sample app, builds and passes
 /// the guide's tests; and the package's own binary runs a cluster that §6's commands drive, and that the
-/// stock `zflux` reads, dispatches to and benchmarks like any other.
+/// stock `zflux` reads, dispatches to and benchmarks like any other, and whose own `devtools` page shows
+/// the app's catalog, travels in time with its reducer and dispatches its actions.
 @Suite("zflux new: a package outside the tree", .serialized, .timeLimit(.minutes(15)))
 struct StarterTests {
     /// This checkout: the package the generated one depends on.
@@ -255,6 +256,33 @@ struct StarterTests {
                 ], timeout: .seconds(120))
         }
         #expect(refusedRun.status == 3 && refusedRun.stderr.contains("a timer needs at least 1 second"), "\(refusedRun)")
+
+        // The package's own devtools: the page's catalog is the app's, its time travel runs the app's
+        // reducer, and its form dispatches the app's own action, which the store applies.
+        let devtools = try DevtoolsProcess(runDir: run, binary: timer)
+        defer { devtools.stop() }
+        let page = try WebSocketClient(port: devtools.port, origin: "http://127.0.0.1:\(devtools.port)")
+        let pageDeadline = ContinuousClock.now + .seconds(60)
+        let hello = try #require(page.receiveJSON(until: pageDeadline) { $0["kind"] as? String == "hello" })
+        let catalog = (hello["apps"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "timer" }
+        let types = (catalog?["actions"] as? [[String: Any]] ?? []).compactMap { $0["type"] as? String }
+        #expect(types.contains("resetTapped") && types.contains("ticked"), "the page's catalog: \(hello)")
+        func timerState(at seq: Int, id: Int) -> [String: Any]? {
+            page.send(#"{"op":"at","id":\#(id),"seq":\#(seq)}"#)
+            let answer = page.receiveJSON(until: ContinuousClock.now + .seconds(60)) { ($0["id"] as? Int) == id }
+            return (answer?["stores"] as? [[String: Any]])?.first { $0["name"] as? String == "timer" }?["state"] as? [String: Any]
+        }
+        let third = timerState(at: 3, id: 1)
+        #expect(third?["remaining"] as? Int == 2 && third?["isRunning"] as? Bool == true, "the page at seq 3: \(third ?? [:])")
+        page.send(#"{"op":"dispatch","id":2,"app":"timer","type":"resetTapped","arguments":"{\"seconds\":42}"}"#)
+        let dispatched = page.receiveJSON(until: ContinuousClock.now + .seconds(60)) { ($0["id"] as? Int) == 2 }
+        #expect(dispatched?["outcome"] as? String == "ack", "the page's dispatch: \(dispatched ?? [:])")
+        if let seq = dispatched?["seq"] as? Int {
+            #expect(timerState(at: seq, id: 3)?["remaining"] as? Int == 42)
+            let live = try await Self.state(run, version: UInt64(seq))
+            #expect(live == TimerState(remaining: 42, isRunning: false), "\(live)")
+        }
+        devtools.stop()
 
         // SIGTERM: the followers end, the supervisor exits cleanly, and no node and no socket file is left.
         for follower in [stockView, ownView, stockTail] { #expect(follower.stop(), "\(follower.arguments): \(follower.stderr)") }

@@ -5,7 +5,7 @@ import NodeSupport
 /// `zflux devtools` would refuse, before anyone runs it.
 extension ClusterConfig {
     /// The devtools' settings, checked: a listen address that is HOST:PORT, and off loopback only with
-    /// a token file (on another address anyone who reaches the port could dispatch otherwise, and a
+    /// a token file (or a key of their own, whose authorized keys' tokens are needed then) (on another address anyone who reaches the port could dispatch otherwise, and a
     /// token made up at start would change with every restart of a service), and a connection cap of
     /// at least one. The token file's path is made absolute against the config's directory; whether it
     /// exists is left to `zflux devtools`, which may run on another host than the one checking.
@@ -16,10 +16,10 @@ extension ClusterConfig {
                 throw error(
                     "listen '\(listen)' is not HOST:PORT with a port from 0 to 65535, like 127.0.0.1:8745", key: "listen", table: "devtools")
             }
-            if !ClusterConfig.isLoopback(host), devtools.tokenFile == nil {
+            if !ClusterConfig.isLoopback(host), devtools.tokenFile == nil, devtools.key == nil {
                 throw error(
                     "listen '\(listen)' is not a loopback address: off loopback the devtools need token_file (a file whose first line "
-                        + "is the token a dispatch must carry), or keep loopback and reach the page through an SSH tunnel",
+                        + "is the token a dispatch must carry) or key (their own key pair, for the authorized keys' tokens), or keep loopback and reach the page through an SSH tunnel",
                     key: "listen", table: "devtools")
             }
         }
@@ -29,9 +29,21 @@ extension ClusterConfig {
         if let cap = devtools.maxConnections, !(1...10_000).contains(cap) {
             throw error("max_connections must be between 1 and 10000", key: "max_connections", table: "devtools")
         }
-        return Topology.Devtools(
+        var settings = Topology.Devtools(
             listen: devtools.listen, tokenFile: devtools.tokenFile.map { ClusterConfig.resolve($0, against: baseDirectory ?? ".") },
             maxConnections: devtools.maxConnections)
+        if let key = devtools.key {
+            // Key tokens are made for the keys the cluster admits: without [security] there are none.
+            guard security != nil else {
+                throw error(
+                    "key needs a [security] section: the devtools take the tokens of the keys in its authorized_keys", key: "key",
+                    table: "devtools")
+            }
+            let file = ClusterConfig.resolve(key, against: baseDirectory ?? ".")
+            settings.key = file
+            settings.publicKey = try ClusterConfig.publicKey(keyFile: file, whose: "the devtools'")
+        }
+        return settings
     }
 
     /// `HOST:PORT` (`[v6]:PORT` too, without its brackets) or nil: the form `--listen` takes.

@@ -16,7 +16,7 @@ extension ClusterConfig {
         "limits": ["client_rate", "max_payload_bytes", "payload"],
         "security": ["server_key", "client_key", "authorized_keys"],
         "restart": ["max_restarts", "window_s"],
-        "devtools": ["listen", "token_file", "max_connections"],
+        "devtools": ["listen", "token_file", "max_connections", "key"],
         "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
     ]
 

@@ -138,9 +138,7 @@ extension ClusterConfig {
     }
 
     /// Whether binding `host` keeps a port on this machine: 0.0.0.0, `*` and `::` are every interface.
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
-    }
+    static func isLoopback(_ host: String) -> Bool { isLoopbackHost(host) }
 
     /// The environment of the `index`-th store: nil (live), "live" or "mock".
     func environment(of entry: StoreSection, index: Int) throws -> String? {

@@ -35,9 +35,10 @@
 /// key = "/zflux/shop/leader"   # default: /zflux/<[cluster] name, or zflux>/leader
 ///
 /// [devtools]              # `zflux devtools`; its options win over these
-/// listen = "127.0.0.1:8745"   # off loopback it needs token_file
+/// listen = "127.0.0.1:8745"   # off loopback it needs token_file or key
 /// token_file = "devtools.token"   # its first line is the token a dispatch must carry
 /// max_connections = 16
+/// key = "keys/devtools.key"   # its own key pair: authorized keys' tokens dispatch too (needs [security])
 ///
 /// [[dispatcher]]           # with [ha] only, exactly two; without [ha], one [dispatcher] table
 /// name = "d1"
@@ -319,6 +320,9 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public var tokenFile: String?
         /// The most connections open at once (default 16).
         public var maxConnections: Int?
+        /// The devtools' own CURVE key pair (made by `keygen`), relative to the config file: with it,
+        /// under `[security]`, every authorized key's token dispatches too (`zflux devtools token`).
+        package var key: String?
 
         public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil) {
             self.listen = listen
@@ -330,6 +334,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             case listen
             case tokenFile = "token_file"
             case maxConnections = "max_connections"
+            case key
         }
     }
 

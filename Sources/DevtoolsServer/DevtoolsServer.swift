@@ -105,16 +105,26 @@ package struct DevtoolsServerError: Error, CustomStringConvertible {
 
 /// The tokens a dispatch from a page may carry. Without either, anyone who reaches the page dispatches.
 package struct DispatchAccess: Sendable {
+    /// A token and whose it is, for the log ("key …", "the devtools' token").
+    package struct Holder: Sendable {
+        package var token: String
+        package var name: String
+        package init(token: String, name: String) {
+            self.token = token
+            self.name = name
+        }
+    }
+
     /// A fixed token: `--token-file`, `$ZFLUX_DEVTOOLS_TOKEN`, the config's, or one made at start.
     package var token: String?
     /// Tokens that follow something that changes (the authorized CURVE keys): asked for at each
     /// dispatch, on the server's worker thread, so they may read a file.
-    package var derivedTokens: (@Sendable () -> [String])?
+    package var derivedTokens: (@Sendable () -> [Holder])?
     /// Where a refused page's user finds a token, ending the refusal's reason.
     package var hint: String
 
     package init(
-        token: String? = nil, derivedTokens: (@Sendable () -> [String])? = nil, hint: String = "open the address it printed, with its #token=…"
+        token: String? = nil, derivedTokens: (@Sendable () -> [Holder])? = nil, hint: String = "open the address it printed, with its #token=…"
     ) {
         self.token = token
         self.derivedTokens = derivedTokens
@@ -124,22 +134,41 @@ package struct DispatchAccess: Sendable {
     /// Whether a dispatch must carry a token.
     package var required: Bool { token != nil || derivedTokens != nil }
 
-    /// Whether `given` is one of the tokens, compared in time that does not depend on where it
-    /// differs from any of them.
-    package func authorizes(_ given: String?) -> Bool {
-        guard required else { return true }
+    /// Whose token `given` is ("anyone" when none is required), or nil when it is none of them. Every
+    /// token is compared, each in time that does not depend on where it differs from `given`.
+    package func holder(of given: String?) -> String? {
+        guard required else { return "anyone" }
         let bytes = Array((given ?? "").utf8)
-        var accepted = false
-        for token in [token].compactMap({ $0 }) + (derivedTokens?() ?? []) {
-            accepted = DispatchAccess.same(bytes, Array(token.utf8)) || accepted
+        var matched: String? = nil
+        for holder in (token.map { [Holder(token: $0, name: "the devtools' token")] } ?? []) + (derivedTokens?() ?? []) {
+            if DispatchAccess.same(bytes, Array(holder.token.utf8)) { matched = holder.name }
         }
-        return accepted
+        return matched
     }
 
     static func same(_ given: [UInt8], _ token: [UInt8]) -> Bool {
         var difference = UInt8(given.count == token.count ? 0 : 1)
         for index in token.indices { difference |= token[index] ^ (index < given.count ? given[index] : 0) }
         return difference == 0 && !token.isEmpty
+    }
+}
+
+/// Refused dispatches, logged at most once every ten seconds with how many there were since, so a
+/// page guessing tokens leaves a trace without filling the log.
+final class RefusalLog: Sendable {
+    private let state = Mutex((lastMs: UInt64(0), unlogged: 0))
+
+    func refused(app: String, type: String, logger: Logger) {
+        let now = UInt64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
+        let count: Int? = state.withLock { state in
+            state.unlogged += 1
+            guard state.lastMs == 0 || now >= state.lastMs + 10_000 else { return nil }
+            defer { state = (now, 0) }
+            return state.unlogged
+        }
+        if let count {
+            logger.notice("refused a dispatch from a page: no valid token", metadata: ["app": "\(app)", "type": "\(type)", "refused": "\(count)"])
+        }
     }
 }
 
@@ -154,8 +183,18 @@ struct Gate: Sendable {
         self.access = access
     }
 
+    /// `localhost`, or an address literal in 127.0.0.0/8 or `::1` (brackets allowed), read by NIO's
+    /// address parser. Never matched by prefix: a name such as `127.evil.example` (an attacker's, for
+    /// DNS rebinding) resolves wherever its owner points it.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        var name = host.lowercased()
+        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name == "localhost" { return true }
+        switch try? SocketAddress(ipAddress: name, port: 0) {
+        case .v4(let address): return UInt32(bigEndian: address.address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let address): return withUnsafeBytes(of: address.address.sin6_addr) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+        default: return false
+        }
     }
 
     /// The host name of a `Host` header (`name`, `name:port`, `[v6]:port`).
@@ -220,6 +259,7 @@ struct PageContext: Sendable {
     let limits: DevtoolsServer.Limits
     let hello: String
     let logger: Logger
+    let refusals = RefusalLog()
 }
 
 /// The plain HTTP side: the page and its two files, and an answer that says why a WebSocket was refused.
@@ -390,11 +430,16 @@ private final class PageHandler: ChannelInboundHandler {
                 return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"dispatch needs an app and a type\"}"), to: channel)
             }
             let arguments = request.arguments ?? "{}", token = request.token, access = page.gate.access
-            // Checked on the worker: a key-derived token may need the authorized-keys file read again.
+            let logger = page.logger, refusals = page.refusals
+            // Checked on the worker: a key-derived token means reading the authorized-keys file again.
             job = {
-                guard access.authorizes(token) else {
+                guard let holder = access.holder(of: token) else {
+                    refusals.refused(app: app, type: type, logger: logger)
                     let reason = jsonString("this devtools needs a token to dispatch: " + access.hint)
                     return "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(reason)}"
+                }
+                if access.required {
+                    logger.info("dispatch from a page", metadata: ["app": "\(app)", "type": "\(type)", "token": "\(holder)"])
                 }
                 return page.backend.dispatch(app: app, type: type, arguments: arguments)
             }

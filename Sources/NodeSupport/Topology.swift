@@ -76,7 +76,7 @@ public struct Topology: Codable, Equatable, Sendable {
             guard endpoint.hasPrefix("tcp://") else { return false }
             let address = endpoint.dropFirst("tcp://".count)
             let host = address.lastIndex(of: ":").map { address[..<$0] } ?? address
-            return host.hasPrefix("127.") || host == "[::1]" || host == "localhost"
+            return isLoopbackHost(String(host))
         }
     }
 
@@ -160,6 +160,10 @@ public struct Topology: Codable, Equatable, Sendable {
         public var tokenFile: String?
         /// The most connections open at once.
         public var maxConnections: Int?
+        /// The devtools' own key pair's secret file (absolute), and its public half, read from the
+        /// `.pub` beside it when the config was read: developers make their tokens against it.
+        package var key: String?
+        package var publicKey: String?
         public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil) {
             self.listen = listen
             self.tokenFile = tokenFile

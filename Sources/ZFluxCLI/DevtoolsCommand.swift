@@ -3,7 +3,6 @@ import Devtools
 import DevtoolsServer
 import FluxCore
 import Foundation
-import Logging
 import NodeSupport
 import Synchronization
 import ViewNode
@@ -35,14 +34,15 @@ struct DevtoolsCommand: AsyncParsableCommand {
             Security (docs/OPERATIONS.md, "The devtools page"): it listens on loopback by default; reach \
             it from another machine through an SSH tunnel. On any other --listen address it requires a \
             token to dispatch: $ZFLUX_DEVTOOLS_TOKEN, the first line of --token-file, or else a fresh one \
-            it prints in the page's address (#token=…). On a cluster with a [security] section it also \
-            takes the token of every authorized key, which `devtools token` prints from your own key, \
-            and makes no fresh one: the address carries the cluster client key's token. The WebSocket refuses another site's page (its \
+            it prints in the page's address (#token=…). Given a key pair of its own (--key, [devtools] \
+            key) on a cluster with a [security] section, it also takes the token of every key in the \
+            cluster's authorized-keys file, which `devtools token` prints from that key: developers \
+            dispatch with their own keys, and revoking a key revokes its token. The WebSocket refuses another site's page (its \
             Origin) and, on loopback, any Host that is not a loopback name; connections, frame sizes and \
             requests per second are capped.
 
-            The cluster config's [devtools] section (listen, token_file, max_connections) sets the same \
-            three things; these options win over it.
+            The cluster config's [devtools] section (listen, token_file, max_connections, key) sets the \
+            same four things; these options win over it.
             """,
         subcommands: [DevtoolsTokenCommand.self])
 
@@ -55,6 +55,11 @@ struct DevtoolsCommand: AsyncParsableCommand {
     var tokenFile: String?
     @Option(help: "The most connections (pages and their files) open at once. Default: [devtools] max_connections, else 16.")
     var maxConnections: Int?
+    @Option(
+        help: ArgumentHelp(
+            "The devtools' own key pair (made by `keygen`): under [security], every authorized key's token dispatches too (`devtools token`). Default: [devtools] key.",
+            valueName: "file"))
+    var key: String?
     @OptionGroup var node: NodeOptions
 
     func validate() throws {
@@ -79,10 +84,8 @@ struct DevtoolsCommand: AsyncParsableCommand {
         guard let (host, port) = DevtoolsCommand.split(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
             throw CLIError("--listen takes HOST:PORT")
         }
-        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        let (access, shownToken) = dispatchAccess(
-            fixed: try devtoolsToken(configuredFile: configured?.tokenFile), loopback: loopback, topology: topology, security: security,
-            logger: logger)
+        let (access, shownToken) = try dispatchAccess(
+            fixed: try devtoolsToken(configuredFile: configured?.tokenFile), loopback: isLoopbackHost(host), topology: topology)
         let hub = DevtoolsHub()
         let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: access.required)
         var limits = DevtoolsServer.Limits()
@@ -149,35 +152,32 @@ struct DevtoolsCommand: AsyncParsableCommand {
     }
 
     /// Who may dispatch, and the token the printed address carries. A token is required when one is
-    /// set or the page is served off loopback. Then a cluster under CURVE also takes every authorized
-    /// key's token (``AuthorizedKeyTokens``) when this host holds the server's secret key, and the
-    /// address carries the token of the key pair this process connects with; without CURVE, or
-    /// without the server key, a fresh token is made when none is set.
-    func dispatchAccess(
-        fixed: String?, loopback: Bool, topology: Topology, security: Security.Settings?, logger: Logger
-    ) -> (access: DispatchAccess, shown: String?) {
-        guard fixed != nil || !loopback else { return (DispatchAccess(), nil) }
-        var derived: (@Sendable () -> [String])?
-        if let files = topology.security, let security {
+    /// set or the page is served off loopback; then a fresh one is made when none is set, shown only
+    /// in the address printed. With a key pair of the devtools' own (`--key`, `[devtools] key`), the
+    /// token of every key in the cluster's authorized-keys file is taken too (``AuthorizedKeyTokens``).
+    func dispatchAccess(fixed: String?, loopback: Bool, topology: Topology) throws -> (access: DispatchAccess, shown: String?) {
+        var derived: (@Sendable () -> [DispatchAccess.Holder])?
+        if let keyFile = key ?? topology.devtools?.key {
+            guard let files = topology.security else {
+                throw CLIError("--key: the devtools take the tokens of the cluster's authorized keys, and this cluster has no [security] section")
+            }
+            let pair: KeyPair
             do {
-                let server = try KeyPair.load(files.serverKeyFile)
-                let tokens = AuthorizedKeyTokens(serverSecretKey: server.secretKey, file: files.authorizedKeysFile)
-                derived = { tokens.current() }
+                let publicHalf = key == nil ? topology.devtools?.publicKey : nil
+                pair = try publicHalf.map { try KeyPair.load(keyFile, publicHalf: $0) } ?? KeyPair.load(keyFile)
             } catch {
-                logger.notice("authorized keys' tokens are off: this host cannot read the server's secret key", metadata: ["error": "\(error)"])
+                throw CLIError("the devtools' key \(keyFile): \(error)")
             }
-            if let derived, fixed == nil {
-                let own = DevtoolsKeyToken.token(secretKey: security.client.secretKey, peerPublicKey: security.serverPublicKey)
-                return (DispatchAccess(derivedTokens: derived, hint: keyHint), own)
-            }
+            let tokens = AuthorizedKeyTokens(devtools: pair, file: files.authorizedKeysFile)
+            derived = { tokens.current() }
         }
-        // Off loopback nobody dispatches without a token: a fresh one, shown only in the address printed.
+        guard fixed != nil || !loopback else { return (DispatchAccess(), nil) }
         let token = fixed ?? (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
-        return (DispatchAccess(token: token, derivedTokens: derived, hint: derived == nil ? DispatchAccess().hint : keyHint), token)
-    }
-
-    private var keyHint: String {
-        "open the address it printed, with its #token=…, or put the token `\(RootCommand.binaryName) devtools token` makes from your authorized key after #token="
+        let hint =
+            derived == nil
+            ? DispatchAccess().hint
+            : "open the address it printed, with its #token=…, or put the token `\(RootCommand.binaryName) devtools token` makes from your authorized key after #token="
+        return (DispatchAccess(token: token, derivedTokens: derived, hint: hint), token)
     }
 
     /// The first line of --token-file, or `$ZFLUX_DEVTOOLS_TOKEN`, or the first line of the config's

@@ -23,17 +23,20 @@ public enum Curve {
         return ok ? bytes : nil
     }
 
-    /// A 32-byte digest of `label` that only the holder of one of two key pairs can compute: keyed
-    /// (HMAC-SHA-256) by the Curve25519 agreement of `secretKey` and `peerPublicKey`, which is the same
-    /// from either side (A's secret with B's public, or B's secret with A's public). Nil when a key is
-    /// not a Z85 key or the agreement is degenerate (a public key of low order).
-    package static func agreedDigest(of label: String, secretKey: String, peerPublicKey: String) -> [UInt8]? {
-        guard let secret = decode(secretKey), let peer = decode(peerPublicKey), sodium_init() >= 0 else { return nil }
+    /// A 32-byte digest of `message` that only the holder of one of two key pairs can compute: an
+    /// HMAC-SHA-256 keyed by the Curve25519 agreement of `secretKey` and `peerPublicKey`, which is the
+    /// same from either side (A's secret with B's public, or B's secret with A's public). Nil when a
+    /// key is not a Z85 key or the agreement is degenerate (a public key of low order). The agreed key
+    /// is wiped before it returns.
+    package static func agreedDigest(of message: [UInt8], secretKey: String, peerPublicKey: String) -> [UInt8]? {
+        guard var secret = decode(secretKey), let peer = decode(peerPublicKey), sodium_init() >= 0 else { return nil }
         var shared = [UInt8](repeating: 0, count: Int(crypto_box_BEFORENMBYTES))
-        defer { sodium_memzero(&shared, shared.count) }
+        defer {
+            sodium_memzero(&shared, shared.count)
+            sodium_memzero(&secret, secret.count)
+        }
         guard crypto_box_beforenm(&shared, peer, secret) == 0 else { return nil }
         var digest = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
-        let message = Array(label.utf8)
         guard crypto_auth_hmacsha256(&digest, message, UInt64(message.count), shared) == 0 else { return nil }
         return digest
     }

@@ -48,7 +48,9 @@ struct DevtoolsConfigTests {
         #expect(try ClusterConfig.parse(try config.tomlText(), source: "written").devtools == config.devtools)
     }
 
-    @Test("a listen that is not HOST:PORT, one off loopback without token_file, a cap below 1 and an unknown key are refused with their line")
+    @Test(
+        "a listen that is not HOST:PORT, one off loopback without token_file, a cap below 1, a key without [security] and an unknown key are refused with their line"
+    )
     func refused() throws {
         let directory = NSTemporaryDirectory() + "zflux-devtools-config-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -61,6 +63,9 @@ struct DevtoolsConfigTests {
             ("max_connections = 0", "max_connections must be between 1 and 10000"),
             ("listn = \"127.0.0.1:8745\"", "unknown key 'listn' in [devtools]"),
             (#"max_connections = "16""#, "takes a whole number"),
+            // A name that starts like a loopback address resolves wherever its owner points it.
+            (#"listen = "127.evil.example:8745""#, "is not a loopback address"),
+            (#"key = "keys/devtools.key""#, "key needs a [security] section"),
         ]
         for (section, says) in cases {
             let refusal = Self.refusal(section, directory: directory)
@@ -69,7 +74,7 @@ struct DevtoolsConfigTests {
             #expect(refusal?.contains("cluster.toml:5:") == true, "\(section): \(refusal ?? "accepted")")
         }
         // Loopback in any spelling needs no token file.
-        for listen in ["127.0.0.1:8745", "localhost:0", "[::1]:8745"] {
+        for listen in ["127.0.0.1:8745", "127.3.4.5:8745", "localhost:0", "[::1]:8745"] {
             #expect(Self.refusal("listen = \"\(listen)\"", directory: directory) == nil, "\(listen)")
         }
         #expect(Self.refusal("listen = \"0.0.0.0:8745\"\ntoken_file = \"t\"", directory: directory) == nil)

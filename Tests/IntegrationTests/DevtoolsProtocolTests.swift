@@ -92,6 +92,10 @@ struct DevtoolsProtocolTests {
         #expect(throws: WebSocketClient.Refused.self) {
             try WebSocketClient(port: port, host: "evil.example:\(port)", origin: "http://evil.example:\(port)")
         }
+        // A name that starts like a loopback address is a name like any other: its owner says where it points.
+        #expect(throws: WebSocketClient.Refused.self) {
+            try WebSocketClient(port: port, host: "127.evil.example:\(port)", origin: "http://127.evil.example:\(port)")
+        }
         do {
             _ = try WebSocketClient(port: port, origin: "http://evil.example")
         } catch let refused as WebSocketClient.Refused {

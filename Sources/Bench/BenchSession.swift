@@ -26,6 +26,8 @@ public final class BenchSession {
     var security: Security.Settings? = nil
     var views: [ViewNode] = []
     var viewLogs: [ArrivalLog] = []
+    /// What `zflux devtools` follows while an attached run goes (nil: not attached, or not writable).
+    var feed: BenchLiveFeed?
     /// The current trial's start (monotonic ns); views time their arrivals from it.
     let start = StartTime()
 
@@ -188,7 +190,37 @@ public final class BenchSession {
         }
     }
 
+    /// Measures the cluster; when attached, writes the run's live feed (``BenchLiveFeed``) as it goes,
+    /// ending with the report or the error.
     public func measure() throws -> BenchOutcome {
+        startFeed()
+        do {
+            let outcome = try measureTrials()
+            feed?.report(json: outcome.report.json())
+            return outcome
+        } catch {
+            feed?.failed("\(error)")
+            throw error
+        }
+    }
+
+    /// The live feed in the attached cluster's run directory (a run that starts its own cluster has
+    /// nobody to follow it); a run directory it cannot write to only costs the feed.
+    func startFeed() {
+        guard options.attach != nil else { return }
+        do {
+            feed = try BenchLiveFeed(
+                runDirectory: directory,
+                start: [
+                    "pid": Int(getpid()), "rate": options.rate, "duration_s": options.duration, "warm_up_s": options.warmUp,
+                    "workload": workload.name, "max": options.max, "floor": options.floor,
+                ])
+        } catch {
+            BenchSession.progress("no live feed for devtools: \(error)")
+        }
+    }
+
+    func measureTrials() throws -> BenchOutcome {
         try prepareState()
         var outcome: BenchOutcome
         let hostBefore = HostCPU.now()
@@ -291,6 +323,7 @@ public final class BenchSession {
         let mix = try mix(actions: schedule.count)
         var client = LoadClient(intake: topology.dispatcher.intake, mix: mix, clients: options.clients)
         client.security = security
+        feed?.trial(rate: rate, label: "zflux")
         let before = usageNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
         let usage = usageNow().since(before)
@@ -327,7 +360,9 @@ public final class BenchSession {
                 String(
                     format: "%5.1f s  sent %d of %d  answered %d  (%@)", Date().timeIntervalSince(began),
                     progressCounters.sent, schedule.count, progressCounters.acked, BenchReport.rate(schedule.rate)))
+            writeSeconds(progressCounters, rate: schedule.rate)
         }
+        writeSeconds(progressCounters, rate: schedule.rate)
         let log = try outcome.withLock { result in
             guard let result else { throw BenchError("the load client's thread ended without a result") }
             return try result.get()
@@ -336,6 +371,13 @@ public final class BenchSession {
         let deadline = Date().addingTimeInterval(10)
         while logs.contains(where: { $0.latestVersion < target }) && Date() < deadline { usleep(2_000) }
         return Driven(log: log, startWall: startWall)
+    }
+
+    /// The seconds the load's thread closed since the last call, onto the live feed.
+    func writeSeconds(_ progress: LoadProgress, rate: Double) {
+        let seconds = progress.takeFinishedSeconds()
+        guard let feed else { return }
+        for second in seconds { feed.second(second, targetRate: rate, warmUp: Double(second.second + 1) <= options.warmUp) }
     }
 
     func usageNow() -> ProcessUsage {

@@ -90,6 +90,7 @@ final class FloorSession {
         let relayPids = Dictionary(relays.map { ($0.name, $0.process.pid) }) { first, _ in first }
         let relaysBefore = ProcessUsage.now(relayPids)
         let clientFile = base + "-client"
+        session.feed?.trial(rate: rate, label: "floor")
         BenchSession.progress("floor: \(BenchReport.rate(rate)) for \(BenchReport.number(options.duration + options.warmUp)) s")
         let client = try BenchChild(
             name: "floor client", executable: program,

@@ -9,6 +9,8 @@ import ZeroMQ
 public final class LoadProgress: Sendable {
     let sentCount = Atomic<Int>(0)
     let ackedCount = Atomic<Int>(0)
+    /// Seconds the receiving thread closed and nobody took yet (``takeFinishedSeconds()``).
+    let finished = Mutex<[LiveSecond]>([])
     public init() {}
     public var sent: Int { sentCount.load(ordering: .relaxed) }
     public var acked: Int { ackedCount.load(ordering: .relaxed) }
@@ -87,6 +89,8 @@ public struct LoadClient: Sendable {
         let resendReach = min(dedupWindow * clients, Int(DispatcherCore.dedupRecoveryRecords)) * 9 / 10
         // Turned away by a member that no longer leads: sent again at the next look.
         var turnedAway: [Int] = []
+        // This second's ACK latencies, handed to `progress` a second at a time.
+        var live = LiveSecondRecorder()
         /// Sends action `position`, of mix kind `kind`, on its client's connection; false if the queue
         /// is full. A resend is the same message: same client id and client seq.
         func dispatch(_ position: Int, kind: Int) -> Message {
@@ -142,6 +146,7 @@ public struct LoadClient: Sendable {
         while true {
             let now = MonotonicClock.nowNanoseconds()
             let elapsed = now >= start ? now - start : 0
+            live.advance(toElapsed: elapsed, sent: next, acked: answered, progress: progress)
             if now >= start {
                 let due = schedule.dueCount(atElapsed: elapsed)
                 while next < due {
@@ -211,6 +216,7 @@ public struct LoadClient: Sendable {
             }
             for (index, socket) in sockets.enumerated() where poller.isReadable(index) {
                 let at = MonotonicClock.nowNanoseconds() - start
+                live.advance(toElapsed: at, sent: next, acked: answered, progress: progress)
                 while let frames = try socket.receive(dontWait: true) {
                     // The client asks for its ACKs batched: one message may answer many dispatches.
                     guard let message = try? Message(frames: frames), let replies = try? AckBatch.unpack(message) else { continue }
@@ -221,6 +227,7 @@ public struct LoadClient: Sendable {
                         switch reply.kind {
                         case .ack:
                             log.acknowledge(index: position, seq: reply.header.seq, at: at, sequencedAtNanoseconds: reply.header.timestamp)
+                            live.record(latencyNanoseconds: at &- min(at, schedule.offset(of: position)))
                         case .nack where reply.header.flags.contains(.notLeader):
                             // A pair's member that no longer leads: sent again (to the leader) at the next look.
                             turnedAway.append(position)
@@ -240,6 +247,7 @@ public struct LoadClient: Sendable {
                 progress.ackedCount.store(answered, ordering: .relaxed)
             }
         }
+        live.finish(sent: next, acked: answered, progress: progress)
         return log
     }
 }

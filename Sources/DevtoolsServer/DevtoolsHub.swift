@@ -60,9 +60,17 @@ package final class DevtoolsHub: Sendable {
         var fresh: [String] = []
         var dropped = 0
         var pages: [ObjectIdentifier: any Channel] = [:]
+        /// The current bench run's live feed lines (``bench(_:newRun:)``), which a page that joins gets;
+        /// the lines not sent yet, and whether they start a new run.
+        var benchLines: [String] = []
+        var freshBench: [String] = []
+        var benchReset = false
     }
 
     static let recentActions = 500
+    /// The most lines of a bench run kept: an hour's seconds, its trials and its report. Past it, the
+    /// oldest seconds go; the run's first line (its `start`) stays.
+    static let benchLinesKept = 4_000
     static let batchCap = 500
     private let shared = Mutex(Shared())
     private let timer: FlushTimer
@@ -102,16 +110,48 @@ package final class DevtoolsHub: Sendable {
         }
     }
 
+    /// Lines of `zflux bench --attach`'s live feed, each a JSON object; `newRun`: they begin a new run,
+    /// so what was kept of the one before goes (and the pages start over).
+    package func bench(_ lines: [String], newRun: Bool) {
+        shared.withLock { shared in
+            if newRun {
+                shared.benchLines = []
+                shared.freshBench = []
+                shared.benchReset = true
+            }
+            DevtoolsHub.keep(&shared.benchLines, adding: lines)
+            DevtoolsHub.keep(&shared.freshBench, adding: lines)
+        }
+    }
+
+    /// Appends `lines`, then drops the oldest but the first beyond ``benchLinesKept``.
+    static func keep(_ kept: inout [String], adding lines: [String]) {
+        kept.append(contentsOf: lines)
+        let over = kept.count - benchLinesKept
+        if over > 0 { kept.removeSubrange(1...over) }
+    }
+
+    /// The message of bench feed lines: `reset` tells the page to drop what it drew of a run before.
+    static func benchMessage(_ lines: [String], reset: Bool) -> String {
+        "{\"kind\":\"bench\",\"reset\":\(reset),\"lines\":[\(lines.joined(separator: ","))]}"
+    }
+
     /// Sends what changed since the last flush to every page.
     func flush() {
-        let (pending, fresh, dropped, nodes, pages) = shared.withLock { shared in
+        let (pending, fresh, dropped, nodes, pages, bench) = shared.withLock { shared in
             defer {
                 shared.pending = [:]
                 shared.fresh = []
                 shared.dropped = 0
                 shared.nodesChanged = false
+                shared.freshBench = []
+                shared.benchReset = false
             }
-            return (shared.pending, shared.fresh, shared.dropped, shared.nodesChanged ? shared.nodes : nil, Array(shared.pages.values))
+            let bench =
+                shared.freshBench.isEmpty && !shared.benchReset ? nil : DevtoolsHub.benchMessage(shared.freshBench, reset: shared.benchReset)
+            return (
+                shared.pending, shared.fresh, shared.dropped, shared.nodesChanged ? shared.nodes : nil, Array(shared.pages.values), bench
+            )
         }
         var messages: [String] = []
         var rendered: [String: String] = [:]
@@ -124,6 +164,7 @@ package final class DevtoolsHub: Sendable {
         if !rendered.isEmpty { shared.withLock { $0.states.merge(rendered) { _, new in new } } }
         if let nodes { messages.append(nodes) }
         if !fresh.isEmpty { messages.append("{\"kind\":\"actions\",\"dropped\":\(dropped),\"actions\":[\(fresh.joined(separator: ","))]}") }
+        if let bench { messages.append(bench) }
         for message in messages {
             for page in pages { DevtoolsHub.send(message, to: page) }
         }
@@ -136,6 +177,7 @@ package final class DevtoolsHub: Sendable {
             var welcome = [hello] + shared.states.keys.sorted().compactMap { shared.states[$0] }
             if let nodes = shared.nodes { welcome.append(nodes) }
             if !shared.recent.isEmpty { welcome.append("{\"kind\":\"actions\",\"dropped\":0,\"actions\":[\(shared.recent.joined(separator: ","))]}") }
+            if !shared.benchLines.isEmpty { welcome.append(DevtoolsHub.benchMessage(shared.benchLines, reset: true)) }
             return welcome
         }
         for message in welcome { DevtoolsHub.send(message, to: channel) }

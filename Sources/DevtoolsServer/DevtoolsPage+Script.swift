@@ -52,6 +52,7 @@ extension DevtoolsPage {
             case "nodes": return showNodes(message);
             case "actions": return addActions(message);
             case "range": return setRange(message);
+            case "bench": return addBenchLines(message);
           }
         }
 
@@ -341,8 +342,9 @@ extension DevtoolsPage {
         }
         const microseconds = (us) => us >= 1000 ? `${(us / 1000).toPrecision(3)} ms` : `${us.toPrecision(3)} µs`;
 
-        // Lines of [x, y] points in a 480 × 260 box, y on a log scale; `xTicks` are [x, label].
-        function plot(svg, title, lines, xTicks, xRange) {
+        // Lines of [x, y] points in a 480 × 260 box, y on a log scale; `xTicks` are [x, label]. `rate`, if
+        // given, is one more line on a linear scale of its own, from 0 to a little above its highest point.
+        function plot(svg, title, lines, xTicks, xRange, rate) {
           const left = 60, right = 470, top = 20, bottom = 230;
           const ys = lines.flatMap((line) => line.points.map(([, y]) => Math.max(y, 1)));
           const low = Math.floor(Math.log10(Math.min(...ys))), high = Math.ceil(Math.log10(Math.max(...ys)) + 0.001);
@@ -359,7 +361,15 @@ extension DevtoolsPage {
             children.push(svgElement("polyline", {class: line.name, "data-series": line.name,
               points: line.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(" ")}));
           }
-          lines.forEach((line, index) => children.push(svgElement("text", {x: right - 60, y: top + 12 * (index + 1), class: line.name}, line.label)));
+          const legend = lines.map((line) => [line.name, line.label]);
+          if (rate && rate.points.length) {
+            const most = Math.max(1, ...rate.points.map(([, y]) => y));
+            children.push(svgElement("polyline", {class: "rate", "data-series": "rate",
+              points: rate.points.map(([x, y]) => `${px(x).toFixed(1)},${(bottom - (bottom - top) * y / (most * 1.25)).toFixed(1)}`).join(" ")}));
+            legend.push(["rate", `${rate.label}, ≤ ${Math.round(most).toLocaleString("en")}`]);
+          }
+          const legendX = right - Math.max(60, 6.2 * Math.max(...legend.map(([, label]) => label.length)));
+          legend.forEach(([name, label], index) => children.push(svgElement("text", {x: legendX, y: top + 12 * (index + 1), class: name}, label)));
           svg.replaceChildren(...children);
         }
 
@@ -413,8 +423,60 @@ extension DevtoolsPage {
           });
         }
 
+        // `zflux bench --attach` against this cluster, as it runs: its live feed, relayed by the server a
+        // line at a time (a start, each trial, a line a second of ACK latency, then the report or the
+        // error). Lines may come twice (a page joining as they are sent): each is keyed, so that is harmless.
+        const newBenchLive = () => ({start: null, trial: null, seconds: new Map(), ended: null});
+        let benchLive = newBenchLive();
+        function addBenchLines(message) {
+          if (message.reset) benchLive = newBenchLive();
+          for (const line of message.lines) {
+            if (line.kind === "start" && text(line) !== text(benchLive.start)) benchLive = Object.assign(newBenchLive(), {start: line});
+            else if (line.kind === "trial" && (!benchLive.trial || benchLive.trial.trial !== line.trial)) {
+              benchLive.trial = line;
+              benchLive.seconds = new Map();
+            } else if (line.kind === "second" && (!benchLive.trial || benchLive.trial.trial === line.trial)) benchLive.seconds.set(line.second, line);
+            else if (line.kind === "report" || line.kind === "failed") {
+              const fresh = !benchLive.ended;
+              benchLive.ended = line;
+              if (line.kind === "report" && fresh) showBench(line.report, "bench --attach");
+            }
+          }
+          drawBenchLive();
+        }
+
+        const count = (n) => Math.round(n).toLocaleString("en");
+        function drawBenchLive() {
+          const seconds = [...benchLive.seconds.values()].sort((a, b) => a.second - b.second);
+          const latest = seconds[seconds.length - 1], status = $("bench-live-status");
+          const ended = benchLive.ended, start = benchLive.start, trial = benchLive.trial;
+          status.className = ended && ended.kind === "failed" ? "bad" : "dim";
+          if (!start) status.textContent = "no bench --attach run seen";
+          else if (ended && ended.kind === "failed") status.textContent = `bench stopped: ${ended.error}`;
+          else if (ended) status.textContent = `bench finished (pid ${start.pid}): its report is drawn below, e2e latency included`;
+          else if (trial && trial.label === "floor") status.textContent = `bench running: measuring the floor (C programs) at ${count(trial.rate)}/s, no live figures`;
+          else if (!latest) status.textContent = `bench running (pid ${start.pid}): ${trial ? `trial ${trial.trial} at ${count(trial.rate)}/s starting` : "preparing"}`;
+          else status.textContent = `bench running: ${latest.second + 1} s${latest.warm_up ? " (warm-up)" : ""}, ${count(latest.target_rate)}/s asked, `
+            + `${count(latest.acks)} acknowledged in the last second, ${count(latest.sent)} sent and ${count(latest.acked)} answered in all; `
+            + `ACK p50 ${microseconds(latest.ack_p50_us)}, p99 ${microseconds(latest.ack_p99_us)} (live: ACK latency; the report's e2e when the run ends)`;
+          const acked = seconds.filter((s) => s.acks > 0);
+          if (!acked.length) {
+            $("bench-live").replaceChildren(svgElement("text", {x: 20, y: 40}, start ? "no ACK yet in this trial" : "no live run"));
+            return;
+          }
+          const first = seconds[0].second, last = latest.second;
+          const step = Math.max(1, Math.ceil((last - first) / 8));
+          const ticks = [];
+          for (let second = first; second <= last; second += step) ticks.push([second, `${second}s`]);
+          plot($("bench-live"), `ACK latency, second by second${ended ? "" : " (live)"}`, [
+            {name: "p50", label: "p50", points: acked.map((s) => [s.second, s.ack_p50_us])},
+            {name: "p99", label: "p99", points: acked.map((s) => [s.second, s.ack_p99_us])},
+          ], ticks, [first, Math.max(last, first + 1)], {label: "ACKs/s", points: seconds.map((s) => [s.second, s.acks])});
+        }
+
         window.addEventListener("DOMContentLoaded", () => {
           $("bench-file").addEventListener("change", readBenchFile);
+          drawBenchLive();
           $("session-export").addEventListener("click", exportSession);
           $("session-file").addEventListener("change", readSessionFile);
           $("dispatch-form").addEventListener("submit", dispatch);

@@ -135,6 +135,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
                 _ = wake.wait(timeout: .now() + .seconds(1))
             }
         }.start()
+        DevtoolsCommand.followBenchFeed(runDirectory: node.runDir.path, hub: hub) { stop.load(ordering: .acquiring) }
         let all = views
         try await runNode(
             stop: {

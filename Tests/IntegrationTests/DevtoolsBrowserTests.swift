@@ -76,11 +76,12 @@ final class HeadlessChromium {
         return ((result["result"] as? [String: Any])?["value"] as? String) ?? ""
     }
 
-    /// Waits (bounded) until `expression` is true in the page.
+    /// Waits (bounded) until `expression` is true in the page. An evaluation that fails (the page is
+    /// loading again) counts as false.
     func waitUntil(_ expression: String, timeout: Duration = .seconds(30)) throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if try evaluate("!!(\(expression))") == "true" { return true }
+            if (try? evaluate("!!(\(expression))")) == "true" { return true }
             usleep(50_000)
         }
         return false
@@ -112,7 +113,7 @@ final class HeadlessChromium {
 @Suite("Devtools page in headless Chromium (real processes)", .serialized, .timeLimit(.minutes(3)))
 struct DevtoolsBrowserTests {
     @Test(
-        "the page shows the nodes and stores, dispatches through its form, travels back with the slider, exports a session and opens one, and is screenshot"
+        "the page shows the nodes and stores, dispatches through its form, travels back with the slider, exports a session and opens one, follows a bench --attach live, and is screenshot"
     )
     func pageEndToEnd() throws {
         try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
@@ -200,13 +201,38 @@ struct DevtoolsBrowserTests {
         _ = try browser.evaluate("document.querySelector('#session-actions li[data-seq=\"\(seq)\"]').click()")
         #expect(try browser.waitUntil("document.getElementById('session-view').textContent.includes('typed in the browser')"))
 
-        // The latency panel: a bench report, run here against the cluster, plotted by percentile and by second.
+        // The latency panel follows a `bench --attach` run live: its seconds of ACK latency while it runs
+        // (long enough, at a low rate, to be caught running), then its report, drawn as an opened file is.
         let report = dir + "/bench.json"
-        let bench = try cluster.zflux(
-            ["bench", "--attach", "--app", "counter", "--action", "incrementTapped", "--rate", "200", "--duration", "2", "--warm-up", "1", "--json"],
-            timeout: .seconds(120))
-        try #require(bench.status == 0, "\(bench.stderr)")
-        try bench.stdout.write(toFile: report, atomically: true, encoding: .utf8)
+        let bench = try ChildProcess(
+            executable: zfluxBinary,
+            arguments: [
+                "bench", "--attach", "--app", "counter", "--action", "incrementTapped", "--rate", "50", "--duration", "12", "--warm-up", "1",
+                "--json", "--run-dir", cluster.runDir,
+            ], output: .appended(to: report), errors: .appended(to: dir + "/bench.log"))
+        defer { _ = bench.stop(grace: .seconds(5)) }
+        let livePoints =
+            "(document.querySelector('#bench-live polyline[data-series=p99]')?.getAttribute('points') || '').split(' ').filter(Boolean).length"
+        let caught = try browser.waitUntil("\(livePoints) >= 2", timeout: .seconds(60))
+        let status = try browser.evaluate("document.getElementById('bench-live-status').textContent")
+        #expect(caught, "no live seconds: \(status)")
+        #expect(bench.isRunning, "the live points came while the bench ran")
+        #expect(try browser.evaluate("document.getElementById('bench-live-status').textContent.startsWith('bench running: ')") == "true")
+        #expect(try browser.evaluate("document.querySelectorAll('#bench-live polyline[data-series=rate]').length") == "1", "the ACK rate too")
+        // A page that joins mid-run gets the run's seconds so far, the first one included.
+        let firstSecond = try browser.evaluate("Math.min(...benchLive.seconds.keys())")
+        _ = try browser.evaluate("location.reload()")
+        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live' && benchLive.seconds.size >= 2"))
+        #expect(try browser.evaluate("Math.min(...benchLive.seconds.keys())") == firstSecond, "the seconds before the page joined")
+        // Its end: the report's plots, and the status says so.
+        #expect(bench.waitForExit(timeout: .seconds(120)), "the bench did not end")
+        #expect(bench.termination == .exited(0), "\((try? String(contentsOfFile: dir + "/bench.log", encoding: .utf8)) ?? "")")
+        #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bench --attach: attached')"))
+        #expect(try browser.evaluate("document.getElementById('bench-live-status').textContent.startsWith('bench finished')") == "true")
+        #expect(try browser.evaluate("document.querySelectorAll('#bench-percentiles polyline[data-series=p50]').length") == "1")
+        #expect(try browser.evaluate("document.querySelectorAll('#bench-timeline polyline').length") == "2", "p50 and p99 by second")
+        // The same report, opened from the file `--json` wrote.
+        _ = try browser.evaluate("document.getElementById('bench-percentiles').replaceChildren()")
         try browser.chooseFile("#bench-file", path: report)
         #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bench.json: attached')"))
         #expect(try browser.evaluate("document.getElementById('bench-summary').textContent.includes(', 0 lost;')") == "true")

@@ -56,12 +56,18 @@ extension DevtoolsPage {
           }
         }
 
-        // The hello: stores, the catalog of the apps this binary hosts, and what needs a token.
+        // The hello: stores, the catalog of the apps this binary hosts, and what needs a token. The form
+        // offers the apps the cluster's stores run: a hosted app no store runs has nobody to apply it.
         function greet(message) {
           hello = message;
           catalog = message.apps || [];
           $("program").textContent = `${message.program} · ${message.runDirectory}`;
-          const apps = [...new Set(catalog.map((app) => app.name).concat(message.stores.map((store) => store.app)))];
+          const apps = [...new Set(message.stores.map((store) => store.app))];
+          const hosted = catalog.map((app) => app.name);
+          $("dispatch-apps").textContent = apps.some((name) => hosted.includes(name)) ? ""
+            : `this cluster runs none of the apps ${message.program} hosts (${hosted.join(", ") || "none"})`
+              + (apps.length ? ": its payloads go as JSON, for the dispatcher to judge" : "");
+          $("dispatch-send").disabled = !apps.length;
           const select = $("dispatch-app");
           select.replaceChildren(...apps.map((name) => element("option", {value: name}, name)));
           select.onchange = chooseApp;

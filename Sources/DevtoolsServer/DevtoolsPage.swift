@@ -6,7 +6,7 @@
 /// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `session-from`, `session-to`,
 /// `session-export`, `session-download`, `session-result`, `session-file`, `session-actions`,
 /// `session-view`, `bench-file`, `bench-summary`, `bench-percentiles`, `bench-timeline`, `bench-live`,
-/// `bench-live-status`.
+/// `bench-live-status`, `dispatch-apps`.
 enum DevtoolsPage {
     static let html = #"""
         <!doctype html>
@@ -23,7 +23,7 @@ enum DevtoolsPage {
         <section id="cluster"><h2>Nodes</h2><table id="nodes"></table></section>
         <section id="dispatch"><h2>Dispatch</h2>
           <form id="dispatch-form">
-            <label>app <select id="dispatch-app"></select></label>
+            <label>app <select id="dispatch-app"></select></label> <span id="dispatch-apps" class="dim"></span>
             <label>action <input id="dispatch-type" list="dispatch-types" autocomplete="off"></label>
             <datalist id="dispatch-types"></datalist>
             <label class="wide">arguments (JSON) <textarea id="dispatch-args" rows="2" spellcheck="false">{}</textarea></label>

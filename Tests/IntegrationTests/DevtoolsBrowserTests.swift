@@ -130,6 +130,10 @@ struct DevtoolsBrowserTests {
         #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
         #expect(try browser.waitUntil("document.querySelectorAll('#nodes tr').length === 4"), "header, dispatcher and two stores")
         #expect(try browser.waitUntil("document.querySelector('.store[data-store=todo] details')"))
+        // The form offers the apps the cluster's stores run, not every app the binary hosts.
+        let offered = try browser.evaluate("[...document.getElementById('dispatch-app').options].map((o) => o.value).join(' ')")
+        #expect(offered == "todo counter", "the cluster runs a todo and a counter store: \(offered)")
+        #expect(try browser.evaluate("document.getElementById('dispatch-apps').textContent") == "")
 
         // Dispatch through the form, as a person would: pick the app and action, type the arguments, click.
         _ = try browser.evaluate(
@@ -250,5 +254,15 @@ struct DevtoolsBrowserTests {
         // Kept beside the build for a person to look at (docs/images/devtools.png is one such).
         let kept = URL(fileURLWithPath: zfluxBinary).deletingLastPathComponent().appendingPathComponent("devtools-screenshot.png")
         try? png.write(to: kept)
+
+        // A cluster that runs none of the apps this binary hosts: the form says so (a hello as such a
+        // cluster's devtools would send it).
+        _ = try browser.evaluate(
+            "greet({program: 'zflux', runDirectory: '/elsewhere', tokenRequired: false, stores: [{name: 'other', app: 'unhostedApp'}], apps: hello.apps})"
+        )
+        #expect(try browser.evaluate("[...document.getElementById('dispatch-app').options].map((o) => o.value).join(' ')") == "unhostedApp")
+        #expect(
+            try browser.evaluate("document.getElementById('dispatch-apps').textContent").hasPrefix("this cluster runs none of the apps zflux hosts (")
+        )
     }
 }

@@ -42,6 +42,11 @@ struct BenchCommand: AsyncParsableCommand {
             client id and seq, which the dispatcher deduplicates, so a run attached to a dispatcher pair \
             follows the leader through a failover (its latency still counts from the due instant).
 
+            With --attach it also writes a live feed into the cluster's run directory, bench-live.jsonl \
+            (replaced at each run): a line each second with what was sent and acknowledged and the ACK \
+            latency's p50 and p99 that second, then the report --json prints. `\(RootCommand.binaryName) devtools` \
+            plots it as the run goes.
+
             --floor runs the same topology in the same run as C programs on libzmq (zflux-floor, built \
             beside zflux: client, sequencer, one relay per store, sinks; no journal, no reducer, no codec), \
             probes write+fdatasync on the journal's filesystem, and prints every figure as a ratio to that \

@@ -24,7 +24,8 @@ struct DevtoolsCommand: AsyncParsableCommand {
               - session files: export a stretch of the journal as `journal export` does (saved by the \
             browser), or open one to step through its actions and the states they left;
               - latency: open a `zflux bench --json` report to plot its e2e latency by percentile and second \
-            by second.
+            by second, or follow a `zflux bench --attach` run on this cluster as it goes (its ACK latency \
+            and rate each second, read from bench-live.jsonl in the run directory), then its report.
 
             It is one more subscriber of the cluster, as `zflux view` is: a snapshot and the live updates \
             of every store, the action stream, a status request per node a second. Time travel reads the \

@@ -225,8 +225,10 @@ struct DevtoolsBrowserTests {
         #expect(try browser.evaluate("document.querySelectorAll('#bench-live polyline[data-series=rate]').length") == "1", "the ACK rate too")
         // A page that joins mid-run gets the run's seconds so far, the first one included.
         let firstSecond = try browser.evaluate("Math.min(...benchLive.seconds.keys())")
-        _ = try browser.evaluate("location.reload()")
-        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live' && benchLive.seconds.size >= 2"))
+        // The old page is marked, so the wait below cannot be answered by it before it goes.
+        _ = try browser.evaluate("(() => { window.beforeReload = true; location.reload(); })()")
+        #expect(
+            try browser.waitUntil("!window.beforeReload && document.getElementById('conn').textContent === 'live' && benchLive.seconds.size >= 2"))
         #expect(try browser.evaluate("Math.min(...benchLive.seconds.keys())") == firstSecond, "the seconds before the page joined")
         // Its end: the report's plots, and the status says so.
         #expect(bench.waitForExit(timeout: .seconds(120)), "the bench did not end")

@@ -234,6 +234,12 @@ struct DevtoolsBrowserTests {
         #expect(bench.waitForExit(timeout: .seconds(120)), "the bench did not end")
         #expect(bench.termination == .exited(0), "\((try? String(contentsOfFile: dir + "/bench.log", encoding: .utf8)) ?? "")")
         #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bench --attach: attached')"))
+        // The feed's last line holds the report --json printed.
+        let feed = try String(contentsOfFile: cluster.runDir + "/bench-live.jsonl", encoding: .utf8)
+        let lastLine = try #require(feed.split(separator: "\n").last.map { Data($0.utf8) })
+        let last = try #require(try JSONSerialization.jsonObject(with: lastLine) as? NSDictionary)
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? NSDictionary)
+        #expect(last["kind"] as? String == "report" && (last["report"] as? NSDictionary) == printed)
         #expect(try browser.evaluate("document.getElementById('bench-live-status').textContent.startsWith('bench finished')") == "true")
         #expect(try browser.evaluate("document.querySelectorAll('#bench-percentiles polyline[data-series=p50]').length") == "1")
         #expect(try browser.evaluate("document.querySelectorAll('#bench-timeline polyline').length") == "2", "p50 and p99 by second")

@@ -219,7 +219,10 @@ let package = Package(
             dependencies: ["Leadership", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "DevtoolsTests",
-            dependencies: ["Devtools", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore", "Cluster"]),
+            dependencies: [
+                "Devtools", "DevtoolsServer", "Dispatcher", "StoreNode", "ViewNode", "NodeSupport", "Examples", "ExampleViews", "FluxCore",
+                "Cluster",
+            ]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

@@ -189,6 +189,9 @@ package final class DevtoolsHub: Sendable {
 
     var pageCount: Int { shared.withLock { $0.pages.count } }
 
+    /// The bench feed lines a page that joins now would get.
+    var benchLines: [String] { shared.withLock { $0.benchLines } }
+
     /// One text frame to one page. A page that does not read (its connection's buffer past the high
     /// water mark) is closed rather than let the server's memory grow for it. Closed, not skipped:
     /// a page that silently missed updates would show stale states as if live, while a closed one

@@ -19,7 +19,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
               - each store's state as a collapsible tree, the paths the last update changed highlighted;
               - a slider over the journal's seqs: every store's state at that seq (as `zflux state --at`), \
             with the diff against the seq before and the action that made it; click an action to go to it;
-              - a form to dispatch an action from the catalog of the apps this binary hosts (`zflux apps`), \
+              - a form to dispatch an action of the apps the cluster runs, from their catalog (`zflux apps`), \
             with the ACK or NACK it got;
               - session files: export a stretch of the journal as `journal export` does (saved by the \
             browser), or open one to step through its actions and the states they left;

@@ -258,7 +258,9 @@ public final class Supervisor: Sendable {
         let fm = FileManager.default
         for path in topology.ipcPaths { try? fm.removeItem(atPath: path) }
         try? fm.removeItem(atPath: runDirectory.pidDirectory)
-        try? fm.removeItem(atPath: runDirectory.topologyFile)
+        // Kept as the last run's, for the commands that read a stopped cluster's files; gone as the
+        // running cluster's, so the commands that talk to one say none runs.
+        if rename(runDirectory.topologyFile, runDirectory.lastTopologyFile) != 0 { try? fm.removeItem(atPath: runDirectory.topologyFile) }
         try? fm.removeItem(atPath: runDirectory.supervisorPidFile)
         try? fm.removeItem(atPath: runDirectory.restartsFile)
     }

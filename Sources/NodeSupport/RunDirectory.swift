@@ -5,7 +5,8 @@ import Foundation
 ///
 /// ```
 /// RUN_DIR/
-///   cluster.json        the topology (Topology.fileName)
+///   cluster.json        the topology (Topology.fileName), while the cluster runs
+///   cluster.last.json   the topology of the cluster that last ran here, kept when it stops
 ///   supervisor.pid      the supervisor's pid, while it runs
 ///   restarts.json       restarts per node, for `zflux top`
 ///   logs/NODE.log       each node's stderr
@@ -21,6 +22,10 @@ public struct RunDirectory: Sendable, Equatable {
     public init(_ path: String) { self.path = path }
 
     public var topologyFile: String { path + "/" + Topology.fileName }
+    /// The topology of the cluster that last ran here: `cluster up` renames `cluster.json` to it when
+    /// it stops, so the commands that read a stopped cluster's files (time travel, `journal export`,
+    /// `journal compact`) still know its stores.
+    package var lastTopologyFile: String { path + "/" + Topology.lastRunFileName }
     public var supervisorPidFile: String { path + "/supervisor.pid" }
     public var restartsFile: String { path + "/restarts.json" }
     public var logDirectory: String { path + "/logs" }

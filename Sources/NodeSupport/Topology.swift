@@ -352,10 +352,24 @@ public struct Topology: Codable, Equatable, Sendable {
     }
 
     public static let fileName = "cluster.json"
+    package static let lastRunFileName = "cluster.last.json"
 
     public static func load(runDirectory: String) throws -> Topology {
-        let url = URL(fileURLWithPath: runDirectory).appendingPathComponent(fileName)
-        guard let data = FileManager.default.contents(atPath: url.path) else {
+        try load(runDirectory: runDirectory, orLastRun: false)
+    }
+
+    /// The running cluster's topology; with `orLastRun`, when none runs here, the one that ran last
+    /// (for commands that read its files, not its sockets).
+    package static func load(runDirectory: String, orLastRun: Bool) throws -> Topology {
+        var url = URL(fileURLWithPath: runDirectory).appendingPathComponent(fileName)
+        var data = FileManager.default.contents(atPath: url.path)
+        if data == nil && orLastRun {
+            let last = URL(fileURLWithPath: runDirectory).appendingPathComponent(lastRunFileName)
+            if let kept = FileManager.default.contents(atPath: last.path) {
+                (url, data) = (last, kept)
+            }
+        }
+        guard let data else {
             throw NodeError(
                 "no cluster in \(runDirectory): \(url.path) is missing (start one with `\(StandardOutput.programName) cluster up`, or pass --run-dir)"
             )

@@ -45,6 +45,14 @@ struct RunDirOptions: ParsableArguments {
         return try Topology.load(runDirectory: path)
     }
 
+    /// The topology of the cluster whose files are here: as ``topology()``, or when none runs, the one
+    /// that ran last (`cluster.last.json`). For commands that read the journal and snapshots, never
+    /// for one that connects.
+    func recordedTopology() throws -> Topology {
+        if configPath != nil { return try topology() }
+        return try Topology.load(runDirectory: path, orLastRun: true)
+    }
+
     /// The topology and the CURVE settings this process connects with (`$ZFLUX_KEY` or the cluster's
     /// client key), so every command connects over tcp the way the cluster requires.
     func cluster() throws -> (topology: Topology, security: Security.Settings?) {

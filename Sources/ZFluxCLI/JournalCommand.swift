@@ -82,7 +82,9 @@ struct JournalCommand: AsyncParsableCommand {
                 store can still start from its snapshot and catch up from the journal. The newest segment \
                 always stays. The dispatcher must be stopped (the command takes the journal's lock).
 
-                Snapshots are read from the cluster's snapshot directory. A store with no snapshot there (a \
+                The stores are the running cluster's, or once it stopped the last run's (cluster.last.json in \
+                the run directory), or --config's. Snapshots are read from the cluster's snapshot directory. \
+                A store with no snapshot there (a \
                 new store, or one on another host) needs the whole journal, and the command refuses; pass \
                 --keep-from SEQ to say yourself what to keep, and --force to keep less than a snapshot found \
                 here needs. A store left behind the journal says so and can be given another store's \
@@ -101,7 +103,7 @@ struct JournalCommand: AsyncParsableCommand {
             _ = try Journal.compact(directory: directory, keepFrom: 0, dryRun: true)
             // What each store's snapshot needs: everything after its version.
             var needs: [(store: String, from: UInt64?)] = []
-            if let topology = try? location.runDir.topology(), let snapshots = topology.durability?.snapshotDirectory {
+            if let topology = try? location.runDir.recordedTopology(), let snapshots = topology.durability?.snapshotDirectory {
                 for store in topology.stores {
                     let contents = try? SnapshotFile.read(snapshots + "/" + store.name + ".snapshot")
                     needs.append((store.name, contents.map { $0.version + 1 }))
@@ -124,7 +126,7 @@ struct JournalCommand: AsyncParsableCommand {
             } else {
                 guard !needs.isEmpty else {
                     throw CLIError(
-                        "no cluster.json in \(location.runDir.path) (is the cluster down?) to find the stores' snapshots: pass --config FILE, or --keep-from SEQ"
+                        "no cluster.json nor cluster.last.json in \(location.runDir.path) to find the stores' snapshots: pass --config FILE, or --keep-from SEQ"
                     )
                 }
                 guard missing.isEmpty, let safe else {

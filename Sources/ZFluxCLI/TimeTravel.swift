@@ -18,7 +18,8 @@ struct TimeMachine {
     /// Without it, a dispatcher pair's run directory, whose journals are its members', is refused as the
     /// journal commands refuse it; `pairRemedy` says what to run instead (default: name one with --journal).
     init(runDir: RunDirOptions, journal: String? = nil, pairRemedy: ((String) -> String)? = nil) throws {
-        let topology = try runDir.topology()
+        // The journal and snapshots outlive the cluster: a stopped one's stores are its last run's.
+        let topology = try runDir.recordedTopology()
         guard let directory = journal ?? topology.durability?.journalDirectory else {
             throw CLIError("the cluster keeps no journal (it runs in memory): time travel needs one")
         }

@@ -152,7 +152,9 @@ struct JournalCommandTests {
         }
     }
 
-    @Test("journal compact removes what every store's snapshot covers, refuses what one still needs, and the cluster starts again from it")
+    @Test(
+        "journal compact removes what every store's snapshot covers, refuses what one still needs, finds a stopped cluster's stores, and the cluster starts again from it"
+    )
     func compact() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("compact-\(getpid())").path
         try? FileManager.default.removeItem(atPath: dir)
@@ -180,8 +182,14 @@ struct JournalCommandTests {
         let refused = try zflux(["journal", "compact", "--run-dir", run, "--config", config])
         #expect(refused.status != 0 && refused.stderr.contains("no snapshot of ledger"), "\(refused.stderr)")
         try FileManager.default.moveItem(atPath: snapshot + ".away", toPath: snapshot)
-        let planned = try zflux(["journal", "compact", "--run-dir", run, "--config", config, "--dry-run"])
+        // Without --config too: the stopped cluster's stores are its last run's (cluster.last.json).
+        let planned = try zflux(["journal", "compact", "--run-dir", run, "--dry-run"])
         #expect(planned.status == 0 && planned.stdout.contains("would remove"), "\(planned.stdout)\(planned.stderr)")
+        let travelled = try zflux(["state", "ledger", "--at", "1", "--run-dir", run])
+        #expect(travelled.status == 0 && travelled.stdout.hasPrefix(#"{"version":1,"#), "time travel on a stopped cluster: \(travelled)")
+        // Commands that talk to a cluster still say none runs.
+        let sent = try zflux(["dispatch", "ledger", "post", #"{"account":1,"amount":1}"#, "--run-dir", run])
+        #expect(sent.status != 0 && sent.stderr.contains("no cluster in"), "\(sent)")
         let done = try zflux(["journal", "compact", "--run-dir", run, "--config", config])
         #expect(done.status == 0 && done.stdout.contains("removed"), "\(done.stdout)\(done.stderr)")
         let verified = try zflux(["journal", "verify", "--run-dir", run, "--config", config])

@@ -1,3 +1,4 @@
+import Foundation
 import Histogram
 
 /// Percentiles of one stage's latency, in microseconds (what `--json` prints).
@@ -49,5 +50,21 @@ public struct LatencyHistogram: Sendable {
     public var percentilePoints: [(Double, Double)] {
         guard count > 0 else { return [] }
         return histogram.percentiles(ticksPerHalfDistance: 5).map { ($0.percentile, Double($0.value) / 1000) }
+    }
+
+    /// How many latencies fell in each bucket, eight buckets a decade from 1 µs (each ×1.33 the one
+    /// before), as (from µs, to µs, count) from the first bucket that holds any to the last: the
+    /// histogram itself, which the devtools page draws as bars.
+    package var buckets: [(fromUs: Double, toUs: Double, count: UInt64)] {
+        guard count > 0 else { return [] }
+        var buckets: [(fromUs: Double, toUs: Double, count: UInt64)] = []
+        var from = 0.0
+        for step in histogram.logarithmicBucketValues(valueUnitsInFirstBucket: 1000, logBase: pow(10, 1.0 / 8)) {
+            let to = Double(step.value) / 1000
+            if step.countAddedInThisIterationStep > 0 || !buckets.isEmpty { buckets.append((from, to, step.countAddedInThisIterationStep)) }
+            from = to
+        }
+        while buckets.last?.count == 0 { buckets.removeLast() }
+        return buckets
     }
 }

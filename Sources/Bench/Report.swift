@@ -132,6 +132,15 @@ public struct BenchReport: Codable, Sendable {
     /// Each second of the run after the warm-up (by when its actions were scheduled): how many were
     /// seen and their e2e p50 and p99. Nil in reports from before.
     package var timeline: [TimelineSecond]?
+    /// The e2e latencies counted in buckets, eight a decade (`e2e_histogram`): what the devtools page
+    /// draws as bars. Nil in reports from before.
+    package var e2eHistogram: [HistogramBucket]?
+
+    package struct HistogramBucket: Codable, Sendable, Equatable {
+        package var fromUs: Double
+        package var toUs: Double
+        package var count: UInt64
+    }
 
     package struct PercentilePoint: Codable, Sendable, Equatable {
         package var percentile: Double
@@ -185,6 +194,8 @@ public struct BenchReport: Codable, Sendable {
         stages = result.stages.mapValues(\.stats)
         let points = result.e2e.percentilePoints.map { PercentilePoint(percentile: $0.0, us: $0.1) }
         e2ePercentiles = points.isEmpty ? nil : points
+        let buckets = result.e2e.buckets.map { HistogramBucket(fromUs: $0.fromUs, toUs: $0.toUs, count: $0.count) }
+        e2eHistogram = buckets.isEmpty ? nil : buckets
         let seconds = result.timeline.enumerated().compactMap { second, histogram in
             histogram.count == 0
                 ? nil : TimelineSecond(second: second, count: histogram.count, p50Us: histogram.stats.p50Us, p99Us: histogram.stats.p99Us)
@@ -229,7 +240,7 @@ public struct BenchReport: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, refusedByStore, firstStoreRefusal, resent, e2e, ack
         case stages, stateUpdateBytes, cpuSeconds
-        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent, e2ePercentiles, timeline
+        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent, e2ePercentiles, timeline, e2eHistogram
         case maxRate = "max"
     }
 

@@ -5,7 +5,7 @@
 /// `filter-app`, `filter-type`, `stores`, `slider`, `travel-seq`, `travel`, `dispatch-app`,
 /// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `session-from`, `session-to`,
 /// `session-export`, `session-download`, `session-result`, `session-file`, `session-actions`,
-/// `session-view`, `bench-file`, `bench-summary`, `bench-percentiles`, `bench-timeline`, `bench-live`,
+/// `session-view`, `bench-file`, `bench-summary`, `bench-percentiles`, `bench-histogram`, `bench-timeline`, `bench-live`,
 /// `bench-live-status`, `dispatch-apps`.
 enum DevtoolsPage {
     static let html = #"""
@@ -66,7 +66,7 @@ enum DevtoolsPage {
             (live: ACK latency; the report's e2e when the run ends)</div>
           <div id="bench-live-status" class="dim">no bench --attach run seen</div>
           <div id="bench-summary" class="dim">no report open</div>
-          <div class="split"><svg id="bench-live" viewBox="0 0 480 260"></svg><svg id="bench-percentiles" viewBox="0 0 480 260"></svg><svg id="bench-timeline" viewBox="0 0 480 260"></svg></div>
+          <div class="split"><svg id="bench-live" viewBox="0 0 480 260"></svg><svg id="bench-percentiles" viewBox="0 0 480 260"></svg><svg id="bench-histogram" viewBox="0 0 480 260"></svg><svg id="bench-timeline" viewBox="0 0 480 260"></svg></div>
         </section>
         </main>
         </body>
@@ -93,10 +93,12 @@ enum DevtoolsPage {
         textarea { width: 100%; font: inherit; box-sizing: border-box; }
         .diff { margin: 2px 0 2px 12px; white-space: pre-wrap; }
         #session-section, #bench-section { grid-column: 1 / span 2; max-height: none; }
-        #bench-section .split { grid-template-columns: 1fr 1fr 1fr; } svg { width: 100%; height: auto; }
+        #bench-section .split { grid-template-columns: 1fr 1fr; } svg { width: 100%; height: auto; }
         svg text { fill: currentColor; font: 10px ui-monospace, monospace; } svg .axis { stroke: var(--dim); }
         svg .p50 { stroke: var(--good); fill: none; stroke-width: 1.5; } svg .p99 { stroke: var(--bad); fill: none; stroke-width: 1.5; }
         svg .rate { stroke: var(--dim); fill: none; stroke-dasharray: 3 2; } svg text.rate { stroke: none; fill: var(--dim); }
+        svg rect.bar { fill: var(--good); opacity: 0.8; }
+        svg text.p50 { stroke: none; fill: var(--good); } svg text.p99 { stroke: none; fill: var(--bad); }
         .split { display: grid; grid-template-columns: 1fr 2fr; gap: 8px; }
         #session-actions { list-style: none; padding: 0; margin: 0; max-height: 40vh; overflow: auto; }
         #session-actions li { cursor: pointer; white-space: nowrap; } #session-actions li.chosen { background: var(--changed); color: #000; }

@@ -104,6 +104,21 @@ struct BenchLogicTests {
         #expect(a.percentileDistribution.contains("Percentile"))
     }
 
+    @Test("the histogram's buckets count every latency once, eight a decade, from the first bucket that holds one to the last")
+    func histogramBuckets() {
+        var latencies = LatencyHistogram()
+        #expect(latencies.buckets.isEmpty)
+        for _ in 1...100 { latencies.record(nanoseconds: 5_000) }
+        for _ in 1...10 { latencies.record(nanoseconds: 500_000) }
+        let buckets = latencies.buckets
+        #expect(buckets.reduce(0) { $0 + $1.count } == 110)
+        #expect(buckets.first.map { $0.fromUs <= 5 && 5 <= $0.toUs && $0.count == 100 } == true, "\(buckets.prefix(2))")
+        #expect(buckets.last.map { $0.fromUs <= 500 && 500 <= $0.toUs * 1.001 && $0.count == 10 } == true, "\(buckets.suffix(2))")
+        // Two decades apart, eight buckets a decade: about 16 buckets, the empty ones between kept.
+        #expect((15...18).contains(buckets.count), "\(buckets.count)")
+        for (earlier, later) in zip(buckets, buckets.dropFirst()) { #expect(earlier.toUs == later.fromUs) }
+    }
+
     @Test("the report: JSON has the documented keys, the table shows ratios to the floor, the SVG is a plot")
     func report() throws {
         var zflux = TrialResult(), floor = TrialResult()

@@ -252,6 +252,11 @@ struct DevtoolsBrowserTests {
         let points = try browser.evaluate("document.querySelector('#bench-percentiles polyline').getAttribute('points').split(' ').length")
         #expect((Int(points) ?? 0) > 5, "the distribution has its points: \(points)")
         #expect(try browser.evaluate("document.querySelectorAll('#bench-timeline polyline').length") == "2", "p50 and p99 by second")
+        // The histogram: a bar per bucket, and together they count every e2e latency the report counted.
+        let e2eCount = ((printed["e2e"] as? NSDictionary)?["count"] as? Int) ?? -1
+        let barred = try browser.evaluate(
+            "[...document.querySelectorAll('#bench-histogram rect.bar')].reduce((sum, bar) => sum + Number(bar.dataset.count), 0)")
+        #expect(e2eCount > 0 && barred == String(e2eCount), "bars count \(barred), the report \(e2eCount)")
         _ = try browser.evaluate("document.getElementById('session-section').scrollIntoView()")
         let lower = try browser.screenshot()
         try? lower.write(to: URL(fileURLWithPath: zfluxBinary).deletingLastPathComponent().appendingPathComponent("devtools-screenshot-lower.png"))

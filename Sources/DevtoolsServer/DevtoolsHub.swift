@@ -18,7 +18,8 @@ package protocol DevtoolsBackend: Sendable {
     /// NACK or silence (`{"kind":"dispatched",…}`).
     func dispatch(app: String, type: String, arguments: String) -> String
     /// The session file of seqs `from…to`, as `journal export` writes it, inside
-    /// `{"kind":"exported","from":…,"to":…,"session":…}`, or `{"kind":"exported","error":…}`.
+    /// `{"kind":"exported","from":…,"to":…,"session":"…"}` (the file's text, as a string), or
+    /// `{"kind":"exported","error":…}`.
     func export(from: UInt64, to: UInt64) -> String
 }
 

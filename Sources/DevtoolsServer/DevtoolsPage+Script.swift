@@ -6,7 +6,11 @@ extension DevtoolsPage {
     static let mainScript = #"""
         "use strict";
         const $ = (id) => document.getElementById(id);
-        const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
+        // The dispatch token, from the address's #token=…; read again when only the part after # changes
+        // (pasting the printed address into an open tab does not reload it).
+        const tokenFromAddress = () => new URLSearchParams(location.hash.slice(1)).get("token") || "";
+        let token = tokenFromAddress();
+        window.addEventListener("hashchange", () => { token = tokenFromAddress(); showTokenNeed(); });
         let socket = null, nextId = 1;
         const waiting = new Map();
         const stores = {};          // name -> {app, version, connection, state, changed}
@@ -58,10 +62,26 @@ extension DevtoolsPage {
           }
         }
 
+        // Says before anyone tries that a dispatch would be refused: a token is needed and the address has none.
+        function showTokenNeed() {
+          if (!hello || !hello.tokenRequired) return;
+          const result = $("dispatch-result");
+          if (!token) {
+            result.className = "bad";
+            result.textContent = "this devtools needs a token to dispatch: open the address it printed, with its #token=…";
+            result.dataset.tokenNote = "1";
+          } else if (result.dataset.tokenNote) {
+            result.className = "dim";
+            result.textContent = "a token is in the address now";
+            delete result.dataset.tokenNote;
+          }
+        }
+
         // The hello: stores, the catalog of the apps this binary hosts, and what needs a token. The form
         // offers the apps the cluster's stores run: a hosted app no store runs has nobody to apply it.
         function greet(message) {
           hello = message;
+          showTokenNeed();
           catalog = message.apps || [];
           $("program").textContent = `${message.program} · ${message.runDirectory}`;
           const apps = [...new Set(message.stores.map((store) => store.app))];
@@ -254,7 +274,7 @@ extension DevtoolsPage {
 
         // Session files, as `zflux journal export` writes them: exported from the journal by the server,
         // and opened here, in the page alone, to step through their actions and the states they left.
-        let exportedURL = null;
+        let exportedURL = null, exportedBody = null;
         async function exportSession() {
           const from = Number($("session-from").value || 1), to = Number($("session-to").value || head);
           $("session-result").className = "dim";
@@ -266,15 +286,17 @@ extension DevtoolsPage {
             return;
           }
           if (exportedURL) URL.revokeObjectURL(exportedURL);
-          const body = JSON.stringify(answer.session);
+          // The file's bytes as the server wrote them (parsing would round 64-bit numbers); parsed only to show it.
+          const body = answer.session, parsed = JSON.parse(body);
+          exportedBody = body;
           exportedURL = URL.createObjectURL(new Blob([body], {type: "application/json"}));
           const link = $("session-download");
           link.href = exportedURL;
           link.download = `zflux-${answer.from}-${answer.to}.session`;
           link.hidden = false;
           $("session-result").className = "good";
-          $("session-result").textContent = `${answer.session.actions.length} actions, ${answer.session.stores.length} stores, ${body.length} bytes`;
-          openSession(answer.session, link.download);
+          $("session-result").textContent = `${parsed.actions.length} actions, ${parsed.stores.length} stores, ${body.length} bytes`;
+          openSession(parsed, link.download);
         }
 
         let session = null;

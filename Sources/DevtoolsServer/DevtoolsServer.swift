@@ -435,7 +435,11 @@ private final class PageHandler: ChannelInboundHandler {
             job = {
                 guard let holder = access.holder(of: token) else {
                     refusals.refused(app: app, type: type, logger: logger)
-                    let reason = jsonString("this devtools needs a token to dispatch: " + access.hint)
+                    let reason = jsonString(
+                        ((token ?? "").isEmpty
+                            ? "this devtools needs a token to dispatch: "
+                            : "the token this page carries is not one this devtools takes (mistyped, from another devtools, or its key was revoked): ")
+                            + access.hint)
                     return "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(reason)}"
                 }
                 if access.required {

@@ -114,6 +114,13 @@ struct DevtoolsTokenCommand: ParsableCommand {
         guard let token = DevtoolsKeyToken.token(developer: developer, devtoolsPublicKey: devtoolsPublicKey) else {
             throw CLIError("no token can be made from this key pair and that devtools key")
         }
+        // Where this host can read the cluster's list, say when the key is not on it: the token is
+        // refused until it is.
+        if let file = (try? runDir.topology())?.security?.authorizedKeysFile, let text = try? String(contentsOfFile: file, encoding: .utf8),
+            !text.split(whereSeparator: \.isNewline).contains(where: { $0.trimmingCharacters(in: .whitespaces) == developer.publicKey })
+        {
+            printError("note: \(keyFile)'s key is not in \(file): the devtools refuse its token until it is listed there")
+        }
         emitLine(token)
     }
 

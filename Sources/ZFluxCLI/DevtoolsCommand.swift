@@ -92,7 +92,11 @@ struct DevtoolsCommand: AsyncParsableCommand {
         var limits = DevtoolsServer.Limits()
         limits.maxConnections = maxConnections ?? configured?.maxConnections ?? limits.maxConnections
         let server = try DevtoolsServer(host: host, port: port, access: access, hub: hub, backend: backend, limits: limits, logger: logger)
-        let shown = host.contains(":") ? "[\(host)]" : host
+        // Every address (0.0.0.0, ::): the host's name, which another machine can open; the page's
+        // checks follow whatever name the browser uses.
+        let everywhere = ["0.0.0.0", "::", "*"].contains(host)
+        let named = everywhere ? (ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? host) : host
+        let shown = named.contains(":") ? "[\(named)]" : named
         emitLine("devtools at http://\(shown):\(server.port)/\(shownToken.map { "#token=\($0)" } ?? "")")
 
         let app = ZFluxCLI.Host.current
@@ -273,7 +277,10 @@ struct ClusterDevtools: DevtoolsBackend {
                 )
             }
             let session = try machine.rewind.export(machine.stores, from: from, to: to, readers: machine.readers)
-            return "{\"kind\":\"exported\",\"from\":\(from),\"to\":\(to),\"session\":\(String(decoding: try session.encoded(), as: UTF8.self))}"
+            // As a string: the file's bytes exactly. A page that parsed it would round its 64-bit client
+            // ids and times (JavaScript numbers are doubles), and save a file unlike the journal.
+            let file = jsonString(String(decoding: try session.encoded(), as: UTF8.self))
+            return "{\"kind\":\"exported\",\"from\":\(from),\"to\":\(to),\"session\":\(file)}"
         } catch {
             return refused("export: \(error)")
         }

@@ -198,6 +198,13 @@ struct DevtoolsBrowserTests {
         let file = dir + "/recorded.session"
         let exported = try cluster.zflux(["journal", "export", "--from", "1", "--to", "\(seq)", "--output", file])
         try #require(exported.status == 0, "\(exported.stderr)")
+        // What the page offers to save is the file `journal export` writes, byte for byte: its 64-bit
+        // client ids and times were once rounded by the page's JavaScript numbers.
+        let recorded = try String(contentsOfFile: file, encoding: .utf8)
+        let saved = try browser.evaluate("exportedBody")
+        #expect(
+            saved.trimmingCharacters(in: .newlines) == recorded.trimmingCharacters(in: .newlines),
+            "the page's file differs from journal export's: \(saved.prefix(300)) … against \(recorded.prefix(300))")
         try browser.chooseFile("#session-file", path: file)
         #expect(try browser.waitUntil("document.getElementById('session-summary').textContent.startsWith('recorded.session: seqs 1…\(seq)')"))
         // Opened at its start: the states before the first action, without the item.

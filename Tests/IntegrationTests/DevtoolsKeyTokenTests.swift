@@ -55,6 +55,9 @@ struct DevtoolsKeyTokenTests {
         }
         let devToken = try token(["--key-file", dir + "/keys/dev.key"])
         let strangerToken = try token(["--key-file", dir + "/keys/stranger.key"])
+        let unlisted = try cluster.zflux(["devtools", "token", "--key-file", dir + "/keys/stranger.key"])
+        #expect(unlisted.stderr.contains("is not in") && unlisted.stderr.contains("authorized_keys"), "\(unlisted.stderr)")
+        #expect(try !cluster.zflux(["devtools", "token", "--key-file", dir + "/keys/dev.key"]).stderr.contains("is not in"))
         #expect(devToken.count == 64 && devToken != strangerToken)
         #expect(try token(["--key-file", dir + "/keys/dev.key", "--devtools-key", dir + "/keys/devtools.pub"]) == devToken)
         #expect(try token(["--key-file", dir + "/keys/dev.key", "--devtools-key", try publicKey("devtools")]) == devToken)
@@ -66,6 +69,7 @@ struct DevtoolsKeyTokenTests {
         // Off loopback: the address carries a fresh token of its own, not a key's.
         let devtools = try DevtoolsProcess(runDir: cluster.runDir, listen: "0.0.0.0:0")
         defer { devtools.stop() }
+        #expect(!devtools.url.contains("0.0.0.0"), "the host's name, which another machine can open: \(devtools.url)")
         let printed = String(devtools.url.split(separator: "#token=").last ?? "")
         #expect(printed.count == 32 && printed != devToken, "\(devtools.url)")
         let page = try WebSocketClient(port: devtools.port, origin: "http://127.0.0.1:\(devtools.port)")

@@ -65,7 +65,9 @@ struct DevtoolsProtocolTests {
         // A session file of the journal, as `journal export` writes it; more than a page may export is refused.
         page.send(#"{"op":"export","id":11,"from":1,"to":\#(seq)}"#)
         let exported = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 11 })
-        let session = try #require(exported["session"] as? [String: Any], "\(exported)")
+        // The file's text, as a string, so no 64-bit number in it passes through a JavaScript double.
+        let text = try #require(exported["session"] as? String, "\(exported)")
+        let session = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let actions = session["actions"] as? [[String: Any]] ?? []
         #expect(actions.count == seq && actions.last?["type"] as? String == "addTodo", "\(actions.map { $0["type"] ?? "?" })")
         #expect((session["stores"] as? [[String: Any]])?.count == 2 && session["format"] as? String == "zflux-session/1")

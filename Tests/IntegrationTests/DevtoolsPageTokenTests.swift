@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// The page of a devtools that needs a token, in a real browser: it says so before anyone dispatches,
+/// tells a missing token from a wrong one, and takes the token pasted into an open tab's address.
+@Suite("Devtools page with a token, in headless Chromium (real processes)", .serialized, .timeLimit(.minutes(3)))
+struct DevtoolsPageTokenTests {
+    @Test("without #token the page says a dispatch needs one; a wrong token is told apart; a token pasted into the open tab is taken")
+    func tokenInTheAddress() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
+        let (cluster, dir) = try devtoolsCluster("page-token")
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir, environment: ["ZFLUX_DEVTOOLS_TOKEN": "sesame"])
+        let bare = String(devtools.url.split(separator: "#").first ?? "")
+        let browser = try HeadlessChromium(url: bare)
+        defer {
+            browser.stop()
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
+        let result = "document.getElementById('dispatch-result').textContent"
+        #expect(try browser.waitUntil("\(result).includes('needs a token')"), "said before anyone dispatched")
+        func send() throws {
+            _ = try browser.evaluate(
+                """
+                (() => { document.getElementById('dispatch-result').textContent = ''; const app = document.getElementById('dispatch-app');
+                app.value = 'counter'; app.dispatchEvent(new Event('change'));
+                const type = document.getElementById('dispatch-type'); type.value = 'incrementTapped'; type.dispatchEvent(new Event('change'));
+                document.getElementById('dispatch-send').click(); })()
+                """)
+        }
+        try send()
+        #expect(try browser.waitUntil("\(result).startsWith('refused') && \(result).includes('needs a token')"))
+        // A wrong token, pasted into the address of the open tab (which does not reload it).
+        _ = try browser.evaluate("location.hash = '#token=open-sesame'")
+        #expect(try browser.waitUntil("\(result).includes('a token is in the address now')"))
+        try send()
+        #expect(try browser.waitUntil("\(result).startsWith('refused') && \(result).includes('not one this devtools takes')"))
+        _ = try browser.evaluate("location.hash = '#token=sesame'")
+        try send()
+        #expect(try browser.waitUntil("\(result).startsWith('ACK: seq ')"), "the token pasted into the open tab dispatches")
+    }
+}

@@ -78,9 +78,17 @@ enum DevtoolsPage {
         body { font: 13px/1.4 ui-monospace, monospace; margin: 0; }
         header { padding: 6px 12px; border-bottom: 1px solid var(--dim); }
         h1 { display: inline; font-size: 15px; } h2 { font-size: 13px; margin: 4px 0; }
-        main { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; padding: 8px; }
+        main { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; padding: 8px; grid-template-areas:
+          "nodes nodes" "stores dispatch" "stores stream" "travel travel" "session session" "bench bench"; }
         section { border: 1px solid var(--dim); border-radius: 4px; padding: 6px; overflow: auto; max-height: 45vh; }
-        #cluster, #dispatch { max-height: none; }
+        /* The nodes table across the page, every column in sight; the stores beside the dispatch form and
+           the stream, as tall as the two (a height of 0 so that a long state scrolls, not stretches them). */
+        #cluster { grid-area: nodes; max-height: none; } #dispatch { grid-area: dispatch; max-height: none; }
+        #state-section { grid-area: stores; height: 0; min-height: 100%; max-height: none; box-sizing: border-box; }
+        #stream-section { grid-area: stream; min-height: 30vh; } #travel-section { grid-area: travel; max-height: 70vh; }
+        #session-section { grid-area: session; } #bench-section { grid-area: bench; }
+        #travel { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 0 12px; }
+        #travel > :not(.store) { grid-column: 1 / -1; }
         table { border-collapse: collapse; } td, th { padding: 1px 8px 1px 0; text-align: left; white-space: nowrap; }
         .bad { color: var(--bad); } .good { color: var(--good); } .dim { color: var(--dim); }
         .changed { background: var(--changed); color: #000; }
@@ -92,7 +100,7 @@ enum DevtoolsPage {
         form label { margin-right: 8px; } form .wide { display: block; margin: 4px 0; }
         textarea { width: 100%; font: inherit; box-sizing: border-box; }
         .diff { margin: 2px 0 2px 12px; white-space: pre-wrap; }
-        #session-section, #bench-section { grid-column: 1 / span 2; max-height: none; }
+        #session-section, #bench-section { max-height: none; }
         #bench-section .split { grid-template-columns: 1fr 1fr; } svg { width: 100%; height: auto; }
         svg text { fill: currentColor; font: 10px ui-monospace, monospace; } svg .axis { stroke: var(--dim); }
         svg .p50 { stroke: var(--good); fill: none; stroke-width: 1.5; } svg .p99 { stroke: var(--bad); fill: none; stroke-width: 1.5; }

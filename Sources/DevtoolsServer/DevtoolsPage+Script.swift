@@ -198,7 +198,8 @@ extension DevtoolsPage {
           }));
         }
 
-        // The action stream, newest first, filtered by app and type.
+        // The action stream, newest first, filtered by app and type: only the actions this page got (the
+        // newest it keeps), which the count says, so nobody takes it for a search of the whole journal.
         function addActions(message) {
           actions = actions.concat(message.actions).slice(-1000);
           for (const action of message.actions) if (action.seq > head) setHead(action.seq);
@@ -208,12 +209,14 @@ extension DevtoolsPage {
         function renderStream() {
           const app = $("filter-app").value.toLowerCase(), type = $("filter-type").value.toLowerCase();
           const shown = actions.filter((a) => (!app || (a.app || a.rejected_by || "").toLowerCase().includes(app)) && (!type || (a.type || "").toLowerCase().includes(type)));
-          $("stream-count").textContent = `${shown.length} of ${actions.length}`;
+          $("stream-count").textContent = `${shown.length} of the ${actions.length} most recent actions since this page opened`
+            + (shown.length > 300 ? ", the newest 300 listed" : "");
           $("stream").replaceChildren(...shown.slice(-300).reverse().map((a) => {
             const line = a.rejected_by
               ? element("li", {class: "bad", "data-seq": a.seq}, `${a.seq}  rejected by ${a.rejected_by}: ${a.type}: ${a.reason}`)
               : element("li", {"data-seq": a.seq}, `${a.seq}  ${a.time.slice(11, 23)}  ${a.app}.${a.type}  ${text(a.payload)}`);
-            line.onclick = () => travelTo(a.seq);
+            if (a.seq === chosenSeq) line.classList.add("chosen");
+            line.onclick = () => travelTo(a.seq, true);
             return line;
           }));
         }
@@ -233,15 +236,44 @@ extension DevtoolsPage {
           if (following) $("travel-seq").textContent = `head ${head} (move the slider to travel)`;
         }
 
-        let travelling = 0;
-        async function travelTo(seq) {
+        // The seq time travel shows (null: it follows the head), its line in the stream highlighted.
+        let travelling = 0, chosenSeq = null;
+        function choose(seq) {
+          chosenSeq = seq;
+          for (const line of $("stream").children) line.classList.toggle("chosen", Number(line.dataset.seq) === seq);
+        }
+
+        // `reveal`: a click in the stream, which may be far from the panel: its result is scrolled to.
+        async function travelTo(seq, reveal) {
           following = false;
+          choose(seq);
+          $("travel-goto-result").textContent = "";
           $("slider").value = String(seq);
           $("travel-seq").textContent = `seq ${seq}…`;
           const ticket = ++travelling;
           const answer = await request({op: "at", seq});
           if (ticket !== travelling) return;
           showTravel(answer);
+          if (!reveal) return;
+          $("travel-section").scrollTop = 0;
+          $("travel-section").scrollIntoView({block: "nearest"});
+        }
+
+        // "go to seq", as `g` in `zflux view --history`: exactly the seq typed, which the slider is too
+        // coarse to hit in a long journal; one outside the journal goes to its nearer end, and says so.
+        function goToSeq(event) {
+          event.preventDefault();
+          const typed = $("travel-goto-seq").value.trim(), wanted = Number(typed), note = $("travel-goto-result");
+          if (!typed || !Number.isInteger(wanted)) {
+            note.className = "bad";
+            note.textContent = "a seq is a whole number";
+            return;
+          }
+          const seq = Math.min(Math.max(wanted, first), head);
+          travelTo(seq);
+          note.className = seq === wanted ? "dim" : "bad";
+          note.textContent = seq === wanted ? ""
+            : `seq ${wanted} is outside the journal (seqs ${first + 1}…${head}; ${first}: the state before them): at seq ${seq} instead`;
         }
 
         function showTravel(answer) {
@@ -370,7 +402,8 @@ extension DevtoolsPage {
           $("filter-app").addEventListener("input", renderStream);
           $("filter-type").addEventListener("input", renderStream);
           $("slider").addEventListener("input", slid);
-          $("travel-live").addEventListener("click", () => { following = true; $("travel").replaceChildren(); setHead(head); });
+          $("travel-live").addEventListener("click", () => { following = true; choose(null); $("travel").replaceChildren(); setHead(head); });
+          $("travel-goto").addEventListener("submit", goToSeq);
           connect();
         });
         """#

@@ -2,7 +2,8 @@
 /// step, nothing fetched from elsewhere: a cluster may run where nothing can be fetched).
 ///
 /// Element ids the tests drive are part of the page's contract: `conn`, `nodes`, `stream`,
-/// `filter-app`, `filter-type`, `stores`, `slider`, `travel-seq`, `travel`, `dispatch-app`,
+/// `filter-app`, `filter-type`, `stream-count`, `stream-scope`, `stores`, `slider`, `travel-seq`,
+/// `travel-goto-seq`, `travel-goto-send`, `travel-goto-result`, `travel-section`, `travel`, `dispatch-app`,
 /// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `session-from`, `session-to`,
 /// `session-export`, `session-download`, `session-result`, `session-file`, `session-actions`,
 /// `session-view`, `bench-file`, `bench-summary`, `bench-percentiles`, `bench-histogram`, `bench-timeline`, `bench-live`,
@@ -37,6 +38,8 @@ enum DevtoolsPage {
           <div class="filters">
             <input id="filter-app" placeholder="filter by app"> <input id="filter-type" placeholder="filter by type">
             <span id="stream-count" class="dim"></span>
+            <div id="stream-scope" class="dim">the filter searches only these, not the whole journal; for an older seq,
+              "go to seq" under Time travel</div>
           </div>
           <ol id="stream"></ol>
         </section>
@@ -46,6 +49,11 @@ enum DevtoolsPage {
             <span id="travel-seq" class="dim">no seq yet</span>
             <button id="travel-live" type="button">follow the head</button>
           </div>
+          <form id="travel-goto" class="filters">
+            <label>go to seq <input id="travel-goto-seq" type="number" min="0" step="1"></label>
+            <button id="travel-goto-send" type="submit">go</button>
+            <span id="travel-goto-result" class="dim"></span>
+          </form>
           <div id="travel"></div>
         </section>
         <section id="session-section"><h2>Session files</h2>
@@ -95,7 +103,7 @@ enum DevtoolsPage {
         details { margin-left: 12px; } summary { cursor: pointer; } .leaf { margin-left: 24px; }
         .store { margin-bottom: 8px; } .store h3 { font-size: 13px; margin: 2px 0; }
         #stream { list-style: none; padding: 0; margin: 0; } #stream li { cursor: pointer; white-space: nowrap; }
-        #stream li:hover { text-decoration: underline; }
+        #stream li:hover { text-decoration: underline; } #stream li.chosen { background: var(--changed); color: #000; }
         .filters { margin-bottom: 4px; } #slider { width: 60%; vertical-align: middle; }
         form label { margin-right: 8px; } form .wide { display: block; margin: 4px 0; }
         textarea { width: 100%; font: inherit; box-sizing: border-box; }

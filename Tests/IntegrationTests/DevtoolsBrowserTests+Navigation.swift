@@ -48,5 +48,44 @@ extension DevtoolsBrowserTests {
             try browser.evaluate(
                 "document.getElementById('travel-section').getBoundingClientRect().width > 0.9 * document.querySelector('main').clientWidth")
                 == "true")
+
+        // "go to seq": exactly the seq typed, with Enter (a form's submit) or the button.
+        let head = try browser.evaluate("document.getElementById('slider').max")
+        let travelledTo = "document.querySelector('#travel .store[data-store=counter]')?.dataset.seq"
+        _ = try browser.evaluate(
+            "(() => { document.getElementById('travel-goto-seq').value = '7'; document.getElementById('travel-goto').requestSubmit(); })()")
+        #expect(try browser.waitUntil("\(travelledTo) === '7'"))
+        #expect(try browser.evaluate("document.getElementById('slider').value") == "7")
+        #expect(try browser.evaluate("document.getElementById('travel-goto-result').textContent") == "")
+        // Past the head: the head, and a message saying so.
+        _ = try browser.evaluate(
+            "(() => { document.getElementById('travel-goto-seq').value = '999999'; document.getElementById('travel-goto-send').click(); })()")
+        #expect(try browser.waitUntil("\(travelledTo) === '\(head)'"))
+        #expect(
+            try browser.evaluate("document.getElementById('travel-goto-result').textContent.startsWith('seq 999999 is outside the journal')")
+                == "true")
+        // The stream's filter says what it searches, and where older seqs are.
+        #expect(try browser.evaluate("document.getElementById('stream-count').textContent.includes('since this page opened')") == "true")
+        #expect(try browser.evaluate("document.getElementById('stream-scope').textContent.includes('go to seq')") == "true")
+
+        // A click in the stream, with the page scrolled down past the panel: its line is marked (and stays
+        // so when the stream is drawn again), and the panel is scrolled into sight with that seq.
+        _ = try browser.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        #expect(try browser.evaluate("document.getElementById('travel-section').getBoundingClientRect().bottom < 0") == "true")
+        let clicked = try browser.evaluate("document.querySelector('#stream li:nth-child(5)').dataset.seq")
+        _ = try browser.evaluate("document.querySelector('#stream li:nth-child(5)').click()")
+        #expect(try browser.waitUntil("\(travelledTo) === '\(clicked)'"))
+        let inSight =
+            "(() => { const r = document.getElementById('travel-section').getBoundingClientRect(); return r.top > -1 && r.bottom < innerHeight + 1; })()"
+        let revealed = try browser.waitUntil(inSight)
+        let place = try browser.evaluate("JSON.stringify([document.getElementById('travel-section').getBoundingClientRect(), innerHeight])")
+        #expect(revealed, "the panel is not in sight: \(place)")
+        // Kept beside the build, as the other screenshots are: time travel across the page.
+        let travelShot = try browser.screenshot()
+        try? travelShot.write(
+            to: URL(fileURLWithPath: zfluxBinary).deletingLastPathComponent().appendingPathComponent("devtools-screenshot-travel.png"))
+        #expect(try browser.evaluate("document.getElementById('travel-goto-result').textContent") == "", "the note of the go to before is gone")
+        _ = try browser.evaluate("document.getElementById('filter-type').dispatchEvent(new Event('input'))")
+        #expect(try browser.evaluate("[...document.querySelectorAll('#stream li.chosen')].map((li) => li.dataset.seq).join(' ')") == clicked)
     }
 }

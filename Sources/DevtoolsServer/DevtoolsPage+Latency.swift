@@ -45,10 +45,17 @@ extension DevtoolsPage {
           svg.replaceChildren(...children);
         }
 
+        // The report's summary and plots emptied, with `summary` saying why: nothing of a report before
+        // stays drawn under a new run's status or a file that failed to open, as if it were theirs.
+        function clearBench(summary, className) {
+          $("bench-summary").className = className || "dim";
+          $("bench-summary").textContent = summary;
+          for (const id of ["bench-percentiles", "bench-histogram", "bench-timeline"]) $(id).replaceChildren();
+        }
+
         function showBench(report, name) {
           if (!report || !report.e2e || !report.setup) {
-            $("bench-summary").className = "bad";
-            $("bench-summary").textContent = `${name}: not a bench report (zflux bench --json writes one)`;
+            clearBench(`${name}: not a bench report (zflux bench --json writes one)`, "bad");
             return;
           }
           const e2e = report.e2e;
@@ -113,8 +120,7 @@ extension DevtoolsPage {
           file.text().then((body) => {
             let parsed = null;
             try { parsed = JSON.parse(body); } catch (error) {
-              $("bench-summary").className = "bad";
-              $("bench-summary").textContent = `${file.name}: not JSON (${error.message})`;
+              clearBench(`${file.name}: not JSON (${error.message})`, "bad");
               return;
             }
             showBench(parsed, file.name);
@@ -126,11 +132,18 @@ extension DevtoolsPage {
         // error). Lines may come twice (a page joining as they are sent): each is keyed, so that is harmless.
         const newBenchLive = () => ({start: null, trial: null, seconds: new Map(), ended: null});
         let benchLive = newBenchLive();
+        // The start line of the last run seen: a page sent a run's lines again (it reconnected) keeps
+        // what it drew of that run; a new run empties the report panels until its own report comes.
+        let benchRunSeen = "";
+        const noReportYet = "no report for this run yet";
         function addBenchLines(message) {
           if (message.reset) benchLive = newBenchLive();
           for (const line of message.lines) {
-            if (line.kind === "start" && text(line) !== text(benchLive.start)) benchLive = Object.assign(newBenchLive(), {start: line});
-            else if (line.kind === "trial" && (!benchLive.trial || benchLive.trial.trial !== line.trial)) {
+            if (line.kind === "start" && text(line) !== text(benchLive.start)) {
+              benchLive = Object.assign(newBenchLive(), {start: line});
+              if (text(line) !== benchRunSeen) clearBench(`${noReportYet} (bench --attach, pid ${line.pid}): it comes when the run ends`);
+              benchRunSeen = text(line);
+            } else if (line.kind === "trial" && (!benchLive.trial || benchLive.trial.trial !== line.trial)) {
               benchLive.trial = line;
               benchLive.seconds = new Map();
             } else if (line.kind === "second" && (!benchLive.trial || benchLive.trial.trial === line.trial)) benchLive.seconds.set(line.second, line);
@@ -138,6 +151,10 @@ extension DevtoolsPage {
               const fresh = !benchLive.ended;
               benchLive.ended = line;
               if (line.kind === "report" && fresh) showBench(line.report, "bench --attach");
+              // Said again for a run that ends without one, unless a file was opened meanwhile.
+              if (line.kind === "failed" && fresh && $("bench-summary").textContent.startsWith(noReportYet)) {
+                clearBench(`no report for this run: it stopped without one (${line.error})`);
+              }
             }
           }
           drawBenchLive();

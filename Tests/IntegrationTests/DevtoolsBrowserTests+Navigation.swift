@@ -87,5 +87,27 @@ extension DevtoolsBrowserTests {
         #expect(try browser.evaluate("document.getElementById('travel-goto-result').textContent") == "", "the note of the go to before is gone")
         _ = try browser.evaluate("document.getElementById('filter-type').dispatchEvent(new Event('input'))")
         #expect(try browser.evaluate("[...document.querySelectorAll('#stream li.chosen')].map((li) => li.dataset.seq).join(' ')") == clicked)
+
+        // A new bench run empties the last run's report; one stopped by Ctrl-C says it left none.
+        let stopped = try attachBench(duration: 60, json: dir + "/stopped.json")
+        defer { _ = stopped.stop(grace: .seconds(5)) }
+        #expect(try browser.waitUntil("document.getElementById('bench-live-status').textContent.startsWith('bench running')", timeout: .seconds(60)))
+        #expect(try browser.evaluate("document.getElementById('bench-summary').textContent.startsWith('no report for this run yet')") == "true")
+        let drawn = "document.querySelectorAll('#bench-percentiles *, #bench-histogram *, #bench-timeline *').length"
+        #expect(try browser.evaluate(drawn) == "0", "the report before is not drawn under the new run")
+        kill(stopped.pid, SIGINT)
+        #expect(stopped.waitForExit(timeout: .seconds(30)), "the bench did not stop")
+        #expect(try browser.waitUntil("document.getElementById('bench-live-status').textContent.startsWith('bench stopped')"))
+        #expect(try browser.evaluate("document.getElementById('bench-summary').textContent.startsWith('no report for this run: ')") == "true")
+        #expect(try browser.evaluate(drawn) == "0")
+        let bad = dir + "/bad.session"
+        try "not a session".write(toFile: bad, atomically: true, encoding: .utf8)
+        // A file that is not a bench report: no plots of the report opened before are left beside its error.
+        try browser.chooseFile("#bench-file", path: report)
+        #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bench.json: attached')"))
+        #expect(try browser.evaluate(drawn) != "0")
+        try browser.chooseFile("#bench-file", path: bad)
+        #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bad.session: not JSON')"))
+        #expect(try browser.evaluate(drawn) == "0")
     }
 }

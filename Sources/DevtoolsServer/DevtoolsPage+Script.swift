@@ -334,6 +334,7 @@ extension DevtoolsPage {
         let session = null;
         function openSession(file, name) {
           if (!file || !Array.isArray(file.actions) || !Array.isArray(file.stores)) {
+            forgetSession();
             $("session-summary").className = "bad";
             $("session-summary").textContent = `${name}: not a session file (no actions and stores)`;
             return;
@@ -379,12 +380,28 @@ extension DevtoolsPage {
           $("session-view").replaceChildren(title, ...views);
         }
 
+        // What a failed export or open must not leave behind as if it were its result: the link to the
+        // export before, the session opened before.
+        function forgetExport() {
+          const link = $("session-download");
+          link.hidden = true;
+          link.removeAttribute("href");
+          if (exportedURL) URL.revokeObjectURL(exportedURL);
+          exportedURL = null;
+        }
+        function forgetSession() {
+          session = null;
+          $("session-actions").replaceChildren();
+          $("session-view").replaceChildren();
+        }
+
         function readSessionFile() {
           const file = $("session-file").files[0];
           if (!file) return;
           file.text().then((body) => {
             let parsed = null;
             try { parsed = JSON.parse(body); } catch (error) {
+              forgetSession();
               $("session-summary").className = "bad";
               $("session-summary").textContent = `${file.name}: not JSON (${error.message})`;
               return;
@@ -396,6 +413,8 @@ extension DevtoolsPage {
         window.addEventListener("DOMContentLoaded", () => {
           $("bench-file").addEventListener("change", readBenchFile);
           drawBenchLive();
+          // Each export starts by dropping the link to the one before: a failed one leaves none.
+          $("session-export").addEventListener("click", forgetExport);
           $("session-export").addEventListener("click", exportSession);
           $("session-file").addEventListener("change", readSessionFile);
           $("dispatch-form").addEventListener("submit", dispatch);

@@ -109,5 +109,21 @@ extension DevtoolsBrowserTests {
         try browser.chooseFile("#bench-file", path: bad)
         #expect(try browser.waitUntil("document.getElementById('bench-summary').textContent.startsWith('bad.session: not JSON')"))
         #expect(try browser.evaluate(drawn) == "0")
+
+        // Session files: a failed export after a good one leaves no link to the good one's file; a file
+        // that is not a session after a good one leaves no list of the good one's actions.
+        _ = try browser.evaluate(
+            "(() => { document.getElementById('session-from').value = '1'; document.getElementById('session-to').value = '5'; document.getElementById('session-export').click(); })()"
+        )
+        #expect(try browser.waitUntil("document.getElementById('session-result').className === 'good'"))
+        #expect(try browser.evaluate("document.getElementById('session-download').hidden") == "false")
+        #expect(try browser.evaluate("document.querySelectorAll('#session-actions li').length") == "6", "the start, and each action")
+        _ = try browser.evaluate(
+            "(() => { document.getElementById('session-to').value = '20000'; document.getElementById('session-export').click(); })()")
+        #expect(try browser.waitUntil("document.getElementById('session-result').className === 'bad'"))
+        #expect(try browser.evaluate("document.getElementById('session-download').hidden") == "true")
+        try browser.chooseFile("#session-file", path: bad)
+        #expect(try browser.waitUntil("document.getElementById('session-summary').textContent.startsWith('bad.session: not JSON')"))
+        #expect(try browser.evaluate("document.querySelectorAll('#session-actions li, #session-view *').length") == "0")
     }
 }

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The tokens a dispatch from a page may carry. Without either, anyone who reaches the page dispatches.
+package struct DispatchAccess: Sendable {
+    /// A token and whose it is, for the log ("key …", "the devtools' token").
+    package struct Holder: Sendable {
+        package var token: String
+        package var name: String
+        package init(token: String, name: String) {
+            self.token = token
+            self.name = name
+        }
+    }
+
+    /// A fixed token: `--token-file`, `$ZFLUX_DEVTOOLS_TOKEN`, the config's, or one made at start.
+    package var token: String?
+    /// Tokens that follow something that changes (the authorized CURVE keys): asked for at each
+    /// dispatch, on the server's worker thread, so they may read a file.
+    package var derivedTokens: (@Sendable () -> [Holder])?
+    /// Where a refused page's user finds a token, ending the refusal's reason.
+    package var hint: String
+
+    package init(
+        token: String? = nil, derivedTokens: (@Sendable () -> [Holder])? = nil, hint: String = "open the address it printed, with its #token=…"
+    ) {
+        self.token = token
+        self.derivedTokens = derivedTokens
+        self.hint = hint
+    }
+
+    /// Whether a dispatch must carry a token.
+    package var required: Bool { token != nil || derivedTokens != nil }
+
+    /// Whose token `given` is ("anyone" when none is required), or nil when it is none of them. Every
+    /// token is compared, each in time that does not depend on where it differs from `given`.
+    package func holder(of given: String?) -> String? {
+        guard required else { return "anyone" }
+        let bytes = Array((given ?? "").utf8)
+        var matched: String? = nil
+        for holder in (token.map { [Holder(token: $0, name: "the devtools' token")] } ?? []) + (derivedTokens?() ?? []) {
+            if DispatchAccess.same(bytes, Array(holder.token.utf8)) { matched = holder.name }
+        }
+        return matched
+    }
+
+    static func same(_ given: [UInt8], _ token: [UInt8]) -> Bool {
+        var difference = UInt8(given.count == token.count ? 0 : 1)
+        for index in token.indices { difference |= token[index] ^ (index < given.count ? given[index] : 0) }
+        return difference == 0 && !token.isEmpty
+    }
+}
+
+/// Refused dispatches, logged at most once every ten seconds with how many there were since, so a
+/// page guessing tokens leaves a trace without filling the log.
+final class RefusalLog: Sendable {
+    private let state = Mutex((lastMs: UInt64(0), unlogged: 0))
+
+    func refused(app: String, type: String, logger: Logger) {
+        let now = UInt64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
+        let count: Int? = state.withLock { state in
+            state.unlogged += 1
+            guard state.lastMs == 0 || now >= state.lastMs + 10_000 else { return nil }
+            defer { state = (now, 0) }
+            return state.unlogged
+        }
+        if let count {
+            logger.notice("refused a dispatch from a page: no valid token", metadata: ["app": "\(app)", "type": "\(type)", "refused": "\(count)"])
+        }
+    }
+}
+
+/// Who may open the WebSocket and who may dispatch.
+struct Gate: Sendable {
+    /// The server listens on a loopback address: only loopback names may be asked for.
+    let loopback: Bool
+    let access: DispatchAccess
+
+    init(listenHost: String, access: DispatchAccess) {
+        loopback = Gate.isLoopback(listenHost)
+        self.access = access
+    }
+
+    /// `localhost`, or an address literal in 127.0.0.0/8 or `::1` (brackets allowed), read by NIO's
+    /// address parser. Never matched by prefix: a name such as `127.evil.example` (an attacker's, for
+    /// DNS rebinding) resolves wherever its owner points it.
+    static func isLoopback(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name == "localhost" { return true }
+        switch try? SocketAddress(ipAddress: name, port: 0) {
+        case .v4(let address): return UInt32(bigEndian: address.address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let address): return withUnsafeBytes(of: address.address.sin6_addr) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+        default: return false
+        }
+    }
+
+    /// The host name of a `Host` header (`name`, `name:port`, `[v6]:port`).
+    static func hostName(_ header: String) -> String {
+        if header.hasPrefix("["), let end = header.firstIndex(of: "]") { return String(header[...end]) }
+        return String(header.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+
+    /// Why a request may not open the WebSocket (nil: it may).
+    func refusal(_ head: HTTPRequestHead) -> String? {
+        guard let host = head.headers.first(name: "Host"), !host.isEmpty else { return "a request without Host" }
+        if loopback && !Gate.isLoopback(Gate.hostName(host).lowercased()) {
+            return "Host \(host) is not a loopback name (this devtools listens on loopback only)"
+        }
+        // Browsers always send Origin on a WebSocket; a client without one is no browser page.
+        if let origin = head.headers.first(name: "Origin"), origin.lowercased() != "http://" + host.lowercased() {
+            return "Origin \(origin) is not this page's (http://\(host))"
+        }
+        return nil
+    }
+}

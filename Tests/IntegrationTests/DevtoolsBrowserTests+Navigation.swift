@@ -11,17 +11,9 @@ extension DevtoolsBrowserTests {
         "go to seq travels exactly, a click in the stream marks its line and shows the result, a new bench run or a failed export or open leaves nothing stale, and the nodes table fits"
     )
     func navigationAndStaleResults() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
-        let (cluster, dir) = try devtoolsCluster("navigation")
-        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
-        let browser = try HeadlessChromium(url: devtools.url)
-        defer {
-            browser.stop()
-            devtools.stop()
-            cluster.stop()
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
+        let page = try DevtoolsPageSession("navigation")
+        defer { page.stop() }
+        let (cluster, dir, browser) = (page.cluster, page.dir, page.browser)
         #expect(try browser.waitUntil("document.querySelectorAll('#nodes tr').length === 4"), "header, dispatcher and two stores")
 
         // A short bench --attach run: its report drawn, and a journal of some seqs to travel through.

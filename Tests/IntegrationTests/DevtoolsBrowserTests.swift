@@ -116,18 +116,10 @@ struct DevtoolsBrowserTests {
         "the page shows the nodes and stores, dispatches through its form, travels back with the slider, exports a session and opens one, follows a bench --attach live, and is screenshot"
     )
     func pageEndToEnd() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
-        let (cluster, dir) = try devtoolsCluster("browser")
-        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
-        let browser = try HeadlessChromium(url: devtools.url)
-        defer {
-            browser.stop()
-            devtools.stop()
-            cluster.stop()
-            try? FileManager.default.removeItem(atPath: dir)
-        }
+        let page = try DevtoolsPageSession("browser")
+        defer { page.stop() }
+        let (cluster, dir, browser) = (page.cluster, page.dir, page.browser)
         // The cluster: a row per node, as `top` shows them; the stores' live states.
-        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
         #expect(try browser.waitUntil("document.querySelectorAll('#nodes tr').length === 4"), "header, dispatcher and two stores")
         #expect(try browser.waitUntil("document.querySelector('.store[data-store=todo] details')"))
         // The form offers the apps the cluster's stores run, not every app the binary hosts.

@@ -7,18 +7,12 @@ import Testing
 struct DevtoolsPageTokenTests {
     @Test("without #token the page says a dispatch needs one; a wrong token is told apart; a token pasted into the open tab is taken")
     func tokenInTheAddress() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
-        let (cluster, dir) = try devtoolsCluster("page-token")
-        let devtools = try DevtoolsProcess(runDir: cluster.runDir, environment: ["ZFLUX_DEVTOOLS_TOKEN": "sesame"])
-        let bare = String(devtools.url.split(separator: "#").first ?? "")
-        let browser = try HeadlessChromium(url: bare)
-        defer {
-            browser.stop()
-            devtools.stop()
-            cluster.stop()
-            try? FileManager.default.removeItem(atPath: dir)
+        // Opened at the address without its #token=….
+        let page = try DevtoolsPageSession("page-token", environment: ["ZFLUX_DEVTOOLS_TOKEN": "sesame"]) {
+            String($0.split(separator: "#").first ?? "")
         }
-        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
+        defer { page.stop() }
+        let browser = page.browser
         let result = "document.getElementById('dispatch-result').textContent"
         #expect(try browser.waitUntil("\(result).includes('needs a token')"), "said before anyone dispatched")
         func send() throws {

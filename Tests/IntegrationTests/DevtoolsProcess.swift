@@ -76,3 +76,35 @@ final class DevtoolsProcess {
 
     deinit { stop() }
 }
+
+/// The devtools' page in a real browser: a small cluster (``devtoolsCluster(_:extraConfig:)``), its
+/// `zflux devtools`, and headless Chromium on the page, live. `stop()` ends all three and removes the
+/// cluster's directory.
+final class DevtoolsPageSession {
+    let cluster: ClusterProcess
+    let dir: String
+    let devtools: DevtoolsProcess
+    let browser: HeadlessChromium
+
+    /// `address`: what the browser opens, from the address devtools printed (by default that one).
+    init(_ name: String, environment: [String: String] = [:], address: (String) -> String = { $0 }) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
+        (cluster, dir) = try devtoolsCluster(name)
+        do {
+            devtools = try DevtoolsProcess(runDir: cluster.runDir, environment: environment)
+            browser = try HeadlessChromium(url: address(devtools.url))
+        } catch {
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+            throw error
+        }
+        #expect(try browser.waitUntil("document.getElementById('conn').textContent === 'live'"))
+    }
+
+    func stop() {
+        browser.stop()
+        devtools.stop()
+        cluster.stop()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}

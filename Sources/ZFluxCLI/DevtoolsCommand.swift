@@ -97,7 +97,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
         let everywhere = ["0.0.0.0", "::", "*"].contains(host)
         let named = everywhere ? (ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? host) : host
         let shown = named.contains(":") ? "[\(named)]" : named
-        emitLine("devtools at http://\(shown):\(server.port)/\(shownToken.map { "#token=\($0)" } ?? "")")
+        let address = "devtools at http://\(shown):\(server.port)/\(shownToken.map { "#token=\($0)" } ?? "")"
 
         let app = ZFluxCLI.Host.current
         let stop = Atomic<Bool>(false)
@@ -149,6 +149,9 @@ struct DevtoolsCommand: AsyncParsableCommand {
                 all.forEach { $0.stop() }
             }, supervisorPid: node.supervisorPid
         ) {
+            // Printed once SIGTERM is handled: whoever waits for the address may stop it at once, and
+            // it exits cleanly (it used to die of the signal when stopped just after printing).
+            emitLine(address)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for view in all { group.addTask { try await view.run() } }
                 try await group.waitForAll()

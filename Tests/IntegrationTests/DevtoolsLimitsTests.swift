@@ -210,6 +210,18 @@ struct DevtoolsLimitsTests {
         #expect(!Self.connectionRefused("127.0.0.1", 8745))
     }
 
+    @Test("stopped the moment it prints its address, it exits cleanly, every time")
+    func stoppedAtOnce() throws {
+        let (cluster, dir) = try devtoolsCluster("at-once")
+        defer {
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        // The address is the sign it is up: SIGTERM right after it must find the handler in place
+        // (`stop()` checks the exit status is 0, not death by the signal).
+        for _ in 0..<5 { try DevtoolsProcess(runDir: cluster.runDir).stop() }
+    }
+
     @Test(
         "a [devtools] section sets the address, the token and the connection cap, from --config and from the run directory; the options win over it"
     )

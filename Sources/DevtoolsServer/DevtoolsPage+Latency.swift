@@ -102,8 +102,13 @@ extension DevtoolsPage {
           const children = [svgElement("text", {x: left, y: 12}, "e2e latency histogram (actions per bucket)"),
             svgElement("line", {class: "axis", x1: left, y1: bottom, x2: right, y2: bottom}),
             svgElement("text", {x: 2, y: top + 8}, most.toLocaleString("en")), svgElement("text", {x: 2, y: bottom}, "0")];
-          for (let decade = Math.ceil(low); decade <= Math.floor(high); decade++) {
-            children.push(svgElement("text", {x: px(10 ** decade) - 12, y: bottom + 14}, microseconds(10 ** decade)));
+          // Labels at 1, 2 and 5 of each decade the buckets cover (decades alone when they are many).
+          const steps = high - low > 3 ? [1] : [1, 2, 5];
+          for (let decade = Math.floor(low); decade <= Math.ceil(high); decade++) {
+            for (const step of steps) {
+              const us = step * 10 ** decade, at = Math.log10(us);
+              if (at >= low && at <= high) children.push(svgElement("text", {x: px(us) - 12, y: bottom + 14}, microseconds(us)));
+            }
           }
           for (const bucket of buckets) {
             const height = (bottom - top) * bucket.count / most, x = px(bucket.from_us);

@@ -10,7 +10,7 @@ extension DevtoolsPage {
         // (pasting the printed address into an open tab does not reload it).
         const tokenFromAddress = () => new URLSearchParams(location.hash.slice(1)).get("token") || "";
         let token = tokenFromAddress();
-        window.addEventListener("hashchange", () => { token = tokenFromAddress(); showTokenNeed(); });
+        window.addEventListener("hashchange", () => { token = tokenFromAddress(); showTokenNeed(true); });
         let socket = null, nextId = 1;
         const waiting = new Map();
         const stores = {};          // name -> {app, version, connection, state, changed}
@@ -63,14 +63,15 @@ extension DevtoolsPage {
         }
 
         // Says before anyone tries that a dispatch would be refused: a token is needed and the address has none.
-        function showTokenNeed() {
+        // `pasted`: the address changed, so whatever was said of the token before (a refusal too) is old.
+        function showTokenNeed(pasted) {
           if (!hello || !hello.tokenRequired) return;
           const result = $("dispatch-result");
           if (!token) {
             result.className = "bad";
             result.textContent = "this devtools needs a token to dispatch: open the address it printed, with its #token=…";
             result.dataset.tokenNote = "1";
-          } else if (result.dataset.tokenNote) {
+          } else if (result.dataset.tokenNote || pasted) {
             result.className = "dim";
             result.textContent = "a token is in the address now";
             delete result.dataset.tokenNote;
@@ -81,7 +82,7 @@ extension DevtoolsPage {
         // offers the apps the cluster's stores run: a hosted app no store runs has nobody to apply it.
         function greet(message) {
           hello = message;
-          showTokenNeed();
+          showTokenNeed(false);
           catalog = message.apps || [];
           $("program").textContent = `${message.program} · ${message.runDirectory}`;
           const apps = [...new Set(message.stores.map((store) => store.app))];
@@ -131,6 +132,12 @@ extension DevtoolsPage {
           const rows = message.rows.map((row) => element("tr", {class: row[row.length - 1] === "not answering" ? "bad" : ""},
             ...row.map((cell) => element("td", {}, cell))));
           $("nodes").replaceChildren(element("tr", {}, ...message.header.map((title) => element("th", {}, title))), ...rows);
+          // The page is connected to devtools, but is the cluster? Said when no node answers.
+          const down = message.rows.length > 0 && message.rows.every((row) => row[row.length - 1] === "not answering");
+          if (socket && socket.readyState === WebSocket.OPEN) {
+            $("conn").textContent = down ? "live · no node of the cluster answers" : "live";
+            $("conn").className = down ? "bad" : "good";
+          }
           if (message.head > head) setHead(message.head);
         }
 
@@ -138,18 +145,48 @@ extension DevtoolsPage {
         function changedPaths(a, b, path, out) {
           if (text(a) === text(b)) return out;
           const container = (v) => v !== null && typeof v === "object";
-          if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+          if (Array.isArray(a) && Array.isArray(b) && a.length !== b.length && a.length * b.length <= 40000) {
+            // A list that grew or shrank: as the diff lines below, matched in order by their text, so
+            // an item put in at the top is the one marked, not every item after it.
+            for (const [step, , j] of sequenceSteps(a, b)) {
+              if (step === "add") out.add(child(path, j, true));
+              else if (step === "drop") out.add(path);
+            }
+          } else if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
             const keys = Array.isArray(a) ? [...Array(Math.max(a.length, b.length)).keys()] : [...new Set(Object.keys(a).concat(Object.keys(b)))];
             for (const key of keys) changedPaths(a[key], b[key], child(path, key, Array.isArray(a)), out);
           } else out.add(path);
           return out;
+        }
+        // The steps from list `a` to list `b` that keep the most items in order (matched by their text):
+        // ["keep", i, j], ["drop", i, j] (a[i] goes) or ["add", i, j] (b[j] comes).
+        function sequenceSteps(a, b) {
+          const at = a.map(text), bt = b.map(text), steps = [];
+          const keep = Array.from({length: a.length + 1}, () => new Array(b.length + 1).fill(0));
+          for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) {
+            keep[i][j] = at[i] === bt[j] ? keep[i + 1][j + 1] + 1 : Math.max(keep[i + 1][j], keep[i][j + 1]);
+          }
+          let i = 0, j = 0;
+          while (i < a.length || j < b.length) {
+            if (i < a.length && j < b.length && at[i] === bt[j]) { steps.push(["keep", i, j]); i++; j++; }
+            else if (j < b.length && (i === a.length || keep[i][j + 1] >= keep[i + 1][j])) { steps.push(["add", i, j]); j++; }
+            else { steps.push(["drop", i, j]); i++; }
+          }
+          return steps;
         }
         const child = (path, key, indexed) => indexed ? `${path}[${key}]` : (path ? `${path}.${key}` : String(key));
 
         function diffLines(a, b, path, out) {
           if (text(a) === text(b)) return out;
           const container = (v) => v !== null && typeof v === "object";
-          if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+          if (Array.isArray(a) && Array.isArray(b) && a.length !== b.length && a.length * b.length <= 40000) {
+            // A list that grew or shrank: a sequence diff (items kept in order match by their text), so
+            // an item put in at the top is one "+" line, not a change of every item after it.
+            for (const [step, i, j] of sequenceSteps(a, b)) {
+              if (step === "add") out.push(["good", `+ ${child(path, j, true)}: ${text(b[j])}`]);
+              else if (step === "drop") out.push(["bad", `- ${child(path, i, true)}: ${text(a[i])}`]);
+            }
+          } else if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
             const keys = Array.isArray(a) ? [...Array(Math.max(a.length, b.length)).keys()] : [...new Set(Object.keys(a).concat(Object.keys(b)))].sort();
             for (const key of keys) {
               const next = child(path, key, Array.isArray(a));

@@ -54,22 +54,52 @@ package struct DispatchAccess: Sendable {
     }
 }
 
-/// Refused dispatches, logged at most once every ten seconds with how many there were since, so a
-/// page guessing tokens leaves a trace without filling the log.
+/// Refused dispatches, logged at most once every ten seconds with how many there were since (those
+/// without a token and those with a wrong one), so a page guessing tokens leaves a trace without
+/// filling the log. A refusal held back is logged when its ten seconds are up, whether or not another
+/// comes.
 final class RefusalLog: Sendable {
-    private let state = Mutex((lastMs: UInt64(0), unlogged: 0))
+    private struct Counts {
+        var lastMs: UInt64 = 0
+        var missing = 0
+        var wrong = 0
+        var flushPending = false
+    }
+    private let state = Mutex(Counts())
+    static let intervalMs: UInt64 = 10_000
 
-    func refused(app: String, type: String, logger: Logger) {
-        let now = UInt64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
-        let count: Int? = state.withLock { state in
-            state.unlogged += 1
-            guard state.lastMs == 0 || now >= state.lastMs + 10_000 else { return nil }
-            defer { state = (now, 0) }
-            return state.unlogged
+    func refused(app: String, type: String, tokenGiven: Bool, logger: Logger) {
+        let now = RefusalLog.nowMs()
+        let (due, wait) = state.withLock { state -> (Counts?, UInt64?) in
+            if tokenGiven { state.wrong += 1 } else { state.missing += 1 }
+            if state.lastMs == 0 || now >= state.lastMs + RefusalLog.intervalMs { return (take(&state, now), nil) }
+            guard !state.flushPending else { return (nil, nil) }
+            state.flushPending = true
+            return (nil, state.lastMs + RefusalLog.intervalMs - now)
         }
-        if let count {
-            logger.notice("refused a dispatch from a page: no valid token", metadata: ["app": "\(app)", "type": "\(type)", "refused": "\(count)"])
+        if let due { RefusalLog.log(due, app: app, type: type, logger: logger) }
+        if let wait {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(wait))) { [self] in
+                let held = state.withLock { state -> Counts? in
+                    state.flushPending = false
+                    return state.missing + state.wrong > 0 ? take(&state, RefusalLog.nowMs()) : nil
+                }
+                if let held { RefusalLog.log(held, app: app, type: type, logger: logger) }
+            }
         }
+    }
+
+    private func take(_ state: inout Counts, _ now: UInt64) -> Counts {
+        defer { (state.lastMs, state.missing, state.wrong) = (now, 0, 0) }
+        return state
+    }
+
+    private static func nowMs() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
+
+    private static func log(_ counts: Counts, app: String, type: String, logger: Logger) {
+        logger.notice(
+            "refused dispatches from a page: no valid token",
+            metadata: ["missing": "\(counts.missing)", "wrong": "\(counts.wrong)", "last": "\(app).\(type)"])
     }
 }
 

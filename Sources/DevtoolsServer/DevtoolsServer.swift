@@ -320,7 +320,7 @@ private final class PageHandler: ChannelInboundHandler {
             // Checked on the worker: a key-derived token means reading the authorized-keys file again.
             job = {
                 guard let holder = access.holder(of: token) else {
-                    refusals.refused(app: app, type: type, logger: logger)
+                    refusals.refused(app: app, type: type, tokenGiven: !(token ?? "").isEmpty, logger: logger)
                     let reason = jsonString(
                         ((token ?? "").isEmpty
                             ? "this devtools needs a token to dispatch: "

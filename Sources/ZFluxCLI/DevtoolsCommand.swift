@@ -263,16 +263,32 @@ struct ClusterDevtools: DevtoolsBackend {
     /// The most actions a page may export at once: a session of more is `journal export`'s to write.
     static let maxExportedActions: UInt64 = 10_000
 
-    func export(from: UInt64, to: UInt64) -> String {
-        func refused(_ reason: String) -> String { "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}" }
-        guard from >= 1, from <= to else { return refused("export: from must be at least 1 and at most to (\(from)…\(to))") }
-        guard to - from < ClusterDevtools.maxExportedActions else {
-            return refused(
-                "export: at most \(ClusterDevtools.maxExportedActions) actions from the page; for more, run \(RootCommand.binaryName) journal export --from \(from) --to \(to)"
-            )
+    /// The seqs a page's export of `from…to` covers: up to the head when `to` runs past it (as "go to
+    /// seq" stops at the journal's ends), and at most ``maxExportedActions`` of them, counted after that.
+    static func exportedRange(from: UInt64, to: UInt64, head: UInt64) -> Result<ClosedRange<UInt64>, CLIError> {
+        guard from >= 1, from <= to else { return .failure(CLIError("export: from must be at least 1 and at most to (\(from)…\(to))")) }
+        guard from <= head else { return .failure(CLIError("export: seq \(from) is beyond the journal's head (\(head))")) }
+        let last = min(to, head)
+        guard last - from < maxExportedActions else {
+            return .failure(
+                CLIError(
+                    "export: at most \(maxExportedActions) actions from the page; for more, run \(RootCommand.binaryName) journal export --from \(from) --to \(last)"
+                ))
         }
+        return .success(from...last)
+    }
+
+    func export(from: UInt64, to asked: UInt64) -> String {
+        func refused(_ reason: String) -> String { "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}" }
+        // Checked before the journal is read, as they need no head.
+        guard from >= 1, from <= asked else { return refused("export: from must be at least 1 and at most to (\(from)…\(asked))") }
         do {
             let machine = try timeMachine()
+            let to: UInt64
+            switch ClusterDevtools.exportedRange(from: from, to: asked, head: machine.rewind.head) {
+            case .success(let range): to = range.upperBound
+            case .failure(let reason): return refused(reason.description)
+            }
             // As `journal export`: a session without some of the cluster's stores would pass for the whole story.
             guard machine.unhosted.isEmpty else {
                 return refused(

@@ -207,3 +207,53 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
+
+/// Runs a test's blocking body on a thread of its own, as ``onThread(_:)`` does, but inside the test's
+/// task (a task executor of one thread), so what it records with `#expect` is still the test's: a
+/// plain thread has none of the task's context, and its issues were reported as «unknown».
+func offThePool<T: Sendable>(_ body: @Sendable () throws -> T) async throws -> T {
+    let executor = OneThreadExecutor()
+    defer { executor.finish() }
+    return try await withTaskExecutorPreference(executor) { try body() }
+}
+
+/// A task executor that runs every job on one thread of its own, until ``finish()``.
+final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: the queue is only touched under `condition`'s lock.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var finished = false
+
+    init() {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty && !finished { condition.wait() }
+                if jobs.isEmpty && finished {
+                    condition.unlock()
+                    return
+                }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+        thread.name = "zflux-test-body"
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        condition.lock()
+        jobs.append(unowned)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
+    }
+}

@@ -10,7 +10,11 @@ extension DevtoolsBrowserTests {
     @Test(
         "go to seq travels exactly, a click in the stream marks its line and shows the result, a new bench run or a failed export or open leaves nothing stale, and the nodes table fits"
     )
-    func navigationAndStaleResults() throws {
+    func navigationAndStaleResults() async throws { try await offThePool { try self.navigationAndStaleResultsOffThePool() } }
+
+    /// The test, on a thread of its own (``offThePool(_:)``): it blocks for a long while, which on the
+    /// cooperative pool would hold one of its threads from every async test of the run.
+    func navigationAndStaleResultsOffThePool() throws {
         let page = try DevtoolsPageSession("navigation")
         defer { page.stop() }
         let (cluster, dir, browser) = (page.cluster, page.dir, page.browser)
@@ -111,7 +115,8 @@ extension DevtoolsBrowserTests {
         #expect(try browser.evaluate("document.getElementById('session-download').hidden") == "false")
         #expect(try browser.evaluate("document.querySelectorAll('#session-actions li').length") == "6", "the start, and each action")
         _ = try browser.evaluate(
-            "(() => { document.getElementById('session-to').value = '20000'; document.getElementById('session-export').click(); })()")
+            "(() => { document.getElementById('session-from').value = '20000'; document.getElementById('session-to').value = '20001'; document.getElementById('session-export').click(); })()"
+        )
         #expect(try browser.waitUntil("document.getElementById('session-result').className === 'bad'"))
         #expect(try browser.evaluate("document.getElementById('session-download').hidden") == "true")
         try browser.chooseFile("#session-file", path: bad)

@@ -71,9 +71,13 @@ struct DevtoolsProtocolTests {
         let actions = session["actions"] as? [[String: Any]] ?? []
         #expect(actions.count == seq && actions.last?["type"] as? String == "addTodo", "\(actions.map { $0["type"] ?? "?" })")
         #expect((session["stores"] as? [[String: Any]])?.count == 2 && session["format"] as? String == "zflux-session/1")
+        // A stretch past the head ends at it; one that starts past it is refused.
         page.send(#"{"op":"export","id":12,"from":1,"to":20000}"#)
-        let tooMany = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 12 })
-        #expect(Self.string(tooMany, "error")?.contains("at most 10000 actions") == true, "\(tooMany)")
+        let clamped = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 12 })
+        #expect(clamped["to"] as? Int == range["head"] as? Int && clamped["session"] is String, "\(clamped)")
+        page.send(#"{"op":"export","id":13,"from":20000,"to":20001}"#)
+        let beyond = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 13 })
+        #expect(Self.string(beyond, "error")?.contains("beyond the journal's head") == true, "\(beyond)")
     }
 
     @Test("another site's Origin, a Host that is not loopback's, a missing token, too many requests and too many connections are refused")

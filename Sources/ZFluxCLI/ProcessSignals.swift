@@ -21,6 +21,8 @@ final class TerminationSignals: Sendable {
         guard pipe(&ends) == 0 else { return }
         _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        // A handler must never block: with the pipe full (thousands of signals unread), one is dropped.
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         terminationPipeWriteEnd = ends[1]
         let readEnd = ends[0]
         let reader = Thread {

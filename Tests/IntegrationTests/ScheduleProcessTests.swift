@@ -109,8 +109,11 @@ struct ScheduleProcessTests {
         let again = try ClusterProcess(transport: "ipc", runDir: run, extraArguments: ["--config", config])
         defer { again.stop(keepRunDirectory: true) }
         try again.waitUntilReady()
+        // The restarted dispatcher holds the schedule again: pending, or, when the test ran so slowly
+        // that it came back past the due time, already fired (late) by it.
         let pending = try again.zflux(["schedules", "--json"])
-        #expect(Self.listing(pending.stdout)?.pending == 1, "the restarted dispatcher holds the schedule again: \(pending.stdout)")
+        let held = Self.listing(pending.stdout)
+        #expect(held?.pending == 1 || held?.fired == 1, "the restarted dispatcher holds the schedule again: \(pending.stdout)")
         try await eventually("the session ends", timeout: .seconds(120), interval: .milliseconds(250)) {
             try again.zflux(["state", "login"]).stdout.contains("your session expired")
         }

@@ -16,7 +16,7 @@ extension ClusterConfig {
                 throw error(
                     "listen '\(listen)' is not HOST:PORT with a port from 0 to 65535, like 127.0.0.1:8745", key: "listen", table: "devtools")
             }
-            if !ClusterConfig.isLoopback(host), devtools.tokenFile == nil, devtools.key == nil {
+            if !isLoopbackHost(host), devtools.tokenFile == nil, devtools.key == nil {
                 throw error(
                     "listen '\(listen)' is not a loopback address: off loopback the devtools need token_file (a file whose first line "
                         + "is the token a dispatch must carry) or key (their own key pair, for the authorized keys' tokens), or keep loopback and reach the page through an SSH tunnel",

@@ -62,7 +62,7 @@ extension ClusterConfig {
                 "allow_remote = true needs a [security] section: a cluster reachable from other hosts must authenticate and encrypt with CURVE (make keys with `\(StandardOutput.programName) keygen`)",
                 key: "allow_remote", table: "cluster")
         }
-        if transport == .tcp && !ClusterConfig.isLoopback(host) && cluster?.allowRemote != true {
+        if transport == .tcp && !isLoopbackHost(host) && cluster?.allowRemote != true {
             throw ClusterError(
                 "host \(host) is not a loopback address: set allow_remote = true in [cluster] to listen on it (and give the cluster a [security] section)"
             )
@@ -90,17 +90,17 @@ extension ClusterConfig {
                     "\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
                     key: host != nil ? "host" : port != nil ? "port" : "listen", table: table, storeIndex: index)
             }
-            if let host, !ClusterConfig.isLoopback(host), cluster?.allowRemote != true {
+            if let host, !isLoopbackHost(host), cluster?.allowRemote != true {
                 throw error(
                     "\(name)'s host \(host) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
                     key: "host", table: table, storeIndex: index)
             }
-            if let listen, !ClusterConfig.isLoopback(listen), cluster?.allowRemote != true {
+            if let listen, !isLoopbackHost(listen), cluster?.allowRemote != true {
                 throw error(
                     "\(name)'s listen address \(listen) is not a loopback address: set allow_remote = true in [cluster] (and give the cluster a [security] section)",
                     key: "listen", table: table, storeIndex: index)
             }
-            if let metricsListen, !ClusterConfig.isLoopback(metricsListen), cluster?.allowRemote != true {
+            if let metricsListen, !isLoopbackHost(metricsListen), cluster?.allowRemote != true {
                 throw error(
                     "\(name)'s metrics_listen \(metricsListen) is not a loopback address: metrics are plain HTTP; set allow_remote = true in [cluster] to serve them beyond this host",
                     key: "metrics_listen", table: table, storeIndex: index)
@@ -136,9 +136,6 @@ extension ClusterConfig {
                 metricsListen: entry.metricsListen, table: "store", index: index)
         }
     }
-
-    /// Whether binding `host` keeps a port on this machine: 0.0.0.0, `*` and `::` are every interface.
-    static func isLoopback(_ host: String) -> Bool { isLoopbackHost(host) }
 
     /// The environment of the `index`-th store: nil (live), "live" or "mock".
     func environment(of entry: StoreSection, index: Int) throws -> String? {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cluster
 import Devtools
 import DevtoolsServer
 import FluxCore
@@ -64,16 +65,8 @@ struct DevtoolsCommand: AsyncParsableCommand {
     @OptionGroup var node: NodeOptions
 
     func validate() throws {
-        if let listen, DevtoolsCommand.split(listen) == nil { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8745") }
+        if let listen, ClusterConfig.splitListen(listen) == nil { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8745") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
-    }
-
-    static func split(_ address: String) -> (host: String, port: Int)? {
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
-        else { return nil }
-        var host = String(address[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
     }
 
     func run() async throws {
@@ -82,7 +75,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
         let (topology, security) = try node.runDir.cluster()
         // The options win over the config's [devtools] section, which wins over the defaults.
         let configured = topology.devtools
-        guard let (host, port) = DevtoolsCommand.split(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
+        guard let (host, port) = ClusterConfig.splitListen(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
             throw CLIError("--listen takes HOST:PORT")
         }
         let (access, shownToken) = try dispatchAccess(

@@ -17,6 +17,13 @@ public final class ZAPHandler: Sendable {
     /// Moves each time keys are removed from the file; nodes then cut the connections they accepted.
     public let revocations = Revocations()
 
+    /// The lines of an authorized-keys file's text that name a key: one per line, blanks and `#`
+    /// comments skipped, each trimmed. What the handler admits, and what `zflux devtools` makes
+    /// tokens for, are the keys of these lines.
+    package static func listedKeys(_ text: String) -> [String] {
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
     public init(authorizedKeys path: String, domains: [String: Set<String>] = [:], context: Context = .shared, logger: Logger) throws {
         let domainKeys = domains.mapValues { Set($0.compactMap(Curve.decode)) }
         control = try NodeControl()
@@ -36,9 +43,7 @@ public final class ZAPHandler: Sendable {
                 loadedAt = modified
                 let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
                 let previous = keys
-                keys = Set(
-                    text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-                        .filter { !$0.isEmpty && !$0.hasPrefix("#") }.compactMap(Curve.decode))
+                keys = Set(ZAPHandler.listedKeys(text).compactMap(Curve.decode))
                 logger.info("authorized keys loaded", metadata: ["file": "\(path)", "keys": "\(keys.count)"])
                 let revoked = previous.subtracting(keys)
                 if !revoked.isEmpty {

@@ -59,8 +59,7 @@ final class AuthorizedKeyTokens: Sendable {
         return cache.withLock { cache in
             if cache.bytes != bytes {
                 let text = String(decoding: bytes, as: UTF8.self)
-                cache.tokens = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.isEmpty && !$0.hasPrefix("#") && KeyPair.isPublicKey($0) }
+                cache.tokens = ZAPHandler.listedKeys(text).filter(KeyPair.isPublicKey)
                     .compactMap { key in
                         DevtoolsKeyToken.token(devtools: devtools, developerPublicKey: key).map {
                             DispatchAccess.Holder(token: $0, name: "key \(key)")
@@ -117,7 +116,7 @@ struct DevtoolsTokenCommand: ParsableCommand {
         // Where this host can read the cluster's list, say when the key is not on it: the token is
         // refused until it is.
         if let file = (try? runDir.topology())?.security?.authorizedKeysFile, let text = try? String(contentsOfFile: file, encoding: .utf8),
-            !text.split(whereSeparator: \.isNewline).contains(where: { $0.trimmingCharacters(in: .whitespaces) == developer.publicKey })
+            !ZAPHandler.listedKeys(text).contains(developer.publicKey)
         {
             printError("note: \(keyFile)'s key is not in \(file): the devtools refuse its token until it is listed there")
         }

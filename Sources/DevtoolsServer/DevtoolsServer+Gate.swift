@@ -108,24 +108,13 @@ struct Gate: Sendable {
     /// The server listens on a loopback address: only loopback names may be asked for.
     let loopback: Bool
     let access: DispatchAccess
+    /// Which names are this machine's loopback: the cluster side's one rule, handed in.
+    let isLoopback: @Sendable (String) -> Bool
 
-    init(listenHost: String, access: DispatchAccess) {
-        loopback = Gate.isLoopback(listenHost)
+    init(listenHost: String, access: DispatchAccess, isLoopback: @escaping @Sendable (String) -> Bool) {
+        self.isLoopback = isLoopback
+        loopback = isLoopback(listenHost)
         self.access = access
-    }
-
-    /// `localhost`, or an address literal in 127.0.0.0/8 or `::1` (brackets allowed), read by NIO's
-    /// address parser. Never matched by prefix: a name such as `127.evil.example` (an attacker's, for
-    /// DNS rebinding) resolves wherever its owner points it.
-    static func isLoopback(_ host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" { return true }
-        switch try? SocketAddress(ipAddress: name, port: 0) {
-        case .v4(let address): return UInt32(bigEndian: address.address.sin_addr.s_addr) >> 24 == 127
-        case .v6(let address): return withUnsafeBytes(of: address.address.sin6_addr) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
-        default: return false
-        }
     }
 
     /// The host name of a `Host` header (`name`, `name:port`, `[v6]:port`).
@@ -137,7 +126,7 @@ struct Gate: Sendable {
     /// Why a request may not open the WebSocket (nil: it may).
     func refusal(_ head: HTTPRequestHead) -> String? {
         guard let host = head.headers.first(name: "Host"), !host.isEmpty else { return "a request without Host" }
-        if loopback && !Gate.isLoopback(Gate.hostName(host).lowercased()) {
+        if loopback && !isLoopback(Gate.hostName(host)) {
             return "Host \(host) is not a loopback name (this devtools listens on loopback only)"
         }
         // Browsers always send Origin on a WebSocket; a client without one is no browser page.

@@ -38,11 +38,14 @@ package final class DevtoolsServer: Sendable {
     private let worker: Worker
 
     /// Listens on `host:port`. `access`: the tokens a dispatch may carry (none required by default).
+    /// `isLoopback`: which host names are this machine's loopback, for the listen address and the
+    /// `Host` a page asks for (`localhost` and address literals only: a name such as
+    /// `127.evil.example` resolves wherever its owner points it).
     package init(
-        host: String, port: Int, access: DispatchAccess = DispatchAccess(), hub: DevtoolsHub, backend: any DevtoolsBackend,
-        limits: Limits = Limits(), logger: Logger
+        host: String, port: Int, access: DispatchAccess = DispatchAccess(), isLoopback: @escaping @Sendable (String) -> Bool,
+        hub: DevtoolsHub, backend: any DevtoolsBackend, limits: Limits = Limits(), logger: Logger
     ) throws {
-        let gate = Gate(listenHost: host, access: access)
+        let gate = Gate(listenHost: host, access: access, isLoopback: isLoopback)
         let worker = Worker(capacity: limits.queuedRequests)
         let hello = backend.hello()
         let context = PageContext(hub: hub, backend: backend, gate: gate, worker: worker, limits: limits, hello: hello, logger: logger)

@@ -84,7 +84,8 @@ struct DevtoolsCommand: AsyncParsableCommand {
         let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: access.required)
         var limits = DevtoolsServer.Limits()
         limits.maxConnections = maxConnections ?? configured?.maxConnections ?? limits.maxConnections
-        let server = try DevtoolsServer(host: host, port: port, access: access, hub: hub, backend: backend, limits: limits, logger: logger)
+        let server = try DevtoolsServer(
+            host: host, port: port, access: access, isLoopback: isLoopbackHost, hub: hub, backend: backend, limits: limits, logger: logger)
         // Every address (0.0.0.0, ::): the host's name, which another machine can open; the page's
         // checks follow whatever name the browser uses.
         let everywhere = ["0.0.0.0", "::", "*"].contains(host)

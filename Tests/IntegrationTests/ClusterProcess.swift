@@ -201,17 +201,11 @@ private func isPortFree(_ port: Int) -> Bool {
     }
 }
 
-/// Runs blocking work on its own thread (never on the cooperative pool) and awaits it.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
-/// Runs a test's blocking body on a thread of its own, as ``onThread(_:)`` does, but inside the test's
-/// task (a task executor of one thread), so what it records with `#expect` is still the test's: a
-/// plain thread has none of the task's context, and its issues were reported as «unknown».
-func offThePool<T: Sendable>(_ body: @Sendable () throws -> T) async throws -> T {
+/// Runs blocking work on a thread of its own (never on the cooperative pool) and awaits it. The
+/// thread runs it inside the calling task (a task executor of one thread), so what it records with
+/// `#expect` is still the test's: a plain thread has none of the task's context, and its issues were
+/// reported as «unknown».
+func onThread<T: Sendable>(_ body: @Sendable () throws -> T) async throws -> T {
     let executor = OneThreadExecutor()
     defer { executor.finish() }
     return try await withTaskExecutorPreference(executor) { try body() }

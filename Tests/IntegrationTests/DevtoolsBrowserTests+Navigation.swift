@@ -10,9 +10,9 @@ extension DevtoolsBrowserTests {
     @Test(
         "go to seq travels exactly, a click in the stream marks its line and shows the result, a new bench run or a failed export or open leaves nothing stale, and the nodes table fits"
     )
-    func navigationAndStaleResults() async throws { try await offThePool { try self.navigationAndStaleResultsOffThePool() } }
+    func navigationAndStaleResults() async throws { try await onThread { try self.navigationAndStaleResultsOffThePool() } }
 
-    /// The test, on a thread of its own (``offThePool(_:)``): it blocks for a long while, which on the
+    /// The test, on a thread of its own (``onThread(_:)``): it blocks for a long while, which on the
     /// cooperative pool would hold one of its threads from every async test of the run.
     func navigationAndStaleResultsOffThePool() throws {
         let page = try DevtoolsPageSession("navigation")

@@ -115,9 +115,9 @@ struct DevtoolsBrowserTests {
     @Test(
         "the page shows the nodes and stores, dispatches through its form, travels back with the slider, exports a session and opens one, follows a bench --attach live, and is screenshot"
     )
-    func pageEndToEnd() async throws { try await offThePool { try self.pageEndToEndOffThePool() } }
+    func pageEndToEnd() async throws { try await onThread { try self.pageEndToEndOffThePool() } }
 
-    /// The test, on a thread of its own (``offThePool(_:)``): it blocks for a long while, which on the
+    /// The test, on a thread of its own (``onThread(_:)``): it blocks for a long while, which on the
     /// cooperative pool would hold one of its threads from every async test of the run.
     func pageEndToEndOffThePool() throws {
         let page = try DevtoolsPageSession("browser")

@@ -11,9 +11,9 @@ struct DevtoolsKeyTokenTests {
     @Test(
         "with a key of its own, the devtools take every authorized key's token: an unlisted key's, a wrong one, none and a revoked key's are refused, and both are logged"
     )
-    func keyTokens() async throws { try await offThePool { try self.keyTokensOffThePool() } }
+    func keyTokens() async throws { try await onThread { try self.keyTokensOffThePool() } }
 
-    /// The test, on a thread of its own (``offThePool(_:)``): it blocks for a long while, which on the
+    /// The test, on a thread of its own (``onThread(_:)``): it blocks for a long while, which on the
     /// cooperative pool would hold one of its threads from every async test of the run.
     func keyTokensOffThePool() throws {
         var template = Array("/tmp/zf-XXXXXX".utf8CString)

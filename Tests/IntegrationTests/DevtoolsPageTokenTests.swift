@@ -6,9 +6,9 @@ import Testing
 @Suite("Devtools page with a token, in headless Chromium (real processes)", .serialized, .timeLimit(.minutes(3)))
 struct DevtoolsPageTokenTests {
     @Test("without #token the page says a dispatch needs one; a wrong token is told apart; a token pasted into the open tab is taken")
-    func tokenInTheAddress() async throws { try await offThePool { try self.tokenInTheAddressOffThePool() } }
+    func tokenInTheAddress() async throws { try await onThread { try self.tokenInTheAddressOffThePool() } }
 
-    /// The test, on a thread of its own (``offThePool(_:)``): it blocks for a long while, which on the
+    /// The test, on a thread of its own (``onThread(_:)``): it blocks for a long while, which on the
     /// cooperative pool would hold one of its threads from every async test of the run.
     func tokenInTheAddressOffThePool() throws {
         // Opened at the address without its #token=….

@@ -27,6 +27,11 @@ func directoryWithKeys(_ name: String, members: [String] = []) throws -> String 
     return dir
 }
 
+/// The public key `zflux keygen NAME --dir KEYS` wrote to `KEYS/NAME.pub` (its line that is not a comment).
+func keygenPublicKey(_ name: String, in keys: String) throws -> String {
+    try String(contentsOfFile: "\(keys)/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init) ?? ""
+}
+
 @Suite("Deployment files and multi-host configs")
 struct DeployTests {
     @Test("the systemd units pass systemd-analyze verify (with this build's binary in ExecStart)")

@@ -22,10 +22,7 @@ struct DevtoolsKeyTokenTests {
         for name in ["server", "client", "dev", "stranger", "devtools"] {
             #expect(try zflux(["keygen", name, "--dir", dir + "/keys"]).status == 0)
         }
-        func publicKey(_ name: String) throws -> String {
-            try String(contentsOfFile: "\(dir)/keys/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(
-                String.init) ?? ""
-        }
+        func publicKey(_ name: String) throws -> String { try keygenPublicKey(name, in: dir + "/keys") }
         // Edited in place, as an editor or `sed -i`-less script would: the same file, new bytes.
         func authorize(_ names: [String]) throws {
             let handle = try #require(FileHandle(forWritingAtPath: dir + "/keys/authorized_keys"))

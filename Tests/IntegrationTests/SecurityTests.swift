@@ -73,10 +73,7 @@ struct SecurityTests {
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: dir + "/keys/client.key")[.posixPermissions] as? Int)
         #expect(mode == 0o600, "secret key files are private")
         #expect(try zflux(["keygen", "client", "--dir", dir + "/keys"]).status != 0, "keygen never overwrites a key")
-        func publicKey(_ name: String) throws -> String {
-            try String(contentsOfFile: "\(dir)/keys/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(
-                String.init) ?? ""
-        }
+        func publicKey(_ name: String) throws -> String { try keygenPublicKey(name, in: dir + "/keys") }
         try (try publicKey("client") + "\n").write(toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
         let config = dir + "/cluster.toml"
         try """
@@ -158,10 +155,7 @@ struct SecurityTests {
         let dir = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for name in ["server", "client", "user"] { #expect(try zflux(["keygen", name, "--dir", dir + "/keys"]).status == 0) }
-        func publicKey(_ name: String) throws -> String {
-            try String(contentsOfFile: "\(dir)/keys/\(name).pub", encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") }.map(
-                String.init) ?? ""
-        }
+        func publicKey(_ name: String) throws -> String { try keygenPublicKey(name, in: dir + "/keys") }
         try (try publicKey("client") + "\n" + publicKey("user") + "\n").write(
             toFile: dir + "/keys/authorized_keys", atomically: true, encoding: .utf8)
         try """

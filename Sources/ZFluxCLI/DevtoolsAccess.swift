@@ -101,11 +101,13 @@ struct DevtoolsTokenCommand: ParsableCommand {
             throw CLIError("name your key pair: --key-file FILE (or $ZFLUX_KEY)")
         }
         let developer = try KeyPair.load(keyFile)
+        // Read once: needed for the devtools' key unless --devtools-key gives it, else only for the note below.
+        let topology = devtoolsKey == nil ? try runDir.topology() : try? runDir.topology()
         let devtoolsPublicKey: String
         if let devtoolsKey {
             devtoolsPublicKey = try DevtoolsTokenCommand.publicKey(in: devtoolsKey, named: "--devtools-key")
         } else {
-            guard let key = try runDir.topology().devtools?.publicKey else {
+            guard let key = topology?.devtools?.publicKey else {
                 throw CLIError("this cluster's config names no [devtools] key: pass --devtools-key with the devtools' .pub")
             }
             devtoolsPublicKey = key
@@ -115,7 +117,7 @@ struct DevtoolsTokenCommand: ParsableCommand {
         }
         // Where this host can read the cluster's list, say when the key is not on it: the token is
         // refused until it is.
-        if let file = (try? runDir.topology())?.security?.authorizedKeysFile, let text = try? String(contentsOfFile: file, encoding: .utf8),
+        if let file = topology?.security?.authorizedKeysFile, let text = try? String(contentsOfFile: file, encoding: .utf8),
             !ZAPHandler.listedKeys(text).contains(developer.publicKey)
         {
             printError("note: \(keyFile)'s key is not in \(file): the devtools refuse its token until it is listed there")

@@ -182,6 +182,17 @@ public final class Supervisor: Sendable {
         try spawn(name: name, command)
     }
 
+    /// The last line a node wrote to its log: why it stopped, when it stopped during start-up (a journal
+    /// that refuses to open names the seq and what to do there), so the operator reads it where they look.
+    static func lastLine(of log: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: log) else { return nil }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > 8192 ? size - 8192 : 0)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        return text.split(separator: "\n").last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(4096)) }
+    }
+
     /// The exit status of a dispatcher of a pair that stopped leading (EX_TEMPFAIL): its supervisor (this
     /// one, or systemd's `RestartForceExitStatus=`) starts it again at once, as the standby.
     public static let steppedDownStatus: Int32 = 75
@@ -202,7 +213,8 @@ public final class Supervisor: Sendable {
             while true {
                 if isStopping || signalled.load(ordering: .acquiring) { throw ClusterError("stopped while starting") }
                 if let exited = children.withLock({ $0.first { !$0.process.isRunning } }) {
-                    throw ClusterError("\(exited.name) exited during start-up; see \(runDirectory.log(of: exited.name))")
+                    let log = runDirectory.log(of: exited.name)
+                    throw ClusterError("\(exited.name) exited during start-up\(Self.lastLine(of: log).map { ": \($0)" } ?? ""); see \(log)")
                 }
                 let status = nodeStatus(endpoint: endpoint, security: security)
                 switch watch.observe(name, status: status, now: MonotonicClock.nowMilliseconds()) {

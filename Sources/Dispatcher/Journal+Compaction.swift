@@ -21,17 +21,13 @@ extension Journal {
     /// with the journal's writer lock held (so never under a running dispatcher). Records at or above
     /// `keepFrom` all stay; the journal then starts at the first kept segment's first seq.
     public static func compact(directory: String, keepFrom: UInt64, dryRun: Bool = false) throws -> Compaction {
-        let lockPath = directory + "/LOCK"
-        let lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { throw JournalError.posix("open", lockPath) }
-        defer { _ = Glibc.close(lockFD) }
-        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-            throw JournalError("the journal in \(directory) is in use by a dispatcher (pid \(holder)): stop it before compacting")
+        try withWriterLock(directory: directory, doing: "compacting") {
+            try compactLocked(directory: directory, keepFrom: keepFrom, dryRun: dryRun)
         }
-        let segments = try FileManager.default.contentsOfDirectory(atPath: directory)
-            .filter { $0.hasSuffix(".journal") }.compactMap { name in UInt64(name.dropLast(".journal".count)).map { (first: $0, name: name) } }
-            .sorted { $0.first < $1.first }
+    }
+
+    private static func compactLocked(directory: String, keepFrom: UInt64, dryRun: Bool) throws -> Compaction {
+        let segments = try segmentFiles(in: directory)
         var result = Compaction(removed: [], firstSeq: segments.first?.first ?? 1)
         for (index, segment) in segments.enumerated().dropLast() {
             let first = segment.first, next = segments[index + 1].first

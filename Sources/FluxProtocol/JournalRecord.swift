@@ -96,6 +96,37 @@ public enum JournalRecord {
         return (offset, expected, problem)
     }
 
+    /// The first intact record after `offset` whose seq is above `seq`, found by trying every byte
+    /// offset: what tells corruption from a torn tail. A write torn by a power cut can only damage the
+    /// end of what was being written, so nothing intact follows it; a record that fails its check with an
+    /// intact later record after it was damaged after it was written (a flipped bit, a misdirected write),
+    /// and the records after it may have been acknowledged. Only a candidate whose header looks like an
+    /// action's (magic, kind, a later seq) has its checksum computed, so random bytes cost a few loads
+    /// per offset, never a checksum of the rest of the file at each.
+    public static func nextIntact(_ bytes: [UInt8], after offset: Int, seqAbove seq: UInt64) -> (offset: Int, seq: UInt64)? {
+        precondition(offset >= 0, "a record offset is never negative")
+        return bytes.withUnsafeBytes { raw -> (offset: Int, seq: UInt64)? in
+            var candidate = offset + 1
+            while raw.count - candidate >= headerSize + 8 + Header.fixedSizeVersion1 {
+                defer { candidate += 1 }
+                let length = Int(raw.loadUnaligned(fromByteOffset: candidate, as: UInt32.self).littleEndian)
+                guard length <= raw.count - candidate - headerSize else { continue }
+                let body = candidate + headerSize
+                let topicLength = Int(raw.loadUnaligned(fromByteOffset: body, as: UInt32.self).littleEndian)
+                guard topicLength <= length - 8, length - (topicLength + 8) >= Header.fixedSizeVersion1 else { continue }
+                let header = body + topicLength + 8
+                guard raw[header] == Header.magic.0, raw[header + 1] == Header.magic.1,
+                    raw[header + 3] == MessageKind.action.rawValue,
+                    raw.loadUnaligned(fromByteOffset: header + 8, as: UInt64.self).littleEndian > seq
+                else { continue }
+                if case .success(let checked) = check(raw, at: candidate), checked.seq > seq {
+                    return (candidate, checked.seq)
+                }
+            }
+            return nil
+        }
+    }
+
     /// Where the header starts in a record's body (`u32 topic length, topic, u32 header length, header,
     /// …`), when the body holds at least a version-1 header's fixed part there.
     public static func headerOffset(inBody body: UnsafeRawBufferPointer) -> Int? {

@@ -12,7 +12,7 @@ struct JournalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "journal",
         abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq, export a session of it; import one; compact it.",
-        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Export.self, Import.self, Compact.self, Bench.self])
+        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Export.self, Import.self, Compact.self, Truncate.self, Bench.self])
 
     struct Location: ParsableArguments {
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's (RUN_DIR/journal).", valueName: "dir"))
@@ -71,6 +71,30 @@ struct JournalCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             emitLine("ok")
+        }
+    }
+
+    struct Truncate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give up every action from a seq on, after a corrupt record that cannot be restored.",
+            discussion: """
+                A dispatcher never trims a damaged record with intact records after it (that is corruption, \
+                not a torn tail: the records may have been acknowledged); it refuses to start and names the \
+                seq. Restore the segment from a backup, or from the other member of a pair, if you can. If you \
+                cannot, this command cuts the journal before --from-seq. Nothing is deleted: the cut bytes go \
+                to SEGMENT.set-aside-from-SEQ and later segments are renamed SEGMENT.set-aside. Stores that \
+                applied the cut actions rebuild from the journal when the dispatcher is back. The dispatcher \
+                must be stopped (the command takes the journal's lock).
+                """)
+        @OptionGroup var location: Location
+        @Option(help: ArgumentHelp("The first seq to give up (the damaged one, as the dispatcher's refusal names it).", valueName: "seq"))
+        var fromSeq: UInt64
+
+        func run() throws {
+            let done = try Journal.truncate(directory: try location.existingDirectory(), fromSeq: fromSeq)
+            emitLine("\(location.directory): now ends at seq \(done.lastSeq)")
+            for file in done.setAside { emitLine("set aside: \(file)") }
+            if !done.setAside.isEmpty { emitLine("\(done.bytesSetAside) bytes set aside; nothing was deleted") }
         }
     }
 

@@ -99,6 +99,74 @@ struct JournalTests {
         #expect(journal.recovery.trimmedReason?.contains("checksum") == true)
     }
 
+    /// Where each record of a segment starts, read from the file itself.
+    func recordOffsets(_ bytes: [UInt8]) -> [Int] {
+        var offsets: [Int] = []
+        _ = JournalRecord.checkRecords(bytes, firstSeq: 1) { _, offset in offsets.append(offset) }
+        return offsets
+    }
+
+    @Test(
+        "damage in the middle of the newest segment with intact records after it is corruption, not a torn tail: nothing is trimmed or served, and truncate sets the rest aside",
+        arguments: ["body byte", "length field", "zeroed sector"])
+    func corruptionIsNotATornTail(damage: String) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir)
+            try journal.append((1...2000).map { action($0) })
+            try journal.commit()
+        }
+        let segment = dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first { $0.hasSuffix(".journal") }))
+        let original = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        let offsets = recordOffsets(original)
+        #expect(offsets.count == 2000)
+        var bytes = original
+        let victim = offsets[999]  // seq 1000
+        switch damage {
+        case "body byte": bytes[victim + 20] ^= 0x01
+        case "length field": bytes[victim] ^= 0x40
+        default: for i in (victim & ~511)..<min((victim & ~511) + 512, bytes.count) { bytes[i] = 0 }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        let firstDamaged = UInt64(recordOffsets(bytes).count + 1)
+        #expect(firstDamaged <= 1000)
+
+        for repair in [false, true] {
+            let error = #expect(throws: JournalError.self) { try Journal(directory: dir, repair: repair) }
+            let text = error?.description ?? ""
+            #expect(text.contains("seq \(firstDamaged) is due") && text.contains("not a torn tail"), "\(text)")
+            #expect(text.contains("journal truncate") && text.contains("--from-seq \(firstDamaged)"), "says what to do: \(text)")
+            #expect([UInt8](try #require(FileManager.default.contents(atPath: segment))) == bytes, "nothing trimmed (repair: \(repair))")
+        }
+
+        let refused = #expect(throws: JournalError.self) { try Journal.truncate(directory: dir, fromSeq: firstDamaged + 1) }
+        #expect(refused?.description.contains("truncate from seq \(firstDamaged)") == true, "\(refused.map { "\($0)" } ?? "")")
+        let done = try Journal.truncate(directory: dir, fromSeq: firstDamaged)
+        #expect(done.lastSeq == firstDamaged - 1 && done.setAside.count == 1)
+        let aside = [UInt8](try #require(FileManager.default.contents(atPath: done.setAside[0])))
+        #expect(aside == Array(bytes[offsets[Int(firstDamaged) - 1]...]), "the cut bytes are kept, not deleted")
+        let reopened = try Journal(directory: dir)
+        #expect(reopened.lastSeq == firstDamaged - 1 && reopened.recovery.trimmedBytes == 0)
+        #expect(try reopened.read(from: firstDamaged - 1, limit: 5).map(\.header.seq) == [firstDamaged - 1])
+    }
+
+    @Test("the search for intact records after damage finds the next one exactly, and nothing in zeros, random bytes or before the damage")
+    func nextIntactRecord() throws {
+        var bytes: [UInt8] = []
+        for seq in 1...5 { JournalRecord.append(action(UInt64(seq)), to: &bytes) }
+        let offsets = recordOffsets(bytes)
+        #expect(JournalRecord.nextIntact(bytes, after: offsets[1], seqAbove: 2).map { [$0.offset, Int($0.seq)] } == [offsets[2], 3])
+        #expect(JournalRecord.nextIntact(bytes, after: offsets[4], seqAbove: 4) == nil, "nothing after the last record")
+        #expect(JournalRecord.nextIntact(bytes, after: 0, seqAbove: 5) == nil, "only later seqs count")
+        #expect(JournalRecord.nextIntact([UInt8](repeating: 0, count: 4096), after: 0, seqAbove: 0) == nil)
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<65_536).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        #expect(JournalRecord.nextIntact(noise, after: 0, seqAbove: 0) == nil)
+        let buried = noise + bytes
+        #expect(JournalRecord.nextIntact(buried, after: 0, seqAbove: 0)?.offset == noise.count)
+    }
+
     @Test("damage in an older segment is never served: refused by verify, by an open that scans it, and by a read when its index file was trusted")
     func damagedOlderSegment() throws {
         let dir = try temporaryDirectory()

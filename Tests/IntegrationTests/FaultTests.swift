@@ -215,6 +215,53 @@ struct FaultTests {
         #expect(try zflux(["journal", "verify", "--journal", journalDir]).status == 0)
     }
 
+    @Test(
+        "3b. a byte flipped in the middle of the journal is corruption, not a torn tail: verify names the seq, cluster up refuses to serve and says what to do, every record stays on disk"
+    )
+    func flippedByteMidJournal() async throws {
+        let config = try writeConfig(faultConfig.replacingOccurrences(of: "%FSYNC%", with: "batch"))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        var template = Array("/tmp/zf-XXXXXX".utf8CString)
+        let runDir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        let cluster = try ClusterProcess(transport: "ipc", runDir: runDir, extraArguments: ["--config", config])
+        try cluster.waitUntilReady()
+        let acked = try await runLoad(intake: try #require(cluster.topology).dispatcher.intake, clients: 2, perClient: 1_000) { client, i in
+            try counterAction(client * 100_000 + i)
+        }
+        #expect(acked.count == 2_000)
+        cluster.stop(keepRunDirectory: true)
+
+        let journalDir = runDir + "/journal"
+        let segment =
+            journalDir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: journalDir).first { $0.hasSuffix(".journal") }))
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        bytes[bytes.count / 2] ^= 0x10  // a latent sector error in a synced, acknowledged record
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let verify = try zflux(["journal", "verify", "--journal", journalDir])
+        #expect(verify.status != 0)
+        #expect(verify.stderr.contains("not a torn tail"), "\(verify)")
+        let seq = try #require(
+            verify.stderr.firstMatch(of: /where seq (\d+) is due/).flatMap { UInt64($0.1) }, "verify names the seq: \(verify)")
+        #expect((900...1100).contains(seq), "the damaged record is mid-journal: \(seq)")
+
+        let up = try zflux(["cluster", "up", "--run-dir", runDir, "--config", config, "--log-level", "notice"], timeout: .seconds(60))
+        #expect(up.status == 1, "\(up)")
+        #expect(up.stderr.contains("seq \(seq) is due") && up.stderr.contains("--from-seq \(seq)"), "cluster up says where and what to do: \(up)")
+        #expect([UInt8](try #require(FileManager.default.contents(atPath: segment))) == bytes, "nothing trimmed")
+
+        // The operator gives up the damaged record and what follows it, and gets a cluster back.
+        let truncated = try zflux(["journal", "truncate", "--journal", journalDir, "--from-seq", "\(seq)"])
+        #expect(truncated.status == 0 && truncated.stdout.contains("now ends at seq \(seq - 1)"), "\(truncated)")
+        let again = try ClusterProcess(transport: "ipc", runDir: runDir, extraArguments: ["--config", config])
+        defer { again.stop() }
+        try again.waitUntilReady()
+        let kept = acked.filter { $0.seq < seq }
+        let expected = try expectedStates(kept)
+        #expect(try await waitForState(again, "counter", version: seq - 1, as: Counter.State.self, timeout: .seconds(60)) == expected.counter)
+    }
+
     @Test("4. a store and a view stopped past their high-water marks (SIGSTOP) recover and end consistent")
     func slowSubscribers() async throws {
         let config = try writeConfig(

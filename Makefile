@@ -72,7 +72,7 @@ demo: build
 	$(ZFLUX) demo $(DEMO_ARGS)
 
 # The toolchain's swift-format, with the committed .swift-format; any finding fails.
-FORMATTED := Sources Tests Fuzz Package.swift
+FORMATTED := Sources Tests Fuzz Plugins Package.swift
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMATTED)
 

@@ -170,7 +170,10 @@ let package = Package(
                 "DevtoolsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            // The version (from VERSION) and the commit, for `--version`.
+            plugins: ["BuildInfo"]),
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         // The stock binary: the CLI with the example apps and screens.
         .executableTarget(name: "zflux", dependencies: ["ZFluxCLI", "Examples", "ExampleViews"]),
         // Allocations per action through the dispatcher's and a store's cores (AllocationTests): a

@@ -39,12 +39,18 @@ extension RootCommand {
     /// The name the binary was started by (`zflux`, or a team's own `poll`), for help and messages.
     static var binaryName: String { StandardOutput.programName }
 
-    /// This zflux's version.
-    static let zfluxVersion = "0.1.0"
+    /// This zflux's version: the package's `VERSION` file, the one place it is written.
+    static let zfluxVersion = BuildInfo.version
 
-    /// What `--version` prints: zflux's version, or for a team's own binary its name and the zflux it
-    /// is built on (`poll, built on zflux 0.1.0`), so that nobody takes it for the stock binary.
+    /// The commit this zflux was built from (with `-modified` when the tree had changes), or `unknown`
+    /// outside a git checkout.
+    static let zfluxCommit = BuildInfo.commit
+
+    /// What `--version` prints: zflux's version and commit, or for a team's own binary its name and the
+    /// zflux it is built on (`poll, built on zflux 0.2.0 (commit 1640e8b1a2c3)`), so that nobody takes it
+    /// for the stock binary.
     static func versionLine(binary: String) -> String {
-        binary == "zflux" ? zfluxVersion : "\(binary), built on zflux \(zfluxVersion)"
+        let zflux = "\(zfluxVersion) (commit \(zfluxCommit))"
+        return binary == "zflux" ? zflux : "\(binary), built on zflux \(zflux)"
     }
 }

@@ -35,13 +35,13 @@ extension Starter {
                 To build against a released zflux instead, replace that line with the URL and version your team gets
                 zflux from:
 
-                    .package(url: "https://zflux.example.invalid/zflux", from: "0.1.0"),
+                    .package(url: "https://zflux.example.invalid/zflux", from: "\#(RootCommand.zfluxVersion)"),
                 """#
         }
         return #"""
             `Package.swift` names zflux with a placeholder:
 
-                .package(url: "https://zflux.example.invalid/zflux", from: "0.1.0"),
+                .package(url: "https://zflux.example.invalid/zflux", from: "\#(RootCommand.zfluxVersion)"),
 
             Replace the URL and version with where your team gets zflux from (its git remote and a release tag),
             or point at a local checkout:

@@ -55,6 +55,11 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var snapshotRequestsDropped: UInt64?
     public var effectsRunning: Int?
     public var effectsUnanswered: Int?
+    /// Of those, how many the dispatcher refused as unknown (a store newer than its dispatcher): kept
+    /// and sent again, not dropped.
+    public var effectsHeld: Int?
+    /// Effects' actions the dispatcher refused for good since the store started (each logged).
+    public var effectsRefused: UInt64?
     /// What keeps the node from doing its job, in words, when something does.
     public var problem: String?
     /// The history (journal cluster id / epoch) the node serves or its state comes from.
@@ -105,6 +110,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
             ("reconnects", reconnects.map(Int64.init)), ("subscribed", subscribed.map { $0 ? 1 : 0 }),
             ("caught_up", caughtUp.map { $0 ? 1 : 0 }), ("snapshot_version", snapshotVersion.map(Int64.init)),
             ("effects_running", effectsRunning.map(Int64.init)), ("effects_unanswered", effectsUnanswered.map(Int64.init)),
+            ("effects_held", effectsHeld.map(Int64.init)), ("effects_refused", effectsRefused.map(Int64.init)),
             ("snapshot_requests", snapshotRequests.map(Int64.init)), ("snapshot_requests_dropped", snapshotRequestsDropped.map(Int64.init)),
             ("leader", leader.map { $0 ? 1 : 0 }), ("standby_following", standbyFollowing.map { $0 ? 1 : 0 }),
             ("standby_durable", standbyDurable.map(Int64.init)), ("replication_lag", replicationLag.map(Int64.init)),

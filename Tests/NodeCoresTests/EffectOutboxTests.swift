@@ -46,6 +46,31 @@ struct EffectOutboxTests {
         #expect(outbox.answered(reply(.ack, 1, clientID: 8)) == .notOurs && outbox.count == 1, "the refused one is forgotten")
     }
 
+    @Test(
+        "a refusal an older dispatcher gives for what it does not know (an unknown app, such as a schedule request) keeps the action, sends it again with a doubling wait and counts it until it is taken"
+    )
+    func heldForANewerDispatcher() {
+        var outbox = EffectOutbox(clientID: 7, retryMilliseconds: 1000, limit: 10)
+        _ = outbox.send(app: "zflux.schedule", type: "schedule", payload: [1], now: F.at(0))
+        let unknownApp = "unknown app 'zflux.schedule' (the dispatcher takes actions for: counter, todo)"
+        #expect(outbox.answered(reply(.nack, 1, reason: unknownApp)) == .held(reason: unknownApp))
+        #expect(outbox.count == 1 && outbox.held == 1 && outbox.refused == 0)
+        #expect(outbox.due(now: F.at(1999)).isEmpty && outbox.due(now: F.at(2000)).map(\.header.clientSeq) == [1])
+        #expect(outbox.answered(reply(.nack, 1, reason: unknownApp)) == .held(reason: unknownApp) && outbox.held == 1, "counted once")
+        #expect(outbox.due(now: F.at(5999)).isEmpty && outbox.due(now: F.at(6000)).map(\.header.clientSeq) == [1], "the wait doubles")
+        _ = outbox.send(app: "counter", type: "incrementTapped", payload: [2], now: F.at(6000))
+        // The dispatcher is upgraded: the same action is taken, and nothing stays held.
+        #expect(outbox.answered(reply(.ack, 1)) == .accepted && outbox.held == 0 && outbox.count == 1)
+        for reason in [
+            "counter has no action 'reset' (it has: incrementTapped)", "the intake accepts DISPATCH, not SCHEDULE",
+            "bad message: protocol version 4 is not supported (this node speaks 1 to 3)",
+        ] {
+            #expect(EffectOutbox.newerDispatcherWouldTake(reason), "\(reason)")
+        }
+        #expect(outbox.answered(reply(.nack, 2, reason: "the amount must be positive")) == .refused(reason: "the amount must be positive"))
+        #expect(outbox.count == 0 && outbox.held == 0 && outbox.refused == 1, "a final refusal is counted, not silent")
+    }
+
     @Test("past the limit unanswered, a new action is refused and nothing is sent")
     func bounded() {
         var outbox = EffectOutbox(clientID: 7, retryMilliseconds: 1000, limit: 2)

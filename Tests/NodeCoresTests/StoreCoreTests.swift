@@ -336,6 +336,34 @@ struct StoreCoreTests {
         #expect(core.takeCommands().compactMap(\.dispatched).isEmpty)
     }
 
+    @Test(
+        "a schedule request an older dispatcher refuses as an unknown app is kept, shown in status and sent again until the upgraded dispatcher takes it; nothing is dropped in silence"
+    )
+    func effectHeldForNewerDispatcher() {
+        let (core, _) = makeStore()
+        core.effectSent(app: "zflux.schedule", type: "schedule", payload: [1, 2, 3], now: F.at(0))
+        #expect(core.takeCommands().compactMap(\.dispatched).map(\.header.clientSeq) == [1])
+        let refusal = "unknown app 'zflux.schedule' (the dispatcher takes actions for: counter)"
+        core.receivedIntakeReply(Message(header: Header(kind: .nack, clientID: 7, clientSeq: 1), payload: Array(refusal.utf8)))
+        let held = core.status(now: F.at(1), subscribers: 0, pid: 0)
+        #expect(held.effectsHeld == 1 && held.effectsUnanswered == 1 && held.effectsRefused == 0)
+        #expect(held.problem?.contains("upgrade the dispatcher") == true, "\(held.problem ?? "no problem shown")")
+        #expect(held.numericFields.contains { $0.name == "effects_held" && $0.value == 1 }, "a metric")
+        var tries = 0
+        for ms in stride(from: UInt64(100), through: 10_000, by: 100) {
+            core.tick(now: F.at(ms))
+            for message in core.takeCommands().compactMap(\.dispatched) {
+                #expect(message.header.clientSeq == 1 && message.topic == Array("zflux.schedule".utf8))
+                tries += 1
+                core.receivedIntakeReply(Message(header: Header(kind: .nack, clientID: 7, clientSeq: 1), payload: Array(refusal.utf8)))
+            }
+        }
+        #expect(tries >= 2, "sent again while refused")
+        core.receivedIntakeReply(Message(header: Header(kind: .ack, seq: 5, clientID: 7, clientSeq: 1)))
+        let taken = core.status(now: F.at(10_001), subscribers: 0, pid: 0)
+        #expect(taken.effectsHeld == 0 && taken.effectsUnanswered == 0 && taken.problem == nil)
+    }
+
     @Test("one state update per burst, and a snapshot every N actions")
     func publishPerBurst() {
         let (core, _) = makeStore(snapshots: true)

@@ -6,7 +6,8 @@ import FluxCore
 /// under the store's own client id and the next client seq, and is sent
 /// again after `retryMilliseconds` while unanswered: the intake deduplicates by client seq, so a retry
 /// never becomes a second action. An intake that refuses one for now (rate limited) doubles its wait,
-/// up to ``maxRetryMilliseconds``. Bounded: past `limit` unanswered, a new action is refused.
+/// up to ``maxRetryMilliseconds``, and so does one refused as unknown by a dispatcher older than the
+/// store (``Answer/held(reason:)``). Bounded: past `limit` unanswered, a new action is refused.
 struct EffectOutbox {
     /// What the intake said to an effect's action.
     enum Answer: Equatable {
@@ -14,6 +15,10 @@ struct EffectOutbox {
         case notOurs
         /// Refused for now: kept, and sent again after a longer wait.
         case retryLater
+        /// Refused in a way a newer dispatcher would not refuse (it does not know the app, the action
+        /// type or the message kind yet: a store upgraded before its dispatcher). Kept, sent again after a
+        /// longer wait, and counted (``held``) until it is taken: never dropped in silence.
+        case held(reason: String)
         /// Accepted: forgotten.
         case accepted
         /// Refused for good: forgotten. `reason` is the intake's.
@@ -24,6 +29,8 @@ struct EffectOutbox {
         var message: Message
         var sentAtMs: UInt64
         var retryAfterMs: UInt64
+        /// Refused by a dispatcher that does not know it yet (``Answer/held(reason:)``).
+        var held = false
     }
 
     static let maxRetryMilliseconds: UInt64 = 30_000
@@ -37,6 +44,10 @@ struct EffectOutbox {
     let token: UInt64
     private var lastClientSeq: UInt64 = 0
     private var unanswered: [UInt64: Entry] = [:]
+    /// How many of the unanswered were refused as unknown by the dispatcher, and wait for one that knows them.
+    private(set) var held = 0
+    /// Actions refused for good since the store started: each is logged with its reason.
+    private(set) var refused: UInt64 = 0
 
     init(clientID: UInt64, retryMilliseconds: Int, limit: Int, token: UInt64 = 0) {
         self.clientID = clientID
@@ -66,13 +77,31 @@ struct EffectOutbox {
     mutating func answered(_ reply: Message) -> Answer {
         guard reply.header.clientID == clientID else { return .notOurs }
         let clientSeq = reply.header.clientSeq
-        if reply.kind == .nack, reply.header.flags.contains(.retryLater), var entry = unanswered[clientSeq] {
+        let reason = reply.kind == .nack ? String(decoding: reply.payload, as: UTF8.self) : ""
+        let newerWouldTake = reply.kind == .nack && EffectOutbox.newerDispatcherWouldTake(reason)
+        if reply.kind == .nack, reply.header.flags.contains(.retryLater) || newerWouldTake, var entry = unanswered[clientSeq] {
             entry.retryAfterMs = min(entry.retryAfterMs * 2, EffectOutbox.maxRetryMilliseconds)
+            if newerWouldTake != entry.held { held += newerWouldTake ? 1 : -1 }
+            entry.held = newerWouldTake
             unanswered[clientSeq] = entry
-            return .retryLater
+            assert(held >= 0 && held <= unanswered.count, "held actions are unanswered ones")
+            return newerWouldTake ? .held(reason: reason) : .retryLater
         }
-        unanswered[clientSeq] = nil
-        return reply.kind == .nack ? .refused(reason: String(decoding: reply.payload, as: UTF8.self)) : .accepted
+        if let entry = unanswered.removeValue(forKey: clientSeq), entry.held { held -= 1 }
+        assert(held >= 0 && held <= unanswered.count, "held actions are unanswered ones")
+        guard reply.kind == .nack else { return .accepted }
+        refused += 1
+        return .refused(reason: reason)
+    }
+
+    /// Whether a refusal is one that a newer dispatcher would lift: an app, an action type or a message
+    /// kind it does not know, or a protocol version it does not speak. A store is upgraded before its
+    /// dispatcher (docs/OPERATIONS.md, "Upgrading"), so its effects may send what the old dispatcher has
+    /// never heard of, such as a schedule request; and an old dispatcher cannot flag its refusal as one
+    /// to retry, so its words are what tell. Those words are part of the protocol (docs/PROTOCOL.md).
+    static func newerDispatcherWouldTake(_ reason: String) -> Bool {
+        reason.hasPrefix("unknown app '") || reason.hasPrefix("the intake accepts ") || reason.contains(" has no action '")
+            || reason.contains("is not supported (this node speaks")
     }
 
     /// What to send again at `now`, oldest first: each action unanswered for its whole wait.

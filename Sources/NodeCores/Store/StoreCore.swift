@@ -455,8 +455,19 @@ public final class StoreCore {
         guard let replies = try? AckBatch.unpack(reply) else { return }
         for reply in replies {
             // Refused for now, it is kept, and waits longer before each new try.
-            guard case .refused(let reason) = outbox.answered(reply) else { continue }
-            logger.warning("an effect's action was refused", metadata: ["store": "\(rules.name)", "reason": "\(reason)"])
+            switch outbox.answered(reply) {
+            case .refused(let reason):
+                logger.error(
+                    "an effect's action was refused for good",
+                    metadata: ["store": "\(rules.name)", "client_seq": "\(reply.header.clientSeq)", "reason": "\(reason)"])
+            case .held(let reason):
+                logger.warning(
+                    "the dispatcher does not know an effect's action yet (is it older than this store?); kept, and sent again",
+                    metadata: [
+                        "store": "\(rules.name)", "client_seq": "\(reply.header.clientSeq)", "held": "\(outbox.held)", "reason": "\(reason)",
+                    ])
+            case .accepted, .retryLater, .notOurs: break
+            }
         }
     }
 
@@ -537,7 +548,12 @@ public final class StoreCore {
         status.caughtUp = caughtUp
         status.snapshotVersion = snapshotVersion
         status.effectsUnanswered = outbox.count
-        status.problem = problem
+        status.effectsHeld = outbox.held
+        status.effectsRefused = outbox.refused
+        status.problem =
+            problem
+            ?? (outbox.held > 0
+                ? "\(outbox.held) effects' actions refused as unknown by the dispatcher, kept and sent again: upgrade the dispatcher" : nil)
         status.history = history?.description
         if !quarantined.isEmpty { status.quarantined = quarantined }
         return status

@@ -296,13 +296,22 @@ public final class DispatcherCore {
         if let principal, header.clientID != 0 { header.clientID = clientScope.clientID(principal, header.clientID) }
         // Whose budget and dedup share this is: the authenticated key, else the connection.
         let owner = principal.map { clientScope.owner($0) } ?? RateLimiter.key(peer)
-        if header.clientID != 0, !brokenRules.contains(.dedup), let seq = dedup.seq(client: header.clientID, clientSeq: header.clientSeq) {
-            // A retry of something already sequenced: answer again once it is durable, sequence nothing.
-            waitingReplies.append(
-                WaitingReply(
-                    upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: 0),
-                    batched: sent.flags.contains(.batchReplies)))
-            return
+        if header.clientID != 0, !brokenRules.contains(.dedup) {
+            switch dedup.lookup(client: header.clientID, clientSeq: header.clientSeq) {
+            case .sequenced(let seq):
+                // A retry of something already sequenced: answer again once it is durable, sequence nothing.
+                waitingReplies.append(
+                    WaitingReply(
+                        upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: 0),
+                        batched: sent.flags.contains(.batchReplies)))
+                return
+            case .forgotten:
+                // Its entry was let go: it may be in the journal already, so it is not sequenced again.
+                rejected += 1
+                nack(peer, sent, DispatcherCore.dedupWindowPassed)
+                return
+            case .new: break
+            }
         }
         // A retry of something sequenced waits (above); nothing new is taken while the journal cannot be written.
         if let problem = journalProblem {
@@ -408,6 +417,10 @@ public final class DispatcherCore {
                 ack: AckBatch.Entry(seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds),
                 batched: sent.flags.contains(.batchReplies)))
     }
+
+    /// The NACK for a (client id, client seq) the dedup table let go (``DedupTable/Lookup/forgotten``).
+    package static let dedupWindowPassed =
+        "dedup window passed: the dispatcher no longer remembers this (client id, client seq); this dispatch may already be sequenced, so it is not sequenced again"
 
     /// Where a DISPATCH came from, for the app's middleware: only the effect token tells an effect's apart.
     private func origin(of sent: Header, principal: [UInt8]?) -> ActionOrigin {

@@ -183,4 +183,43 @@ struct InterpreterTests {
         #expect(interpreter.core.quarantine.count == DispatcherCore.maxQuarantined)
         #expect(io.quarantineKept.count == 1 && io.quarantineKept.last?.count == DispatcherCore.maxQuarantined)
     }
+
+    @Test(
+        "a quarantine request is judged by the apps the asking store's app reads in the dispatcher's catalog: food may quarantine the login action that crashed it, no store may name an app it neither is nor reads"
+    )
+    func quarantineOfAnAppRead() throws {
+        let io = RecordingIO()
+        let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 1, k1: 2))
+        let core = try DispatcherBoot.core(
+            rules: DispatcherRules(apps: [Login.app(), Food.app(), Counter.app()]), log: log, now: F.at(0), logger: F.logger)
+        let interpreter = DispatcherInterpreter(core: core, log: log, io: io, logger: F.logger)
+        let login = Message(
+            topic: "login", header: Header(kind: .dispatch, clientID: 9, clientSeq: 1, actionType: "loginTapped"),
+            payload: try Login.app().wirePayload(type: "loginTapped", argumentsJSON: Array("{}".utf8)))
+        core.receivedIntake(.success(login), from: [1], now: F.at(1))
+        dispatch(2, to: core)
+        core.endOfBurst()
+        try interpreter.carryOut()
+        #expect(log.lastSeq == 2 && core.durableHead == 2)
+        var clock: UInt64 = 1_000
+        io.clock = {
+            clock += 200; return clock
+        }
+        func ask(_ app: String, _ seq: UInt64) throws {
+            core.receivedReplayRequest(Message(topic: app, header: Header(kind: .quarantineRequest, seq: seq), payload: Array("died twice".utf8)), from: [7])
+            try interpreter.carryOut()
+        }
+        // A store of counter naming login's action, and a store of food naming counter's: neither is its
+        // app nor one it reads.
+        try ask("counter", 1)
+        try ask("food", 2)
+        #expect(core.quarantine.isEmpty, "\(core.quarantine)")
+        // A store of food, which reads login, dies on login's action in onOtherAction: it is quarantined.
+        try ask("food", 1)
+        #expect(core.quarantine[1]?.app == "login" && core.quarantine[1]?.actionType == "loginTapped", "\(core.quarantine)")
+        #expect(core.quarantine[1]?.reason.contains("a store of food") == true)
+        // An app the dispatcher does not host names no apps it reads.
+        try ask("nosuchapp", 2)
+        #expect(core.quarantine.count == 1)
+    }
 }

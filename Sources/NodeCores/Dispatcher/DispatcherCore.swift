@@ -41,10 +41,10 @@ public final class DispatcherCore {
         /// no one (a forged hello did, 40 times in 20 s): the shell asks etcd whether this member still
         /// holds the leader's key under its lease, and calls ``leaseExpired(_:)`` only if it does not.
         case verifyLeadership(claim: String)
-        /// A store asks to quarantine the action at `seq`, of `app`, which crashed its reducer again and
-        /// again: the shell checks the journal's record is that app's, keeps the entry durable, and calls
-        /// ``quarantined(_:)``.
-        case quarantine(seq: UInt64, app: String, reason: String)
+        /// A store of app `asker` asks to quarantine the action at `seq`, which crashed its reducer again
+        /// and again: the shell checks the journal's record is of one of `apps` (the asker's own, or one
+        /// it reads, from this dispatcher's catalog), keeps the entry durable, and calls ``quarantined(_:)``.
+        case quarantine(seq: UInt64, asker: String, apps: Set<String>, reason: String)
         /// `zflux quarantine release`: the shell reads the quarantined action at `seq` from the journal
         /// and offers it again as a new dispatch (``releaseQuarantined(_:header:from:now:)``), whose ACK or
         /// NACK goes to `peer`.
@@ -746,7 +746,14 @@ public final class DispatcherCore {
             // Printed by `zflux quarantine list`: no control characters.
             let reason = String(
                 String(decoding: request.payload.prefix(512), as: UTF8.self).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
-            commands.append(.quarantine(seq: seq, app: request.topicString, reason: reason))
+            // The apps whose actions can crash a store of the asker's app: its own and those it reads, as
+            // this dispatcher's catalog says (the request names only the asker's app).
+            let asker = request.topicString
+            guard let app = apps[asker]?.app else {
+                logger.warning("a quarantine request from a store of an app this dispatcher does not host; ignored", metadata: ["app": "\(asker)"])
+                return
+            }
+            commands.append(.quarantine(seq: seq, asker: asker, apps: Set([asker] + app.reads), reason: reason))
         default:
             return
         }

@@ -100,7 +100,7 @@ package final class DispatcherInterpreter {
                 steppedDown = reason
                 io.steppedDown(reason: reason)
             case .verifyLeadership(let claim): io.verifyLeadership(claim: claim)
-            case .quarantine(let seq, let app, let reason): try quarantine(seq, app: app, reason: reason)
+            case .quarantine(let seq, let asker, let apps, let reason): try quarantine(seq, asker: asker, apps: apps, reason: reason)
             case .releaseQuarantined(let seq, let peer, let header): try releaseQuarantined(seq, to: peer, header: header)
             }
         }
@@ -173,23 +173,27 @@ package final class DispatcherInterpreter {
     }
 
     /// One request looked at per 100 ms (each reads the log): a store that asks sends it again with its
-    /// next replay request. Only an action of the asking store's own app: a store of an app that reads
-    /// it cannot have it skipped by the stores that own it.
-    private func quarantine(_ seq: UInt64, app: String, reason: String) throws {
+    /// next replay request. Only an action of the asking store's app or of an app it reads (`apps`, from
+    /// the dispatcher's catalog): the actions that can crash its reducer.
+    private func quarantine(_ seq: UInt64, asker: String, apps: Set<String>, reason: String) throws {
         let now = io.monotonicMilliseconds()
         guard now >= nextQuarantineCheckMs else { return }
         // The core decided with the list as it was: two requests drained in one turn may both have been
         // let through with room for one.
         guard core.quarantine.count < DispatcherCore.maxQuarantined else {
-            logger.warning("the quarantine is full; a request is ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
+            logger.warning("the quarantine is full; a request is ignored", metadata: ["seq": "\(seq)", "asker": "\(asker)"])
             return
         }
         nextQuarantineCheckMs = now + 100
-        guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, record.topicString == app else {
-            logger.warning("a quarantine request names an action of another app; ignored", metadata: ["seq": "\(seq)", "app": "\(app)"])
+        guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, apps.contains(record.topicString) else {
+            logger.warning(
+                "a quarantine request names an action of an app the asking store neither is nor reads; ignored",
+                metadata: ["seq": "\(seq)", "asker": "\(asker)"])
             return
         }
-        let entry = Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: reason)
+        let app = record.topicString
+        let entry = Quarantine(
+            seq: seq, app: app, actionType: record.header.actionType, reason: asker == app ? reason : "\(reason) (a store of \(asker), which reads \(app))")
         // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
         do {
             try io.keepQuarantine(Array(core.quarantine.values) + [entry])

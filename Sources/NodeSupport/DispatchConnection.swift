@@ -48,12 +48,14 @@ public final class DispatchConnection {
     }
 
     /// Asks the dispatcher to sequence the quarantined action at `seq` again, as a new action (`zflux
-    /// quarantine release`): acknowledged with its new seq, or rejected with the reason.
-    public func release(quarantined seq: UInt64) throws -> DispatchOutcome {
+    /// quarantine release`): acknowledged with its new seq, or rejected with the reason. `token` is the
+    /// nodes' credential (the cluster's effect token), without which the dispatcher refuses it.
+    public func release(quarantined seq: UInt64, token: UInt64) throws -> DispatchOutcome {
         let clientSeq = nextClientSeq
         nextClientSeq += 1
         // Refused "retry later" while a pair's standby does not hold the quarantine list yet: sent again.
-        return try send(Message(header: Header(kind: .quarantineRelease, seq: seq, clientID: clientID, clientSeq: clientSeq)), retryingLater: true)
+        return try send(
+            Message(header: Header(kind: .quarantineRelease, seq: seq, ref: token, clientID: clientID, clientSeq: clientSeq)), retryingLater: true)
     }
 
     /// Sends `message` (again every `retryInterval`: the dispatcher deduplicates by client id and seq)

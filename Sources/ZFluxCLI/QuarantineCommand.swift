@@ -65,10 +65,24 @@ struct QuarantineCommand: ParsableCommand {
 
         func run() throws {
             let (topology, security) = try runDir.cluster()
+            // The nodes' credential, read as a node reads it: the run directory's token, or under CURVE
+            // the server's key pair, which only the nodes' hosts hold.
+            var nodeSecurity = security
+            if let keys = topology.security {
+                do {
+                    nodeSecurity?.server = try KeyPair.load(keys.serverKeyFile, publicHalf: keys.serverPublicKey)
+                } catch {
+                    printError(
+                        "releasing a quarantined action takes the nodes' credential, derived from the server key \(keys.serverKeyFile), which this host cannot read (\(error)): run it on a node's host"
+                    )
+                    throw ExitCode(1)
+                }
+            }
+            let token = try runDir.effectToken(topology, security: nodeSecurity) ?? 0
             let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)
             defer { connection.close() }
             connection.timeout = .milliseconds(Int(timeout * 1000))
-            switch try connection.release(quarantined: seq) {
+            switch try connection.release(quarantined: seq, token: token) {
             case .acknowledged(let again):
                 emitLine(String(again))
             case .rejected(let reason):

@@ -2,6 +2,7 @@ import Examples
 import FluxCore
 import FluxTesting
 import Foundation
+import NodeSupport
 import Testing
 import ZeroMQ
 
@@ -86,6 +87,15 @@ struct QuarantineTests {
         #expect((entries.first?["reason"] as? String)?.contains("died 2 times in a row") == true, "\(entries)")
         let top = try cluster.zflux(["top", "--once"])
         #expect(top.stdout.contains("1 quarantined (seq \(poison))"), "\(top.stdout)")
+
+        // A client without the nodes' credential (the run directory's effect token) cannot release it:
+        // that would hand the poison back to every store.
+        let unauthorized = try requestReply(
+            endpoint: topology.dispatcher.intake, request: Message(header: Header(kind: .quarantineRelease, seq: poison, clientID: 77, clientSeq: 1)),
+            expecting: .nack, timeoutMilliseconds: 10_000)
+        let refusal = String(decoding: unauthorized?.payload ?? [], as: UTF8.self)
+        #expect(refusal.contains("takes the nodes' credential"), "\(refusal)")
+        #expect(quarantinedSeqs(topology.dispatcher.intake) == [Int(poison)], "still quarantined, not released")
 
         // Released (as after a fix that this build lacks): sequenced again as a new action, which the
         // reducer meets and traps on again, so it is quarantined at its new seq in turn.

@@ -39,4 +39,25 @@ struct QuarantineCoreTests {
         #expect(core.releaseQuarantined(1, dispatch: try loginSucceeded(ref: 0, clientSeq: 4), from: [2], now: F.at(2)) == nil)
         #expect(core.head == 2, "sequenced once")
     }
+
+    @Test("a QUARANTINE-RELEASE without the nodes' credential (the effect token) is refused with a NACK that says so; with it, the release goes ahead")
+    func releaseNeedsTheNodesCredential() throws {
+        let core = core()
+        core.quarantined([Quarantine(seq: 1, app: "login", actionType: "loginSucceeded", reason: "test")])
+        func release(ref: UInt64, clientSeq: UInt64) -> [DispatcherCore.Command] {
+            let message = Message(header: Header(kind: .quarantineRelease, seq: 1, ref: ref, clientID: 5, clientSeq: clientSeq))
+            core.receivedIntake(.success(message), from: [3], now: F.at(1))
+            return core.takeCommands()
+        }
+        for forged in [0, Self.token ^ 1] {
+            let refusal = release(ref: forged, clientSeq: 1).compactMap(\.intakeReply).first
+            #expect(refusal?.kind == .nack && refusal?.header.clientSeq == 1)
+            let reason = String(decoding: refusal?.payload ?? [], as: UTF8.self)
+            #expect(reason.contains("takes the nodes' credential"), "\(reason)")
+        }
+        let released = release(ref: Self.token, clientSeq: 2).contains {
+            if case .releaseQuarantined(seq: 1, _, _) = $0 { true } else { false }
+        }
+        #expect(released, "with the token, the shell is asked to read the action and offer it again")
+    }
 }

@@ -796,6 +796,13 @@ public final class DispatcherCore {
             nack(peer, header, "this dispatcher no longer leads: send to the leader", flags: [.retryLater, .notLeader])
             return
         }
+        // The nodes' credential, as an effect-only action needs: a client's release would hand the poison
+        // back to every store.
+        guard rules.effectToken == nil || header.ref == rules.effectToken else {
+            rejected += 1
+            nack(peer, header, DispatcherCore.releaseNeedsCredential)
+            return
+        }
         guard let entry = quarantine[header.seq] else {
             nack(peer, header, "no action is quarantined at seq \(header.seq) (zflux quarantine list shows them)")
             return
@@ -855,6 +862,10 @@ public final class DispatcherCore {
         logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
         return head
     }
+
+    /// The NACK for a QUARANTINE-RELEASE without the nodes' credential.
+    package static let releaseNeedsCredential =
+        "releasing a quarantined action takes the nodes' credential (the effect token: the run directory's effect-token file, or the server key under CURVE), which this client lacks: run zflux quarantine release on a node's host"
 
     /// What a release's client id is scoped by (``ClientScope``), whatever key sent it.
     static let releasePrincipal = Array("zflux quarantine release".utf8)

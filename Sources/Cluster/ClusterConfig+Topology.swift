@@ -20,7 +20,7 @@ extension ClusterConfig {
         try checkPairTables(transport: transport)
         let pairSettings = try highAvailabilitySettings()
         do {
-            let host = cluster?.host ?? "127.0.0.1", basePort = basePortOverride ?? cluster?.basePort ?? 5570
+            let host = cluster?.host ?? "127.0.0.1", basePort = try basePort(override: basePortOverride)
             try checkPlacement(transport: transport, stores: stores)
             var placement: [String: (host: String?, port: Int?)] = [:]
             if let dispatcher { placement["dispatcher"] = (dispatcher.host, dispatcher.port) }

@@ -69,6 +69,20 @@ extension ClusterConfig {
         }
     }
 
+    /// base_port (default 5570), or a command's `--base-port`: the first of the nodes' consecutive tcp
+    /// ports, in the range a node's own `port` takes.
+    func basePort(override: Int?) throws -> Int {
+        if let override {
+            guard (1...65_000).contains(override) else { throw ClusterError("--base-port \(override) is not between 1 and 65000") }
+            return override
+        }
+        let basePort = cluster?.basePort ?? 5570
+        guard (1...65_000).contains(basePort) else {
+            throw error("base_port \(basePort) is not between 1 and 65000", key: "base_port", table: "cluster")
+        }
+        return basePort
+    }
+
     /// heartbeat_ms (default 200).
     func heartbeatMilliseconds() throws -> Int {
         let heartbeat = cluster?.heartbeatMs ?? Defaults.heartbeatMilliseconds

@@ -322,8 +322,10 @@ public struct Topology: Codable, Equatable, Sendable {
                 }
                 return "ipc://\(path)"
             case .tcp:
-                defer { port += 1 }
+                // Checked before the increment is set up: a port at Int.max must throw, not trap.
                 guard port < 65536 else { throw NodeError("tcp ports run past 65535; choose a lower base port") }
+                guard port >= 1 else { throw NodeError("tcp port \(port) is not a port; choose a base port from 1") }
+                defer { port += 1 }
                 return "tcp://\(nodeHost.contains(":") ? "[\(nodeHost)]" : nodeHost):\(port)"
             case .inproc:
                 return "inproc://\(runDirectory)/\(file)"

@@ -34,6 +34,13 @@ struct ConfigTests {
             ("[[store]]\nname = \"-x\"\napp = \"todo\"\n", "store name '-x' must be 1–64 ASCII letters"),
             ("[[store]]\nname = \"caf\u{E9}\"\napp = \"todo\"\n", "must be 1–64 ASCII letters"),
             ("[[store]]\nname = \"\(String(repeating: "t", count: 65))\"\napp = \"todo\"\n", "must be 1–64 ASCII letters"),
+            // The largest base_port trapped (an overflow past the range check); -1 gave tcp://127.0.0.1:-1.
+            (
+                "[cluster]\ntransport = \"tcp\"\nbase_port = 9223372036854775807\n[[store]]\nname = \"todo\"\n",
+                ":3: base_port 9223372036854775807 is not between 1 and 65000"
+            ),
+            ("[cluster]\ntransport = \"tcp\"\nbase_port = -1\n[[store]]\nname = \"todo\"\n", ":3: base_port -1 is not between 1 and 65000"),
+            ("[cluster]\nbase_port = 0\n[[store]]\nname = \"todo\"\n", ":2: base_port 0 is not between 1 and 65000"),
         ]
         for (text, expected) in cases {
             let file = NSTemporaryDirectory() + "zflux-config-\(UUID().uuidString).toml"

@@ -7,8 +7,10 @@
 /// earlier, and each node remembers how it was made: the rules that refuse a table defined twice
 /// need to know.
 package enum TOMLParser {
-    /// Arrays and inline tables nested deeper than this, and keys of more parts, are refused, so no
-    /// document can exhaust the stack.
+    /// Tables and arrays nested deeper than this in all (what headers, dotted keys, arrays and inline
+    /// tables nest adds up), and keys of more parts, are refused with their line, so no document can
+    /// exhaust the stack, and Foundation's JSON reader, which ``TOMLDecoder`` hands the table to and
+    /// which refuses some 500 levels with no line, reads every table the parser returns.
     package static let maxDepth = 64
 
     package static func parse(_ text: String) throws(TOMLError) -> TOMLTable {
@@ -37,8 +39,15 @@ private final class Node {
     var keys: [String] = []
     var entries: [String: Entry] = [:]
     var origin: Origin
+    /// How deep it sits: the document is 0, a table in a table one more, an entry of an array of
+    /// tables two more (the array, then the table).
+    let level: Int
 
-    init(_ origin: Origin) { self.origin = origin }
+    init(_ origin: Origin, level: Int) {
+        precondition(level <= TOMLParser.maxDepth, "a table deeper than the limit is refused before it is made")
+        self.origin = origin
+        self.level = level
+    }
 
     func set(_ key: String, _ entry: Entry) {
         if entries.updateValue(entry, forKey: key) == nil { keys.append(key) }
@@ -67,7 +76,7 @@ private struct Parser {
     // MARK: The document
 
     mutating func document() throws(TOMLError) -> TOMLTable {
-        let root = Node(.header)
+        let root = Node(.header, level: 0)
         var current = root
         // A byte-order mark may open the document.
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { at = 3 }
@@ -101,10 +110,14 @@ private struct Parser {
         if isArray, !take("]") { throw error("an array-of-tables header must end with ]]", at: start) }
         let name = path.joined(separator: ".")
         var node = root
+        func deeper(_ level: Int) throws(TOMLError) -> Int {
+            guard level <= TOMLParser.maxDepth else { throw error("tables are nested deeper than \(TOMLParser.maxDepth)", at: start) }
+            return level
+        }
         for part in path.dropLast() {
             switch node.entries[part] {
             case nil:
-                let child = Node(.implicit)
+                let child = Node(.implicit, level: try deeper(node.level + 1))
                 node.set(part, .table(child))
                 node = child
             case .table(let child): node = child
@@ -114,7 +127,7 @@ private struct Parser {
         }
         let last = path[path.count - 1]
         if isArray {
-            let entry = Node(.header)
+            let entry = Node(.header, level: try deeper(node.level + 2))
             switch node.entries[last] {
             case nil: node.set(last, .tables([entry]))
             case .tables(var entries):
@@ -129,7 +142,7 @@ private struct Parser {
         }
         switch node.entries[last] {
         case nil:
-            let child = Node(.header)
+            let child = Node(.header, level: try deeper(node.level + 1))
             node.set(last, .table(child))
             return child
         case .table(let child):
@@ -145,20 +158,20 @@ private struct Parser {
         }
     }
 
-    /// `a.b.c = value`, into `table`: a line of the document, or an entry of an inline table nested
-    /// `depth` deep.
-    mutating func keyValue(into table: Node, depth: Int = 0) throws(TOMLError) {
+    /// `a.b.c = value`, into `table`: a line of the document, or an entry of an inline table. The value
+    /// sits as many levels below the table as the key has parts.
+    mutating func keyValue(into table: Node) throws(TOMLError) {
         let start = at
         let path = try key()
         skipSpaces()
         guard take("=") else { throw error("expected = after the key '\(path.joined(separator: "."))'", at: at) }
         skipSpaces()
-        let value = try value(depth: depth)
+        let value = try value(level: table.level + path.count)
         var node = table
         for part in path.dropLast() {
             switch node.entries[part] {
             case nil:
-                let child = Node(.dotted)
+                let child = Node(.dotted, level: node.level + 1)
                 node.set(part, .table(child))
                 node = child
             case .table(let child) where child.origin == .dotted: node = child
@@ -196,14 +209,15 @@ private struct Parser {
 
     // MARK: Values
 
-    mutating func value(depth: Int) throws(TOMLError) -> TOMLValue {
-        guard depth < TOMLParser.maxDepth else { throw error("values are nested deeper than \(TOMLParser.maxDepth)", at: at) }
+    /// A value `level` deep in the document (the level an array or inline table there would have).
+    mutating func value(level: Int) throws(TOMLError) -> TOMLValue {
+        guard level <= TOMLParser.maxDepth else { throw error("values are nested deeper than \(TOMLParser.maxDepth)", at: at) }
         guard let byte = peek() else { throw error("expected a value", at: at) }
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "'"):
             return .string(try string(multiline: peek(1) == byte && peek(2) == byte))
-        case UInt8(ascii: "["): return try array(depth: depth)
-        case UInt8(ascii: "{"): return try inlineTable(depth: depth)
+        case UInt8(ascii: "["): return try array(level: level)
+        case UInt8(ascii: "{"): return try inlineTable(level: level)
         case UInt8(ascii: "t"), UInt8(ascii: "f"):
             if takeWord("true") { return .bool(true) }
             if takeWord("false") { return .bool(false) }
@@ -213,7 +227,7 @@ private struct Parser {
         }
     }
 
-    mutating func array(depth: Int) throws(TOMLError) -> TOMLValue {
+    mutating func array(level: Int) throws(TOMLError) -> TOMLValue {
         let start = at
         at += 1
         var items: [TOMLValue] = []
@@ -221,7 +235,7 @@ private struct Parser {
             try skipBlank()
             if take("]") { return .array(items) }
             guard peek() != nil else { throw error("this array is not closed with ]", at: start) }
-            items.append(try value(depth: depth + 1))
+            items.append(try value(level: level + 1))
             try skipBlank()
             if take(",") { continue }
             if take("]") { return .array(items) }
@@ -231,10 +245,10 @@ private struct Parser {
     }
 
     /// `{ a = 1, b.c = 2 }` on one line; closed to later headers and dotted keys.
-    mutating func inlineTable(depth: Int) throws(TOMLError) -> TOMLValue {
+    mutating func inlineTable(level: Int) throws(TOMLError) -> TOMLValue {
         let start = at
         at += 1
-        let node = Node(.dotted)
+        let node = Node(.dotted, level: level)
         skipSpaces()
         if take("}") { return .table(node.table) }
         while true {
@@ -242,7 +256,7 @@ private struct Parser {
             guard let byte = peek(), byte != UInt8(ascii: "\n"), byte != UInt8(ascii: "\r") else {
                 throw error("an inline table must close with } on its own line", at: start)
             }
-            try keyValue(into: node, depth: depth + 1)
+            try keyValue(into: node)
             skipSpaces()
             if take("}") { return .table(node.table) }
             guard take(",") else {

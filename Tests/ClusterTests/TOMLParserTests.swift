@@ -144,6 +144,25 @@ struct TOMLParserTests {
         _ = try parse(String(repeating: "a.", count: TOMLParser.maxDepth - 1) + "a = 1")
     }
 
+    @Test("tables a dotted key or a header nests count with the values around them: inline tables of 63-part keys are refused with their line")
+    func depthAcrossKeys() throws {
+        // Each limit alone held, but 63 inline tables of 63-part keys nest ~4,000 tables, which
+        // Foundation's JSON reader refused with no line ("The given data was not valid JSON").
+        let key = String(repeating: "a.", count: TOMLParser.maxDepth - 2) + "a"
+        let deep = String(repeating: "{ \(key) = ", count: 63) + "1" + String(repeating: " }", count: 63)
+        let error = refusal("[cluster]\nname = \"x\"\nx = \(deep)\n")
+        #expect(error?.line == 3)
+        #expect(error?.message.contains("nested deeper than \(TOMLParser.maxDepth)") == true, "\(String(describing: error))")
+        // A header's parts, a dotted key's, an array of tables' entries and arrays add up the same way:
+        // a table of 40 parts holds a 20-part key whose value may open four arrays, not five.
+        let header = "[" + String(repeating: "h.", count: 39) + "h]\n" + String(repeating: "k.", count: 19) + "k = "
+        _ = try parse(header + "[[[[1]]]]")
+        #expect(refusal(header + "[[[[[1]]]]]")?.message.contains("nested deeper") == true)
+        let long = "[t." + String(repeating: "h.", count: 62) + "h]"
+        _ = try parse("[t]\n" + long)
+        #expect(refusal("[[t]]\n" + long)?.line == 2)
+    }
+
     @Test("any table it writes reads back equal (2,000 generated tables)")
     func roundTrip() throws {
         var random = SplitMix64(seed: 35)

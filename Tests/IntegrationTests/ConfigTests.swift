@@ -41,6 +41,13 @@ struct ConfigTests {
             ),
             ("[cluster]\ntransport = \"tcp\"\nbase_port = -1\n[[store]]\nname = \"todo\"\n", ":3: base_port -1 is not between 1 and 65000"),
             ("[cluster]\nbase_port = 0\n[[store]]\nname = \"todo\"\n", ":2: base_port 0 is not between 1 and 65000"),
+            // Inline tables of 63-part keys nest thousands of tables deep: Foundation's JSON reader
+            // refused them with no line ("'' cannot be read: The given data was not valid JSON").
+            (
+                "[[store]]\nname = \"todo\"\nx = " + String(repeating: "{ " + String(repeating: "a.", count: 62) + "a = ", count: 63) + "1"
+                    + String(repeating: " }", count: 63) + "\n",
+                ":3: values are nested deeper than 64"
+            ),
         ]
         for (text, expected) in cases {
             let file = NSTemporaryDirectory() + "zflux-config-\(UUID().uuidString).toml"

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CLinux.h"
 
+#include <malloc.h>
 #include <sched.h>
 #include <sys/prctl.h>
 
@@ -23,3 +24,5 @@ int CLinux_allowed_cpus(int *cpus, int capacity) {
     }
     return count;
 }
+
+int CLinux_trim_heap(void) { return malloc_trim(0); }

@@ -25,6 +25,11 @@ final class StoreLoop: NodeLoop {
     var stalled = StalledPeers()
     /// Snapshot answers in parts whose peers have not asked for the rest yet.
     var transfers = SnapshotTransfers()
+    /// The answers queued for peers, one copy each, within the store's ``SnapshotBudget``.
+    var answers = SharedAnswers()
+    /// The answers held a lot of memory: once libzmq has let go of all of it, give it back.
+    var trimWhenIdle = false
+    var lastRefusalLogMs: UInt64 = 0
     /// The effects the core asked to run (`.runEffects`): they send their actions back through
     /// `control`, from their own tasks.
     let effectTasks = EffectTasks()
@@ -164,6 +169,7 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(monitorIndex) { subscribers.drain() }
             if poller.isReadable(publisherIndex) { try drainSubscriptions() }
             transfers.expire(now: MonotonicClock.nowMilliseconds())
+            giveBackAnswerMemory()
             try interpreter.carryOut()
         }
         core.stop()
@@ -236,15 +242,46 @@ final class StoreLoop: NodeLoop {
         send(parts: transfers.start(message, to: peer, now: MonotonicClock.nowMilliseconds()), to: peer)
     }
 
+    /// Each part's payload is queued as one copy shared by every peer it goes to, counted until
+    /// libzmq lets go of it (written out, or dropped with its peer's connection). A part that does
+    /// not fit the budget is refused with the rest of the answer: the peer asks again after its
+    /// timeout, by when the queues may have drained.
     func send(parts: [Message], to peer: [UInt8]) {
         for part in parts {
-            let delivered = (try? snapshots.send(part.routedFrames(to: peer), dontWait: true)) ?? false
+            let delivered: Bool
+            if part.kind == .snapshot, !part.payload.isEmpty {
+                guard let frame = answers.frame(for: part) else {
+                    snapshotRequestsDropped += 1
+                    let now = MonotonicClock.nowMilliseconds()
+                    if now - lastRefusalLogMs >= 1000 {
+                        lastRefusalLogMs = now
+                        logger.notice(
+                            "snapshot answers queued for peers fill the budget; an answer is refused",
+                            metadata: ["store": "\(configuration.name)", "held": "\(answers.bytes)", "budget": "\(SnapshotBudget.queuedBytes)"])
+                    }
+                    return
+                }
+                if answers.bytes >= StoreLoop.trimAboveBytes { trimWhenIdle = true }
+                delivered = (try? snapshots.send(Array(part.routedFrames(to: peer).dropLast()), shared: frame, dontWait: true)) ?? false
+            } else {
+                delivered = (try? snapshots.send(part.routedFrames(to: peer), dontWait: true)) ?? false
+            }
             if !delivered {
                 stalled.stall(peer, now: MonotonicClock.nowMilliseconds())
                 logger.notice("snapshot peer not reading; its answer is dropped", metadata: ["store": "\(configuration.name)"])
                 return
             }
         }
+    }
+
+    /// Answers past this many bytes held at once leave the allocator holding freed memory: once none
+    /// is held, it goes back to the system (glibc keeps freed heap otherwise).
+    static let trimAboveBytes = 16 << 20
+
+    func giveBackAnswerMemory() {
+        guard trimWhenIdle, answers.bytes == 0 else { return }
+        trimWhenIdle = false
+        Heap.giveBackFreedMemory()
     }
 
     func send(_ socket: Socket, _ frames: [[UInt8]]) {

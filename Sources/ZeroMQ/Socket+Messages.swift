@@ -5,10 +5,15 @@ extension Socket {
     /// queued now (EAGAIN: high-water mark reached, or no peer for a ROUTER/DEALER).
     @discardableResult
     public func send(_ frames: [[UInt8]], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try send(frames, dontWait: dontWait, more: false)
+    }
+
+    /// Sends `frames`; with `more`, the message goes on with the frames of the next send.
+    func send(_ frames: [[UInt8]], dontWait: Bool, more: Bool) throws(ZMQError) -> Bool {
         precondition(!frames.isEmpty, "a message has at least one frame")
         let last = frames.count - 1
         for (index, frame) in frames.enumerated() {
-            var flags: Int32 = index < last ? ZMQ_SNDMORE : 0
+            var flags: Int32 = index < last || more ? ZMQ_SNDMORE : 0
             if dontWait { flags |= ZMQ_DONTWAIT }
             let rc: Int32 = frame.withUnsafeBytes { buf in
                 while true {

@@ -1,6 +1,7 @@
 import FluxCore
 import FluxTesting
 import Foundation
+import NodeCores
 import NodeSupport
 import Testing
 import ZeroMQ
@@ -286,6 +287,83 @@ struct HardeningTests {
             return answer.status == 0 && answer.stdout.hasPrefix(#"{"version":2,"#)
         }
         #expect(grewTo - before <= bound, "the store grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
+        #expect(cluster.currentPid("store-ledger") == store && kill(store, 0) == 0)
+    }
+
+    @Test(
+        "20 peers that ask for snapshots of a 3.6 MB state as it changes and never read: the store stays within its snapshot budget, and gives the memory back when they leave",
+        .timeLimit(.minutes(4)))
+    func snapshotFloodFromManyPeers() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("snapfloodmany-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[journal]\nfsync = \"none\"\n[[store]]\nname = \"ledger\"\n".write(
+            toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let opened = try cluster.zflux(["dispatch", "ledger", "open", #"{"count":216000}"#])
+        try #require(opened.status == 0, "\(opened.stderr)")
+        let store = try #require(cluster.currentPid("store-ledger"))
+        let topology = try #require(cluster.topology)
+        let endpoint = try #require(topology.store(named: "ledger")?.snapshot)
+        func requestsTaken() -> Int {
+            let status = try? cluster.zflux(["status", "--endpoint", endpoint])
+            let object = status.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) as? [String: Any] }
+            return object?["snapshot_requests"] as? Int ?? 0
+        }
+        // One answer read whole first: the encoded state is part of the resting size.
+        let read = try cluster.zflux(["state", "ledger", "--timeout", "20"])
+        try #require(read.status == 0 && read.stdout.count > 3_000_000, "\(read.stderr)")
+        let resting = try #require(residentKilobytes(store))
+        // The store's budget for answers queued for peers, plus slack for the allocator and a state
+        // being encoded (KiB). Without a budget across peers, each peer's queue held up to 64
+        // answers: the store reached gigabytes.
+        let budget = SnapshotBudget.queuedBytes / 1024, slack = 48 * 1024
+        var peers: [Socket] = []
+        defer { for peer in peers { peer.close() } }
+        for _ in 0..<20 {
+            let peer = try Socket(.shared, .dealer)
+            try peer.setOption(.receiveHighWaterMark, 1)
+            try peer.setOption(.receiveBuffer, 4096)
+            try peer.setOption(.linger, 0)
+            try peer.connect(endpoint)
+            peers.append(peer)
+        }
+        let client = try DispatchClient(intake: topology.dispatcher.intake, timeout: .seconds(30))
+        var peak = resting, sent = 0
+        // The state changes as they ask, so the answers are of many versions, not one.
+        flood: for round in 0..<60 {
+            for peer in peers {
+                if try peer.send(Message(header: Header(kind: .snapshotRequest)).frames, dontWait: true) { sent += 1 }
+            }
+            let payload = Array(#"{"post":{"account":\#(round),"amount":1,"memo":"flood"}}"#.utf8)
+            let outcome = try await client.dispatch(app: "ledger", type: "post", payload: payload)
+            guard case .acknowledged = outcome else { throw TestFailure("post \(round): \(outcome)") }
+            for _ in 0..<5 {
+                peak = max(peak, residentKilobytes(store) ?? 0)
+                if peak - resting > budget + slack { break flood }  // stop before the machine suffers
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await eventually("the store has taken in the \(sent) requests", timeout: .seconds(60)) {
+            peak = max(peak, residentKilobytes(store) ?? 0)
+            return requestsTaken() >= sent || peak - resting > budget + slack
+        }
+        peak = max(peak, residentKilobytes(store) ?? 0)
+        #expect(peak - resting <= budget + slack, "the store grew from \(resting / 1024) MiB to \(peak / 1024) MiB")
+        // The peers leave: what was queued for them goes, and so does the store's memory.
+        for peer in peers { peer.close() }
+        peers = []
+        var after = peak
+        try await eventually("the store's memory comes back near its resting size", timeout: .seconds(30)) {
+            after = residentKilobytes(store) ?? after
+            return after - resting <= 24 * 1024
+        }
+        print("snapshot flood: resting \(resting / 1024) MiB, peak \(peak / 1024) MiB, after the peers left \(after / 1024) MiB")
+        let answer = try cluster.zflux(["state", "ledger", "--timeout", "20"])
+        #expect(answer.status == 0 && answer.stdout.hasPrefix(#"{"version":61,"#), "\(answer.stderr)")
         #expect(cluster.currentPid("store-ledger") == store && kill(store, 0) == 0)
     }
 

@@ -25,4 +25,8 @@ int CLinux_pin_thread(int tid, int cpu);
  * when the set cannot be read. */
 int CLinux_allowed_cpus(int *cpus, int capacity);
 
+/* Gives the heap's free memory back to the system (malloc_trim(0)): glibc keeps what a burst freed
+ * otherwise. Returns 1 when some was given back. */
+int CLinux_trim_heap(void);
+
 #endif

@@ -6,9 +6,15 @@ extension DevtoolsPage {
     static let mainScript = #"""
         "use strict";
         const $ = (id) => document.getElementById(id);
-        // The dispatch token, from the address's #token=…; read again when only the part after # changes
-        // (pasting the printed address into an open tab does not reload it).
-        const tokenFromAddress = () => new URLSearchParams(location.hash.slice(1)).get("token") || "";
+        // The token that dispatch, time travel and export carry, from the address's #token=…; read again
+        // when only the part after # changes (pasting the printed address into an open tab does not
+        // reload it). The tab keeps it (sessionStorage), so a reload without the #token=… still has it.
+        const tokenKey = "zflux-devtools-token";
+        const tokenFromAddress = () => {
+          const given = new URLSearchParams(location.hash.slice(1)).get("token") || "";
+          try { if (given) sessionStorage.setItem(tokenKey, given); return given || sessionStorage.getItem(tokenKey) || ""; }
+          catch (error) { return given; }
+        };
         let token = tokenFromAddress();
         window.addEventListener("hashchange", () => { token = tokenFromAddress(); showTokenNeed(true); });
         let socket = null, nextId = 1;
@@ -62,14 +68,15 @@ extension DevtoolsPage {
           }
         }
 
-        // Says before anyone tries that a dispatch would be refused: a token is needed and the address has none.
+        // Says before anyone tries that a dispatch (or time travel, an export) would be refused: a token is
+        // needed and the address has none.
         // `pasted`: the address changed, so whatever was said of the token before (a refusal too) is old.
         function showTokenNeed(pasted) {
           if (!hello || !hello.tokenRequired) return;
           const result = $("dispatch-result");
           if (!token) {
             result.className = "bad";
-            result.textContent = "this devtools needs a token to dispatch: open the address it printed, with its #token=…";
+            result.textContent = "this devtools needs a token to dispatch, travel in time and export: open the address it printed, with its #token=…";
             result.dataset.tokenNote = "1";
           } else if (result.dataset.tokenNote || pasted) {
             result.className = "dim";
@@ -288,7 +295,7 @@ extension DevtoolsPage {
           $("slider").value = String(seq);
           $("travel-seq").textContent = `seq ${seq}…`;
           const ticket = ++travelling;
-          const answer = await request({op: "at", seq});
+          const answer = await request({op: "at", seq, token});
           if (ticket !== travelling) return;
           showTravel(answer);
           if (!reveal) return;
@@ -348,7 +355,7 @@ extension DevtoolsPage {
           const from = Number($("session-from").value || 1), to = Number($("session-to").value || head);
           $("session-result").className = "dim";
           $("session-result").textContent = `exporting seqs ${from}…${to}…`;
-          const answer = await request({op: "export", from, to});
+          const answer = await request({op: "export", from, to, token});
           if (answer.kind !== "exported" || answer.error || !answer.session) {
             $("session-result").className = "bad";
             $("session-result").textContent = answer.error || answer.message || "the export failed";

@@ -4,7 +4,8 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// The tokens a dispatch from a page may carry. Without either, anyone who reaches the page dispatches.
+/// The tokens a page's dispatch, time travel or export may carry. Without either, anyone who reaches
+/// the page does all three (in-process tests only: `zflux devtools` always has a token).
 package struct DispatchAccess: Sendable {
     /// A token and whose it is, for the log ("key …", "the devtools' token").
     package struct Holder: Sendable {
@@ -32,7 +33,7 @@ package struct DispatchAccess: Sendable {
         self.hint = hint
     }
 
-    /// Whether a dispatch must carry a token.
+    /// Whether a dispatch, time travel or export must carry a token.
     package var required: Bool { token != nil || derivedTokens != nil }
 
     /// Whose token `given` is ("anyone" when none is required), or nil when it is none of them. Every
@@ -54,7 +55,7 @@ package struct DispatchAccess: Sendable {
     }
 }
 
-/// Refused dispatches, logged at most once every ten seconds with how many there were since (those
+/// Refused requests, logged at most once every ten seconds with how many there were since (those
 /// without a token and those with a wrong one), so a page guessing tokens leaves a trace without
 /// filling the log. A refusal held back is logged when its ten seconds are up, whether or not another
 /// comes.
@@ -68,7 +69,8 @@ final class RefusalLog: Sendable {
     private let state = Mutex(Counts())
     static let intervalMs: UInt64 = 10_000
 
-    func refused(app: String, type: String, tokenGiven: Bool, logger: Logger) {
+    /// `what`: the request refused last ("counter.incrementTapped", "export 1…20").
+    func refused(_ what: String, tokenGiven: Bool, logger: Logger) {
         let now = RefusalLog.nowMs()
         let (due, wait) = state.withLock { state -> (Counts?, UInt64?) in
             if tokenGiven { state.wrong += 1 } else { state.missing += 1 }
@@ -77,14 +79,14 @@ final class RefusalLog: Sendable {
             state.flushPending = true
             return (nil, state.lastMs + RefusalLog.intervalMs - now)
         }
-        if let due { RefusalLog.log(due, app: app, type: type, logger: logger) }
+        if let due { RefusalLog.log(due, what, logger: logger) }
         if let wait {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(wait))) { [self] in
                 let held = state.withLock { state -> Counts? in
                     state.flushPending = false
                     return state.missing + state.wrong > 0 ? take(&state, RefusalLog.nowMs()) : nil
                 }
-                if let held { RefusalLog.log(held, app: app, type: type, logger: logger) }
+                if let held { RefusalLog.log(held, what, logger: logger) }
             }
         }
     }
@@ -96,10 +98,10 @@ final class RefusalLog: Sendable {
 
     private static func nowMs() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
 
-    private static func log(_ counts: Counts, app: String, type: String, logger: Logger) {
+    private static func log(_ counts: Counts, _ what: String, logger: Logger) {
         logger.notice(
-            "refused dispatches from a page: no valid token",
-            metadata: ["missing": "\(counts.missing)", "wrong": "\(counts.wrong)", "last": "\(app).\(type)"])
+            "refused requests from a page: no valid token",
+            metadata: ["missing": "\(counts.missing)", "wrong": "\(counts.wrong)", "last": "\(what)"])
     }
 }
 

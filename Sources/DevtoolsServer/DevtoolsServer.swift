@@ -14,8 +14,9 @@ import Synchronization
 /// - a WebSocket whose `Origin` is not the page's own (`http://` + the `Host` it asked for) is
 ///   refused, and on a loopback address so is any `Host` that is not a loopback name, so a web page
 ///   elsewhere, even one whose name resolves to 127.0.0.1, cannot read the cluster or dispatch;
-/// - with a token (required off loopback), a dispatch must carry it: the fixed one, or one derived
-///   from an authorized CURVE key (``DispatchAccess``);
+/// - a dispatch, time travel and an export must carry a token (`zflux devtools` always has one, on
+///   loopback too, since another local user reaches loopback): the fixed one, or one derived from an
+///   authorized CURVE key (``DispatchAccess``); viewing the live states needs none;
 /// - at most ``Limits/maxConnections`` connections, frames of at most ``Limits/maxFrameBytes``, and
 ///   ``Limits/messagesPerSecond`` requests a second per page; past that the page is closed.
 package final class DevtoolsServer: Sendable {
@@ -37,7 +38,8 @@ package final class DevtoolsServer: Sendable {
     private let channel: any Channel
     private let worker: Worker
 
-    /// Listens on `host:port`. `access`: the tokens a dispatch may carry (none required by default).
+    /// Listens on `host:port`. `access`: the tokens a dispatch, time travel or export may carry
+    /// (none required by default, for tests in one process).
     /// `isLoopback`: which host names are this machine's loopback, for the listen address and the
     /// `Host` a page asks for (`localhost` and address literals only: a name such as
     /// `127.evil.example` resolves wherever its owner points it).
@@ -149,6 +151,30 @@ struct PageContext: Sendable {
     let hello: String
     let logger: Logger
     let refusals = RefusalLog()
+
+    /// A request that needs a token (a dispatch, time travel, an export), as a job for the worker: the
+    /// token is checked there, since a key-derived one means reading the authorized-keys file again.
+    /// `doing`: what it does, for the refusal ("dispatch"); `what`: which, for the log
+    /// ("counter.incrementTapped"), logged at `level` with whose token it carried; `refused` makes the
+    /// answer from the refusal's reason.
+    func guarded(
+        _ doing: String, _ what: String, token: String?, level: Logger.Level = .info, refused: @escaping @Sendable (String) -> String,
+        work: @escaping @Sendable () -> String
+    ) -> @Sendable () -> String {
+        let access = gate.access, logger = logger, refusals = refusals
+        return {
+            guard let holder = access.holder(of: token) else {
+                refusals.refused(what, tokenGiven: !(token ?? "").isEmpty, logger: logger)
+                return refused(
+                    ((token ?? "").isEmpty
+                        ? "this devtools needs a token to \(doing): "
+                        : "the token this page carries is not one this devtools takes (mistyped, from another devtools, or its key was revoked): ")
+                        + access.hint)
+            }
+            if access.required { logger.log(level: level, "request from a page", metadata: ["request": "\(what)", "token": "\(holder)"]) }
+            return work()
+        }
+    }
 }
 
 /// The plain HTTP side: the page and its two files, and an answer that says why a WebSocket was refused.
@@ -306,35 +332,32 @@ private final class PageHandler: ChannelInboundHandler {
         switch request.op {
         case "at":
             guard let seq = request.seq else { return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"at needs a seq\"}"), to: channel) }
-            job = { page.backend.states(at: seq) }
+            // At debug: a slider being dragged asks for every seq it passes.
+            job = page.guarded("travel in time", "at seq \(seq)", token: request.token, level: .debug) { reason in
+                "{\"kind\":\"at\",\"seq\":\(seq),\"error\":\(jsonString(reason))}"
+            } work: {
+                page.backend.states(at: seq)
+            }
         case "range":
             job = { page.backend.range() }
         case "export":
             guard let from = request.from, let to = request.to else {
                 return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"export needs from and to\"}"), to: channel)
             }
-            job = { page.backend.export(from: from, to: to) }
+            job = page.guarded("export", "export \(from)…\(to)", token: request.token) { reason in
+                "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}"
+            } work: {
+                page.backend.export(from: from, to: to)
+            }
         case "dispatch":
             guard let app = request.app, let type = request.type else {
                 return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"dispatch needs an app and a type\"}"), to: channel)
             }
-            let arguments = request.arguments ?? "{}", token = request.token, access = page.gate.access
-            let logger = page.logger, refusals = page.refusals
-            // Checked on the worker: a key-derived token means reading the authorized-keys file again.
-            job = {
-                guard let holder = access.holder(of: token) else {
-                    refusals.refused(app: app, type: type, tokenGiven: !(token ?? "").isEmpty, logger: logger)
-                    let reason = jsonString(
-                        ((token ?? "").isEmpty
-                            ? "this devtools needs a token to dispatch: "
-                            : "the token this page carries is not one this devtools takes (mistyped, from another devtools, or its key was revoked): ")
-                            + access.hint)
-                    return "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(reason)}"
-                }
-                if access.required {
-                    logger.info("dispatch from a page", metadata: ["app": "\(app)", "type": "\(type)", "token": "\(holder)"])
-                }
-                return page.backend.dispatch(app: app, type: type, arguments: arguments)
+            let arguments = request.arguments ?? "{}"
+            job = page.guarded("dispatch", "\(app).\(type)", token: request.token) { reason in
+                "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(jsonString(reason))}"
+            } work: {
+                page.backend.dispatch(app: app, type: type, arguments: arguments)
             }
         default:
             job = nil

@@ -13,7 +13,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
         commandName: "devtools",
         abstract: "Serve a browser page that shows the cluster live: nodes, actions, every store's state, time travel, dispatch.",
         discussion: """
-            Prints the page's address (`devtools at http://127.0.0.1:8745/`) and serves it until Ctrl-C. \
+            Prints the page's address (`devtools at http://127.0.0.1:8745/#token=…`) and serves it until Ctrl-C. \
             The page needs nothing from the internet: zflux serves all of it. It shows
               - every node, as `zflux top` shows them (version, lag, restarts, quarantines);
               - the action stream as `zflux tail` prints it, filtered by app and type;
@@ -34,9 +34,10 @@ struct DevtoolsCommand: AsyncParsableCommand {
             binary that runs the cluster: for your own apps, your own binary's devtools).
 
             Security (docs/OPERATIONS.md, "The devtools page"): it listens on loopback by default; reach \
-            it from another machine through an SSH tunnel. On any other --listen address it requires a \
-            token to dispatch: $ZFLUX_DEVTOOLS_TOKEN, the first line of --token-file, or else a fresh one \
-            it prints in the page's address (#token=…). Given a key pair of its own (--key, [devtools] \
+            it from another machine through an SSH tunnel. On every address, loopback too (another local \
+            user reaches it), a dispatch, time travel and an export need a token: $ZFLUX_DEVTOOLS_TOKEN, \
+            the first line of --token-file, or else a fresh one it prints in the page's address \
+            (#token=…), which the page keeps; viewing the live states needs none. Given a key pair of its own (--key, [devtools] \
             key) on a cluster with a [security] section, it also takes the token of every key in the \
             cluster's authorized-keys file, which `devtools token` prints from that key: developers \
             dispatch with their own keys, and revoking a key revokes its token. The WebSocket refuses another site's page (its \
@@ -78,8 +79,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
         guard let (host, port) = ClusterConfig.splitListen(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
             throw CLIError("--listen takes HOST:PORT")
         }
-        let (access, shownToken) = try dispatchAccess(
-            fixed: try devtoolsToken(configuredFile: configured?.tokenFile), loopback: isLoopbackHost(host), topology: topology)
+        let (access, shownToken) = try dispatchAccess(fixed: try devtoolsToken(configuredFile: configured?.tokenFile), topology: topology)
         let hub = DevtoolsHub()
         let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: access.required)
         var limits = DevtoolsServer.Limits()
@@ -91,7 +91,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
         let everywhere = ["0.0.0.0", "::", "*"].contains(host)
         let named = everywhere ? (ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? host) : host
         let shown = named.contains(":") ? "[\(named)]" : named
-        let address = "devtools at http://\(shown):\(server.port)/\(shownToken.map { "#token=\($0)" } ?? "")"
+        let address = "devtools at http://\(shown):\(server.port)/#token=\(shownToken)"
 
         let app = ZFluxCLI.Host.current
         let stop = Atomic<Bool>(false)
@@ -154,11 +154,13 @@ struct DevtoolsCommand: AsyncParsableCommand {
         server.shutdown()
     }
 
-    /// Who may dispatch, and the token the printed address carries. A token is required when one is
-    /// set or the page is served off loopback; then a fresh one is made when none is set, shown only
-    /// in the address printed. With a key pair of the devtools' own (`--key`, `[devtools] key`), the
-    /// token of every key in the cluster's authorized-keys file is taken too (``AuthorizedKeyTokens``).
-    func dispatchAccess(fixed: String?, loopback: Bool, topology: Topology) throws -> (access: DispatchAccess, shown: String?) {
+    /// Who may dispatch, travel in time and export, and the token the printed address carries. A token
+    /// is required on every address, loopback too: any local user reaches loopback, while the cluster's
+    /// own sockets are in the run directory, 0700. When none is set, a fresh one is made, shown only in
+    /// the address printed (as Jupyter does), which only the user who started it sees. With a key pair
+    /// of the devtools' own (`--key`, `[devtools] key`), the token of every key in the cluster's
+    /// authorized-keys file is taken too (``AuthorizedKeyTokens``).
+    func dispatchAccess(fixed: String?, topology: Topology) throws -> (access: DispatchAccess, shown: String) {
         var derived: (@Sendable () -> [DispatchAccess.Holder])?
         if let keyFile = key ?? topology.devtools?.key {
             guard let files = topology.security else {
@@ -174,7 +176,6 @@ struct DevtoolsCommand: AsyncParsableCommand {
             let tokens = AuthorizedKeyTokens(devtools: pair, file: files.authorizedKeysFile)
             derived = { tokens.current() }
         }
-        guard fixed != nil || !loopback else { return (DispatchAccess(), nil) }
         let token = fixed ?? (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }.joined()
         let hint =
             derived == nil

@@ -99,15 +99,15 @@ struct DevtoolsKeyTokenTests {
         #expect(Self.string(dispatch(strangerToken), "outcome") == "ack")
         // Who dispatched and that someone was refused are in its log.
         let log = try String(contentsOfFile: devtools.log, encoding: .utf8), dev = try publicKey("dev")
-        #expect(log.contains("dispatch from a page") && log.contains(dev), "\(log)")
-        #expect(log.contains("refused dispatches from a page"), "\(log)")
+        #expect(log.contains("request from a page") && log.contains(dev), "\(log)")
+        #expect(log.contains("refused requests from a page"), "\(log)")
         // The refusals held back after the first line are logged once their ten seconds are up, though
         // no refusal comes after them: the one without a token at once, the two wrong ones later.
         let logged = ContinuousClock.now + .seconds(60)
         var lines = 0
         while ContinuousClock.now < logged {
             let text = (try? String(contentsOfFile: devtools.log, encoding: .utf8)) ?? ""
-            lines = text.components(separatedBy: "refused dispatches from a page").count - 1
+            lines = text.components(separatedBy: "refused requests from a page").count - 1
             if lines >= 2 { break }
             usleep(100_000)
         }

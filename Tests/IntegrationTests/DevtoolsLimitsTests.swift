@@ -203,7 +203,7 @@ struct DevtoolsLimitsTests {
             cluster.stop()
             try? FileManager.default.removeItem(atPath: dir)
         }
-        #expect(devtools.url == "http://127.0.0.1:8745/")
+        #expect(devtools.url.hasPrefix("http://127.0.0.1:8745/#token="), "\(devtools.url)")
         let page = try WebSocketClient(port: 8745)
         #expect(page.receiveJSON(until: ContinuousClock.now + .seconds(30)) { Self.string($0, "kind") == "hello" } != nil)
         #expect(Self.connectionRefused(address, 8745), "a connection to \(address):8745 was not refused")

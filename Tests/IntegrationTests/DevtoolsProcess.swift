@@ -30,10 +30,12 @@ func devtoolsCluster(_ name: String, extraConfig: String = "") throws -> (Cluste
 /// config's or the default address); `stop()` ends it and checks it exited cleanly.
 final class DevtoolsProcess {
     let process: ChildProcess
-    /// The address it printed (with `#token=…` when it made a token).
+    /// The address it printed, with its `#token=…`.
     let url: String
     let port: Int
     let log: String
+    /// The token the printed address carries (`#token=…`), which a dispatch, time travel and an export need.
+    var token: String { url.components(separatedBy: "#token=").dropFirst().first ?? "" }
     private var stopped = false
 
     /// `binary`: the zflux binary to run, by default the stock one (a package's own, for its apps).

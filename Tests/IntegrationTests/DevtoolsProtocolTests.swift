@@ -23,11 +23,12 @@ struct DevtoolsProtocolTests {
         #expect(stores == ["todo", "counter"])
         let apps = (hello["apps"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
         #expect(apps.contains("todo") && apps.contains("counter"))
-        #expect(hello["tokenRequired"] as? Bool == false)
+        #expect(hello["tokenRequired"] as? Bool == true)
         // The todo store's live state, from its snapshot.
         #expect(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "state" && Self.string($0, "store") == "todo" } != nil)
 
-        page.send(#"{"op":"dispatch","id":7,"app":"todo","type":"addTodo","arguments":"{\"title\":\"from the page\"}"}"#)
+        let token = devtools.token
+        page.send(#"{"op":"dispatch","id":7,"app":"todo","type":"addTodo","arguments":"{\"title\":\"from the page\"}","token":"\#(token)"}"#)
         let answer = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 7 })
         #expect(Self.string(answer, "outcome") == "ack", "\(answer)")
         let seq = try #require(answer["seq"] as? Int)
@@ -41,12 +42,12 @@ struct DevtoolsProtocolTests {
         #expect(live != nil, "no live state of todo with the new item")
 
         // A NACK is shown as one: an action the app does not have.
-        page.send(#"{"op":"dispatch","id":8,"app":"todo","type":"noSuchAction","arguments":"{}"}"#)
+        page.send(#"{"op":"dispatch","id":8,"app":"todo","type":"noSuchAction","arguments":"{}","token":"\#(token)"}"#)
         let refused = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 8 })
         #expect(["nack", "refused"].contains(Self.string(refused, "outcome")), "\(refused)")
 
         // Time travel: the states at the action's seq and the one before, and the action itself.
-        page.send(#"{"op":"at","id":9,"seq":\#(seq)}"#)
+        page.send(#"{"op":"at","id":9,"seq":\#(seq),"token":"\#(token)"}"#)
         let travel = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 9 })
         let todo = try #require((travel["stores"] as? [[String: Any]])?.first { $0["name"] as? String == "todo" }, "\(travel)")
         func text(_ value: Any?) -> String {
@@ -63,7 +64,7 @@ struct DevtoolsProtocolTests {
         #expect((range["head"] as? Int ?? 0) >= seq && range["first"] as? Int == 1, "\(range)")
 
         // A session file of the journal, as `journal export` writes it; more than a page may export is refused.
-        page.send(#"{"op":"export","id":11,"from":1,"to":\#(seq)}"#)
+        page.send(#"{"op":"export","id":11,"from":1,"to":\#(seq),"token":"\#(token)"}"#)
         let exported = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 11 })
         // The file's text, as a string, so no 64-bit number in it passes through a JavaScript double.
         let text = try #require(exported["session"] as? String, "\(exported)")
@@ -72,12 +73,64 @@ struct DevtoolsProtocolTests {
         #expect(actions.count == seq && actions.last?["type"] as? String == "addTodo", "\(actions.map { $0["type"] ?? "?" })")
         #expect((session["stores"] as? [[String: Any]])?.count == 2 && session["format"] as? String == "zflux-session/1")
         // A stretch past the head ends at it; one that starts past it is refused.
-        page.send(#"{"op":"export","id":12,"from":1,"to":20000}"#)
+        page.send(#"{"op":"export","id":12,"from":1,"to":20000,"token":"\#(token)"}"#)
         let clamped = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 12 })
         #expect(clamped["to"] as? Int == range["head"] as? Int && clamped["session"] is String, "\(clamped)")
-        page.send(#"{"op":"export","id":13,"from":20000,"to":20001}"#)
+        page.send(#"{"op":"export","id":13,"from":20000,"to":20001,"token":"\#(token)"}"#)
         let beyond = try #require(page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 13 })
         #expect(Self.string(beyond, "error")?.contains("beyond the journal's head") == true, "\(beyond)")
+    }
+
+    @Test(
+        "on loopback with no token set, a dispatch, time travel and an export need the token the printed address carries; viewing needs none"
+    )
+    func loopbackNeedsToken() throws {
+        // Any local user reaches 127.0.0.1, while the cluster's own sockets sit in the 0700 run
+        // directory: loopback is no credential. Without this, another user dispatched and exported.
+        let (cluster, dir) = try devtoolsCluster("loopback-token")
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir, environment: ["ZFLUX_DEVTOOLS_TOKEN": ""])
+        defer {
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let token = devtools.token
+        #expect(devtools.url.hasPrefix("http://127.0.0.1:") && token.count == 32, "a fresh token in the address: \(devtools.url)")
+        let page = try WebSocketClient(port: devtools.port)
+        let deadline = ContinuousClock.now + .seconds(30)
+        #expect(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "hello" }?["tokenRequired"] as? Bool == true)
+        // Viewing: the live states come without a token.
+        #expect(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "state" && Self.string($0, "store") == "counter" } != nil)
+
+        let requests = [
+            #"{"op":"dispatch","app":"counter","type":"incrementTapped","arguments":"{}""#, #"{"op":"at","seq":0"#,
+            #"{"op":"export","from":1,"to":1"#,
+        ]
+        var id = 0
+        func ask(_ request: String, token: String?) -> [String: Any]? {
+            id += 1
+            page.send(request + #","id":\#(id)"# + (token.map { #","token":"\#($0)""# } ?? "") + "}")
+            return page.receiveJSON(until: deadline) { ($0["id"] as? Int) == id }
+        }
+        // None, and a wrong one: each refused, and nothing dispatched.
+        for request in requests {
+            for given in [nil, "0123456789abcdef0123456789abcdef"] {
+                let answer = ask(request, token: given)
+                let reason = Self.string(answer, "reason") ?? Self.string(answer, "error") ?? ""
+                #expect(
+                    reason.contains(given == nil ? "needs a token" : "not one this devtools takes"),
+                    "\(request) with \(given ?? "no token"): \(answer ?? [:])")
+            }
+        }
+        let range = ask(#"{"op":"range""#, token: nil)
+        #expect(range?["head"] as? Int == 0, "nothing was dispatched without the token: \(range ?? [:])")
+        // With the token the address carries, all three are done.
+        let dispatched = ask(requests[0], token: token)
+        #expect(Self.string(dispatched, "outcome") == "ack", "\(dispatched ?? [:])")
+        let travelled = ask(requests[1], token: token)
+        #expect(travelled?["stores"] is [Any], "\(travelled ?? [:])")
+        let exported = ask(requests[2], token: token)
+        #expect(exported?["session"] is String, "\(exported ?? [:])")
     }
 
     @Test("another site's Origin, a Host that is not loopback's, a missing token, too many requests and too many connections are refused")

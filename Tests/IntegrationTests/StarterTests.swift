@@ -268,13 +268,13 @@ struct StarterTests {
         let types = (catalog?["actions"] as? [[String: Any]] ?? []).compactMap { $0["type"] as? String }
         #expect(types.contains("resetTapped") && types.contains("ticked"), "the page's catalog: \(hello)")
         func timerState(at seq: Int, id: Int) -> [String: Any]? {
-            page.send(#"{"op":"at","id":\#(id),"seq":\#(seq)}"#)
+            page.send(#"{"op":"at","id":\#(id),"seq":\#(seq),"token":"\#(devtools.token)"}"#)
             let answer = page.receiveJSON(until: ContinuousClock.now + .seconds(60)) { ($0["id"] as? Int) == id }
             return (answer?["stores"] as? [[String: Any]])?.first { $0["name"] as? String == "timer" }?["state"] as? [String: Any]
         }
         let third = timerState(at: 3, id: 1)
         #expect(third?["remaining"] as? Int == 2 && third?["isRunning"] as? Bool == true, "the page at seq 3: \(third ?? [:])")
-        page.send(#"{"op":"dispatch","id":2,"app":"timer","type":"resetTapped","arguments":"{\"seconds\":42}"}"#)
+        page.send(#"{"op":"dispatch","id":2,"app":"timer","type":"resetTapped","arguments":"{\"seconds\":42}","token":"\#(devtools.token)"}"#)
         let dispatched = page.receiveJSON(until: ContinuousClock.now + .seconds(60)) { ($0["id"] as? Int) == 2 }
         #expect(dispatched?["outcome"] as? String == "ack", "the page's dispatch: \(dispatched ?? [:])")
         if let seq = dispatched?["seq"] as? Int {

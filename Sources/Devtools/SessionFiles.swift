@@ -6,16 +6,26 @@ import StoreNode
 import TOML
 
 extension Rewind {
-    /// Records the actions `from…to` and every store's state before and after them as a ``Session``.
-    /// `progress` is told the seq reached now and then (long journals).
-    public func export(
-        _ stores: [StoreSpec], from: UInt64, to: UInt64, readers: [any AnyApp] = [], progress: (UInt64) -> Void = { _ in }
-    ) throws -> Session {
+    /// Writes the session file of the actions `from…to` and every store's state before and after them
+    /// (a ``Session``, the bytes ``Session/encoded()`` gives) to `write`, in parts as the journal is
+    /// read: the states before `from`, then one action at a time with the states it left. Nothing but
+    /// the replicas and the action at hand is held, so the memory it takes does not grow with the
+    /// stretch; `write` may throw to stop it (a byte budget). `progress` is told the seq reached now
+    /// and then (long journals). Returns how many actions and stores it wrote.
+    @discardableResult
+    public func writeSession(
+        _ stores: [StoreSpec], from: UInt64, to: UInt64, readers: [any AnyApp] = [], progress: (UInt64) -> Void = { _ in },
+        into write: ([UInt8]) throws -> Void
+    ) throws -> (actions: Int, stores: Int) {
         var apps: [String: any AnyApp] = [:]
         for app in stores.map(\.app) + readers where apps[app.name] == nil { apps[app.name] = app }
         func payload(_ action: Message) -> JSONValue { Rewind.readablePayload(action, apps: apps) }
         guard from >= 1, from <= to else { throw RewindError("--from must be at least 1 and at most --to (\(from)…\(to))") }
         guard to <= head else { throw RewindError("seq \(to) is beyond the journal's head (\(head))") }
+        // As Session.encoded() writes it: compact, keys sorted. The keys of the file's object in that
+        // order are actions, anchor, codec, format, from, stores, to, so the actions go first, as read.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let replicas = try replicas(stores, at: from - 1)
         let before = try replicas.map { replica in
             Session.Store(
@@ -24,14 +34,25 @@ extension Rewind {
         }
         let anchor =
             try from > 1 ? actions(from: from - 1, through: from - 1).first.map { Session.Action($0, payload: payload($0), changed: [:]) } : nil
-        var recorded: [Session.Action] = []
+        try write(Array(#"{"actions":["#.utf8))
+        var count = 0
         try advance(replicas, through: to) { action, changed in
             var states: [String: JSONValue] = [:]
             for replica in replicas where changed.contains(replica.name) { states[replica.name] = JSONValue(parsing: try replica.stateJSON()) }
-            recorded.append(Session.Action(action, payload: payload(action), changed: states))
+            let encoded = [UInt8](try encoder.encode(Session.Action(action, payload: payload(action), changed: states)))
+            try write(count == 0 ? encoded : [UInt8(ascii: ",")] + encoded)
+            count += 1
             if action.header.seq % 10_000 == 0 { progress(action.header.seq) }
         }
-        return Session(from: from, to: to, codec: format, stores: before, anchor: anchor, actions: recorded)
+        precondition(UInt64(count) == to - from + 1, "a session holds every action of its stretch")
+        var tail = Array("]".utf8)
+        if let anchor { tail += Array(#","anchor":"#.utf8) + (try encoder.encode(anchor)) }
+        tail += Array(#","codec":"#.utf8) + (try encoder.encode(format))
+        tail += Array(#","format":"#.utf8) + (try encoder.encode(Session.formatName))
+        tail += Array(#","from":\#(from),"stores":"#.utf8) + (try encoder.encode(before))
+        tail += Array(#","to":\#(to)}"#.utf8)
+        try write(tail)
+        return (count, before.count)
     }
 
     /// An action's arguments as JSON, through the app that reads them.

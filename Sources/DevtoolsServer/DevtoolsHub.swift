@@ -19,8 +19,9 @@ package protocol DevtoolsBackend: Sendable {
     func dispatch(app: String, type: String, arguments: String) -> String
     /// The session file of seqs `from…to`, as `journal export` writes it, inside
     /// `{"kind":"exported","from":…,"to":…,"session":"…"}` (the file's text, as a string), or
-    /// `{"kind":"exported","error":…}`.
-    func export(from: UInt64, to: UInt64) -> String
+    /// `{"kind":"exported","error":…}`: the error when that answer would pass `maxBytes`, which the
+    /// export stops at, never holding more.
+    func export(from: UInt64, to: UInt64, maxBytes: Int) -> String
 }
 
 /// One request of the page, a JSON text frame.
@@ -225,6 +226,22 @@ private final class FlushTimer: @unchecked Sendable {
 private final class FlushTarget: @unchecked Sendable {
     // @unchecked: set once, before the timer starts and so before any event reads it.
     weak var hub: DevtoolsHub?
+}
+
+/// Appends `bytes` (UTF-8) to `out` as the inside of a JSON string literal: quotes, backslashes and
+/// control characters escaped, the rest as it is. Parts of one text may be appended one after another.
+package func appendJSONStringContent(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+    let hex = Array("0123456789abcdef".utf8)
+    for byte in bytes {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            out.append(UInt8(ascii: "\\"))
+            out.append(byte)
+        case UInt8(ascii: "\n"): out += Array(#"\n"#.utf8)
+        case ..<0x20: out += Array(#"\u00"#.utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xf)]]
+        default: out.append(byte)
+        }
+    }
 }
 
 /// A string as a JSON string literal.

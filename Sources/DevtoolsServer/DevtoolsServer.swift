@@ -29,6 +29,10 @@ package final class DevtoolsServer: Sendable {
         package var requestTimeout: Duration = .seconds(10)
         /// Requests waiting for the worker, over every page; past it a request is answered "busy".
         package var queuedRequests = 64
+        /// The most bytes a page's export answers with (the session file, as a JSON string): the
+        /// export stops there and says to run `journal export`, which streams to a file. An export is
+        /// for a bug report's few actions; the cap bounds its memory and its time on the worker.
+        package var maxExportBytes = 16 << 20
         package init() {}
     }
 
@@ -347,7 +351,7 @@ private final class PageHandler: ChannelInboundHandler {
             job = page.guarded("export", "export \(from)…\(to)", token: request.token) { reason in
                 "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}"
             } work: {
-                page.backend.export(from: from, to: to)
+                page.backend.export(from: from, to: to, maxBytes: page.limits.maxExportBytes)
             }
         case "dispatch":
             guard let app = request.app, let type = request.type else {

@@ -273,7 +273,7 @@ struct ClusterDevtools: DevtoolsBackend {
         return .success(from...last)
     }
 
-    func export(from: UInt64, to asked: UInt64) -> String {
+    func export(from: UInt64, to asked: UInt64, maxBytes: Int) -> String {
         func refused(_ reason: String) -> String { "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}" }
         // Checked before the journal is read, as they need no head.
         guard from >= 1, from <= asked else { return refused("export: from must be at least 1 and at most to (\(from)…\(asked))") }
@@ -290,15 +290,29 @@ struct ClusterDevtools: DevtoolsBackend {
                     "export: \(RootCommand.binaryName) does not host the app of \(machine.unhosted.map { "'\($0.name)'" }.joined(separator: ", ")): export with the binary that runs the cluster"
                 )
             }
-            let session = try machine.rewind.export(machine.stores, from: from, to: to, readers: machine.readers)
-            // As a string: the file's bytes exactly. A page that parsed it would round its 64-bit client
-            // ids and times (JavaScript numbers are doubles), and save a file unlike the journal.
-            let file = jsonString(String(decoding: try session.encoded(), as: UTF8.self))
-            return "{\"kind\":\"exported\",\"from\":\(from),\"to\":\(to),\"session\":\(file)}"
+            // The file's text as a string (a page that parsed it would round its 64-bit client ids and
+            // times, JavaScript numbers being doubles, and save a file unlike the journal), escaped
+            // into the answer as the journal is read, and stopped once the answer passes `maxBytes`.
+            var answer = Array(#"{"kind":"exported","from":\#(from),"to":\#(to),"session":""#.utf8)
+            do {
+                try machine.rewind.writeSession(machine.stores, from: from, to: to, readers: machine.readers) { part in
+                    appendJSONStringContent(part, to: &answer)
+                    guard answer.count <= maxBytes else { throw ExportTooLarge() }
+                }
+            } catch is ExportTooLarge {
+                return refused(
+                    "export: the session of seqs \(from)…\(to) is over the \(maxBytes >> 20) MiB a page may export; for it, run \(RootCommand.binaryName) journal export --from \(from) --to \(to) -o FILE, which streams it to a file"
+                )
+            }
+            answer += Array(#""}"#.utf8)
+            return String(decoding: answer, as: UTF8.self)
         } catch {
             return refused("export: \(error)")
         }
     }
+
+    /// Stops an export from the page at its byte budget.
+    private struct ExportTooLarge: Error {}
 
     func dispatch(app name: String, type: String, arguments: String) -> String {
         let app = ZFluxCLI.Host.current.client(name)

@@ -83,19 +83,41 @@ extension JournalCommand {
                 )
             }
             let last = to ?? machine.rewind.head
-            let session = try machine.rewind.export(machine.stores, from: from, to: last, readers: machine.readers) { seq in
-                printError("export: at seq \(seq) of \(last)")
+            func write(into sink: ([UInt8]) throws -> Void) throws -> (actions: Int, stores: Int) {
+                try machine.rewind.writeSession(
+                    machine.stores, from: from, to: last, readers: machine.readers,
+                    progress: { seq in
+                        printError("export: at seq \(seq) of \(last)")
+                    }, into: sink)
             }
-            let data = try session.encoded()
+            // Streamed as the journal is read: the file is never held whole, whatever the states' size.
             if output == "-" {
-                StandardOutput.write(bytes: Array(data))
-            } else {
-                // Written whole or not at all: a half-written report is worse than none.
-                try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                printError(
-                    "exported \(session.actions.count) actions (seqs \(from)…\(last)) and \(session.stores.count) stores' states in \(output) (\(data.count) bytes)"
-                )
+                _ = try write { StandardOutput.write(bytes: $0) }
+                return
             }
+            // Written whole or not at all: a half-written report is worse than none. The parts go to a
+            // file beside the output, renamed over it at the end.
+            let partial = output + ".partial-\(getpid())"
+            guard FileManager.default.createFile(atPath: partial, contents: nil), let file = FileHandle(forWritingAtPath: partial) else {
+                throw CLIError("cannot write \(partial)")
+            }
+            var bytes = 0
+            let written: (actions: Int, stores: Int)
+            do {
+                written = try write { part in
+                    try file.write(contentsOf: part)
+                    bytes += part.count
+                }
+                try file.synchronize()
+                try file.close()
+                guard rename(partial, output) == 0 else { throw CLIError("cannot move \(partial) to \(output): \(String(cString: strerror(errno)))") }
+            } catch {
+                try? file.close()
+                try? FileManager.default.removeItem(atPath: partial)
+                throw error
+            }
+            printError(
+                "exported \(written.actions) actions (seqs \(from)…\(last)) and \(written.stores) stores' states in \(output) (\(bytes) bytes)")
         }
     }
 

@@ -84,6 +84,28 @@ struct TimeTravelTests {
         }
     }
 
+    @Test("a session is written in parts as the journal is read, and its bytes are the file Session.encoded() writes")
+    func sessionInParts() throws {
+        let dir = try journal(todos)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rewind = try Rewind(journalDirectory: dir, snapshotDirectory: nil)
+        let stores = [Rewind.StoreSpec(name: "todo", app: Todo.app()), Rewind.StoreSpec(name: "counter", app: Counter.app())]
+        for from: UInt64 in [1, 3] {
+            var parts: [[UInt8]] = []
+            let written = try rewind.writeSession(stores, from: from, to: 6) { parts.append($0) }
+            #expect(written.actions == Int(7 - from) && written.stores == 2)
+            // One part per action, between the head and the tail: never the whole file at once.
+            #expect(parts.count == written.actions + 2)
+            let file = parts.flatMap { $0 }
+            let session = try Session.decode(Data(file), source: "the export")
+            #expect(session.from == from && session.to == 6 && (session.anchor?.seq ?? 0) == from - 1)
+            #expect([UInt8](try session.encoded()) == file, "the parts make the file Session.encoded() writes")
+        }
+        var none = 0
+        #expect(throws: RewindError.self) { try rewind.writeSession(stores, from: 7, to: 7) { _ in none += 1 } }
+        #expect(none == 0, "nothing is written before the stretch is checked")
+    }
+
     @Test("the history browser: steps of the store's app and of actions that changed it, keys, jump, filter, diff")
     func historyBrowser() throws {
         let dir = try journal(todos + [("todo", "loadTapped", "{}")])

@@ -1,3 +1,4 @@
+import Devtools
 import Examples
 import FluxCore
 import Foundation
@@ -148,6 +149,64 @@ struct DevtoolsLimitsTests {
         }
         #expect(seen, "the page that reads never saw the state after the stall")
         #expect(stalled.closedByServer(before: ContinuousClock.now + .seconds(30)), "the page that stopped reading was not closed")
+    }
+
+    @Test(
+        "a page's export of a large state stops at its 16 MiB budget and says to run journal export, which streams the whole stretch to a file; devtools' memory stays bounded"
+    )
+    func exportBudget() throws {
+        let (cluster, dir) = try devtoolsCluster("export-budget")
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
+        defer {
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let topology = try #require(cluster.topology)
+        // todo's state made large (40 items of 64 KiB, about 2.6 MB of JSON), then toggled 120 times:
+        // each toggle's recorded state is the whole of it, about 310 MB over the stretch.
+        let connection = try DispatchConnection(intake: topology.dispatcher.intake)
+        defer { connection.close() }
+        let codec = JSONPayloadCodec()
+        var head = 0
+        for count in 0..<160 {
+            let (type, action): (String, Todo.Action) =
+                count < 40
+                ? ("addTodo", .addTodo(title: "item \(count) " + String(repeating: "z", count: 64 << 10)))
+                : ("toggleTodo", .toggleTodo(index: count % 40))
+            guard case .acknowledged(let seq) = try connection.dispatch(app: "todo", actionType: type, payload: try codec.encode(action))
+            else { throw NodeError("dispatch \(count) was not acknowledged") }
+            head = Int(seq)
+        }
+
+        let page = try WebSocketClient(port: devtools.port, timeoutSeconds: 5)
+        let deadline = ContinuousClock.now + .seconds(120)
+        #expect(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "hello" } != nil)
+        page.send(#"{"op":"export","id":1,"from":41,"to":\#(head),"token":"\#(devtools.token)"}"#)
+        var answer: [String: Any]?
+        while answer == nil && ContinuousClock.now < deadline && !page.ended {
+            answer = page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 1 }
+        }
+        let error = Self.string(answer, "error") ?? ""
+        #expect(error.contains("16 MiB") && error.contains("journal export --from 41 --to \(head)"), "\(answer ?? [:])")
+        // Were the export held whole (each state as a parsed tree, then the file, then it as a string),
+        // devtools would have grown by a gigabyte.
+        let peak = try #require(Self.peakResidentBytes(devtools.process.pid))
+        #expect(peak < 256 << 20, "devtools' peak resident memory is \(peak >> 20) MiB")
+        // A small stretch still exports, and devtools goes on serving the page.
+        page.send(#"{"op":"export","id":2,"from":41,"to":41,"token":"\#(devtools.token)"}"#)
+        var small: [String: Any]?
+        while small == nil && ContinuousClock.now < deadline && !page.ended {
+            small = page.receiveJSON(until: deadline) { ($0["id"] as? Int) == 2 }
+        }
+        #expect(small?["session"] is String, "\(small ?? [:])")
+
+        // journal export writes the whole stretch, in parts, to the file.
+        let file = dir + "/whole.json"
+        let exported = try cluster.zflux(["journal", "export", "--from", "41", "--to", "\(head)", "-o", file], timeout: .seconds(120))
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let session = try Session.load(file)
+        #expect(session.actions.count == head - 40 && session.actions.allSatisfy { $0.changed["todo"] != nil })
     }
 
     /// An IPv4 address of this machine's that is not loopback, from an interface that is up.

@@ -52,6 +52,13 @@ public final class Rewind {
             return try runtime.encodedState() != before
         }
 
+        /// Steps over a quarantined action as a store does (``Header/Flags/quarantined``): the version
+        /// moves past it and the state stays, and the reducer that traps on it is never called.
+        public func skip(_ action: Message) {
+            precondition(action.header.seq == version + 1, "actions are skipped in order too")
+            version = action.header.seq
+        }
+
         /// The state in the cluster's codec.
         public func state() throws -> [UInt8] { try runtime.encodedState() }
         /// The state as JSON.
@@ -61,6 +68,9 @@ public final class Rewind {
     }
 
     public let journal: Journal
+    /// The seqs of the journal's `QUARANTINE` list: every store skips them, and so does time travel
+    /// (a quarantined action is one whose reducer traps).
+    public let quarantined: Set<UInt64>
     let snapshotDirectory: String?
     let format: WireCodec.Format
 
@@ -69,6 +79,8 @@ public final class Rewind {
     public init(journalDirectory: String, snapshotDirectory: String?, format: WireCodec.Format = .binary) throws {
         guard FileManager.default.fileExists(atPath: journalDirectory) else { throw RewindError("no journal at \(journalDirectory)") }
         journal = try Journal(directory: journalDirectory, repair: false, tailCapacity: 1, tailByteCapacity: 1)
+        // Released or not: a release sequences the action again at a new seq, and the old one stays skipped.
+        quarantined = Set(try journal.quarantine().map(\.seq))
         self.snapshotDirectory = snapshotDirectory
         self.format = format
     }
@@ -103,15 +115,21 @@ public final class Rewind {
     }
 
     /// Applies the journal's actions to `replicas` up to `seq`; `body` sees each action after it was
-    /// applied, with the names of the stores whose state it changed.
+    /// applied, with the names of the stores whose state it changed. A quarantined action is skipped,
+    /// as the stores skip it, and `body` sees it flagged ``Header/Flags/quarantined``, changing nothing.
     public func advance(_ replicas: [Replica], through seq: UInt64, _ body: (Message, [String]) throws -> Void = { _, _ in }) throws {
         guard let start = replicas.map(\.version).min(), start < seq else { return }
         guard seq <= head else { throw RewindError("seq \(seq) is beyond the journal's head (\(head))") }
         try journal.forEach(from: start + 1, through: seq) { action in
-            var changed: [String] = []
-            for replica in replicas where replica.version + 1 == action.header.seq {
-                if try replica.apply(action) { changed.append(replica.name) }
+            let due = replicas.filter { $0.version + 1 == action.header.seq }
+            guard !quarantined.contains(action.header.seq) else {
+                for replica in due { replica.skip(action) }
+                var skipped = action
+                skipped.header.flags.insert(.quarantined)
+                return try body(skipped, [])
             }
+            var changed: [String] = []
+            for replica in due where try replica.apply(action) { changed.append(replica.name) }
             try body(action, changed)
         }
     }

@@ -328,7 +328,8 @@ extension DevtoolsPage {
           }
           $("travel-seq").textContent = `seq ${answer.seq}`;
           const action = answer.action
-            ? element("div", {class: "action"}, `seq ${answer.action.seq} · ${answer.action.app}.${answer.action.type} ${text(answer.action.payload)} · ${answer.action.time}`)
+            ? element("div", {class: "action"}, `seq ${answer.action.seq} · ${answer.action.app}.${answer.action.type} ${text(answer.action.payload)} · ${answer.action.time}`
+                + (answer.quarantined ? " · quarantined: every store skips it (zflux quarantine list)" : ""))
             : element("div", {class: "dim"}, "before the first action");
           const views = answer.stores.map((store) => {
             const lines = diffLines(store.previous, store.state, "", []);

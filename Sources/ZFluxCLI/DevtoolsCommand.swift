@@ -238,9 +238,11 @@ struct ClusterDevtools: DevtoolsBackend {
             // Seq 0 is before the first action: the states the stores start with.
             let replicas = try machine.rewind.replicas(machine.stores, at: seq == 0 ? 0 : seq - 1)
             let previous = try replicas.map { String(decoding: try $0.stateJSON(), as: UTF8.self) }
-            var action = "null"
+            var action = "null", quarantined = false
             try machine.rewind.advance(replicas, through: seq) { message, _ in
-                if message.header.seq == seq { action = jsonLine(message, .current) }
+                guard message.header.seq == seq else { return }
+                action = jsonLine(message, .current)
+                quarantined = message.header.flags.contains(.quarantined)
             }
             var stores: [String] = []
             for (replica, before) in zip(replicas, previous) {
@@ -249,7 +251,8 @@ struct ClusterDevtools: DevtoolsBackend {
                     "{\"name\":\(jsonString(replica.name)),\"app\":\(jsonString(replica.app.name)),\"previous\":\(before),\"state\":\(after)}")
             }
             let unhosted = machine.unhosted.map { jsonString($0.name) }.joined(separator: ",")
-            return "{\"kind\":\"at\",\"seq\":\(seq),\"action\":\(action),\"stores\":[\(stores.joined(separator: ","))],\"unhosted\":[\(unhosted)]}"
+            return
+                "{\"kind\":\"at\",\"seq\":\(seq),\"action\":\(action),\"quarantined\":\(quarantined),\"stores\":[\(stores.joined(separator: ","))],\"unhosted\":[\(unhosted)]}"
         } catch {
             return "{\"kind\":\"at\",\"seq\":\(seq),\"error\":\(jsonString("time travel: \(error)"))}"
         }

@@ -84,6 +84,37 @@ struct TimeTravelTests {
         }
     }
 
+    @Test("an action the journal's QUARANTINE lists is skipped, as stores skip it: its reducer, which traps, is never called")
+    func quarantinedSkipped() throws {
+        // Before, time travel (devtools' `at`, `zflux state --at`, an export) over a poison action
+        // trapped in the reducer, taking devtools down with it.
+        let dir = try journal([("drill", "tick", "{}"), ("drill", "crash", #"{"note":"poison"}"#), ("drill", "tick", "{}")])
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Journal(directory: dir, repair: false).keepQuarantine([
+            Quarantine(seq: 2, app: "drill", actionType: "crash", reason: "store drill died 2 times in a row applying it")
+        ])
+        let rewind = try Rewind(journalDirectory: dir, snapshotDirectory: nil)
+        #expect(rewind.quarantined == [2])
+        let drill = Rewind.StoreSpec(name: "drill", app: Drill.app())
+        func count(at seq: UInt64) throws -> Int {
+            let replica = try #require(try rewind.replicas([drill], at: seq).first)
+            #expect(replica.version == seq)
+            return try JSONDecoder().decode(Drill.State.self, from: Data(try replica.stateJSON())).count
+        }
+        #expect(try count(at: 2) == 1 && count(at: 3) == 2)
+        var seen: [(UInt64, Bool, [String])] = []
+        let replicas = try rewind.replicas([drill], at: 0)
+        try rewind.advance(replicas, through: 3) { action, changed in
+            seen.append((action.header.seq, action.header.flags.contains(.quarantined), changed))
+        }
+        #expect(seen.map(\.0) == [1, 2, 3] && seen.map(\.1) == [false, true, false] && seen.map(\.2) == [["drill"], [], ["drill"]])
+        // An export over it records it, changing nothing.
+        var file: [UInt8] = []
+        try rewind.writeSession([drill], from: 1, to: 3) { file += $0 }
+        let session = try Session.decode(Data(file), source: "the export")
+        #expect(session.actions.map(\.changed.isEmpty) == [false, true, false])
+    }
+
     @Test("a session is written in parts as the journal is read, and its bytes are the file Session.encoded() writes")
     func sessionInParts() throws {
         let dir = try journal(todos)

@@ -92,15 +92,15 @@ extension Journal {
             if let problem {
                 guard isLast else {
                     throw JournalError(
-                        "\(segment.path) is damaged at byte \(offset) (\(problem)); it is not the newest segment, so acknowledged actions would be lost: restore it from a backup"
-                    )
+                        "\(segment.path) is damaged at byte \(offset) (\(problem)), where seq \(expected) is due; it is not the newest segment, so acknowledged actions would be lost: restore it from a backup (in a pair, from the other member's journal); or, to give them up, `zflux journal truncate --journal \(directory) --from-seq \(expected)` keeps what precedes seq \(expected) and sets the rest aside",
+                        corruptFromSeq: expected)
                 }
                 // Only a torn tail is trimmed: damage with intact records after it is corruption, and
                 // trimming it would drop what may have been acknowledged.
                 if let intact = JournalRecord.nextIntact(bytes, after: offset, seqAbove: expected - 1) {
                     throw JournalError(
-                        "\(segment.path) is corrupt at byte \(offset), where seq \(expected) is due (\(problem)), and an intact record (seq \(intact.seq)) follows at byte \(intact.offset): this is not a torn tail, so nothing was trimmed and nothing is served. Acknowledged actions may be in and after the damaged record. Restore the segment from a backup (in a pair, from the other member's journal); or, to give them up, `zflux journal truncate --journal \(directory) --from-seq \(expected)` keeps what precedes seq \(expected) and sets the rest aside"
-                    )
+                        "\(segment.path) is corrupt at byte \(offset), where seq \(expected) is due (\(problem)), and an intact record (seq \(intact.seq)) follows at byte \(intact.offset): this is not a torn tail, so nothing was trimmed and nothing is served. Acknowledged actions may be in and after the damaged record. Restore the segment from a backup (in a pair, from the other member's journal); or, to give them up, `zflux journal truncate --journal \(directory) --from-seq \(expected)` keeps what precedes seq \(expected) and sets the rest aside",
+                        corruptFromSeq: expected)
                 }
                 recovery.trimmedBytes = bytes.count - offset
                 recovery.trimmedReason = "\(problem) at byte \(offset) of \(segment.path)"

@@ -4,9 +4,14 @@ public struct JournalError: Error, CustomStringConvertible {
     public let message: String
     /// The errno of the system call that failed, when one did.
     public var code: Int32?
-    public init(_ message: String, code: Int32? = nil) {
+    /// Set when a record fails its check with intact records after it (corruption, not a torn tail):
+    /// the first seq that cannot be read intact, from which ``Journal/truncate(directory:fromSeq:)``
+    /// would cut. A pair's member repairs from there (``PairLoop``); a single dispatcher stops.
+    public var corruptFromSeq: UInt64?
+    public init(_ message: String, code: Int32? = nil, corruptFromSeq: UInt64? = nil) {
         self.message = message
         self.code = code
+        self.corruptFromSeq = corruptFromSeq
     }
     public var description: String { message }
     static func posix(_ call: String, _ path: String) -> JournalError {

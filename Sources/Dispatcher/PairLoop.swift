@@ -46,7 +46,7 @@ final class PairLoop: NodeLoop {
         self.logger = logger
         self.control = control
         // Its epochs come from the lease alone: opening the journal begins none.
-        self.journal = try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes, opensEpoch: false)
+        self.journal = try PairLoop.openRepairing(journal, mode: ha.mode, logger: logger)
         // Both members of a new pair must serve one cluster id, whichever of them leads first: an empty
         // journal takes the one the lease key names. (A journal with records keeps its own; a standby
         // adopts its leader's when it is welcomed.)
@@ -73,6 +73,38 @@ final class PairLoop: NodeLoop {
             case .elected(let revision): control.post(.elected(revision: revision))
             case .lost(let reason): control.post(.leaseLost(reason))
             }
+        }
+    }
+
+    /// Opens the member's journal. Under `sync` a corrupt record (one that fails its check with intact
+    /// records after it) is repaired from the other member: everything from it on is set aside (never
+    /// deleted), and the member follows the leader, which sends those records again. That loses nothing,
+    /// because under `sync` every acknowledged action is durable on both members, and a member whose
+    /// journal ends before what etcd says was committed does not lead (``LedGate``) until it has followed
+    /// and caught up. Under `async` the other member may lack those records, so the open fails, as a
+    /// single dispatcher's does, and the operator decides.
+    static func openRepairing(
+        _ journal: DispatcherNode.JournalConfiguration, mode: DispatcherRules.Replication, logger: Logger
+    ) throws
+        -> Journal
+    {
+        func open() throws -> Journal {
+            try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes, opensEpoch: false)
+        }
+        do {
+            return try open()
+        } catch let error as JournalError where mode == .sync && error.corruptFromSeq != nil {
+            let from = error.corruptFromSeq ?? 0
+            let cut = try Journal.truncate(directory: journal.directory, fromSeq: from)
+            logger.error(
+                "the journal has a corrupt record; set aside from it, to be fetched again from the other member",
+                metadata: [
+                    "seq": "\(from)", "set_aside": "\(cut.setAside.joined(separator: ", "))", "bytes": "\(cut.bytesSetAside)",
+                    "reason": "\(error.message)",
+                ])
+            let repaired = try open()
+            precondition(repaired.lastSeq == from - 1, "the journal ends just before the seq it was cut from")
+            return repaired
         }
     }
 

@@ -62,6 +62,49 @@ extension PairFailoverTests {
         try Self.checkJournals(runDir: runDir, acked: acked + more, leading: leader)
     }
 
+    @Test(
+        "a member whose journal has a byte flipped mid-segment sets aside from the damaged record and fetches it again from the other member: every acknowledged action is back, and the cut bytes are kept"
+    )
+    func corruptMemberRepairsFromTheOther() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, client, runDir) = (run.pair, run.client, run.pair.runDir)
+        var nodes = ["d1": try pair.start("d1"), "d2": try pair.start("d2")]
+        defer { for node in nodes.values { node.stop() } }
+        let leader = try #require(try await Self.waitForLeader(client, pair.key), "no dispatcher won the lease within 30 s")
+        let damaged = leader == "d1" ? "d2" : "d1"
+        let acked = try await runLoad(
+            intake: pair.topology.dispatcher.intake, clients: 2, perClient: 500, make: { _, i in try counterAction(i % 5 + 1) })
+        #expect(acked.count == 1_000)
+
+        // The standby stops; a synced sector of its journal rots; it comes back.
+        nodes[damaged]?.stop()
+        let directory = "\(runDir)/journal-\(damaged)"
+        let segment =
+            directory + "/"
+            + (try #require(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".journal") }.sorted().last))
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        bytes[bytes.count / 2] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        nodes[damaged] = try pair.start(damaged)
+        let member = try #require(nodes[damaged])
+        let said = ContinuousClock.now + .seconds(30)
+        while !member.stderr.contains("set aside from it, to be fetched again") && ContinuousClock.now < said {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(member.stderr.contains("set aside from it, to be fetched again"), "\(member.stderr.suffix(3000))")
+
+        // Under sync the leader acknowledges only what the repaired member holds too.
+        let more = try await runLoad(
+            intake: pair.topology.dispatcher.intake, clients: 1, perClient: 20, make: { _, i in try counterAction(i % 5 + 1) })
+        #expect(more.count == 20)
+        for node in nodes.values { node.stop() }
+        try Self.checkJournals(runDir: runDir, acked: acked + more, leading: leader)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".set-aside") }
+        #expect(!aside.isEmpty, "the cut bytes are kept beside the journal")
+        #expect(try zflux(["journal", "verify", "--journal", directory]).status == 0)
+    }
+
     /// A journal a single dispatcher wrote (its own, non-leadership epoch), which acknowledged all of it.
     static func singleDispatcherJournal(at directory: String, count: UInt64) throws {
         let journal = try Journal(directory: directory)

@@ -14,6 +14,8 @@ public final class Supervisor: Sendable {
     }
 
     /// OTP's restart intensity: more than `maxRestarts` crashes within `window` stops the cluster.
+    /// The deaths of stores on one action count once, however many replicas die on it and as long
+    /// as each dies on it no more than the quarantine needs (``restartDelay(for:diedApplying:)``).
     public struct RestartPolicy: Sendable {
         public var maxRestarts = 5
         public var window: Duration = .seconds(30)
@@ -36,8 +38,10 @@ public final class Supervisor: Sendable {
     let executable: URL
     private let children = Mutex<[Child]>([])
     public let restartPolicy: RestartPolicy
-    /// When each restart happened, for the intensity limit, and how many each node had.
-    private let restarts = Mutex<(times: [ContinuousClock.Instant], perNode: [String: Int])>(([], [:]))
+    /// When each restart happened, for the intensity limit, and how many each node had; and the
+    /// actions stores died applying, with when the first death on each counted.
+    private let restarts = Mutex<(times: [ContinuousClock.Instant], perNode: [String: Int], actions: [UInt64: ContinuousClock.Instant])>(
+        ([], [:], [:]))
     private let stopping = Atomic<Bool>(false)
     /// A signal came (``forward(signal:)``).
     private let signalled = Atomic<Bool>(false)
@@ -160,20 +164,43 @@ public final class Supervisor: Sendable {
 
     /// Decides what to do about a node that died: nil when the restart intensity is exceeded (the
     /// cluster must stop), otherwise the backoff to wait before starting it again.
-    public func restartDelay(for name: String) -> Duration? {
+    ///
+    /// A store that died applying an action (`diedApplying`, from its crash marker) dies on it again
+    /// when it replays it, until it has died ``Defaults/crashesBeforeQuarantine`` times and asks for it
+    /// to be quarantined; every replica of the app does the same. The first such death on an action
+    /// counts against the intensity; the others, up to that many per store, do not: a poison action
+    /// costs one restart whatever the replicas (with three, six deaths passed the default five and
+    /// stopped the cluster). A store that keeps dying on it past that (the quarantine did not come)
+    /// counts every time again.
+    public func restartDelay(for name: String, diedApplying death: (seq: UInt64, inARow: Int)? = nil) -> Duration? {
         let now = ContinuousClock.now
         return restarts.withLock { r -> Duration? in
             r.times = r.times.filter { now - $0 < restartPolicy.window }
-            guard r.times.count < restartPolicy.maxRestarts else { return nil }
-            r.times.append(now)
+            r.actions = r.actions.filter { now - $0.value < restartPolicy.window }
+            let counted: Bool
+            if let death, death.inARow <= Defaults.crashesBeforeQuarantine, r.actions[death.seq] != nil {
+                counted = false
+            } else {
+                guard r.times.count < restartPolicy.maxRestarts else { return nil }
+                r.times.append(now)
+                if let death { r.actions[death.seq] = now }
+                counted = true
+            }
             r.perNode[name, default: 0] += 1
             // For `zflux top`.
             if let data = try? JSONEncoder().encode(r.perNode) {
                 try? data.write(to: URL(fileURLWithPath: runDirectory.restartsFile), options: .atomic)
             }
+            guard counted else { return restartPolicy.initialBackoff }
             let backoff = restartPolicy.initialBackoff * (1 << min(r.times.count - 1, 16))
             return min(backoff, restartPolicy.maxBackoff)
         }
+    }
+
+    /// What the crash marker of the node `name` says, when it is a store that died applying an action.
+    func deathOnAnAction(of name: String) -> (seq: UInt64, inARow: Int)? {
+        guard name.hasPrefix("store-") else { return nil }
+        return CrashMarker.lastDeath(path: runDirectory.crashMarker(of: String(name.dropFirst("store-".count))))
     }
 
     /// Starts a dead node again with the command it had.
@@ -311,14 +338,16 @@ public final class Supervisor: Sendable {
                     }
                     continue
                 }
-                guard let delay = restartDelay(for: name) else {
+                let death = deathOnAnAction(of: name)
+                guard let delay = restartDelay(for: name, diedApplying: death) else {
                     report(
                         "\(name) ended with \(code); more than \(restartPolicy.maxRestarts) restarts within \(restartPolicy.window): stopping the cluster (see \(log))"
                     )
                     status = 1
                     break eventLoop
                 }
-                report("\(name) ended with \(code); restarting it in \(delay) (see \(log))")
+                let applying = death.map { " applying seq \($0.seq) (\($0.inARow) in a row)" } ?? ""
+                report("\(name) ended with \(code)\(applying); restarting it in \(delay) (see \(log))")
                 Task {
                     try? await Task.sleep(for: delay)
                     do {

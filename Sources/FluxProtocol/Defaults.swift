@@ -17,4 +17,8 @@
     @usableFromInline package static let dedupWindow = 4096
     /// The largest action payload the intake takes, in bytes (`[limits] max_payload_bytes`).
     @usableFromInline package static let maxPayloadBytes = 1 << 20
+    /// Deaths in a row on one action before a store asks for it to be quarantined. The store's
+    /// interpreter, the simulator's store and the supervisor (which does not count these deaths past
+    /// the first against its restart intensity) all read it here.
+    @usableFromInline package static let crashesBeforeQuarantine = 2
 }

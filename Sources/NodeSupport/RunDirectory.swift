@@ -32,6 +32,10 @@ public struct RunDirectory: Sendable, Equatable {
     /// Where a store's effects keep files of their own (the primes app's saved favourites).
     public func dataDirectory(of store: String) -> String { path + "/data/" + store }
     public var pidDirectory: String { path + "/pids" }
+    /// Where stores keep what must outlive their process besides snapshots (their crash markers).
+    public var stateDirectory: String { path + "/state" }
+    /// The crash marker of a store started by the supervisor (``CrashMarker``).
+    package func crashMarker(of store: String) -> String { stateDirectory + "/" + store + ".applying" }
 
     /// The default journal and snapshot directories, relative to the run directory.
     public static let journalName = "journal"

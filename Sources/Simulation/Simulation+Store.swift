@@ -105,8 +105,9 @@ extension Simulation {
             "\(spec.name) starts from \(store.snapshot.map { "a snapshot at \($0.version) (history \(HistoryID(rawValue: $0.history)))" } ?? "nothing")"
         )
         let host = StoreHost(simulation: self, index: index)
-        // As the real store's crash marker does: twice in a row on one seq, and it asks for a quarantine.
-        let asked = store.lastCrash.count >= 2 ? (store.lastCrash.seq, "died \(store.lastCrash.count) times") : nil
+        // As the real store does: so many deaths in a row on one seq, and it asks for a quarantine.
+        let asked =
+            store.lastCrash.count >= Defaults.crashesBeforeQuarantine ? (store.lastCrash.seq, "died \(store.lastCrash.count) times") : nil
         store.host = host
         store.interpreter = StoreInterpreter(
             core: core, io: host, logger: logger, name: spec.name, app: spec.app, effectToken: 0, quarantineAsked: asked)

@@ -65,7 +65,7 @@ final class StoreLoop: NodeLoop {
             logger.warning(
                 "the last run died applying an action",
                 metadata: ["store": "\(configuration.name)", "seq": "\(crash.seq)", "times": "\(crash.count)"])
-            if crash.count >= StoreInterpreter.crashesBeforeQuarantine {
+            if crash.count >= UInt64(Defaults.crashesBeforeQuarantine) {
                 quarantineAsked = (crash.seq, "store \(configuration.name) died \(crash.count) times in a row applying it")
             }
         }

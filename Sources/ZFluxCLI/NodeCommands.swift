@@ -128,9 +128,9 @@ struct StoreCommand: AsyncParsableCommand {
         var configuration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         configuration.security = security
         configuration.revocations = zap?.revocations
-        let stateDirectory = RunDirectory(node.runDir.path).path + "/state"
-        try RunDirectory.makePrivateDirectory(stateDirectory)
-        configuration.crashMarkerPath = stateDirectory + "/" + name + ".applying"
+        let runDirectory = RunDirectory(node.runDir.path)
+        try RunDirectory.makePrivateDirectory(runDirectory.stateDirectory)
+        configuration.crashMarkerPath = runDirectory.crashMarker(of: name)
         configuration.effectToken = try node.runDir.effectToken(topology, security: security)
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in

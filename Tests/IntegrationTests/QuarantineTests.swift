@@ -113,4 +113,47 @@ struct QuarantineTests {
         let states = try ["drill", "replica"].map { try cluster.zflux(["state", $0]).stdout }
         #expect(states[0].replacingOccurrences(of: " ", with: "") == states[1].replacingOccurrences(of: " ", with: ""), "the replicas are equal")
     }
+
+    @Test(
+        "one poison action costs that action, whatever the replicas: with 1, 2, 3 and 5 replicas of its app and the default restart intensity (5 in 30 s), cluster up goes on, the action is quarantined and every replica skips it",
+        arguments: [1, 2, 3, 5])
+    func onePoisonWhateverTheReplicas(replicas: Int) async throws {
+        let dir = NSTemporaryDirectory() + "zflux-poison-\(replicas)-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let names = ["drill"] + (1..<replicas).map { "replica\($0)" }
+        // No [restart] section: the supervisor's default intensity, which 3 replicas dying twice each passed.
+        var config = "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"drill\"\n"
+        for name in names.dropFirst() { config += "[[store]]\nname = \"\(name)\"\napp = \"drill\"\neffects = false\n" }
+        try config.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let topology = try #require(cluster.topology)
+        func dispatch(_ action: String, _ payload: String? = nil) throws -> UInt64? {
+            let sent = try cluster.zflux(["dispatch", "drill", action] + (payload.map { [$0] } ?? []))
+            #expect(sent.status == 0, "\(sent.stderr)")
+            return UInt64(sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        func quarantined() -> [Int] {
+            guard let answered = try? cluster.zflux(["status", "--endpoint", topology.dispatcher.intake]), answered.status == 0,
+                let object = try? JSONSerialization.jsonObject(with: Data(answered.stdout.utf8)) as? [String: Any]
+            else { return [] }
+            return (object["quarantined"] as? [[String: Any]] ?? []).compactMap { $0["seq"] as? Int }
+        }
+        _ = try dispatch("tick")
+        let pids = names.map { cluster.currentPid("store-\($0)") }
+        let poison = try #require(try dispatch("crash", #"{"note":"poison"}"#))
+        try await eventually("the dispatcher to quarantine seq \(poison) (cluster up running: \(cluster.process.isRunning))", timeout: .seconds(90)) {
+            quarantined() == [Int(poison)] || !cluster.process.isRunning
+        }
+        #expect(cluster.process.isRunning, "cluster up stopped: \(cluster.logs().suffix(3000))")
+        let tick = try #require(try dispatch("tick"))
+        for (name, pid) in zip(names, pids) {
+            let state = try await waitForState(cluster, name, version: tick, as: Drill.State.self, timeout: .seconds(60))
+            #expect(state.count == 2, "\(name): \(state)")
+            #expect(cluster.currentPid("store-\(name)") != pid, "\(name) died on the poison action and was restarted")
+        }
+        #expect(cluster.process.isRunning, "cluster up stopped: \(cluster.logs().suffix(3000))")
+    }
 }

@@ -25,8 +25,8 @@ package protocol StoreIO: AnyObject {
 /// Carries out a ``StoreCore``'s commands, in the order the core gave them, against a ``StoreIO``.
 /// The real loop and the simulator both run it.
 ///
-/// One rule is its own: a store that died twice in a row on one action asks the dispatcher to
-/// quarantine it before each replay request that would bring it again, until its version is past it.
+/// One rule is its own: a store that died ``Defaults/crashesBeforeQuarantine`` times in a row on one
+/// action asks the dispatcher to quarantine it before each replay request that would bring it again, until its version is past it.
 package final class StoreInterpreter {
     package let core: StoreCore
     unowned let io: any StoreIO
@@ -52,9 +52,6 @@ package final class StoreInterpreter {
         self.effectToken = effectToken
         self.quarantineAsked = quarantineAsked
     }
-
-    /// Deaths on one action, in a row, before the store asks for it to be quarantined.
-    package static let crashesBeforeQuarantine: UInt64 = 2
 
     /// Carries out what the core has decided so far.
     package func carryOut() throws {

@@ -7,18 +7,21 @@ import Foundation
 
 /// Which action a store was applying when it died, kept in a small file mapped into memory: setting it
 /// before each reducer call is a store to memory, no system call, and the kernel keeps the page when
-/// the process crashes. A store that finds, as it starts, that it died twice on the same seq asks the
-/// dispatcher to quarantine that action (``MessageKind/quarantineRequest``), so that a reducer that
-/// traps on one action does not take its store down for good.
+/// the process crashes. A store that finds, as it starts, that it died
+/// ``Defaults/crashesBeforeQuarantine`` times on the same seq asks the dispatcher to quarantine that
+/// action (``MessageKind/quarantineRequest``), so that a reducer that traps on one action does not
+/// take its store down for good. The supervisor reads the file of a store that died
+/// (``lastDeath(path:)``), so that the deaths a poison action costs each replica count once against
+/// its restart intensity.
 ///
 /// The file holds three words: the seq being applied (0 between actions), the seq of the last crash,
 /// and how many times in a row the store died on it.
-final class CrashMarker {
+package final class CrashMarker {
     private let words: UnsafeMutablePointer<UInt64>
     private static let size = 4096
 
     /// Maps `path` (made 0600 when missing); nil when it cannot, and the store runs without quarantine.
-    init?(path: String) {
+    package init?(path: String) {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -32,13 +35,13 @@ final class CrashMarker {
     deinit { munmap(words, CrashMarker.size) }
 
     /// The seq being applied now (0: none).
-    var applying: UInt64 {
+    package var applying: UInt64 {
         get { words[0] }
         set { words[0] = newValue }
     }
 
     /// The store got past `version`: deaths on an earlier seq no longer count as a streak.
-    func passed(_ version: UInt64) {
+    package func passed(_ version: UInt64) {
         if words[1] != 0 && version > words[1] {
             words[1] = 0
             words[2] = 0
@@ -47,7 +50,7 @@ final class CrashMarker {
 
     /// At start: if the last run died while applying an action, counts that death against its seq.
     /// Returns the seq and how many times in a row the store died on it (nil: it did not die applying).
-    func countCrash() -> (seq: UInt64, count: UInt64)? {
+    package func countCrash() -> (seq: UInt64, count: UInt64)? {
         let died = words[0]
         words[0] = 0
         guard died != 0 else { return nil }
@@ -58,5 +61,20 @@ final class CrashMarker {
             words[2] = 1
         }
         return (died, words[2])
+    }
+
+    /// What the file of a store that has just died says, read without changing it (the store counts
+    /// the death itself when it starts again): the seq it died applying and how many deaths in a row
+    /// that makes on it, this one included; nil when it did not die applying an action.
+    package static func lastDeath(path: String) -> (seq: UInt64, inARow: Int)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let size = MemoryLayout.size(ofValue: words)
+        guard withUnsafeMutableBytes(of: &words, { pread(fd, $0.baseAddress, size, 0) }) == size, words.0 != 0 else { return nil }
+        let inARow = words.1 == words.0 ? Int(min(words.2, 1 << 32)) + 1 : 1
+        precondition(inARow >= 1)
+        return (words.0, inARow)
     }
 }

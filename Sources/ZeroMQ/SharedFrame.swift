@@ -1,6 +1,10 @@
 import CZMQ
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A frame's bytes handed to libzmq without a copy, to be sent to many peers: each send adds a
 /// reference, which libzmq drops once the frame is written out, or once its peer's queue is dropped
 /// (the peer left). The bytes are freed when the last reference goes, and the ``Ledger`` they were
@@ -25,25 +29,42 @@ public final class SharedFrame: @unchecked Sendable {
     // @unchecked Sendable: the bytes are written once, in init, and only read afterwards (by libzmq,
     // from its I/O thread); they are freed once, in deinit, when no reference is left.
     let bytes: UnsafeMutableRawPointer
+    /// Whether the bytes are pages of their own (a large frame), unmapped when freed.
+    private let mapped: Bool
     private let ledger: Ledger
+
+    /// Frames this large get pages of their own: unmapped when freed, their memory goes back to the
+    /// system at once, where the heap would keep it for later.
+    static let mappedFrom = 128 << 10
 
     /// A copy of `payload` (at least one byte), counted by `ledger` while it lives.
     public init(copying payload: [UInt8], ledger: Ledger) {
         precondition(!payload.isEmpty, "a shared frame holds bytes")
-        let bytes = UnsafeMutableRawPointer.allocate(byteCount: payload.count, alignment: 16)
+        var bytes: UnsafeMutableRawPointer? = nil
+        if payload.count >= SharedFrame.mappedFrom,
+            let pages = mmap(nil, payload.count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), pages != MAP_FAILED
+        {
+            bytes = pages
+        }
+        mapped = bytes != nil
+        let target = bytes ?? UnsafeMutableRawPointer.allocate(byteCount: payload.count, alignment: 16)
         payload.withUnsafeBytes { source in
             // swift-format-ignore: NeverForceUnwrap
             // A non-empty array's bytes have an address.
-            bytes.copyMemory(from: source.baseAddress!, byteCount: source.count)
+            target.copyMemory(from: source.baseAddress!, byteCount: source.count)
         }
-        self.bytes = bytes
+        self.bytes = target
         count = payload.count
         self.ledger = ledger
         ledger.add(count)
     }
 
     deinit {
-        bytes.deallocate()
+        if mapped {
+            munmap(bytes, count)
+        } else {
+            bytes.deallocate()
+        }
         ledger.remove(count)
     }
 }

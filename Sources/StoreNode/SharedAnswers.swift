@@ -9,6 +9,9 @@ import ZeroMQ
 struct SharedAnswers {
     let ledger = SharedFrame.Ledger()
     private var live: [Key: Entry] = [:]
+    /// How many entries `live` may reach before the copies libzmq let go of are forgotten: twice
+    /// what was left the last time, so a flood of small answers costs a lookup each, not a sweep.
+    private var sweepAt = 256
 
     /// What identifies an answer's bytes, as ``SnapshotTransfers`` does: the same kind, topic,
     /// version and history hold the same state; a part adds its index, the first bytes of its payload.
@@ -39,8 +42,10 @@ struct SharedAnswers {
         precondition(!message.payload.isEmpty, "an empty payload is sent as it is")
         let key = Key(message)
         if let frame = live[key]?.frame { return frame }
-        // Forget the copies libzmq let go of, now and then: at most a budget's worth are alive.
-        if live.count >= 256 { live = live.filter { $0.value.frame != nil } }
+        if live.count >= sweepAt {
+            live = live.filter { $0.value.frame != nil }
+            sweepAt = max(256, live.count * 2)
+        }
         guard SnapshotBudget.admits(message.payload.count, held: ledger.bytes) else { return nil }
         let frame = SharedFrame(copying: message.payload, ledger: ledger)
         live[key] = Entry(frame: frame)

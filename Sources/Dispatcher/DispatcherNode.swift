@@ -121,6 +121,7 @@ public final class DispatcherNode: FluxNode {
             var rules = settings
             rules.journalDescription = journal.map { "\($0.directory) (fsync \($0.policy.rawValue))" } ?? "memory"
             rules.replication = ha?.mode
+            rules.memberToken = ha?.memberToken
             return rules
         }
     }
@@ -144,6 +145,9 @@ public final class DispatcherNode: FluxNode {
         /// Under CURVE: this member's own key pair, which it follows its leader with. The leader's
         /// replication endpoint admits that key alone (its ZAP domain, ``ZAPHandler/replicationDomain``).
         public var memberKey: KeyPair?
+        /// Without CURVE: the member token both members hold (``DispatcherRules/memberToken``), whose
+        /// proof each hello carries and the leader checks. Nil: none.
+        public var memberToken: UInt64? = nil
         /// Connects to the lease service at `etcd`'s endpoints (``LeaseService``): the command line
         /// gives etcd's client here.
         package var leases: @Sendable (_ endpoints: [String], _ logger: Logger) throws -> any LeaseService

@@ -285,6 +285,7 @@ final class PairLoop: NodeLoop {
     private var standbyRules: StandbyCore.Rules {
         var rules = StandbyCore.Rules()
         rules.leaderTimeoutMilliseconds = UInt64(max(1000, configuration.heartbeatMilliseconds * 5))
+        rules.memberToken = ha.memberToken
         return rules
     }
 

@@ -127,6 +127,9 @@ extension Simulation {
 
     /// The dispatcher comes up (or steps back) as a standby: its journal opened (no new epoch), a
     /// `StandbyCore` from it, connected to the dispatcher the lease service names.
+    /// The pair's member token (``DispatcherRules/memberToken``).
+    static let memberToken: UInt64 = 0x5EED_0F_7E4B
+
     func startStandby(_ index: Int) {
         let process = dispatchers[index]
         let node = Node.dispatcher(index)
@@ -137,9 +140,12 @@ extension Simulation {
         process.lease = nil
         process.steppingDown = false
         let records = process.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
+        // The members prove themselves with a member token, as over ipc.
+        var standbyRules = StandbyCore.Rules()
+        standbyRules.memberToken = Self.memberToken
         let standby = StandbyCore(
-            lastSeq: process.journal.lastSeq, lastStamp: records.last?.header.history ?? 0, newestEpoch: process.journal.lastEpoch, now: time(node),
-            logger: logger)
+            rules: standbyRules, lastSeq: process.journal.lastSeq, lastStamp: records.last?.header.history ?? 0,
+            newestEpoch: process.journal.lastEpoch, now: time(node), logger: logger)
         if let canary = options.canary { standby.brokenRules = [canary] }
         standby.onBrokenInvariant = { [unowned self] in fail("core invariant", "\(name(of: node))'s standby core: \($0)") }
         let host = StandbyHost(simulation: self, index: index)
@@ -208,6 +214,7 @@ extension Simulation {
         checkJournal(records, when: "\(name(of: node)) won the lease")
         var rules = dispatcherRules()
         rules.replication = .sync
+        rules.memberToken = Self.memberToken
         let core: DispatcherCore
         do {
             core = try DispatcherBoot.core(rules: rules, log: process.journal, now: time(node), logger: logger)

@@ -75,7 +75,23 @@ struct RunDirOptions: ParsableArguments {
             return SipHash.hash(Array("zflux effect token".utf8), k0: words.0, k1: words.1) | 1
         }
         guard topology.dispatcher.intake.hasPrefix("ipc://") || topology.isLoopbackOnly else { return nil }
-        let file = RunDirectory(path).path + "/effect-token"
+        return try runDirectoryToken("effect-token")
+    }
+
+    /// A pair's member token (``DispatcherRules/memberToken``): where both members run on this host
+    /// (their replication endpoints over ipc, or tcp with every node on loopback), a secret kept in the
+    /// run directory that clients are never given, whose proof each REPLICA-HELLO carries. Between
+    /// hosts there is none: under CURVE each member's own key does that work, and without CURVE the
+    /// config had to say `unauthenticated_replication = true`.
+    func memberToken(_ topology: Topology) throws -> UInt64? {
+        guard topology.ha != nil, topology.isLoopbackOnly else { return nil }
+        return try runDirectoryToken("member-token")
+    }
+
+    /// The 64-bit secret in the run directory's file `name` (0600), made by the first process that
+    /// needs it.
+    private func runDirectoryToken(_ name: String) throws -> UInt64 {
+        let file = RunDirectory(path).path + "/" + name
         for _ in 0..<100 {
             if let text = try? String(contentsOfFile: file, encoding: .utf8),
                 let token = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16)
@@ -93,7 +109,7 @@ struct RunDirOptions: ParsableArguments {
             unlink(temporary)
             if linked { return token }
         }
-        throw CLIError("cannot read or make the effect token \(file)")
+        throw CLIError("cannot read or make the token \(file)")
     }
 
     /// `domains`: keys a socket naming that ZAP domain admits instead of the authorized keys.

@@ -31,6 +31,7 @@ struct DispatcherCommand: AsyncParsableCommand {
             }
             endpoints = member.endpoints
             configuration.ha = try Self.pairMember(member, of: ha, in: topology, configuration: &configuration)
+            configuration.ha?.memberToken = try node.runDir.memberToken(topology)
         } else if let nodeName, nodeName != "dispatcher" {
             throw CLIError("the dispatcher's node name is 'dispatcher', not '\(nodeName)'; stores run with `\(RootCommand.binaryName) store`")
         }

@@ -3,6 +3,7 @@ import FluxCore
 import FluxTesting
 import Foundation
 import Leadership
+import NodeCores
 import NodeSupport
 import Testing
 import ZeroMQ
@@ -220,7 +221,10 @@ extension PairFailoverTests {
         }
         defer { peers.forEach { $0.close() } }
         var grewTo = before
-        for socket in peers { _ = try socket.send(Message(header: Header(kind: .replicaHello, seq: 0)).frames) }
+        // Peers of the same user, which read the member token in the run directory as a member does:
+        // the token keeps out those that cannot (a hello without its proof gets nothing, below).
+        let hello = Message(header: Header(kind: .replicaHello, seq: 0, clientID: try Self.memberHelloProof(runDir: runDir)))
+        for socket in peers { _ = try socket.send(hello.frames) }
         try await eventually("the leader to have welcomed all six", timeout: .seconds(60)) {
             grewTo = max(grewTo, residentKilobytes(leaderPid) ?? 0)
             return welcomes() >= welcomedBefore + 6 || grewTo - before > bound
@@ -233,5 +237,55 @@ extension PairFailoverTests {
         #expect(grewTo - before <= bound, "the leader grew from \(before / 1024) MiB to \(grewTo / 1024) MiB")
         #expect(kill(leaderPid, 0) == 0, "the leader still runs")
         #expect(try await Self.leader(run.client, pair.key) == leader, "and still leads")
+    }
+}
+
+extension PairFailoverTests {
+    /// The proof a hello from nothing carries (seq 0, no epoch seen, no history), made with the member
+    /// token in the pair's run directory, as a member makes it.
+    static func memberHelloProof(runDir: String) throws -> UInt64 {
+        let text = try String(contentsOfFile: runDir + "/member-token", encoding: .utf8)
+        let token = try #require(UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16))
+        return StandbyLink.helloProof(token: token, seq: 0, seen: 0, history: 0)
+    }
+
+    @Test(
+        "over ipc a pair's replication port answers only a hello that proves the member token: an impostor's hello at epoch 0 gets no welcome, no client secret and no record, and is logged, while the real standby follows and sync dispatches are acknowledged"
+    )
+    func impostorOverIpcGetsNothing() async throws {
+        let run = try await PairRun.start()
+        defer { run.end() }
+        let (pair, runDir) = (run.pair, run.pair.runDir)
+        let (nodes, leader, _) = try await pair.startFollowing(run.client)
+        defer { for node in nodes.values { node.stop() } }
+        // Under sync an ACK means the standby holds the action too.
+        func dispatch() throws -> CommandResult {
+            try zflux(["dispatch", "counter", "incrementTapped", "--run-dir", runDir, "--timeout", "20"], timeout: .seconds(60))
+        }
+        let first = try dispatch()
+        #expect(first.status == 0, "\(first.stderr)")
+        func welcomes() -> Int { (nodes[leader]?.stderr ?? "").components(separatedBy: "standby following").count - 1 }
+        let welcomed = welcomes()
+
+        // The impostor says hello to the leader's replication endpoint as a fresh standby would, at
+        // epoch 0, without the proof (a process of another user cannot reach the socket at all).
+        let endpoint = try #require(pair.topology.ha?.member(named: leader)?.replication)
+        #expect(endpoint.hasPrefix("ipc://"))
+        let impostor = try Socket(.shared, .dealer)
+        defer { impostor.close() }
+        try impostor.setOption(.linger, 0)
+        try impostor.connect(endpoint)
+        var received: [[[UInt8]]] = []
+        try await eventually("the leader to log the impostor's hello, or answer it", timeout: .seconds(60)) {
+            _ = try? impostor.send(Message(header: Header(kind: .replicaHello, seq: 0)).frames, dontWait: true)
+            while let frames = try? impostor.receive(dontWait: true) { received.append(frames) }
+            return !received.isEmpty || (nodes[leader]?.stderr ?? "").contains("a REPLICA-HELLO without the member token's proof")
+        }
+        // A dispatch after it is acknowledged (the real standby still counts), and still nothing came.
+        let second = try dispatch()
+        #expect(second.status == 0, "\(second.stderr)")
+        while let frames = try? impostor.receive(dontWait: true) { received.append(frames) }
+        #expect(received.isEmpty, "the impostor was answered: \(received.count) messages")
+        #expect(welcomes() == welcomed, "no second standby was welcomed")
     }
 }

@@ -354,7 +354,15 @@ struct ReferenceDocsTests {
         let stated: [(pattern: String, what: String, code: Int)] = [
             ("each client id keeps its newest ([0-9,]+) client seqs", "the seqs kept per client id", table.window),
             ("keeps at most ([0-9,]+) client ids; past that, that owner's oldest", "the client ids kept per owner", table.perOwner),
-            ("at most ([0-9,]+) client ids are kept in all", "the client ids kept in all", table.maxClients),
+            (
+                "at most ([0-9,]+) client ids, and [0-9,]+ \\(client seq, seq\\) entries, are kept in all", "the client ids kept in all",
+                table.maxClients
+            ),
+            (
+                "at most [0-9,]+ client ids, and ([0-9,]+) \\(client seq, seq\\) entries, are kept in all", "the entries kept in all",
+                table.maxEntries
+            ),
+            ("and the newest ([0-9,]+) tombstones are kept", "the tombstones kept", table.maxTombstones),
             (
                 "rebuilt from the newest ([0-9,]+) actions of the journal", "the actions the table is rebuilt from",
                 Int(DispatcherCore.dedupRecoveryRecords)

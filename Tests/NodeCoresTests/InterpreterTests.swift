@@ -206,7 +206,8 @@ struct InterpreterTests {
             clock += 200; return clock
         }
         func ask(_ app: String, _ seq: UInt64) throws {
-            core.receivedReplayRequest(Message(topic: app, header: Header(kind: .quarantineRequest, seq: seq), payload: Array("died twice".utf8)), from: [7])
+            core.receivedReplayRequest(
+                Message(topic: app, header: Header(kind: .quarantineRequest, seq: seq), payload: Array("died twice".utf8)), from: [7])
             try interpreter.carryOut()
         }
         // A store of counter naming login's action, and a store of food naming counter's: neither is its

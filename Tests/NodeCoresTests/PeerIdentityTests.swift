@@ -1,6 +1,7 @@
 import FluxCore
-@testable import NodeCores
 import Testing
+
+@testable import NodeCores
 
 @Suite("Identity: dedup and rate limits follow the authenticated peer")
 struct PeerIdentityTests {

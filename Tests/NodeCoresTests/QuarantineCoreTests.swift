@@ -40,7 +40,8 @@ struct QuarantineCoreTests {
         #expect(core.head == 2, "sequenced once")
     }
 
-    @Test("a QUARANTINE-RELEASE without the nodes' credential (the effect token) is refused with a NACK that says so; with it, the release goes ahead")
+    @Test(
+        "a QUARANTINE-RELEASE without the nodes' credential (the effect token) is refused with a NACK that says so; with it, the release goes ahead")
     func releaseNeedsTheNodesCredential() throws {
         let core = core()
         core.quarantined([Quarantine(seq: 1, app: "login", actionType: "loginSucceeded", reason: "test")])

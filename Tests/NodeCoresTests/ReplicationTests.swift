@@ -89,15 +89,18 @@ struct ReplicationTests {
 
         init(
             replication: DispatcherRules.Replication = .sync, leaderRecords: [Message] = [], standbyRecords: [Message] = [],
-            standbyEpoch: UInt64 = 0, leading: HistoryID = ReplicationTests.epoch(5)
+            standbyEpoch: UInt64 = 0, leading: HistoryID = ReplicationTests.epoch(5), memberToken: UInt64? = nil
         ) {
             var rules = DispatcherRules(apps: [Counter.app()])
             rules.replication = replication
+            rules.memberToken = memberToken
+            var standbyRules = StandbyCore.Rules()
+            standbyRules.memberToken = memberToken
             leaderLog = Log(history: leading, records: leaderRecords)
             leader = DispatcherCore(rules: rules, head: leaderLog.lastSeq, history: leading, now: F.at(0), logger: F.logger)
             standbyLog = Log(history: HistoryID(cluster: ReplicationTests.cluster, epoch: standbyEpoch), records: standbyRecords)
             standby = StandbyCore(
-                lastSeq: standbyLog.lastSeq, lastStamp: standbyRecords.last?.header.history ?? 0,
+                rules: standbyRules, lastSeq: standbyLog.lastSeq, lastStamp: standbyRecords.last?.header.history ?? 0,
                 newestEpoch: max(standbyEpoch, HistoryID(rawValue: standbyRecords.last?.header.history ?? 0).epoch), now: F.at(0), logger: F.logger)
         }
 
@@ -176,6 +179,31 @@ struct ReplicationTests {
             return leaderOut.compactMap(\.published).filter { $0.kind != .heartbeat }.flatMap { (try? ActionBatch.unpack($0)) ?? [] }.map(
                 \.header.seq)
         }
+    }
+
+    @Test(
+        "with a member token, a hello without its proof gets nothing (no welcome, no client secret, no look at its epoch), at epoch 0 or claiming a newer one; the member's hello, with the proof, is welcomed"
+    )
+    func helloNeedsTheMemberTokensProof() {
+        let token: UInt64 = 0xC0FF_EE00_1234
+        let pair = Pair(leaderRecords: ReplicationTests.records(1...3, ReplicationTests.epoch(5)), memberToken: token)
+        let log = pair.leaderLog
+        let impostor: [UInt8] = [0x66]
+        for hello in [
+            Header(kind: .replicaHello, seq: 0),
+            Header(kind: .replicaHello, seq: 0, ref: 1 << 39),
+            Header(kind: .replicaHello, seq: 0, clientID: StandbyLink.helloProof(token: token ^ 1, seq: 0, seen: 0, history: 0)),
+            // A proof for other fields than the hello's.
+            Header(kind: .replicaHello, seq: 3, clientID: StandbyLink.helloProof(token: token, seq: 0, seen: 0, history: 0)),
+        ] {
+            pair.leader.receivedReplication(Message(header: hello), from: impostor, now: F.at(0), stampAt: { log.stamp(at: $0) })
+            let commands = pair.leader.takeCommands()
+            #expect(commands.isEmpty, "\(hello): \(commands.count) commands")
+        }
+        #expect(pair.leader.standby == nil)
+        pair.settle()
+        #expect(pair.leader.standby?.peer == ReplicationTests.peer && pair.standby.phase == .following)
+        #expect(pair.standbyLog.lastSeq == 3, "the member follows")
     }
 
     @Test("sync: an ACK and a publication wait until the standby holds the action durable, not only the leader's journal")

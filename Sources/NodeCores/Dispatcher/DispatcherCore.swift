@@ -570,6 +570,15 @@ public final class DispatcherCore {
         guard rules.replication != nil else { return }
         switch message.kind {
         case .replicaHello:
+            // A peer that cannot prove it is a member gets nothing: no welcome, no secret, no record, and
+            // its epoch claim is not even looked at.
+            if let token = rules.memberToken,
+                message.header.clientID
+                    != StandbyLink.helloProof(token: token, seq: message.header.seq, seen: message.header.ref, history: message.header.history)
+            {
+                logger.warning("a REPLICA-HELLO without the member token's proof; ignored", metadata: ["seq": "\(message.header.seq)"])
+                return
+            }
             if message.header.ref > history.epoch {
                 commands.append(.verifyLeadership(claim: "a standby has seen epoch \(message.header.ref), newer than this one (\(history.epoch))"))
                 return

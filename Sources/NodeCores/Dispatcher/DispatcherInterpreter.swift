@@ -193,7 +193,8 @@ package final class DispatcherInterpreter {
         }
         let app = record.topicString
         let entry = Quarantine(
-            seq: seq, app: app, actionType: record.header.actionType, reason: asker == app ? reason : "\(reason) (a store of \(asker), which reads \(app))")
+            seq: seq, app: app, actionType: record.header.actionType,
+            reason: asker == app ? reason : "\(reason) (a store of \(asker), which reads \(app))")
         // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
         do {
             try io.keepQuarantine(Array(core.quarantine.values) + [entry])

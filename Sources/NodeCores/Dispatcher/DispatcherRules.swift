@@ -33,6 +33,11 @@ public struct DispatcherRules: Sendable {
     /// marks as its effects' (`.effect(…)` in its catalog) is taken only with it in the DISPATCH's
     /// `ref`, as stores' effects send it. Nil: not checked (a cluster over tcp without `[security]`).
     public var effectToken: UInt64? = nil
+    /// A pair's member token, a secret only its members hold (over ipc, and tcp on loopback, a file in
+    /// the private run directory): a REPLICA-HELLO is answered only when it carries its proof
+    /// (``StandbyLink/helloProof(token:seq:seen:history:)``). Nil: not checked (under CURVE the
+    /// replication endpoint admits the other member's key alone).
+    public var memberToken: UInt64? = nil
 
     /// How a leader waits for its standby (`[ha] replication` in the cluster config).
     public enum Replication: String, Sendable, CaseIterable {

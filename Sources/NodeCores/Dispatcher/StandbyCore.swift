@@ -52,6 +52,9 @@ public final class StandbyCore {
         public var leaderTimeoutMilliseconds: UInt64 = 1_000
         /// A hello unanswered for this long is sent again.
         public var helloRetryMilliseconds: UInt64 = 250
+        /// The pair's member token (``DispatcherRules/memberToken``): each hello carries its proof
+        /// (``StandbyLink/helloProof(token:seq:seen:history:)``). Nil: none.
+        public var memberToken: UInt64? = nil
         public init() {}
     }
 
@@ -138,7 +141,8 @@ public final class StandbyCore {
         helloSentMs = now.milliseconds
         // The newest epoch seen is the standby's half of fencing, as its refusals are: the canary drops both.
         let seen = brokenRules.contains(.standbyAcceptsOldEpoch) ? 0 : newestEpoch
-        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: seen, history: lastStamp))))
+        let proof = rules.memberToken.map { StandbyLink.helloProof(token: $0, seq: lastSeq, seen: seen, history: lastStamp) } ?? 0
+        commands.append(.send(Message(header: Header(kind: .replicaHello, seq: lastSeq, ref: seen, clientID: proof, history: lastStamp))))
     }
 
     /// A turn of the loop: a hello unanswered is sent again; a leader silent too long is left.

@@ -66,6 +66,15 @@ public struct StandbyLink: Equatable, Sendable {
         return found
     }
 
+    /// The proof a member's REPLICA-HELLO carries in its client id field: SipHash-2-4 of the hello's
+    /// seq, epoch seen and history, keyed by the pair's member token (a secret the members hold and
+    /// clients do not: ``DispatcherRules/memberToken``). Never 0.
+    public static func helloProof(token: UInt64, seq: UInt64, seen: UInt64, history: UInt64) -> UInt64 {
+        var bytes = Array("zflux replica hello".utf8)
+        for word in [seq, seen, history] { withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: $0) } }
+        return SipHash.hash(bytes, k0: token, k1: ~token) | 1
+    }
+
     public static func greet(seq: UInt64, history: UInt64, firstSeq: UInt64, head: UInt64, stampAt: (UInt64) -> UInt64?) -> Greeting {
         if seq == 0 { return firstSeq > 1 ? .tooFarBehind(first: firstSeq) : .welcome(after: 0) }
         if seq > head { return .mismatch(at: seq) }

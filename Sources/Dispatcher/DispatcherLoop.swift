@@ -91,9 +91,9 @@ final class DispatcherLoop: NodeLoop {
         try publisher.setOption(.sendHighWaterMark, configuration.effectivePublishHighWaterMark)
         subscribers = try SocketMonitor(publisher, context: context, name: "dispatcher-\(UInt64.random(in: 0...UInt64.max))")
         replay = try SocketDefaults.requestRouter(context)
-        // A peer that does not read holds at most about two answers in its queue: past that, sends to it
-        // fail (EAGAIN, ROUTER_MANDATORY) and it is left alone for a while.
-        try replay.setOption(.sendHighWaterMark, Int32(2 * (configuration.replayBatchesPerRequest + 1)))
+        // A few batches a peer: past that, sends to it fail (EAGAIN, ROUTER_MANDATORY) and its answer
+        // waits. The count is also what tells the replay budget which bytes have left libzmq.
+        try replay.setOption(.sendHighWaterMark, Int32(ReplayScheduler.queueMessages))
         if let endpoint = configuration.ha?.replication {
             let socket = try SocketDefaults.requestRouter(context)
             // A few appends per peer: past that a send fails (ROUTER_MANDATORY) and the core feeds that
@@ -146,9 +146,10 @@ final class DispatcherLoop: NodeLoop {
             core.tick(now: time())
             try interpreter.carryOut()
             try interpreter.retryUnwritten()
-            // With replays in progress, only look: the next slice of them is due this turn.
-            var wait =
-                interpreter.replays.isEmpty ? Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)) : 0
+            // With replays in progress, only look: the next slice of them is due this turn (or, when they
+            // wait for their peers, in a moment).
+            var wait = Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs))
+            if let service = interpreter.nextServiceMs() { wait = min(wait, Int(service)) }
             if interpreter.hasUnwritten { wait = min(wait, Int(DispatcherInterpreter.journalRetryMilliseconds)) }
             _ = try poller.poll(timeoutMilliseconds: wait)
             if poller.isReadable(wakeIndex) {
@@ -202,11 +203,36 @@ final class DispatcherLoop: NodeLoop {
             }
             if poller.isReadable(monitorIndex) { subscribers.drain() }
             interpreter.serveReplays()
+            releaseMemoryAfterDrain()
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
         if let steppedDown = interpreter.steppedDown { throw SteppedDown(reason: steppedDown) }
     }
 
+    /// Bytes the replay and STATUS budgets gave back since memory was last returned to the system.
+    private var releasedSinceTrim = 0
+    private var lastTrimMs: UInt64 = 0
+    /// A second return, a while after the first: libzmq's I/O threads free a departed peer's queue on
+    /// their own time, possibly after the budget heard it had gone.
+    private var followUpTrimMs: UInt64?
+    /// Memory is given back once this much has drained, at most once a second.
+    static let trimAfterBytes = 32 << 20
+
+    /// Gives back to the system what a drained flood of replies freed: glibc keeps it otherwise, and
+    /// the node would hold its peak for good.
+    private func releaseMemoryAfterDrain() {
+        releasedSinceTrim += interpreter.takeReleasedBytes()
+        let now = MonotonicClock.nowMilliseconds()
+        if let followUp = followUpTrimMs, now >= followUp {
+            followUpTrimMs = nil
+            releaseFreeMemory()
+        }
+        guard releasedSinceTrim >= Self.trimAfterBytes, now - lastTrimMs >= 1000 else { return }
+        releasedSinceTrim = 0
+        lastTrimMs = now
+        followUpTrimMs = now + 2000
+        releaseFreeMemory()
+    }
 }
 
 /// The loop's sockets, journal and clocks, as the interpreter reaches them.
@@ -233,6 +259,33 @@ extension DispatcherLoop: DispatcherIO {
         } catch {
             logger.debug("reply not delivered", metadata: ["error": "\(error)"])
             return false
+        }
+    }
+
+    /// The same, telling a full queue (EAGAIN) from a peer that has gone (EHOSTUNREACH).
+    func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery {
+        deliver(route, frames: message.routedFrames(to: peer))
+    }
+
+    func probe(_ route: DispatcherCore.Route, peer: [UInt8]) -> QueuedBytes.Delivery {
+        deliver(route, frames: DispatcherInterpreter.probe.routedFrames(to: peer))
+    }
+
+    private func deliver(_ route: DispatcherCore.Route, frames: [[UInt8]]) -> QueuedBytes.Delivery {
+        let socket: Socket? =
+            switch route {
+            case .intake: intake
+            case .replay: replay
+            case .replication: replication
+            }
+        guard let socket else { return .gone }
+        do {
+            return try socket.send(frames, dontWait: true) ? .sent : .full
+        } catch let error where error.code == .hostUnreachable {
+            return .gone
+        } catch {
+            logger.debug("reply not delivered", metadata: ["error": "\(error)"])
+            return .full
         }
     }
 

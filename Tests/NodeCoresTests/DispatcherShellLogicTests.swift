@@ -82,10 +82,10 @@ struct DispatcherShellLogicTests {
         func turn() {
             scheduler.serve(
                 budget: 1, now: 0, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
-                send: { peer, message in
+                deliver: { peer, message in
                     sent.append((peer[0], message.kind))
-                    return true
-                }, logger: F.logger)
+                    return .sent
+                }, probe: { _ in (.gone, 0) }, logger: F.logger)
         }
         turn()
         #expect(sent.map(\.peer) == [1], "a budget of one byte serves one batch")
@@ -109,30 +109,117 @@ struct DispatcherShellLogicTests {
         var first: UInt64?
         scheduler.serve(
             budget: .max, now: 0, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
-            send: { _, message in
+            deliver: { _, message in
                 if message.kind == .replayBatch && first == nil { first = message.header.seq }
-                return true
-            }, logger: F.logger)
+                return .sent
+            }, probe: { _ in (.gone, 0) }, logger: F.logger)
         #expect(first == 9)
     }
 
-    @Test("a peer that does not read loses its answer, and its requests are dropped for a while")
+    @Test("a peer that does not read keeps its answer waiting for a second, then loses it, and its requests are dropped for a while")
     func stalledPeer() {
         let log = log(12)
         var scheduler = ReplayScheduler()
         scheduler.queue(plan(peer: 1, through: 12), now: 100)
         var attempts = 0
-        scheduler.serve(
-            budget: .max, now: 100, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
-            send: { _, _ in
-                attempts += 1
-                return false
-            }, logger: F.logger)
-        #expect(attempts == 1 && scheduler.isEmpty, "the rest of the answer is dropped")
-        scheduler.queue(plan(peer: 1, through: 12), now: 100 + StalledPeers.pauseMilliseconds - 1)
+        func turn(_ now: UInt64) {
+            scheduler.serve(
+                budget: .max, now: now, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+                deliver: { _, _ in
+                    attempts += 1
+                    return .full
+                }, probe: { _ in (.full, 0) }, logger: F.logger)
+        }
+        turn(100)
+        #expect(attempts == 1 && !scheduler.isEmpty && scheduler.nextServiceMs(now: 100) == ReplayScheduler.retryMilliseconds, "it waits")
+        turn(100 + StalledPeers.pauseMilliseconds - 1)
+        #expect(attempts == 2 && !scheduler.isEmpty)
+        turn(100 + StalledPeers.pauseMilliseconds)
+        #expect(attempts == 3 && scheduler.isEmpty, "after a pause without a delivery the answer is dropped")
+        scheduler.queue(plan(peer: 1, through: 12), now: 100 + 2 * StalledPeers.pauseMilliseconds - 1)
         #expect(scheduler.isEmpty, "asked again too soon: dropped")
-        scheduler.queue(plan(peer: 1, through: 12), now: 100 + StalledPeers.pauseMilliseconds)
+        scheduler.queue(plan(peer: 1, through: 12), now: 100 + 2 * StalledPeers.pauseMilliseconds)
         #expect(!scheduler.isEmpty, "after the pause, served again")
+    }
+
+    @Test("an answer whose queue was full goes on from the batch that did not go, with nothing skipped or sent twice")
+    func fullQueueResumes() throws {
+        let log = log(12)
+        var scheduler = ReplayScheduler()
+        scheduler.queue(plan(peer: 1, through: 12), now: 0)
+        var delivered: [UInt64] = []
+        var room = 2
+        for now: UInt64 in 0..<20 where !scheduler.isEmpty {
+            scheduler.serve(
+                budget: 1, now: now, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+                deliver: { _, message in
+                    guard room > 0 else { return .full }
+                    room -= 1
+                    if message.kind == .replayBatch { delivered.append(message.header.seq) }
+                    return .sent
+                }, probe: { _ in (.sent, 0) }, logger: F.logger)
+            if now.isMultiple(of: 3) { room += 1 }
+        }
+        #expect(scheduler.isEmpty)
+        #expect(delivered == [1, 3, 5, 7, 9, 11])
+    }
+
+    @Test("replay bytes held in libzmq stay within the budget across peers that never read, and come back when they leave")
+    func budgetAcrossPeers() throws {
+        // Actions of about 100 KB: each batch of two is about 200 KB.
+        let big = [UInt8](repeating: 7, count: 100_000)
+        let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 3, k1: 4))
+        log.append(
+            (1...400).map { seq in
+                Message(
+                    topic: Array("counter".utf8), header: Header(kind: .action, seq: seq, actionType: "incrementTapped", history: F.history.rawValue),
+                    payload: big)
+            })
+        var scheduler = ReplayScheduler()
+        // Forty peers that take every message into a queue they never read, up to its high-water mark.
+        var queues: [UInt8: Int] = [:]
+        var gone: Set<UInt8> = []
+        func deliver(_ peer: [UInt8]) -> QueuedBytes.Delivery {
+            if gone.contains(peer[0]) { return .gone }
+            guard queues[peer[0], default: 0] < ReplayScheduler.queueMessages else { return .full }
+            queues[peer[0], default: 0] += 1
+            return .sent
+        }
+        var most = 0
+        for now: UInt64 in 0..<3000 {
+            if now.isMultiple(of: 50) { for peer: UInt8 in 1...40 { scheduler.queue(plan(peer: peer, through: 400), now: now) } }
+            scheduler.serve(
+                budget: ReplayScheduler.bytesPerTurn, now: now, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+                deliver: { peer, _ in deliver(peer) }, probe: { peer in (deliver(peer), 0) }, logger: F.logger)
+            most = max(most, scheduler.queued.total)
+            #expect(scheduler.queued.total <= ReplayScheduler.maxQueuedBytes)
+            for peer: UInt8 in 1...40 { #expect(scheduler.queued.held(by: [peer]) <= ReplayScheduler.maxQueuedBytesPerPeer) }
+        }
+        #expect(most > ReplayScheduler.maxQueuedBytes / 2, "the flood filled the budget (\(most) bytes)")
+        // They leave: probes find them gone, and the budget is empty again.
+        for peer: UInt8 in 1...40 { gone.insert(peer) }
+        for now: UInt64 in 3000..<(3000 + 2 * StalledPeers.pauseMilliseconds) {
+            scheduler.serve(
+                budget: ReplayScheduler.bytesPerTurn, now: now, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+                deliver: { peer, _ in deliver(peer) }, probe: { peer in (deliver(peer), 0) }, logger: F.logger)
+        }
+        #expect(scheduler.queued.total == 0 && scheduler.queued.peerCount == 0)
+        #expect(scheduler.takeReleased() > 0)
+    }
+
+    @Test("a peer that reads releases what it held: after its answer, probes move the window on until nothing is counted")
+    func readerReleases() throws {
+        let log = log(12)
+        var scheduler = ReplayScheduler()
+        scheduler.queue(plan(peer: 1, through: 12), now: 0)
+        var now: UInt64 = 0
+        while now < 5000 && (!scheduler.isEmpty || scheduler.queued.total > 0) {
+            scheduler.serve(
+                budget: .max, now: now, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) }, deliver: { _, _ in .sent },
+                probe: { _ in (.sent, 10) }, logger: F.logger)
+            now += 1
+        }
+        #expect(scheduler.isEmpty && scheduler.queued.total == 0 && scheduler.queued.peerCount == 0, "released by \(now) ms")
     }
 
     @Test("answers in progress are bounded")

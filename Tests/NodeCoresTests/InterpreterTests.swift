@@ -44,7 +44,7 @@ struct InterpreterTests {
         core.receivedIntake(.success(message), from: [1], now: F.at(1))
     }
 
-    func interpreter(_ io: RecordingIO) throws -> (DispatcherInterpreter, MemoryLog) {
+    func interpreter(_ io: any DispatcherIO) throws -> (DispatcherInterpreter, MemoryLog) {
         let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 1, k1: 2))
         let core = try DispatcherBoot.core(rules: DispatcherRules(apps: [Counter.app()]), log: log, now: F.at(0), logger: F.logger)
         return (DispatcherInterpreter(core: core, log: log, io: io, logger: F.logger), log)
@@ -100,6 +100,77 @@ struct InterpreterTests {
         interpreter.core.receivedIntake(.success(Message(header: Header(kind: .statusRequest))), from: [3], now: F.at(1))
         try interpreter.carryOut()
         #expect(io.calls == ["send intake STATUS 0"])
+    }
+
+    @Test("STATUS requests are answered a few a second per peer and a few hundred in all; the rest cost no status")
+    func statusRateLimited() throws {
+        let io = RecordingIO()
+        let (interpreter, _) = try interpreter(io)
+        // One peer's burst of 2,000: only a second's share is answered.
+        for _ in 0..<2000 { interpreter.core.receivedIntake(.success(Message(header: Header(kind: .statusRequest))), from: [3], now: F.at(1)) }
+        try interpreter.carryOut()
+        #expect(io.calls.count == StatusReplies.perPeerPerSecond, "\(io.calls.count) answered")
+        // Ever new peers: the rate in all holds them.
+        io.calls = []
+        for peer in 0..<2000 {
+            interpreter.core.receivedIntake(
+                .success(Message(header: Header(kind: .statusRequest))), from: [4, UInt8(peer & 0xFF), UInt8(peer >> 8)], now: F.at(1))
+        }
+        try interpreter.carryOut()
+        #expect(io.calls.count <= StatusReplies.perSecond, "\(io.calls.count) answered")
+        // A second later the first peer is answered again.
+        io.clock = { 2_000 }
+        io.calls = []
+        interpreter.core.receivedIntake(.success(Message(header: Header(kind: .statusRequest))), from: [3], now: F.at(2))
+        try interpreter.carryOut()
+        #expect(io.calls.count == 1)
+    }
+
+    @Test("STATUS replies held by peers that never read stay within the budget, and come back once a probe finds the peer gone")
+    func statusBudget() throws {
+        let io = GoneAwareIO()
+        let (interpreter, _) = try self.interpreter(io)
+        var now: UInt64 = 1_000
+        io.clock = { now }
+        // Ever new peers that never read, over many seconds.
+        for second in 0..<60 {
+            now = 1_000 + UInt64(second) * 1_000
+            for peer in 0..<300 {
+                interpreter.core.receivedIntake(
+                    .success(Message(header: Header(kind: .statusRequest))), from: [5, UInt8(second), UInt8(peer & 0xFF), UInt8(peer >> 8)],
+                    now: F.at(now))
+            }
+            try interpreter.carryOut()
+            interpreter.newTurn()
+            #expect(interpreter.statusReplies.queued.total <= StatusReplies.maxQueuedBytes)
+        }
+        #expect(interpreter.statusReplies.queued.total > 0)
+        // They leave: probes find them gone.
+        io.gone = true
+        for _ in 0..<20 {
+            now += 10_000
+            interpreter.newTurn()
+        }
+        #expect(interpreter.statusReplies.queued.total == 0 && interpreter.statusReplies.queued.peerCount == 0)
+        #expect(interpreter.takeReleasedBytes() > 0)
+    }
+
+    /// A world whose peers read nothing until they leave (`gone`).
+    final class GoneAwareIO: DispatcherIO {
+        var gone = false
+        var clock: () -> UInt64 = { 1_000 }
+        func monotonicMilliseconds() -> UInt64 { clock() }
+        func time() -> NodeTime { F.at(1) }
+        func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool { !gone }
+        func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery { gone ? .gone : .sent }
+        func probe(_ route: DispatcherCore.Route, peer: [UInt8]) -> QueuedBytes.Delivery { gone ? .gone : .sent }
+        func publish(_ message: Message) {}
+        func sync(through seq: UInt64) throws -> Bool { true }
+        func keepQuarantine(_ entries: [Quarantine]) throws {}
+        func outOfSpace(_ error: any Error) -> String? { nil }
+        func verifyLeadership(claim: String) {}
+        func steppedDown(reason: String) {}
+        func statusFacts() -> (pid: Int, subscribers: Int) { (42, 0) }
     }
 
     /// A store's world that writes down what it is asked.

@@ -29,6 +29,23 @@ package protocol DispatcherIO: AnyObject {
     func steppedDown(reason: String)
     /// The process id and the subscribers of the action stream, for a STATUS answer.
     func statusFacts() -> (pid: Int, subscribers: Int)
+    /// Sends to one peer of a ROUTER, saying whether it was queued, found the peer's queue full, or
+    /// found the peer gone (libzmq then holds nothing more for it).
+    func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery
+    /// Sends `peer` a message every reader ignores (``DispatcherInterpreter/probe``), to learn whether
+    /// it reads and whether it is still there.
+    func probe(_ route: DispatcherCore.Route, peer: [UInt8]) -> QueuedBytes.Delivery
+}
+
+extension DispatcherIO {
+    /// A network that cannot tell a peer gone from one that does not read.
+    package func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery {
+        send(route, to: peer, message) ? .sent : .full
+    }
+
+    /// A network that holds nothing for a peer once it has delivered or dropped a message (the
+    /// simulator's): whatever was handed to a peer has left it.
+    package func probe(_ route: DispatcherCore.Route, peer: [UInt8]) -> QueuedBytes.Delivery { .gone }
 }
 
 /// Carries out a ``DispatcherCore``'s commands, in the order the core gave them, against a
@@ -51,6 +68,8 @@ package final class DispatcherInterpreter {
     let replicaBatch: (records: Int, bytes: Int)
     /// Replay answers being served, a slice per turn.
     package var replays = ReplayScheduler()
+    /// Which STATUS requests are answered, and what their replies hold.
+    package private(set) var statusReplies = StatusReplies()
     /// Why this leader stopped leading, once it has.
     package private(set) var steppedDown: String?
     /// The peer whose replication queue was full on the last append: later appends to it are dropped
@@ -81,7 +100,27 @@ package final class DispatcherInterpreter {
     package var hasUnwritten: Bool { !unwritten.isEmpty }
 
     /// The start of a loop turn: a standby whose queue was full last turn is fed again from this one.
-    package func newTurn() { stalledStandby = nil }
+    package func newTurn() {
+        stalledStandby = nil
+        let io = io
+        statusReplies.probe(now: io.monotonicMilliseconds()) { route, peer in io.probe(route, peer: peer) }
+    }
+
+    /// How long the loop may wait before it serves replays or probes again (0: at once); nil when
+    /// only its other events matter.
+    package func nextServiceMs() -> UInt64? {
+        let now = io.monotonicMilliseconds()
+        let status = statusReplies.queued.nextProbeMs.map { $0 > now ? $0 - now : 0 }
+        switch (replays.nextServiceMs(now: now), status) {
+        case (let replay?, let status?): return min(replay, status)
+        case (let replay?, nil): return replay
+        case (nil, let status): return status
+        }
+    }
+
+    /// Bytes that went back from the replay and STATUS budgets since the last call: what the shell
+    /// may return to the system.
+    package func takeReleasedBytes() -> Int { replays.takeReleased() + statusReplies.takeReleased() }
 
     /// Carries out what the core has decided so far.
     package func carryOut() throws { try carryOut(core.takeCommands()) }
@@ -91,7 +130,11 @@ package final class DispatcherInterpreter {
             switch command {
             case .reply(.replication, let peer, let message) where message.kind == .replicaAppend: sendToStandby(peer, message)
             case .reply(let route, let peer, let message): reply(route, to: peer, message)
-            case .replyStatus(let route, let peer): reply(route, to: peer, statusMessage())
+            case .replyStatus(let route, let peer):
+                // Built only for a request that is answered: within the rates and the budget.
+                let now = io.monotonicMilliseconds()
+                guard statusReplies.takes(route, peer: peer, now: now) else { continue }
+                statusReplies.send(statusMessage(), route, to: peer, now: now) { io.deliver(route, to: peer, $0) }
             case .publish(let message): io.publish(message)
             case .append(let actions): try append(actions)
             case .serveReplay(let plan): replays.queue(plan, now: io.monotonicMilliseconds())
@@ -243,21 +286,27 @@ package final class DispatcherInterpreter {
         return Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded())
     }
 
-    /// Serves this turn's slice (about `budget` bytes) of the replays in progress. A send that fails
-    /// (the peer has gone, or its queue is full) tells the scheduler the peer does not read.
+    /// What probes a peer: a HEARTBEAT of no history, which stores, `zflux` commands and clients
+    /// ignore on a ROUTER's connection.
+    package static let probe = Message(header: Header(kind: .heartbeat))
+
+    /// Serves this turn's slice (about `budget` bytes) of the replays in progress, and probes the
+    /// peers that hold bytes (``ReplayScheduler``).
     package func serveReplays(budget: Int = ReplayScheduler.bytesPerTurn) {
-        guard !replays.isEmpty else { return }
+        let now = io.monotonicMilliseconds()
+        guard !replays.isEmpty || replays.queued.nextProbeMs.map({ $0 <= now }) == true else { return }
         let log = log, io = io
         let quarantine = core.quarantine
         replays.serve(
-            budget: budget, now: io.monotonicMilliseconds(),
+            budget: budget, now: now,
             batches: { from, limit, maxBytes in
                 // A quarantined action goes as a tombstone, which every store skips.
                 try log.replayBatch(from: from, limit: limit, maxBytes: maxBytes).map { batch in
                     try ReplayPlan.tombstoned(batch, from: from, quarantine: quarantine) { try log.read(from: $0, limit: $1) }
                 }
             },
-            send: { peer, message in io.send(.replay, to: peer, message) }, logger: logger)
+            deliver: { peer, message in io.deliver(.replay, to: peer, message) },
+            probe: { peer in (io.probe(.replay, peer: peer), DispatcherInterpreter.probe.wireBytes) }, logger: logger)
     }
 
     /// Sends a REPLICA-APPEND. When the peer's queue is full or it has gone, the core is told (it feeds

@@ -98,6 +98,17 @@ public struct ReplayPlan: Equatable, Sendable {
         return (replies, nil)
     }
 
+    /// The answer once `batch`, the REPLAY-BATCH its next part began with, has been delivered: what a
+    /// part cut short by a full queue goes on from.
+    public func advanced(past batch: Message) -> ReplayPlan {
+        precondition(batch.kind == .replayBatch && batch.header.seq == from && batch.header.ref >= from, "the batch this answer served next")
+        var rest = self
+        rest.from = batch.header.ref + 1
+        rest.sentBatches += 1
+        rest.sentBytes += batch.payload.count
+        return rest
+    }
+
     /// The first batch of `slice`: its actions until they pass `maxBytes` (at least one). The
     /// dispatcher's journal builds its batches with it too.
     package static func batch(_ slice: [Message], maxBytes: Int) -> Batch? {

@@ -50,6 +50,10 @@ public struct Header: Equatable, Sendable {
         /// since the Unix epoch) and `clientSeq` the seq of the request that made the schedule. Only the
         /// dispatcher sets it.
         package static let scheduled = Flags(rawValue: 1 << 8)
+        /// ACTION on ``Schedules/topic``, a schedule request: an app's effect made it (its DISPATCH carried
+        /// the effect token), so it counts in the share of the pending schedules kept for effects. Only
+        /// the dispatcher sets it.
+        package static let byEffect = Flags(rawValue: 1 << 9)
     }
 
     public var kind: MessageKind

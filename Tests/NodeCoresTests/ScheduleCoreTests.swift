@@ -190,6 +190,7 @@ struct ScheduleBoundsTests {
     func payloadBudget() {
         var rules = DispatcherRules(apps: [Ledger.app()])
         rules.maxPendingScheduleBytes = 9 << 20  // 64 MiB by default: this test's is smaller, so it runs fast
+        rules.effectToken = 77
         let core = DispatcherCore(rules: rules, head: 0, history: F.history, now: F.at(0), logger: F.logger)
         let memo = String(repeating: "m", count: (1 << 20) - 2048)  // within ledger.post's own 1 MiB
         let post = (try? WireCodec().encode(Ledger.Action.post(account: 1, amount: 1, memo: memo))) ?? []
@@ -204,7 +205,10 @@ struct ScheduleBoundsTests {
                 #expect(reason.contains("9 MiB of payloads"), "\(reason)")
             }
         }
-        #expect(taken == 9 && core.schedules.pendingBytes <= rules.maxPendingScheduleBytes, "\(taken) taken")
+        // Clients fill nine tenths: the rest is kept for the app's effects.
+        #expect(taken == 8 && core.schedules.pendingBytes <= rules.maxPendingScheduleBytes, "\(taken) taken")
+        let byEffect = S.request("effect", app: "ledger", type: "post", payload: post, after: 3600 * S.second)
+        #expect(S.send(core, S.dispatch(byEffect, clientSeq: 50, ref: 77), at: 0).map(\.kind) == [.action], "an effect's schedule still fits")
         let again = S.request("big-0", app: "ledger", type: "post", payload: post, after: 60 * S.second)
         #expect(S.send(core, S.dispatch(again, clientSeq: 100), at: 0).map(\.kind) == [.action], "a replacement fits")
     }
@@ -234,6 +238,39 @@ struct ScheduleBoundsTests {
         }
         #expect(core.schedules.entry(app: "login", id: "session")?.actionType == "sessionExpired")
         #expect(S.send(core, S.dispatch(cancel, clientSeq: 4, type: Schedules.cancelType, ref: 77), at: 0).map(\.kind) == [.action])
+        #expect(core.schedules.isEmpty)
+    }
+
+    @Test(
+        "a client without the effect token cannot cancel or replace an effect's schedule of any action; another client's it can; the journal says which is which"
+    )
+    func effectsScheduleOfAnyAction() throws {
+        var rules = DispatcherRules(apps: [Login.app()])
+        rules.effectToken = 77
+        let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 1, k1: 2))
+        let core = DispatcherCore(rules: rules, head: 0, history: F.history, now: F.at(0), logger: F.logger)
+        let typed = (try? Login.app().wirePayload(type: "usernameChanged", argumentsJSON: Array(#"{"username":"m"}"#.utf8))) ?? []
+        let byEffect = S.request("reminder", app: "login", type: "usernameChanged", payload: typed, after: 3600 * S.second)
+        let byClient = S.request("note", app: "login", type: "usernameChanged", payload: typed, after: 3600 * S.second)
+        #expect(S.send(core, S.dispatch(byEffect, clientSeq: 1, ref: 77), at: 0, log: log).map(\.kind) == [.action])
+        #expect(S.send(core, S.dispatch(byClient, clientSeq: 2), at: 0, log: log).map(\.kind) == [.action])
+        func cancel(_ id: String, clientSeq: UInt64, ref: UInt64 = 0) -> [MessageKind] {
+            let payload = (try? WireCodec().encode(ScheduleCancel(app: "login", id: id))) ?? []
+            return S.send(core, S.dispatch(payload, clientSeq: clientSeq, type: Schedules.cancelType, ref: ref), at: 0, log: log).map(\.kind)
+        }
+        let again = S.request("reminder", app: "login", type: "usernameChanged", payload: typed, after: S.second)
+        let replaced = S.send(core, S.dispatch(again, clientSeq: 3), at: 0, log: log)
+        #expect(replaced.map(\.kind) == [.nack])
+        let reason = String(decoding: replaced.first?.payload ?? [], as: UTF8.self)
+        #expect(reason.contains("made by the app's effects"), "\(reason)")
+        #expect(cancel("reminder", clientSeq: 4) == [.nack], "a client cannot call off an effect's schedule")
+        // Rebuilt from the journal, the book knows which schedule an effect made.
+        try core.rebuildSchedules(from: log)
+        #expect(core.schedules.entry(app: "login", id: "reminder")?.byEffect == true)
+        #expect(core.schedules.entry(app: "login", id: "note")?.byEffect == false)
+        #expect(cancel("reminder", clientSeq: 5) == [.nack])
+        #expect(cancel("note", clientSeq: 6) == [.action], "a client's schedule any client may cancel")
+        #expect(cancel("reminder", clientSeq: 7, ref: 77) == [.action], "the effects may")
         #expect(core.schedules.isEmpty)
     }
 
@@ -275,6 +312,9 @@ struct ScheduleBoundsTests {
         #expect(book.count == model.count && book.pendingBytes == model.count)
         let expected = model.sorted { ($0.value.due, $0.value.seq) < ($1.value.due, $1.value.seq) }.map(\.key)
         #expect(book.pending().map(\.id) == expected)
+        for limit in [0, 1, 2, 7, 100, 1023] {
+            #expect(book.pending(limit: limit).map(\.id) == Array(expected.prefix(limit)), "the first \(limit), off the heap's top")
+        }
         var fired: [String] = []
         while let next = book.next {
             #expect(book.nextDue == next.dueNanoseconds)

@@ -293,6 +293,7 @@ public final class DispatcherCore {
             return
         }
         var header = sent
+        header.flags.remove(.byEffect)  // the dispatcher's to set
         if let principal, header.clientID != 0 { header.clientID = clientScope.clientID(principal, header.clientID) }
         // Whose budget and dedup share this is: the authenticated key, else the connection.
         let owner = principal.map { clientScope.owner($0) } ?? RateLimiter.key(peer)
@@ -345,6 +346,9 @@ public final class DispatcherCore {
                 rejected += 1
                 nack(peer, sent, refusal.reason)
             case .success(let admitted):
+                // Who made it goes into the journal: effects' schedules have a share of the book of their own.
+                var header = header
+                header.flags = origin(of: sent, principal: principal) == .effect ? .byEffect : []
                 sequence(
                     message.topic, message.topicRange, header: header, payload: admitted, admitted.indices, sent: sent, peer: peer, owner: owner,
                     now: now)
@@ -392,10 +396,12 @@ public final class DispatcherCore {
         sequence(message.topic, message.topicRange, header: header, payload: payload, payloadRange, sent: sent, peer: peer, owner: owner, now: now)
     }
 
-    /// The ACTION header an admitted dispatch (`header`, its client id scoped) is stamped with as seq `head`.
+    /// The ACTION header an admitted dispatch (`header`, its client id scoped) is stamped with as seq
+    /// `head`. Of the flags a client sent, none: only ``Header/Flags/byEffect``, which the scheduling
+    /// path sets itself.
     private func stampedHeader(_ header: Header, now: NodeTime) -> Header {
         Header(
-            kind: .action, seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
+            kind: .action, flags: header.flags.intersection(.byEffect), seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
             timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue)
     }
 
@@ -1002,9 +1008,10 @@ public final class DispatcherCore {
                     actionType: request.type, payload: request.payload, client: sent.clientID, origin: origin(of: sent, principal: principal),
                     host: self)
                 // The bounds on what waits in memory, for the payload as it will be kept.
-                guard schedules.admits(app: request.app, id: request.id, bytes: admitted.count) else {
+                let byEffect = origin(of: sent, principal: principal) == .effect
+                guard schedules.admits(app: request.app, id: request.id, bytes: admitted.count, byEffect: byEffect) else {
                     return refuse(
-                        "the pending schedules are at their bounds (\(ScheduleBook.maxPending) schedules, \(schedules.maxPendingBytes >> 20) MiB of payloads): cancel some, or wait for them to fire"
+                        "the pending schedules are at their bounds (\(ScheduleBook.maxPending) schedules, \(schedules.maxPendingBytes >> 20) MiB of payloads, a tenth of each kept for the apps' effects): cancel some, or wait for them to fire"
                     )
                 }
                 guard admitted != request.payload else { return .success(payload) }
@@ -1020,14 +1027,17 @@ public final class DispatcherCore {
         }
     }
 
-    /// Why a client may not cancel or replace `app`'s pending schedule `id`: it fires an action only the
-    /// app's effects may send (a client could otherwise call off what it may not send itself, as a
-    /// session's end). Nil: it may, or there is no such schedule, or the sender holds the effect token.
+    /// Why a client may not cancel or replace `app`'s pending schedule `id`: an app's effect made it, or
+    /// it fires an action only the app's effects may send (a client could otherwise call off what it
+    /// may not send itself, as a session's end). Nil: it may, or there is no such schedule, or the
+    /// sender holds the effect token.
     private func effectsOwn(app: String, id: String, sent: Header) -> String? {
-        guard let token = rules.effectToken, sent.ref != token, let pending = schedules.entry(app: app, id: id),
-            effectOnly[app]?.contains(pending.actionType) == true
-        else { return nil }
-        return "schedule '\(id)' fires \(app).\(pending.actionType), which only the app's effects send: a client cannot cancel or replace it"
+        guard let token = rules.effectToken, sent.ref != token, let pending = schedules.entry(app: app, id: id) else { return nil }
+        if effectOnly[app]?.contains(pending.actionType) == true {
+            return "schedule '\(id)' fires \(app).\(pending.actionType), which only the app's effects send: a client cannot cancel or replace it"
+        }
+        guard pending.byEffect else { return nil }
+        return "schedule '\(id)' of \(app) was made by the app's effects: a client cannot cancel or replace it"
     }
 
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.

@@ -8,9 +8,10 @@ import FluxCore
 /// (``DispatcherBoot``) and holds the same book as the one that wrote them: a schedule fires once,
 /// whichever dispatcher, before or after a restart or a failover, sequences its action.
 ///
-/// Every operation the intake and a turn do is O(log n) at most: the firing order is a binary heap of
-/// (due, request seq), whose entries a cancel or a replacement leaves behind, to be dropped when they
-/// reach the top (an entry is live while its request seq still names a pending schedule).
+/// Every operation the intake, a turn and a STATUS do is O(log n) at most: the firing order is a
+/// binary heap of (due, request seq) that a cancel or a replacement updates in place (each schedule
+/// knows its place in it), so the first page of the pending schedules is read off the heap's top
+/// without sorting them all.
 package struct ScheduleBook: Sendable {
     /// One pending schedule, with what firing it needs.
     package struct Entry: Sendable, Equatable {
@@ -20,10 +21,15 @@ package struct ScheduleBook: Sendable {
         package var payload: [UInt8]
         package var dueNanoseconds: Int64
         package var requestSeq: UInt64
+        /// Made by an app's effect (its request carried the effect token; the journal's record is
+        /// flagged ``Header/Flags/byEffect``): it counts in the effects' share.
+        package var byEffect: Bool
 
-        package init(id: String, app: String, actionType: String, payload: [UInt8], dueNanoseconds: Int64, requestSeq: UInt64) {
+        package init(
+            id: String, app: String, actionType: String, payload: [UInt8], dueNanoseconds: Int64, requestSeq: UInt64, byEffect: Bool = false
+        ) {
             (self.id, self.app, self.actionType, self.payload) = (id, app, actionType, payload)
-            (self.dueNanoseconds, self.requestSeq) = (dueNanoseconds, requestSeq)
+            (self.dueNanoseconds, self.requestSeq, self.byEffect) = (dueNanoseconds, requestSeq, byEffect)
         }
     }
 
@@ -32,18 +38,26 @@ package struct ScheduleBook: Sendable {
     /// The most payload bytes the pending schedules hold together unless the rules say otherwise (they
     /// live in the dispatcher's memory until they fire); a request past it is refused.
     package static let defaultMaxPendingBytes = 64 << 20
+    /// The share of ``maxPending`` and of the payload bytes that schedules made by clients may not
+    /// take (a tenth): what an app's effects schedule (a session's end) still fits when clients have
+    /// filled the book. Effects may use the whole book.
+    package static let effectsReservedFraction = 10
     /// A schedule fired more than this after it was due counts as late (a second, in nanoseconds).
     package static let lateAfterNanoseconds: Int64 = 1_000_000_000
 
     private var byKey: [String: Entry] = [:]
     /// The pending schedules' keys by their request's seq.
     private var bySeq: [UInt64: String] = [:]
-    /// Firing order, a min-heap of (due, request seq); entries of schedules no longer pending stay until
-    /// they come up (or the heap is rebuilt).
+    /// Firing order, a min-heap of (due, request seq) of the pending schedules alone.
     private var heap: [(due: Int64, seq: UInt64)] = []
+    /// Where each pending schedule's request seq sits in `heap`.
+    private var place: [UInt64: Int] = [:]
 
     /// The payload bytes the pending schedules hold.
     package private(set) var pendingBytes = 0
+    /// How many of the pending schedules, and how many of their payload bytes, clients made.
+    package private(set) var clientCount = 0
+    package private(set) var clientBytes = 0
     package private(set) var fired: UInt64 = 0
     package private(set) var cancelled: UInt64 = 0
     package private(set) var late: UInt64 = 0
@@ -63,24 +77,45 @@ package struct ScheduleBook: Sendable {
     private static func key(_ app: String, _ id: String) -> String { app + "/" + id }
 
     /// When the next schedule is due (nanoseconds since the Unix epoch), if any: read every turn, so
-    /// without a look-up (the heap's top is always a pending schedule).
+    /// without a look-up.
     package var nextDue: Int64? { heap.first?.due }
 
     /// The next schedule due, if any.
     package var next: Entry? { heap.first.flatMap { bySeq[$0.seq] }.flatMap { byKey[$0] } }
 
-    /// The pending schedules in firing order, at most `limit` (sorted for the asking: STATUS, once a
-    /// second at most).
+    /// The pending schedules in firing order, at most `limit`: read off the heap's top (the smallest
+    /// `limit` of a heap are among the children of the ones before them), in O(limit²), whatever
+    /// the number pending. A STATUS lists the first ``NodeStatus/maxSchedulesListed``.
     package func pending(limit: Int = .max) -> [Entry] {
-        byKey.values.sorted { ($0.dueNanoseconds, $0.requestSeq) < ($1.dueNanoseconds, $1.requestSeq) }.prefix(limit).map { $0 }
+        // The whole book, or most of it (a journal's compaction, the simulator's checks): sorted.
+        guard limit < min(count, 1024) else {
+            return byKey.values.sorted { ($0.dueNanoseconds, $0.requestSeq) < ($1.dueNanoseconds, $1.requestSeq) }.prefix(limit).map { $0 }
+        }
+        var page: [Entry] = []
+        var frontier: [Int] = heap.isEmpty ? [] : [0]
+        while page.count < limit, let smallest = frontier.indices.min(by: { ScheduleBook.before(heap[frontier[$0]], heap[frontier[$1]]) }) {
+            let index = frontier.remove(at: smallest)
+            guard let key = bySeq[heap[index].seq], let entry = byKey[key] else { preconditionFailure("the heap holds pending schedules alone") }
+            page.append(entry)
+            for child in [2 * index + 1, 2 * index + 2] where child < heap.count { frontier.append(child) }
+        }
+        return page
     }
 
     /// Whether a schedule of `bytes` payload bytes may be added for `app`'s `id`, within
     /// ``maxPending`` and ``maxPendingBytes`` (a replacement frees what it replaces).
-    package func admits(app: String, id: String, bytes: Int) -> Bool {
+    /// A client's (`byEffect` false) must also fit within what clients may hold: all but the effects'
+    /// reserved share (``effectsReservedFraction``).
+    package func admits(app: String, id: String, bytes: Int, byEffect: Bool = false) -> Bool {
         let replaced = byKey[ScheduleBook.key(app, id)]
         let count = self.count - (replaced == nil ? 0 : 1)
-        return count < ScheduleBook.maxPending && pendingBytes - (replaced?.payload.count ?? 0) + bytes <= maxPendingBytes
+        guard count < ScheduleBook.maxPending && pendingBytes - (replaced?.payload.count ?? 0) + bytes <= maxPendingBytes else { return false }
+        guard !byEffect else { return true }
+        let replacedClient = replaced.map { !$0.byEffect } ?? false
+        let clients = clientCount - (replacedClient ? 1 : 0)
+        let clientPayload = clientBytes - (replacedClient ? replaced?.payload.count ?? 0 : 0)
+        return clients < ScheduleBook.maxPending - ScheduleBook.maxPending / ScheduleBook.effectsReservedFraction
+            && clientPayload + bytes <= maxPendingBytes - maxPendingBytes / ScheduleBook.effectsReservedFraction
     }
 
     /// Adds `entry`, replacing a pending one with its id.
@@ -90,6 +125,10 @@ package struct ScheduleBook: Sendable {
         byKey[key] = entry
         bySeq[entry.requestSeq] = key
         pendingBytes += entry.payload.count
+        if !entry.byEffect {
+            clientCount += 1
+            clientBytes += entry.payload.count
+        }
         push((entry.dueNanoseconds, entry.requestSeq))
     }
 
@@ -117,9 +156,14 @@ package struct ScheduleBook: Sendable {
         guard let entry = byKey.removeValue(forKey: key) else { return nil }
         bySeq[entry.requestSeq] = nil
         pendingBytes -= entry.payload.count
-        // Its heap entry stays behind until it comes up; the top is kept live.
-        dropDeadTop()
-        if heap.count > 2 * byKey.count + 1024 { rebuildHeap() }
+        if !entry.byEffect {
+            clientCount -= 1
+            clientBytes -= entry.payload.count
+        }
+        precondition(clientCount >= 0 && clientCount <= byKey.count && clientBytes <= pendingBytes, "clients' schedules are among the pending")
+        guard let index = place[entry.requestSeq] else { preconditionFailure("a pending schedule has a place in the heap") }
+        removeFromHeap(at: index)
+        precondition(heap.count == byKey.count && place.count == byKey.count, "the heap holds each pending schedule once")
         return entry
     }
 
@@ -127,44 +171,50 @@ package struct ScheduleBook: Sendable {
 
     private static func before(_ a: (due: Int64, seq: UInt64), _ b: (due: Int64, seq: UInt64)) -> Bool { (a.due, a.seq) < (b.due, b.seq) }
 
+    private mutating func swapInHeap(_ a: Int, _ b: Int) {
+        heap.swapAt(a, b)
+        place[heap[a].seq] = a
+        place[heap[b].seq] = b
+    }
+
     private mutating func push(_ element: (due: Int64, seq: UInt64)) {
         heap.append(element)
-        var child = heap.count - 1
+        place[element.seq] = heap.count - 1
+        siftUp(heap.count - 1)
+    }
+
+    private mutating func removeFromHeap(at index: Int) {
+        let last = heap.count - 1
+        if index != last { swapInHeap(index, last) }
+        place[heap.removeLast().seq] = nil
+        guard index < heap.count else { return }
+        siftDown(siftUp(index))
+    }
+
+    /// Moves the element at `index` up to its place; where it ends.
+    @discardableResult
+    private mutating func siftUp(_ index: Int) -> Int {
+        var child = index
         while child > 0 {
             let parent = (child - 1) / 2
             guard ScheduleBook.before(heap[child], heap[parent]) else { break }
-            heap.swapAt(child, parent)
+            swapInHeap(child, parent)
             child = parent
         }
+        return child
     }
 
-    private mutating func popTop() {
-        guard !heap.isEmpty else { return }
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
         while true {
             let left = 2 * parent + 1, right = left + 1
             var smallest = parent
             if left < heap.count && ScheduleBook.before(heap[left], heap[smallest]) { smallest = left }
             if right < heap.count && ScheduleBook.before(heap[right], heap[smallest]) { smallest = right }
             guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
+            swapInHeap(parent, smallest)
             parent = smallest
         }
-    }
-
-    /// Pops entries of schedules no longer pending off the top.
-    private mutating func dropDeadTop() {
-        while let top = heap.first, bySeq[top.seq] == nil { popTop() }
-    }
-
-    /// The heap of the pending schedules alone, once the dead entries outnumber the live ones.
-    private mutating func rebuildHeap() {
-        heap = []
-        heap.reserveCapacity(byKey.count)
-        for entry in byKey.values { push((entry.dueNanoseconds, entry.requestSeq)) }
     }
 
     // MARK: The journal
@@ -181,15 +231,16 @@ package struct ScheduleBook: Sendable {
         guard Schedules.isScheduling(topic: topic) else { return }
         switch header.actionType {
         case Schedules.scheduleType:
+            let byEffect = header.flags.contains(.byEffect)
             guard let request = try? WireCodec().decode(ScheduleRequest.self, from: payload), ScheduleBook.isValid(request),
-                admits(app: request.app, id: request.id, bytes: request.payload.count)
+                admits(app: request.app, id: request.id, bytes: request.payload.count, byEffect: byEffect)
             else { return }
             let due = request.due(stampedAt: header.timestamp)
             guard due >= 0 else { return }
             add(
                 Entry(
                     id: request.id, app: request.app, actionType: request.type, payload: request.payload, dueNanoseconds: due,
-                    requestSeq: header.seq))
+                    requestSeq: header.seq, byEffect: byEffect))
         case Schedules.cancelType:
             guard let request = try? WireCodec().decode(ScheduleCancel.self, from: payload) else { return }
             cancel(app: request.app, id: request.id)

@@ -124,6 +124,14 @@ public struct QueuedBytes: Sendable {
         peers[peer] = kept
     }
 
+    /// Probes `peer` from the next turn on: a message for it waits for room in its share or the budget,
+    /// and each probe that goes through makes some.
+    public mutating func probeSoon(_ peer: [UInt8], now: UInt64) {
+        guard var entry = peers[peer], entry.nextProbeMs > now else { return }
+        entry.nextProbeMs = now
+        peers[peer] = entry
+    }
+
     /// The bytes released since the last call.
     public mutating func takeReleased() -> Int {
         defer { released = 0 }

@@ -166,11 +166,11 @@ struct DispatcherShellLogicTests {
 
     @Test("replay bytes held in libzmq stay within the budget across peers that never read, and come back when they leave")
     func budgetAcrossPeers() throws {
-        // Actions of about 100 KB: each batch of two is about 200 KB.
-        let big = [UInt8](repeating: 7, count: 100_000)
+        // Actions of 500 KB: each batch of two is about 1 MB, and forty peers' windows of five would hold 200 MB.
+        let big = [UInt8](repeating: 7, count: 500_000)
         let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 3, k1: 4))
         log.append(
-            (1...400).map { seq in
+            (1...100).map { seq in
                 Message(
                     topic: Array("counter".utf8), header: Header(kind: .action, seq: seq, actionType: "incrementTapped", history: F.history.rawValue),
                     payload: big)
@@ -187,7 +187,7 @@ struct DispatcherShellLogicTests {
         }
         var most = 0
         for now: UInt64 in 0..<3000 {
-            if now.isMultiple(of: 50) { for peer: UInt8 in 1...40 { scheduler.queue(plan(peer: peer, through: 400), now: now) } }
+            if now.isMultiple(of: 50) { for peer: UInt8 in 1...40 { scheduler.queue(plan(peer: peer, through: 100), now: now) } }
             scheduler.serve(
                 budget: ReplayScheduler.bytesPerTurn, now: now, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
                 deliver: { peer, _ in deliver(peer) }, probe: { peer in (deliver(peer), 0) }, logger: F.logger)
@@ -205,6 +205,35 @@ struct DispatcherShellLogicTests {
         }
         #expect(scheduler.queued.total == 0 && scheduler.queued.peerCount == 0)
         #expect(scheduler.takeReleased() > 0)
+    }
+
+    @Test("a peer that reads large batches is held back by its share only until a probe shows what it took: a turn or two, not a probe's gap")
+    func shareDoesNotSlowAReader() throws {
+        let big = [UInt8](repeating: 7, count: 500_000)
+        let log = MemoryLog(history: F.history, clientScope: ClientScope(k0: 3, k1: 4))
+        log.append(
+            (1...80).map { seq in
+                Message(
+                    topic: Array("counter".utf8), header: Header(kind: .action, seq: seq, actionType: "incrementTapped", history: F.history.rawValue),
+                    payload: big)
+            })
+        var scheduler = ReplayScheduler()
+        scheduler.queue(plan(peer: 1, through: 80, maxBatches: 1000), now: 0)
+        var turns: UInt64 = 0
+        var batches = 0
+        while !scheduler.isEmpty && turns < 10_000 {
+            scheduler.serve(
+                budget: ReplayScheduler.bytesPerTurn, now: turns, batches: { try log.replayBatch(from: $0, limit: $1, maxBytes: $2) },
+                deliver: { _, message in
+                    if message.kind == .replayBatch { batches += 1 }
+                    return .sent
+                }, probe: { _ in (.sent, 0) }, logger: F.logger)
+            turns += 1
+        }
+        // One answer: nine batches of about 1 MB (it ends past 8 MiB); four fit the peer's 4 MiB share
+        // at a time. Waiting a probe's gap each time the share is full took over 40 turns.
+        #expect(batches == 9 && scheduler.isEmpty, "\(batches) batches")
+        #expect(turns <= 20, "\(turns) turns")
     }
 
     @Test("a peer that reads releases what it held: after its answer, probes move the window on until nothing is counted")

@@ -20,12 +20,15 @@ public struct ReplayScheduler: Sendable {
     public static let bytesPerTurn = 256 << 10
     /// Answers in progress at most; requests past it are dropped (their peers ask again).
     public static let maxConcurrent = 1024
-    /// Messages the replay ROUTER queues per peer (its SNDHWM): with batches of at most
-    /// ``ReplayPlan/maxBatchBytes``, a peer that does not read holds at most this many, plus one.
-    public static let queueMessages = 16
-    /// Bytes of replay all peers may hold in libzmq together, and one peer at most.
+    /// Messages the replay ROUTER queues per peer (its SNDHWM): a peer that does not read holds at
+    /// most this many, plus the one libzmq is writing. Few, so that a send that goes through soon
+    /// shows what a peer has taken (``QueuedBytes``); a reader is refilled every turn.
+    public static let queueMessages = 4
+    /// Bytes of replay all peers may hold in libzmq together, and one peer at most: room for its
+    /// whole window of batches of ``ReplayPlan/maxBatchBytes``, so that only a batch of one larger
+    /// action waits for a peer's share.
     public static let maxQueuedBytes = 64 << 20
-    public static let maxQueuedBytesPerPeer = 4 << 20
+    public static let maxQueuedBytesPerPeer = 6 << 20
     /// A waiting answer is tried again after this long (the loop does not spin on a full queue).
     public static let retryMilliseconds: UInt64 = 1
 
@@ -40,7 +43,12 @@ public struct ReplayScheduler: Sendable {
     private var stalled = StalledPeers()
     private let maxConcurrent: Int
 
-    public init(maxConcurrent: Int = ReplayScheduler.maxConcurrent) { self.maxConcurrent = maxConcurrent }
+    public init(maxConcurrent: Int = ReplayScheduler.maxConcurrent) {
+        precondition(
+            ReplayScheduler.maxQueuedBytesPerPeer >= (ReplayScheduler.queueMessages + 1) * (ReplayPlan.maxBatchBytes + (64 << 10)),
+            "a peer's share holds its window of full batches")
+        self.maxConcurrent = maxConcurrent
+    }
 
     /// Nothing to serve: the loop may wait for its next event.
     public var isEmpty: Bool { inProgress.isEmpty }
@@ -103,6 +111,7 @@ public struct ReplayScheduler: Sendable {
         }
         inProgress = turn + waiting
         precondition(inProgress.count <= maxConcurrent, "answers in progress stay bounded")
+        precondition(queued.total <= queued.budget || queued.peerCount <= 1, "only a message larger than the budget passes it, alone")
     }
 
     private enum Step {
@@ -134,7 +143,9 @@ public struct ReplayScheduler: Sendable {
                 waitingSince[peer] = nil
                 return .done(bytes: bytes)
             case .full, nil:
-                // Its queue is full, or the budget is: it waits, up to a pause.
+                // Its queue is full, or the budget is: it waits, up to a pause. Held back by its own
+                // share, it is probed at once: what it read makes room.
+                if delivery == nil { queued.probeSoon(peer, now: now) }
                 let since = waitingSince[peer] ?? now
                 guard now - since < StalledPeers.pauseMilliseconds else {
                     logger.notice(

@@ -274,6 +274,23 @@ struct ScheduleBoundsTests {
         #expect(core.schedules.isEmpty)
     }
 
+    @Test("a STATUS lists the first pending schedules as the book holds them now: read once per change to it, never stale")
+    func statusListsTheBookAsItIs() throws {
+        let core = F.makeDispatcher()
+        func listed() -> [String] { core.status(now: F.at(0), pid: 1, subscribers: 0, journalBytes: 0).schedules?.map(\.id) ?? [] }
+        for (index, id) in ["c", "a", "b"].enumerated() {
+            let after = Int64(10 - index) * S.second
+            #expect(S.send(core, S.dispatch(S.request(id, after: after), clientSeq: UInt64(index + 1)), at: 0).map(\.kind) == [.action])
+        }
+        #expect(listed() == ["b", "a", "c"])
+        #expect(listed() == ["b", "a", "c"], "asked again, unchanged")
+        let cancel = (try? WireCodec().encode(ScheduleCancel(app: "counter", id: "a"))) ?? []
+        #expect(S.send(core, S.dispatch(cancel, clientSeq: 4, type: Schedules.cancelType), at: 0).map(\.kind) == [.action])
+        #expect(listed() == ["b", "c"])
+        S.turn(core, at: 8_000)
+        #expect(listed() == ["c"], "b fired")
+    }
+
     @Test("a journal's request the intake would refuse is skipped when the book is rebuilt")
     func rebuildSkipsWhatTheIntakeRefuses() {
         var book = ScheduleBook()

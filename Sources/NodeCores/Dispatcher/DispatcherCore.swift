@@ -221,6 +221,7 @@ public final class DispatcherCore {
             book.note(action.topic, header: action.header, payload: action.payload)
         }
         schedules = book
+        listed = nil
     }
 
     // MARK: Intake
@@ -1040,6 +1041,17 @@ public final class DispatcherCore {
         return "schedule '\(id)' of \(app) was made by the app's effects: a client cannot cancel or replace it"
     }
 
+    /// The first pending schedules a STATUS lists, read off the book once per change to it.
+    private var listed: (revision: UInt64, page: [PendingSchedule])?
+    private func listedSchedules() -> [PendingSchedule] {
+        if let listed, listed.revision == schedules.revision { return listed.page }
+        let page = schedules.pending(limit: NodeStatus.maxSchedulesListed).map {
+            PendingSchedule(id: $0.id, app: $0.app, actionType: $0.actionType, dueNanoseconds: $0.dueNanoseconds, requestSeq: $0.requestSeq)
+        }
+        listed = (schedules.revision, page)
+        return page
+    }
+
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
     public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
         var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
@@ -1056,9 +1068,7 @@ public final class DispatcherCore {
             status.schedulesFired = schedules.fired
             status.schedulesCancelled = schedules.cancelled
             status.schedulesLate = schedules.late
-            status.schedules = schedules.pending(limit: NodeStatus.maxSchedulesListed).map {
-                PendingSchedule(id: $0.id, app: $0.app, actionType: $0.actionType, dueNanoseconds: $0.dueNanoseconds, requestSeq: $0.requestSeq)
-            }
+            status.schedules = listedSchedules()
         }
         if !middlewareCounts.isEmpty {
             status.middlewareCounts = middlewareCounts.sorted { $0.key < $1.key }.map { MiddlewareCount(key: $0.key, count: $0.value) }

@@ -55,6 +55,8 @@ package struct ScheduleBook: Sendable {
 
     /// The payload bytes the pending schedules hold.
     package private(set) var pendingBytes = 0
+    /// Moves on with every schedule added or removed: a page read at one revision holds until the next.
+    package private(set) var revision: UInt64 = 0
     /// How many of the pending schedules, and how many of their payload bytes, clients made.
     package private(set) var clientCount = 0
     package private(set) var clientBytes = 0
@@ -124,6 +126,7 @@ package struct ScheduleBook: Sendable {
         remove(key: key)
         byKey[key] = entry
         bySeq[entry.requestSeq] = key
+        revision &+= 1
         pendingBytes += entry.payload.count
         if !entry.byEffect {
             clientCount += 1
@@ -155,6 +158,7 @@ package struct ScheduleBook: Sendable {
     private mutating func remove(key: String) -> Entry? {
         guard let entry = byKey.removeValue(forKey: key) else { return nil }
         bySeq[entry.requestSeq] = nil
+        revision &+= 1
         pendingBytes -= entry.payload.count
         if !entry.byEffect {
             clientCount -= 1

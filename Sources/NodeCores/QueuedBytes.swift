@@ -38,6 +38,8 @@ public struct QueuedBytes: Sendable {
     /// that goes through doubles the wait, up to `maxProbeMilliseconds`.
     public let firstProbeMilliseconds: UInt64
     public let maxProbeMilliseconds: UInt64
+    /// Probes are due on multiples of this (ms), so that many peers' probes go in a few rounds.
+    public let probeRoundMilliseconds: UInt64
 
     private struct Peer: Sendable {
         /// The sizes of the messages that may still be in libzmq, oldest first; probes count as 0.
@@ -47,16 +49,28 @@ public struct QueuedBytes: Sendable {
         var probeGapMs: UInt64
     }
     private var peers: [[UInt8]: Peer] = [:]
+    /// No probe is due before this (it may be earlier than the first one due: then a round finds none).
+    private var earliestProbeMs: UInt64?
     /// The bytes all peers hold.
     public private(set) var total = 0
     /// Bytes released since ``takeReleased()``: what the shell may give back to the system.
     private var released = 0
 
-    public init(budget: Int, perPeer: Int, window: Int?, firstProbeMilliseconds: UInt64, maxProbeMilliseconds: UInt64) {
+    public init(
+        budget: Int, perPeer: Int, window: Int?, firstProbeMilliseconds: UInt64, maxProbeMilliseconds: UInt64, probeRoundMilliseconds: UInt64 = 1
+    ) {
         precondition(budget > 0 && perPeer > 0 && perPeer <= budget, "a per-peer share within the budget")
         precondition(window.map { $0 > 0 } ?? true, "a window of at least one message")
         (self.budget, self.perPeer, self.window) = (budget, perPeer, window)
         (self.firstProbeMilliseconds, self.maxProbeMilliseconds) = (firstProbeMilliseconds, max(maxProbeMilliseconds, firstProbeMilliseconds))
+        self.probeRoundMilliseconds = max(probeRoundMilliseconds, 1)
+    }
+
+    /// `peer`'s next probe, `gap` ms from `now`, on a round.
+    private mutating func scheduleProbe(_ entry: inout Peer, now: UInt64, gap: UInt64) {
+        let at = (now + gap + probeRoundMilliseconds - 1) / probeRoundMilliseconds * probeRoundMilliseconds
+        entry.nextProbeMs = at
+        earliestProbeMs = min(earliestProbeMs ?? at, at)
     }
 
     /// The bytes `peer` holds.
@@ -81,7 +95,7 @@ public struct QueuedBytes: Sendable {
         entry.bytes += bytes
         total += bytes
         entry.probeGapMs = firstProbeMilliseconds
-        entry.nextProbeMs = now + firstProbeMilliseconds
+        scheduleProbe(&entry, now: now, gap: firstProbeMilliseconds)
         peers[peer] = trimmed(entry, peer: peer)
         precondition(total >= 0 && held(by: peer) >= 0, "held bytes are never negative")
     }
@@ -93,13 +107,21 @@ public struct QueuedBytes: Sendable {
         released += entry.bytes
     }
 
-    /// Peers due a probe at `now`, in a stable order.
-    public func probesDue(now: UInt64) -> [[UInt8]] {
-        peers.filter { $0.value.nextProbeMs <= now }.keys.sorted { $0.lexicographicallyPrecedes($1) }
+    /// Peers due a probe at `now`, in a stable order: a walk of the peers, only when one may be due.
+    public mutating func probesDue(now: UInt64) -> [[UInt8]] {
+        guard let earliest = earliestProbeMs, earliest <= now else { return [] }
+        var due: [[UInt8]] = []
+        var next: UInt64?
+        for (peer, entry) in peers {
+            if entry.nextProbeMs <= now { due.append(peer) } else { next = min(next ?? entry.nextProbeMs, entry.nextProbeMs) }
+        }
+        // The due ones are rescheduled by what their probes find.
+        earliestProbeMs = next
+        return due.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    /// The earliest time a probe is due, if any peer holds bytes.
-    public var nextProbeMs: UInt64? { peers.values.map(\.nextProbeMs).min() }
+    /// No probe is due before this, if any peer holds bytes (read every loop turn: no walk).
+    public var nextProbeMs: UInt64? { peers.isEmpty ? nil : earliestProbeMs }
 
     /// What a probe of `bytes` to `peer` found at `now`. One that went through counts as a message
     /// (it moves the window on); a full queue waits the longest gap; a peer gone releases its bytes.
@@ -119,7 +141,7 @@ public struct QueuedBytes: Sendable {
             // Without one, it only says the peer is there: the next waits twice as long.
             entry.probeGapMs = window == nil ? min(entry.probeGapMs * 2, maxProbeMilliseconds) : 1
         }
-        entry.nextProbeMs = now + entry.probeGapMs
+        scheduleProbe(&entry, now: now, gap: entry.probeGapMs)
         guard let kept = trimmed(entry, peer: peer) else { return }
         peers[peer] = kept
     }
@@ -129,6 +151,7 @@ public struct QueuedBytes: Sendable {
     public mutating func probeSoon(_ peer: [UInt8], now: UInt64) {
         guard var entry = peers[peer], entry.nextProbeMs > now else { return }
         entry.nextProbeMs = now
+        earliestProbeMs = min(earliestProbeMs ?? now, now)
         peers[peer] = entry
     }
 

@@ -23,7 +23,7 @@ package struct StatusReplies {
     /// What the replies may hold, by route and peer (a peer's routing id names it on one ROUTER only).
     package private(set) var queued = QueuedBytes(
         budget: StatusReplies.maxQueuedBytes, perPeer: StatusReplies.maxQueuedBytesPerPeer, window: nil, firstProbeMilliseconds: 50,
-        maxProbeMilliseconds: 10_000)
+        maxProbeMilliseconds: 10_000, probeRoundMilliseconds: 50)
     /// Requests left unanswered, for the log.
     package private(set) var refused: UInt64 = 0
 

@@ -225,13 +225,13 @@ final class DispatcherLoop: NodeLoop {
         let now = MonotonicClock.nowMilliseconds()
         if let followUp = followUpTrimMs, now >= followUp {
             followUpTrimMs = nil
-            releaseFreeMemory()
+            Heap.giveBackFreedMemory()
         }
         guard releasedSinceTrim >= Self.trimAfterBytes, now - lastTrimMs >= 1000 else { return }
         releasedSinceTrim = 0
         lastTrimMs = now
         followUpTrimMs = now + 2000
-        releaseFreeMemory()
+        Heap.giveBackFreedMemory()
     }
 }
 

@@ -17,8 +17,12 @@ import Synchronization
 /// - a dispatch, time travel and an export must carry a token (`zflux devtools` always has one, on
 ///   loopback too, since another local user reaches loopback): the fixed one, or one derived from an
 ///   authorized CURVE key (``DispatchAccess``); viewing the live states needs none;
-/// - at most ``Limits/maxConnections`` connections, frames of at most ``Limits/maxFrameBytes``, and
-///   ``Limits/messagesPerSecond`` requests a second per page; past that the page is closed.
+/// - at most ``Limits/maxConnections`` connections: one past it closes the oldest that has not sent a
+///   whole request, else the page heard from least recently if it has been silent for
+///   ``Limits/idleAfter`` (pages are pinged every ``Limits/pingInterval``, which a browser answers),
+///   else itself; frames of at most ``Limits/maxFrameBytes``, and ``Limits/messagesPerSecond``
+///   requests a second per page; past that the page is closed;
+/// - the worker takes the pages' requests in turn, at most ``Limits/queuedPerPage`` waiting per page.
 package final class DevtoolsServer: Sendable {
     package struct Limits: Sendable {
         package var maxConnections = 16
@@ -26,9 +30,16 @@ package final class DevtoolsServer: Sendable {
         /// Requests a page may send a second, on average (twice as many in a burst).
         package var messagesPerSecond = 20
         /// A plain HTTP request must arrive whole within this.
-        package var requestTimeout: Duration = .seconds(10)
-        /// Requests waiting for the worker, over every page; past it a request is answered "busy".
-        package var queuedRequests = 64
+        package var requestTimeout: Duration = .seconds(5)
+        /// Requests one page may have waiting for the worker; past it, that page's next is answered
+        /// "busy". The worker takes the pages in turn, so a page's requests wait behind at most one of
+        /// each other page's.
+        package var queuedPerPage = 4
+        /// How often each page is pinged: a browser answers at once, so a page that does not is idle.
+        package var pingInterval: Duration = .seconds(10)
+        /// A page silent this long (no request, no answer to a ping) gives its place to a new
+        /// connection when the connection cap is reached.
+        package var idleAfter: Duration = .seconds(30)
         /// The most bytes a page's export answers with (the session file, as a JSON string): the
         /// export stops there and says to run `journal export`, which streams to a file. An export is
         /// for a bug report's few actions; the cap bounds its memory and its time on the worker.
@@ -52,16 +63,16 @@ package final class DevtoolsServer: Sendable {
         hub: DevtoolsHub, backend: any DevtoolsBackend, limits: Limits = Limits(), logger: Logger
     ) throws {
         let gate = Gate(listenHost: host, access: access, isLoopback: isLoopback)
-        let worker = Worker(capacity: limits.queuedRequests)
+        let worker = Worker(perPage: limits.queuedPerPage)
         let hello = backend.hello()
-        let context = PageContext(hub: hub, backend: backend, gate: gate, worker: worker, limits: limits, hello: hello, logger: logger)
         let open = OpenConnections()
+        let context = PageContext(
+            hub: hub, backend: backend, gate: gate, worker: worker, connections: open, limits: limits, hello: hello, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             channel = try ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 32)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.writeBufferWaterMark, value: .init(low: 1 << 20, high: 8 << 20))
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOWebSocketServerUpgrader(
@@ -74,7 +85,7 @@ package final class DevtoolsServer: Sendable {
                                     try channel.pipeline.syncOperations.addHandler(PageHandler(context: context))
                                 }
                             })
-                        try channel.pipeline.syncOperations.addHandler(ConnectionCap(open: open, limit: limits.maxConnections))
+                        try channel.pipeline.syncOperations.addHandler(ConnectionCap(open: open, limits: limits))
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                             withServerUpgrade: (
                                 upgraders: [upgrader],
@@ -82,7 +93,7 @@ package final class DevtoolsServer: Sendable {
                             ),
                             withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(
-                            HTTPHandler(gate: gate, timeout: limits.requestTimeout), name: HTTPHandler.name)
+                            HTTPHandler(gate: gate, connections: open, timeout: limits.requestTimeout), name: HTTPHandler.name)
                     }
                 }
                 .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port).wait()
@@ -112,35 +123,72 @@ package struct DevtoolsServerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The open connections of one server, pages and plain requests alike.
+/// The open connections of one server, pages and plain requests alike, with what the cap needs to
+/// choose which to close when one comes past it. Touched on the server's one event loop only, and
+/// locked all the same.
 final class OpenConnections: Sendable {
-    let count = Atomic<Int>(0)
+    struct Entry {
+        let channel: any Channel
+        let opened: NIODeadline
+        /// A page: when it last sent a frame (a request, a pong), else when it became a page.
+        var heard: NIODeadline?
+        /// A plain request: whether it has arrived whole.
+        var requestDone = false
+    }
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    var count: Int { entries.withLock { $0.count } }
+
+    /// Counts `channel` in; past `limit`, takes out and returns the connection to close to make
+    /// room: the oldest that has not sent a whole request (a slow or stalled client), else the page
+    /// heard from least recently if it has been silent for `idleAfter`, else `channel` itself.
+    func open(_ channel: any Channel, limit: Int, idleAfter: Duration) -> (any Channel)? {
+        let now = NIODeadline.now()
+        let idle = now - .nanoseconds(idleAfter.components.seconds * 1_000_000_000 + idleAfter.components.attoseconds / 1_000_000_000)
+        return entries.withLock { entries in
+            entries[ObjectIdentifier(channel)] = Entry(channel: channel, opened: now)
+            guard entries.count > limit else { return nil }
+            let others = entries.filter { $0.key != ObjectIdentifier(channel) }
+            let victim =
+                others.filter { $0.value.heard == nil && !$0.value.requestDone }.min { $0.value.opened < $1.value.opened }?.key
+                ?? others.compactMap { key, entry in entry.heard.flatMap { $0 < idle ? (key, $0) : nil } }.min { $0.1 < $1.1 }?.0
+                ?? ObjectIdentifier(channel)
+            let closed = entries.removeValue(forKey: victim)?.channel
+            precondition(entries.count <= limit, "one out for each one in past the cap")
+            return closed
+        }
+    }
+
+    func closed(_ channel: any Channel) { _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+
+    /// A plain request arrived whole: it is answered and closed, and no longer a slow client.
+    func requestDone(_ channel: any Channel) { entries.withLock { $0[ObjectIdentifier(channel)]?.requestDone = true } }
+
+    /// A page sent a frame (or just became one).
+    func heard(_ channel: any Channel) { entries.withLock { $0[ObjectIdentifier(channel)]?.heard = .now() } }
 }
 
-/// Closes connections past the cap as they come.
+/// Counts connections in and out, closing one past the cap (``OpenConnections/open(_:limit:idleAfter:)``).
 private final class ConnectionCap: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     let open: OpenConnections
-    let limit: Int
-    var counted = false
+    let limits: DevtoolsServer.Limits
 
-    init(open: OpenConnections, limit: Int) {
+    init(open: OpenConnections, limits: DevtoolsServer.Limits) {
         self.open = open
-        self.limit = limit
+        self.limits = limits
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        counted = true
-        if open.count.wrappingAdd(1, ordering: .relaxed).newValue > limit {
-            context.close(promise: nil)
-            return
+        if let victim = open.open(context.channel, limit: limits.maxConnections, idleAfter: limits.idleAfter) {
+            victim.close(promise: nil)
+            if victim === context.channel { return }
         }
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if counted { open.count.wrappingSubtract(1, ordering: .relaxed) }
-        counted = false
+        open.closed(context.channel)
         context.fireChannelInactive()
     }
 }
@@ -151,6 +199,7 @@ struct PageContext: Sendable {
     let backend: any DevtoolsBackend
     let gate: Gate
     let worker: Worker
+    let connections: OpenConnections
     let limits: DevtoolsServer.Limits
     let hello: String
     let logger: Logger
@@ -188,20 +237,26 @@ private final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler 
     static let name = "zflux-devtools-http"
 
     let gate: Gate
+    let connections: OpenConnections
     let timeout: Duration
     var head: HTTPRequestHead?
     var bodyBytes = 0
     var answered = false
     var deadline: Scheduled<Void>?
 
-    init(gate: Gate, timeout: Duration) {
+    init(gate: Gate, connections: OpenConnections, timeout: Duration) {
         self.gate = gate
+        self.connections = connections
         self.timeout = timeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: .seconds(timeout.components.seconds)) { bound.value.close(promise: nil) }
+        deadline = context.eventLoop.scheduleTask(
+            in: .milliseconds(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        ) {
+            bound.value.close(promise: nil)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) { deadline?.cancel() }
@@ -214,6 +269,7 @@ private final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler 
             bodyBytes += part.readableBytes
             if bodyBytes > 1024 && !answered { reply(context, 413, "text/plain", Array("the devtools take no request body\n".utf8)) }
         case .end:
+            connections.requestDone(context.channel)
             guard let head, !answered else { return }
             answer(context, head)
         }
@@ -274,6 +330,8 @@ private final class PageHandler: ChannelInboundHandler {
     let context: PageContext
     var allowance: Double
     var lastRefill = ContinuousClock.now
+    var page: Page?
+    var pings: RepeatedTask?
 
     init(context: PageContext) {
         self.context = context
@@ -281,22 +339,39 @@ private final class PageHandler: ChannelInboundHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        self.context.hub.join(context.channel, hello: self.context.hello)
+        self.context.connections.heard(context.channel)
+        page = self.context.hub.join(context.channel, hello: self.context.hello)
+        // A browser answers a ping at once; a page that does not is idle, and may give its place to a
+        // new page at the connection cap.
+        let interval = TimeAmount.milliseconds(
+            self.context.limits.pingInterval.components.seconds * 1000
+                + self.context.limits.pingInterval.components.attoseconds / 1_000_000_000_000_000)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        pings = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            let context = bound.value
+            context.writeAndFlush(NIOAny(WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0))), promise: nil)
+        }
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) { pings?.cancel() }
+
     func channelInactive(context: ChannelHandlerContext) {
+        pings?.cancel()
         self.context.hub.leave(context.channel)
+        self.context.worker.forget(ObjectIdentifier(context.channel))
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        self.context.connections.heard(context.channel)
         switch frame.opcode {
         case .text where frame.fin:
             guard spend() else { return close(context, code: .policyViolation) }
+            guard let page else { return }
             var data = frame.unmaskedData
             let text = data.readString(length: data.readableBytes) ?? ""
-            handle(text, channel: context.channel)
+            handle(text, page: page)
         case .ping:
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
         case .pong:
@@ -322,10 +397,10 @@ private final class PageHandler: ChannelInboundHandler {
         return true
     }
 
-    func handle(_ text: String, channel: any Channel) {
-        let page = self.context
+    func handle(_ text: String, page client: Page) {
+        let page = self.context, hub = page.hub
         guard let request = try? JSONDecoder().decode(PageRequest.self, from: Data(text.utf8)) else {
-            return DevtoolsHub.send("{\"kind\":\"error\",\"message\":\"a request is a JSON object with an op\"}", to: channel)
+            return hub.send("{\"kind\":\"error\",\"message\":\"a request is a JSON object with an op\"}", to: client)
         }
         let id = request.id ?? 0
         @Sendable func answered(_ body: String) -> String {
@@ -335,7 +410,7 @@ private final class PageHandler: ChannelInboundHandler {
         let job: (@Sendable () -> String)?
         switch request.op {
         case "at":
-            guard let seq = request.seq else { return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"at needs a seq\"}"), to: channel) }
+            guard let seq = request.seq else { return hub.send(answered("{\"kind\":\"error\",\"message\":\"at needs a seq\"}"), to: client) }
             // At debug: a slider being dragged asks for every seq it passes.
             job = page.guarded("travel in time", "at seq \(seq)", token: request.token, level: .debug) { reason in
                 "{\"kind\":\"at\",\"seq\":\(seq),\"error\":\(jsonString(reason))}"
@@ -346,7 +421,7 @@ private final class PageHandler: ChannelInboundHandler {
             job = { page.backend.range() }
         case "export":
             guard let from = request.from, let to = request.to else {
-                return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"export needs from and to\"}"), to: channel)
+                return hub.send(answered("{\"kind\":\"error\",\"message\":\"export needs from and to\"}"), to: client)
             }
             job = page.guarded("export", "export \(from)…\(to)", token: request.token) { reason in
                 "{\"kind\":\"exported\",\"error\":\(jsonString(reason))}"
@@ -355,7 +430,7 @@ private final class PageHandler: ChannelInboundHandler {
             }
         case "dispatch":
             guard let app = request.app, let type = request.type else {
-                return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"dispatch needs an app and a type\"}"), to: channel)
+                return hub.send(answered("{\"kind\":\"error\",\"message\":\"dispatch needs an app and a type\"}"), to: client)
             }
             let arguments = request.arguments ?? "{}"
             job = page.guarded("dispatch", "\(app).\(type)", token: request.token) { reason in
@@ -367,12 +442,12 @@ private final class PageHandler: ChannelInboundHandler {
             job = nil
         }
         guard let job else {
-            return DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\(jsonString("unknown op " + request.op))}"), to: channel)
+            return hub.send(answered("{\"kind\":\"error\",\"message\":\(jsonString("unknown op " + request.op))}"), to: client)
         }
-        let queued = page.worker.submit {
-            DevtoolsHub.send(answered(job()), to: channel)
+        let queued = page.worker.submit(from: ObjectIdentifier(client.channel)) {
+            hub.send(answered(job()), to: client)
         }
-        if !queued { DevtoolsHub.send(answered("{\"kind\":\"error\",\"message\":\"busy: too many requests waiting\"}"), to: channel) }
+        if !queued { hub.send(answered("{\"kind\":\"error\",\"message\":\"busy: this page has too many requests waiting\"}"), to: client) }
     }
 
     func close(_ context: ChannelHandlerContext, code: WebSocketErrorCode) {
@@ -386,25 +461,44 @@ private final class PageHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
 }
 
-/// The thread that answers requests which may block, one at a time, in order.
+/// The thread that answers requests which may block, one at a time: each page's in the order it sent
+/// them, the pages in turn (round robin), so that one page's requests never make another's wait
+/// behind more than one of its own.
 final class Worker: Sendable {
+    private struct Queues {
+        var jobs: [ObjectIdentifier: [@Sendable () -> Void]] = [:]
+        /// Pages with jobs waiting, the next to be served first.
+        var turn: [ObjectIdentifier] = []
+        var stopped = false
+
+        mutating func next() -> (@Sendable () -> Void)? {
+            guard !turn.isEmpty else { return nil }
+            let page = turn.removeFirst()
+            guard var waiting = jobs[page], !waiting.isEmpty else { return next() }
+            let job = waiting.removeFirst()
+            jobs[page] = waiting.isEmpty ? nil : waiting
+            if !waiting.isEmpty { turn.append(page) }
+            precondition(turn.count == jobs.count, "every page with jobs waiting has a turn")
+            return job
+        }
+    }
     private final class Jobs: Sendable {
-        let queue = Mutex<(jobs: [@Sendable () -> Void], stopped: Bool)>(([], false))
+        let queues = Mutex(Queues())
         let signal = DispatchSemaphore(value: 0)
     }
 
     private let jobs = Jobs()
-    private let capacity: Int
+    private let perPage: Int
 
-    init(capacity: Int) {
-        self.capacity = capacity
+    init(perPage: Int) {
+        self.perPage = perPage
         let jobs = jobs
         let thread = Thread {
             while true {
                 jobs.signal.wait()
-                let next = jobs.queue.withLock { state -> (@Sendable () -> Void)?? in
-                    if state.stopped { return .none }
-                    return state.jobs.isEmpty ? .some(nil) : .some(state.jobs.removeFirst())
+                let next = jobs.queues.withLock { queues -> (@Sendable () -> Void)?? in
+                    if queues.stopped { return .none }
+                    return .some(queues.next())
                 }
                 guard let next else { return }
                 next?()
@@ -414,19 +508,29 @@ final class Worker: Sendable {
         thread.start()
     }
 
-    /// False when too many jobs wait already.
-    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        let queued = jobs.queue.withLock { state -> Bool in
-            guard state.jobs.count < capacity, !state.stopped else { return false }
-            state.jobs.append(job)
+    /// Queues `job` for `page`; false when that page has ``DevtoolsServer/Limits/queuedPerPage`` waiting already.
+    func submit(from page: ObjectIdentifier, _ job: @escaping @Sendable () -> Void) -> Bool {
+        let queued = jobs.queues.withLock { queues -> Bool in
+            let waiting = queues.jobs[page, default: []]
+            guard waiting.count < perPage, !queues.stopped else { return false }
+            if waiting.isEmpty { queues.turn.append(page) }
+            queues.jobs[page] = waiting + [job]
             return true
         }
         if queued { jobs.signal.signal() }
         return queued
     }
 
+    /// A page left: what it still had waiting is not done.
+    func forget(_ page: ObjectIdentifier) {
+        jobs.queues.withLock { queues in
+            queues.jobs[page] = nil
+            queues.turn.removeAll { $0 == page }
+        }
+    }
+
     func stop() {
-        jobs.queue.withLock { $0.stopped = true }
+        jobs.queues.withLock { $0.stopped = true }
         jobs.signal.signal()
     }
 }

@@ -115,7 +115,7 @@ struct DevtoolsCommand: AsyncParsableCommand {
             do {
                 try followActionStream(
                     topology: topology, security: security, app: nil, type: nil, stopped: { stop.load(ordering: .acquiring) },
-                    onAction: { hub.action(jsonLine($0, app)) }, onRejected: { hub.action(TailCommand.rejectedJSONLine($0)) })
+                    onAction: { hub.action(DevtoolsCommand.streamLine($0, app)) }, onRejected: { hub.action(TailCommand.rejectedJSONLine($0)) })
             } catch {
                 printError("devtools: the action stream stopped: \(error)")
             }
@@ -152,6 +152,17 @@ struct DevtoolsCommand: AsyncParsableCommand {
             }
         }
         server.shutdown()
+    }
+
+    /// An action's line in the page's stream: as `tail` prints it, or, when that would be longer than
+    /// the hub keeps (``DevtoolsHub/actionBytes``), without its payload and with the payload's size
+    /// (`payload_bytes`). Time travel still shows the whole action.
+    static func streamLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {
+        let line = jsonLine(message, host)
+        guard line.utf8.count > DevtoolsHub.actionBytes else { return line }
+        var bare = message
+        bare.payload = []
+        return String(jsonLine(bare, host).dropLast()) + ",\"payload_bytes\":\(message.payload.count)}"
     }
 
     /// Who may dispatch, travel in time and export, and the token the printed address carries. A token

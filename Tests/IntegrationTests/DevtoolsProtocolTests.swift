@@ -133,6 +133,59 @@ struct DevtoolsProtocolTests {
         #expect(exported?["session"] is String, "\(exported ?? [:])")
     }
 
+    @Test("time travel to a quarantined action skips it as the stores do: the page's at and zflux state --at answer, and devtools lives")
+    func travelOverQuarantine() throws {
+        let (cluster, dir) = try devtoolsCluster(
+            "quarantine",
+            extraConfig: """
+                [[store]]
+                name = "drill"
+                [restart]
+                max_restarts = 10
+                window_s = 60
+                """)
+        defer {
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let topology = try #require(cluster.topology)
+        func dispatch(_ action: String, _ payload: String? = nil) throws -> Int {
+            let sent = try cluster.zflux(["dispatch", "drill", action] + (payload.map { [$0] } ?? []))
+            try #require(sent.status == 0, "\(sent.stderr)")
+            return try #require(Int(sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        _ = try dispatch("tick")
+        let poison = try dispatch("crash", #"{"note":"poison"}"#)
+        let after = try dispatch("tick")
+        // The store dies on it twice and has it quarantined.
+        let deadline = ContinuousClock.now + .seconds(90)
+        var quarantined = false
+        while !quarantined && ContinuousClock.now < deadline {
+            let status = try cluster.zflux(["status", "--endpoint", topology.dispatcher.intake])
+            let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            quarantined = (object?["quarantined"] as? [[String: Any]] ?? []).contains { $0["seq"] as? Int == poison }
+            if !quarantined { _ = poll(nil, 0, 200) }
+        }
+        try #require(quarantined, "seq \(poison) was never quarantined")
+
+        // zflux state --at, at the poison seq and after it.
+        for (seq, count) in [(poison, 1), (after, 2)] {
+            let state = try cluster.zflux(["state", "drill", "--at", "\(seq)"])
+            #expect(state.status == 0 && state.stdout.contains(#""count":\#(count)"#), "state --at \(seq): \(state)")
+        }
+        // The page's at: answered, the action shown as quarantined, and devtools goes on.
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
+        defer { devtools.stop() }
+        let page = try WebSocketClient(port: devtools.port)
+        page.send(#"{"op":"at","id":1,"seq":\#(poison),"token":"\#(devtools.token)"}"#)
+        let answer = page.receiveJSON(until: ContinuousClock.now + .seconds(60)) { ($0["id"] as? Int) == 1 }
+        #expect(answer?["quarantined"] as? Bool == true, "\(answer ?? [:])")
+        let drill = (answer?["stores"] as? [[String: Any]])?.first { $0["name"] as? String == "drill" }
+        #expect((drill?["state"] as? [String: Any])?["count"] as? Int == 1, "\(answer ?? [:])")
+        page.send(#"{"op":"range","id":2}"#)
+        #expect(page.receiveJSON(until: ContinuousClock.now + .seconds(30)) { ($0["id"] as? Int) == 2 } != nil, "devtools answers after")
+    }
+
     @Test("another site's Origin, a Host that is not loopback's, a missing token, too many requests and too many connections are refused")
     func refusals() throws {
         let (cluster, dir) = try devtoolsCluster("refusals")

@@ -13,6 +13,9 @@ final class WebSocketClient {
 
     let fd: Int32
     private var buffer: [UInt8] = []
+    /// Whether bytes already read wait in the buffer (a frame may be there with nothing left to read
+    /// on the socket).
+    var hasBuffered: Bool { !buffer.isEmpty }
     /// The server ended the stream (or reset it); a receive timeout does not set it.
     private(set) var ended = false
 

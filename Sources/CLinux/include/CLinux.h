@@ -25,8 +25,9 @@ int CLinux_pin_thread(int tid, int cpu);
  * when the set cannot be read. */
 int CLinux_allowed_cpus(int *cpus, int capacity);
 
-/* Gives the heap's free memory back to the system (malloc_trim(0)): glibc keeps what a burst freed
- * otherwise. Returns 1 when some was given back. */
+/* Gives the heap's free memory back to the system (malloc_trim(0)): glibc keeps what was freed in its
+ * arenas otherwise, so a process whose peers went away would stay as large as at their peak. Returns
+ * 1 when memory was released. */
 int CLinux_trim_heap(void);
 
 #endif

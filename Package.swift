@@ -171,12 +171,13 @@ let package = Package(
                 "DevtoolsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            // The version (from VERSION) and the commit, for `--version`.
-            plugins: ["BuildInfo"]),
+            ]),
+        // The commit the stock binary was built from, for `--version`: generated into the executable
+        // alone, so that a team's package, which builds ZFluxCLI but not this target, compiles nothing of
+        // zflux again when the checkout's commit changes.
         .plugin(name: "BuildInfo", capability: .buildTool()),
         // The stock binary: the CLI with the example apps and screens.
-        .executableTarget(name: "zflux", dependencies: ["ZFluxCLI", "Examples", "ExampleViews"]),
+        .executableTarget(name: "zflux", dependencies: ["ZFluxCLI", "Examples", "ExampleViews"], plugins: ["BuildInfo"]),
         // Allocations per action through the dispatcher's and a store's cores (AllocationTests): a
         // counter that stands in for glibc's allocator, linked into this one executable only.
         .target(name: "CAllocationCounter"),

@@ -1,10 +1,9 @@
 import Foundation
 import PackagePlugin
 
-/// Writes `BuildInfo.swift` into the target before each build: zflux's version, read from the
-/// package's `VERSION` file (the one place it lives), and the commit it was built from, asked of git
-/// (`unknown` outside a checkout). The file is rewritten only when its text changes, so an unchanged
-/// tree recompiles nothing.
+/// Writes `BuildInfo.swift` into the target before each build: the commit it is built from, asked of
+/// git (`unknown` outside a checkout, `-modified` with uncommitted changes). The file is rewritten only
+/// when its text changes, so an unchanged tree recompiles nothing.
 @main
 struct BuildInfoPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -14,12 +13,11 @@ struct BuildInfoPlugin: BuildToolPlugin {
             set -u
             out='\(output.path)'
             mkdir -p "$out"
-            version=$(tr -d ' \\n' < '\(root)/VERSION' 2>/dev/null || echo unknown)
             commit=$(git -C '\(root)' rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
             if [ "$commit" != unknown ] && [ -n "$(git -C '\(root)' status --porcelain --untracked-files=no 2>/dev/null)" ]; then
                 commit="$commit-modified"
             fi
-            printf '// Written by the BuildInfo plugin before each build.\\npackage enum BuildInfo {\\n    package static let version = "%s"\\n    package static let commit = "%s"\\n}\\n' "$version" "$commit" > "$out/BuildInfo.swift.new"
+            printf '// Written by the BuildInfo plugin before each build.\\nenum BuildInfo {\\n    static let commit = "%s"\\n}\\n' "$commit" > "$out/BuildInfo.swift.new"
             if cmp -s "$out/BuildInfo.swift.new" "$out/BuildInfo.swift"; then rm -f "$out/BuildInfo.swift.new"; else mv "$out/BuildInfo.swift.new" "$out/BuildInfo.swift"; fi
             """
         return [

@@ -39,18 +39,15 @@ extension RootCommand {
     /// The name the binary was started by (`zflux`, or a team's own `poll`), for help and messages.
     static var binaryName: String { StandardOutput.programName }
 
-    /// This zflux's version: the package's `VERSION` file, the one place it is written.
-    static let zfluxVersion = BuildInfo.version
+    /// This zflux's version: the one place it is written (CHANGELOG.md has an entry for it).
+    static let zfluxVersion = "0.2.0"
 
-    /// The commit this zflux was built from (with `-modified` when the tree had changes), or `unknown`
-    /// outside a git checkout.
-    static let zfluxCommit = BuildInfo.commit
-
-    /// What `--version` prints: zflux's version and commit, or for a team's own binary its name and the
-    /// zflux it is built on (`poll, built on zflux 0.2.0 (commit 1640e8b1a2c3)`), so that nobody takes it
-    /// for the stock binary.
-    static func versionLine(binary: String) -> String {
-        let zflux = "\(zfluxVersion) (commit \(zfluxCommit))"
+    /// What `--version` prints: zflux's version, with the commit the binary was built from when its
+    /// executable says so (the stock `zflux` does, ``ZFluxCLI/Host/buildCommit``); or for a team's own
+    /// binary its name and the zflux it is built on (`poll, built on zflux 0.2.0`), so that nobody takes
+    /// it for the stock binary.
+    static func versionLine(binary: String, commit: String? = ZFluxCLI.Host.current.buildCommit) -> String {
+        let zflux = zfluxVersion + (commit.map { " (commit \($0))" } ?? "")
         return binary == "zflux" ? zflux : "\(binary), built on zflux \(zflux)"
     }
 }

@@ -10,7 +10,7 @@ extension Starter {
         }
         return (
             "// A placeholder: replace the URL and version with where your team gets zflux from (README.md).",
-            ".package(url: \"https://zflux.example.invalid/zflux\", from: \"0.1.0\")"
+            ".package(url: \"https://zflux.example.invalid/zflux\", from: \"\(RootCommand.zfluxVersion)\")"
         )
     }
 

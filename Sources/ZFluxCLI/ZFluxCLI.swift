@@ -89,6 +89,9 @@ public enum ZFluxCLI {
         public var demoStory: [DemoStep]
         /// What `simulate` dispatches to the apps; nil: every app's own examples (``ActionMix/examples(of:)``).
         public var simulationMix: ActionMix?
+        /// The commit the stock `zflux` was built from, for `--version`: set by its executable, which a
+        /// build-tool plugin gives it; nil in a team's binary, whose `--version` names the zflux version.
+        package var buildCommit: String? = nil
 
         public init(
             apps: @escaping @Sendable (AppContext) -> [any AnyApp], screens: ScreenRegistry = ScreenRegistry(), codecSamples: [CodecSample] = [],

@@ -90,6 +90,16 @@ struct UnixToolTests {
         #expect(!FileManager.default.fileExists(atPath: String(started.output.1)), "the bench's cluster directory is left behind")
     }
 
+    @Test("--version prints zflux's version and the commit the binary was built from (this checkout's)")
+    func version() throws {
+        let printed = try zflux(["--version"])
+        #expect(printed.status == 0)
+        let line = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let match = try #require(line.wholeMatch(of: /(\d+\.\d+\.\d+) \(commit ([0-9a-f]{12})(-modified)?\)/), "\(line)")
+        let head = try runProgram("/usr/bin/git", ["-C", ReferenceDocsTests.root.path, "rev-parse", "--short=12", "HEAD"])
+        #expect(head.status != 0 || String(match.2) == head.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(line) against \(head.stdout)")
+    }
+
     @Test("help and usage errors are ArgumentParser's; a command's failure is one line that starts with the binary's name")
     func messages() throws {
         for arguments in [["simulate", "--help"], ["help", "simulate"], ["--help"]] {

@@ -10,7 +10,8 @@ import Testing
 struct AllocationTests {
     /// Today's counts (debug and release builds differ), each with room for less than one more.
     static let limits: [String: (dispatcher: Double, unvalidated: Double, batched: Double, store: Double)] = [
-        "debug": (dispatcher: 16, unvalidated: 15, batched: 14, store: 6.5),
+        // Debug rose by 0.7 with the dedup table's per-owner accounting (BENCHMARKS.md, 2026-11-29).
+        "debug": (dispatcher: 17, unvalidated: 16, batched: 15, store: 6.5),
         "release": (dispatcher: 2, unvalidated: 2, batched: 1, store: 2),
     ]
 

@@ -7,11 +7,13 @@ import PackagePlugin
 @main
 struct BuildInfoPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let root = context.package.directoryURL.path
+        // Both go into the script inside single quotes, where only a quote itself must be escaped.
+        func quoted(_ path: String) -> String { path.replacingOccurrences(of: "'", with: "'\\''") }
+        let root = quoted(context.package.directoryURL.path)
         let output = context.pluginWorkDirectoryURL.appending(path: "generated")
         let script = """
             set -u
-            out='\(output.path)'
+            out='\(quoted(output.path))'
             mkdir -p "$out"
             commit=$(git -C '\(root)' rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
             if [ "$commit" != unknown ] && [ -n "$(git -C '\(root)' status --porcelain --untracked-files=no 2>/dev/null)" ]; then

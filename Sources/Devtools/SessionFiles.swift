@@ -22,6 +22,9 @@ extension Rewind {
         func payload(_ action: Message) -> JSONValue { Rewind.readablePayload(action, apps: apps) }
         guard from >= 1, from <= to else { throw RewindError("--from must be at least 1 and at most --to (\(from)…\(to))") }
         guard to <= head else { throw RewindError("seq \(to) is beyond the journal's head (\(head))") }
+        // A session is the stores' states along the actions: with none, there is nothing to record (and
+        // nothing would walk the journal).
+        guard !stores.isEmpty else { throw RewindError("a session records stores' states, and there is no store to record") }
         // As Session.encoded() writes it: compact, keys sorted. The keys of the file's object in that
         // order are actions, anchor, codec, format, from, stores, to, so the actions go first, as read.
         let encoder = JSONEncoder()

@@ -42,7 +42,7 @@ extension Journal {
             precondition(cut <= bytes.count, "a record offset lies inside its segment")
             var result = Truncation(lastSeq: fromSeq - 1, setAside: [], bytesSetAside: 0)
             if cut < bytes.count {
-                let aside = "\(path).set-aside-from-\(fromSeq)"
+                let aside = uniqueAside("\(path).set-aside-from-\(fromSeq)")
                 try writeDurably(Array(bytes[cut...]), to: aside)
                 result.setAside.append(aside)
                 result.bytesSetAside += bytes.count - cut
@@ -53,14 +53,48 @@ extension Journal {
             for later in segments[(holder + 1)...] {
                 let from = directory + "/" + later.name
                 let size = ((try? FileManager.default.attributesOfItem(atPath: from))?[.size] as? Int) ?? 0
-                guard rename(from, from + ".set-aside") == 0 else { throw JournalError.posix("rename", from) }
+                let aside = uniqueAside(from + ".set-aside")
+                guard rename(from, aside) == 0 else { throw JournalError.posix("rename", from) }
                 _ = unlink(SegmentIndex.path(segment: from))
-                result.setAside.append(from + ".set-aside")
+                result.setAside.append(aside)
                 result.bytesSetAside += size
             }
+            try dropQuarantine(from: fromSeq, in: directory, into: &result)
             try syncFile(directory)
             return result
         }
+    }
+
+    /// The quarantine list keeps no entry for a seq that is gone: a later action would be given that seq
+    /// and be skipped in its place. Entries from `fromSeq` on are dropped (the old list is set aside
+    /// whole), and a release that was cut is forgotten, so its action is quarantined again.
+    private static func dropQuarantine(from fromSeq: UInt64, in directory: String, into result: inout Truncation) throws {
+        let path = directory + "/QUARANTINE"
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        guard let entries = try? JSONDecoder().decode([Quarantine].self, from: data) else {
+            throw JournalError("\(path) is not a quarantine list: nothing was cut from it, so fix or remove it before starting")
+        }
+        var kept = entries.filter { $0.seq < fromSeq }
+        for index in kept.indices where (kept[index].releasedAs ?? 0) >= fromSeq { kept[index].releasedAs = nil }
+        guard kept != entries else { return }
+        let aside = uniqueAside("\(path).set-aside-from-\(fromSeq)")
+        try writeDurably([UInt8](data), to: aside)
+        result.setAside.append(aside)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try writeWhole(Array(try encoder.encode(kept)), to: path)
+    }
+
+    /// `path`, or `path.2`, `path.3`… when an earlier cut already set something aside under that name:
+    /// nothing set aside is ever overwritten.
+    static func uniqueAside(_ path: String) -> String {
+        var candidate = path
+        var number = 2
+        while FileManager.default.fileExists(atPath: candidate) {
+            candidate = "\(path).\(number)"
+            number += 1
+        }
+        return candidate
     }
 
     /// Runs `body` holding the journal's writer lock, or explains which dispatcher holds it.

@@ -46,7 +46,9 @@ final class PairLoop: NodeLoop {
         self.logger = logger
         self.control = control
         // Its epochs come from the lease alone: opening the journal begins none.
-        self.journal = try PairLoop.openRepairing(journal, mode: ha.mode, logger: logger)
+        let (opened, repaired) = try PairLoop.openRepairing(journal, mode: ha.mode, logger: logger)
+        self.journal = opened
+        gate.repairPending.store(repaired, ordering: .releasing)
         // Both members of a new pair must serve one cluster id, whichever of them leads first: an empty
         // journal takes the one the lease key names. (A journal with records keeps its own; a standby
         // adopts its leader's when it is welcomed.)
@@ -63,6 +65,9 @@ final class PairLoop: NodeLoop {
             key: ha.key, value: leader.encoded(), leaseMilliseconds: ha.leaseMilliseconds, logger: logger,
             mayCampaign: { [gate] in
                 guard gate.caughtUp.load(ordering: .acquiring) else { return false }
+                // Repaired: the records it set aside may have been acknowledged, and only a leader that
+                // holds them can give them back. (Both members repaired: neither leads; the log says why.)
+                guard !gate.repairPending.load(ordering: .acquiring) else { return false }
                 guard await led.allows(head: gate.head.load(ordering: .acquiring), synced: gate.synced.load(ordering: .acquiring)) else {
                     return false
                 }
@@ -79,32 +84,33 @@ final class PairLoop: NodeLoop {
     /// Opens the member's journal. Under `sync` a corrupt record (one that fails its check with intact
     /// records after it) is repaired from the other member: everything from it on is set aside (never
     /// deleted), and the member follows the leader, which sends those records again. That loses nothing,
-    /// because under `sync` every acknowledged action is durable on both members, and a member whose
-    /// journal ends before what etcd says was committed does not lead (``LedGate``) until it has followed
-    /// and caught up. Under `async` the other member may lack those records, so the open fails, as a
+    /// because under `sync` every acknowledged action is durable on both members, and a repaired member
+    /// does not campaign (``CampaignGate/repairPending``) until it has followed a leader and caught up:
+    /// etcd's record of what was committed (``LedGate``) may lag the last ACKs by seconds, so it alone
+    /// would let a repaired member lead without records the other holds. Under `async` the other member may lack those records, so the open fails, as a
     /// single dispatcher's does, and the operator decides.
     static func openRepairing(
         _ journal: DispatcherNode.JournalConfiguration, mode: DispatcherRules.Replication, logger: Logger
     ) throws
-        -> Journal
+        -> (journal: Journal, repaired: Bool)
     {
         func open() throws -> Journal {
             try Journal(directory: journal.directory, policy: journal.policy, segmentBytes: journal.segmentBytes, opensEpoch: false)
         }
         do {
-            return try open()
+            return (try open(), false)
         } catch let error as JournalError where mode == .sync && error.corruptFromSeq != nil {
             let from = error.corruptFromSeq ?? 0
             let cut = try Journal.truncate(directory: journal.directory, fromSeq: from)
             logger.error(
-                "the journal has a corrupt record; set aside from it, to be fetched again from the other member",
+                "the journal has a corrupt record; set aside from it, to be fetched again from the other member (this dispatcher will not lead until it has followed a leader and caught up)",
                 metadata: [
                     "seq": "\(from)", "set_aside": "\(cut.setAside.joined(separator: ", "))", "bytes": "\(cut.bytesSetAside)",
                     "reason": "\(error.message)",
                 ])
             let repaired = try open()
             precondition(repaired.lastSeq == from - 1, "the journal ends just before the seq it was cut from")
-            return repaired
+            return (repaired, true)
         }
     }
 
@@ -244,6 +250,10 @@ final class PairLoop: NodeLoop {
             // Otherwise etcd's record decides (``LedGate``), and says why in the log.
             let synced = core.leader != nil && core.durableSeq >= max(committedHeard, core.leaderBegan)
             gate.synced.store(synced, ordering: .releasing)
+            if synced && gate.repairPending.load(ordering: .acquiring) {
+                gate.repairPending.store(false, ordering: .releasing)
+                logger.notice("the journal's set-aside part is held again, from the leader: this dispatcher may lead again")
+            }
             // A standby that lacks what a leader has committed must not lead: it would lead without it.
             // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
             gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
@@ -390,6 +400,11 @@ final class CampaignGate: Sendable {
     let head = Atomic<UInt64>(0)
     /// Whether, in this run, it followed a leader and held all that leader said was committed.
     let synced = Atomic<Bool>(false)
+    /// Set when opening its journal set a corrupt part aside (``PairLoop/openRepairing(_:mode:logger:)``):
+    /// it lacks records the other member holds, and etcd's record of what was committed may lag the
+    /// last ACKs by seconds, so it must not lead before it has followed a leader and caught up. Cleared
+    /// once it has.
+    let repairPending = Atomic<Bool>(false)
 }
 
 /// Where the newest leader began (its journal's head when it won) and, under sync, how far it has

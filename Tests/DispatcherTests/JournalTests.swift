@@ -151,6 +151,40 @@ struct JournalTests {
         #expect(try reopened.read(from: firstDamaged - 1, limit: 5).map(\.header.seq) == [firstDamaged - 1])
     }
 
+    @Test(
+        "truncate drops the quarantine entries of the seqs it cuts (a later action given that seq would be skipped) and forgets a release it cut; a second truncate overwrites nothing set aside"
+    )
+    func truncateQuarantineAndAsides() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir)
+            try journal.append((1...100).map { action($0) })
+            try journal.commit()
+            try journal.keepQuarantine([
+                Quarantine(seq: 10, app: "counter", actionType: "addTapped", reason: "trapped", releasedAs: 90),
+                Quarantine(seq: 20, app: "counter", actionType: "addTapped", reason: "trapped"),
+                Quarantine(seq: 70, app: "counter", actionType: "addTapped", reason: "trapped"),
+            ])
+        }
+        let first = try Journal.truncate(directory: dir, fromSeq: 60)
+        do {
+            let journal = try Journal(directory: dir)
+            #expect(journal.lastSeq == 59)
+            let kept = try journal.quarantine()
+            #expect(kept.map(\.seq) == [10, 20], "seq 70 is gone with its record")
+            #expect(kept.first?.releasedAs == nil, "the release at seq 90 was cut: seq 10 is quarantined again")
+            #expect(first.setAside.contains { $0.hasSuffix("QUARANTINE.set-aside-from-60") })
+            // New actions take the seqs again, and are cut again from the same seq.
+            try journal.append((60...80).map { action($0, client: 8) })
+            try journal.commit()
+        }
+        let second = try Journal.truncate(directory: dir, fromSeq: 60)
+        #expect(second.setAside.count == 1 && second.lastSeq == 59)
+        #expect(Set(first.setAside).isDisjoint(with: second.setAside), "a name of its own each time: \(first.setAside) \(second.setAside)")
+        for file in first.setAside { #expect(FileManager.default.fileExists(atPath: file), "\(file) is still there") }
+    }
+
     @Test("the search for intact records after damage finds the next one exactly, and nothing in zeros, random bytes or before the damage")
     func nextIntactRecord() throws {
         var bytes: [UInt8] = []

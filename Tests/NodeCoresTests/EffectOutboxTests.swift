@@ -55,20 +55,25 @@ struct EffectOutboxTests {
         let unknownApp = "unknown app 'zflux.schedule' (the dispatcher takes actions for: counter, todo)"
         #expect(outbox.answered(reply(.nack, 1, reason: unknownApp)) == .held(reason: unknownApp))
         #expect(outbox.count == 1 && outbox.held == 1 && outbox.refused == 0)
-        #expect(outbox.due(now: F.at(1999)).isEmpty && outbox.due(now: F.at(2000)).map(\.header.clientSeq) == [1])
-        #expect(outbox.answered(reply(.nack, 1, reason: unknownApp)) == .held(reason: unknownApp) && outbox.held == 1, "counted once")
-        #expect(outbox.due(now: F.at(5999)).isEmpty && outbox.due(now: F.at(6000)).map(\.header.clientSeq) == [1], "the wait doubles")
-        _ = outbox.send(app: "counter", type: "incrementTapped", payload: [2], now: F.at(6000))
+        // Refused, so never sequenced: it goes again under the next client seq, which keeps client seqs
+        // growing past whatever the dispatcher's dedup table let go meanwhile.
+        #expect(outbox.due(now: F.at(1999)).isEmpty && outbox.due(now: F.at(2000)).map(\.header.clientSeq) == [2])
+        #expect(outbox.answered(reply(.nack, 2, reason: unknownApp)) == .held(reason: unknownApp) && outbox.held == 1, "counted once")
+        #expect(outbox.due(now: F.at(5999)).isEmpty && outbox.due(now: F.at(6000)).map(\.header.clientSeq) == [3], "the wait doubles")
+        #expect(outbox.answered(reply(.nack, 1, reason: unknownApp)) == .notOurs, "a late answer to the seq it left changes nothing")
+        #expect(outbox.count == 1 && outbox.held == 1 && outbox.refused == 0)
+        let next = outbox.send(app: "counter", type: "incrementTapped", payload: [2], now: F.at(6000))
+        #expect(next?.header.clientSeq == 4)
         // The dispatcher is upgraded: the same action is taken, and nothing stays held.
-        #expect(outbox.answered(reply(.ack, 1)) == .accepted && outbox.held == 0 && outbox.count == 1)
+        #expect(outbox.answered(reply(.ack, 3)) == .accepted && outbox.held == 0 && outbox.count == 1)
         for reason in [
             "counter has no action 'reset' (it has: incrementTapped)", "the intake accepts DISPATCH, not SCHEDULE",
             "bad message: protocol version 4 is not supported (this node speaks 1 to 3)",
         ] {
             #expect(EffectOutbox.newerDispatcherWouldTake(reason), "\(reason)")
         }
-        #expect(outbox.answered(reply(.nack, 2, reason: "the amount must be positive")) == .refused(reason: "the amount must be positive"))
-        #expect(outbox.count == 0 && outbox.held == 0 && outbox.refused == 1, "a final refusal is counted, not silent")
+        #expect(outbox.answered(reply(.nack, 4, reason: "the amount must be positive")) == .refused(reason: "the amount must be positive"))
+        #expect(outbox.count == 0 && outbox.held == 0, "a final refusal is forgotten")
     }
 
     @Test("past the limit unanswered, a new action is refused and nothing is sent")

@@ -349,17 +349,20 @@ struct StoreCoreTests {
         #expect(held.effectsHeld == 1 && held.effectsUnanswered == 1 && held.effectsRefused == 0)
         #expect(held.problem?.contains("upgrade the dispatcher") == true, "\(held.problem ?? "no problem shown")")
         #expect(held.numericFields.contains { $0.name == "effects_held" && $0.value == 1 }, "a metric")
-        var tries = 0
+        var sent: [UInt64] = []
         for ms in stride(from: UInt64(100), through: 10_000, by: 100) {
             core.tick(now: F.at(ms))
             for message in core.takeCommands().compactMap(\.dispatched) {
-                #expect(message.header.clientSeq == 1 && message.topic == Array("zflux.schedule".utf8))
-                tries += 1
-                core.receivedIntakeReply(Message(header: Header(kind: .nack, clientID: 7, clientSeq: 1), payload: Array(refusal.utf8)))
+                #expect(message.topic == Array("zflux.schedule".utf8) && message.payload == [1, 2, 3])
+                sent.append(message.header.clientSeq)
+                core.receivedIntakeReply(
+                    Message(header: Header(kind: .nack, clientID: 7, clientSeq: message.header.clientSeq), payload: Array(refusal.utf8)))
             }
         }
-        #expect(tries >= 2, "sent again while refused")
-        core.receivedIntakeReply(Message(header: Header(kind: .ack, seq: 5, clientID: 7, clientSeq: 1)))
+        #expect(
+            sent.count >= 2 && sent == sent.sorted() && Set(sent).count == sent.count,
+            "sent again while refused, each time under a new client seq: \(sent)")
+        core.receivedIntakeReply(Message(header: Header(kind: .ack, seq: 5, clientID: 7, clientSeq: (sent.last ?? 0) + 1)))
         let taken = core.status(now: F.at(10_001), subscribers: 0, pid: 0)
         #expect(taken.effectsHeld == 0 && taken.effectsUnanswered == 0 && taken.problem == nil)
     }

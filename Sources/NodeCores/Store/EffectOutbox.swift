@@ -11,7 +11,7 @@ import FluxCore
 struct EffectOutbox {
     /// What the intake said to an effect's action.
     enum Answer: Equatable {
-        /// Not an answer to this store's effects.
+        /// Not an answer to an action this store's effects are waiting on.
         case notOurs
         /// Refused for now: kept, and sent again after a longer wait.
         case retryLater
@@ -77,13 +77,27 @@ struct EffectOutbox {
     mutating func answered(_ reply: Message) -> Answer {
         guard reply.header.clientID == clientID else { return .notOurs }
         let clientSeq = reply.header.clientSeq
+        // A second answer to an action already answered (its retry crossed the first answer), or one to
+        // a client seq a held action has moved on from: nothing waits for it.
+        guard unanswered[clientSeq] != nil else { return .notOurs }
         let reason = reply.kind == .nack ? String(decoding: reply.payload, as: UTF8.self) : ""
         let newerWouldTake = reply.kind == .nack && EffectOutbox.newerDispatcherWouldTake(reason)
         if reply.kind == .nack, reply.header.flags.contains(.retryLater) || newerWouldTake, var entry = unanswered[clientSeq] {
             entry.retryAfterMs = min(entry.retryAfterMs * 2, EffectOutbox.maxRetryMilliseconds)
             if newerWouldTake != entry.held { held += newerWouldTake ? 1 : -1 }
             entry.held = newerWouldTake
-            unanswered[clientSeq] = entry
+            if newerWouldTake {
+                // Sent again under the next client seq: this one was refused, so it was never sequenced,
+                // and client seqs keep growing. A retry under the old one could find it below what the
+                // dispatcher's dedup table let go after thousands of later actions ("dedup window
+                // passed"), and be refused for good.
+                unanswered[clientSeq] = nil
+                lastClientSeq += 1
+                entry.message.header.clientSeq = lastClientSeq
+                unanswered[lastClientSeq] = entry
+            } else {
+                unanswered[clientSeq] = entry
+            }
             assert(held >= 0 && held <= unanswered.count, "held actions are unanswered ones")
             return newerWouldTake ? .held(reason: reason) : .retryLater
         }

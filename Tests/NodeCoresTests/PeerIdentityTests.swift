@@ -127,6 +127,16 @@ struct PeerIdentityTests {
         #expect(table.lookup(client: 150_000, clientSeq: 1) == .forgotten)
     }
 
+    @Test("rebuilt from the journal at start, the table remembers every client the journal names up to its own bound, not one owner's 1,024")
+    func dedupRebuildKeepsClients() {
+        var table = DedupTable(window: 4096)
+        // As DispatcherCore.remember records the journal's newest records: owner 0.
+        for id in UInt64(1)...5_000 { table.record(client: id, clientSeq: 7, seq: id) }
+        #expect(table.clientCount == 5_000)
+        #expect(table.lookup(client: 1, clientSeq: 7) == .sequenced(1), "a retry after a restart finds its seq")
+        #expect(table.tombstoneCount == 0)
+    }
+
     @Test("the dedup table's entries stay bounded: owners flooding client seqs lose their own, an owner within its window keeps all of its")
     func dedupEntriesBounded() {
         var table = DedupTable(window: 4096)

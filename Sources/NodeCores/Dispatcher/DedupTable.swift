@@ -147,7 +147,10 @@ struct DedupTable {
     private mutating func adopt(_ client: UInt64, by owner: UInt64) {
         owners[owner, default: OwnerList()].ids.append(client)
         owners[owner, default: OwnerList()].live += 1
-        let perOwner = perOwner
+        // Owner 0 is the journal's, when the table is rebuilt at start: every client of the cluster, so
+        // only the table's own bound applies to it (the share of one owner would forget all but the
+        // newest 1,024 clients at each restart).
+        let perOwner = owner == 0 ? maxClients : perOwner
         forgetOldest(of: owner) { $0.live > perOwner }
     }
 

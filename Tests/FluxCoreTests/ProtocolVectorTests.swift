@@ -38,6 +38,10 @@ struct ProtocolVectorTests {
         #expect(kinds == Set(MessageKind.allCases), "kinds without a vector: \(Set(MessageKind.allCases).subtracting(kinds))")
         #expect(!vectors.headers.isEmpty && !vectors.badHeaders.isEmpty && !vectors.payloads.isEmpty && !vectors.parts.isEmpty)
         for vector in vectors.messages { #expect(!vector.headerHex.isEmpty, "\(vector.name) has no bytes: record the file") }
+        // Scheduled actions: a request of each type on the reserved topic, and an action a schedule fired.
+        let scheduling = vectors.messages.filter { $0.topic == Schedules.topic }.map(\.header.actionType)
+        #expect(Set(scheduling) == [Schedules.scheduleType, Schedules.cancelType], "schedule requests with a vector: \(scheduling)")
+        #expect(vectors.messages.contains { $0.header.kind == "ACTION" && $0.header.flags.contains("scheduled") }, "a vector of a fired ACTION")
         for vector in vectors.payloads { #expect(!vector.binary.isEmpty, "\(vector.name) has no bytes: record the file") }
     }
 
@@ -50,6 +54,31 @@ struct ProtocolVectorTests {
             #expect(header.encoded() == bytes, "\(vector.name)")
             #expect(VectorHeader(header) == vector.header, "\(vector.name): version, kind value and flags value")
         }
+    }
+
+    @Test("the flag bits the vectors name are PROTOCOL.md's, bit for bit; the \"every flag bit\" vector sets them all and calls the rest reserved")
+    func flagBits() throws {
+        let protocolPage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md")
+        let page = try String(contentsOf: protocolPage, encoding: .utf8)
+        let row = try #require(
+            page.components(separatedBy: "\n").first { $0.hasPrefix("| 4 | 2 | flags |") }, "PROTOCOL.md's header table has a flags row")
+        let named = try NSRegularExpression(pattern: "bit ([0-9]+) `([A-Za-z]+)`").matches(in: row, range: NSRange(row.startIndex..., in: row))
+            .compactMap { match -> (String, Int)? in
+                guard let bit = Range(match.range(at: 1), in: row), let name = Range(match.range(at: 2), in: row), let number = Int(row[bit]) else {
+                    return nil
+                }
+                return (String(row[name]), number)
+            }
+        let code = VectorHeader.flagNames.map { ($0.0, $0.1.rawValue.trailingZeroBitCount) }
+        #expect(named.map(\.0) == code.map(\.0) && named.map(\.1) == code.map(\.1), "PROTOCOL.md names \(named); the vectors know \(code)")
+        for (name, flag) in VectorHeader.flagNames { #expect(flag.rawValue.nonzeroBitCount == 1, "\(name) is one bit") }
+        let firstReserved = code.count
+        #expect(row.contains("Bits \(firstReserved) to 15 are reserved"), "PROTOCOL.md calls bits \(firstReserved) to 15 reserved")
+        let every = try #require(try Self.load().headers.first { $0.name == "every flag bit" })
+        #expect(every.header.flags == VectorHeader.flagNames.map(\.0), "the vector sets every flag the protocol names")
+        #expect(every.header.flagsValue == (1 << firstReserved) - 1)
+        #expect(every.note == "bits \(firstReserved) to 15 are reserved: written 0, ignored when read", "\(every.note ?? "")")
     }
 
     @Test("version 1 headers are still read, with history 0")
@@ -272,6 +301,7 @@ struct VectorHeader: Codable, Equatable {
     static let flagNames: [(String, Header.Flags)] = [
         ("fullState", .fullState), ("catchingUp", .catchingUp), ("historyTruncated", .historyTruncated), ("part", .part),
         ("retryLater", .retryLater), ("batchReplies", .batchReplies), ("notLeader", .notLeader), ("quarantined", .quarantined),
+        ("scheduled", .scheduled),
     ]
 
     init(_ header: Header, version: Int? = nil) {
@@ -432,7 +462,7 @@ struct TypedCodec: Sendable {
         "[Int: String]": of([Int: String].self), "Counter.State": of(Counter.State.self), "Counter.Action": of(Counter.Action.self),
         "Todo.Action": of(Todo.Action.self), "Ledger.Account": of(Ledger.Account.self), "Ledger.Action": of(Ledger.Action.self),
         "Ledger.State": of(Ledger.State.self), "Ledger.State.Changes": of(Ledger.State.Changes.self), "Quarantine": of(Quarantine.self),
-        "[Quarantine]": of([Quarantine].self),
+        "[Quarantine]": of([Quarantine].self), "ScheduleRequest": of(ScheduleRequest.self), "ScheduleCancel": of(ScheduleCancel.self),
     ]
 
     static func named(_ name: String) throws -> TypedCodec {

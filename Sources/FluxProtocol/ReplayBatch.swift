@@ -104,7 +104,7 @@ public enum ReplayBatch {
         let count = try cursor.readLength()
         // Each entry takes at least 12 bytes of lengths: a larger count cannot be honest.
         guard count <= (bytes.count - cursor.offset) / 12 else {
-            throw ProtocolError(.malformedPayload, "replay batch claims \(count) actions in \(bytes.count) bytes")
+            throw ProtocolError(.malformedPayload, "a batch of \(kind) messages claims \(count) entries in \(bytes.count) bytes")
         }
         var entries: [Entry] = []
         entries.reserveCapacity(count)
@@ -113,12 +113,12 @@ public enum ReplayBatch {
             let headerRange = try cursor.readPart()
             let header = try Header(decoding: bytes, in: headerRange)
             guard header.kind == kind else {
-                throw ProtocolError(.unexpectedKind, "batch holds a \(header.kind) message, expected \(kind)")
+                throw ProtocolError(.unexpectedKind, "a batch of \(kind) messages holds one of kind \(header.kind)")
             }
             entries.append(Entry(topic: topic, header: header, payload: try cursor.readPart()))
         }
         guard cursor.offset == bytes.count else {
-            throw ProtocolError(.malformedPayload, "replay batch has \(bytes.count - cursor.offset) bytes after its last action")
+            throw ProtocolError(.malformedPayload, "a batch of \(kind) messages has \(bytes.count - cursor.offset) bytes after its last entry")
         }
         return entries
     }

@@ -76,4 +76,23 @@ struct NackVectorTests {
         #expect(Self.answer(F.makeDispatcher(), received) == [vector])
     }
 
+    @Test("a DISPATCH-BATCH refused whole: one NACK for client id 0 and client seq 0, whose words name a DISPATCH batch, not a replay")
+    func wholeBatch() throws {
+        let core = F.makeDispatcher()
+        let holdsAnAck = Message(
+            header: Header(kind: .dispatchBatch, flags: .batchReplies, seq: 1), payload: ReplayBatch.encode([Message(header: Header(kind: .ack))]))
+        var claims: [UInt8] = []
+        claims.appendLittleEndian(UInt32(100))
+        claims += [UInt8](repeating: 0, count: 20)
+        let claimsTooMany = Message(header: Header(kind: .dispatchBatch, flags: .batchReplies, seq: 100), payload: claims)
+        let replies = Self.answer(core, .success(holdsAnAck)) + Self.answer(core, .success(claimsTooMany))
+        #expect(replies.map(\.kind) == [.nack, .nack])
+        #expect(replies.allSatisfy { $0.header.clientID == 0 && $0.header.clientSeq == 0 }, "the whole batch's NACK names no client")
+        #expect(
+            replies.map { String(decoding: $0.payload, as: UTF8.self) } == [
+                "bad message: a batch of DISPATCH messages holds one of kind ACK",
+                "bad message: a batch of DISPATCH messages claims 100 entries in 24 bytes",
+            ])
+        #expect(core.head == 0, "nothing in a batch refused whole is sequenced")
+    }
 }

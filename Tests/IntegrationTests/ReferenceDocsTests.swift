@@ -285,6 +285,26 @@ struct ReferenceDocsTests {
         #expect(SocketDefaults.maxPayloadBytes == 16_711_680 && Int(SocketDefaults.maxMessageSize) - SocketDefaults.maxPayloadBytes == 64 << 10)
     }
 
+    @Test("the ports config.md gives the pair `cluster up --ha` makes over tcp are the ones it binds")
+    func localPairPorts() throws {
+        let row = try #require(try Self.configRows().first { $0.section == "cluster" && $0.key == "base_port" })
+        let line = try Self.read("docs/reference/config.md").components(separatedBy: "\n").first { $0.hasPrefix("| `base_port` |") } ?? ""
+        let stated = try #require(
+            Self.matches(
+                "the second takes the same 3 plus ([0-9]+), and their replication ports are the dispatcher's intake port plus ([0-9]+) and plus ([0-9]+)",
+                in: line
+            ).first.map { $0.compactMap(Int.init) }, "config.md's base_port row no longer states the ports of `cluster up --ha`")
+        #expect(Self.firstCode(row.defaultValue) == "5570" && stated.count == 3)
+        let single = try Self.topology(ClusterConfig(cluster: .init(transport: "tcp"), stores: [Self.store]))
+        let pair = try #require(try single.withLocalPair(etcd: ["http://127.0.0.1:2379"], clusterName: "local").ha)
+        func port(_ endpoint: String) -> Int { Int(endpoint.split(separator: ":").last ?? "") ?? -1 }
+        let base = port(single.dispatcher.intake)
+        let (first, second) = (pair.dispatchers[0], pair.dispatchers[1])
+        #expect([first.endpoints.intake, first.endpoints.actions, first.endpoints.replay].map(port) == [base, base + 1, base + 2])
+        #expect([second.endpoints.intake, second.endpoints.actions, second.endpoints.replay].map(port) == [0, 1, 2].map { base + stated[0] + $0 })
+        #expect([first.replication, second.replication].map(port) == [base + stated[1], base + stated[2]])
+    }
+
     // MARK: The protocol version and the canaries
 
     @Test("the protocol version the README and PROTOCOL.md name is the code's")
@@ -295,6 +315,38 @@ struct ReferenceDocsTests {
         for found in readme { #expect(found[0] == current, "the README says wire protocol v\(found[0]); the code speaks \(current)") }
         let title = Self.matches("^# zflux wire protocol, version ([0-9]+)$", in: try Self.read("docs/PROTOCOL.md"), options: .anchorsMatchLines)
         #expect(title.map { $0[0] } == [current], "docs/PROTOCOL.md's title names version \(title.map { $0[0] }); the code speaks \(current)")
+    }
+
+    @Test("the README's counts of what ties zflux to Linux (/proc reads, Glibc, fsync) are the code's")
+    func linuxTies() throws {
+        var procReads = 0, procFiles = 0, glibcFiles = 0, journalFiles = 0, glibcCalls = 0, fdatasyncs = 0, fsyncs = 0
+        func count(_ pattern: String, _ lines: [String]) -> Int { lines.reduce(0) { $0 + Self.matches(pattern, in: $1).count } }
+        for (path, text) in try Self.sources() {
+            // Code only: a comment that names a call is not one.
+            let code = text.components(separatedBy: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            let reads = code.filter { $0.contains("\"/proc/") }.count
+            (procReads, procFiles) = (procReads + reads, procFiles + (reads > 0 ? 1 : 0))
+            if code.contains(where: { !Self.matches("^\\s*import Glibc\\b", in: $0).isEmpty }) {
+                glibcFiles += 1
+                if path.hasPrefix("Sources/Dispatcher/") { journalFiles += 1 }
+            }
+            glibcCalls += count("\\bGlibc\\.[A-Za-z_]", code)
+            fdatasyncs += count("\\bfdatasync\\(", code)
+            fsyncs += count("\\bfsync\\(", code)
+        }
+        let readme = try Self.read("README.md").replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        let stated: [(String, [Int])] = [
+            ("\\*\\*`/proc`\\*\\*: ([0-9]+) reads in ([0-9]+) files", [procReads, procFiles]),
+            (
+                "\\*\\*Glibc\\*\\*: ([0-9]+) files import it, ([0-9]+) of them the dispatcher's journal, and ([0-9]+) calls name it",
+                [glibcFiles, journalFiles, glibcCalls]
+            ),
+            ("The journal's ([0-9]+) `fdatasync` calls and the ([0-9]+) `fsync` calls", [fdatasyncs, fsyncs]),
+        ]
+        for (pattern, code) in stated {
+            let found = try #require(Self.matches(pattern, in: readme).first, "the README no longer states /\(pattern)/")
+            #expect(found.compactMap(Int.init) == code, "the README says \(found) for /\(pattern)/; the code has \(code)")
+        }
     }
 
     // MARK: PROTOCOL.md's figures
@@ -426,7 +478,9 @@ struct ReferenceDocsTests {
         }
         for group in [CanaryGroup.single, .pair] {
             for found in matches("\\b([0-9]+|[a-z]+) \(group.rawValue)[^(.]*\\(([^)]*)\\)", in: flat) {
-                if let count = number(found[0]) { counts.append(("\"\(found[0]) \(group.rawValue)\"", group, count)) }
+                // Only after a count ("three of a pair (…)"): "a member of a pair (…)" lists no canaries.
+                guard let count = number(found[0]) else { continue }
+                counts.append(("\"\(found[0]) \(group.rawValue)\"", group, count))
                 counts.append(("the list of those \(group.rawValue)", group, found[1].components(separatedBy: ", ").count))
             }
         }
@@ -476,6 +530,8 @@ struct ReferenceDocsTests {
         )
         #expect(counts.map(\.count) == [5, 4, 2, 2, 2, 3])
         #expect(counts.map(\.group) == [.all, .all, .single, .single, .pair, .pair])
+        // A word that is no number before "of a pair" is no count, and its parentheses no list.
+        #expect(Self.statedCanaryCounts("a member of a pair under `sync` repairs it (PairFailoverTests \"a member…\")").isEmpty)
     }
 
     // MARK: environment.md, exit-codes.md, metrics.md
@@ -517,6 +573,91 @@ struct ReferenceDocsTests {
         #expect(usage.status == 64, "ArgumentParser's usage status, which the page names, is \(usage.status)")
     }
 
+    /// A command of the binary, found in Sources/ZFluxCLI: its path below `zflux` ("quarantine list"),
+    /// its parent's path (nil under the root), and whether its own code matches what was asked.
+    struct CommandUse {
+        var path: String
+        var parent: String?
+        var parentDoes: Bool
+    }
+
+    /// The commands whose code matches `pattern`, directly or through a top-level function of
+    /// Sources/ZFluxCLI that does. A file is cut where a command's struct or a top-level declaration
+    /// starts; each piece belongs to that command or function.
+    static func commands(matching pattern: String) throws -> [CommandUse] {
+        var pieces: [(owner: String?, isCommand: Bool, text: String)] = []
+        for (path, text) in try sources() where path.hasPrefix("Sources/ZFluxCLI/") {
+            var owner: String?, isCommand = false, lines: [String] = []
+            for line in text.components(separatedBy: "\n") {
+                let command = matches("^\\s*struct ([A-Za-z]+): (?:Async)?ParsableCommand", in: line).first?.first
+                let function = matches("^(?:private |fileprivate )?func ([A-Za-z]+)", in: line).first?.first
+                if command != nil || function != nil || matches("^(?:extension|struct|enum|class|final class) ", in: line).count > 0 {
+                    pieces.append((owner, isCommand, lines.joined(separator: "\n")))
+                    (owner, isCommand, lines) = (command ?? function, command != nil, [])
+                }
+                lines.append(line)
+            }
+            pieces.append((owner, isCommand, lines.joined(separator: "\n")))
+        }
+        var doing = Set(pieces.filter { !matches(pattern, in: $0.text).isEmpty }.compactMap(\.owner))
+        let functions = Set(pieces.filter { !$0.isCommand }.compactMap(\.owner))
+        while true {
+            let callers = pieces.filter { piece in
+                guard let owner = piece.owner, !doing.contains(owner) else { return false }
+                return doing.intersection(functions).contains { !matches("\\b\($0)\\(", in: piece.text).isEmpty }
+            }
+            if callers.isEmpty { break }
+            doing.formUnion(callers.compactMap(\.owner))
+        }
+        var names: [String: String] = [:], parents: [String: String] = [:]
+        for piece in pieces where piece.isCommand {
+            guard let type = piece.owner else { continue }
+            names[type] = matches("commandName: \"([a-z-]+)\"", in: piece.text).first?.first ?? type.lowercased()
+            for list in matches("subcommands: \\[([^\\]]*)\\]", in: piece.text) {
+                for child in matches("([A-Za-z]+)\\.self", in: list[0]) { parents[child[0]] = type }
+            }
+        }
+        func path(_ type: String) -> String? {
+            guard type != "RootCommand", let name = names[type] else { return nil }
+            return [parents[type].flatMap(path), name].compactMap { $0 }.joined(separator: " ")
+        }
+        return pieces.filter { $0.isCommand }.compactMap { piece in
+            guard let type = piece.owner, doing.contains(type), let own = path(type) else { return nil }
+            let parent = parents[type].flatMap(path)
+            return CommandUse(path: own, parent: parent, parentDoes: parents[type].map { doing.contains($0) } ?? false)
+        }
+    }
+
+    /// Whether a list of commands in a doc (its code spans, as `dispatch` or `bench --attach`) names
+    /// `command`: by its path, or by its parent's when the parent does not itself do what the list is about.
+    static func names(_ spans: [String], _ command: CommandUse) -> Bool {
+        func named(_ path: String) -> Bool { spans.contains { $0 == path || $0.hasPrefix(path + " ") } }
+        return named(command.path) || (command.parent.map { !command.parentDoes && named($0) } ?? false)
+    }
+
+    @Test("environment.md's ZFLUX_KEY row names every command that connects with it")
+    func keyReaders() throws {
+        let readers = try Self.commands(matching: "\\.cluster\\(\\)|\"ZFLUX_KEY\"")
+        #expect(readers.contains { $0.path == "dispatch" } && readers.contains { $0.path == "devtools token" }, "\(readers.map(\.path))")
+        let row = try #require(try Self.read("docs/reference/environment.md").components(separatedBy: "\n").first { $0.hasPrefix("| `ZFLUX_KEY` |") })
+        let readBy = Self.codeSpans(row.components(separatedBy: "|")[2])
+        for reader in readers { #expect(Self.names(readBy, reader), "environment.md's ZFLUX_KEY row does not name `\(reader.path)`, which reads it") }
+    }
+
+    @Test("exit-codes.md's rows for statuses 2 and 3 name every command that exits with them")
+    func exitCodeCommands() throws {
+        let page = try Self.read("docs/reference/exit-codes.md").components(separatedBy: "\n")
+        for status in [2, 3] {
+            let users = try Self.commands(matching: "ExitCode\\(\(status)\\)")
+            #expect(!users.isEmpty, "some command exits with \(status)")
+            let row = try #require(page.first { $0.hasPrefix("| `\(status)` |") })
+            let spans = Self.codeSpans(row.components(separatedBy: "|").dropFirst(3).joined(separator: "|"))
+            for user in users {
+                #expect(Self.names(spans, user), "exit-codes.md's status \(status) does not name `\(user.path)`, which exits with it")
+            }
+        }
+    }
+
     @Test("metrics.md names every metric the metrics port can serve, with the type the code gives it")
     func metrics() throws {
         let status = try Self.read("Sources/FluxProtocol/NodeStatus.swift")
@@ -541,7 +682,17 @@ struct ReferenceDocsTests {
         }
         for name in fixed { #expect(documented.contains(name), "metrics.md does not list \(name)") }
         #expect(documented.isSubset(of: possible), "metrics.md lists \(documented.subtracting(possible).sorted()), which the code never serves")
-        for total in MetricsServer.totals { #expect(page.contains("`\(total)`"), "metrics.md does not name the running total \(total)") }
+        // "Nine fields are running totals (`accepted`, …): they are counters": the count and the list are the code's.
+        let flat = page.replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        let stated = try #require(
+            Self.matches("\\b([A-Za-z]+|[0-9]+) fields are running totals \\(([^)]*)\\)", in: flat).first, "metrics.md counts the totals")
+        let listed = Self.codeSpans(stated[1])
+        #expect(Set(listed) == MetricsServer.totals, "metrics.md lists the running totals \(listed); the code's are \(MetricsServer.totals.sorted())")
+        #expect(
+            Self.number(stated[0]) == MetricsServer.totals.count,
+            "metrics.md says \(stated[0]) running totals; the code has \(MetricsServer.totals.count)")
+        #expect(
+            MetricsServer.totals.isSubset(of: fields), "every running total is a status field: \(MetricsServer.totals.subtracting(fields).sorted())")
     }
 
     // MARK: troubleshooting.md and the index
@@ -581,6 +732,38 @@ struct ReferenceDocsTests {
                 Issue.record("troubleshooting.md quotes \"\(message)\", and no source prints \"\(fragment)\"")
             }
         }
+    }
+
+    // MARK: ARCHITECTURE.md
+
+    @Test("every name ARCHITECTURE.md's \"Where to look for…\" table points at is declared in Sources/ (a file, a type, a member)")
+    func whereToLook() throws {
+        let page = try Self.read("docs/ARCHITECTURE.md")
+        let table = try #require(page.components(separatedBy: "## Where to look for").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let sources = try Self.sources()
+        let code = sources.map(\.text).joined(separator: "\n")
+        let files = Set(sources.map { URL(fileURLWithPath: $0.path).lastPathComponent })
+        func declared(_ name: String) -> Bool {
+            !Self.matches("\\b(?:func|var|let|case|struct|class|enum|protocol|actor|typealias) \(name)\\b", in: code).isEmpty
+        }
+        var checked = 0
+        for line in table.components(separatedBy: "\n") where line.hasPrefix("| ") && !line.hasPrefix("| rule") {
+            let cells = line.components(separatedBy: " | ")
+            guard let places = cells.last else { continue }
+            for span in Self.codeSpans(places) {
+                checked += 1
+                if span.hasSuffix(".swift") {
+                    #expect(files.contains(span), "ARCHITECTURE.md points at \(span), which is no file in Sources/")
+                    continue
+                }
+                // `Type.member(label:)`, `.caseName`, `name`: each part is declared somewhere.
+                let name = span.components(separatedBy: "(").first ?? span
+                for part in name.split(separator: ".").map(String.init) where !part.isEmpty {
+                    #expect(declared(part), "ARCHITECTURE.md points at `\(span)`, and nothing in Sources/ declares \(part)")
+                }
+            }
+        }
+        #expect(checked >= 40, "the table's names are found: \(checked)")
     }
 
     @Test("the reference index links every page of docs/reference/")

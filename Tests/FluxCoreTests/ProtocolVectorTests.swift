@@ -81,6 +81,33 @@ struct ProtocolVectorTests {
         #expect(every.note == "bits \(firstReserved) to 15 are reserved: written 0, ignored when read", "\(every.note ?? "")")
     }
 
+    @Test("the numbers PROTOCOL.md shows in JSON are what the JSON codec writes, and what a binary payload reads as without its type")
+    func jsonNumbers() throws {
+        let page = try String(
+            contentsOf: Self.file.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("PROTOCOL.md"), encoding: .utf8
+        ).replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        let doubles: [(Double, String)] = [
+            (1.0, "1"), (-0.0, "-0"), (0.1, "0.1"), (1.5, "1.5"), (2.5e-05, "2.5e-05"), (18_446_744_073_709_551_616, "1.8446744073709552e+19"),
+        ]
+        for (value, text) in doubles {
+            #expect(page.contains("`\(text)`"), "PROTOCOL.md shows \(text)")
+            #expect(try JSONPayloadCodec().encode(value) == Array(text.utf8), "\(value) in the JSON codec")
+            #expect(
+                try GenericJSON.json(fromWire: try BinaryPayloadCodec(generated: false).encode(value)) == Array(text.utf8),
+                "\(value) read without its type")
+        }
+        let big = [1e20, 123_456_789_012_345_680_000.0]
+        for value in big {
+            let text = String(decoding: try JSONPayloadCodec().encode(value), as: UTF8.self)
+            let generic = String(decoding: try GenericJSON.json(fromWire: try BinaryPayloadCodec(generated: false).encode(value)), as: UTF8.self)
+            #expect(text == generic && text.contains("e+"), "\(value): the JSON codec writes \(text), a reader without its type \(generic)")
+        }
+        #expect(
+            try JSONPayloadCodec().encode(Int64.min) == Array("-9223372036854775808".utf8)
+                && (try JSONPayloadCodec().encode(UInt64.max)) == Array("18446744073709551615".utf8))
+        #expect(throws: (any Error).self, "NaN has no JSON form") { try JSONPayloadCodec().encode(Double.nan) }
+    }
+
     @Test("version 1 headers are still read, with history 0")
     func oldHeaders() throws {
         for vector in try Self.load().oldHeaders {

@@ -398,6 +398,23 @@ struct ReferenceDocsTests {
         }
     }
 
+    @Test("the apps docs/PROTOCOL.md says send changes-only STATE are those whose state records its changes")
+    func changesOnlyApps() throws {
+        let page = try Self.read("docs/PROTOCOL.md").replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        let stated = try #require(
+            Self.matches("Of the apps the stock `zflux` binary hosts, (.*?) (?:alone has|have) a state that records its changes", in: page).first?
+                .first,
+            "PROTOCOL.md says which apps send changes")
+        var recording: [String] = []
+        for (path, text) in try Self.sources() where path.hasPrefix("Sources/Examples/") {
+            if !Self.matches("struct State: [^{]*\\bIncrementalState\\b", in: text).isEmpty {
+                recording.append(URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent.lowercased())
+            }
+        }
+        #expect(
+            Self.codeSpans(stated).sorted() == recording.sorted(), "PROTOCOL.md names \(stated); the apps whose state records changes: \(recording)")
+    }
+
     @Test("the deduplication limits docs/PROTOCOL.md states are the dispatcher's")
     func protocolDeduplication() throws {
         let rules = DispatcherNode.Configuration(topology: try Self.topology(ClusterConfig(stores: [Self.store])), apps: []).rules

@@ -26,8 +26,9 @@ extension ClusterConfig {
         if let tokenFile = devtools.tokenFile, tokenFile.isEmpty {
             throw error("token_file is empty: name a file whose first line is the token", key: "token_file", table: "devtools")
         }
-        if let cap = devtools.maxConnections, !(1...10_000).contains(cap) {
-            throw error("max_connections must be between 1 and 10000", key: "max_connections", table: "devtools")
+        if let cap = devtools.maxConnections, !DevtoolsSection.connectionRange.contains(cap) {
+            let range = DevtoolsSection.connectionRange
+            throw error("max_connections must be between \(range.lowerBound) and \(range.upperBound)", key: "max_connections", table: "devtools")
         }
         var settings = Topology.Devtools(
             listen: devtools.listen, tokenFile: devtools.tokenFile.map { ClusterConfig.resolve($0, against: baseDirectory ?? ".") },

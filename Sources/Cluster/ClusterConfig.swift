@@ -318,16 +318,20 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public var listen: String?
         /// A file whose first line is the token a dispatch must carry, relative to the config file.
         public var tokenFile: String?
-        /// The most connections open at once (default 16).
+        /// The most connections open at once (default 16), within ``connectionRange``.
         public var maxConnections: Int?
         /// The devtools' own CURVE key pair (made by `keygen`), relative to the config file: with it,
         /// under `[security]`, every authorized key's token dispatches too (`zflux devtools token`).
-        package var key: String?
+        public var key: String?
 
-        public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil) {
+        /// The connection caps `max_connections` and `zflux devtools --max-connections` take.
+        public static let connectionRange = 1...10_000
+
+        public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil, key: String? = nil) {
             self.listen = listen
             self.tokenFile = tokenFile
             self.maxConnections = maxConnections
+            self.key = key
         }
 
         enum CodingKeys: String, CodingKey {

@@ -67,7 +67,10 @@ struct DevtoolsCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let listen, ClusterConfig.splitListen(listen) == nil { throw ValidationError("--listen takes HOST:PORT, like 127.0.0.1:8745") }
-        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        let range = ClusterConfig.DevtoolsSection.connectionRange
+        if let maxConnections, !range.contains(maxConnections) {
+            throw ValidationError("--max-connections must be between \(range.lowerBound) and \(range.upperBound)")
+        }
     }
 
     func run() async throws {

@@ -305,6 +305,33 @@ struct ReferenceDocsTests {
         #expect([first.replication, second.replication].map(port) == [base + stated[1], base + stated[2]])
     }
 
+    @Test("config.md says where each relative path is taken from: every key of type path is named in that sentence")
+    func relativePaths() throws {
+        let page = try Self.read("docs/reference/config.md").replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        let sentence = try #require(Self.matches("(A relative path in [^.]*\\.)", in: page).first?.first, "config.md says where relative paths go")
+        for row in try Self.configRows() where row.type.hasPrefix("string (path)") {
+            let table = row.section == "store" ? "[[store]]" : row.section.hasPrefix("[") ? "[\(row.section)]" : "[\(row.section)]"
+            // The key itself ("`[[dispatcher]]` `key`", "`[devtools] key`"), or its whole table ("`[security]`" alone).
+            let whole = NSRegularExpression.escapedPattern(for: "`\(table)`") + "(?! `)"
+            let named =
+                sentence.contains("`\(table)` `\(row.key)`") || sentence.contains("`\(table) \(row.key)`")
+                || !Self.matches(whole, in: sentence).isEmpty
+            #expect(named, "config.md's sentence on relative paths does not say where \(table) \(row.key) is taken from: \(sentence)")
+        }
+    }
+
+    @Test("`zflux devtools --max-connections` takes the range config.md gives max_connections, and refuses a value past it")
+    func devtoolsConnectionOption() throws {
+        let row = try #require(try Self.configRows().first { $0.section == "devtools" && $0.key == "max_connections" })
+        let range = ClusterConfig.DevtoolsSection.connectionRange
+        #expect(row.allowed.hasPrefix("\(range.lowerBound)–\(range.upperBound)"), "config.md: \(row.allowed)")
+        for value in [range.lowerBound - 1, range.upperBound + 1] {
+            let refused = try zflux(["devtools", "--max-connections", String(value), "--run-dir", "/nonexistent-zflux-run"])
+            #expect(refused.status == 64, "--max-connections \(value): exit \(refused.status), \(refused.stderr)")
+            #expect(refused.stderr.contains("--max-connections must be between \(range.lowerBound) and \(range.upperBound)"), "\(refused.stderr)")
+        }
+    }
+
     // MARK: The protocol version and the canaries
 
     @Test("the protocol version the README and PROTOCOL.md name is the code's")

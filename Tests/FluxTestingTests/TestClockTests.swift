@@ -97,6 +97,28 @@ struct TestClockTests {
         #expect(log.all.isEmpty, "\(log.all)")
     }
 
+    @Test("a TestStore's time is its clock's: advancing the clock moves it, and setting it advances the clock, never backwards")
+    func timeFollowsClock() async {
+        let log = FailureLog()
+        let clock = TestClock()
+        let store = auctionStore(log, clock: clock)
+        #expect(store.time == start && clock.now == start)
+        clock.advance(by: .seconds(90))
+        #expect(store.time == start + 90)
+        await store.send(.open(seconds: 60)) { $0.isOpen = true }
+        store.time = start + 150
+        #expect(clock.now == start + 150, "setting the store's time advanced the clock, firing the schedule due at start + 150")
+        await store.receive(.closed) {
+            $0.isOpen = false
+            $0.closedDue = self.start + 150
+            $0.closedAt = self.start + 150
+        }
+        store.time = start
+        #expect(store.time == start + 150 && clock.now == start + 150, "an earlier time does nothing")
+        await store.finish()
+        #expect(log.all.isEmpty, "\(log.all)")
+    }
+
     @Test("a schedule at a date fires then")
     func firesAtDate() async {
         let log = FailureLog()

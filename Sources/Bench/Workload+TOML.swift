@@ -4,6 +4,23 @@ import Foundation
 import TOML
 
 extension Workload {
+    /// The keys a workload file may hold, by table ("" for the top level), in the order errors list them
+    /// (docs/reference/workload.md lists the same).
+    package static let knownKeys: [String: [String]] = [
+        "": ["load", "prepare", "action"],
+        "load": ["clients", "rate_per_client", "ramp_seconds"],
+        "prepare": ["app", "action", "payload"],
+        "action": ["app", "type", "weight", "payload"],
+    ]
+    /// `[load] clients`: client connections.
+    package static let clientRange = 1...64
+    /// `[load] rate_per_client`: actions per second, above 0 and at most this.
+    package static let maxRatePerClient: Double = 5_000_000
+    /// `[load] ramp_seconds`.
+    package static let rampRange: ClosedRange<Double> = 0...3600
+    /// `[[action]] weight`.
+    package static let weightRange = 1...1_000_000
+
     /// Reads a workload file:
     ///
     /// ```toml
@@ -38,34 +55,40 @@ extension Workload {
         func fail(_ table: String?, _ index: Int?, _ key: String?, _ message: String) -> WorkloadError {
             WorkloadError(source: source, line: line(table, index, key), message)
         }
-        for key in table.keys where !["load", "prepare", "action"].contains(key) {
+        for key in table.keys where !(knownKeys[""] ?? []).contains(key) {
             throw fail(nil, nil, key, "unknown key '\(key)' (a workload has [load], [[prepare]] and [[action]])")
         }
         var workload = Workload(name: (source as NSString).lastPathComponent, mix: [])
         if let load = table["load"] {
             guard let load = load.table else { throw fail(nil, nil, "load", "'load' must be a table: [load]") }
-            for key in load.keys where !["clients", "rate_per_client", "ramp_seconds"].contains(key) {
-                throw fail("load", nil, key, "unknown key '\(key)' in [load] (it has clients, rate_per_client, ramp_seconds)")
+            let loadKeys = knownKeys["load"] ?? []
+            for key in load.keys where !loadKeys.contains(key) {
+                throw fail("load", nil, key, "unknown key '\(key)' in [load] (it has \(loadKeys.joined(separator: ", ")))")
             }
             if let value = load["clients"] {
-                guard let clients = value.int, (1...64).contains(clients) else { throw fail("load", nil, "clients", "clients must be 1…64") }
+                guard let clients = value.int, clientRange.contains(clients) else {
+                    throw fail("load", nil, "clients", "clients must be \(clientRange.lowerBound)…\(clientRange.upperBound)")
+                }
                 workload.clients = clients
             }
             if let value = load["rate_per_client"] {
-                guard let rate = value.double ?? value.int.map(Double.init), rate > 0, rate <= 5_000_000 else {
-                    throw fail("load", nil, "rate_per_client", "rate_per_client must be a number of actions per second, above 0")
+                guard let rate = value.double ?? value.int.map(Double.init), rate > 0, rate <= maxRatePerClient else {
+                    throw fail(
+                        "load", nil, "rate_per_client",
+                        "rate_per_client must be a number of actions per second, above 0 and at most \(Int(maxRatePerClient))")
                 }
                 workload.ratePerClient = rate
             }
             if let value = load["ramp_seconds"] {
-                guard let ramp = value.double ?? value.int.map(Double.init), ramp >= 0, ramp <= 3600 else {
-                    throw fail("load", nil, "ramp_seconds", "ramp_seconds must be 0…3600")
+                guard let ramp = value.double ?? value.int.map(Double.init), rampRange.contains(ramp) else {
+                    throw fail("load", nil, "ramp_seconds", "ramp_seconds must be \(Int(rampRange.lowerBound))…\(Int(rampRange.upperBound))")
                 }
                 workload.rampSeconds = ramp
             }
         }
         /// A `[[name]]` array of tables, each checked for its keys.
-        func entries(_ name: String, keys: Set<String>) throws(WorkloadError) -> [TOMLTable] {
+        func entries(_ name: String) throws(WorkloadError) -> [TOMLTable] {
+            let keys = knownKeys[name] ?? []
             guard let value = table[name] else { return [] }
             guard let array = value.array else { throw fail(nil, nil, name, "'\(name)' must be an array of tables: [[\(name)]]") }
             var out: [TOMLTable] = []
@@ -90,7 +113,7 @@ extension Workload {
             if let inline = value.table { return try PayloadTemplate(json: TOMLValue.table(inline).json, source: source, line: at) }
             throw WorkloadError(source: source, line: at, "payload must be a JSON object in a string ('{\"a\": 1}') or an inline table ({ a = 1 })")
         }
-        for (index, entry) in try entries("prepare", keys: ["app", "action", "payload"]).enumerated() {
+        for (index, entry) in try entries("prepare").enumerated() {
             let app = try string(entry, "app", "prepare", index)
             let action = try string(entry, "action", "prepare", index)
             try checkName(action, what: "action", source: source, line: line("prepare", index, "action"))
@@ -98,14 +121,14 @@ extension Workload {
             var rng = SplitMix64(seed: UInt64(index))
             workload.prepare.append(Step(app: app, action: action, arguments: template.render(seq: 0, using: &rng)))
         }
-        for (index, entry) in try entries("action", keys: ["app", "type", "weight", "payload"]).enumerated() {
+        for (index, entry) in try entries("action").enumerated() {
             let app = try string(entry, "app", "action", index)
             let type = try string(entry, "type", "action", index)
             try checkName(type, what: "type", source: source, line: line("action", index, "type"))
             var weight = 1
             if let value = entry["weight"] {
-                guard let number = value.int, number >= 1, number <= 1_000_000 else {
-                    throw fail("action", index, "weight", "weight must be a whole number from 1 to 1000000")
+                guard let number = value.int, weightRange.contains(number) else {
+                    throw fail("action", index, "weight", "weight must be a whole number from \(weightRange.lowerBound) to \(weightRange.upperBound)")
                 }
                 weight = number
             }

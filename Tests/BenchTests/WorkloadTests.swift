@@ -34,6 +34,67 @@ struct WorkloadTests {
     /// This checkout's root.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
+    /// docs/reference/workload.md's table rows, by section ("load", "prepare", "action"): key and "allowed" cell.
+    static func referenceRows() throws -> [(section: String, key: String, allowed: String)] {
+        var rows: [(section: String, key: String, allowed: String)] = []
+        var section: String?
+        for line in try String(contentsOfFile: root + "/docs/reference/workload.md", encoding: .utf8).components(separatedBy: "\n") {
+            if line.hasPrefix("## ") {
+                let heading = line.dropFirst(3)
+                section = heading.hasPrefix("[") ? heading.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) : nil
+                continue
+            }
+            guard let section, line.hasPrefix("| `") else { continue }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 6 else { continue }
+            rows.append((section, cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")), cells[4]))
+        }
+        return rows
+    }
+
+    /// A workload with one action and `key = value` in `section`.
+    static func accepts(_ section: String, _ key: String, _ value: String) -> Bool {
+        let text: String
+        switch section {
+        case "load": text = "[load]\n\(key) = \(value)\n[[action]]\napp = \"counter\"\ntype = \"incrementTapped\"\n"
+        default: text = "[[action]]\napp = \"counter\"\ntype = \"incrementTapped\"\n\(key) = \(value)\n"
+        }
+        return (try? Workload.parse(toml: text, source: "probe.toml")) != nil
+    }
+
+    @Test("docs/reference/workload.md lists every key the workload parser accepts, and no other; each range it states is the parser's")
+    func referencePage() throws {
+        let rows = try Self.referenceRows()
+        var documented: [String: Set<String>] = [:]
+        for row in rows { documented[row.section, default: []].insert(row.key) }
+        for (table, keys) in Workload.knownKeys where !table.isEmpty {
+            #expect(
+                documented[table] == Set(keys),
+                "workload.md's [\(table)] lists \(documented[table]?.sorted() ?? []); the parser takes \(keys.sorted())")
+        }
+        #expect(Set(documented.keys) == Set(Workload.knownKeys[""] ?? []), "workload.md's tables: \(documented.keys.sorted())")
+        // "A–B" ranges: each bound accepted, one past it refused.
+        var ranged: [String] = []
+        for row in rows {
+            let bounds = row.allowed.split(separator: " ").first.map { $0.split(separator: "–").compactMap { Int($0) } } ?? []
+            guard bounds.count == 2 else { continue }
+            ranged.append("\(row.section).\(row.key)")
+            #expect(
+                Self.accepts(row.section, row.key, String(bounds[0])) && Self.accepts(row.section, row.key, String(bounds[1])),
+                "\(row.key) at \(bounds)")
+            #expect(
+                !Self.accepts(row.section, row.key, String(bounds[0] - 1)) && !Self.accepts(row.section, row.key, String(bounds[1] + 1)),
+                "\(row.key) past \(bounds)")
+        }
+        #expect(ranged.sorted() == ["action.weight", "load.clients", "load.ramp_seconds"], "ranges found: \(ranged)")
+        #expect(Workload.clientRange == 1...64 && Workload.weightRange == 1...1_000_000 && Workload.rampRange == 0...3600)
+        // rate_per_client: above 0, at most 5,000,000.
+        let rate = try #require(rows.first { $0.key == "rate_per_client" }).allowed
+        #expect(rate == "above 0, at most 5,000,000" && Workload.maxRatePerClient == 5_000_000, "\(rate)")
+        #expect(Self.accepts("load", "rate_per_client", "0.5") && Self.accepts("load", "rate_per_client", "5000000"))
+        #expect(!Self.accepts("load", "rate_per_client", "0") && !Self.accepts("load", "rate_per_client", "5000001"))
+    }
+
     @Test("deploy/bench/examples-mix.toml, the mix BENCHMARKS.md runs: it parses, and the example apps accept every payload it makes")
     func examplesMix() throws {
         let path = "deploy/bench/examples-mix.toml"

@@ -15,6 +15,38 @@ extension DeployTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]])
     }
 
+    /// What the manifests' probes carry in place of the metrics token, and the file's notes replace.
+    static let metricsTokenPlaceholder = "METRICS-TOKEN"
+
+    /// A zflux node's container in a manifest (`pod`: its pod spec) guards its metrics port, which listens
+    /// on the pod's address, with a token: `ZFLUX_METRICS_TOKEN_FILE` names a file of a mounted Secret, and
+    /// every HTTP probe sends `Authorization: Bearer` with the placeholder the file's notes replace.
+    func checkMetricsToken(_ container: [String: Any], pod: [String: Any], in file: String, workload: String) throws {
+        let env = container["env"] as? [[String: Any]] ?? []
+        let path = try #require(
+            env.first { $0["name"] as? String == "ZFLUX_METRICS_TOKEN_FILE" }?["value"] as? String,
+            "\(workload) sets ZFLUX_METRICS_TOKEN_FILE: its metrics port listens beyond loopback (SECURITY.md)")
+        let directory = (path as NSString).deletingLastPathComponent
+        let mount = try #require(
+            (container["volumeMounts"] as? [[String: Any]] ?? []).first { $0["mountPath"] as? String == directory },
+            "\(workload) mounts \(directory)")
+        let volume = (pod["volumes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == mount["name"] as? String }
+        #expect((volume?["secret"] as? [String: Any])?["secretName"] as? String == "zflux-metrics-token", "\(workload): the token is a Secret's")
+        var probes = 0
+        for probe in ["readinessProbe", "livenessProbe"] {
+            guard let get = (container[probe] as? [String: Any])?["httpGet"] as? [String: Any] else { continue }
+            probes += 1
+            let headers = get["httpHeaders"] as? [[String: Any]] ?? []
+            #expect(
+                headers.contains { $0["name"] as? String == "Authorization" && $0["value"] as? String == "Bearer \(Self.metricsTokenPlaceholder)" },
+                "\(workload)'s \(probe) sends the token: \(headers)")
+        }
+        #expect(probes >= 1, "\(workload) has an HTTP probe")
+        // The file's notes make the Secret and put the token in place of the placeholder, with the same name.
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text.contains("sed \"s|\(Self.metricsTokenPlaceholder)|$(cat metrics.token)|\""), "\(file) says how the probes get the token")
+    }
+
     /// `cluster check` of `config` beside a keys/ directory: its topology as JSON.
     func checkedTopology(_ config: String, in dir: String) throws -> [String: Any] {
         try config.write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
@@ -117,6 +149,9 @@ extension DeployTests {
             }
             try #require(service != nil, "a Service selects \(name(workload))")
             if members.contains(node) { #expect(spec(service ?? [:])["publishNotReadyAddresses"] as? Bool == true) }
+            try checkMetricsToken(
+                container(workload), pod: ((spec(workload)["template"] as? [String: Any])?["spec"] as? [String: Any]) ?? [:],
+                in: packageRoot + "/deploy/k8s/zflux-ha.yaml", workload: name(workload))
         }
         #expect(nodes.sorted() == (members + stores).sorted())
     }

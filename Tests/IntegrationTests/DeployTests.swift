@@ -114,6 +114,8 @@ struct DeployTests {
                 let get = try #require((container[probe] as? [String: Any])?["httpGet"] as? [String: Any], "\(name(workload)) has a \(probe)")
                 #expect(get["path"] as? String == path && get["port"] as? String == "metrics")
             }
+            try checkMetricsToken(
+                container, pod: (template["spec"] as? [String: Any]) ?? [:], in: packageRoot + "/deploy/k8s/zflux.yaml", workload: name(workload))
             // A Service selects these pods and exposes the metrics port.
             let services = docs.filter { $0["kind"] as? String == "Service" }
             #expect(

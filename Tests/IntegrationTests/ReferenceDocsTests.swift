@@ -810,6 +810,39 @@ struct ReferenceDocsTests {
         #expect(checked >= 40, "the table's names are found: \(checked)")
     }
 
+    // MARK: TESTING.md
+
+    @Test("TESTING.md names every test target and every suite of real processes, and runs the pair's tests with the Makefile's filter")
+    func testingPage() throws {
+        let page = try Self.read("docs/TESTING.md")
+        let targets = Self.matches("testTarget\\(\\s*name: \"([A-Za-z]+)\"", in: try Self.read("Package.swift")).map { $0[0] }
+        #expect(targets.count >= 15, "the scan finds the test targets: \(targets)")
+        for target in targets { #expect(page.contains(target), "TESTING.md does not name the test target \(target)") }
+        let directory = Self.root.appendingPathComponent("Tests/IntegrationTests")
+        var suites: Set<String> = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            for found in Self.matches("@Suite[^\\n]*\\n(?:[^\\n]*\\n)?struct ([A-Za-z]+)", in: text) { suites.insert(found[0]) }
+        }
+        #expect(suites.contains("ScheduleProcessTests") && suites.contains("ReferenceDocsTests"), "the scan finds the suites: \(suites.sorted())")
+        for suite in suites.sorted() { #expect(page.contains("`\(suite)`"), "TESTING.md does not name the suite \(suite)") }
+        // The pair's tests: the filter the page shows is the Makefile's, and each name in it is a suite or a test.
+        let makefile = try #require(Self.matches("^HA_TESTS := (.+)$", in: try Self.read("Makefile"), options: .anchorsMatchLines).first?.first)
+        let shown = Self.matches("--filter '([A-Za-z|]+Tests[A-Za-z|]*)'", in: page).map { $0[0] }.filter { $0.contains("Leadership") }
+        #expect(
+            shown.count >= 2 && shown.allSatisfy { $0 == makefile },
+            "TESTING.md filters the pair's tests with \(shown); the Makefile with \(makefile)")
+        let tests = try FileManager.default.subpathsOfDirectory(atPath: Self.root.appendingPathComponent("Tests").path).filter {
+            $0.hasSuffix(".swift")
+        }
+        .map { try String(contentsOf: Self.root.appendingPathComponent("Tests/\($0)"), encoding: .utf8) }.joined()
+        for name in makefile.split(separator: "|") {
+            #expect(
+                targets.contains(String(name)) || tests.contains("struct \(name)") || tests.contains("func \(name)("),
+                "the Makefile's HA_TESTS names \(name), which is no test target, suite or test")
+        }
+    }
+
     @Test("the reference index links every page of docs/reference/")
     func index() throws {
         let directory = Self.root.appendingPathComponent("docs/reference")

@@ -212,3 +212,9 @@ public struct TallyScreen: TypedScreen {
     let topology = try config.topology(runDirectory: ".zflux", transportOverride: nil, basePortOverride: nil, apps: [Tally.app()])
     #expect(topology.stores.map(\.name) == ["tally", "tally-replica"])
 }
+
+@Test func tallyDevtoolsSectionRoundTrips() throws {
+    let devtools = ClusterConfig.DevtoolsSection(listen: "127.0.0.1:8745", maxConnections: 8, key: "keys/devtools.key")
+    let text = try ClusterConfig(stores: [.init(name: "tally")], devtools: devtools).tomlText()
+    #expect(try ClusterConfig.parse(text, source: "generated").devtools == devtools)
+}

@@ -44,7 +44,8 @@ public struct Header: Equatable, Sendable {
         /// NACK: this dispatcher does not lead (it stepped down, or is a standby): send to the leader.
         public static let notLeader = Flags(rawValue: 1 << 6)
         /// ACTION in a replay: quarantined (it crashed a store's reducer): its payload is gone, and every
-        /// store skips it, its version advancing with its state unchanged.
+        /// store skips it, its version advancing with its state unchanged. REJECTED: the store skipped
+        /// the action as quarantined (its reducer did not refuse it).
         public static let quarantined = Flags(rawValue: 1 << 7)
         /// ACTION: fired by a schedule (``Schedules``): `ref` holds the time it was due (nanoseconds
         /// since the Unix epoch) and `clientSeq` the seq of the request that made the schedule. Only the

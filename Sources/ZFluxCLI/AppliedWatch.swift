@@ -13,7 +13,9 @@ final class AppliedWatch {
     enum Outcome: Equatable {
         /// Every store has applied the seq.
         case applied
-        case refused(store: String, reason: String)
+        /// A store refused it: its reducer (the app's `reject`), or, `quarantined`, it skipped the action
+        /// because it crashed a store's reducer.
+        case refused(store: String, reason: String, quarantined: Bool)
         /// These stores said nothing about the seq before the deadline.
         case timedOut(waitingFor: [String])
     }
@@ -27,7 +29,7 @@ final class AppliedWatch {
 
     private var followers: [Follower]
     /// Refusals seen so far, by seq.
-    private var refusals: [UInt64: (store: String, reason: String)] = [:]
+    private var refusals: [UInt64: (store: String, reason: String, quarantined: Bool)] = [:]
 
     init(stores: [Topology.StoreEndpoints], security: Security.Settings?, context: Context = .shared) throws {
         followers = try stores.map { store in
@@ -51,12 +53,12 @@ final class AppliedWatch {
 
     /// Waits until every store has applied `seq` or one refused it.
     func wait(for seq: UInt64, deadline: UInt64) throws -> Outcome {
-        var refusal: (store: String, reason: String)?
+        var refusal: (store: String, reason: String, quarantined: Bool)?
         let done = try receive(until: deadline) { [self] followers in
             refusal = refusals[seq]
             return refusal != nil || followers.allSatisfy { $0.through >= seq }
         }
-        if let refusal { return .refused(store: refusal.store, reason: refusal.reason) }
+        if let refusal { return .refused(store: refusal.store, reason: refusal.reason, quarantined: refusal.quarantined) }
         guard done else { return .timedOut(waitingFor: followers.filter { $0.through < seq }.map(\.store)) }
         return .applied
     }
@@ -90,7 +92,9 @@ final class AppliedWatch {
             // Unchanged since `seq`, current through `ref`.
             followers[index].through = max(followers[index].through, header.ref)
         case .rejected:
-            refusals[header.seq] = (followers[index].store, String(decoding: message.payload, as: UTF8.self))
+            refusals[header.seq] = (
+                followers[index].store, String(decoding: message.payload, as: UTF8.self), header.flags.contains(.quarantined)
+            )
             followers[index].through = max(followers[index].through, header.seq)
         default:
             break

@@ -13,7 +13,7 @@ struct DispatchCommand: ParsableCommand {
               zflux dispatch counter incrementTapped
             A refusal (NACK) prints its reason and exits 1; no answer within the timeout exits 2. `zflux apps` lists the actions of every app this binary hosts (for a cluster of your own apps, ask its own binary).
 
-            The dispatcher acknowledges an action once it is sequenced and durable; the app's stores apply it after. With --wait the command also waits for them: it prints the seq once every store of the app has applied it (their state is then current through that seq, the version `zflux state` reports), or prints the store's reason and exits 1 when a store's reducer refused the action. Stores that say nothing within the timeout exit 2.
+            The dispatcher acknowledges an action once it is sequenced and durable; the app's stores apply it after. With --wait the command also waits for them: it prints the seq once every store of the app has applied it (their state is then current through that seq, the version `zflux state` reports), or prints the store's reason and exits 1 when a store's reducer refused the action (the app's `reject`), or says so and exits 4 when the action was quarantined because it crashed a store's reducer (every store skips it). Stores that say nothing within the timeout exit 2.
             """)
 
     @Argument(help: "The app the action belongs to.") var app: String
@@ -26,7 +26,7 @@ struct DispatchCommand: ParsableCommand {
     var timeout: Double?
     @Option(help: "Dispatch the action this many times, one after the other (each acknowledged before the next); prints the last seq.")
     var `repeat` = 1
-    @Flag(help: "Wait until the app's stores have applied the action (or print their refusal and exit 1).")
+    @Flag(help: "Wait until the app's stores have applied the action (or print their refusal and exit 1; exit 4 if it was quarantined).")
     var wait = false
     @OptionGroup var runDir: RunDirOptions
 
@@ -81,15 +81,40 @@ struct DispatchCommand: ParsableCommand {
         }
         switch try watch.wait(for: last, deadline: max(deadline, MonotonicClock.nowMilliseconds() + 1000)) {
         case .applied:
+            // Every store is current through the seq, which a quarantined action also leaves them (skipped,
+            // their state unchanged): only the dispatcher tells the two apart for sure, as a store's word
+            // of its skip is published while it recovers, before this command is subscribed again.
+            guard
+                let reply = try requestReply(
+                    endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
+                    expecting: .status, timeoutMilliseconds: 5000)
+            else {
+                printError("the stores are current through seq \(last), but the dispatcher did not say within 5 s whether it was quarantined")
+                throw ExitCode(2)
+            }
+            if let entry = try NodeStatus.decode(reply.payload).quarantined?.first(where: { $0.seq == last }) {
+                throw quarantined(last, entry.reason)
+            }
             // The stores' state is now current through this seq: `zflux state` reports it as its version.
             emitLine(String(last))
-        case .refused(let store, let reason):
+        case .refused(let store, let reason, let quarantine):
+            if quarantine { throw quarantined(last, reason) }
             printError("store \(store) refused seq \(last): \(reason)")
             throw ExitCode(1)
         case .timedOut(let stores):
             printError("seq \(last) was acknowledged, but store \(stores.joined(separator: ", ")) did not apply it within \(timeout) s")
             throw ExitCode(2)
         }
+    }
+
+    /// A quarantined action was acknowledged, but no store applies it: exit 4, apart from a refusal
+    /// (1), since what it asks is not another input but a fixed reducer and a release.
+    private func quarantined(_ seq: UInt64, _ reason: String) -> ExitCode {
+        let program = RootCommand.binaryName
+        printError(
+            "seq \(seq) (\(app).\(action)) was not applied: it was quarantined (\(reason)), and every store skips it. `\(program) quarantine list` shows it; once the reducer is fixed, `\(program) quarantine release \(seq)` sequences it again"
+        )
+        return ExitCode(4)
     }
 }
 

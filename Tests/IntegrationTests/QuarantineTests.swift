@@ -115,6 +115,26 @@ struct QuarantineTests {
     }
 
     @Test(
+        "dispatch --wait of an action that crashes its store's reducer exits 4, saying it was quarantined and how to release it, never 0 as if applied; the next action's --wait exits 0"
+    )
+    func waitTellsQuarantinedFromApplied() async throws {
+        let dir = NSTemporaryDirectory() + "zflux-wait-poison-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"drill\"\n".write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let poison = try cluster.zflux(["dispatch", "--wait", "--timeout", "120", "drill", "crash", #"{"note":"poison"}"#], timeout: .seconds(180))
+        #expect(poison.status == 4, "stdout: \(poison.stdout) stderr: \(poison.stderr)")
+        #expect(poison.stdout.isEmpty, "no seq printed as if applied: \(poison.stdout)")
+        #expect(poison.stderr.contains("seq 1 (drill.crash) was not applied: it was quarantined"), "\(poison.stderr)")
+        #expect(poison.stderr.contains("quarantine release 1"), "\(poison.stderr)")
+        let tick = try cluster.zflux(["dispatch", "--wait", "--timeout", "60", "drill", "tick"], timeout: .seconds(90))
+        #expect(tick.status == 0 && tick.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(tick.stdout) \(tick.stderr)")
+    }
+
+    @Test(
         "one poison action costs that action, whatever the replicas: with 1, 2, 3 and 5 replicas of its app and the default restart intensity (5 in 30 s), cluster up goes on, the action is quarantined and every replica skips it",
         arguments: [1, 2, 3, 5])
     func onePoisonWhateverTheReplicas(replicas: Int) async throws {

@@ -392,13 +392,15 @@ public final class StoreCore {
     /// when nothing applied since has changed it (a view holding that version is then current through
     /// `seq`, at once); ``StoreCore/rejectedAfterUnpublishedChanges`` when an earlier action of this
     /// burst changed the state and its update is still to come (the update, at `seq` or later, says so).
-    private func publishRejection(of header: Header, reason: String, now: NodeTime) {
+    /// `flags`: ``Header/Flags/quarantined`` when the action is skipped as quarantined, not refused.
+    private func publishRejection(of header: Header, reason: String, flags: Header.Flags = [], now: NodeTime) {
         commands.append(
             .publish(
                 Message(
                     topic: rules.name,
                     header: Header(
-                        kind: .rejected, seq: version, ref: mayHaveChanged ? StoreCore.rejectedAfterUnpublishedChanges : lastPublishedVersion,
+                        kind: .rejected, flags: flags, seq: version,
+                        ref: mayHaveChanged ? StoreCore.rejectedAfterUnpublishedChanges : lastPublishedVersion,
                         clientID: header.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds,
                         actionType: header.actionType), payload: Array(reason.utf8))))
     }
@@ -575,7 +577,9 @@ public final class StoreCore {
         logger.warning(
             "a quarantined action is skipped; state unchanged",
             metadata: ["store": "\(rules.name)", "seq": "\(version)", "action": "\(header.actionType)"])
-        publishRejection(of: header, reason: "quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)", now: now)
+        publishRejection(
+            of: header, reason: "quarantined: it crashed a store's reducer, and every store skips it (zflux quarantine list)", flags: .quarantined,
+            now: now)
     }
 
     /// The quarantined actions this store skipped since it started, for its status (the first ones).

@@ -62,11 +62,19 @@ final class StoreLoop: NodeLoop {
         let marker = (configuration.crashMarkerPath ?? configuration.snapshotPath.map { $0 + ".applying" }).flatMap { CrashMarker(path: $0) }
         self.marker = marker
         if let crash = marker?.countCrash() {
+            // Read before this run logs its own start: the run that crashed logged the same line as it started.
+            let started = "the last run died applying an action"
+            let trap = configuration.logPath.flatMap { CrashLog.lastTrap(log: $0, after: started) }
             logger.warning(
-                "the last run died applying an action",
-                metadata: ["store": "\(configuration.name)", "seq": "\(crash.seq)", "times": "\(crash.count)"])
+                "\(started)",
+                metadata: ["store": "\(configuration.name)", "seq": "\(crash.seq)", "times": "\(crash.count)", "trap": "\(trap ?? "-")"])
             if crash.count >= UInt64(Defaults.crashesBeforeQuarantine) {
-                quarantineAsked = (crash.seq, "store \(configuration.name) died \(crash.count) times in a row applying it")
+                let said =
+                    trap.map { "; its log says: \($0)" }
+                    ?? configuration.logPath.map {
+                        "; its log (\($0)) has no message of the crash: a trap without one, such as an arithmetic overflow in a release build (docs/OPERATIONS.md, \"A poison action\")"
+                    } ?? ""
+                quarantineAsked = (crash.seq, "store \(configuration.name) died \(crash.count) times in a row applying it\(said)")
             }
         }
         self.quarantineAsked = quarantineAsked

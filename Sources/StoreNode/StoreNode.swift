@@ -60,6 +60,9 @@ public final class StoreNode: FluxNode {
         /// (``CrashMarker``): a store that dies twice on one asks for it to be quarantined. Nil: beside
         /// the snapshot, or nowhere without one.
         public var crashMarkerPath: String? = nil
+        /// Where the supervisor appends this store's output: a store asking for an action to be
+        /// quarantined quotes the runtime's message of its last crash from it (``CrashLog``). Nil: none.
+        public var logPath: String? = nil
         /// The cluster's effect token, sent with every action of this store's effects (``StoreRules/effectToken``).
         public var effectToken: UInt64? {
             get { settings.effectToken }

@@ -185,14 +185,30 @@ struct JournalCommand: AsyncParsableCommand {
 
     struct Dump: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print records as JSON lines: seq, time, app, type, client, client_seq, payload (and scheduled, for a schedule's action).")
+            abstract:
+                "Print records as JSON lines: seq, time, app, type, client, client_seq, payload (and scheduled, for a schedule's action; quarantined {reason, released_as}, for a quarantined action; release_of, for the release of one)."
+        )
         @OptionGroup var location: Location
         @Option(help: "First seq to print.") var from: UInt64 = 1
         @Option(help: "Last seq to print.") var to: UInt64?
 
         func run() throws {
             let journal = try location.open()
-            try journal.forEach(from: from, through: to ?? .max) { emitLine(jsonLine($0, .current)) }
+            // A quarantined action, and its release (sequenced again as a new action), say so.
+            let quarantine = try journal.quarantine()
+            let quarantined = Dictionary(quarantine.map { ($0.seq, $0) }) { first, _ in first }
+            let releases = Dictionary(quarantine.compactMap { entry in entry.releasedAs.map { ($0, entry.seq) } }) { first, _ in first }
+            try journal.forEach(from: from, through: to ?? .max) { message in
+                var line = jsonLine(message, .current)
+                let seq = message.header.seq
+                var marks: [String] = []
+                if let entry = quarantined[seq] {
+                    marks.append("\"quarantined\":{\"reason\":\(quotedJSON(entry.reason))\(entry.releasedAs.map { ",\"released_as\":\($0)" } ?? "")}")
+                }
+                if let original = releases[seq] { marks.append("\"release_of\":\(original)") }
+                if !marks.isEmpty, line.hasSuffix("}") { line = line.dropLast() + "," + marks.joined(separator: ",") + "}" }
+                emitLine(line)
+            }
         }
     }
 

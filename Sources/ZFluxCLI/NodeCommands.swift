@@ -132,6 +132,7 @@ struct StoreCommand: AsyncParsableCommand {
         let runDirectory = RunDirectory(node.runDir.path)
         try RunDirectory.makePrivateDirectory(runDirectory.stateDirectory)
         configuration.crashMarkerPath = runDirectory.crashMarker(of: name)
+        configuration.logPath = runDirectory.log(of: "store-" + name)
         configuration.effectToken = try node.runDir.effectToken(topology, security: security)
         let store = try StoreNode(configuration: configuration, logger: node.logger("zflux.store"))
         let metrics = try endpoints.metricsPort.map { port in

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatcher
 import FluxCore
 import Foundation
 import NodeSupport
@@ -19,14 +20,24 @@ struct QuarantineCommand: ParsableCommand {
         subcommands: [List.self, Release.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The quarantined actions, as the dispatcher keeps them.")
-        @Flag(help: "One JSON document: [{seq, app, action_type, reason, released_as}].") var json = false
+        static let configuration = CommandConfiguration(
+            abstract: "The quarantined actions, as the dispatcher keeps them, each with its payload as JSON (read from the journal on this host).")
+        @Flag(help: "One JSON document: [{seq, app, action_type, reason, released_as, payload}].") var json = false
         @OptionGroup var runDir: RunDirOptions
 
         func run() throws {
             let entries = try dispatcherStatus(runDir).quarantined ?? []
+            let payloads = QuarantineCommand.payloads(of: entries.map(\.seq), runDir: runDir)
             if json {
-                try emitSnakeCaseJSON(entries)
+                // Each entry as the dispatcher keeps it, and its payload from the journal (null when
+                // this host holds no journal).
+                let encoder = JSONEncoder()
+                encoder.keyEncodingStrategy = .convertToSnakeCase
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                let objects = try entries.map { entry in
+                    String(decoding: try encoder.encode(entry), as: UTF8.self).dropLast() + ",\"payload\":\(payloads[entry.seq] ?? "null")}"
+                }
+                emitLine("[" + objects.joined(separator: ",") + "]")
                 return
             }
             guard !entries.isEmpty else {
@@ -41,6 +52,7 @@ struct QuarantineCommand: ParsableCommand {
                 emitLine(
                     String(entry.seq).padding(toLength: 12, withPad: " ", startingAt: 0) + action.padding(toLength: 32, withPad: " ", startingAt: 0)
                         + (entry.releasedAs.map(String.init) ?? "-").padding(toLength: 13, withPad: " ", startingAt: 0) + entry.reason)
+                if let payload = payloads[entry.seq] { emitLine("            payload: \(payload)") }
             }
         }
     }
@@ -93,6 +105,31 @@ struct QuarantineCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
+    }
+}
+
+extension QuarantineCommand {
+    /// The payloads of the actions at `seqs` as JSON, read from the cluster's journal on this host (a
+    /// pair's: its members', the first that holds the seq); none for a seq no journal here holds.
+    static func payloads(of seqs: [UInt64], runDir: RunDirOptions) -> [UInt64: String] {
+        guard !seqs.isEmpty else { return [:] }
+        let topology = try? Topology.load(runDirectory: runDir.path)
+        let top = topology?.durability?.journalDirectory ?? runDir.path + "/journal"
+        let members = ((try? FileManager.default.contentsOfDirectory(atPath: top)) ?? []).sorted().map { top + "/" + $0 }
+        var found: [UInt64: String] = [:]
+        for directory in [top] + members where found.count < seqs.count {
+            guard let journal = try? Journal(directory: directory, repair: false) else { continue }
+            for seq in seqs where found[seq] == nil {
+                try? journal.forEach(from: seq, through: seq) { message in
+                    guard message.header.seq == seq else { return }
+                    let json = readablePayload(message, .current)
+                    found[seq] =
+                        (try? JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed)) != nil
+                        ? String(decoding: json, as: UTF8.self) : nil
+                }
+            }
+        }
+        return found
     }
 }
 

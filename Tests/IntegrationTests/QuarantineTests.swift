@@ -135,6 +135,51 @@ struct QuarantineTests {
     }
 
     @Test(
+        "a poison action says why: its quarantine reason names app.type and quotes the runtime's trap message with its file and line from the store's log; quarantine list shows its payload as JSON; journal dump marks it quarantined and its release as the release of it"
+    )
+    func poisonActionIsDiagnosable() async throws {
+        let dir = NSTemporaryDirectory() + "zflux-poison-why-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[restart]\nmax_restarts = 10\nwindow_s = 60\n[[store]]\nname = \"drill\"\n".write(
+            toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        let sent = try cluster.zflux(["dispatch", "drill", "crash", #"{"note":"poison"}"#])
+        #expect(sent.status == 0 && sent.stdout.hasPrefix("1"), "\(sent.stderr)")
+        var listed: [[String: Any]] = []
+        try await eventually("seq 1 to be quarantined", timeout: .seconds(90)) {
+            let answered = try cluster.zflux(["quarantine", "list", "--json"])
+            listed = (try? JSONSerialization.jsonObject(with: Data(answered.stdout.utf8)) as? [[String: Any]]) ?? []
+            return !listed.isEmpty
+        }
+        let entry = try #require(listed.first)
+        let reason = entry["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("drill.crash: store drill died 2 times in a row applying it; its log says: "), "\(reason)")
+        #expect(reason.contains("Fatal error: drill: a reducer that traps (poison)") && reason.contains("Drill.swift:"), "\(reason)")
+        let payload = try #require(entry["payload"] as? [String: Any], "\(entry)")
+        #expect("\(payload)".contains("poison"), "\(payload)")
+        let table = try cluster.zflux(["quarantine", "list"])
+        #expect(table.stdout.contains("payload: {") && table.stdout.contains("poison"), "\(table.stdout)")
+
+        let released = try cluster.zflux(["quarantine", "release", "1"])
+        let again = try #require(UInt64(released.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(released.stderr)")
+        try await eventually("the release to be quarantined in turn", timeout: .seconds(90)) {
+            let answered = try cluster.zflux(["quarantine", "list", "--json"])
+            return ((try? JSONSerialization.jsonObject(with: Data(answered.stdout.utf8)) as? [[String: Any]]) ?? []).count == 2
+        }
+        let dump = try cluster.zflux(["journal", "dump"])
+        let lines = dump.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let first = try #require(lines.first { $0["seq"] as? Int == 1 })
+        let marked = try #require(first["quarantined"] as? [String: Any], "\(first)")
+        #expect(marked["released_as"] as? Int == Int(again) && (marked["reason"] as? String)?.contains("drill.crash") == true, "\(marked)")
+        let release = try #require(lines.first { $0["seq"] as? Int == Int(again) })
+        #expect(release["release_of"] as? Int == 1, "\(release)")
+        #expect(lines.filter { $0["release_of"] != nil }.count == 1)
+    }
+
+    @Test(
         "one poison action costs that action, whatever the replicas: with 1, 2, 3 and 5 replicas of its app and the default restart intensity (5 in 30 s), cluster up goes on, the action is quarantined and every replica skips it",
         arguments: [1, 2, 3, 5])
     func onePoisonWhateverTheReplicas(replicas: Int) async throws {

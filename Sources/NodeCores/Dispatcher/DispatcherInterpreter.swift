@@ -235,9 +235,9 @@ package final class DispatcherInterpreter {
             return
         }
         let app = record.topicString
-        let entry = Quarantine(
-            seq: seq, app: app, actionType: record.header.actionType,
-            reason: asker == app ? reason : "\(reason) (a store of \(asker), which reads \(app))")
+        // The reason names the action, which the store that died knows only by its seq.
+        let said = asker == app ? reason : "\(reason) (a store of \(asker), which reads \(app))"
+        let entry = Quarantine(seq: seq, app: app, actionType: record.header.actionType, reason: "\(app).\(record.header.actionType): \(said)")
         // Durable before any replay skips it: a restarted dispatcher must serve the same tombstone.
         do {
             try io.keepQuarantine(Array(core.quarantine.values) + [entry])

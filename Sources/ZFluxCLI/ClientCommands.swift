@@ -127,6 +127,10 @@ struct StateCommand: ParsableCommand {
             newest snapshot at or below SEQ and the journal, with the store's reducer and no effects. The \
             running cluster is not asked or disturbed; the journal must be on this host. In a dispatcher \
             pair's run directory, name a member's journal with --journal (RUN_DIR/journal/d1).
+
+            When no cluster runs in the run directory (stopped), or the store does not answer, the state is \
+            read from the journal and snapshots on this host instead, as `--at` reads them at the journal's \
+            head: the line then carries "live": false, and stderr says so (exit 2 when the store did not answer).
             """)
 
     @Argument(help: "The store's name.") var store: String
@@ -144,7 +148,16 @@ struct StateCommand: ParsableCommand {
             emitLine(try TimeMachine(runDir: runDir, journal: journal).stateLine(store, at: at))
             return
         }
-        let (topology, security) = try runDir.cluster()
+        let topology: Topology, security: Security.Settings?
+        do {
+            (topology, security) = try runDir.cluster()
+        } catch {
+            // No cluster runs here: a stopped one's last state is read from its journal and snapshots.
+            guard runDir.configPath == nil, let disk = try? stateFromDisk() else { throw error }
+            printError("no cluster runs in \(runDir.path): the state of '\(store)' through seq \(disk.head), read from its journal on disk, not live")
+            emitLine(disk.line)
+            return
+        }
         let endpoints = try topology.requireStore(named: store)
         let app = ZFluxCLI.Host.current.client(endpoints.app)
         guard
@@ -152,12 +165,30 @@ struct StateCommand: ParsableCommand {
                 endpoint: endpoints.snapshot, security: security, request: Message(header: Header(kind: .snapshotRequest)),
                 expecting: .snapshot, timeoutMilliseconds: Int(timeout * 1000))
         else {
-            printError("no answer from store '\(store)' at \(endpoints.snapshot) within \(timeout) s")
+            // Still exit 2 (the store did not answer), with what the disk says, marked as such.
+            if let disk = try? stateFromDisk() {
+                printError(
+                    "no answer from store '\(store)' at \(endpoints.snapshot) within \(timeout) s: its state through seq \(disk.head), read from the journal on disk, not live"
+                )
+                emitLine(disk.line)
+            } else {
+                printError("no answer from store '\(store)' at \(endpoints.snapshot) within \(timeout) s")
+            }
             throw ExitCode(2)
         }
         let state = String(decoding: try app.stateJSON(fromWire: reply.payload), as: UTF8.self)
         // The state is current through `ref` (a store publishes only when its state changes).
         emitLine("{\"version\":\(max(reply.header.seq, reply.header.ref)),\"state\":\(state)}")
+    }
+
+    /// The store's state as the journal and snapshots here leave it, as `--at` rebuilds it at the
+    /// journal's head, marked `"live":false`; and that head.
+    private func stateFromDisk() throws -> (line: String, head: UInt64) {
+        let machine = try TimeMachine(runDir: runDir, journal: journal)
+        let head = machine.rewind.head
+        let line = try machine.stateLine(store, at: head)
+        guard line.hasSuffix("}") else { throw CLIError("unexpected state line") }
+        return (line.dropLast() + ",\"live\":false}", head)
     }
 }
 

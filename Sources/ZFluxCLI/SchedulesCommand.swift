@@ -1,6 +1,8 @@
 import ArgumentParser
+import Dispatcher
 import FluxCore
 import Foundation
+import NodeCores
 import NodeSupport
 
 struct SchedulesCommand: ParsableCommand {
@@ -15,22 +17,76 @@ struct SchedulesCommand: ParsableCommand {
             many were cancelled.
               zflux schedules
               zflux schedules --json
+            When no cluster runs in the run directory, or its dispatcher does not answer, the schedules are \
+            read from the journal on this host (marked "read from disk, not live"; in JSON "live": false), as \
+            the dispatcher rebuilds them when it opens it; exit 2 when the dispatcher did not answer.
             """)
 
-    @Flag(help: "One JSON document: {pending, fired, late, cancelled, schedules: [{id, app, action_type, due_nanoseconds, request_seq}]}.")
+    @Flag(
+        help:
+            "One JSON document: {pending, fired, late, cancelled, schedules: [{id, app, action_type, due_nanoseconds, request_seq}]}, with live: false and journal when read from disk."
+    )
     var json = false
     @OptionGroup var runDir: RunDirOptions
 
     func run() throws {
-        let status = try dispatcherStatus(runDir)
-        let listing = Listing(
-            pending: status.schedulesPending ?? 0, fired: status.schedulesFired ?? 0, late: status.schedulesLate ?? 0,
-            cancelled: status.schedulesCancelled ?? 0, schedules: status.schedules ?? [])
+        var listing: Listing
+        var answered = true
+        if let (topology, security) = try? runDir.cluster() {
+            if let reply = try requestReply(
+                endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
+                expecting: .status, timeoutMilliseconds: 5000)
+            {
+                let status = try NodeStatus.decode(reply.payload)
+                listing = Listing(
+                    pending: status.schedulesPending ?? 0, fired: status.schedulesFired ?? 0, late: status.schedulesLate ?? 0,
+                    cancelled: status.schedulesCancelled ?? 0, schedules: status.schedules ?? [])
+                try emit(listing)
+                return
+            }
+            answered = false
+            printError("no answer from the dispatcher at \(topology.dispatcher.intake) within 5 s; is the cluster up?")
+        }
+        // No cluster runs here (stopped), or its dispatcher does not answer: the schedules its journal
+        // leaves pending, as the dispatcher rebuilds them when it opens it, marked as read from disk.
+        guard let journal = try? journalOnDisk() else {
+            if answered { _ = try runDir.cluster() }  // says why there is no cluster
+            throw ExitCode(2)
+        }
+        var book = ScheduleBook()
+        try journal.forEachScheduling(from: 1) { book.note($0.topic, header: $0.header, payload: $0.payload) }
+        listing = Listing(
+            pending: book.count, fired: book.fired, late: book.late, cancelled: book.cancelled,
+            schedules: book.pending(limit: 100).map {
+                PendingSchedule(id: $0.id, app: $0.app, actionType: $0.actionType, dueNanoseconds: $0.dueNanoseconds, requestSeq: $0.requestSeq)
+            })
+        listing.live = false
+        listing.journal = journal.directory
+        if !json {
+            printError(
+                "\(answered ? "no cluster runs in \(runDir.path)" : "no answer"): read from the journal on disk (\(journal.directory), through seq \(journal.lastSeq)), not live"
+            )
+        }
+        try emit(listing)
+        if !answered { throw ExitCode(2) }
+    }
+
+    private func emit(_ listing: Listing) throws {
         if json {
             try emitSnakeCaseJSON(listing)
             return
         }
         for line in listing.lines(now: Date()) { emitLine(line) }
+    }
+
+    /// The cluster's journal here, read-only: the running or last-run cluster's (a pair's: refused).
+    private func journalOnDisk() throws -> Journal {
+        let topology = try runDir.recordedTopology()
+        guard let directory = topology.durability?.journalDirectory, FileManager.default.fileExists(atPath: directory) else {
+            throw CLIError("no journal")
+        }
+        try refusePairJournal(directory)
+        return try Journal(directory: directory, repair: false)
     }
 
     /// What the command reports: the dispatcher's counts and its first pending schedules.
@@ -40,10 +96,16 @@ struct SchedulesCommand: ParsableCommand {
         var late: UInt64
         var cancelled: UInt64
         var schedules: [PendingSchedule]
+        /// False when read from the journal on disk, no dispatcher answering; absent when live.
+        var live: Bool?
+        /// The journal read, when not live.
+        var journal: String?
 
         /// The table, with each due time in UTC and how far from `now` it is.
         func lines(now: Date) -> [String] {
-            var lines = ["\(pending) pending · \(fired) fired (\(late) late) · \(cancelled) cancelled"]
+            var lines = [
+                "\(pending) pending · \(fired) fired (\(late) late) · \(cancelled) cancelled" + (live == false ? " · read from disk, not live" : "")
+            ]
             guard !schedules.isEmpty else { return lines }
             let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
             func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 2), withPad: " ", startingAt: 0) }

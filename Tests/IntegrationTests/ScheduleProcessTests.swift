@@ -74,6 +74,45 @@ struct ScheduleProcessTests {
     }
 
     @Test(
+        "on a stopped cluster, schedules and state read the journal and snapshots on disk, marked not live: the pending session's end, and the store's last state at the journal's head"
+    )
+    func stoppedClusterReadFromDisk() async throws {
+        var template = Array("/tmp/zf-sched-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/cluster.toml"
+        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"login\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let run = dir + "/run"
+        let request: UInt64
+        let live: String
+        do {
+            let cluster = try ClusterProcess(transport: "ipc", runDir: run, extraArguments: ["--config", config])
+            defer { cluster.stop(keepRunDirectory: true) }
+            try cluster.waitUntilReady()
+            request = try await Self.signIn { try cluster.zflux($0) }
+            live = try cluster.zflux(["state", "login"]).stdout
+            #expect(!live.contains("\"live\""), "a live answer is not marked: \(live)")
+            cluster.stop(keepRunDirectory: true)
+        }
+        let listed = try zflux(["schedules", "--json", "--run-dir", run])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let held = try #require(Self.listing(listed.stdout), "\(listed.stdout) \(listed.stderr)")
+        #expect(held.pending == 1 && held.schedules.first?.requestSeq == request && held.schedules.first?.actionType == "sessionExpired")
+        #expect(listed.stdout.contains("\"live\":false"), "\(listed.stdout)")
+        let table = try zflux(["schedules", "--run-dir", run])
+        #expect(table.status == 0 && table.stdout.contains("1 pending") && table.stdout.contains("read from disk, not live"), "\(table.stdout)")
+        #expect(table.stderr.contains("not live"), "\(table.stderr)")
+        let state = try zflux(["state", "login", "--run-dir", run])
+        #expect(state.status == 0, "\(state.stderr)")
+        #expect(state.stderr.contains("read from its journal on disk, not live"), "\(state.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(state.stdout.utf8)) as? [String: Any], "\(state.stdout)")
+        #expect(object["live"] as? Bool == false)
+        let liveObject = try #require(try JSONSerialization.jsonObject(with: Data(live.utf8)) as? [String: Any])
+        #expect((object["version"] as? Int ?? 0) >= (liveObject["version"] as? Int ?? .max), "\(state.stdout) vs \(live)")
+        #expect(state.stdout.contains("ada@example.com"), "the signed-in state: \(state.stdout)")
+    }
+
+    @Test(
         "zflux cluster up stopped and started 10 s later: the session's end, due a minute after sign-in, arrives once; compaction keeps its request"
     )
     func clusterStopAndStart() async throws {

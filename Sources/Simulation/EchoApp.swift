@@ -45,7 +45,8 @@ struct EchoApp: AnyApp {
         }
     }
 
-    var name: String { "echo" }
+    static let appName = "echo"
+    var name: String { EchoApp.appName }
     var reads: [String] { [] }
 
     static func parse(_ actionType: String, _ payload: [UInt8]) throws(ActionError) -> Int {

@@ -35,6 +35,8 @@ extension Simulation {
         var fired: [UInt64: UInt64] = [:]
         var cancelled = 0
         var replaced = 0
+        /// Made, fired, cancelled and replaced, per app.
+        var byApp: [String: SimulationResult.AppCounts] = [:]
 
         /// Reads the action at the next seq; returns the rule it breaks, if any: (invariant, detail).
         mutating func read(_ action: Message) -> (String, String)? {
@@ -75,6 +77,7 @@ extension Simulation {
                     )
                 }
                 fired[requestSeq] = header.seq
+                byApp[request.app, default: .init()].schedulesFired += 1
                 pending[request.key] = nil
                 return nil
             }
@@ -86,13 +89,20 @@ extension Simulation {
                 // fire it can never match.
                 guard let request = try? codec.decode(ScheduleRequest.self, from: action.payload) else { return nil }
                 let key = "\(request.app)/\(request.id)"
-                if pending[key] != nil { replaced += 1 }
+                if pending[key] != nil {
+                    replaced += 1
+                    byApp[request.app, default: .init()].schedulesReplaced += 1
+                }
+                byApp[request.app, default: .init()].schedulesMade += 1
                 pending[key] = header.seq
                 requests[header.seq] = Request(
                     key: key, app: request.app, type: request.type, payload: request.payload, due: request.due(stampedAt: header.timestamp))
             case Schedules.cancelType:
                 guard let cancel = try? codec.decode(ScheduleCancel.self, from: action.payload) else { return nil }
-                if pending.removeValue(forKey: "\(cancel.app)/\(cancel.id)") != nil { cancelled += 1 }
+                if pending.removeValue(forKey: "\(cancel.app)/\(cancel.id)") != nil {
+                    cancelled += 1
+                    byApp[cancel.app, default: .init()].schedulesCancelled += 1
+                }
             default:
                 break
             }
@@ -168,5 +178,12 @@ extension Simulation {
         result.schedulesCancelled += scheduleModel.cancelled
         result.schedulesReplaced += scheduleModel.replaced
         result.schedulesPending += expected.count
+        // Per app: the schedules, and the actions of the history (a schedule's request or cancel is
+        // the dispatcher's, counted with the app it is for above).
+        var apps = scheduleModel.byApp
+        for seq in scheduleModel.pending.values { apps[scheduleModel.requests[seq]?.app ?? "", default: .init()].schedulesPending += 1 }
+        for action in history.values where action.topicString != Schedules.topic { apps[action.topicString, default: .init()].actions += 1 }
+        precondition(apps.values.reduce(0) { $0 + $1.schedulesMade } == scheduleModel.requests.count, "every request is some app's")
+        for (app, counts) in apps { result.apps[app, default: .init()].add(counts) }
     }
 }

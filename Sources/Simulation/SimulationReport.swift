@@ -40,13 +40,17 @@ public struct SimulationReport: Sendable {
             object["poison_crashes"] = .int(summary.poisonCrashes)
             object["quarantined"] = .int(summary.quarantined)
         }
-        if summary.schedulesMade > 0 {
-            object["schedules_made"] = .int(summary.schedulesMade)
-            object["schedules_fired"] = .int(summary.schedulesFired)
-            object["schedules_cancelled"] = .int(summary.schedulesCancelled)
-            object["schedules_replaced"] = .int(summary.schedulesReplaced)
-            object["schedules_pending_at_end"] = .int(summary.schedulesPending)
+        // Per app: the user's under "apps", the simulator's own echo app apart under "simulator_apps".
+        func counts(_ counts: SimulationResult.AppCounts) -> JSONValue {
+            .object([
+                "actions": .int(counts.actions), "schedules_made": .int(counts.schedulesMade), "schedules_fired": .int(counts.schedulesFired),
+                "schedules_cancelled": .int(counts.schedulesCancelled), "schedules_replaced": .int(counts.schedulesReplaced),
+                "schedules_pending_at_end": .int(counts.schedulesPending),
+            ])
         }
+        let (simulator, users) = appsApart
+        object["apps"] = .object(Dictionary(uniqueKeysWithValues: users.map { ($0.name, counts($0.counts)) }))
+        object["simulator_apps"] = .object(Dictionary(uniqueKeysWithValues: simulator.map { ($0.name, counts($0.counts)) }))
         if let canary { object["canary"] = .string(canary) }
         if let single {
             object["trace_hash"] = .string(String(single.traceHash, radix: 16))
@@ -57,6 +61,14 @@ public struct SimulationReport: Sendable {
         return JSONValue.object(object).text
     }
 
+    /// The apps of the seeds, by name: the simulator's own, and the user's.
+    private var appsApart:
+        (simulator: [(name: String, counts: SimulationResult.AppCounts)], users: [(name: String, counts: SimulationResult.AppCounts)])
+    {
+        let all = summary.apps.sorted { $0.key < $1.key }.map { (name: $0.key, counts: $0.value) }
+        return (all.filter { SimulationResult.simulatorApps.contains($0.name) }, all.filter { !SimulationResult.simulatorApps.contains($0.name) })
+    }
+
     /// For people; `program` is the binary's name, in the command that replays a failing seed.
     public func text(program: String = "zflux") -> String {
         var lines = [
@@ -65,11 +77,19 @@ public struct SimulationReport: Sendable {
                     format: "%.1f s: %d faults injected, %d invariant checks, %d events, %.0f s simulated",
                     wallSeconds, summary.faultsInjected, summary.invariantChecks, summary.events, Double(summary.simulatedMicros) / 1e6)
         ]
-        if summary.schedulesMade > 0 {
-            lines.append(
-                "schedules: \(summary.schedulesMade) made; \(summary.schedulesFired) fired, \(summary.schedulesCancelled) cancelled, "
-                    + "\(summary.schedulesReplaced) replaced, \(summary.schedulesPending) not due yet when the seed ended"
-            )
+        // Each of the user's apps by name, then the simulator's own apart: its schedules are not the user's.
+        func line(_ name: String, _ counts: SimulationResult.AppCounts) -> String {
+            let schedules =
+                counts.schedulesMade == 0
+                ? "no schedules"
+                : "schedules: \(counts.schedulesMade) made; \(counts.schedulesFired) fired, \(counts.schedulesCancelled) cancelled, "
+                    + "\(counts.schedulesReplaced) replaced, \(counts.schedulesPending) not due yet when the seed ended"
+            return "\(name): \(counts.actions) actions; \(schedules)"
+        }
+        let (simulator, users) = appsApart
+        for app in users { lines.append("app " + line(app.name, app.counts)) }
+        for app in simulator {
+            lines.append("the simulator's own app (its effects and schedules check zflux, beside yours) " + line(app.name, app.counts))
         }
         if summary.poisonCrashes > 0 {
             lines.append("poison: stores died \(summary.poisonCrashes) times on poison actions; \(summary.quarantined) quarantines")

@@ -32,5 +32,34 @@ public struct SimulationResult: Sendable {
     public var schedulesCancelled = 0
     public var schedulesReplaced = 0
     public var schedulesPending = 0
+    /// The same, and the actions the history holds, per app by name: the user's apps and the
+    /// simulator's own (``SimulationResult/simulatorApps``), told apart in the report.
+    public var apps: [String: AppCounts] = [:]
     public var failure: SimulationFailure?
+
+    /// The apps the simulator adds to the user's: its echo app, whose effects and schedules check the
+    /// framework's promises (effects run once, schedules fire once) whatever the user's apps do.
+    public static let simulatorApps: Set<String> = [EchoApp.appName]
+
+    /// One app's share of a history: its actions, and the schedules made for it and what became of them.
+    public struct AppCounts: Sendable, Equatable {
+        public var actions = 0
+        public var schedulesMade = 0
+        public var schedulesFired = 0
+        public var schedulesCancelled = 0
+        public var schedulesReplaced = 0
+        public var schedulesPending = 0
+
+        public init() {}
+
+        /// Adds `other`'s counts to these.
+        public mutating func add(_ other: AppCounts) {
+            actions += other.actions
+            schedulesMade += other.schedulesMade
+            schedulesFired += other.schedulesFired
+            schedulesCancelled += other.schedulesCancelled
+            schedulesReplaced += other.schedulesReplaced
+            schedulesPending += other.schedulesPending
+        }
+    }
 }

@@ -20,6 +20,8 @@ public enum SimulationRunner {
         public var schedulesCancelled = 0
         public var schedulesReplaced = 0
         public var schedulesPending = 0
+        /// The same, and the actions, per app by name (``SimulationResult/apps``).
+        public var apps: [String: SimulationResult.AppCounts] = [:]
         /// Failed seeds, in seed order.
         public var failures: [SimulationResult] = []
     }
@@ -52,6 +54,7 @@ public enum SimulationRunner {
                     s.schedulesCancelled += result.schedulesCancelled
                     s.schedulesReplaced += result.schedulesReplaced
                     s.schedulesPending += result.schedulesPending
+                    for (app, counts) in result.apps { s.apps[app, default: .init()].add(counts) }
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds
                 }

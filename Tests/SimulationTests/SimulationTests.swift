@@ -37,6 +37,29 @@ struct SimulationTests {
     }
 
     @Test(
+        "the report names each of the user's apps with its actions and schedules, and keeps the simulator's own echo app apart: its schedules are not counted in theirs"
+    )
+    func reportNamesTheUsersApps() throws {
+        let options = SimulationOptions.examples
+        let summary = SimulationRunner.run(seeds: Array(10_001...10_003), options: options, workers: 1)
+        let report = SimulationReport(summary: summary, wallSeconds: 1, canary: nil, single: nil, traced: nil)
+        let text = report.text()
+        let users = options.apps.mix.apps
+        #expect(!users.isEmpty && !users.contains("echo"))
+        for app in users { #expect(text.contains("\napp \(app): "), "\(app) is named: \(text)") }
+        let echo = try #require(text.split(separator: "\n").first { $0.contains("the simulator's own app") && $0.contains(" echo: ") }, "\(text)")
+        #expect(echo.contains("cancelled"), "the echo app's schedules are on its own line: \(echo)")
+        // The counter app schedules nothing: none of the echo app's schedules is counted for it.
+        let counter = try #require(text.split(separator: "\n").first { $0.hasPrefix("app counter: ") }, "\(text)")
+        #expect(counter.hasSuffix("no schedules"), "\(counter)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let apps = try #require(json["apps"] as? [String: Any], "\(report.json())")
+        #expect(Set(users).isSubset(of: apps.keys) && apps["echo"] == nil, "\(apps.keys)")
+        let simulator = try #require(json["simulator_apps"] as? [String: [String: Any]])
+        #expect(Set(simulator.keys) == ["echo"] && (simulator["echo"]?["schedules_made"] as? Int ?? 0) > 0, "\(simulator)")
+    }
+
+    @Test(
         "poison actions (a reducer that traps on every 23rd ping), alone and in the HA cluster: stores die on them, ask for them to be quarantined, and every store and replica still ends equal to the history reduced without them",
         arguments: [false, true])
     func poisonIsQuarantined(ha: Bool) {

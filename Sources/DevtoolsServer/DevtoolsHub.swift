@@ -263,6 +263,8 @@ package final class DevtoolsHub: Sendable {
         if let nodes { send(DevtoolsHub.buffer(nodes), to: page) }
         for part in DevtoolsHub.actionMessages(recent, dropped: 0) { send(DevtoolsHub.buffer(part), to: page) }
         if let bench { send(DevtoolsHub.buffer(bench), to: page) }
+        // The end of the welcome: the page marks itself ready once it has drawn all of it.
+        send(DevtoolsHub.buffer(#"{"kind":"welcomed"}"#), to: page)
         return page
     }
 

@@ -14,6 +14,14 @@ extension DevtoolsPage {
         }
         const microseconds = (us) => us >= 1e6 ? `${(us / 1e6).toPrecision(3)} s` : us >= 1000 ? `${(us / 1000).toPrecision(3)} ms` : `${us.toPrecision(3)} µs`;
 
+        // An x axis label centred on its tick, but kept inside the 480-wide box: the last one of an axis
+        // that ends at the right edge ends there (it was cut off), the first starts at the left.
+        function tickLabel(x, y, label) {
+          const half = 3.1 * label.length;   // 10 px monospace: about 6.2 px a character
+          const anchor = x + half > 478 ? "end" : x - half < 2 ? "start" : "middle";
+          return svgElement("text", {x: anchor === "end" ? 478 : anchor === "start" ? 2 : x, y, "text-anchor": anchor, class: "tick"}, label);
+        }
+
         // Lines of [x, y] points in a 480 × 260 box, y on a log scale; `xTicks` are [x, label]. `rate`, if
         // given, is one more line on a linear scale of its own, from 0 to a little above its highest point.
         function plot(svg, title, lines, xTicks, xRange, rate) {
@@ -28,7 +36,7 @@ extension DevtoolsPage {
           for (let decade = low; decade <= high; decade++) {
             children.push(svgElement("text", {x: 2, y: py(10 ** decade) + 3}, microseconds(10 ** decade)));
           }
-          for (const [x, label] of xTicks) children.push(svgElement("text", {x: px(x) - 8, y: bottom + 14}, label));
+          for (const [x, label] of xTicks) children.push(tickLabel(px(x), bottom + 14, label));
           for (const line of lines) {
             children.push(svgElement("polyline", {class: line.name, "data-series": line.name,
               points: line.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(" ")}));
@@ -55,7 +63,7 @@ extension DevtoolsPage {
 
         function showBench(report, name) {
           if (!report || !report.e2e || !report.setup) {
-            clearBench(`${name}: not a bench report (zflux bench --json writes one)`, "bad");
+            clearBench(`${name}: not a bench report (${programName()} bench --json writes one)`, "bad");
             return;
           }
           const e2e = report.e2e;
@@ -107,7 +115,7 @@ extension DevtoolsPage {
           for (let decade = Math.floor(low); decade <= Math.ceil(high); decade++) {
             for (const step of steps) {
               const us = step * 10 ** decade, at = Math.log10(us);
-              if (at >= low && at <= high) children.push(svgElement("text", {x: px(us) - 12, y: bottom + 14}, microseconds(us)));
+              if (at >= low && at <= high) children.push(tickLabel(px(us), bottom + 14, microseconds(us)));
             }
           }
           for (const bucket of buckets) {

@@ -22,7 +22,10 @@ extension DevtoolsPage {
         const stores = {};          // name -> {app, version, connection, state, changed}
         const closed = new Set();   // "store path" of collapsed subtrees
         let actions = [];           // newest last
+        let welcomeHead = 0;        // the newest seq of the actions the welcome brought (from before the page opened)
         let catalog = [], head = 0, first = 0, following = true, hello = null;
+        // The binary that serves the page (a team's own, not always `zflux`): what its commands are run as.
+        const programName = () => (hello && hello.program) || "zflux";
 
         function element(tag, attributes, ...children) {
           const node = document.createElement(tag);
@@ -36,6 +39,7 @@ extension DevtoolsPage {
           socket = new WebSocket(`ws://${location.host}/ws`);
           socket.onopen = () => { $("conn").textContent = "live"; $("conn").className = "good"; request({op: "range"}); };
           socket.onclose = () => {
+            delete document.body.dataset.ready;
             $("conn").textContent = "disconnected: retrying"; $("conn").className = "bad";
             for (const answer of waiting.values()) answer({kind: "error", message: "the connection closed"});
             waiting.clear();
@@ -65,6 +69,13 @@ extension DevtoolsPage {
             case "actions": return addActions(message);
             case "range": return setRange(message);
             case "bench": return addBenchLines(message);
+            // The welcome's last message: everything the server held when the page joined is drawn, which
+            // a script (a headless screenshot, a test) waits for: document.body.dataset.ready === "1".
+            case "welcomed":
+              welcomeHead = actions.length ? actions[actions.length - 1].seq : 0;
+              renderStream();
+              document.body.dataset.ready = "1";
+              return;
           }
         }
 
@@ -92,6 +103,7 @@ extension DevtoolsPage {
           showTokenNeed(false);
           catalog = message.apps || [];
           $("program").textContent = `${message.program} · ${message.runDirectory}`;
+          for (const name of document.querySelectorAll(".program")) name.textContent = message.program;
           const apps = [...new Set(message.stores.map((store) => store.app))];
           const hosted = catalog.map((app) => app.name);
           $("dispatch-apps").textContent = apps.some((name) => hosted.includes(name)) ? ""
@@ -129,9 +141,54 @@ extension DevtoolsPage {
           result.textContent = "dispatching…";
           const answer = await request({op: "dispatch", app: $("dispatch-app").value, type: $("dispatch-type").value,
                                         arguments: $("dispatch-args").value, token});
-          if (answer.outcome === "ack") { result.className = "good"; result.textContent = `ACK: seq ${answer.seq}`; }
+          outcome = null;
+          $("dispatch-outcome").textContent = "";
+          if (answer.outcome === "ack") {
+            result.className = "good"; result.textContent = `ACK: seq ${answer.seq}`;
+            const app = $("dispatch-app").value;
+            outcome = {seq: answer.seq, app, stores: Object.keys(stores).filter((name) => stores[name].app === app), asked: false};
+            followOutcome();
+          }
           else if (answer.outcome === "nack") { result.className = "bad"; result.textContent = `NACK: ${answer.reason}`; }
           else { result.className = "bad"; result.textContent = `${answer.outcome || "error"}: ${answer.reason || answer.message}`; }
+        }
+
+        // What became of the action acknowledged last, after its ACK, as far as the page can tell: a store
+        // refused it (its reducer, or it skipped it as quarantined: the action stream says so), or every
+        // store of its app is current through its seq. A skip said while the store recovered from the
+        // crash can be missed, so "current through" is checked against the journal (time travel says
+        // whether the seq is quarantined) before it is called applied.
+        let outcome = null;
+        function followOutcome() {
+          if (!outcome) return;
+          const shown = $("dispatch-outcome"), seq = outcome.seq;
+          const program = programName();
+          const quarantined = (store) => `seq ${seq} was not applied: it crashed the reducer of ${store || "its stores"} and is quarantined;`
+            + ` every store skips it (${program} quarantine list; ${program} quarantine release ${seq} once the reducer is fixed)`;
+          if (outcome.refusal) {
+            shown.className = "bad";
+            shown.textContent = outcome.refusal.quarantined ? quarantined(outcome.refusal.store)
+              : `seq ${seq} was refused by store ${outcome.refusal.store}: ${outcome.refusal.reason}`;
+            outcome.done = true;
+            return;
+          }
+          if (outcome.done) return;
+          const behind = outcome.stores.filter((name) => !(stores[name] && stores[name].version >= seq));
+          if (behind.length) {
+            shown.className = "dim";
+            shown.textContent = `waiting for ${behind.join(", ")} to apply seq ${seq}…`;
+            return;
+          }
+          if (outcome.asked) return;
+          outcome.asked = true;
+          const asked = outcome;
+          request({op: "at", seq, token}).then((answer) => {
+            if (asked !== outcome || outcome.refusal) return;
+            outcome.done = true;
+            if (answer.quarantined) { shown.className = "bad"; shown.textContent = quarantined(null); }
+            else if (answer.error) { shown.className = "dim"; shown.textContent = `every store of ${asked.app} is current through seq ${seq} (${answer.error})`; }
+            else { shown.className = "good"; shown.textContent = `applied: every store of ${asked.app} is current through seq ${seq}`; }
+          });
         }
 
         // Nodes, as `zflux top` shows them.
@@ -230,6 +287,7 @@ extension DevtoolsPage {
           else if (text(store.state) !== text(message.state)) store.changed = changedPaths(store.state, message.state, "", new Set());
           Object.assign(store, {version: message.version, connection: message.connection, state: message.state});
           renderStores();
+          followOutcome();
         }
 
         function renderStores() {
@@ -246,14 +304,23 @@ extension DevtoolsPage {
         // newest it keeps), which the count says, so nobody takes it for a search of the whole journal.
         function addActions(message) {
           actions = actions.concat(message.actions).slice(-1000);
-          for (const action of message.actions) if (action.seq > head) setHead(action.seq);
+          for (const action of message.actions) {
+            if (action.seq > head) setHead(action.seq);
+            if (outcome && action.rejected_by && action.seq === outcome.seq && !outcome.refusal) {
+              outcome.refusal = {store: action.rejected_by, reason: action.reason, quarantined: !!action.quarantined};
+            }
+          }
+          followOutcome();
           renderStream();
         }
 
         function renderStream() {
           const app = $("filter-app").value.toLowerCase(), type = $("filter-type").value.toLowerCase();
           const shown = actions.filter((a) => (!app || (a.app || a.rejected_by || "").toLowerCase().includes(app)) && (!type || (a.type || "").toLowerCase().includes(type)));
-          $("stream-count").textContent = `${shown.length} of the ${actions.length} most recent actions since this page opened`
+          // The server's newest when the page joined (from before it opened), then every one since.
+          const older = actions.filter((a) => a.seq <= welcomeHead).length;
+          $("stream-count").textContent = `${shown.length} of the ${actions.length} newest actions`
+            + (actions.length ? ` (seq ${actions[0].seq} on${older ? `, ${older} of them from before this page opened` : ""})` : "")
             + (shown.length > 300 ? ", the newest 300 listed" : "");
           $("stream").replaceChildren(...shown.slice(-300).reverse().map((a) => {
             const line = a.rejected_by

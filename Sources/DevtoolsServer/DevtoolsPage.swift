@@ -4,7 +4,7 @@
 /// Element ids the tests drive are part of the page's contract: `conn`, `nodes`, `stream`,
 /// `filter-app`, `filter-type`, `stream-count`, `stream-scope`, `stores`, `slider`, `travel-seq`,
 /// `travel-goto-seq`, `travel-goto-send`, `travel-goto-result`, `travel-section`, `travel`, `dispatch-app`,
-/// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `session-from`, `session-to`,
+/// `dispatch-type`, `dispatch-args`, `dispatch-send`, `dispatch-result`, `dispatch-outcome`, `session-from`, `session-to`,
 /// `session-export`, `session-download`, `session-result`, `session-file`, `session-actions`,
 /// `session-view`, `bench-file`, `bench-summary`, `bench-percentiles`, `bench-histogram`, `bench-timeline`, `bench-live`,
 /// `bench-live-status`, `dispatch-apps`.
@@ -32,6 +32,7 @@ enum DevtoolsPage {
             <span id="dispatch-summary" class="dim"></span>
           </form>
           <div id="dispatch-result"></div>
+          <div id="dispatch-outcome" class="dim"></div>
         </section>
         <section id="state-section"><h2>Stores, live</h2><div id="stores"></div></section>
         <section id="stream-section"><h2>Actions, live</h2>
@@ -68,9 +69,9 @@ enum DevtoolsPage {
           <div class="split"><ol id="session-actions"></ol><div id="session-view"></div></div>
         </section>
         <section id="bench-section"><h2>Latency</h2>
-          <div class="filters">open a bench report (<code>zflux bench --json &gt; report.json</code>)
+          <div class="filters">open a bench report (<code><span class="program">zflux</span> bench --json &gt; report.json</code>)
             <input id="bench-file" type="file" accept=".json,application/json">
-            or run <code>zflux bench --attach</code> against this cluster to follow it here
+            or run <code><span class="program">zflux</span> bench --attach</code> against this cluster to follow it here
             (live: ACK latency; the report's e2e when the run ends)</div>
           <div id="bench-live-status" class="dim">no bench --attach run seen</div>
           <div id="bench-summary" class="dim">no report open</div>

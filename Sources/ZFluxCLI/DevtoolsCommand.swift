@@ -106,7 +106,8 @@ struct DevtoolsCommand: AsyncParsableCommand {
             let reader = app.client(store.app)
             views.append(
                 try ViewNode(configuration: configuration, logger: logger) { update in
-                    guard update.rejection == nil else { return }
+                    // A refusal too: it leaves the state current through the refused seq, which the
+                    // store's header says (no heartbeat says it again), as the nodes table does.
                     let state = update.state
                     hub.updateState(store: update.store, version: update.currentThrough, connection: "\(update.connection)") {
                         (try? reader.stateJSON(fromWire: state)).map { String(decoding: $0, as: UTF8.self) } ?? "null"

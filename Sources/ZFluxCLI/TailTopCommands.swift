@@ -87,7 +87,7 @@ struct TailCommand: AsyncParsableCommand {
     static func rejectedJSONLine(_ message: Message) -> String {
         let reason = String(decoding: message.payload, as: UTF8.self)
         return
-            "{\"seq\":\(message.header.seq),\"rejected_by\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(message.header.actionType)),\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))}"
+            "{\"seq\":\(message.header.seq),\"rejected_by\":\(quotedJSON(message.topicString)),\"type\":\(quotedJSON(message.header.actionType)),\"client\":\(message.header.clientID),\"reason\":\(quotedJSON(reason))\(message.header.flags.contains(.quarantined) ? ",\"quarantined\":true" : "")}"
     }
 
     static func plainLine(_ message: Message, _ host: ZFluxCLI.Host) -> String {

@@ -61,7 +61,7 @@ extension DevtoolsBrowserTests {
             try browser.evaluate("document.getElementById('travel-goto-result').textContent.startsWith('seq 999999 is outside the journal')")
                 == "true")
         // The stream's filter says what it searches, and where older seqs are.
-        #expect(try browser.evaluate("document.getElementById('stream-count').textContent.includes('since this page opened')") == "true")
+        #expect(try browser.evaluate("document.getElementById('stream-count').textContent.includes('newest actions')") == "true")
         #expect(try browser.evaluate("document.getElementById('stream-scope').textContent.includes('go to seq')") == "true")
 
         // A click in the stream, with the page scrolled down past the panel: its line is marked (and stays

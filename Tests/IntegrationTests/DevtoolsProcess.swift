@@ -89,9 +89,9 @@ final class DevtoolsPageSession {
     let browser: HeadlessChromium
 
     /// `address`: what the browser opens, from the address devtools printed (by default that one).
-    init(_ name: String, environment: [String: String] = [:], address: (String) -> String = { $0 }) throws {
+    init(_ name: String, environment: [String: String] = [:], extraConfig: String = "", address: (String) -> String = { $0 }) throws {
         try #require(FileManager.default.isExecutableFile(atPath: HeadlessChromium.executable), "chromium is missing: make test-deps installs it")
-        (cluster, dir) = try devtoolsCluster(name)
+        (cluster, dir) = try devtoolsCluster(name, extraConfig: extraConfig)
         do {
             devtools = try DevtoolsProcess(runDir: cluster.runDir, environment: environment)
             browser = try HeadlessChromium(url: address(devtools.url))

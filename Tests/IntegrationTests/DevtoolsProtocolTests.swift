@@ -82,6 +82,46 @@ struct DevtoolsProtocolTests {
     }
 
     @Test(
+        "the welcome ends with a welcomed message, after the hello and every store's state; a store's refusal brings the page its state current through the refused seq"
+    )
+    func welcomeEndsAndRefusalAdvancesVersion() throws {
+        let (cluster, dir) = try devtoolsCluster("welcome")
+        let devtools = try DevtoolsProcess(runDir: cluster.runDir)
+        defer {
+            devtools.stop()
+            cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        // The devtools hold both stores' states before the page joins.
+        try #require(try cluster.zflux(["dispatch", "--wait", "todo", "addTodo", #"{"title":"first one"}"#]).status == 0)
+        let deadline = ContinuousClock.now + .seconds(30)
+        var seen: [String] = []
+        var joined = false
+        for _ in 0..<20 where !joined {
+            let page = try WebSocketClient(port: devtools.port, origin: "http://127.0.0.1:\(devtools.port)")
+            seen = []
+            let welcomed = page.receiveJSON(until: deadline) { message in
+                seen.append([Self.string(message, "kind"), Self.string(message, "store")].compactMap { $0 }.joined(separator: " "))
+                return Self.string(message, "kind") == "welcomed"
+            }
+            #expect(welcomed != nil, "\(seen)")
+            // A page that joined before the devtools had both states is asked again.
+            joined = seen.contains("state todo") && seen.contains("state counter")
+            if !joined { usleep(200_000) }
+        }
+        #expect(seen.first == "hello" && seen.last == "welcomed" && joined, "\(seen)")
+
+        let page = try WebSocketClient(port: devtools.port, origin: "http://127.0.0.1:\(devtools.port)")
+        #expect(page.receiveJSON(until: deadline) { Self.string($0, "kind") == "welcomed" } != nil)
+        let refused = try cluster.zflux(["dispatch", "todo", "removeTodo", #"{"index":9}"#])
+        let seq = try #require(Int(refused.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(refused.stderr)")
+        let current = page.receiveJSON(until: ContinuousClock.now + .seconds(10)) { message in
+            Self.string(message, "kind") == "state" && Self.string(message, "store") == "todo" && (message["version"] as? Int ?? 0) >= seq
+        }
+        #expect(current != nil, "no state of todo current through the refused seq \(seq)")
+    }
+
+    @Test(
         "on loopback with no token set, a dispatch, time travel and an export need the token the printed address carries; viewing needs none"
     )
     func loopbackNeedsToken() throws {

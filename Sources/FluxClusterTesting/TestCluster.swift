@@ -115,7 +115,7 @@ public final class TestCluster: Sendable {
     /// Dispatches an action through the intake, like any client, and returns its seq.
     @discardableResult
     public func dispatch<A: Encodable>(_ action: A, to app: String) async throws -> UInt64 {
-        let payload = try JSONPayloadCodec().encode(action)
+        let payload = try JSONPayloadCodec.wire.encode(action)
         let type = ActionCoding.caseName(of: action)
         let intake = topology.dispatcher.intake
         let client = try connection.withLock { client -> DispatchClient in

@@ -99,13 +99,13 @@ public struct WireCodec: PayloadCodec {
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         switch format {
         case .binary: try BinaryPayloadCodec(generated: generated).encode(value)
-        case .json: try JSONPayloadCodec().encode(value)
+        case .json: try JSONPayloadCodec.wire.encode(value)
         }
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         if Self.isBinary(bytes) { return try BinaryPayloadCodec(generated: generated).decode(type, from: bytes) }
-        return try JSONPayloadCodec().decode(type, from: bytes)
+        return try JSONPayloadCodec.wire.decode(type, from: bytes)
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// The binary codec is self-describing (``BinaryPayloadCodec`` tags every value), so the tags are walked
 /// directly and the JSON is written as they are read. The output is byte for byte what
-/// ``JSONPayloadCodec`` prints for the typed value, as Foundation's `JSONEncoder` on Linux prints it:
+/// ``JSONPayloadCodec/wire`` prints for the typed value, as Foundation's `JSONEncoder` on Linux prints it:
 /// - object keys sorted by their UTF-8 bytes (what `.sortedKeys` does outside Apple's platforms: `"B"`
 ///   before `"a"`, `"a10"` before `"a2"`); when a key repeats, the last value wins, as in `JSONEncoder`;
 /// - integers exact over the whole `Int64` and `UInt64` ranges (no trip through `Double`);
@@ -23,7 +23,9 @@ import Foundation
 ///
 /// What `JSONEncoder` encodes specially, and the binary codec does not, cannot be told apart on the wire:
 /// `Data` is an array of numbers here (`JSONEncoder` writes base64), `URL` and `Decimal` are the objects
-/// their `encode(to:)` writes (`JSONEncoder` writes a string and a number). `Date` is a `Double` in both.
+/// their `encode(to:)` writes (`JSONEncoder` writes a string and a number). `Date` is a `Double` in both:
+/// printed here as the wire's JSON writes it (``JSONPayloadCodec/wire``), the number of seconds since
+/// 2001, where the app itself, knowing its type, prints an ISO 8601 text.
 ///
 /// Garbage never traps: every length is checked against the bytes there are, containers must hold exactly
 /// what their length says, strings must be UTF-8, and nesting is limited to ``maximumDepth``; anything
@@ -32,7 +34,7 @@ public enum GenericJSON {
     /// Arrays and objects nested deeper than this are refused.
     public static let maximumDepth = 512
 
-    /// The compact JSON text of a wire payload (binary or JSON), as ``JSONPayloadCodec`` prints the value
+    /// The compact JSON text of a wire payload (binary or JSON), as ``JSONPayloadCodec/wire`` prints the value
     /// it was encoded from.
     public static func json(fromWire bytes: [UInt8]) throws(GenericJSONError) -> [UInt8] {
         if WireCodec.isBinary(bytes) {

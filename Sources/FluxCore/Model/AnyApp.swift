@@ -186,7 +186,8 @@ extension FluxApp: AnyApp {
     }
 
     public func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] {
-        guard WireCodec.isBinary(bytes) else { return bytes }
+        // The wire's JSON holds dates as numbers: printed again as people read them, when it decodes.
+        guard WireCodec.isBinary(bytes) else { return (try? JSONPayloadCodec().encode(try codec.decode(Action.self, from: bytes))) ?? bytes }
         return try JSONPayloadCodec().encode(try codec.decode(Action.self, from: bytes))
     }
 

@@ -52,13 +52,14 @@ public struct UnhostedApp: AnyApp {
         UnhostedRuntime(name: name, codec: WireCodec(format))
     }
 
-    /// The state (either codec) as the app itself prints it with ``JSONPayloadCodec``.
+    /// The state (either codec) as the app itself prints it with ``JSONPayloadCodec``, but its dates as
+    /// numbers (seconds since 2001): without the app's types nothing says a number is a date.
     public func stateJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try GenericJSON.json(fromWire: bytes) }
 
     /// The state as indented JSON (the app's own rendering lives in the binary that hosts it).
     public func render(wire bytes: [UInt8]) throws -> String { try GenericJSON.prettyText(fromWire: bytes) }
 
-    /// The action (either codec) as the app itself prints it with ``JSONPayloadCodec``.
+    /// The action (either codec) as the app itself prints it with ``JSONPayloadCodec``, dates as numbers.
     public func actionJSON(fromWire bytes: [UInt8]) throws -> [UInt8] { try GenericJSON.json(fromWire: bytes) }
 
     /// A replica that keeps the last whole state's bytes as they came, and refuses changes-only updates

@@ -44,8 +44,13 @@ public final class BenchSession {
         let workload = BenchSession.workload(options)
         // The workload's payloads, checked by their apps before anything starts: a typo'd field is an
         // error now, with the app's own reason, not a run of NACKs.
-        _ = try LoadMix(workload) { app, type, arguments in
-            try BenchSession.encode(options, app: app, type: type, arguments: arguments)
+        // Those with a ${from …} are checked once it is read, after the prepare steps.
+        var checked = workload
+        checked.mix = workload.mix.filter { $0.payload.references.isEmpty }
+        if !checked.mix.isEmpty {
+            _ = try LoadMix(checked) { app, type, arguments in
+                try BenchSession.encode(options, app: app, type: type, arguments: arguments)
+            }
         }
         if let attached = options.attach {
             directory = attached.runDirectory
@@ -86,8 +91,10 @@ public final class BenchSession {
         try startViews()
     }
 
-    /// What this run dispatches.
-    var workload: Workload { BenchSession.workload(options) }
+    /// What this run dispatches: once the prepare steps are applied, with the values its `${from …}`
+    /// templates select in the state they left.
+    var workload: Workload { resolvedWorkload ?? BenchSession.workload(options) }
+    private var resolvedWorkload: Workload?
 
     static func workload(_ options: BenchOptions) -> Workload {
         if let workload = options.workload { return workload }
@@ -161,6 +168,29 @@ public final class BenchSession {
     /// Dispatches the workload's prepare steps (the stock bench: fills the ledger) and waits until
     /// every view of their apps shows them.
     func prepareState() throws {
+        try dispatchPrepareSteps()
+        // What the actions refer to, read from the state the steps left (or, attached, the state as it is).
+        let unresolved = BenchSession.workload(options)
+        guard !unresolved.references.isEmpty else { return }
+        resolvedWorkload = try unresolved.resolvingReferences { app in try self.stateJSON(of: app) }
+        BenchSession.progress("read from the state: \(unresolved.references.map { "${from \($0.app) \($0.path)}" }.joined(separator: ", "))")
+    }
+
+    /// The state of a store of `app`, as JSON (the app's own, or read without its types).
+    func stateJSON(of app: String) throws -> JSONValue {
+        guard let store = topology.stores.first(where: { $0.app == app }) else {
+            throw BenchError("${from \(app) …}: the cluster runs no store of app '\(app)'")
+        }
+        guard
+            let reply = try requestReply(
+                endpoint: store.snapshot, security: security, request: Message(header: Header(kind: .snapshotRequest)), expecting: .snapshot,
+                timeoutMilliseconds: 10_000)
+        else { throw BenchError("${from \(app) …}: store \(store.name) did not answer within 10 s") }
+        let json = try options.apps.first { $0.name == app }?.stateJSON(fromWire: reply.payload) ?? GenericJSON.json(fromWire: reply.payload)
+        return JSONValue(parsing: json)
+    }
+
+    func dispatchPrepareSteps() throws {
         let steps = workload.prepare
         guard !steps.isEmpty else { return }
         let connection = try DispatchConnection(intake: topology.dispatcher.intake, security: security)

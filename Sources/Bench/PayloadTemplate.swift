@@ -5,7 +5,10 @@ import Foundation
 /// integer from A to B, `${pick x y z}` one of the words (a word written as a JSON number stays a number; `nan`, `inf`,
 /// `0x10` and `007` are not JSON numbers, and become strings),
 /// `${seq}` the payload's number, from 0 (`${seq FIRST}`: from FIRST); inside a longer string they are
-/// replaced as text.
+/// replaced as text. `${from APP PATH}`, a value of its own, is one of the values PATH selects in a store
+/// of APP's state once the workload's `[[prepare]]` steps are applied (the ids they made): `lots.*.id`,
+/// each `*` every item of a list or every value of an object, a number an item of a list
+/// (``resolvingReferences(_:)``).
 public struct PayloadTemplate: Sendable, Equatable {
     indirect enum Node: Sendable, Equatable {
         /// JSON text as it is.
@@ -19,6 +22,10 @@ public struct PayloadTemplate: Sendable, Equatable {
         case seq(Int)
         /// A string built from pieces.
         case text([Piece])
+        /// A value of APP's state at PATH, read after the prepare steps: replaced by ``choice`` before rendering.
+        case reference(app: String, path: String)
+        /// One of these JSON texts.
+        case choice([String])
 
         static func == (a: Node, b: Node) -> Bool {
             switch (a, b) {
@@ -29,6 +36,8 @@ public struct PayloadTemplate: Sendable, Equatable {
             case (.pick(let x), .pick(let y)): x == y
             case (.seq(let x), .seq(let y)): x == y
             case (.text(let x), .text(let y)): x == y
+            case (.reference(let x, let p), .reference(let y, let q)): x == y && p == q
+            case (.choice(let x), .choice(let y)): x == y
             default: false
             }
         }
@@ -39,6 +48,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         case int(ClosedRange<Int>)
         case pick([String])
         case seq(Int)
+        case reference(app: String, path: String)
     }
 
     let root: Node
@@ -57,8 +67,40 @@ public struct PayloadTemplate: Sendable, Equatable {
         case .object(let fields): fields.contains { numbersActions($0.1) }
         case .array(let items): items.contains(where: numbersActions)
         case .text(let pieces): pieces.contains { if case .seq = $0 { true } else { false } }
-        case .literal, .int, .pick: false
+        case .literal, .int, .pick, .reference, .choice: false
         }
+    }
+
+    /// The state it refers to (`${from APP PATH}`), each (app, path) once, in the payload's key order.
+    public var references: [(app: String, path: String)] {
+        var found: [(app: String, path: String)] = []
+        func walk(_ node: Node) {
+            switch node {
+            case .reference(let app, let path): if !found.contains(where: { $0 == (app, path) }) { found.append((app, path)) }
+            case .object(let fields): fields.forEach { walk($0.1) }
+            case .array(let items): items.forEach(walk)
+            default: break
+            }
+        }
+        walk(root)
+        return found
+    }
+
+    /// The template with each `${from APP PATH}` replaced by a choice among `values(APP, PATH)`, JSON
+    /// texts (at least one).
+    public func resolvingReferences(_ values: (String, String) throws -> [String]) rethrows -> PayloadTemplate {
+        func resolve(_ node: Node) throws -> Node {
+            switch node {
+            case .reference(let app, let path):
+                let found = try values(app, path)
+                precondition(!found.isEmpty, "a reference resolves to at least one value")
+                return .choice(found)
+            case .object(let fields): return .object(try fields.map { ($0.0, try resolve($0.1)) })
+            case .array(let items): return .array(try items.map(resolve))
+            default: return node
+            }
+        }
+        return PayloadTemplate(try resolve(root))
     }
 
     /// Parses a JSON object with templates in its strings; `source` and `line` say where it came from.
@@ -90,6 +132,7 @@ public struct PayloadTemplate: Sendable, Equatable {
             case .int(let range): return .int(range)
             case .pick(let words): return .pick(words)
             case .seq(let first): return .seq(first)
+            case .reference(let app, let path): return .reference(app: app, path: path)
             }
         default:
             return .literal(String(decoding: value.jsonBytes, as: UTF8.self))
@@ -117,6 +160,15 @@ public struct PayloadTemplate: Sendable, Equatable {
                     throw WorkloadError(source: source, line: line, "'${pick}' needs at least one word to pick from")
                 }
                 pieces.append(.pick(Array(words.dropFirst())))
+            case "from":
+                guard words.count == 3 else {
+                    throw WorkloadError(
+                        source: source, line: line, "'${\(words.joined(separator: " "))}': write ${from APP PATH}, such as ${from auction lots.*.id}")
+                }
+                guard open.lowerBound == text.startIndex, rest.index(after: close) == rest.endIndex, pieces.isEmpty else {
+                    throw WorkloadError(source: source, line: line, "'${from …}' stands for a whole value: write it alone in its string")
+                }
+                pieces.append(.reference(app: words[1], path: words[2]))
             case "seq":
                 // The largest first number leaves room for any count of actions a run can send.
                 guard words.count == 1 || (words.count == 2 && Int(words[1]).map { abs($0) <= 1 << 52 } == true) else {
@@ -127,7 +179,8 @@ public struct PayloadTemplate: Sendable, Equatable {
             default:
                 throw WorkloadError(
                     source: source, line: line,
-                    "unknown template '${\(words.joined(separator: " "))}' (there are ${int A B}, ${pick x y}, ${seq}, ${seq FIRST})")
+                    "unknown template '${\(words.joined(separator: " "))}' (there are ${int A B}, ${pick x y}, ${seq}, ${seq FIRST}, ${from APP PATH})"
+                )
             }
             rest = rest[rest.index(after: close)...]
         }
@@ -172,6 +225,8 @@ public struct PayloadTemplate: Sendable, Equatable {
             let word = words[Int.random(in: 0...(words.count - 1), using: &rng)]
             out += isJSONNumber(word) ? word : quoted(word)
         case .seq(let first): out += String(first + seq)
+        case .choice(let texts): out += texts[Int.random(in: 0...(texts.count - 1), using: &rng)]
+        case .reference(let app, let path): preconditionFailure("${from \(app) \(path)} is rendered only once resolved")
         case .text(let pieces):
             var text = ""
             for piece in pieces {
@@ -180,6 +235,7 @@ public struct PayloadTemplate: Sendable, Equatable {
                 case .int(let range): text += String(Int.random(in: range, using: &rng))
                 case .pick(let words): text += words[Int.random(in: 0...(words.count - 1), using: &rng)]
                 case .seq(let first): text += String(first + seq)
+                case .reference: preconditionFailure("${from …} is a whole value, never part of a text")
                 }
             }
             out += quoted(text)

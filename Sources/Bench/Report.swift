@@ -446,3 +446,23 @@ public enum PercentilePlot {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 }
+
+extension BenchReport {
+    /// Why the run fails the refusal gate: more than `maxPercent` of its acknowledged actions refused by
+    /// their store (`bench --max-refused`); nil when it passes, or when nothing was acknowledged (the
+    /// run fails for that already). A workload may refuse some actions on purpose (bids after a close):
+    /// the gate is the share its author expects.
+    package func refusalGateFailure(maxPercent: Double) -> String? {
+        precondition(maxPercent >= 0 && maxPercent <= 100, "a share of the acknowledged actions")
+        guard let refused = refusedByStore, acked > 0 else { return nil }
+        let percent = Double(refused) / Double(acked) * 100
+        guard percent > maxPercent else { return nil }
+        return String(format: "%.1f%%", percent)
+            + " of the acknowledged actions (\(refused) of \(acked)) were refused by the store, more than --max-refused \(Self.percentText(maxPercent))"
+    }
+
+    /// 10 as `10%`, 2.5 as `2.5%`.
+    static func percentText(_ percent: Double) -> String {
+        percent == percent.rounded() ? String(format: "%.0f%%", percent) : "\(percent)%"
+    }
+}

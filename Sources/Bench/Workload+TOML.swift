@@ -118,6 +118,11 @@ extension Workload {
             let action = try string(entry, "action", "prepare", index)
             try checkName(action, what: "action", source: source, line: line("prepare", index, "action"))
             let template = try payload(entry, "prepare", index)
+            guard template.references.isEmpty else {
+                throw WorkloadError(
+                    source: source, line: line("prepare", index, "payload"),
+                    "a [[prepare]] step's payload cannot use ${from …}: it is read from the state the prepare steps leave, for the [[action]]s")
+            }
             var rng = SplitMix64(seed: UInt64(index))
             workload.prepare.append(Step(app: app, action: action, arguments: template.render(seq: 0, using: &rng)))
         }

@@ -112,6 +112,11 @@ struct BenchCommand: AsyncParsableCommand {
                 "A TOML workload: a weighted mix of actions with payload templates, and [load] clients, rate_per_client and ramp_seconds (which override --clients and --rate).",
                 valueName: "file"))
         var workload: String?
+        @Option(
+            help: ArgumentHelp(
+                "Exit 3 when more than this share of the acknowledged actions were refused by their store (0%…100%). Default: only a run where every one was.",
+                valueName: "percent"))
+        var maxRefused: String?
         @Option(help: ArgumentHelp("An earlier --json report to compare with: exit 1 on a regression.", valueName: "file")) var baseline: String?
         @Option(help: ArgumentHelp("How much worse than --baseline a figure may be before it is a regression.", valueName: "percent"))
         var regression = "10%"
@@ -138,6 +143,17 @@ struct BenchCommand: AsyncParsableCommand {
                 throw ValidationError("--app and --action go together (and --payload with them): --app APP --action TYPE [--payload JSON]")
             }
             _ = try threshold()
+            _ = try maxRefusedPercent()
+        }
+
+        /// --max-refused as a percentage (10% → 10), nil when not given.
+        func maxRefusedPercent() throws -> Double? {
+            guard let maxRefused else { return nil }
+            let text = maxRefused.hasSuffix("%") ? String(maxRefused.dropLast()) : maxRefused
+            guard let percent = Double(text), percent >= 0, percent <= 100 else {
+                throw ValidationError("--max-refused must be a percentage such as 5% (0…100)")
+            }
+            return percent
         }
 
         /// --regression as a fraction (10% → 0.1).
@@ -226,6 +242,10 @@ struct BenchCommand: AsyncParsableCommand {
                     printError("every action was refused: the run measured refusals, not state changes; check the payload against the app's state")
                     throw ExitCode(3)
                 }
+            }
+            if let percent = try maxRefusedPercent(), let failure = report.report.refusalGateFailure(maxPercent: percent) {
+                printError(failure)
+                throw ExitCode(3)
             }
             if let baseline {
                 guard let data = FileManager.default.contents(atPath: baseline) else { throw CLIError("cannot read the baseline \(baseline)") }

@@ -338,6 +338,79 @@ struct WorkloadTests {
         #expect(try Baseline.compare(current: two, baseline: Data(one.json().utf8), source: "old.json", threshold: 0.1).regressions.isEmpty)
     }
 
+    @Test(
+        "${from APP PATH} picks among the values a path selects in the app's state after the prepare steps: fields, indexes and * over lists and objects; it stands alone, not in a [[prepare]] step, and a path that selects nothing or a list is refused by name"
+    )
+    func referencesToPreparedState() throws {
+        let file = """
+            [[prepare]]
+            app = "auction"
+            action = "openLots"
+            payload = '{"count": 3}'
+
+            [[action]]
+            app = "auction"
+            type = "bid"
+            payload = '{"lot": "${from auction lots.*.id}", "amount": "${int 1 9}", "first": "${from auction lots.0.id}"}'
+            """
+        let workload = try Workload.parse(toml: file, source: "bids.toml")
+        #expect(workload.references.map { "\($0.app) \($0.path)" } == ["auction lots.0.id", "auction lots.*.id"], "in key order")
+        let state = JSONValue(parsing: Array(#"{"lots":[{"id":"L-7","open":true},{"id":"L-9"},{"id":"L-12"}],"byName":{"b":2,"a":1}}"#.utf8))
+        #expect(Workload.select("lots.*.id", in: state) == [.string("L-7"), .string("L-9"), .string("L-12")])
+        #expect(Workload.select("lots.1.id", in: state) == [.string("L-9")])
+        #expect(Workload.select("byName.*", in: state) == [.number(1), .number(2)])
+        #expect(Workload.select("lots.7.id", in: state).isEmpty && Workload.select("nothing.*", in: state).isEmpty)
+        var asked: [String] = []
+        let resolved = try workload.resolvingReferences { app in
+            asked.append(app)
+            return state
+        }
+        #expect(asked == ["auction"], "the state is read once per app")
+        #expect(resolved.references.isEmpty)
+        var rng = SplitMix64(seed: 1)
+        var lots: Set<String> = []
+        for seq in 0..<200 {
+            let payload = try #require(JSONValue.parse(Data(resolved.mix[0].payload.render(seq: seq, using: &rng).utf8)))
+            guard case .object(let fields) = payload, case .string(let lot)? = fields["lot"] else { Issue.record("\(payload)"); continue }
+            lots.insert(lot)
+            #expect(fields["first"] == .string("L-7"))
+        }
+        #expect(lots == ["L-7", "L-9", "L-12"], "every lot the prepare steps made is bid on")
+        #expect(throws: WorkloadError.self) { try workload.resolvingReferences { _ in JSONValue(parsing: Array(#"{"lots":[]}"#.utf8)) } }
+        let list = try Workload.parse(toml: "[[action]]\napp = \"a\"\ntype = \"t\"\npayload = '{\"x\": \"${from a lots}\"}'\n", source: "w.toml")
+        #expect(throws: WorkloadError.self) { try list.resolvingReferences { _ in state } }
+        for bad in [
+            ("[[action]]\napp = \"a\"\ntype = \"t\"\npayload = '{\"x\": \"lot ${from a lots.*.id}\"}'\n", "stands for a whole value"),
+            ("[[action]]\napp = \"a\"\ntype = \"t\"\npayload = '{\"x\": \"${from a}\"}'\n", "write ${from APP PATH}"),
+            ("[[prepare]]\napp = \"a\"\naction = \"t\"\npayload = '{\"x\": \"${from a b}\"}'\n", "cannot use ${from"),
+        ] {
+            #expect(throws: WorkloadError.self) { try Workload.parse(toml: bad.0, source: "w.toml") }
+            do {
+                _ = try Workload.parse(toml: bad.0, source: "w.toml")
+            } catch {
+                #expect(error.description.contains(bad.1), "\(error)")
+            }
+        }
+    }
+
+    @Test(
+        "--max-refused fails a run whose store refused more than that share of its acknowledged actions (1,374 of 1,700 passed before); at or under it, or with nothing counted, it passes"
+    )
+    func refusalGate() {
+        var report = Self.report(e2eP99: 1000)
+        (report.acked, report.refusedByStore) = (1_700, 1_374)
+        #expect(
+            report.refusalGateFailure(maxPercent: 10)
+                == "80.8% of the acknowledged actions (1374 of 1700) were refused by the store, more than --max-refused 10%")
+        #expect(report.refusalGateFailure(maxPercent: 2.5)?.hasSuffix("more than --max-refused 2.5%") == true)
+        #expect(report.refusalGateFailure(maxPercent: 90) == nil)
+        (report.acked, report.refusedByStore) = (200, 10)
+        #expect(report.refusalGateFailure(maxPercent: 5) == nil, "exactly 5% is within 5%")
+        #expect(report.refusalGateFailure(maxPercent: 0) != nil, "0%: any refusal fails")
+        report.refusedByStore = nil
+        #expect(report.refusalGateFailure(maxPercent: 0) == nil, "a report from before refusals were counted")
+    }
+
     @Test("a percentile with fewer than ten samples beyond it is not compared: a 2 s run's p99.9 is its maximum")
     func baselineNeedsSamples() throws {
         // A new user's trial: 800 samples, p99.9 up 39% from one hiccup, reported as a regression.

@@ -174,6 +174,76 @@ struct BenchSmokeTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/sink"), "what it measured (nothing) is written")
     }
 
+    @Test(
+        "--max-refused fails a run whose store refused more than that share of its actions, which passed before as long as one was applied; a looser gate lets it pass"
+    )
+    func refusalGate() throws {
+        var template = Array("/tmp/zf-gate-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // One todo, then toggles of index 0 (applied) or 99 (refused): about half refused.
+        try """
+        [[prepare]]
+        app = "todo"
+        action = "addTodo"
+        payload = '{"title": "the only one"}'
+
+        [[action]]
+        app = "todo"
+        type = "toggleTodo"
+        payload = '{"index": "${pick 0 99}"}'
+        """.write(toFile: dir + "/half.toml", atomically: true, encoding: .utf8)
+        let run = ["bench", "--workload", dir + "/half.toml", "--rate", "200", "--duration", "1", "--warm-up", "0.2", "--json"]
+        let strict = try zflux(run + ["--max-refused", "10%"], timeout: .seconds(120))
+        #expect(strict.status == 3, "\(strict.stderr)")
+        #expect(strict.stderr.contains("were refused by the store, more than --max-refused 10%"), "\(strict.stderr)")
+        let loose = try zflux(run + ["--max-refused", "90%"], timeout: .seconds(120))
+        #expect(loose.status == 0, "\(loose.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(loose.stdout.utf8)) as? [String: Any], "\(loose.stdout)")
+        let (refused, acked) = (report["refused_by_store"] as? Int ?? 0, report["acked"] as? Int ?? 0)
+        #expect(refused > acked / 10 && refused < acked * 9 / 10, "about half refused: \(refused) of \(acked)")
+        let bad = try zflux(["bench", "--max-refused", "120%"])
+        #expect(bad.status == 64 && bad.stderr.contains("--max-refused must be a percentage"), "\(bad.stderr)")
+    }
+
+    @Test(
+        "a workload's action refers to what its [[prepare]] steps made (${from todo todos.*.title}): every action it sends carries one of those values"
+    )
+    func referencesPreparedState() throws {
+        var template = Array("/tmp/zf-from-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "[cluster]\ntransport = \"ipc\"\n[[store]]\nname = \"todo\"\n".write(toFile: dir + "/cluster.toml", atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", dir + "/cluster.toml"])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        try """
+        [[prepare]]
+        app = "todo"
+        action = "addTodo"
+        payload = '{"title": "made by prepare one"}'
+
+        [[prepare]]
+        app = "todo"
+        action = "addTodo"
+        payload = '{"title": "made by prepare two"}'
+
+        [[action]]
+        app = "todo"
+        type = "addTodo"
+        payload = '{"title": "${from todo todos.*.title}"}'
+        """.write(toFile: dir + "/again.toml", atomically: true, encoding: .utf8)
+        let bench = try cluster.zflux(
+            ["bench", "--attach", "--workload", dir + "/again.toml", "--rate", "50", "--duration", "1", "--warm-up", "0.2", "--json"],
+            timeout: .seconds(120))
+        #expect(bench.status == 0, "\(bench.stderr)")
+        let state = try cluster.zflux(["state", "todo"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(state.stdout.utf8)) as? [String: Any], "\(state.stdout)")
+        let titles = ((object["state"] as? [String: Any])?["todos"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+        #expect(titles.count > 10, "\(titles.count) todos")
+        #expect(Set(titles) == ["made by prepare one", "made by prepare two"], "\(Set(titles))")
+    }
+
     @Test("bad options are refused before anything starts")
     func badOptions() throws {
         let result = try zflux(["bench", "--rate", "0"])

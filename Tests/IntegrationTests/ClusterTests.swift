@@ -195,7 +195,9 @@ func waitForState<S: Decodable>(
         try await eventually("store \(store) to reach version \(version)", timeout: timeout, interval: .milliseconds(50)) {
             let result = try cluster.zflux(["state", store])
             last = result.stdout + result.stderr
-            guard result.status == 0, let reply = try? JSONDecoder().decode(StateReply<S>.self, from: Data(result.stdout.utf8)) else { return false }
+            // Dates are ISO 8601 texts in what `state` prints, which JSONPayloadCodec reads.
+            guard result.status == 0, let reply = try? JSONPayloadCodec().decode(StateReply<S>.self, from: Array(result.stdout.utf8))
+            else { return false }
             #expect(reply.version <= version, "store \(store) went past version \(version)")
             if reply.version == version { state = reply.state }
             return state != nil

@@ -14,7 +14,8 @@ struct SeedAppsTests {
         var found: S?
         try await eventually("store \(store) to reach the expected state", timeout: .seconds(30), interval: .milliseconds(50)) {
             let result = try cluster.zflux(["state", store])
-            guard result.status == 0, let reply = try? JSONDecoder().decode(Reply<S>.self, from: Data(result.stdout.utf8)) else { return false }
+            // As a script reads it: its dates are ISO 8601 texts, which JSONPayloadCodec reads.
+            guard result.status == 0, let reply = try? JSONPayloadCodec().decode(Reply<S>.self, from: Array(result.stdout.utf8)) else { return false }
             if condition(reply.state) { found = reply.state }
             return found != nil
         }

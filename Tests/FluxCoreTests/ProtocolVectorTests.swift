@@ -328,7 +328,7 @@ struct VectorHeader: Codable, Equatable {
     static let flagNames: [(String, Header.Flags)] = [
         ("fullState", .fullState), ("catchingUp", .catchingUp), ("historyTruncated", .historyTruncated), ("part", .part),
         ("retryLater", .retryLater), ("batchReplies", .batchReplies), ("notLeader", .notLeader), ("quarantined", .quarantined),
-        ("scheduled", .scheduled),
+        ("scheduled", .scheduled), ("byEffect", .byEffect),
     ]
 
     init(_ header: Header, version: Int? = nil) {

@@ -84,15 +84,11 @@ struct DispatchCommand: ParsableCommand {
             // Every store is current through the seq, which a quarantined action also leaves them (skipped,
             // their state unchanged): only the dispatcher tells the two apart for sure, as a store's word
             // of its skip is published while it recovers, before this command is subscribed again.
-            guard
-                let reply = try requestReply(
-                    endpoint: topology.dispatcher.intake, security: security, request: Message(header: Header(kind: .statusRequest)),
-                    expecting: .status, timeoutMilliseconds: 5000)
-            else {
+            guard let status = nodeStatus(endpoint: topology.dispatcher.intake, security: security, timeoutMilliseconds: 5000) else {
                 printError("the stores are current through seq \(last), but the dispatcher did not say within 5 s whether it was quarantined")
                 throw ExitCode(2)
             }
-            if let entry = try NodeStatus.decode(reply.payload).quarantined?.first(where: { $0.seq == last }) {
+            if let entry = status.quarantined?.first(where: { $0.seq == last }) {
                 throw quarantined(last, entry.reason)
             }
             // The stores' state is now current through this seq: `zflux state` reports it as its version.

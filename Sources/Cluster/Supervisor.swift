@@ -217,7 +217,11 @@ public final class Supervisor: Sendable {
         let size = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: size > 8192 ? size - 8192 : 0)
         let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-        return text.split(separator: "\n").last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(4096)) }
+        guard var line = text.split(separator: "\n").last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
+        // A command's error line starts with the binary's name ("zflux: …"): the message it goes into
+        // already does.
+        if let colon = line.firstRange(of: ": "), !line[..<colon.lowerBound].contains(" ") { line = line[colon.upperBound...] }
+        return String(line.prefix(4096))
     }
 
     /// The exit status of a dispatcher of a pair that stopped leading (EX_TEMPFAIL): its supervisor (this

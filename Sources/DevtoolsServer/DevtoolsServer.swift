@@ -100,7 +100,9 @@ package final class DevtoolsServer: Sendable {
         } catch {
             try? group.syncShutdownGracefully()
             worker.stop()
-            throw DevtoolsServerError("devtools: cannot listen on \(host):\(port) (\(error))")
+            throw DevtoolsServerError(
+                "devtools: cannot listen on \(host):\(port): \(Self.why(error)); is another devtools running? Give it another port with --listen \(host):PORT (0: any free one)"
+            )
         }
         self.port = channel.localAddress?.port ?? port
         self.group = group
@@ -532,5 +534,14 @@ final class Worker: Sendable {
     func stop() {
         jobs.queues.withLock { $0.stopped = true }
         jobs.signal.signal()
+    }
+}
+
+extension DevtoolsServer {
+    /// What went wrong with a bind, in the words of the system ("Address already in use"), not in
+    /// those of the call that failed.
+    static func why(_ error: any Error) -> String {
+        guard let failed = error as? IOError else { return "\(error)" }
+        return String(cString: strerror(failed.errnoCode))
     }
 }

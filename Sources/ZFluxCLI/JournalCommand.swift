@@ -49,7 +49,8 @@ struct JournalCommand: AsyncParsableCommand {
 
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every record and index file; report a torn tail or a bad index (exit 1) without changing anything.")
+            abstract:
+                "Check every record and index file; report a torn tail, a corrupt record or a bad index (exit 1) without changing anything.")
         @OptionGroup var location: Location
 
         func run() throws {

@@ -92,7 +92,10 @@ struct DevtoolsTokenCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Your key pair's secret file (made by `keygen`). Default: $ZFLUX_KEY.", valueName: "file"))
     var keyFile: String?
-    @Option(help: ArgumentHelp("The devtools' public key (Z85, 40 characters), or a .pub file holding it.", valueName: "key"))
+    @Option(
+        help: ArgumentHelp(
+            "The devtools' public key (Z85, 40 characters), or a .pub file holding it. A key may start with '-': write --devtools-key=KEY.",
+            valueName: "key"))
     var devtoolsKey: String?
     @OptionGroup var runDir: RunDirOptions
 

@@ -173,17 +173,18 @@ extension Simulation {
                 return
             }
         }
-        result.schedulesMade += scheduleModel.requests.count
-        result.schedulesFired += scheduleModel.fired.count
-        result.schedulesCancelled += scheduleModel.cancelled
-        result.schedulesReplaced += scheduleModel.replaced
-        result.schedulesPending += expected.count
         // Per app: the schedules, and the actions of the history (a schedule's request or cancel is
         // the dispatcher's, counted with the app it is for above).
         var apps = scheduleModel.byApp
         for seq in scheduleModel.pending.values { apps[scheduleModel.requests[seq]?.app ?? "", default: .init()].schedulesPending += 1 }
         for action in history.values where action.topicString != Schedules.topic { apps[action.topicString, default: .init()].actions += 1 }
         precondition(apps.values.reduce(0) { $0 + $1.schedulesMade } == scheduleModel.requests.count, "every request is some app's")
+        precondition(apps.values.reduce(0) { $0 + $1.schedulesFired } == scheduleModel.fired.count, "every fired schedule is some app's")
+        precondition(apps.values.reduce(0) { $0 + $1.schedulesPending } == expected.count, "every pending schedule is some app's")
+        precondition(
+            apps.values.reduce(0) { $0 + $1.schedulesCancelled } == scheduleModel.cancelled
+                && apps.values.reduce(0) { $0 + $1.schedulesReplaced } == scheduleModel.replaced,
+            "every cancelled and replaced schedule is some app's")
         for (app, counts) in apps { result.apps[app, default: .init()].add(counts) }
     }
 }

@@ -26,12 +26,14 @@ public struct SimulationResult: Sendable {
     /// HA: how many times a dispatcher won the lease and led (the first leader included).
     public var leadershipsWon = 0
     /// Schedules the history made (requests sequenced), and what became of them: fired, cancelled,
-    /// replaced by a later request under their id, or still pending at the end (not due yet).
-    public var schedulesMade = 0
-    public var schedulesFired = 0
-    public var schedulesCancelled = 0
-    public var schedulesReplaced = 0
-    public var schedulesPending = 0
+    /// replaced by a later request under their id, or still pending at the end (not due yet), over every
+    /// app: the sums of ``apps``, which counts them.
+    public var schedulesMade: Int { total.schedulesMade }
+    public var schedulesFired: Int { total.schedulesFired }
+    public var schedulesCancelled: Int { total.schedulesCancelled }
+    public var schedulesReplaced: Int { total.schedulesReplaced }
+    public var schedulesPending: Int { total.schedulesPending }
+    private var total: AppCounts { apps.values.reduce(into: AppCounts()) { $0.add($1) } }
     /// The same, and the actions the history holds, per app by name: the user's apps and the
     /// simulator's own (``SimulationResult/simulatorApps``), told apart in the report.
     public var apps: [String: AppCounts] = [:]

@@ -14,12 +14,14 @@ public enum SimulationRunner {
         /// With poison: stores that died on a poison action, and actions quarantined.
         public var poisonCrashes = 0
         public var quarantined = 0
-        /// Schedules made, and fired, cancelled, replaced and left pending, over the seeds that ended well.
-        public var schedulesMade = 0
-        public var schedulesFired = 0
-        public var schedulesCancelled = 0
-        public var schedulesReplaced = 0
-        public var schedulesPending = 0
+        /// Schedules made, and fired, cancelled, replaced and left pending, over the seeds that ended well:
+        /// the sums of ``apps``.
+        public var schedulesMade: Int { total.schedulesMade }
+        public var schedulesFired: Int { total.schedulesFired }
+        public var schedulesCancelled: Int { total.schedulesCancelled }
+        public var schedulesReplaced: Int { total.schedulesReplaced }
+        public var schedulesPending: Int { total.schedulesPending }
+        private var total: SimulationResult.AppCounts { apps.values.reduce(into: SimulationResult.AppCounts()) { $0.add($1) } }
         /// The same, and the actions, per app by name (``SimulationResult/apps``).
         public var apps: [String: SimulationResult.AppCounts] = [:]
         /// Failed seeds, in seed order.
@@ -49,11 +51,6 @@ public enum SimulationRunner {
                     s.simulatedMicros += result.simulatedMicros
                     s.poisonCrashes += result.poisonCrashes
                     s.quarantined += result.quarantined
-                    s.schedulesMade += result.schedulesMade
-                    s.schedulesFired += result.schedulesFired
-                    s.schedulesCancelled += result.schedulesCancelled
-                    s.schedulesReplaced += result.schedulesReplaced
-                    s.schedulesPending += result.schedulesPending
                     for (app, counts) in result.apps { s.apps[app, default: .init()].add(counts) }
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds

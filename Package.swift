@@ -216,7 +216,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // One test target per library target; NodeTests runs the three node shells together.
-        .testTarget(name: "DispatcherTests", dependencies: ["Dispatcher", "FluxCore"]),
+        .testTarget(
+            name: "DispatcherTests",
+            dependencies: ["Dispatcher", "FluxCore", "NodeCores", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport", "TOML", "FluxTesting"]),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"]),
         .testTarget(

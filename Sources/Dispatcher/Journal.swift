@@ -14,7 +14,7 @@ import NodeSupport
 /// the body is the ACTION message as a replay entry (`ReplayBatch.appendEntry`). Opening a journal
 /// checks every record: a torn or corrupt tail of the newest segment (a crash in mid-write) is cut off
 /// and reported; damage anywhere else stops the open, because acknowledged actions would be lost.
-public final class Journal: ActionLog, RecordLog {
+public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     public typealias FsyncPolicy = FluxCore.FsyncPolicy
 
     struct Segment {
@@ -58,6 +58,11 @@ public final class Journal: ActionLog, RecordLog {
     var readCache: (segment: Int, bytes: [UInt8])? = nil
     /// Sealed segments opened from their index files whose records have not been checked yet.
     var unchecked: Set<Int> = []
+    /// A checkpoint is due after this many records even within one segment (``checkpointDue(head:)``).
+    public var checkpointEveryRecords: UInt64 = Journal.defaultCheckpointEveryRecords
+    /// The seq of the newest checkpoint kept, and how many segments the journal had then.
+    var checkpointedThrough: UInt64 = 0
+    var checkpointedSegments = 0
 
     /// Opens (or creates) the journal in `directory`. With `repair: false` nothing is changed on disk:
     /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`). With
@@ -89,6 +94,7 @@ public final class Journal: ActionLog, RecordLog {
         }
         try scan(repair: repair)
         if repair { try openForAppend() }
+        noteCheckpoints(repair: repair)
         try openHistory(repair: repair, opensEpoch: opensEpoch)
         try openClientScope(repair: repair)
     }

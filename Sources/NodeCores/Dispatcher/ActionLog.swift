@@ -39,6 +39,17 @@ package protocol RecordLog: ActionLog {
     func append(_ bursts: [StampedRecords]) throws
 }
 
+/// A log that keeps the dispatcher's checkpoints beside its records (``DispatcherCheckpoint``): the journal.
+package protocol CheckpointedLog: ActionLog {
+    /// The checkpoints kept, newest first: each one's seq, where it is (for messages) and its bytes.
+    func checkpoints() -> [(seq: UInt64, name: String, bytes: [UInt8])]
+    /// Whether one is due now that the log holds `head`, durable: the log rolled to a new segment since
+    /// the last one, or ``checkpointEveryRecords`` records were added since.
+    func checkpointDue(head: UInt64) -> Bool
+    /// Keeps `bytes` as the checkpoint through `seq`, whole or not at all, and lets older ones go but one.
+    func writeCheckpoint(seq: UInt64, bytes: [UInt8]) throws
+}
+
 extension ActionLog {
     /// Adds the next actions as the records the dispatcher stamped them into: a ``RecordLog`` writes
     /// their bytes as they are; any other log is given them decoded.

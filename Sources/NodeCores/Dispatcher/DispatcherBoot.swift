@@ -28,14 +28,62 @@ public enum DispatcherBoot {
     /// forced to disk when it opens); its first seq, history and client scope are the log's; and its
     /// dedup table holds the log's newest dispatches (``rememberedFrom(_:)``); its schedules are those
     /// the whole log leaves pending.
+    ///
+    /// The schedules come from the newest valid checkpoint the log keeps (``DispatcherCheckpoint``) and
+    /// the records after it; without one, from the whole log. A checkpoint that cannot be used is
+    /// passed over for the one before, with a warning that says why.
     public static func core(rules: DispatcherRules, log: any ActionLog, now: NodeTime, logger: Logger) throws -> DispatcherCore {
+        try core(rules: rules, log: log, now: now, logger: logger, crossCheck: false)
+    }
+
+    /// `crossCheck` (the simulator's) also reads the whole log and stops if the book a checkpoint gave
+    /// differs from the one the records give.
+    package static func core(rules: DispatcherRules, log: any ActionLog, now: NodeTime, logger: Logger, crossCheck: Bool) throws -> DispatcherCore {
         let core = DispatcherCore(
             rules: rules, head: log.lastSeq, firstSeq: log.firstSeq, history: log.history, now: now, logger: logger,
             clientScope: log.clientScope)
         try log.forEachDispatch(from: rememberedFrom(log)) { client, clientSeq, seq in
             core.remember(client: client, clientSeq: clientSeq, seq: seq)
         }
-        try core.rebuildSchedules(from: log)
+        let checkpoint = (log as? any CheckpointedLog).flatMap { newestCheckpoint(of: $0, logger: logger) }
+        try core.restoreSchedules(
+            from: log, checkpoint: checkpoint.map { ($0.book(maxPendingBytes: rules.maxPendingScheduleBytes), $0.seq + 1) })
+        if crossCheck, let checkpoint, log.firstSeq == 1 {
+            var whole = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
+            try log.forEachScheduling(from: 1) { whole.note($0.topic, header: $0.header, payload: $0.payload) }
+            let restored = DispatcherCheckpoint(seq: 0, anchor: checkpoint.anchor, book: core.schedules)
+            let scanned = DispatcherCheckpoint(seq: 0, anchor: checkpoint.anchor, book: whole)
+            precondition(restored == scanned, "the book from the checkpoint at seq \(checkpoint.seq) differs from the one the whole log gives")
+        }
         return core
+    }
+
+    /// The newest checkpoint `log` keeps that it can start from: whole, of a seq the log holds (or the
+    /// one just before its first), whose record there is the one it names.
+    package static func newestCheckpoint(of log: any CheckpointedLog, logger: Logger) -> DispatcherCheckpoint? {
+        for stored in log.checkpoints() {
+            let problem: String
+            switch DispatcherCheckpoint.decode(stored.bytes) {
+            case .failure(let error): problem = error.description
+            case .success(let checkpoint) where checkpoint.seq != stored.seq:
+                problem = "it says seq \(checkpoint.seq), and its name \(stored.seq)"
+            case .success(let checkpoint) where checkpoint.seq > log.lastSeq:
+                problem = "it covers seq \(checkpoint.seq), past the log's newest, \(log.lastSeq) (a tail lost since)"
+            case .success(let checkpoint) where checkpoint.seq + 1 < log.firstSeq:
+                problem = "the log no longer holds the records after it (it starts at seq \(log.firstSeq))"
+            case .success(let checkpoint):
+                guard checkpoint.seq >= log.firstSeq else { return checkpoint }
+                let record = (try? log.read(from: checkpoint.seq, limit: 1))?.first
+                guard let record, record.header.seq == checkpoint.seq, DispatcherCheckpoint.Anchor(record.header) == checkpoint.anchor else {
+                    problem = "the log's record at seq \(checkpoint.seq) is not the one it covers (sequenced again since)"
+                    break
+                }
+                return checkpoint
+            }
+            logger.warning(
+                "a checkpoint is passed over; the one before it is tried, or the whole log read",
+                metadata: ["checkpoint": "\(stored.name)", "reason": "\(problem)"])
+        }
+        return nil
     }
 }

@@ -215,8 +215,14 @@ public final class DispatcherCore {
     /// start). `forgettingFires` is the `schedule-fires-twice` canary's: a leader that does not see
     /// what fired before it fires it again.
     @_spi(Simulation) public func rebuildSchedules(from log: any ActionLog, forgettingFires: Bool = false) throws {
-        var book = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
-        try log.forEachScheduling(from: log.firstSeq) { action in
+        try restoreSchedules(from: log, forgettingFires: forgettingFires, checkpoint: nil)
+    }
+
+    /// ``rebuildSchedules(from:forgettingFires:)`` from a checkpoint's `book` (``DispatcherCheckpoint``):
+    /// only the log's records from `from` on (those after the checkpoint's seq) are read.
+    package func restoreSchedules(from log: any ActionLog, forgettingFires: Bool = false, checkpoint: (book: ScheduleBook, from: UInt64)?) throws {
+        var book = checkpoint?.book ?? ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
+        try log.forEachScheduling(from: checkpoint?.from ?? log.firstSeq) { action in
             if forgettingFires && action.header.flags.contains(.scheduled) { return }
             book.note(action.topic, header: action.header, payload: action.payload)
         }

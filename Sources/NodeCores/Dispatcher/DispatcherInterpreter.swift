@@ -101,6 +101,7 @@ package final class DispatcherInterpreter {
 
     /// The start of a loop turn: a standby whose queue was full last turn is fed again from this one.
     package func newTurn() {
+        checkpointIfDue()
         stalledStandby = nil
         let io = io
         statusReplies.probe(now: io.monotonicMilliseconds()) { route, peer in io.probe(route, peer: peer) }
@@ -180,6 +181,29 @@ package final class DispatcherInterpreter {
     package func synced(through seq: UInt64) throws {
         core.durable(through: seq)
         try carryOut(core.takeCommands())
+        checkpointIfDue()
+    }
+
+    /// Keeps a checkpoint of the schedule book beside the log when the log asks for one
+    /// (``CheckpointedLog/checkpointDue(head:)``: at a segment roll, or every so many records), taken
+    /// only when everything sequenced is written and durable here, so that it covers exactly the log
+    /// through ``DispatcherCore/head``. One that cannot be written costs the next start a longer read,
+    /// nothing else.
+    package func checkpointIfDue() {
+        let head = core.head
+        guard let log = log as? any CheckpointedLog, unwritten.isEmpty, head > 0, core.localDurableHead == head, log.lastSeq == head,
+            log.checkpointDue(head: head)
+        else { return }
+        do {
+            guard let record = try log.read(from: head, limit: 1).first, record.header.seq == head else {
+                preconditionFailure("the log holds its newest seq, \(head)")
+            }
+            let checkpoint = DispatcherCheckpoint(seq: head, anchor: .init(record.header), book: core.schedules)
+            try log.writeCheckpoint(seq: head, bytes: checkpoint.encoded())
+        } catch {
+            logger.warning(
+                "a checkpoint could not be written: the next start reads more of the journal", metadata: ["seq": "\(head)", "error": "\(error)"])
+        }
     }
 
     /// Writes the actions the journal had no room for, once it has: then they are durable, the core

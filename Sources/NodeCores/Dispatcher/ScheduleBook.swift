@@ -14,7 +14,7 @@ import FluxCore
 /// without sorting them all.
 package struct ScheduleBook: Sendable {
     /// One pending schedule, with what firing it needs.
-    package struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable, Codable {
         package var id: String
         package var app: String
         package var actionType: String
@@ -68,6 +68,14 @@ package struct ScheduleBook: Sendable {
     package let maxPendingBytes: Int
 
     package init(maxPendingBytes: Int = ScheduleBook.defaultMaxPendingBytes) { self.maxPendingBytes = maxPendingBytes }
+
+    /// The book a checkpoint kept (``DispatcherCheckpoint``): its pending schedules and its counts.
+    package init(restoring entries: [Entry], fired: UInt64, cancelled: UInt64, late: UInt64, maxPendingBytes: Int) {
+        self.maxPendingBytes = maxPendingBytes
+        for entry in entries { add(entry) }
+        (self.fired, self.cancelled, self.late) = (fired, cancelled, late)
+        precondition(count == Set(entries.map { ScheduleBook.key($0.app, $0.id) }).count, "a checkpoint's schedules have distinct ids")
+    }
 
     package var count: Int { byKey.count }
     package var isEmpty: Bool { byKey.isEmpty }

@@ -149,11 +149,17 @@ public struct JournalBenchmark: Sendable {
     ) async throws {
         var dispatcherConfiguration = DispatcherNode.Configuration(topology: topology, apps: [app])
         dispatcherConfiguration.journal = .init(directory: runDir + "/journal", policy: .none)
+        // The first opening reads the whole journal (the bench wrote it without a dispatcher) and leaves
+        // a checkpoint; the later ones start from it.
+        let checkpoint = (try? FileManager.default.contentsOfDirectory(atPath: runDir + "/journal"))?.filter { $0.hasPrefix("CHECKPOINT-") }.max()
         let openStart = ContinuousClock.now
         let dispatcher = try DispatcherNode(configuration: dispatcherConfiguration, logger: logger)
         let dispatcherTask = Task { try await dispatcher.run() }
         try await dispatcher.ready.wait()
-        report("dispatcher opened a journal of \(count) actions in \(seconds(ContinuousClock.now - openStart)) s")
+        report(
+            "dispatcher opened a journal of \(count) actions in \(seconds(ContinuousClock.now - openStart)) s "
+                + (checkpoint.map { "(from its checkpoint at seq \(UInt64($0.dropFirst("CHECKPOINT-".count)) ?? 0))" }
+                    ?? "(no checkpoint: every record read)"))
 
         var storeConfiguration = StoreNode.Configuration(topology: topology, store: endpoints, app: app)
         storeConfiguration.snapshotPath = Self.snapshotPath(runDir)

@@ -231,7 +231,7 @@ final class PairLoop: NodeLoop {
         let lastStamp = try journal.history(at: journal.lastSeq) ?? 0
         let core = StandbyCore(
             rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch, now: .now(), logger: logger)
-        let interpreter = StandbyInterpreter(core: core, io: self, logger: logger)
+        let interpreter = StandbyInterpreter(core: core, io: self, logger: logger, checkpoints: journal)
         dealer = try connectToPeers()
         defer {
             dealer?.close()

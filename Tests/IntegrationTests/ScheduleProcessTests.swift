@@ -162,13 +162,32 @@ struct ScheduleProcessTests {
     }
 
     @Test(
-        "a pair's leader killed with -9 before the session's end is due, and the next leader killed once it fired: it arrives once, in both journals"
+        "a pair's leader killed with -9 before the session's end is due, and the next leader killed once it fired: it arrives once, in both journals; each new leader starts from the checkpoint its standby kept"
     )
     func pairLeaderKill() async throws {
-        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--ha"])
+        var template = Array("/tmp/zf-sched-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/cluster.toml"
+        try
+            "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\n[[store]]\nname = \"login\"\n[[store]]\nname = \"ledger\"\n[[store]]\nname = \"counter\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--ha", "--config", config])
         defer { cluster.stop() }
         try cluster.waitUntilReady(timeout: .seconds(60))
         let request = try await Self.signIn { try cluster.zflux($0) }
+        // Segments of another app's actions after the request: each roll leaves a checkpoint, on the
+        // leader and on the standby alike.
+        let memo = String(repeating: "s", count: 8_000)
+        let filled = try cluster.zflux(
+            ["dispatch", "ledger", "post", #"{"account":1,"amount":1,"memo":"\#(memo)"}"#, "--repeat", "300"], timeout: .seconds(120))
+        try #require(filled.status == 0, "\(filled.stderr)")
+        for member in try #require(cluster.topology?.ha).dispatchers {
+            try await eventually("\(member.name) keeps a checkpoint past the request", timeout: .seconds(60), interval: .milliseconds(250)) {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: member.journalDirectory)) ?? []
+                return names.contains { $0.hasPrefix("CHECKPOINT-") && (UInt64($0.dropFirst("CHECKPOINT-".count)) ?? 0) > request }
+            }
+        }
         /// The member leading now, by its own status.
         func leader() throws -> (name: String, pid: Int32)? {
             for line in try cluster.zflux(["status"]).stdout.split(separator: "\n") {
@@ -193,6 +212,10 @@ struct ScheduleProcessTests {
             }
         }
         try await killLeader("the schedule was made")
+        #expect(
+            cluster.logs().contains("schedules read from the checkpoint and the journal after it"),
+            "the new leader starts from its checkpoint, not the whole journal: \(cluster.logs().split(separator: "\n").filter { $0.contains("checkpoint") || $0.contains("leading") })"
+        )
         try await eventually("the session ends", timeout: .seconds(120), interval: .milliseconds(250)) {
             try cluster.zflux(["state", "login"]).stdout.contains("your session expired")
         }

@@ -46,6 +46,15 @@ public enum DispatcherBoot {
             core.remember(client: client, clientSeq: clientSeq, seq: seq)
         }
         let checkpoint = (log as? any CheckpointedLog).flatMap { newestCheckpoint(of: $0, logger: logger) }
+        if let checkpoint {
+            logger.notice(
+                "schedules read from the checkpoint and the journal after it",
+                metadata: ["checkpoint_seq": "\(checkpoint.seq)", "pending": "\(checkpoint.schedules.count)", "head": "\(log.lastSeq)"])
+        } else if log.lastSeq > 0 {
+            logger.info(
+                "no checkpoint to start from: schedules read from the whole journal",
+                metadata: ["first_seq": "\(log.firstSeq)", "head": "\(log.lastSeq)"])
+        }
         try core.restoreSchedules(
             from: log, checkpoint: checkpoint.map { ($0.book(maxPendingBytes: rules.maxPendingScheduleBytes), $0.seq + 1) })
         if crossCheck, let checkpoint, log.firstSeq == 1 {

@@ -47,10 +47,20 @@ package final class StandbyInterpreter {
     unowned let io: any StandbyIO
     let logger: Logger
 
-    package init(core: StandbyCore, io: any StandbyIO, logger: Logger) {
+    /// The journal, when it keeps checkpoints (``CheckpointedLog``): the standby keeps the schedule
+    /// book live from the records it appends and checkpoints it as a leader does, so that once it leads
+    /// it starts from a checkpoint and its own tail, never from the whole journal.
+    let checkpoints: (any CheckpointedLog)?
+    /// The schedule book as the journal stands through ``bookThrough``; nil until it is first needed,
+    /// and again after records were dropped (it is then read again from a checkpoint and the journal).
+    private var book: ScheduleBook?
+    private var bookThrough: UInt64 = 0
+
+    package init(core: StandbyCore, io: any StandbyIO, logger: Logger, checkpoints: (any CheckpointedLog)? = nil) {
         self.core = core
         self.io = io
         self.logger = logger
+        self.checkpoints = checkpoints
     }
 
     /// Carries out what the core has decided, and what that leads it to decide, until nothing is left.
@@ -73,7 +83,11 @@ package final class StandbyInterpreter {
                 case .skipped: continue
                 case .noRoom: return
                 }
-                if let last = records.lastSeq, try io.sync(through: last) { core.durable(through: last) }
+                keepBook(records)
+                if let last = records.lastSeq, try io.sync(through: last) {
+                    core.durable(through: last)
+                    checkpointIfDue()
+                }
             case .dropRun(let seq):
                 try drop(after: try io.firstSeqOfRun(endingAt: seq) - 1)
             case .truncate(let seq):
@@ -98,10 +112,55 @@ package final class StandbyInterpreter {
     /// The journal's sync has returned: what it holds through `seq` is durable.
     package func synced(through seq: UInt64) throws {
         core.durable(through: seq)
+        checkpointIfDue()
         try carryOut()
     }
 
+    /// Notes the schedule records of an append in the live book (only those: a filter on the record's
+    /// bytes, no decode, for the rest).
+    private func keepBook(_ records: StampedRecords) {
+        guard checkpoints != nil, book != nil else { return }
+        guard let first = records.firstSeq, first == bookThrough + 1, let last = records.lastSeq else {
+            book = nil
+            return
+        }
+        for index in 0..<records.count {
+            let body = records.records[index].body
+            guard records.bytes.withUnsafeBytes({ Schedules.concernsSchedules(recordBody: UnsafeRawBufferPointer(rebasing: $0[body])) }),
+                let action = try? records.message(index)
+            else { continue }
+            book?.note(action.topic, header: action.header, payload: action.payload)
+        }
+        bookThrough = last
+    }
+
+    /// Checkpoints the live book when the journal asks for one, everything appended being durable.
+    private func checkpointIfDue() {
+        guard let log = checkpoints, log.lastSeq > 0, core.durableSeq == log.lastSeq, log.checkpointDue(head: log.lastSeq) else { return }
+        let head = log.lastSeq
+        do {
+            if book == nil || bookThrough != head {
+                // Read once (at start, or after a truncation): the newest checkpoint and what follows it.
+                let checkpoint = DispatcherBoot.newestCheckpoint(of: log, logger: logger)
+                var rebuilt = checkpoint?.book(maxPendingBytes: ScheduleBook.defaultMaxPendingBytes) ?? ScheduleBook()
+                try log.forEachScheduling(from: checkpoint.map { $0.seq + 1 } ?? log.firstSeq) {
+                    rebuilt.note($0.topic, header: $0.header, payload: $0.payload)
+                }
+                (book, bookThrough) = (rebuilt, head)
+            }
+            guard let book, let record = try log.read(from: head, limit: 1).first, record.header.seq == head else {
+                preconditionFailure("the journal holds its newest seq, \(head), and the book follows it")
+            }
+            try log.writeCheckpoint(seq: head, bytes: DispatcherCheckpoint(seq: head, anchor: .init(record.header), book: book).encoded())
+        } catch {
+            logger.warning(
+                "a checkpoint could not be written: a start as the leader reads more of the journal",
+                metadata: ["seq": "\(head)", "error": "\(error)"])
+        }
+    }
+
     private func drop(after seq: UInt64) throws {
+        book = nil
         try io.mayDrop(after: seq)
         let end = try io.truncate(after: seq)
         logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])

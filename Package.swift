@@ -32,13 +32,13 @@ let package = Package(
         .library(name: "FluxClusterTesting", targets: ["FluxClusterTesting"]),  // Linux only: runs the nodes in the test process
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),  // Linux only: eventfd and timerfd beside libzmq
         .library(name: "NodeSupport", targets: ["NodeSupport"]),  // Linux only: CPU affinity, /proc
-        .library(name: "Dispatcher", targets: ["Dispatcher"]),  // Linux only: a node; the journal calls Glibc
+        .library(name: "Dispatcher", targets: ["Dispatcher"]),  // Linux only: a node
         .library(name: "StoreNode", targets: ["StoreNode"]),  // Linux only: a node
         .library(name: "Devtools", targets: ["Devtools"]),  // Linux only: built on the nodes
         .library(name: "Cluster", targets: ["Cluster"]),  // Linux only: the supervisor, /proc
         .library(name: "Spawn", targets: ["Spawn"]),  // Linux only: posix_spawn, waitpid, setpriv
         .library(name: "Bench", targets: ["Bench"]),  // Linux only: timerfd, /proc
-        .library(name: "Simulation", targets: ["Simulation"]),  // no Linux import (the cores in one process)
+        .library(name: "Simulation", targets: ["Simulation"]),  // no Linux import (the cores and the journal in one process)
         // Leader election over etcd (docs/OPERATIONS.md, High availability): what a standby dispatcher builds on.
         .library(name: "Leadership", targets: ["Leadership"]),  // Linux only: its etcd's process calls Glibc
         // The example apps and their screens: one client of the framework among others.
@@ -105,7 +105,9 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "CLinux", "FluxCore", .product(name: "Logging", package: "swift-log"),
             ]),
-        .target(name: "Dispatcher", dependencies: ["NodeSupport", "NodeCores"]),
+        // The journal, on a storage it is given: files for a node, the simulator's disk for the simulator.
+        .target(name: "Journaling", dependencies: ["FluxCore", "NodeCores"]),
+        .target(name: "Dispatcher", dependencies: ["NodeSupport", "NodeCores", "Journaling"]),
         .target(name: "StoreNode", dependencies: ["NodeSupport", "NodeCores"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport", "NodeCores"]),
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
@@ -140,7 +142,7 @@ let package = Package(
         .target(
             name: "Simulation",
             dependencies: [
-                "FluxCore", "NodeCores", .product(name: "Logging", package: "swift-log"),
+                "FluxCore", "NodeCores", "Journaling", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "Cluster",
@@ -197,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "FuzzCorpusTests",
             dependencies: [
-                "Bench", "Cluster", "Devtools", "Dispatcher", "Examples", "FluxCore", "NodeCores",
+                "Bench", "Cluster", "Devtools", "Dispatcher", "Journaling", "Examples", "FluxCore", "NodeCores",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
@@ -218,7 +220,7 @@ let package = Package(
         // One test target per library target; NodeTests runs the three node shells together.
         .testTarget(
             name: "DispatcherTests",
-            dependencies: ["Dispatcher", "FluxCore", "NodeCores", "Examples", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Dispatcher", "Journaling", "FluxCore", "NodeCores", "Examples", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "FluxCore", "NodeSupport", "TOML", "FluxTesting"]),
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"]),
         .testTarget(

@@ -23,7 +23,7 @@ out=.build/fuzz${opt#-O}
 mkdir -p "$out" Fuzz/crashes
 binary="$out/zflux-fuzz"
 # The file formats zflux reads from outside, compiled into the fuzzer itself (their modules need sockets).
-formats="Sources/Devtools/Session.swift Sources/Devtools/SessionChecks.swift Sources/Dispatcher/SegmentIndex.swift"
+formats="Sources/Devtools/Session.swift Sources/Devtools/SessionChecks.swift Sources/Journaling/SegmentIndex.swift"
 # The node cores (REPLICA-* into a standby's and a leader's) need swift-log, from SwiftPM's checkout.
 logging=.build/checkouts/swift-log/Sources/Logging
 [ -d "$logging" ] || swift package resolve > /dev/null

@@ -3,7 +3,7 @@ import Foundation
 import NodeCores
 import Testing
 
-@testable import Dispatcher
+@testable import Journaling
 
 /// An action of `client` stamped with the history `history`.
 func stamped(_ seq: UInt64, _ history: UInt64, client: UInt64 = 7) -> Message {

@@ -2,7 +2,7 @@ import FluxCore
 import Foundation
 import Testing
 
-@testable import Dispatcher
+@testable import Journaling
 
 /// Index files are trusted no further than their records (hardening round 3): each case below has a
 /// valid CRC, as a file written by someone who knows the format would.

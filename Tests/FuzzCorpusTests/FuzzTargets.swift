@@ -11,6 +11,7 @@ import NodeCores
 #if canImport(Devtools)
     @testable import Devtools
     @testable import Dispatcher
+    @testable import Journaling
 #endif
 
 // zflux's fuzz targets: every decoder zflux runs on bytes from outside, each with the round trips and

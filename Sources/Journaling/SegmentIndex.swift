@@ -1,10 +1,6 @@
 import FluxCore
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The index of a sealed journal segment, kept beside it as `<segment>.index`: written when the journal
 /// rolls past the segment (after syncing it), so that opening the journal takes the segment's place
 /// from here instead of reading and checking all of it again. Opening a journal of a million actions
@@ -70,15 +66,5 @@ struct SegmentIndex: Equatable {
             entries.append(Entry(seq: seq, offset: Int(offset)))
         }
         return SegmentIndex(firstSeq: firstSeq, lastSeq: lastSeq, length: Int(length), entries: entries)
-    }
-
-    /// The index of the segment at `segment`, if its file is whole and agrees with the segment.
-    static func load(segment: String, firstSeq: UInt64) -> SegmentIndex? {
-        guard let data = FileManager.default.contents(atPath: path(segment: segment)), let index = decode([UInt8](data)),
-            index.firstSeq == firstSeq, index.lastSeq >= firstSeq
-        else { return nil }
-        var status = stat()
-        guard stat(segment, &status) == 0, Int(status.st_size) == index.length else { return nil }
-        return index
     }
 }

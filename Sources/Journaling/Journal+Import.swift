@@ -1,18 +1,18 @@
 import FluxCore
 import Foundation
-import NodeSupport
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 extension Journal {
     /// Creates a journal in the empty or missing `directory` holding `records` (consecutive seqs, from
     /// any first seq) as history `history`: what `zflux journal import` starts a cluster from. The
     /// dispatcher that opens it serves a later epoch of the same cluster id.
     public static func create(directory: String, history: HistoryID, records: [Message]) throws {
-        try RunDirectory.makePrivateDirectory(directory)
-        let existing = try FileManager.default.contentsOfDirectory(atPath: directory)
+        try create(directory: directory, history: history, records: records, storage: FileStorage.shared)
+    }
+
+    /// The same, on `storage`.
+    package static func create(directory: String, history: HistoryID, records: [Message], storage: any JournalStorage) throws {
+        try storage.makeDirectory(directory, private: true)
+        let existing = try storage.list(directory)
         guard existing.isEmpty else { throw JournalError("\(directory) is not empty") }
         guard let first = records.first?.header.seq, first >= 1,
             records.enumerated().allSatisfy({ $0.element.header.seq == first + UInt64($0.offset) })
@@ -24,13 +24,9 @@ extension Journal {
         let history =
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
             + "cluster \(String(history.cluster, radix: 16))\nepoch \(history.epoch)\n"
+        // The directory was empty (checked above): each file is made here.
         for (path, contents) in [(segment, bytes), (directory + "/HISTORY", Array(history.utf8))] {
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw JournalError.posix("open", path) }
-            let written = contents.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd) == 0
-            _ = Glibc.close(fd)
-            guard written == contents.count, synced else { throw JournalError.posix("write", path) }
+            try storage.writeDurably(contents, to: path)
         }
     }
 }

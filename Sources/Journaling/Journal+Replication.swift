@@ -2,10 +2,6 @@ import FluxCore
 import Foundation
 import NodeCores
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// What a standby dispatcher needs of its journal (issue 27): dropping a tail the leader's history
 /// does not hold, finding where a history's records begin, taking the leader's cluster id and client
 /// scope, and starting an epoch of its own once it leads.
@@ -42,13 +38,12 @@ extension Journal {
         let paths = segments.map(\.path)
         // From here on the disk changes: the journal in memory ends at seq at once, and has no append
         // descriptor until the disk agrees with it.
-        if fd >= 0 { _ = Glibc.close(fd) }
-        fd = -1
+        if let file { storage.close(file) }
+        file = nil
         forget(after: seq, segment: keep, length: cut)
         try deleteSegments(paths[(keep + 1)...])
         try cutSegment(paths[keep], at: cut)
-        fd = open(paths[keep], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError.posix("open", paths[keep]) }
+        file = try storage.open(paths[keep], create: true, truncate: false)
     }
 
     /// Makes the state in memory that of a journal ending at `seq`, in segment `segment` of `length` bytes.
@@ -72,8 +67,8 @@ extension Journal {
     func deleteSegments(_ paths: ArraySlice<String>) throws {
         for path in paths.reversed() {
             // The index file goes first: a segment without one is scanned, an index file alone is never read.
-            _ = unlink(SegmentIndex.path(segment: path))
-            guard unlink(path) == 0 || errno == ENOENT else { throw JournalError.posix("unlink", path) }
+            _ = try? storage.remove(SegmentIndex.path(segment: path))
+            try storage.remove(path)
             try syncDirectory()
         }
     }
@@ -81,12 +76,11 @@ extension Journal {
     /// The second step of a truncation: cuts the segment at `path` to `length` bytes, syncs it, and
     /// deletes its index file (the segment is the newest now, and the file would no longer match it).
     func cutSegment(_ path: String, at length: Int) throws {
-        _ = unlink(SegmentIndex.path(segment: path))
-        let file = open(path, O_WRONLY | O_CLOEXEC)
-        guard file >= 0 else { throw JournalError.posix("open", path) }
-        defer { _ = Glibc.close(file) }
-        guard ftruncate(file, off_t(length)) == 0 else { throw JournalError.posix("ftruncate", path) }
-        guard fsync(file) == 0 else { throw JournalError.posix("fsync", path) }
+        _ = try? storage.remove(SegmentIndex.path(segment: path))
+        let file = try storage.open(path, create: false, truncate: false)
+        defer { storage.close(file) }
+        try storage.truncate(file, to: length)
+        try storage.sync(file)
         try syncDirectory()
     }
 
@@ -175,6 +169,6 @@ extension Journal {
 
     /// Throws unless this journal was opened for appending (it holds the writer lock).
     private func requireWriter(_ change: String) throws {
-        guard lockFD >= 0 else { throw JournalError("the journal in \(directory) was opened read-only: it cannot be \(change)") }
+        guard lockFile != nil else { throw JournalError("the journal in \(directory) was opened read-only: it cannot be \(change)") }
     }
 }

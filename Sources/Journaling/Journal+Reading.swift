@@ -1,10 +1,6 @@
 import FluxCore
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension Journal {
     /// Visits the records from `from` on, in order, as (seq, bytes, the record's body within them),
     /// until `visit` returns false or the log ends: from the tail cache when it holds `from`, else from
@@ -105,7 +101,7 @@ extension Journal {
 
     /// Bytes on disk across every segment.
     public var sizeInBytes: Int {
-        segments.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
+        segments.reduce(0) { $0 + (storage.size($1.path) ?? 0) }
     }
 
     /// A segment's bytes for reading. A sealed segment opened from its index file has every record
@@ -130,35 +126,12 @@ extension Journal {
             try? SegmentIndex(
                 firstSeq: segments[number].firstSeq, lastSeq: last, length: bytes.count,
                 entries: walked.map { SegmentIndex.Entry(seq: $0.seq, offset: $0.offset) }
-            ).write(segment: segments[number].path)
+            ).write(segment: segments[number].path, on: storage)
         }
         unchecked.remove(number)
         return bytes
     }
 
-    /// A whole file, read straight into the array (no intermediate `Data` and copy: segments are
-    /// tens of megabytes, and opening a journal reads the newest).
-    func readFile(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw JournalError.posix("open", path) }
-        defer { _ = Glibc.close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw JournalError.posix("fstat", path) }
-        let size = Int(status.st_size)
-        var failed = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            guard let base = buffer.baseAddress else { return }  // an empty file
-            while count < size {
-                let n = pread(fd, base + count, size - count, off_t(count))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    failed = n < 0
-                    break
-                }
-                count += n
-            }
-        }
-        guard !failed else { throw JournalError.posix("read", path) }
-        return bytes
-    }
+    /// A whole file.
+    func readFile(_ path: String) throws -> [UInt8] { try storage.contents(path) }
 }

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension Journal {
     /// What ``compact(directory:keepFrom:dryRun:)`` removed (or would remove).
     public struct Compaction: Sendable, Equatable {
@@ -21,33 +17,32 @@ extension Journal {
     /// with the journal's writer lock held (so never under a running dispatcher). Records at or above
     /// `keepFrom` all stay; the journal then starts at the first kept segment's first seq.
     public static func compact(directory: String, keepFrom: UInt64, dryRun: Bool = false) throws -> Compaction {
-        try withWriterLock(directory: directory, doing: "compacting") {
-            try compactLocked(directory: directory, keepFrom: keepFrom, dryRun: dryRun)
+        try compact(directory: directory, keepFrom: keepFrom, dryRun: dryRun, storage: FileStorage.shared)
+    }
+
+    /// The same, on `storage`.
+    package static func compact(directory: String, keepFrom: UInt64, dryRun: Bool = false, storage: any JournalStorage) throws -> Compaction {
+        try withWriterLock(directory: directory, doing: "compacting", storage: storage) {
+            try compactLocked(directory: directory, keepFrom: keepFrom, dryRun: dryRun, storage: storage)
         }
     }
 
-    private static func compactLocked(directory: String, keepFrom: UInt64, dryRun: Bool) throws -> Compaction {
-        let segments = try segmentFiles(in: directory)
+    private static func compactLocked(directory: String, keepFrom: UInt64, dryRun: Bool, storage: any JournalStorage) throws -> Compaction {
+        let segments = try segmentFiles(in: directory, storage: storage)
         var result = Compaction(removed: [], firstSeq: segments.first?.first ?? 1)
         for (index, segment) in segments.enumerated().dropLast() {
             let first = segment.first, next = segments[index + 1].first
             guard next <= keepFrom else { break }
             let path = directory + "/" + segment.name
-            let bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            let bytes = storage.size(path) ?? 0
             if !dryRun {
-                guard unlink(path) == 0 else { throw JournalError.posix("unlink", path) }
-                _ = unlink(SegmentIndex.path(segment: path))
+                guard try storage.remove(path) else { throw JournalError("unlink \(path) failed: it is gone") }
+                _ = try? storage.remove(SegmentIndex.path(segment: path))
             }
             result.removed.append((first, next - 1, bytes))
             result.firstSeq = next
         }
-        if !dryRun, !result.removed.isEmpty {
-            let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if dir >= 0 {
-                _ = fsync(dir)
-                _ = Glibc.close(dir)
-            }
-        }
+        if !dryRun, !result.removed.isEmpty { try? storage.syncDirectory(directory) }
         return result
     }
 }

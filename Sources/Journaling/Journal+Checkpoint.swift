@@ -1,9 +1,4 @@
-import Foundation
 import NodeCores
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The dispatcher's checkpoints (``DispatcherCheckpoint``), kept beside the segments as
 /// `CHECKPOINT-<seq, 20 digits>`: each written whole or not at all (a temporary file, synced, renamed,
@@ -17,7 +12,7 @@ extension Journal {
 
     /// The checkpoint files' seqs and names, newest first.
     func checkpointFiles() -> [(seq: UInt64, name: String)] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let names = (try? storage.list(directory)) ?? []
         return names.compactMap { name in
             guard name.hasPrefix(Journal.checkpointPrefix), let seq = UInt64(name.dropFirst(Journal.checkpointPrefix.count)) else { return nil }
             return (seq, name)
@@ -26,7 +21,7 @@ extension Journal {
 
     public func checkpoints() -> [(seq: UInt64, name: String, bytes: [UInt8])] {
         checkpointFiles().map { file in
-            (file.seq, directory + "/" + file.name, FileManager.default.contents(atPath: directory + "/" + file.name).map { [UInt8]($0) } ?? [])
+            (file.seq, directory + "/" + file.name, storage.contentsIfAny(directory + "/" + file.name) ?? [])
         }
     }
 
@@ -36,7 +31,7 @@ extension Journal {
     /// opening: the seqs they name will be given to other actions.
     func noteCheckpoints(repair: Bool) {
         if repair {
-            for stale in checkpointFiles() where stale.seq > lastSeq { _ = unlink(directory + "/" + stale.name) }
+            for stale in checkpointFiles() where stale.seq > lastSeq { _ = try? storage.remove(directory + "/" + stale.name) }
         }
         let newest = checkpointFiles().first?.seq ?? 0
         checkpointedThrough = min(newest, lastSeq)
@@ -53,12 +48,12 @@ extension Journal {
         // Not asked again before the next roll or the next stretch of records, even if this one fails.
         checkpointedThrough = seq
         checkpointedSegments = segments.count
-        try Journal.writeWhole(bytes, to: directory + "/" + Journal.checkpointPrefix + Journal.twentyDigits(seq))
+        try storage.writeWhole(bytes, to: directory + "/" + Journal.checkpointPrefix + Journal.twentyDigits(seq))
         try syncDirectory()
-        for old in checkpointFiles().dropFirst(Journal.checkpointsKept) { _ = unlink(directory + "/" + old.name) }
+        for old in checkpointFiles().dropFirst(Journal.checkpointsKept) { _ = try? storage.remove(directory + "/" + old.name) }
         // A temporary file left by a write that did not finish.
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where name.hasPrefix(Journal.checkpointPrefix) && name.hasSuffix(".tmp") { _ = unlink(directory + "/" + name) }
+        let names = (try? storage.list(directory)) ?? []
+        for name in names where name.hasPrefix(Journal.checkpointPrefix) && name.hasSuffix(".tmp") { _ = try? storage.remove(directory + "/" + name) }
     }
 
     static func twentyDigits(_ value: UInt64) -> String {

@@ -1,11 +1,6 @@
 import FluxCore
 import Foundation
 import NodeCores
-import NodeSupport
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The dispatcher's durable log: append-only segment files of length-prefixed, CRC-checked records.
 ///
@@ -40,9 +35,13 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     var segments: [Segment] = []
     var index: [IndexEntry] = []
     let indexStride: UInt64 = 256
-    var fd: Int32 = -1
+    /// The files under the journal, and its clock and entropy.
+    let environment: JournalEnvironment
+    var storage: any JournalStorage { environment.storage }
+    /// The newest segment, open for appends (none when read-only, or after a failed truncation).
+    var file: StorageFile? = nil
     /// Held while this journal is open for appending: one writer per journal, ever.
-    var lockFD: Int32 = -1
+    var lockFile: StorageFile? = nil
     var segmentSize = 0
     var unsynced = false
     /// The newest records, for the common replay (gap repair) without touching the disk.
@@ -68,29 +67,35 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// a torn tail is reported in `recovery` and left as it is (for `zflux journal verify`). With
     /// `opensEpoch: false` (a dispatcher with a standby) the opening serves the epoch recorded, and only
     /// ``beginEpoch(_:)`` starts a new one.
-    public init(
+    public convenience init(
         directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true, opensEpoch: Bool = true,
         tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20
     ) throws {
+        try self.init(
+            directory: directory, policy: policy, segmentBytes: segmentBytes, repair: repair, opensEpoch: opensEpoch,
+            tailCapacity: tailCapacity, tailByteCapacity: tailByteCapacity, environment: .live)
+    }
+
+    /// The same, on the storage (and with the clock and entropy) of `environment`: the simulator's disk.
+    package init(
+        directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true, opensEpoch: Bool = true,
+        tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20, environment: JournalEnvironment
+    ) throws {
+        self.environment = environment
         self.tailCapacity = max(tailCapacity, 1)
         self.tailByteCapacity = max(tailByteCapacity, 1)
         self.directory = directory
         self.policy = policy
         self.segmentBytes = max(segmentBytes, 4096)
         // The journal holds every action: this user's alone (0700, files 0600), whatever the umask.
-        if repair {
-            try RunDirectory.makePrivateDirectory(directory)
-        } else {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
+        try environment.storage.makeDirectory(directory, private: repair)
         if repair { try lock() }
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-            .filter { $0.hasSuffix(".journal") }.sorted()
+        let names = try environment.storage.list(directory).filter { $0.hasSuffix(".journal") }.sorted()
         for name in names {
             guard let first = UInt64(name.dropLast(".journal".count)) else { continue }
             segments.append(Segment(firstSeq: first, path: directory + "/" + name))
             // Segments written by an older zflux were 0644.
-            if repair { _ = chmod(directory + "/" + name, 0o600) }
+            if repair { environment.storage.restrict(directory + "/" + name) }
         }
         try scan(repair: repair)
         if repair { try openForAppend() }
@@ -100,8 +105,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     }
 
     deinit {
-        if fd >= 0 { _ = Glibc.close(fd) }
-        if lockFD >= 0 { _ = Glibc.close(lockFD) }  // releases the lock
+        if let file { storage.close(file) }
+        if let lockFile { storage.close(lockFile) }  // releases the lock
     }
 
     /// The oldest seq the journal holds (above 1 once older segments were removed).
@@ -114,14 +119,13 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
 
     private func openClientScope(repair: Bool) throws {
         let path = directory + "/CLIENT-SCOPE"
-        if let bytes = FileManager.default.contents(atPath: path), bytes.count == 16 {
-            let words = [UInt8](bytes)
+        if let words = storage.contentsIfAny(path), words.count == 16 {
             func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(words[at + $1]) << (8 * UInt64($1)) } }
             clientScope = ClientScope(k0: word(0), k1: word(8))
             return
         }
         guard repair else { return }
-        let scope = ClientScope.random()
+        let scope = ClientScope(k0: environment.randomWord(), k1: environment.randomWord())
         try recordClientScope(scope)
         clientScope = scope
     }
@@ -130,7 +134,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     func recordClientScope(_ scope: ClientScope) throws {
         var bytes: [UInt8] = []
         for value in [scope.k0, scope.k1] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
-        try Journal.writeWhole(bytes, to: directory + "/CLIENT-SCOPE")
+        try storage.writeWhole(bytes, to: directory + "/CLIENT-SCOPE")
         try syncDirectory()
     }
 
@@ -142,7 +146,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     private func openHistory(repair: Bool, opensEpoch: Bool) throws {
         let path = directory + "/HISTORY"
         var cluster: UInt32 = 0, previous: UInt64 = 0
-        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+        if let bytes = storage.contentsIfAny(path), let text = String(validating: bytes, as: UTF8.self) {
             for line in text.split(separator: "\n") {
                 let parts = line.split(separator: " ")
                 guard parts.count == 2 else { continue }
@@ -150,7 +154,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
                 if parts[0] == "epoch" { previous = UInt64(parts[1]) ?? 0 }
             }
         }
-        var random = SystemRandomNumberGenerator()
+        var random = JournalRandom(word: environment.randomWord)
         guard repair, opensEpoch else {
             // Read-only, or a dispatcher with a standby: its epochs come from winning the lease alone
             // (``beginEpoch(_:)``). A new journal still needs its cluster id, for a first leader to serve.
@@ -162,7 +166,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
             history = HistoryID(cluster: cluster, epoch: previous)
             return
         }
-        history = DispatcherBoot.history(cluster: cluster, previousEpoch: previous, wallNanoseconds: WallClock.nowNanoseconds()) {
+        history = DispatcherBoot.history(cluster: cluster, previousEpoch: previous, wallNanoseconds: environment.wallNanoseconds()) {
             HistoryID.newCluster(using: &random)
         }
         // Durable before anything of this epoch goes out: a later opening must pick a later epoch.
@@ -174,7 +178,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
         let text =
             "# zflux journal history: stores refuse a journal of another cluster, and rebuild when one goes back\n"
             + "cluster \(String(history.cluster, radix: 16))\nepoch \(history.epoch)\n"
-        try Journal.writeWhole(Array(text.utf8), to: directory + "/HISTORY")
+        try storage.writeWhole(Array(text.utf8), to: directory + "/HISTORY")
         try syncDirectory()
     }
 
@@ -200,19 +204,20 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// are forgotten.
     private func undoAppend(lastSeq before: UInt64, indexCount: Int, segmentCount: Int, segmentSize size: Int) throws {
         if segments.count > segmentCount {
-            if fd >= 0 { _ = Glibc.close(fd) }
+            if let file { storage.close(file) }
+            file = nil
             for segment in segments[segmentCount...] {
-                _ = unlink(segment.path)
-                _ = unlink(SegmentIndex.path(segment: segment.path))
+                _ = try? storage.remove(segment.path)
+                _ = try? storage.remove(SegmentIndex.path(segment: segment.path))
             }
             segments.removeLast(segments.count - segmentCount)
             let current = segments[segments.count - 1].path
             // Appended to again: the index sealed when it was rolled past would claim less than it holds.
-            _ = unlink(SegmentIndex.path(segment: current))
-            fd = open(current, O_WRONLY | O_APPEND | O_CLOEXEC)
-            guard fd >= 0 else { throw JournalError.posix("open", current) }
+            _ = try? storage.remove(SegmentIndex.path(segment: current))
+            file = try storage.open(current, create: false, truncate: false)
         }
-        guard ftruncate(fd, off_t(size)) == 0 else { throw JournalError.posix("ftruncate", segments[segments.count - 1].path) }
+        guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
+        try storage.truncate(file, to: size)
         segmentSize = size
         lastSeq = before
         index.removeLast(index.count - indexCount)

@@ -1,10 +1,6 @@
 import FluxCore
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension Journal {
     /// What opening the journal found.
     public struct Recovery: Sendable, CustomStringConvertible {
@@ -29,28 +25,13 @@ extension Journal {
     /// journal would give the same seq to different actions.
     func lock() throws {
         let path = directory + "/LOCK"
-        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { throw JournalError.posix("open", path) }
-        _ = fchmod(lockFD, 0o600)
-        // Asked again for up to a second: a child this process forks holds its copy of the lock's
-        // descriptor until it execs (close-on-exec), so a journal closed and opened again at once can
-        // find its own lock still held for a moment.
-        var locked = flock(lockFD, LOCK_EX | LOCK_NB) == 0
-        var attempts = 0
-        while !locked && errno == EWOULDBLOCK && attempts < 50 {
-            attempts += 1
-            usleep(20_000)
-            locked = flock(lockFD, LOCK_EX | LOCK_NB) == 0
-        }
-        guard locked else {
-            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-            _ = Glibc.close(lockFD)
-            lockFD = -1
+        guard let held = try storage.lock(path, waiting: true) else {
+            let holder =
+                storage.contentsIfAny(path).flatMap { String(validating: $0, as: UTF8.self) }?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
             throw JournalError("the journal in \(directory) is in use by another dispatcher (pid \(holder))")
         }
-        _ = ftruncate(lockFD, 0)
-        let pid = Array("\(getpid())\n".utf8)
-        _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
+        lockFile = held
     }
 
     /// Rebuilds the index and `lastSeq`. A sealed segment (every one but the newest) whose index file
@@ -65,7 +46,9 @@ extension Journal {
                 throw JournalError("segment \(segment.path) starts at seq \(segment.firstSeq), but the one before ends at \(lastSeq)")
             }
             let nextFirst = isLast ? nil : segments[number + 1].firstSeq
-            if !isLast, repair, let sealed = SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq), sealed.lastSeq + 1 == nextFirst {
+            if !isLast, repair, let sealed = SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq, on: storage),
+                sealed.lastSeq + 1 == nextFirst
+            {
                 for entry in sealed.entries { index.append(IndexEntry(seq: entry.seq, segment: number, offset: entry.offset)) }
                 recovery.records += sealed.lastSeq - segment.firstSeq + 1
                 recovery.indexedSegments += 1
@@ -83,9 +66,9 @@ extension Journal {
             recovery.records += expected - segment.firstSeq
             lastSeq = expected - 1
             // A sealed segment's index file must say what its records say (what `journal verify` reports).
-            if !isLast, problem == nil, FileManager.default.fileExists(atPath: SegmentIndex.path(segment: segment.path)) {
+            if !isLast, problem == nil, storage.size(SegmentIndex.path(segment: segment.path)) != nil {
                 let expectedIndex = SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: bytes.count, entries: entries)
-                if SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq) != expectedIndex {
+                if SegmentIndex.load(segment: segment.path, firstSeq: segment.firstSeq, on: storage) != expectedIndex {
                     recovery.badIndexFiles.append(SegmentIndex.path(segment: segment.path))
                 }
             }
@@ -112,7 +95,8 @@ extension Journal {
                 readCache = (number, offset == bytes.count ? bytes : Array(bytes.prefix(offset)))
             } else if repair {
                 // A shortcut for the next opening; without it, that one scans this segment again.
-                try? SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(segment: segment.path)
+                try? SegmentIndex(firstSeq: segment.firstSeq, lastSeq: lastSeq, length: offset, entries: entries).write(
+                    segment: segment.path, on: storage)
             }
         }
         recovery.lastSeq = lastSeq
@@ -123,18 +107,10 @@ extension Journal {
         // What the scan found may be only in the page cache: a dispatcher that crashed after writing and
         // before syncing leaves it there. It is forced to disk now, before anything recovered is acknowledged
         // to a retrying client or replayed to a store (the simulator found the power cut that lost it).
-        for segment in segments {
-            let readable = open(segment.path, O_RDONLY | O_CLOEXEC)
-            guard readable >= 0 else { continue }
-            defer { _ = Glibc.close(readable) }
-            guard fdatasync(readable) == 0 else { throw JournalError.posix("fdatasync", segment.path) }
-        }
-        fd = open(segments[segments.count - 1].path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw JournalError.posix("open", segments[segments.count - 1].path) }
+        for segment in segments where storage.size(segment.path) != nil { try storage.syncFile(segment.path) }
+        file = try storage.open(segments[segments.count - 1].path, create: true, truncate: false)
         try syncDirectory()
     }
 
-    private func truncate(_ path: String, to length: Int) throws {
-        guard Glibc.truncate(path, off_t(length)) == 0 else { throw JournalError.posix("truncate", path) }
-    }
+    private func truncate(_ path: String, to length: Int) throws { try storage.truncate(path, to: length) }
 }

@@ -5,7 +5,7 @@ import NodeCores
 /// the directory synced), the newest two kept, so that one torn or damaged leaves the one before it.
 extension Journal {
     /// A checkpoint every million records at least, besides one at each segment roll.
-    public static let defaultCheckpointEveryRecords: UInt64 = 1_000_000
+    package static let defaultCheckpointEveryRecords: UInt64 = 1_000_000
     static let checkpointPrefix = "CHECKPOINT-"
     /// How many checkpoints are kept: the newest, and the one a start falls back to.
     static let checkpointsKept = 2
@@ -19,7 +19,7 @@ extension Journal {
         }.sorted { $0.seq > $1.seq }
     }
 
-    public func checkpoints() -> [(seq: UInt64, name: String, bytes: [UInt8])] {
+    package func checkpoints() -> [(seq: UInt64, name: String, bytes: [UInt8])] {
         checkpointFiles().map { file in
             (file.seq, directory + "/" + file.name, storage.contentsIfAny(directory + "/" + file.name) ?? [])
         }
@@ -39,12 +39,12 @@ extension Journal {
         checkpointedSegments = newest + 1 >= newestSegmentStart ? segments.count : 0
     }
 
-    public func checkpointDue(head: UInt64) -> Bool {
+    package func checkpointDue(head: UInt64) -> Bool {
         guard head > checkpointedThrough else { return false }
         return segments.count != checkpointedSegments || head - checkpointedThrough >= checkpointEveryRecords
     }
 
-    public func writeCheckpoint(seq: UInt64, bytes: [UInt8]) throws {
+    package func writeCheckpoint(seq: UInt64, bytes: [UInt8]) throws {
         // Not asked again before the next roll or the next stretch of records, even if this one fails.
         checkpointedThrough = seq
         checkpointedSegments = segments.count

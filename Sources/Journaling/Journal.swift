@@ -58,7 +58,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// Sealed segments opened from their index files whose records have not been checked yet.
     var unchecked: Set<Int> = []
     /// A checkpoint is due after this many records even within one segment (``checkpointDue(head:)``).
-    public var checkpointEveryRecords: UInt64 = Journal.defaultCheckpointEveryRecords
+    package var checkpointEveryRecords: UInt64 = Journal.defaultCheckpointEveryRecords
     /// The seq of the newest checkpoint kept, and how many segments the journal had then.
     var checkpointedThrough: UInt64 = 0
     var checkpointedSegments = 0

@@ -25,6 +25,9 @@ struct CheckpointTests {
         func verifyLeadership(claim: String) {}
         func steppedDown(reason: String) {}
         func statusFacts() -> (pid: Int, subscribers: Int) { (1, 0) }
+        /// What the stores need, as a test says; nil: not known.
+        var needs: [JournalRetention.Need]? = nil
+        func storeNeeds() -> [JournalRetention.Need]? { needs }
     }
 
     /// Collects what is logged at warning and above.
@@ -56,12 +59,18 @@ struct CheckpointTests {
     /// Opens the journal and starts a dispatcher on it (checking a checkpoint's book against the whole
     /// journal's), runs `body`, and closes both, releasing the journal's lock.
     @discardableResult
-    func withDispatcher<T>(_ warnings: Warnings = Warnings(), _ body: (Journal, DispatcherInterpreter) throws -> T) throws -> T {
+    func withDispatcher<T>(
+        _ warnings: Warnings = Warnings(), retainBytes: Int? = nil, storeNeeds: [JournalRetention.Need]? = nil,
+        _ body: (Journal, DispatcherInterpreter) throws -> T
+    ) throws -> T {
         let journal = try Journal(directory: directory, policy: .none, segmentBytes: 4096)
         journal.checkpointEveryRecords = 40
+        var rules = rules
+        rules.retainBytes = retainBytes
         let core = try DispatcherBoot.core(rules: rules, log: journal, now: at(1_000), logger: warnings.logger, crossCheck: true)
         // The interpreter holds its world unowned.
         let io = ImmediateIO()
+        io.needs = storeNeeds
         return try withExtendedLifetime(io) { try body(journal, DispatcherInterpreter(core: core, log: journal, io: io, logger: warnings.logger)) }
     }
 
@@ -172,5 +181,37 @@ struct CheckpointTests {
         let restored = try withDispatcher(warnings) { _, interpreter in interpreter.core.schedules.pending() }
         #expect(restored == expected)
         #expect(warnings.all.contains { $0.contains("sequenced again") }, "\(warnings.all)")
+    }
+
+    @Test(
+        "retention lets the oldest segments go past retain_mb, never what the older checkpoint or a store still needs; a start after it holds every pending schedule, requested in segments since removed"
+    )
+    func retentionKeepsWhatIsNeeded() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Stores that cannot be read here hold everything.
+        let unknown = try withDispatcher(retainBytes: 8192) { journal, interpreter in
+            try run(interpreter, count: 300)
+            #expect(interpreter.retention?.contains("the stores") == true, "\(interpreter.retention ?? "nil")")
+            return journal.firstSeq
+        }
+        #expect(unknown == 1)
+        // A store whose snapshot is at seq 200 holds from 201 on.
+        let (first, expected, head) = try withDispatcher(retainBytes: 8192, storeNeeds: [.init(from: 201, who: "store counter")]) {
+            journal, interpreter in
+            try run(interpreter, count: 300, clientSeqFrom: 301)
+            #expect(journal.firstSeq > 1 && journal.firstSeq <= 201, "from \(journal.firstSeq)")
+            #expect(interpreter.retention?.contains("store counter") == true, "\(interpreter.retention ?? "nil")")
+            // Reads across what is left still work, and so do appends.
+            #expect(try journal.read(from: journal.firstSeq, limit: 5).first?.header.seq == journal.firstSeq)
+            return (journal.firstSeq, interpreter.core.schedules.pending(), journal.lastSeq)
+        }
+        #expect(expected.contains { $0.requestSeq < first }, "a pending schedule was requested in a segment since removed")
+        let warnings = Warnings()
+        let (restored, reopenedFirst, reopenedHead) = try withDispatcher(warnings) { journal, interpreter in
+            (interpreter.core.schedules.pending(), journal.firstSeq, journal.lastSeq)
+        }
+        #expect(reopenedFirst == first && reopenedHead == head)
+        #expect(restored == expected, "the checkpoint holds the schedules whose requests are gone")
+        #expect(warnings.all.isEmpty, "\(warnings.all)")
     }
 }

@@ -48,6 +48,10 @@ package protocol CheckpointedLog: ActionLog {
     func checkpointDue(head: UInt64) -> Bool
     /// Keeps `bytes` as the checkpoint through `seq`, whole or not at all, and lets older ones go but one.
     func writeCheckpoint(seq: UInt64, bytes: [UInt8]) throws
+    /// Each segment's seqs and size, oldest first (``JournalRetention``).
+    func segmentSpans() -> [JournalRetention.Segment]
+    /// Lets the `count` oldest segments go (never the newest).
+    func removeOldestSegments(_ count: Int) throws
 }
 
 extension ActionLog {

@@ -29,6 +29,10 @@ package protocol DispatcherIO: AnyObject {
     func steppedDown(reason: String)
     /// The process id and the subscribers of the action stream, for a STATUS answer.
     func statusFacts() -> (pid: Int, subscribers: Int)
+    /// What the cluster's stores need of the journal to start again: each one's snapshot's version + 1
+    /// (the first seq of a store with none). Nil when that cannot be known here, and then retention
+    /// removes nothing.
+    func storeNeeds() -> [JournalRetention.Need]?
     /// Sends to one peer of a ROUTER, saying whether it was queued, found the peer's queue full, or
     /// found the peer gone (libzmq then holds nothing more for it).
     func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery
@@ -42,6 +46,9 @@ extension DispatcherIO {
     package func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery {
         send(route, to: peer, message) ? .sent : .full
     }
+
+    /// A host that cannot tell what its stores need (the simulator's): retention removes nothing.
+    package func storeNeeds() -> [JournalRetention.Need]? { nil }
 
     /// A network that holds nothing for a peer once it has delivered or dropped a message (the
     /// simulator's): whatever was handed to a peer has left it.
@@ -200,6 +207,7 @@ package final class DispatcherInterpreter {
             }
             let checkpoint = DispatcherCheckpoint(seq: head, anchor: .init(record.header), book: core.schedules)
             try log.writeCheckpoint(seq: head, bytes: checkpoint.encoded())
+            try retain(log)
         } catch {
             logger.warning(
                 "a checkpoint could not be written: the next start reads more of the journal", metadata: ["seq": "\(head)", "error": "\(error)"])
@@ -223,6 +231,38 @@ package final class DispatcherInterpreter {
         core.journalUnwritable(nil)
         guard let last else { return }
         if try io.sync(through: last) { try synced(through: last) }
+    }
+
+    /// What retention last did or held back, for the status: nil until it first ran.
+    package private(set) var retention: String?
+
+    /// Lets the journal's oldest segments go when it is over `[journal] retain_mb`, as far as its
+    /// readers allow (``JournalRetention``): run after each checkpoint, so that the schedules the
+    /// removed records made are in one.
+    private func retain(_ log: any CheckpointedLog) throws {
+        guard let budget = core.rules.retainBytes else { return }
+        var needs: [JournalRetention.Need] = []
+        // The older of the two checkpoints kept: a start that finds the newest damaged reads on from it.
+        let kept = log.checkpoints().map(\.seq)
+        needs.append(
+            kept.count >= 2
+                ? .init(from: (kept.min() ?? 0) + 1, who: "the older checkpoint (seq \(kept.min() ?? 0))")
+                : .init(from: log.firstSeq, who: "a second checkpoint, not yet written"))
+        if core.rules.replication != nil {
+            needs.append(
+                core.standby.map { .init(from: $0.durableThrough + 1, who: "the standby (durable through seq \($0.durableThrough))") }
+                    ?? .init(from: log.firstSeq, who: "a standby that has not followed yet"))
+        }
+        needs += io.storeNeeds() ?? [.init(from: log.firstSeq, who: "the stores, whose snapshots cannot be read here")]
+        let plan = JournalRetention.plan(segments: log.segmentSpans(), maxBytes: budget, needs: needs)
+        if plan.remove > 0 {
+            let first = log.firstSeq
+            try log.removeOldestSegments(plan.remove)
+            logger.notice(
+                "retention let the journal's oldest segments go",
+                metadata: ["segments": "\(plan.remove)", "bytes": "\(plan.freedBytes)", "seqs": "\(first)…\(log.firstSeq - 1)"])
+        }
+        retention = plan.keptFor.map { "over retain_mb, kept from seq \(log.firstSeq) for \($0.who)" } ?? "within retain_mb"
     }
 
     private func replicateFromLog(to peer: [UInt8], from: UInt64, through: UInt64) throws {

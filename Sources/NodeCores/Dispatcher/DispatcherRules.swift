@@ -21,6 +21,9 @@ public struct DispatcherRules: Sendable {
     public var maxPayloadBytesByType: [String: Int] = [:]
     /// The most payload bytes the pending schedules may hold together (``ScheduleBook``).
     package var maxPendingScheduleBytes = ScheduleBook.defaultMaxPendingBytes
+    /// The journal's size on disk past which its oldest segments go by themselves, as far as what
+    /// still needs them allows (``JournalRetention``); nil: the journal keeps everything.
+    package var retainBytes: Int? = nil
     /// Where the actions are kept, as the status shows it ("memory", or a directory and its fsync policy).
     public var journalDescription = "memory"
     /// With a standby: whether an ACK waits for the standby to hold the action durable too (`sync`), or

@@ -1,5 +1,4 @@
 import FluxFormat
-
 import Foundation
 
 /// What a node says about itself in a STATUS reply: one typed document for every role, read by
@@ -22,6 +21,10 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     /// Where the journal is and its fsync policy ("memory" without one).
     public var journal: String?
     public var journalBytes: Int?
+    /// The oldest seq the journal holds (above 1 once retention or a compaction let segments go).
+    package var journalFirstSeq: UInt64?
+    /// What retention (`[journal] retain_mb`) last did: within its budget, or what held segments back.
+    package var journalRetention: String?
     /// False while the journal cannot be written (a full disk): dispatches are refused until it can.
     public var journalWritable: Bool?
     /// Actions quarantined because they crashed a store's reducer: every store skips them.
@@ -103,6 +106,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
         let fields: [(String, Int64?)] = [
             ("pid", Int64(pid)), ("uptime_ms", Int64(uptimeMs)), ("subscribers", Int64(subscribers)), ("rejected", Int64(rejected)),
             ("head", head.map(Int64.init)), ("accepted", accepted.map(Int64.init)), ("journal_bytes", journalBytes.map(Int64.init)),
+            ("journal_first_seq", journalFirstSeq.map(Int64.init)),
             ("journal_writable", journalWritable.map { $0 ? 1 : 0 }), ("quarantined", quarantined.map { Int64($0.count) }),
             ("version", version.map(Int64.init)), ("dispatcher_head", dispatcherHead.map(Int64.init)),
             ("applied", applied.map(Int64.init)), ("replayed", replayed.map(Int64.init)),

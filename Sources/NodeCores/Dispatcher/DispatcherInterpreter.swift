@@ -337,6 +337,8 @@ package final class DispatcherInterpreter {
     private func statusMessage() -> Message {
         let facts = io.statusFacts()
         var status = core.status(now: io.time(), pid: facts.pid, subscribers: facts.subscribers, journalBytes: log.sizeInBytes)
+        status.journalFirstSeq = log.firstSeq
+        status.journalRetention = retention
         if let memberName {
             status.name = memberName
             status.leader = core.steppedDown == nil

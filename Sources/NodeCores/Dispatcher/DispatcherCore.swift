@@ -119,11 +119,12 @@ public final class DispatcherCore {
     private var deferredReplays: [(request: Message, peer: [UInt8])] = []
     static let deferredReplayLimit = 1024
     private var nextHeartbeatMs: UInt64 = 0
-    private let startedAtMs: UInt64
-    public private(set) var accepted: UInt64 = 0
-    public private(set) var rejected: UInt64 = 0
+    /// What it counts, and its STATUS (``DispatcherCounters``).
+    private var counters: DispatcherCounters
+    public var accepted: UInt64 { counters.accepted }
+    public var rejected: UInt64 { counters.rejected }
     /// What the apps' `count` middleware counted, by key.
-    public private(set) var middlewareCounts: [String: UInt64] = [:]
+    public var middlewareCounts: [String: UInt64] { counters.middlewareCounts }
 
     /// `head` is the newest seq the journal holds at start (durable: the journal is forced to disk when
     /// it opens), `firstSeq` its oldest; ``remember(_:)`` its recent records then. Under `sync`
@@ -154,7 +155,7 @@ public final class DispatcherCore {
         self.firstSeq = max(firstSeq, 1)
         self.history = history
         self.historySince = head + 1
-        self.startedAtMs = now.milliseconds
+        self.counters = DispatcherCounters(startedAtMs: now.milliseconds)
     }
 
     /// The most payload one REPLICA-APPEND carries (one larger record goes alone). With the shell's
@@ -227,7 +228,7 @@ public final class DispatcherCore {
             book.note(action.topic, header: action.header, payload: action.payload)
         }
         schedules = book
-        listed = nil
+        counters.forgetListed()
     }
 
     // MARK: Intake
@@ -239,7 +240,7 @@ public final class DispatcherCore {
         switch received {
         case .success(let decoded): message = decoded
         case .failure(let error):
-            rejected += 1
+            counters.refused()
             commands.append(.reply(.intake, peer: peer, Message(header: Header(kind: .nack), payload: Array("bad message: \(error)".utf8))))
             return
         }
@@ -258,7 +259,7 @@ public final class DispatcherCore {
                     receivedDispatch(dispatch, from: peer, principal: principal, now: now)
                 }
             } catch {
-                rejected += 1
+                counters.refused()
                 nack(peer, message.header, "bad message: \(error)")
             }
         case .statusRequest:
@@ -266,7 +267,7 @@ public final class DispatcherCore {
         case .quarantineRelease:
             receivedRelease(message.header, from: peer, now: now)
         default:
-            rejected += 1
+            counters.refused()
             nack(peer, message.header, "the intake accepts DISPATCH, DISPATCH-BATCH, QUARANTINE-RELEASE and STATUS-REQUEST, not \(message.kind)")
         }
     }
@@ -295,7 +296,7 @@ public final class DispatcherCore {
         // What the client sent, for the answers; `header` holds the id as the dispatcher keeps it.
         let sent = message.header
         if let reason = steppedDown, !brokenRules.contains(.oldLeaderAcksAfterLease) {
-            rejected += 1
+            counters.refused()
             nack(peer, sent, "this dispatcher no longer leads (\(reason)): send to the leader", flags: [.retryLater, .notLeader])
             return
         }
@@ -315,7 +316,7 @@ public final class DispatcherCore {
                 return
             case .forgotten:
                 // Its entry was let go: it may be in the journal already, so it is not sequenced again.
-                rejected += 1
+                counters.refused()
                 nack(peer, sent, DispatcherCore.dedupWindowPassed)
                 return
             case .new: break
@@ -323,7 +324,7 @@ public final class DispatcherCore {
         }
         // A retry of something sequenced waits (above); nothing new is taken while the journal cannot be written.
         if let problem = journalProblem {
-            rejected += 1
+            counters.refused()
             nack(peer, sent, "the journal cannot be written (\(problem)): nothing new is taken until it can", flags: .retryLater)
             return
         }
@@ -336,13 +337,13 @@ public final class DispatcherCore {
             : rules.maxPayloadBytesByType.isEmpty
                 ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
         guard message.payloadRange.count <= limit else {
-            rejected += 1
+            counters.refused()
             nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payloadRange.count) bytes; the limit is \(limit)")
             return
         }
         // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
         if rateLimiter?.allow(owner, now: now.milliseconds &* 1_000_000) == false {
-            rejected += 1
+            counters.refused()
             nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
             return
         }
@@ -350,7 +351,7 @@ public final class DispatcherCore {
             let body = message.payloadRange == message.payload.indices ? message.payload : Array(message.payload[message.payloadRange])
             switch admitScheduling(header.actionType, payload: body, sent: sent, principal: principal, now: now) {
             case .failure(let refusal):
-                rejected += 1
+                counters.refused()
                 nack(peer, sent, refusal.reason)
             case .success(let admitted):
                 // Who made it goes into the journal: effects' schedules have a share of the book of their own.
@@ -364,7 +365,7 @@ public final class DispatcherCore {
             return
         }
         guard let (app, inPlace) = apps[appName] else {
-            rejected += 1
+            counters.refused()
             let known = apps.keys.sorted().joined(separator: ", ")
             // Every app the dispatcher's binary hosts is taken, with a store or not yet: a store added to
             // the cluster later replays its app's actions from the journal.
@@ -372,12 +373,12 @@ public final class DispatcherCore {
             return
         }
         guard !header.actionType.isEmpty else {
-            rejected += 1
+            counters.refused()
             nack(peer, sent, "DISPATCH without an action type")
             return
         }
         if let token = rules.effectToken, sent.ref != token, effectOnly[appName]?.contains(header.actionType) == true {
-            rejected += 1
+            counters.refused()
             nack(
                 peer, sent,
                 "\(appName).\(header.actionType) is sent by the app's effects only (it is marked .effect in the app's catalog): a client cannot dispatch it"
@@ -395,7 +396,7 @@ public final class DispatcherCore {
                     origin: origin(of: sent, principal: principal), host: self)
                 payloadRange = payload.indices
             } catch {
-                rejected += 1
+                counters.refused()
                 nack(peer, sent, error.reason)
                 return
             }
@@ -421,7 +422,7 @@ public final class DispatcherCore {
         head += 1
         // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
         stamped.append(topic: topic, topicRange, header: stampedHeader(header, now: now), payload: payload, payloadRange)
-        accepted += 1
+        counters.sequenced()
         if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
         waitingReplies.append(
@@ -821,7 +822,7 @@ public final class DispatcherCore {
         // The nodes' credential, as an effect-only action needs: a client's release would hand the poison
         // back to every store.
         guard rules.effectToken == nil || header.ref == rules.effectToken else {
-            rejected += 1
+            counters.refused()
             nack(peer, header, DispatcherCore.releaseNeedsCredential)
             return
         }
@@ -1047,39 +1048,11 @@ public final class DispatcherCore {
         return "schedule '\(id)' of \(app) was made by the app's effects: a client cannot cancel or replace it"
     }
 
-    /// The first pending schedules a STATUS lists, read off the book once per change to it.
-    private var listed: (revision: UInt64, page: [PendingSchedule])?
-    private func listedSchedules() -> [PendingSchedule] {
-        if let listed, listed.revision == schedules.revision { return listed.page }
-        let page = schedules.pending(limit: NodeStatus.maxSchedulesListed).map {
-            PendingSchedule(id: $0.id, app: $0.app, actionType: $0.actionType, dueNanoseconds: $0.dueNanoseconds, requestSeq: $0.requestSeq)
-        }
-        listed = (schedules.revision, page)
-        return page
-    }
-
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
     public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
-        var status = NodeStatus(role: .dispatcher, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
-        status.head = durableHead
-        status.accepted = accepted
-        status.journal = rules.journalDescription
-        status.journalBytes = journalBytes
-        status.journalWritable = journalProblem == nil
-        if !quarantine.isEmpty { status.quarantined = quarantine.values.sorted { $0.seq < $1.seq } }
-        if let journalProblem { status.problem = "the journal cannot be written: \(journalProblem)" }
-        status.history = history.description
-        if !schedules.isEmpty || schedules.fired > 0 || schedules.cancelled > 0 {
-            status.schedulesPending = schedules.count
-            status.schedulesFired = schedules.fired
-            status.schedulesCancelled = schedules.cancelled
-            status.schedulesLate = schedules.late
-            status.schedules = listedSchedules()
-        }
-        if !middlewareCounts.isEmpty {
-            status.middlewareCounts = middlewareCounts.sorted { $0.key < $1.key }.map { MiddlewareCount(key: $0.key, count: $0.value) }
-        }
-        return status
+        counters.status(
+            now: now, pid: pid, subscribers: subscribers, journalBytes: journalBytes, journal: rules.journalDescription, head: durableHead,
+            journalProblem: journalProblem, quarantine: quarantine, history: history, schedules: schedules)
     }
 }
 
@@ -1088,5 +1061,5 @@ extension DispatcherCore: MiddlewareHost {
         logger.info("\(message)", metadata: ["app": "\(app)", "middleware": "\(step)", "client": "\(client)"])
     }
 
-    public func middlewareCount(_ key: String) { middlewareCounts[key, default: 0] += 1 }
+    public func middlewareCount(_ key: String) { counters.counted(key) }
 }

@@ -526,7 +526,7 @@ public final class DispatcherCore {
         if !heldReleaseReplies.isEmpty, let held = standby?.quarantineHeld {
             // The standby's list records every release up to the one whose list it names (all, when it
             // names today's).
-            let through = held == quarantineDigest ? heldReleaseReplies.count - 1 : (heldReleaseReplies.lastIndex { $0.digest == held } ?? -1)
+            let through = held == quarantineBook.digest ? heldReleaseReplies.count - 1 : (heldReleaseReplies.lastIndex { $0.digest == held } ?? -1)
             var kept: [(reply: WaitingReply, digest: UInt64)] = []
             for (index, entry) in heldReleaseReplies.enumerated() {
                 if index <= through && entry.reply.upTo <= durableHead {
@@ -701,16 +701,18 @@ public final class DispatcherCore {
     /// Sends the standby the quarantine list when it holds another: after its welcome, on a change, and
     /// again at most every heartbeat until its REPLICA-ACK names this list.
     private func offerQuarantine(now: UInt64) {
-        guard var link = standby, steppedDown == nil, link.quarantineHeld != quarantineDigest,
-            link.quarantineSent != quarantineDigest || now >= link.quarantineSentMs + UInt64(rules.heartbeatMilliseconds)
+        guard var link = standby, steppedDown == nil, link.quarantineHeld != quarantineBook.digest,
+            link.quarantineSent != quarantineBook.digest || now >= link.quarantineSentMs + UInt64(rules.heartbeatMilliseconds)
         else { return }
-        link.quarantineSent = quarantineDigest
+        link.quarantineSent = quarantineBook.digest
         link.quarantineSentMs = now
         standby = link
         commands.append(
             .reply(
                 .replication, peer: link.peer,
-                Message(header: Header(kind: .replicaQuarantine, ref: quarantineDigest, history: history.rawValue), payload: quarantineBytes)))
+                Message(
+                    header: Header(kind: .replicaQuarantine, ref: quarantineBook.digest, history: history.rawValue),
+                    payload: quarantineBook.bytes)))
     }
 
     /// The REPLICA-APPEND of `records` (consecutive, from `first`; none: a heartbeat), stamped with
@@ -757,26 +759,16 @@ public final class DispatcherCore {
         case .statusRequest:
             commands.append(.replyStatus(.replay, peer: peer))
         case .quarantineRequest:
-            let seq = request.header.seq
-            // From a store only: it carries the effect token, which nodes have and clients do not.
-            guard rules.effectToken == nil || request.header.ref == rules.effectToken else {
-                logger.debug("a quarantine request without the nodes' token; ignored", metadata: ["seq": "\(seq)"])
-                return
+            let verdict = quarantineBook.request(
+                request, effectToken: rules.effectToken, leading: steppedDown == nil, firstSeq: firstSeq, committed: durableHead,
+                reads: { self.apps[$0]?.app.reads })
+            switch verdict {
+            case .check(let seq, let asker, let apps, let reason): commands.append(.quarantine(seq: seq, asker: asker, apps: apps, reason: reason))
+            case .ignore: break
+            case .withoutToken: logger.debug("a quarantine request without the nodes' token; ignored", metadata: ["seq": "\(request.header.seq)"])
+            case .unknownApp(let app):
+                logger.warning("a quarantine request from a store of an app this dispatcher does not host; ignored", metadata: ["app": "\(app)"])
             }
-            guard steppedDown == nil, seq >= firstSeq, seq >= 1, seq <= durableHead, quarantine[seq] == nil,
-                quarantine.count < DispatcherCore.maxQuarantined
-            else { return }
-            // Printed by `zflux quarantine list`: no control characters.
-            let reason = String(
-                String(decoding: request.payload.prefix(512), as: UTF8.self).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
-            // The apps whose actions can crash a store of the asker's app: its own and those it reads, as
-            // this dispatcher's catalog says (the request names only the asker's app).
-            let asker = request.topicString
-            guard let app = apps[asker]?.app else {
-                logger.warning("a quarantine request from a store of an app this dispatcher does not host; ignored", metadata: ["app": "\(asker)"])
-                return
-            }
-            commands.append(.quarantine(seq: seq, asker: asker, apps: Set([asker] + app.reads), reason: reason))
         default:
             return
         }
@@ -784,79 +776,51 @@ public final class DispatcherCore {
 
     // MARK: Quarantine
 
-    /// Actions every store skips because they crashed a reducer, by seq: replays carry each as a
-    /// tombstone (``Header/Flags/quarantined``). Kept by the shell with the journal.
-    public private(set) var quarantine: [UInt64: Quarantine] = [:] {
-        didSet {
-            quarantineBytes = QuarantineList.encode(Array(quarantine.values))
-            quarantineDigest = QuarantineList.digest(quarantineBytes)
-        }
-    }
-    /// The list as a standby is sent it, and its digest: a pair's standby keeps the same list, so a
-    /// new leader skips (and can release) what the old one quarantined.
-    private var quarantineBytes = QuarantineList.encode([])
-    private var quarantineDigest = QuarantineList.digest(QuarantineList.encode([]))
+    /// Actions every store skips because they crashed a reducer, by seq (``QuarantineBook``). Kept by
+    /// the shell with the journal.
+    private var quarantineBook = QuarantineBook()
+    public var quarantine: [UInt64: Quarantine] { quarantineBook.entries }
     /// At most this many: a store asks only after crashing twice on one seq, so more means the app is broken.
-    public static let maxQuarantined = 1024
+    public static var maxQuarantined: Int { QuarantineBook.maxEntries }
 
     /// The quarantine the journal kept (at start), or one entry the shell has just made durable.
     public func quarantined(_ entries: [Quarantine]) {
-        // Set once, so the list a standby is sent is encoded once, not once per entry.
-        var list = quarantine
-        for entry in entries {
-            if list[entry.seq] == nil {
-                logger.warning(
-                    "action quarantined: every store skips it",
-                    metadata: ["seq": "\(entry.seq)", "app": "\(entry.app)", "action": "\(entry.actionType)", "reason": "\(entry.reason)"])
-            }
-            list[entry.seq] = entry
+        for entry in quarantineBook.record(entries) {
+            logger.warning(
+                "action quarantined: every store skips it",
+                metadata: ["seq": "\(entry.seq)", "app": "\(entry.app)", "action": "\(entry.actionType)", "reason": "\(entry.reason)"])
         }
-        quarantine = list
     }
 
     private func receivedRelease(_ header: Header, from peer: [UInt8], now: NodeTime) {
-        guard steppedDown == nil else {
-            nack(peer, header, "this dispatcher no longer leads: send to the leader", flags: [.retryLater, .notLeader])
-            return
+        let verdict = quarantineBook.release(
+            header, leading: steppedDown == nil, effectToken: rules.effectToken,
+            standbyLacksList: rules.replication == .sync && standby?.quarantineHeld != quarantineBook.digest,
+            sameRelease: { again in
+                let client = self.clientScope.clientID(QuarantineBook.releasePrincipal, header.clientID)
+                return header.clientID != 0
+                    && self.dedup.seq(client: client, clientSeq: header.clientSeq)
+                        == again
+            })
+        switch verdict {
+        case .nack(let reason, let flags, let refused):
+            if refused { counters.refused() }
+            nack(peer, header, reason, flags: flags)
+        case .retry:
+            // The same release sent again: answered as a retried dispatch is, once its action is durable.
+            var retry = header
+            retry.kind = .dispatch
+            receivedDispatch(Dispatch(Message(header: retry)), from: peer, principal: QuarantineBook.releasePrincipal, now: now)
+        case .read(let seq):
+            commands.append(.releaseQuarantined(seq: seq, peer: peer, header: header))
         }
-        // The nodes' credential, as an effect-only action needs: a client's release would hand the poison
-        // back to every store.
-        guard rules.effectToken == nil || header.ref == rules.effectToken else {
-            counters.refused()
-            nack(peer, header, DispatcherCore.releaseNeedsCredential)
-            return
-        }
-        guard let entry = quarantine[header.seq] else {
-            nack(peer, header, "no action is quarantined at seq \(header.seq) (zflux quarantine list shows them)")
-            return
-        }
-        if rules.replication == .sync, entry.releasedAs == nil, standby?.quarantineHeld != quarantineDigest {
-            // Released before the standby holds the quarantine, the action would be served in full by a
-            // new leader beside its released copy.
-            nack(peer, header, "the standby does not hold the quarantine list yet: try again in a moment", flags: .retryLater)
-            return
-        }
-        if let again = entry.releasedAs {
-            if header.clientID != 0,
-                dedup.seq(client: clientScope.clientID(DispatcherCore.releasePrincipal, header.clientID), clientSeq: header.clientSeq) == again
-            {
-                // The same release sent again: answered as a retried dispatch is, once its action is durable.
-                var retry = header
-                retry.kind = .dispatch
-                receivedDispatch(Dispatch(Message(header: retry)), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
-            } else {
-                nack(peer, header, "seq \(header.seq) was released already, as seq \(again)")
-            }
-            return
-        }
-        commands.append(.releaseQuarantined(seq: header.seq, peer: peer, header: header))
     }
 
     /// Offers the quarantined action `dispatch` (read from the journal at `seq`) as a new one, answered
     /// to `peer` as its dispatch would be; on admission the entry records its new seq.
     public func releaseQuarantined(_ seq: UInt64, dispatch: Message, from peer: [UInt8], now: NodeTime) -> UInt64? {
         // Two releases drained in one burst: the second finds the first's.
-        if let again = quarantine[seq]?.releasedAs {
+        if let again = quarantineBook[seq]?.releasedAs {
             nack(peer, dispatch.header, "seq \(seq) was released already, as seq \(again)")
             return nil
         }
@@ -867,7 +831,7 @@ public final class DispatcherCore {
             let earlier = dedup.seq(
                 client: clientScope.clientID(DispatcherCore.releasePrincipal, dispatch.header.clientID), clientSeq: dispatch.header.clientSeq)
         {
-            quarantine[seq]?.releasedAs = earlier
+            quarantineBook.released(seq, as: earlier)
         }
         // The dispatcher's own action again: one only effects send is taken too (the effect token).
         var dispatch = dispatch
@@ -876,22 +840,21 @@ public final class DispatcherCore {
         // client's dispatch (and be deduplicated against it).
         receivedDispatch(Dispatch(dispatch), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
         endOfBurst()
-        guard head > before else { return quarantine[seq]?.releasedAs }
-        quarantine[seq]?.releasedAs = head
+        guard head > before else { return quarantineBook[seq]?.releasedAs }
+        quarantineBook.released(seq, as: head)
         if rules.replication == .sync, let reply = waitingReplies.last, reply.upTo == head, reply.peer == peer {
             waitingReplies.removeLast()
-            heldReleaseReplies.append((reply, quarantineDigest))
+            heldReleaseReplies.append((reply, quarantineBook.digest))
         }
         logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
         return head
     }
 
     /// The NACK for a QUARANTINE-RELEASE without the nodes' credential.
-    package static let releaseNeedsCredential =
-        "releasing a quarantined action takes the nodes' credential (the effect token: the run directory's effect-token file, or the server key under CURVE), which this client lacks: run zflux quarantine release on a node's host"
+    package static var releaseNeedsCredential: String { QuarantineBook.releaseNeedsCredential }
 
     /// What a release's client id is scoped by (``ClientScope``), whatever key sent it.
-    static let releasePrincipal = Array("zflux quarantine release".utf8)
+    static var releasePrincipal: [UInt8] { QuarantineBook.releasePrincipal }
 
     // MARK: Time
 

@@ -115,9 +115,8 @@ public final class DispatcherCore {
     /// names the list that records it (`digest`): a new leader then knows the action was released,
     /// and neither serves it again nor lets it be released twice.
     private var heldReleaseReplies: [(reply: WaitingReply, digest: UInt64)] = []
-    /// Replay requests that came while a new leader settled, the newest per peer: served once it has.
-    private var deferredReplays: [(request: Message, peer: [UInt8])] = []
-    static let deferredReplayLimit = 1024
+    /// What a REPLAY-REQUEST is answered with (``ReplayPlanner``).
+    private var replayPlanner: ReplayPlanner
     private var nextHeartbeatMs: UInt64 = 0
     /// What it counts, and its STATUS (``DispatcherCounters``).
     private var counters: DispatcherCounters
@@ -155,6 +154,8 @@ public final class DispatcherCore {
         self.firstSeq = max(firstSeq, 1)
         self.history = history
         self.historySince = head + 1
+        self.replayPlanner = ReplayPlanner(
+            history: history, firstSeq: max(firstSeq, 1), batchSize: rules.replayBatchSize, batchesPerRequest: rules.replayBatchesPerRequest)
         self.counters = DispatcherCounters(startedAtMs: now.milliseconds)
     }
 
@@ -515,10 +516,8 @@ public final class DispatcherCore {
             publishedInFirst = 0
         }
         releaseReplies()
-        if !settling && !deferredReplays.isEmpty {
-            let deferred = deferredReplays
-            deferredReplays.removeAll()
-            for (request, peer) in deferred { receivedReplayRequest(request, from: peer) }
+        if !settling && !replayPlanner.deferred.isEmpty {
+            for (request, peer) in replayPlanner.takeDeferred() { receivedReplayRequest(request, from: peer) }
         }
     }
 
@@ -733,29 +732,15 @@ public final class DispatcherCore {
     /// A message on the replay ROUTER from `peer`.
     public func receivedReplayRequest(_ request: Message, from peer: [UInt8]) {
         switch request.kind {
-        case .replayRequest where request.header.seq < firstSeq:
-            // What is asked for is gone (older segments removed): say so, instead of an empty answer the
-            // store would ask again forever.
-            logger.error(
-                "a replay asks for actions the journal no longer holds", metadata: ["from": "\(request.header.seq)", "first": "\(firstSeq)"])
-            commands.append(
-                .reply(
-                    .replay, peer: peer,
-                    Message(header: Header(kind: .replayEnd, flags: .historyTruncated, seq: durableHead, ref: firstSeq, history: history.rawValue))))
-        case .replayRequest where settling:
-            // Nothing is served before the tail it started with is committed: kept until then (a store
-            // after a failover would otherwise wait out its replay timeout before it asks again).
-            deferredReplays.removeAll { $0.peer == peer }
-            if deferredReplays.count < DispatcherCore.deferredReplayLimit { deferredReplays.append((request, peer)) }
-            return
         case .replayRequest:
-            // Only what is durable is replayed: a store must never apply what a crash could take back.
-            let upTo = request.header.ref == 0 ? durableHead : min(request.header.ref, durableHead)
-            commands.append(
-                .serveReplay(
-                    ReplayPlan(
-                        peer: peer, from: max(request.header.seq, 1), through: upTo, head: durableHead,
-                        batchSize: rules.replayBatchSize, maxBatches: rules.replayBatchesPerRequest, history: history)))
+            switch replayPlanner.plan(request, from: peer, committed: durableHead, settling: settling) {
+            case .gone(let end):
+                logger.error(
+                    "a replay asks for actions the journal no longer holds", metadata: ["from": "\(request.header.seq)", "first": "\(firstSeq)"])
+                commands.append(.reply(.replay, peer: peer, end))
+            case .deferred: break
+            case .serve(let plan): commands.append(.serveReplay(plan))
+            }
         case .statusRequest:
             commands.append(.replyStatus(.replay, peer: peer))
         case .quarantineRequest:

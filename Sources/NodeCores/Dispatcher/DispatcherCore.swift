@@ -76,7 +76,9 @@ public final class DispatcherCore {
     /// The newest action this dispatcher's own journal has made durable.
     public private(set) var localDurableHead: UInt64
     /// The standby following this leader's journal, once it has said hello (``receivedReplication(_:from:now:stampAt:)``).
-    public private(set) var standby: StandbyLink?
+    public var standby: StandbyLink? { standbyFeed.link }
+    /// What is sent to the standby, and what it holds (``StandbyFeed``).
+    private var standbyFeed: StandbyFeed
     /// Why this dispatcher leads no more, once it does not (its lease ran out, or a standby has seen a
     /// newer epoch): from then on it sequences, publishes and acknowledges nothing.
     public private(set) var steppedDown: String?
@@ -154,6 +156,8 @@ public final class DispatcherCore {
         self.firstSeq = max(firstSeq, 1)
         self.history = history
         self.historySince = head + 1
+        self.standbyFeed = StandbyFeed(
+            history: history, firstSeq: max(firstSeq, 1), window: rules.replicationWindow, heartbeatMilliseconds: UInt64(rules.heartbeatMilliseconds))
         self.replayPlanner = ReplayPlanner(
             history: history, firstSeq: max(firstSeq, 1), batchSize: rules.replayBatchSize, batchesPerRequest: rules.replayBatchesPerRequest)
         self.counters = DispatcherCounters(startedAtMs: now.milliseconds)
@@ -460,16 +464,7 @@ public final class DispatcherCore {
         if let first = stamped.firstSeq, let last = stamped.lastSeq {
             // Live records go to a standby that has everything before them first: its write and fsync
             // overlap the journal's own.
-            if let link = standby, link.sentThrough == first - 1, last <= link.durableThrough + rules.replicationWindow {
-                // In messages of at most `replicaAppendBytes` (a burst may reach 16 MiB, the most a peer takes).
-                for part in stamped.parts(0..<stamped.count, maxBytes: DispatcherCore.replicaAppendBytes) {
-                    commands.append(
-                        .reply(
-                            .replication, peer: link.peer,
-                            replicaAppend(first: stamped.records[part.lowerBound].seq, batchPayload: stamped.batchPayload(part))))
-                }
-                standby?.sentThrough = last
-            }
+            standbyFeed.live(stamped, committed: durableHead, maxBytes: DispatcherCore.replicaAppendBytes, into: &commands)
             commands.append(.append(stamped))
             unpublished.append(stamped)
             stamped = StampedRecords()
@@ -583,25 +578,14 @@ public final class DispatcherCore {
         guard rules.replication != nil else { return }
         switch message.kind {
         case .replicaHello:
-            // A peer that cannot prove it is a member gets nothing: no welcome, no secret, no record, and
-            // its epoch claim is not even looked at.
-            if let token = rules.memberToken,
-                message.header.clientID
-                    != StandbyLink.helloProof(token: token, seq: message.header.seq, seen: message.header.ref, history: message.header.history)
-            {
+            let verdict = standbyFeed.hello(
+                message, from: peer, memberToken: rules.memberToken, head: head, now: now.milliseconds, stampAt: stampAt)
+            switch verdict {
+            case .ignore:
                 logger.warning("a REPLICA-HELLO without the member token's proof; ignored", metadata: ["seq": "\(message.header.seq)"])
-                return
-            }
-            if message.header.ref > history.epoch {
-                commands.append(.verifyLeadership(claim: "a standby has seen epoch \(message.header.ref), newer than this one (\(history.epoch))"))
-                return
-            }
-            let greeting = StandbyLink.greet(
-                seq: message.header.seq, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
-            switch greeting {
+            case .verifyLeadership(let claim):
+                commands.append(.verifyLeadership(claim: claim))
             case .welcome(let after):
-                // Its hello names its newest record, not what it holds durable: its first ACK says that.
-                standby = StandbyLink(peer: peer, sentThrough: after, durableThrough: 0, lastHeardMs: now.milliseconds)
                 // The client-scope secret, then the head this epoch began at: acknowledged actions of
                 // earlier epochs may be anywhere up to it, so a standby may lead only once it holds that
                 // much (under sync nothing of that tail counts as committed until the standby has it).
@@ -617,26 +601,16 @@ public final class DispatcherCore {
                 feedStandby()
                 offerQuarantine(now: now.milliseconds)
                 commit()
-            case .mismatch(let at):
-                // How far its log is ours (+1; 0: none of that run is): it keeps that much, so what was
-                // committed stays on two disks while it catches up.
-                let matched = StandbyLink.matchedThrough(
-                    seq: at, history: message.header.history, firstSeq: firstSeq, head: head, stampAt: stampAt)
+            case .mismatch(let at, let keep):
                 commands.append(
-                    .reply(
-                        .replication, peer: peer,
-                        Message(header: Header(kind: .replicaMismatch, seq: at, ref: matched.map { $0 + 1 } ?? 0, history: history.rawValue))))
+                    .reply(.replication, peer: peer, Message(header: Header(kind: .replicaMismatch, seq: at, ref: keep, history: history.rawValue))))
             case .tooFarBehind(let first):
                 logger.error(
                     "a standby needs actions this journal no longer holds: give it a copy of the journal",
                     metadata: ["standby": "\(message.header.seq)", "first": "\(first)"])
             }
         case .replicaAck:
-            guard var link = standby, link.peer == peer, message.header.history == history.rawValue else { return }
-            link.durableThrough = max(link.durableThrough, min(message.header.seq, link.sentThrough))
-            link.lastHeardMs = now.milliseconds
-            link.quarantineHeld = message.header.ref
-            standby = link
+            guard standbyFeed.acked(message, from: peer, now: now.milliseconds) else { return }
             commit()
             feedStandby()
             offerQuarantine(now: now.milliseconds)
@@ -682,49 +656,29 @@ public final class DispatcherCore {
     /// A REPLICA-APPEND from `seq` did not reach `peer`'s queue: it was full (the peer does not read
     /// fast enough, or at all) or the peer has gone. The feed goes back to `seq` and resumes from the
     /// log on the next ACK or heartbeat, so what a peer holds unread stays bounded.
-    public func standbyMissed(peer: [UInt8], from seq: UInt64) {
-        guard var link = standby, link.peer == peer, seq > 0 else { return }
-        link.sentThrough = max(link.durableThrough, min(link.sentThrough, seq - 1))
-        standby = link
-    }
+    public func standbyMissed(peer: [UInt8], from seq: UInt64) { standbyFeed.missed(peer: peer, from: seq) }
 
     /// What the standby lacks and may be sent now (within the window), read from the log.
     private func feedStandby() {
-        guard let link = standby, link.sentThrough < head, steppedDown == nil else { return }
-        let through = min(head, link.durableThrough + rules.replicationWindow)
-        guard through > link.sentThrough else { return }
-        commands.append(.replicateFromLog(peer: link.peer, from: link.sentThrough + 1, through: through))
-        standby?.sentThrough = through
+        guard steppedDown == nil else { return }
+        standbyFeed.fromLog(head: head, into: &commands)
     }
 
-    /// Sends the standby the quarantine list when it holds another: after its welcome, on a change, and
-    /// again at most every heartbeat until its REPLICA-ACK names this list.
+    /// Sends the standby the quarantine list when it holds another.
     private func offerQuarantine(now: UInt64) {
-        guard var link = standby, steppedDown == nil, link.quarantineHeld != quarantineBook.digest,
-            link.quarantineSent != quarantineBook.digest || now >= link.quarantineSentMs + UInt64(rules.heartbeatMilliseconds)
-        else { return }
-        link.quarantineSent = quarantineBook.digest
-        link.quarantineSentMs = now
-        standby = link
-        commands.append(
-            .reply(
-                .replication, peer: link.peer,
-                Message(
-                    header: Header(kind: .replicaQuarantine, ref: quarantineBook.digest, history: history.rawValue),
-                    payload: quarantineBook.bytes)))
+        guard steppedDown == nil else { return }
+        standbyFeed.offerQuarantine(quarantineBook.bytes, digest: quarantineBook.digest, now: now, into: &commands)
     }
 
     /// The REPLICA-APPEND of `records` (consecutive, from `first`; none: a heartbeat), stamped with
     /// this history and what is committed.
     public func replicaAppend(first: UInt64, records: [Message]) -> Message {
-        Message(
-            header: Header(kind: .replicaAppend, seq: first, ref: durableHead, history: history.rawValue),
-            payload: records.isEmpty ? [] : ReplayBatch.encode(records))
+        standbyFeed.append(first: first, batchPayload: records.isEmpty ? [] : ReplayBatch.encode(records), committed: durableHead)
     }
 
     /// A REPLICA-APPEND of a payload already encoded (records read from the journal as a batch).
     public func replicaAppend(first: UInt64, batchPayload: [UInt8]) -> Message {
-        Message(header: Header(kind: .replicaAppend, seq: first, ref: durableHead, history: history.rawValue), payload: batchPayload)
+        standbyFeed.append(first: first, batchPayload: batchPayload, committed: durableHead)
     }
 
     // MARK: Replay

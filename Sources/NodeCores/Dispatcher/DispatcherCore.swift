@@ -53,15 +53,12 @@ public final class DispatcherCore {
 
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
     public let rules: DispatcherRules
-    /// Each app's actions that only its effects may send (with ``DispatcherRules/effectToken`` set).
-    let effectOnly: [String: Set<String>]
     let logger: Logger
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
     @_spi(Simulation) public var brokenRules: Set<Canary> = []
-    /// Each app by name, with its in-place admission when it has one (``AdmitsInPlace``), found once: a
-    /// cast per action would copy the app into a new existential box.
-    private let apps: [String: (app: any AnyApp, inPlace: (any AdmitsInPlace)?)]
+    /// The apps by name, and what admitting their actions takes (``AppCatalog``).
+    private let catalog: AppCatalog
     private var commands: [Command] = []
     private var dedup: DedupTable
     private var rateLimiter: RateLimiter?
@@ -87,16 +84,11 @@ public final class DispatcherCore {
     /// The history served: the journal's cluster id and this opening's epoch, which starts at `since`.
     public let history: HistoryID
     public let historySince: UInt64
-    /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
     /// The pending schedules (``ScheduleBook``): rebuilt from the log at start, kept by what is sequenced.
     package private(set) var schedules: ScheduleBook
-    /// The largest schedule request taken: one carrying the largest action any app may send (as base64,
-    /// four bytes for three), with room for its names; the action inside is held to its own limit.
-    private var scheduleRequestLimit: Int {
-        (max(rules.maxPayloadBytes, rules.maxPayloadBytesByType.values.max() ?? 0) / 3 + 1) * 4 + 65_536
-    }
     /// The last turn's time, to place the next schedule's due time on the monotonic clock.
     private var lastTick: NodeTime?
+    /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
     private var stamped = StampedRecords()
     /// Bursts handed to the journal and not yet all published: published once durable. The first
     /// burst's records before `publishedInFirst` have gone out already.
@@ -138,13 +130,7 @@ public final class DispatcherCore {
         self.rules = rules
         self.clientScope = clientScope
         self.logger = logger
-        self.apps = Dictionary(rules.apps.map { ($0.name, ($0, $0 as? any AdmitsInPlace)) }, uniquingKeysWith: { first, _ in first })
-        self.effectOnly =
-            rules.effectToken == nil
-            ? [:]
-            : Dictionary(
-                rules.apps.map { app in (app.name, Set(app.describe().actions.filter { $0.origin == .effect }.map(\.type))) },
-                uniquingKeysWith: { first, _ in first })
+        self.catalog = AppCatalog(rules)
         self.dedup = DedupTable(window: rules.dedupWindow)
         self.schedules = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
         self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
@@ -335,12 +321,7 @@ public final class DispatcherCore {
         }
         let appName = String(decoding: message.topic[message.topicRange], as: UTF8.self)
         let scheduling = Schedules.isScheduling(message.topic, in: message.topicRange)
-        // The key is built only when a limit per type is set: "app.type" past 15 bytes is an allocation.
-        let limit =
-            scheduling
-            ? scheduleRequestLimit
-            : rules.maxPayloadBytesByType.isEmpty
-                ? rules.maxPayloadBytes : rules.maxPayloadBytesByType["\(appName).\(header.actionType)"] ?? rules.maxPayloadBytes
+        let limit = scheduling ? catalog.scheduleRequestLimit : catalog.limit(app: appName, type: header.actionType)
         guard message.payloadRange.count <= limit else {
             counters.refused()
             nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payloadRange.count) bytes; the limit is \(limit)")
@@ -354,14 +335,15 @@ public final class DispatcherCore {
         }
         if scheduling {
             let body = message.payloadRange == message.payload.indices ? message.payload : Array(message.payload[message.payloadRange])
-            switch admitScheduling(header.actionType, payload: body, sent: sent, principal: principal, now: now) {
+            let origin = catalog.origin(of: sent, principal: principal)
+            switch schedules.admit(header.actionType, payload: body, sent: sent, origin: origin, catalog: catalog, now: now, host: self) {
             case .failure(let refusal):
                 counters.refused()
                 nack(peer, sent, refusal.reason)
             case .success(let admitted):
                 // Who made it goes into the journal: effects' schedules have a share of the book of their own.
                 var header = header
-                header.flags = origin(of: sent, principal: principal) == .effect ? .byEffect : []
+                header.flags = origin == .effect ? .byEffect : []
                 sequence(
                     message.topic, message.topicRange, header: header, payload: admitted, admitted.indices, sent: sent, peer: peer, owner: owner,
                     now: now)
@@ -369,9 +351,9 @@ public final class DispatcherCore {
             }
             return
         }
-        guard let (app, inPlace) = apps[appName] else {
+        guard let (app, inPlace) = catalog.apps[appName] else {
             counters.refused()
-            let known = apps.keys.sorted().joined(separator: ", ")
+            let known = catalog.apps.keys.sorted().joined(separator: ", ")
             // Every app the dispatcher's binary hosts is taken, with a store or not yet: a store added to
             // the cluster later replays its app's actions from the journal.
             nack(peer, sent, "unknown app '\(appName)' (the dispatcher takes actions for: \(known))")
@@ -382,7 +364,7 @@ public final class DispatcherCore {
             nack(peer, sent, "DISPATCH without an action type")
             return
         }
-        if let token = rules.effectToken, sent.ref != token, effectOnly[appName]?.contains(header.actionType) == true {
+        if catalog.refuses(sent, app: appName, type: header.actionType) {
             counters.refused()
             nack(
                 peer, sent,
@@ -398,7 +380,7 @@ public final class DispatcherCore {
                 payload = try app.admit(
                     actionType: header.actionType, payload: payloadRange == payload.indices ? payload : Array(payload[payloadRange]),
                     client: sent.clientID,
-                    origin: origin(of: sent, principal: principal), host: self)
+                    origin: catalog.origin(of: sent, principal: principal), host: self)
                 payloadRange = payload.indices
             } catch {
                 counters.refused()
@@ -440,13 +422,6 @@ public final class DispatcherCore {
     /// The NACK for a (client id, client seq) the dedup table let go (``DedupTable/Lookup/forgotten``).
     package static let dedupWindowPassed =
         "dedup window passed: the dispatcher no longer remembers this (client id, client seq); this dispatch may already be sequenced, so it is not sequenced again"
-
-    /// Where a DISPATCH came from, for the app's middleware: only the effect token tells an effect's apart.
-    private func origin(of sent: Header, principal: [UInt8]?) -> ActionOrigin {
-        if principal == DispatcherCore.releasePrincipal { return .release }
-        guard let token = rules.effectToken else { return .unverified }
-        return sent.ref == token ? .effect : .client
-    }
 
     private func nack(_ peer: [UInt8], _ header: Header, _ reason: String, flags: Header.Flags = []) {
         logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
@@ -700,7 +675,7 @@ public final class DispatcherCore {
         case .quarantineRequest:
             let verdict = quarantineBook.request(
                 request, effectToken: rules.effectToken, leading: steppedDown == nil, firstSeq: firstSeq, committed: durableHead,
-                reads: { self.apps[$0]?.app.reads })
+                reads: { self.catalog.apps[$0]?.app.reads })
             switch verdict {
             case .check(let seq, let asker, let apps, let reason): commands.append(.quarantine(seq: seq, asker: asker, apps: apps, reason: reason))
             case .ignore: break
@@ -833,10 +808,10 @@ public final class DispatcherCore {
     /// flagged `scheduled`, with the due time in `ref` and its request's seq in `clientSeq`. Only a
     /// leader that can write its journal, and has committed the tail it started with, fires.
     private func fireDueSchedules(now: NodeTime) {
-        guard let due = schedules.nextDue, due <= now.wallNanoseconds else { return }
+        guard let next = schedules.nextDue, next <= now.wallNanoseconds else { return }
         guard steppedDown == nil, journalProblem == nil, !settling else { return }
-        var fired = 0
-        while fired < DispatcherCore.maxFiredPerTurn, let entry = schedules.next, entry.dueNanoseconds <= now.wallNanoseconds {
+        let due = schedules.takeDue(now: now.wallNanoseconds, limit: DispatcherCore.maxFiredPerTurn)
+        for entry in due {
             head += 1
             let topic = Array(entry.app.utf8)
             stamped.append(
@@ -845,109 +820,11 @@ public final class DispatcherCore {
                     kind: .action, flags: .scheduled, seq: head, ref: UInt64(bitPattern: entry.dueNanoseconds), clientSeq: entry.requestSeq,
                     timestamp: now.wallNanoseconds, actionType: entry.actionType, history: history.rawValue),
                 payload: entry.payload, entry.payload.indices)
-            schedules.fired(requestSeq: entry.requestSeq, at: now.wallNanoseconds)
-            fired += 1
         }
-        if fired > 0 {
-            logger.info("schedules fired", metadata: ["count": "\(fired)", "through": "\(head)"])
+        if !due.isEmpty {
+            logger.info("schedules fired", metadata: ["count": "\(due.count)", "through": "\(head)"])
             endOfBurst()
         }
-    }
-
-    /// Checks a request on ``Schedules/topic`` as the intake takes it, and returns the payload to
-    /// journal: a schedule whose action its app admits (through its middleware, as if dispatched),
-    /// whose time is within ten years, within ``ScheduleBook/maxPending``; or a cancel.
-    private func admitScheduling(_ type: String, payload: [UInt8], sent: Header, principal: [UInt8]?, now: NodeTime) -> Result<[UInt8], ActionError> {
-        func refuse(_ reason: String) -> Result<[UInt8], ActionError> { .failure(ActionError(reason)) }
-        func validID(_ id: String) -> Bool { !id.isEmpty && id.utf8.count <= Schedules.maxIDBytes }
-        let codec = WireCodec()
-        /// The request, and the payload to journal: as it came, or in the binary codec when it came as
-        /// `{"<type>": {…}}`, the JSON `zflux dispatch` writes for an app it does not host.
-        func decode<Request: Codable>(_: Request.Type) -> (request: Request, payload: [UInt8])? {
-            if let request = try? codec.decode(Request.self, from: payload) { return (request, payload) }
-            guard !WireCodec.isBinary(payload), let wrapped = try? codec.decode([String: Request].self, from: payload), wrapped.count == 1,
-                let request = wrapped[type], let bytes = try? codec.encode(request)
-            else { return nil }
-            return (request, bytes)
-        }
-        switch type {
-        case Schedules.cancelType:
-            guard let (cancel, payload) = decode(ScheduleCancel.self) else {
-                return refuse("a schedule cancel's payload is {app, id}, or {\"cancel\": {app, id}}")
-            }
-            guard validID(cancel.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
-            guard apps[cancel.app] != nil else { return refuse("schedule '\(cancel.id)' is for an unknown app '\(cancel.app)'") }
-            if let refusal = effectsOwn(app: cancel.app, id: cancel.id, sent: sent) { return refuse(refusal) }
-            return .success(payload)
-        case Schedules.scheduleType:
-            guard let decoded = decode(ScheduleRequest.self) else {
-                return refuse("a schedule's payload is {id, app, type, payload, atNanoseconds or afterNanoseconds}")
-            }
-            var (request, payload) = decoded
-            guard validID(request.id) else { return refuse("a schedule id is 1 to \(Schedules.maxIDBytes) bytes") }
-            switch (request.atNanoseconds, request.afterNanoseconds) {
-            case (let at?, nil):
-                guard at <= now.wallNanoseconds.addingReportingOverflow(Schedules.maxDelayNanoseconds).partialValue else {
-                    return refuse("schedule '\(request.id)' is due more than ten years ahead")
-                }
-                guard at >= 0 else { return refuse("schedule '\(request.id)' is due before 1970") }
-            case (nil, let after?):
-                guard (0...Schedules.maxDelayNanoseconds).contains(after) else {
-                    return refuse("schedule '\(request.id)': a delay is 0 to ten years")
-                }
-            default:
-                return refuse("schedule '\(request.id)' says when with atNanoseconds or afterNanoseconds: one of them")
-            }
-            guard let (app, _) = apps[request.app] else {
-                return refuse("schedule '\(request.id)' is for an unknown app '\(request.app)'")
-            }
-            guard Header.isValidActionType(Array(request.type.utf8)) else {
-                return refuse("schedule '\(request.id)' has no valid action type")
-            }
-            if let token = rules.effectToken, sent.ref != token, effectOnly[request.app]?.contains(request.type) == true {
-                return refuse("\(request.app).\(request.type) is sent by the app's effects only: a client cannot schedule it")
-            }
-            // Nor replace a schedule of such an action.
-            if let refusal = effectsOwn(app: request.app, id: request.id, sent: sent) { return refuse(refusal) }
-            let limit = rules.maxPayloadBytesByType["\(request.app).\(request.type)"] ?? rules.maxPayloadBytes
-            guard request.payload.count <= limit else {
-                return refuse("the payload of \(request.app).\(request.type) is \(request.payload.count) bytes; the limit is \(limit)")
-            }
-            do {
-                let admitted = try app.admit(
-                    actionType: request.type, payload: request.payload, client: sent.clientID, origin: origin(of: sent, principal: principal),
-                    host: self)
-                // The bounds on what waits in memory, for the payload as it will be kept.
-                let byEffect = origin(of: sent, principal: principal) == .effect
-                guard schedules.admits(app: request.app, id: request.id, bytes: admitted.count, byEffect: byEffect) else {
-                    return refuse(
-                        "the pending schedules are at their bounds (\(ScheduleBook.maxPending) schedules, \(schedules.maxPendingBytes >> 20) MiB of payloads, a tenth of each kept for the apps' effects): cancel some, or wait for them to fire"
-                    )
-                }
-                guard admitted != request.payload else { return .success(payload) }
-                request.payload = admitted
-                return .success(try codec.encode(request))
-            } catch let error as ActionError {
-                return .failure(error)
-            } catch {
-                return refuse("schedule '\(request.id)': \(error)")
-            }
-        default:
-            return refuse("\(Schedules.topic) takes \(Schedules.scheduleType) and \(Schedules.cancelType), not \(type)")
-        }
-    }
-
-    /// Why a client may not cancel or replace `app`'s pending schedule `id`: an app's effect made it, or
-    /// it fires an action only the app's effects may send (a client could otherwise call off what it
-    /// may not send itself, as a session's end). Nil: it may, or there is no such schedule, or the
-    /// sender holds the effect token.
-    private func effectsOwn(app: String, id: String, sent: Header) -> String? {
-        guard let token = rules.effectToken, sent.ref != token, let pending = schedules.entry(app: app, id: id) else { return nil }
-        if effectOnly[app]?.contains(pending.actionType) == true {
-            return "schedule '\(id)' fires \(app).\(pending.actionType), which only the app's effects send: a client cannot cancel or replace it"
-        }
-        guard pending.byEffect else { return nil }
-        return "schedule '\(id)' of \(app) was made by the app's effects: a client cannot cancel or replace it"
     }
 
     /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.

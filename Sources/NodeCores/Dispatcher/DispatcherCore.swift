@@ -57,11 +57,9 @@ public final class DispatcherCore {
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
     @_spi(Simulation) public var brokenRules: Set<Canary> = []
-    /// The apps by name, and what admitting their actions takes (``AppCatalog``).
-    private let catalog: AppCatalog
     private var commands: [Command] = []
-    private var dedup: DedupTable
-    private var rateLimiter: RateLimiter?
+    /// Whether a DISPATCH is sequenced, a retry, or NACKed (``Admission``).
+    private var admission: Admission
     /// Scopes client ids to the authenticated key that sent them (``ClientScope``).
     public let clientScope: ClientScope
 
@@ -130,10 +128,9 @@ public final class DispatcherCore {
         self.rules = rules
         self.clientScope = clientScope
         self.logger = logger
-        self.catalog = AppCatalog(rules)
-        self.dedup = DedupTable(window: rules.dedupWindow)
+        self.admission = Admission(
+            catalog: AppCatalog(rules), clientScope: clientScope, dedupWindow: rules.dedupWindow, clientRate: rules.clientRate)
         self.schedules = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
-        self.rateLimiter = rules.clientRate.map { RateLimiter(perSecond: $0) }
         self.head = head
         // Under `sync`, what the log holds at start is committed only once the standby holds it too: a
         // tail this dispatcher wrote as a standby (or led alone) may be nowhere else.
@@ -166,7 +163,7 @@ public final class DispatcherCore {
     public func remember(_ header: Header) { remember(client: header.clientID, clientSeq: header.clientSeq, seq: header.seq) }
 
     public func remember(client: UInt64, clientSeq: UInt64, seq: UInt64) {
-        if client != 0 { dedup.record(client: client, clientSeq: clientSeq, seq: seq) }
+        admission.sequenced(client: client, clientSeq: clientSeq, seq: seq)
     }
 
     package func takeCommands() -> [Command] {
@@ -263,132 +260,31 @@ public final class DispatcherCore {
         }
     }
 
-    /// A DISPATCH as the intake reads it: its header, and its topic and payload where they lie (a
-    /// message's own arrays, or ranges of the DISPATCH-BATCH that carried it).
-    private struct Dispatch {
-        var header: Header
-        var topic: [UInt8]
-        var topicRange: Range<Int>
-        var payload: [UInt8]
-        var payloadRange: Range<Int>
+    private typealias Dispatch = Admission.Dispatch
 
-        init(header: Header, topic: [UInt8], topicRange: Range<Int>, payload: [UInt8], payloadRange: Range<Int>) {
-            (self.header, self.topic, self.topicRange, self.payload, self.payloadRange) = (header, topic, topicRange, payload, payloadRange)
-        }
-
-        init(_ message: Message) {
-            self.init(
-                header: message.header, topic: message.topic, topicRange: message.topic.indices, payload: message.payload,
-                payloadRange: message.payload.indices)
-        }
-    }
-
+    /// Carries out admission's verdict on a DISPATCH (``Admission/admit(_:from:principal:now:steppedDown:journalProblem:brokenRules:schedules:host:)``).
     private func receivedDispatch(_ message: Dispatch, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
-        // What the client sent, for the answers; `header` holds the id as the dispatcher keeps it.
+        let verdict = admission.admit(
+            message, from: peer, principal: principal, now: now, steppedDown: steppedDown, journalProblem: journalProblem, brokenRules: brokenRules,
+            schedules: schedules, host: self)
+        // What the client sent, for the answers.
         let sent = message.header
-        if let reason = steppedDown, !brokenRules.contains(.oldLeaderAcksAfterLease) {
+        switch verdict {
+        case .nack(let reason, let flags):
             counters.refused()
-            nack(peer, sent, "this dispatcher no longer leads (\(reason)): send to the leader", flags: [.retryLater, .notLeader])
-            return
+            nack(peer, sent, reason, flags: flags)
+        case .duplicate(let seq, let clientSeq):
+            // Sequenced already: answered again once it is committed.
+            precondition(seq <= head, "a duplicate names what was sequenced")
+            waitingReplies.append(
+                WaitingReply(
+                    upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: clientSeq, timestamp: 0),
+                    batched: sent.flags.contains(.batchReplies)))
+        case .sequence(let header, let payload, let payloadRange, let owner, let isScheduling):
+            sequence(
+                message.topic, message.topicRange, header: header, payload: payload, payloadRange, sent: sent, peer: peer, owner: owner, now: now)
+            if isScheduling { schedules.note(message.topic[message.topicRange], header: stampedHeader(header, now: now), payload: payload) }
         }
-        var header = sent
-        header.flags.remove(.byEffect)  // the dispatcher's to set
-        if let principal, header.clientID != 0 { header.clientID = clientScope.clientID(principal, header.clientID) }
-        // Whose budget and dedup share this is: the authenticated key, else the connection.
-        let owner = principal.map { clientScope.owner($0) } ?? RateLimiter.key(peer)
-        if header.clientID != 0, !brokenRules.contains(.dedup) {
-            switch dedup.lookup(client: header.clientID, clientSeq: header.clientSeq) {
-            case .sequenced(let seq):
-                // A retry of something already sequenced: answer again once it is durable, sequence nothing.
-                waitingReplies.append(
-                    WaitingReply(
-                        upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: 0),
-                        batched: sent.flags.contains(.batchReplies)))
-                return
-            case .forgotten:
-                // Its entry was let go: it may be in the journal already, so it is not sequenced again.
-                counters.refused()
-                nack(peer, sent, DispatcherCore.dedupWindowPassed)
-                return
-            case .new: break
-            }
-        }
-        // A retry of something sequenced waits (above); nothing new is taken while the journal cannot be written.
-        if let problem = journalProblem {
-            counters.refused()
-            nack(peer, sent, "the journal cannot be written (\(problem)): nothing new is taken until it can", flags: .retryLater)
-            return
-        }
-        let appName = String(decoding: message.topic[message.topicRange], as: UTF8.self)
-        let scheduling = Schedules.isScheduling(message.topic, in: message.topicRange)
-        let limit = scheduling ? catalog.scheduleRequestLimit : catalog.limit(app: appName, type: header.actionType)
-        guard message.payloadRange.count <= limit else {
-            counters.refused()
-            nack(peer, sent, "the payload of \(appName).\(header.actionType) is \(message.payloadRange.count) bytes; the limit is \(limit)")
-            return
-        }
-        // Optional chaining mutates the limiter in place (a copy would copy every client's bucket).
-        if rateLimiter?.allow(owner, now: now.milliseconds &* 1_000_000) == false {
-            counters.refused()
-            nack(peer, sent, "rate limited: this client may dispatch \(rateLimiter?.perSecond ?? 0) actions per second", flags: .retryLater)
-            return
-        }
-        if scheduling {
-            let body = message.payloadRange == message.payload.indices ? message.payload : Array(message.payload[message.payloadRange])
-            let origin = catalog.origin(of: sent, principal: principal)
-            switch schedules.admit(header.actionType, payload: body, sent: sent, origin: origin, catalog: catalog, now: now, host: self) {
-            case .failure(let refusal):
-                counters.refused()
-                nack(peer, sent, refusal.reason)
-            case .success(let admitted):
-                // Who made it goes into the journal: effects' schedules have a share of the book of their own.
-                var header = header
-                header.flags = origin == .effect ? .byEffect : []
-                sequence(
-                    message.topic, message.topicRange, header: header, payload: admitted, admitted.indices, sent: sent, peer: peer, owner: owner,
-                    now: now)
-                schedules.note(message.topic[message.topicRange], header: stampedHeader(header, now: now), payload: admitted)
-            }
-            return
-        }
-        guard let (app, inPlace) = catalog.apps[appName] else {
-            counters.refused()
-            let known = catalog.apps.keys.sorted().joined(separator: ", ")
-            // Every app the dispatcher's binary hosts is taken, with a store or not yet: a store added to
-            // the cluster later replays its app's actions from the journal.
-            nack(peer, sent, "unknown app '\(appName)' (the dispatcher takes actions for: \(known))")
-            return
-        }
-        guard !header.actionType.isEmpty else {
-            counters.refused()
-            nack(peer, sent, "DISPATCH without an action type")
-            return
-        }
-        if catalog.refuses(sent, app: appName, type: header.actionType) {
-            counters.refused()
-            nack(
-                peer, sent,
-                "\(appName).\(header.actionType) is sent by the app's effects only (it is marked .effect in the app's catalog): a client cannot dispatch it"
-            )
-            return
-        }
-        // Taken as it is, checked where it lies; else decoded, validated, then through the app's
-        // middleware chain, which may rewrite it.
-        var payload = message.payload, payloadRange = message.payloadRange
-        if inPlace?.takesAsIs(actionType: header.actionType, payload: payload, in: payloadRange) != true {
-            do {
-                payload = try app.admit(
-                    actionType: header.actionType, payload: payloadRange == payload.indices ? payload : Array(payload[payloadRange]),
-                    client: sent.clientID,
-                    origin: catalog.origin(of: sent, principal: principal), host: self)
-                payloadRange = payload.indices
-            } catch {
-                counters.refused()
-                nack(peer, sent, error.reason)
-                return
-            }
-        }
-        sequence(message.topic, message.topicRange, header: header, payload: payload, payloadRange, sent: sent, peer: peer, owner: owner, now: now)
     }
 
     /// The ACTION header an admitted dispatch (`header`, its client id scoped) is stamped with as seq
@@ -410,7 +306,7 @@ public final class DispatcherCore {
         // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
         stamped.append(topic: topic, topicRange, header: stampedHeader(header, now: now), payload: payload, payloadRange)
         counters.sequenced()
-        if header.clientID != 0 { dedup.record(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner) }
+        admission.sequenced(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner)
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
         waitingReplies.append(
             WaitingReply(
@@ -675,7 +571,7 @@ public final class DispatcherCore {
         case .quarantineRequest:
             let verdict = quarantineBook.request(
                 request, effectToken: rules.effectToken, leading: steppedDown == nil, firstSeq: firstSeq, committed: durableHead,
-                reads: { self.catalog.apps[$0]?.app.reads })
+                reads: { self.admission.catalog.apps[$0]?.app.reads })
             switch verdict {
             case .check(let seq, let asker, let apps, let reason): commands.append(.quarantine(seq: seq, asker: asker, apps: apps, reason: reason))
             case .ignore: break
@@ -713,7 +609,7 @@ public final class DispatcherCore {
             sameRelease: { again in
                 let client = self.clientScope.clientID(QuarantineBook.releasePrincipal, header.clientID)
                 return header.clientID != 0
-                    && self.dedup.seq(client: client, clientSeq: header.clientSeq)
+                    && self.admission.seq(client: client, clientSeq: header.clientSeq)
                         == again
             })
         switch verdict {
@@ -742,7 +638,7 @@ public final class DispatcherCore {
         // A release retried after a failover, which the old leader sequenced but whose mark did not
         // reach this one's list: the dedup table (rebuilt from the journal) knows its seq.
         if dispatch.header.clientID != 0,
-            let earlier = dedup.seq(
+            let earlier = admission.seq(
                 client: clientScope.clientID(DispatcherCore.releasePrincipal, dispatch.header.clientID), clientSeq: dispatch.header.clientSeq)
         {
             quarantineBook.released(seq, as: earlier)

@@ -30,7 +30,7 @@ public struct BenchOptions: Sendable {
     public var warmUp: Double = 1
     public var payloadBytes = 64
     public var codec: WireCodec.Format = .binary
-    public var fsync: FsyncPolicy = .batch
+    public var fsync: FsyncPolicy = Defaults.fsync
     public var stateItems = 10
     /// Also measure raw relays in the same topology.
     public var floor = false

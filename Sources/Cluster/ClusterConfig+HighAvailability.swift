@@ -7,10 +7,8 @@ import NodeSupport
 /// actions and replay on the next two, and its replication endpoint on the third; over ipc, socket
 /// files named after it in the run directory.
 extension ClusterConfig {
-    /// `[ha]`'s lease when it names none, in milliseconds.
-    public static let defaultLeaseMilliseconds = 3000
-    /// etcd grants leases of whole seconds, at least 2.
-    static let leaseMilliseconds = 2000...600_000
+    /// `[ha]`'s lease when it names none, in milliseconds (``Settings/HighAvailability/leaseMs``).
+    public static let defaultLeaseMilliseconds = Settings.HighAvailability.leaseMs.fallback
 
     /// `[ha]` comes with exactly two `[[dispatcher]]` entries and `[[dispatcher]]` only with `[ha]`;
     /// the names follow ``NodeName`` and differ.
@@ -57,6 +55,9 @@ extension ClusterConfig {
         }
     }
 
+    /// `[ha]`'s default key: the cluster's name (or zflux's own) in zflux's namespace of etcd.
+    package static func leaderKey(cluster: String?) -> String { "/zflux/\(cluster ?? "zflux")/leader" }
+
     /// `[cluster]`'s name, which names `[ha]`'s default key.
     func clusterName() throws -> String? {
         guard let name = cluster?.name else { return nil }
@@ -81,21 +82,22 @@ extension ClusterConfig {
                 throw error("etcd endpoint '\(endpoint)' is not an http URL such as http://10.0.0.5:2379", key: "etcd", table: "ha")
             }
         }
-        let lease = ha.leaseMs ?? ClusterConfig.defaultLeaseMilliseconds
-        guard ClusterConfig.leaseMilliseconds.contains(lease) else {
+        // etcd grants leases of whole seconds, at least 2.
+        let leases = Settings.HighAvailability.leaseMs, lease = leases.value(ha.leaseMs)
+        guard leases.allows(lease) else {
             throw error(
-                lease < ClusterConfig.leaseMilliseconds.lowerBound
-                    ? "lease_ms \(lease) is below 2000: etcd's shortest lease is 2 seconds"
-                    : "lease_ms \(lease) is over \(ClusterConfig.leaseMilliseconds.upperBound): the standby would wait that long for a dead leader",
+                lease < leases.bounds.lowerBound
+                    ? "lease_ms \(lease) is below \(leases.bounds.lowerBound): etcd's shortest lease is 2 seconds"
+                    : "lease_ms \(lease) is over \(leases.bounds.upperBound): the standby would wait that long for a dead leader",
                 key: "lease_ms", table: "ha")
         }
-        let replication = ha.replication ?? "sync"
+        let replication = Settings.HighAvailability.replication.value(ha.replication)
         guard ["sync", "async"].contains(replication) else {
             throw error(
                 "replication '\(replication)' is not one of: sync (an ACK waits for the standby's journal too), async", key: "replication",
                 table: "ha")
         }
-        let key = try ha.key ?? "/zflux/\(clusterName() ?? "zflux")/leader"
+        let key = try ha.key ?? ClusterConfig.leaderKey(cluster: clusterName())
         guard key.hasPrefix("/"), key.count > 1, !key.contains(where: \.isWhitespace) else {
             throw error("key '\(key)' must be an etcd key starting with '/' and holding no spaces, e.g. /zflux/shop/leader", key: "key", table: "ha")
         }
@@ -128,7 +130,7 @@ extension ClusterConfig {
                 intake: try endpoint("intake"), actions: try endpoint("actions"), replay: try endpoint("replay"))
             endpoints.listen = entry.listen
             endpoints.metricsPort = entry.metricsPort
-            if entry.metricsPort != nil { endpoints.metricsListen = entry.metricsListen ?? "127.0.0.1" }
+            if entry.metricsPort != nil { endpoints.metricsListen = Settings.PairMember.metricsListen.value(entry.metricsListen) }
             let replication = try endpoint("replication")
             guard port <= 65_536 else { throw ClusterError("dispatcher '\(entry.name)''s ports run past 65535; choose a lower port") }
             members.append(

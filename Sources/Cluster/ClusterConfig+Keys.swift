@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 import TOML
 
@@ -5,20 +6,10 @@ import TOML
 /// rule of the topology (``ClusterConfig/parse(_:source:)``). Kept apart from the rules so the fuzzer
 /// can build the parse without the node modules (scripts/fuzz.sh).
 extension ClusterConfig {
-    /// Every key a config may hold, by table; anything else is refused (a typo must not pass silently).
-    static let knownKeys: [String: Set<String>] = [
-        "": ["cluster", "dispatcher", "journal", "limits", "security", "restart", "store", "ha", "devtools"],
-        "cluster": ["name", "transport", "host", "allow_remote", "base_port", "heartbeat_ms", "timeout_ms", "high_water_mark", "queue_mb", "codec"],
-        "dispatcher": ["host", "listen", "port", "metrics_port", "metrics_listen"],
-        "[dispatcher]": ["name", "host", "listen", "port", "metrics_port", "metrics_listen", "journal", "key"],
-        "ha": ["etcd", "lease_ms", "replication", "key", "unauthenticated_replication"],
-        "journal": ["directory", "fsync", "segment_mb", "snapshot_directory", "snapshot_every"],
-        "limits": ["client_rate", "max_payload_bytes", "payload"],
-        "security": ["server_key", "client_key", "authorized_keys"],
-        "restart": ["max_restarts", "window_s"],
-        "devtools": ["listen", "token_file", "max_connections", "key"],
-        "store": ["name", "app", "effects", "host", "listen", "port", "metrics_port", "metrics_listen", "environment"],
-    ]
+    /// Every key a config may hold, by table (``Settings/all``); anything else is refused (a typo must
+    /// not pass silently). Under "" the tables themselves.
+    static let knownKeys: [String: Set<String>] = Dictionary(grouping: Settings.all, by: \.table).mapValues { Set($0.map(\.key)) }
+        .merging(["": Set(Settings.tables.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })]) { known, _ in known }
 
     /// "FILE:LINE: message", the line being where `key` is set in `table` (in its `storeIndex`-th entry
     /// for an array of tables: `[[store]]`, `[[dispatcher]]`).

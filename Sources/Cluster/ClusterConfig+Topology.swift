@@ -20,7 +20,7 @@ extension ClusterConfig {
         try checkPairTables(transport: transport)
         let pairSettings = try highAvailabilitySettings()
         do {
-            let host = cluster?.host ?? "127.0.0.1", basePort = try basePort(override: basePortOverride)
+            let host = Settings.Cluster.host.value(cluster?.host), basePort = try basePort(override: basePortOverride)
             try checkPlacement(transport: transport, stores: stores)
             var placement: [String: (host: String?, port: Int?)] = [:]
             if let dispatcher { placement["dispatcher"] = (dispatcher.host, dispatcher.port) }
@@ -39,15 +39,17 @@ extension ClusterConfig {
                 transport: transport, runDirectory: runDirectory, host: host, basePort: basePort,
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat, placement: placement)
             for (index, entry) in stores.enumerated() {
-                if entry.effects == false { topology.stores[index].runsEffects = false }
+                if !Settings.Store.effects.value(entry.effects) { topology.stores[index].runsEffects = false }
                 topology.stores[index].listen = entry.listen
                 topology.stores[index].metricsPort = entry.metricsPort
-                if entry.metricsPort != nil { topology.stores[index].metricsListen = entry.metricsListen ?? "127.0.0.1" }
+                if entry.metricsPort != nil { topology.stores[index].metricsListen = Settings.Store.metricsListen.value(entry.metricsListen) }
                 topology.stores[index].environment = try environment(of: entry, index: index)
             }
             topology.dispatcher.listen = dispatcher?.listen
             topology.dispatcher.metricsPort = dispatcher?.metricsPort
-            if dispatcher?.metricsPort != nil { topology.dispatcher.metricsListen = dispatcher?.metricsListen ?? "127.0.0.1" }
+            if dispatcher?.metricsPort != nil {
+                topology.dispatcher.metricsListen = Settings.Dispatcher.metricsListen.value(dispatcher?.metricsListen)
+            }
             topology.timeoutMilliseconds = try timeoutMilliseconds(heartbeat: heartbeat)
             topology.restart = try restartPolicy()
             topology.highWaterMark = cluster?.highWaterMark
@@ -57,6 +59,9 @@ extension ClusterConfig {
             topology.durability = try durability(runDirectory: runDirectory)
             topology.security = try securityFiles()
             topology.devtools = try devtoolsSettings()
+            let values = try SettingValues(config: self)
+            try checkRanges(values)
+            topology.settings = values
             if pairSettings != nil, transport == .tcp, topology.security == nil, ha?.unauthenticatedReplication != true {
                 throw error(
                     "a dispatcher pair over tcp without [security] trusts whoever reaches its ports: any process that connects to a "
@@ -84,9 +89,9 @@ extension ClusterConfig {
     func durability(runDirectory: String) throws -> Topology.Durability {
         let settings = try journalSettings()
         return Topology.Durability(
-            journalDirectory: ClusterConfig.resolve(journal?.directory ?? RunDirectory.journalName, against: runDirectory),
+            journalDirectory: ClusterConfig.resolve(Settings.Journal.directory.value(journal?.directory), against: runDirectory),
             fsync: settings.fsync, segmentBytes: settings.segmentBytes,
-            snapshotDirectory: ClusterConfig.resolve(journal?.snapshotDirectory ?? RunDirectory.snapshotsName, against: runDirectory),
+            snapshotDirectory: ClusterConfig.resolve(Settings.Journal.snapshotDirectory.value(journal?.snapshotDirectory), against: runDirectory),
             snapshotEveryActions: settings.snapshotEvery)
     }
 

@@ -6,9 +6,37 @@ import NodeSupport
 /// the file has it. ``topology(runDirectory:transportOverride:basePortOverride:apps:)`` applies them in
 /// order as it lays out the endpoints.
 extension ClusterConfig {
+    /// An integer key's value as the config gives it (nil: left out), checked against the key's range:
+    /// the error names its line (in the `index`-th entry of an array of tables).
+    func checked(_ setting: Setting<Int>, _ configured: Int?, index: Int? = nil) throws -> Int? {
+        guard let configured else { return nil }
+        if let problem = setting.problem(configured) {
+            throw error(problem, key: setting.key, table: setting.table.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), storeIndex: index)
+        }
+        return configured
+    }
+
+    /// Every integer key of a one-of table in its range, those without a rule of their own included:
+    /// checked after those rules, so that a key's own words come first.
+    func checkRanges(_ values: SettingValues) throws {
+        for case let setting as Setting<Int> in Settings.all { _ = try checked(setting, values[setting]) }
+    }
+
+    /// `port` (a node's port, or `metrics` its metrics port) unless out of `setting`'s range: "port 0 of
+    /// store 'todo' is not between 1 and 65000".
+    func checkPort(_ setting: Setting<Int>, _ port: Int?, of name: String, index: Int?) throws {
+        guard let port, !setting.allows(port) else { return }
+        let table = setting.table.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let problem =
+            setting.key == "port"
+            ? "port \(port) of \(name) is not between \(setting.bounds.lowerBound) and \(setting.bounds.upperBound)"
+            : "\(setting.key) \(port) of \(name) is not a port"
+        throw error(problem, key: setting.key, table: table, storeIndex: index)
+    }
+
     /// The transport: `override` (a command's flag), else the config's, else ipc.
     func transport(override: Topology.Transport?) throws -> Topology.Transport {
-        let transportName = override?.rawValue ?? cluster?.transport ?? "ipc"
+        let transportName = override?.rawValue ?? Settings.Cluster.transport.value(cluster?.transport)
         guard let transport = Topology.Transport(rawValue: transportName), transport != .inproc else {
             throw ClusterError("transport '\(transportName)' is not one of: ipc, tcp")
         }
@@ -38,7 +66,7 @@ extension ClusterConfig {
             }
         }
         var effectsOwners: [String: String] = [:]
-        for entry in stores where entry.effects ?? true {
+        for entry in stores where Settings.Store.effects.value(entry.effects) {
             let app = entry.app ?? entry.name
             if let owner = effectsOwners[app] {
                 throw ClusterError(
@@ -53,10 +81,8 @@ extension ClusterConfig {
     /// `[cluster]`'s queue limit and reach: a host beyond loopback needs allow_remote, and allow_remote
     /// needs `[security]`.
     func checkCluster(transport: Topology.Transport) throws {
-        if let hwm = cluster?.highWaterMark, !(1...10_000_000).contains(hwm) {
-            throw ClusterError("high_water_mark must be between 1 and 10000000")
-        }
-        let host = cluster?.host ?? "127.0.0.1"
+        _ = try checked(Settings.Cluster.highWaterMark, cluster?.highWaterMark)
+        let host = Settings.Cluster.host.value(cluster?.host)
         if cluster?.allowRemote == true, security == nil {
             throw error(
                 "allow_remote = true needs a [security] section: a cluster reachable from other hosts must authenticate and encrypt with CURVE (make keys with `\(StandardOutput.programName) keygen`)",
@@ -72,22 +98,20 @@ extension ClusterConfig {
     /// base_port (default 5570), or a command's `--base-port`: the first of the nodes' consecutive tcp
     /// ports, in the range a node's own `port` takes.
     func basePort(override: Int?) throws -> Int {
+        // The range of a node's own port.
+        let ports = Settings.Dispatcher.port, range = "between \(ports.bounds.lowerBound) and \(ports.bounds.upperBound)"
         if let override {
-            guard (1...65_000).contains(override) else { throw ClusterError("--base-port \(override) is not between 1 and 65000") }
+            guard ports.allows(override) else { throw ClusterError("--base-port \(override) is not \(range)") }
             return override
         }
-        let basePort = cluster?.basePort ?? 5570
-        guard (1...65_000).contains(basePort) else {
-            throw error("base_port \(basePort) is not between 1 and 65000", key: "base_port", table: "cluster")
-        }
+        let basePort = Settings.Cluster.basePort.value(cluster?.basePort)
+        guard ports.allows(basePort) else { throw error("base_port \(basePort) is not \(range)", key: "base_port", table: "cluster") }
         return basePort
     }
 
-    /// heartbeat_ms (default 200).
+    /// heartbeat_ms.
     func heartbeatMilliseconds() throws -> Int {
-        let heartbeat = cluster?.heartbeatMs ?? Defaults.heartbeatMilliseconds
-        guard (10...60_000).contains(heartbeat) else { throw ClusterError("heartbeat_ms must be between 10 and 60000") }
-        return heartbeat
+        Settings.Cluster.heartbeatMs.value(try checked(Settings.Cluster.heartbeatMs, cluster?.heartbeatMs))
     }
 
     /// Ports, hosts and metrics ports: in range, tcp-only where they mean tcp, and no two alike.
@@ -96,9 +120,13 @@ extension ClusterConfig {
         func checkNode(
             _ name: String, host: String?, port: Int?, listen: String?, metrics: Int?, metricsListen: String?, table: String, index: Int?
         ) throws {
-            if let port, !(1...65_000).contains(port) {
-                throw error("port \(port) of \(name) is not between 1 and 65000", key: "port", table: table, storeIndex: index)
-            }
+            let settings =
+                switch (table, index) {
+                case ("store", _): (port: Settings.Store.port, metrics: Settings.Store.metricsPort)
+                case (_, nil): (port: Settings.Dispatcher.port, metrics: Settings.Dispatcher.metricsPort)
+                default: (port: Settings.PairMember.port, metrics: Settings.PairMember.metricsPort)
+                }
+            try checkPort(settings.port, port, of: name, index: index)
             if transport != .tcp, host != nil || port != nil || listen != nil {
                 throw error(
                     "\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
@@ -123,9 +151,7 @@ extension ClusterConfig {
                 throw error("\(name) sets metrics_listen without metrics_port", key: "metrics_listen", table: table, storeIndex: index)
             }
             if let metrics {
-                guard (1...65_535).contains(metrics) else {
-                    throw error("metrics_port \(metrics) of \(name) is not a port", key: "metrics_port", table: table, storeIndex: index)
-                }
+                try checkPort(settings.metrics, metrics, of: name, index: index)
                 // Nodes on different hosts may share a metrics port; on one host they may not.
                 let key = metrics
                 if let other = metricsPorts[key], (host ?? cluster?.host) == nil || transport != .tcp {
@@ -162,31 +188,26 @@ extension ClusterConfig {
         return environment
     }
 
-    /// timeout_ms: nil, or above the heartbeat.
+    /// timeout_ms: nil (the topology's default), or in its range and above the heartbeat.
     func timeoutMilliseconds(heartbeat: Int) throws -> Int? {
         guard let timeout = cluster?.timeoutMs else { return nil }
-        guard (100...600_000).contains(timeout), timeout > heartbeat else {
+        guard Settings.Cluster.timeoutMs.allows(timeout), timeout > heartbeat else {
             throw error("timeout_ms must be between 100 and 600000 and above heartbeat_ms", key: "timeout_ms", table: "cluster")
         }
         return timeout
     }
 
-    /// `[restart]`, with its defaults (5 restarts in 30 s) for the keys it leaves out.
+    /// `[restart]`, with its keys' defaults for those it leaves out.
     func restartPolicy() throws -> Topology.RestartPolicy? {
         guard let restart else { return nil }
-        let max = restart.maxRestarts ?? 5, window = restart.windowS ?? 30
-        guard (0...1000).contains(max) else { throw error("max_restarts must be between 0 and 1000", key: "max_restarts", table: "restart") }
-        guard (1...86_400).contains(window) else { throw error("window_s must be between 1 and 86400", key: "window_s", table: "restart") }
+        let max = Settings.Restart.maxRestarts.value(try checked(Settings.Restart.maxRestarts, restart.maxRestarts))
+        let window = Settings.Restart.windowS.value(try checked(Settings.Restart.windowS, restart.windowS))
         return .init(maxRestarts: max, windowSeconds: window)
     }
 
-    /// queue_mb, in bytes.
+    /// queue_mb, in bytes (nil: the nodes' default).
     func queueBytes() throws -> Int? {
-        guard let megabytes = cluster?.queueMb else { return nil }
-        guard (1...65_536).contains(megabytes) else {
-            throw error("queue_mb must be between 1 and 65536 (MiB a node may queue for one peer)", key: "queue_mb", table: "cluster")
-        }
-        return megabytes << 20
+        try checked(Settings.Cluster.queueMb, cluster?.queueMb).map { $0 << 20 }
     }
 
     /// The codec nodes write (nil: the default, binary).
@@ -201,9 +222,9 @@ extension ClusterConfig {
     /// `[limits]`: a client's rate, and payload sizes that fit a message the nodes receive.
     func intakeLimits() throws -> Topology.Limits? {
         guard let limits else { return nil }
-        if let rate = limits.clientRate, rate < 1 { throw ClusterError("limits client_rate must be at least 1") }
-        let ceiling = SocketDefaults.maxPayloadBytes
-        if let max = limits.maxPayloadBytes, !(1...ceiling).contains(max) {
+        _ = try checked(Settings.Limits.clientRate, limits.clientRate)
+        let ceiling = Settings.Limits.maxPayloadBytes.bounds.upperBound
+        if let max = limits.maxPayloadBytes, !Settings.Limits.maxPayloadBytes.allows(max) {
             throw error(
                 max < 1
                     ? "max_payload_bytes must be at least 1"
@@ -211,7 +232,7 @@ extension ClusterConfig {
                         + "must fit one with its headers around it",
                 key: "max_payload_bytes", table: "limits")
         }
-        for (type, max) in (limits.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !(1...ceiling).contains(max) {
+        for (type, max) in (limits.payload ?? [:]).sorted(by: { $0.key < $1.key }) where !Settings.Limits.payload.allows(max) {
             throw error(
                 "the payload limit of \(type), \(max), is \(max < 1 ? "below 1" : "over \(ceiling) (the 16 MiB receive limit less room for headers)")",
                 key: "payload", table: "limits")
@@ -221,14 +242,12 @@ extension ClusterConfig {
 
     /// `[journal]`'s fsync policy, segment size in bytes and snapshot interval in actions.
     func journalSettings() throws -> (fsync: FsyncPolicy, segmentBytes: Int, snapshotEvery: Int) {
-        let fsyncName = journal?.fsync ?? "batch"
+        let fsyncName = journal?.fsync ?? Settings.Journal.fsync.fallback.rawValue
         guard let fsync = FsyncPolicy(rawValue: fsyncName) else {
             throw error("fsync '\(fsyncName)' is not one of: always, batch, none", key: "fsync", table: "journal")
         }
-        let segmentMb = journal?.segmentMb ?? 64
-        guard (1...4096).contains(segmentMb) else { throw ClusterError("journal segment_mb must be between 1 and 4096") }
-        let every = journal?.snapshotEvery ?? Defaults.snapshotEveryActions
-        guard every >= 1 else { throw ClusterError("journal snapshot_every must be at least 1") }
+        let segmentMb = Settings.Journal.segmentMb.value(try checked(Settings.Journal.segmentMb, journal?.segmentMb))
+        let every = Settings.Journal.snapshotEvery.value(try checked(Settings.Journal.snapshotEvery, journal?.snapshotEvery))
         return (fsync, segmentMb << 20, every)
     }
 }

@@ -1,3 +1,5 @@
+import FluxCore
+
 /// The cluster config file (TOML). With no file, the binary's default is used (``defaultText(apps:)``).
 ///
 /// ```toml
@@ -90,7 +92,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.timeoutMs = timeoutMs
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case name, transport, host, codec
             case timeoutMs = "timeout_ms"
             case allowRemote = "allow_remote"
@@ -120,7 +122,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.snapshotEvery = snapshotEvery
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case directory, fsync
             case segmentMb = "segment_mb"
             case snapshotDirectory = "snapshot_directory"
@@ -158,7 +160,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.environment = environment
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case name, app, effects, host, listen, port, environment
             case metricsPort = "metrics_port"
             case metricsListen = "metrics_listen"
@@ -181,7 +183,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.metricsListen = metricsListen
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case host, listen, port
             case metricsPort = "metrics_port"
             case metricsListen = "metrics_listen"
@@ -218,7 +220,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.journal = journal
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case name, host, listen, port, journal, key
             case metricsPort = "metrics_port"
             case metricsListen = "metrics_listen"
@@ -250,7 +252,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.unauthenticatedReplication = unauthenticatedReplication
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case etcd, replication, key
             case leaseMs = "lease_ms"
             case unauthenticatedReplication = "unauthenticated_replication"
@@ -267,7 +269,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.windowS = windowS
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case maxRestarts = "max_restarts"
             case windowS = "window_s"
         }
@@ -285,7 +287,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.authorizedKeys = authorizedKeys
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case serverKey = "server_key"
             case clientKey = "client_key"
             case authorizedKeys = "authorized_keys"
@@ -305,7 +307,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.payload = payload
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case clientRate = "client_rate"
             case maxPayloadBytes = "max_payload_bytes"
             case payload
@@ -325,7 +327,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public var key: String?
 
         /// The connection caps `max_connections` and `zflux devtools --max-connections` take.
-        public static let connectionRange = 1...10_000
+        public static let connectionRange = Settings.Devtools.maxConnections.bounds
 
         public init(listen: String? = nil, tokenFile: String? = nil, maxConnections: Int? = nil, key: String? = nil) {
             self.listen = listen
@@ -334,7 +336,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.key = key
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case listen
             case tokenFile = "token_file"
             case maxConnections = "max_connections"

@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 import NodeSupport
 
@@ -10,7 +11,8 @@ extension Topology {
     /// Under `[security]` over tcp each member gets a key pair of its own in `keyDirectory` (made there
     /// once, kept for the next run): the replication endpoints admit only the other member's.
     public func withLocalPair(
-        etcd: [String], clusterName: String, leaseMilliseconds: Int = 3000, replication: String = "sync", portOffset: Int = 100,
+        etcd: [String], clusterName: String, leaseMilliseconds: Int = Defaults.leaseMilliseconds, replication: String = Defaults.replication,
+        portOffset: Int = 100,
         keyDirectory: String? = nil
     ) throws -> Topology {
         guard ha == nil else { return self }
@@ -33,7 +35,7 @@ extension Topology {
                 actions: moved(single.actions, offset == 0 ? "" : "-\(name)", offset: offset),
                 replay: moved(single.replay, offset == 0 ? "" : "-\(name)", offset: offset))
             endpoints.listen = single.listen
-            let journal = (durability?.journalDirectory ?? "journal") + "/" + name
+            let journal = Settings.Journal.directory.value(durability?.journalDirectory) + "/" + name
             // Replication: next to the intake, on ports past both dispatchers' three each.
             let key = try memberKey(name)
             return HighAvailability.Member(
@@ -42,7 +44,7 @@ extension Topology {
         }
         var copy = self
         let pair = HighAvailability(
-            etcd: etcd, leaseMilliseconds: leaseMilliseconds, replication: replication, key: "/zflux/\(clusterName)/leader",
+            etcd: etcd, leaseMilliseconds: leaseMilliseconds, replication: replication, key: ClusterConfig.leaderKey(cluster: clusterName),
             dispatchers: [try member("d1", offset: 0), try member("d2", offset: portOffset)])
         var seen = Set<String>()
         for endpoint in pair.dispatchers.flatMap({ [$0.endpoints.intake, $0.endpoints.actions, $0.endpoints.replay, $0.replication] }) {

@@ -13,59 +13,27 @@ import ZeroMQ
 /// - actions PUB: ACTION in sequence order, and HEARTBEAT(seq = newest) every heartbeat interval.
 /// - replay ROUTER: REPLAY-REQUEST(from) → REPLAY-BATCH… then REPLAY-END(newest).
 public final class DispatcherNode: FluxNode {
+    @dynamicMemberLookup
     public struct Configuration: Sendable {
         public var intake: String
         public var actions: String
         public var replay: String
-        /// The settings the core decides by, kept in its own rules: each default is the rules' (written
-        /// once), and the properties below read and write them. ``rules`` adds what the journal and the
-        /// pair say.
+        /// The settings the core decides by, kept in its own rules and read and written as this
+        /// configuration's own (`configuration.heartbeatMilliseconds = 50`): each is declared, with its
+        /// default and doc line, once in ``DispatcherRules``. ``rules`` adds what the journal and the pair say.
         private var settings: DispatcherRules
-        /// The apps whose actions are accepted; anything else is NACKed (``DispatcherRules/apps``).
-        public var apps: [any AnyApp] {
-            get { settings.apps }
-            set { settings.apps = newValue }
+
+        /// A setting of ``DispatcherRules``, read and written here.
+        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<DispatcherRules, Value>) -> Value {
+            get { settings[keyPath: keyPath] }
+            set { settings[keyPath: keyPath] = newValue }
         }
-        /// How often a heartbeat announces the durable head (``DispatcherRules/heartbeatMilliseconds``).
-        public var heartbeatMilliseconds: Int {
-            get { settings.heartbeatMilliseconds }
-            set { settings.heartbeatMilliseconds = newValue }
-        }
-        /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
-        public var replayBatchSize: Int {
-            get { settings.replayBatchSize }
-            set { settings.replayBatchSize = newValue }
-        }
-        public var replayBatchesPerRequest: Int {
-            get { settings.replayBatchesPerRequest }
-            set { settings.replayBatchesPerRequest = newValue }
-        }
-        /// Dispatches remembered per client for deduplicating retries.
-        public var dedupWindow: Int {
-            get { settings.dedupWindow }
-            set { settings.dedupWindow = newValue }
-        }
+
+        /// A property of ``DispatcherRules`` that is read only.
+        public subscript<Value>(dynamicMember keyPath: KeyPath<DispatcherRules, Value>) -> Value { settings[keyPath: keyPath] }
+
         /// Where sequenced actions are kept. nil: in memory only (tests, embedded clusters).
         public var journal: JournalConfiguration? = nil
-        /// Actions per second one client may dispatch (``DispatcherRules/clientRate``); nil: no limit.
-        public var clientRate: Int? {
-            get { settings.clientRate }
-            set { settings.clientRate = newValue }
-        }
-        /// Largest payload accepted, in bytes, unless `maxPayloadBytesByType["app.type"]` says otherwise.
-        public var maxPayloadBytes: Int {
-            get { settings.maxPayloadBytes }
-            set { settings.maxPayloadBytes = newValue }
-        }
-        public var maxPayloadBytesByType: [String: Int] {
-            get { settings.maxPayloadBytesByType }
-            set { settings.maxPayloadBytesByType = newValue }
-        }
-        /// The cluster's effect token (``DispatcherRules/effectToken``); nil: effect-only actions are not checked.
-        public var effectToken: UInt64? {
-            get { settings.effectToken }
-            set { settings.effectToken = newValue }
-        }
         /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages
         /// (and repairs the gap from replay).
         public var publishHighWaterMark: Int32 = SocketDefaults.highWaterMarkMessages
@@ -74,7 +42,7 @@ public final class DispatcherNode: FluxNode {
         public var queueBytes = SocketDefaults.queueBytes
         /// The largest ACTION or DISPATCH this dispatcher handles: the largest payload it admits and
         /// room for the header, app and type around it.
-        public var largestActionMessage: Int { max(maxPayloadBytes, maxPayloadBytesByType.values.max() ?? 0) + 1024 }
+        public var largestActionMessage: Int { max(settings.maxPayloadBytes, settings.maxPayloadBytesByType.values.max() ?? 0) + 1024 }
         /// The actions PUB's high-water mark: as configured, lowered to fit ``queueBytes``.
         public var effectivePublishHighWaterMark: Int32 {
             SocketDefaults.highWaterMark(queueBytes: queueBytes, largestMessage: largestActionMessage, ceiling: publishHighWaterMark)
@@ -103,13 +71,13 @@ public final class DispatcherNode: FluxNode {
             // The dispatcher binds these; with `listen` set, on that address instead of the advertised one.
             let bound = topology.dispatcher.bound
             self.init(intake: bound.intake, actions: bound.actions, replay: bound.replay, apps: apps)
-            heartbeatMilliseconds = topology.heartbeatMilliseconds
+            settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
             if let hwm = topology.highWaterMark { publishHighWaterMark = Int32(hwm) }
             if let bytes = topology.queueBytes { queueBytes = bytes }
             if let limits = topology.limits {
-                clientRate = limits.clientRate
-                if let max = limits.maxPayloadBytes { maxPayloadBytes = max }
-                maxPayloadBytesByType = limits.maxPayloadBytesByType ?? [:]
+                settings.clientRate = limits.clientRate
+                if let max = limits.maxPayloadBytes { settings.maxPayloadBytes = max }
+                settings.maxPayloadBytesByType = limits.maxPayloadBytesByType ?? [:]
             }
             if let durability = topology.durability {
                 journal = .init(directory: durability.journalDirectory, policy: durability.fsync, segmentBytes: durability.segmentBytes)
@@ -153,7 +121,7 @@ public final class DispatcherNode: FluxNode {
         package var leases: @Sendable (_ endpoints: [String], _ logger: Logger) throws -> any LeaseService
 
         package init(
-            name: String, replication: String, peers: [String], etcd: [String], key: String, leaseMilliseconds: Int = 3000,
+            name: String, replication: String, peers: [String], etcd: [String], key: String, leaseMilliseconds: Int = Defaults.leaseMilliseconds,
             mode: DispatcherRules.Replication = .sync, memberKey: KeyPair? = nil,
             leases: @escaping @Sendable (_ endpoints: [String], _ logger: Logger) throws -> any LeaseService
         ) {
@@ -173,7 +141,7 @@ public final class DispatcherNode: FluxNode {
         public var directory: String
         public var policy: Journal.FsyncPolicy
         public var segmentBytes: Int
-        public init(directory: String, policy: Journal.FsyncPolicy = .batch, segmentBytes: Int = 64 << 20) {
+        public init(directory: String, policy: Journal.FsyncPolicy = Defaults.fsync, segmentBytes: Int = Defaults.segmentBytes) {
             self.directory = directory
             self.policy = policy
             self.segmentBytes = segmentBytes

@@ -68,7 +68,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// `opensEpoch: false` (a dispatcher with a standby) the opening serves the epoch recorded, and only
     /// ``beginEpoch(_:)`` starts a new one.
     public convenience init(
-        directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true, opensEpoch: Bool = true,
+        directory: String, policy: FsyncPolicy = Defaults.fsync, segmentBytes: Int = Defaults.segmentBytes, repair: Bool = true,
+        opensEpoch: Bool = true,
         tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20
     ) throws {
         try self.init(
@@ -78,8 +79,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
 
     /// The same, on the storage (and with the clock and entropy) of `environment`: the simulator's disk.
     package init(
-        directory: String, policy: FsyncPolicy = .batch, segmentBytes: Int = 64 << 20, repair: Bool = true, opensEpoch: Bool = true,
-        tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20, environment: JournalEnvironment
+        directory: String, policy: FsyncPolicy = Defaults.fsync, segmentBytes: Int = Defaults.segmentBytes, repair: Bool = true,
+        opensEpoch: Bool = true, tailCapacity: Int = 65_536, tailByteCapacity: Int = 64 << 20, environment: JournalEnvironment
     ) throws {
         self.environment = environment
         self.tailCapacity = max(tailCapacity, 1)

@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 
 /// The layout of a cluster's run directory, spelled once: what `cluster up` writes there and what
@@ -38,8 +39,8 @@ public struct RunDirectory: Sendable, Equatable {
     package func crashMarker(of store: String) -> String { stateDirectory + "/" + store + ".applying" }
 
     /// The default journal and snapshot directories, relative to the run directory.
-    public static let journalName = "journal"
-    public static let snapshotsName = "snapshots"
+    public static let journalName = Settings.Journal.directory.fallback
+    public static let snapshotsName = Settings.Journal.snapshotDirectory.fallback
 
     /// Where a node started by the supervisor logs (`dispatcher`, `store-NAME`).
     public func log(of node: String) -> String { logDirectory + "/" + node + ".log" }

@@ -1,3 +1,4 @@
+import FluxCore
 import ZeroMQ
 
 /// Socket settings every node applies the same way.
@@ -7,12 +8,12 @@ public enum SocketDefaults {
     /// Largest action payload a cluster may accept: the receive limit less room for the headers and
     /// lengths around it in a REPLAY-BATCH, so every accepted action can also be replayed.
     public static let maxPayloadBytes = Int(maxMessageSize) - (64 << 10)
-    /// Bytes a socket may hold queued for one peer (`[cluster] queue_bytes`). libzmq counts its queues
+    /// Bytes a socket may hold queued for one peer (`[cluster] queue_mb`). libzmq counts its queues
     /// in messages, so a node turns this into a high-water mark with ``highWaterMark(queueBytes:largestMessage:ceiling:)``.
-    public static let queueBytes = 1 << 30
+    public static let queueBytes = Settings.Cluster.queueMb.fallback << 20
     /// Messages a socket queues for one peer unless a node sets fewer (`[cluster] high_water_mark`); a
     /// node lowers it further so that the queue fits ``queueBytes``.
-    public static let highWaterMarkMessages: Int32 = 100_000
+    public static let highWaterMarkMessages = Int32(Settings.Cluster.highWaterMark.fallback)
     /// Largest request a replay or snapshot ROUTER takes: requests are a header and a few bytes.
     public static let maxRequestSize: Int64 = 64 << 10
 

@@ -121,6 +121,9 @@ public struct Topology: Codable, Equatable, Sendable {
     public var limits: Limits? = nil
     /// CURVE on every tcp socket (nil: none).
     public var security: SecurityFiles? = nil
+    /// The config's values of its one-of tables' keys (``SettingValues``): how a key the fields here do
+    /// not carry reaches a node's rules. nil: every such key's default (a topology built in code).
+    package var settings: SettingValues? = nil
     /// Silence after which a store reconnects to the dispatcher and a view shows itself stale
     /// (nil: ``silenceTimeoutMilliseconds``'s default).
     public var timeoutMilliseconds: Int? = nil
@@ -302,7 +305,7 @@ public struct Topology: Codable, Equatable, Sendable {
     /// - ipc: socket files in `runDirectory`; tcp: consecutive ports from `basePort` on `host`;
     ///   inproc: names unique to `runDirectory`, for nodes inside one process.
     public static func make(
-        transport: Transport, runDirectory: String, host: String = "127.0.0.1", basePort: Int = 5570,
+        transport: Transport, runDirectory: String, host: String = Defaults.host, basePort: Int = Defaults.basePort,
         stores: [(name: String, app: String)], heartbeatMilliseconds: Int = Defaults.heartbeatMilliseconds,
         placement: [String: (host: String?, port: Int?)] = [:]
     ) throws -> Topology {

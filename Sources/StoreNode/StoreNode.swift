@@ -13,47 +13,27 @@ import ZeroMQ
 /// - state PUB: STATE(version, whole state or changes) once per drained burst, REJECTED, and HEARTBEAT(version).
 /// - snapshot ROUTER: SNAPSHOT-REQUEST → SNAPSHOT(version, whole state); STATUS-REQUEST → STATUS.
 public final class StoreNode: FluxNode {
+    @dynamicMemberLookup
     public struct Configuration: Sendable {
-        /// The settings the core decides by, kept in its own rules: each default is the rules' (written
-        /// once), and the properties below read and write them. ``rules`` adds what the snapshot path says.
+        /// The settings the core decides by, kept in its own rules and read and written as this
+        /// configuration's own (`configuration.heartbeatMilliseconds = 50`): each is declared, with its
+        /// default and doc line, once in ``StoreRules``. ``rules`` adds what the snapshot path says.
         private var settings: StoreRules
-        public var name: String {
-            get { settings.name }
-            set { settings.name = newValue }
+
+        /// A setting of ``StoreRules``, read and written here.
+        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<StoreRules, Value>) -> Value {
+            get { settings[keyPath: keyPath] }
+            set { settings[keyPath: keyPath] = newValue }
         }
-        public var app: any AnyApp {
-            get { settings.app }
-            set { settings.app = newValue }
-        }
+
+        /// A property of ``StoreRules`` that is read only.
+        public subscript<Value>(dynamicMember keyPath: KeyPath<StoreRules, Value>) -> Value { settings[keyPath: keyPath] }
+
         public var dispatcherActions: String
         public var dispatcherReplay: String
         public var dispatcherIntake: String
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int {
-            get { settings.heartbeatMilliseconds }
-            set { settings.heartbeatMilliseconds = newValue }
-        }
-        /// How long a replay may go unanswered before it is asked again.
-        public var replayTimeoutMilliseconds: Int {
-            get { settings.replayTimeoutMilliseconds }
-            set { settings.replayTimeoutMilliseconds = newValue }
-        }
-        /// Silence from the dispatcher past this makes the store reconnect, and marks it disconnected in its status.
-        public var dispatcherTimeoutMilliseconds: Int {
-            get { settings.dispatcherTimeoutMilliseconds }
-            set { settings.dispatcherTimeoutMilliseconds = newValue }
-        }
-        /// Whether this store runs its reducer's effects (``StoreRules/runsEffects``): exactly one store per app should.
-        public var runsEffects: Bool {
-            get { settings.runsEffects }
-            set { settings.runsEffects = newValue }
-        }
-        /// An effect's action that gets no ACK within this is sent again (same client seq: deduplicated).
-        public var effectRetryMilliseconds: Int {
-            get { settings.effectRetryMilliseconds }
-            set { settings.effectRetryMilliseconds = newValue }
-        }
         /// Where the store keeps its snapshot (nil: no snapshots; a restart replays everything).
         public var snapshotPath: String? = nil
         /// Where the store marks the action it is applying, so that a crash leaves the seq behind
@@ -63,16 +43,6 @@ public final class StoreNode: FluxNode {
         /// Where the supervisor appends this store's output: a store asking for an action to be
         /// quarantined quotes the runtime's message of its last crash from it (``CrashLog``). Nil: none.
         public var logPath: String? = nil
-        /// The cluster's effect token, sent with every action of this store's effects (``StoreRules/effectToken``).
-        public var effectToken: UInt64? {
-            get { settings.effectToken }
-            set { settings.effectToken = newValue }
-        }
-        /// A snapshot is written after this many actions, and when the store stops.
-        public var snapshotEveryActions: Int {
-            get { settings.snapshotEveryActions }
-            set { settings.snapshotEveryActions = newValue }
-        }
         /// Queue limit of the subscription and the state publisher.
         public var highWaterMark: Int32 = SocketDefaults.highWaterMarkMessages
         /// Bytes queued for one peer at most: the state publisher's and the snapshot ROUTER's
@@ -111,16 +81,16 @@ public final class StoreNode: FluxNode {
                 dispatcherReplay: topology.dispatcher.replay, dispatcherIntake: topology.dispatcher.intake,
                 state: Topology.bindEndpoint(store.state, listen: store.listen),
                 snapshot: Topology.bindEndpoint(store.snapshot, listen: store.listen))
-            heartbeatMilliseconds = topology.heartbeatMilliseconds
-            runsEffects = store.runsEffects ?? true
+            settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
+            settings.runsEffects = Settings.Store.effects.value(store.runsEffects)
             if let durability = topology.durability {
                 snapshotPath = durability.snapshotDirectory + "/" + store.name + ".snapshot"
-                snapshotEveryActions = durability.snapshotEveryActions
+                settings.snapshotEveryActions = durability.snapshotEveryActions
             }
             if let hwm = topology.highWaterMark { highWaterMark = Int32(hwm) }
             if let bytes = topology.queueBytes { queueBytes = bytes }
-            dispatcherTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
-            codec = topology.codec ?? .binary
+            settings.dispatcherTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
+            codec = Settings.Cluster.codec.value(topology.codec)
         }
 
         /// What the core decides by: this configuration without its endpoints, sockets and paths.

@@ -9,48 +9,30 @@ import ZeroMQ
 /// updates the snapshot already covers, then apply live updates. A version gap, a heartbeat announcing
 /// a newer version, or silence past the timeout makes it snapshot again.
 public final class ViewNode: FluxNode {
+    @dynamicMemberLookup
     public struct Configuration: Sendable {
-        /// The settings the core decides by, kept in its own rules: each default is the rules' (written
-        /// once), and the properties below read and write them.
+        /// The settings the core decides by, kept in its own rules and read and written as this
+        /// configuration's own (`configuration.heartbeatMilliseconds = 50`): each is declared, with its
+        /// default and doc line, once in ``ViewRules``.
         private var settings: ViewRules
-        public var store: String {
-            get { settings.store }
-            set { settings.store = newValue }
+
+        /// A setting of ``ViewRules``, read and written here.
+        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<ViewRules, Value>) -> Value {
+            get { settings[keyPath: keyPath] }
+            set { settings[keyPath: keyPath] = newValue }
         }
+
+        /// A property of ``ViewRules`` that is read only.
+        public subscript<Value>(dynamicMember keyPath: KeyPath<ViewRules, Value>) -> Value { settings[keyPath: keyPath] }
+
         public var state: String
         public var snapshot: String
-        public var heartbeatMilliseconds: Int {
-            get { settings.heartbeatMilliseconds }
-            set { settings.heartbeatMilliseconds = newValue }
-        }
-        /// Silence from the store past this makes the view stale and re-snapshot.
-        public var silenceTimeoutMilliseconds: Int {
-            get { settings.silenceTimeoutMilliseconds }
-            set { settings.silenceTimeoutMilliseconds = newValue }
-        }
-        /// The store's app, to apply changes-only updates. Without it, such an update makes the view
-        /// ask for a whole snapshot instead, unless the view ``tracksVersionsOnly``.
-        public var app: (any AnyApp)? {
-            get { settings.app }
-            set { settings.app = newValue }
-        }
-        /// False: updates report versions only, and `state` stays empty unless a whole state arrived
-        /// (a load test's subscriber, which must not pay for re-encoding the state per update).
-        public var materializesState: Bool {
-            get { settings.materializesState }
-            set { settings.materializesState = newValue }
-        }
         /// True when the view follows versions only: it does not materialize the state
         /// (``materializesState`` is false) and has no ``app`` to apply changes with (a load generator
         /// following apps it does not know). A changes-only update that follows the shown version then
         /// advances the version, and is reported as usual, without being applied: ``ViewUpdate/state``
         /// keeps the last whole state. A version gap still makes the view ask for a snapshot.
         public var tracksVersionsOnly: Bool { settings.tracksVersionsOnly }
-        /// What the replica encodes the state in (it reads both codecs).
-        public var codec: WireCodec.Format {
-            get { settings.codec }
-            set { settings.codec = newValue }
-        }
         /// CURVE for tcp (nil: none).
         public var security: Security.Settings? = nil
         /// Follow only this part of the state (nil: all of it). The updates then carry the selected
@@ -74,9 +56,9 @@ public final class ViewNode: FluxNode {
 
         public init(topology: Topology, store: Topology.StoreEndpoints, app: (any AnyApp)? = nil) {
             self.init(store: store.name, state: store.state, snapshot: store.snapshot, app: app)
-            heartbeatMilliseconds = topology.heartbeatMilliseconds
-            silenceTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
-            codec = topology.codec ?? .binary
+            settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
+            settings.silenceTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
+            settings.codec = Settings.Cluster.codec.value(topology.codec)
         }
 
         /// What the core decides by: this configuration without its endpoints and security.

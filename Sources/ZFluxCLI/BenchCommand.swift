@@ -86,7 +86,7 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Seconds of load before measuring (counted for loss, not for latency).") var warmUp: Double = 1
         @Option(help: "Approximate bytes of each action on the wire.") var payloadBytes = 64
         @Option(help: "Wire codec: binary or json.") var codec: WireCodec.Format = .binary
-        @Option(help: "Journal fsync policy: always, batch or none.") var fsync: FsyncPolicy = .batch
+        @Option(help: "Journal fsync policy: always, batch or none.") var fsync: FsyncPolicy = Defaults.fsync
         @Option(help: "Accounts in the ledger state before the load starts (each action changes one).") var stateItems = 10
         @Flag(help: "Also measure raw libzmq relays in the same topology, and print ratios to them.") var floor = false
         @Flag(

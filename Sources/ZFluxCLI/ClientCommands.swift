@@ -43,7 +43,8 @@ struct DispatchCommand: ParsableCommand {
         let (topology, security) = try runDir.cluster()
         let payload: [UInt8]
         do {
-            payload = try app.wirePayload(type: action, argumentsJSON: Array((arguments ?? "").utf8), format: topology.codec ?? .binary)
+            payload = try app.wirePayload(
+                type: action, argumentsJSON: Array((arguments ?? "").utf8), format: Settings.Cluster.codec.value(topology.codec))
         } catch {
             throw CLIError("\(self.app) \(action): \(error.reason)")
         }

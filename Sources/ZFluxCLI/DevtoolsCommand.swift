@@ -79,14 +79,14 @@ struct DevtoolsCommand: AsyncParsableCommand {
         let (topology, security) = try node.runDir.cluster()
         // The options win over the config's [devtools] section, which wins over the defaults.
         let configured = topology.devtools
-        guard let (host, port) = ClusterConfig.splitListen(listen ?? configured?.listen ?? "127.0.0.1:8745") else {
+        guard let (host, port) = ClusterConfig.splitListen(listen ?? Settings.Devtools.listen.value(configured?.listen)) else {
             throw CLIError("--listen takes HOST:PORT")
         }
         let (access, shownToken) = try dispatchAccess(fixed: try devtoolsToken(configuredFile: configured?.tokenFile), topology: topology)
         let hub = DevtoolsHub()
         let backend = ClusterDevtools(runDir: node.runDir, topology: topology, security: security, tokenRequired: access.required)
         var limits = DevtoolsServer.Limits()
-        limits.maxConnections = maxConnections ?? configured?.maxConnections ?? limits.maxConnections
+        limits.maxConnections = maxConnections ?? Settings.Devtools.maxConnections.value(configured?.maxConnections)
         let server = try DevtoolsServer(
             host: host, port: port, access: access, isLoopback: isLoopbackHost, hub: hub, backend: backend, limits: limits, logger: logger)
         // Every address (0.0.0.0, ::): the host's name, which another machine can open; the page's
@@ -336,7 +336,7 @@ struct ClusterDevtools: DevtoolsBackend {
         let app = ZFluxCLI.Host.current.client(name)
         let payload: [UInt8]
         do {
-            payload = try app.wirePayload(type: type, argumentsJSON: Array(arguments.utf8), format: topology.codec ?? .binary)
+            payload = try app.wirePayload(type: type, argumentsJSON: Array(arguments.utf8), format: Settings.Cluster.codec.value(topology.codec))
         } catch {
             return "{\"kind\":\"dispatched\",\"outcome\":\"refused\",\"reason\":\(jsonString("\(name) \(type): \(error.reason)"))}"
         }

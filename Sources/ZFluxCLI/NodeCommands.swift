@@ -72,8 +72,8 @@ extension DispatcherCommand {
         configuration.actions = bound.actions
         configuration.replay = bound.replay
         configuration.journal = .init(
-            directory: member.journalDirectory, policy: topology.durability?.fsync ?? .batch,
-            segmentBytes: topology.durability?.segmentBytes ?? 64 << 20)
+            directory: member.journalDirectory, policy: topology.durability?.fsync ?? Defaults.fsync,
+            segmentBytes: topology.durability?.segmentBytes ?? Defaults.segmentBytes)
         guard let mode = DispatcherNode.Replication(rawValue: ha.replication) else {
             throw CLIError("[ha] replication is \"\(ha.replication)\"; it must be \"sync\" or \"async\"")
         }

@@ -29,7 +29,8 @@ struct TimeMachine {
         unhosted = topology.stores.filter { host.app(named: $0.app) == nil }
         readers = host.apps + Set(unhosted.map(\.app)).sorted().map { UnhostedApp(name: $0) }
         rewind = try Rewind(
-            journalDirectory: directory, snapshotDirectory: topology.durability?.snapshotDirectory, format: topology.codec ?? .binary)
+            journalDirectory: directory, snapshotDirectory: topology.durability?.snapshotDirectory,
+            format: Settings.Cluster.codec.value(topology.codec))
     }
 
     func store(_ name: String) throws -> Rewind.StoreSpec {

@@ -13,25 +13,12 @@ import ZeroMQ
 /// - actions PUB: ACTION in sequence order, and HEARTBEAT(seq = newest) every heartbeat interval.
 /// - replay ROUTER: REPLAY-REQUEST(from) → REPLAY-BATCH… then REPLAY-END(newest).
 public final class DispatcherNode: FluxNode {
-    @dynamicMemberLookup
-    public struct Configuration: Sendable {
+    public struct Configuration: RulesConfiguration, Sendable {
         public var intake: String
         public var actions: String
         public var replay: String
-        /// The settings the core decides by, kept in its own rules and read and written as this
-        /// configuration's own (`configuration.heartbeatMilliseconds = 50`): each is declared, with its
-        /// default and doc line, once in ``DispatcherRules``. ``rules`` adds what the journal and the pair say.
-        private var settings: DispatcherRules
-
-        /// A setting of ``DispatcherRules``, read and written here.
-        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<DispatcherRules, Value>) -> Value {
-            get { settings[keyPath: keyPath] }
-            set { settings[keyPath: keyPath] = newValue }
-        }
-
-        /// A property of ``DispatcherRules`` that is read only.
-        public subscript<Value>(dynamicMember keyPath: KeyPath<DispatcherRules, Value>) -> Value { settings[keyPath: keyPath] }
-
+        /// The settings the core decides by (``RulesConfiguration``). ``rules`` adds what the journal and the pair say.
+        public var settings: DispatcherRules
         /// Where sequenced actions are kept. nil: in memory only (tests, embedded clusters).
         public var journal: JournalConfiguration? = nil
         /// Send high-water mark of the actions PUB: a subscriber further behind than this loses messages

@@ -13,22 +13,9 @@ import ZeroMQ
 /// - state PUB: STATE(version, whole state or changes) once per drained burst, REJECTED, and HEARTBEAT(version).
 /// - snapshot ROUTER: SNAPSHOT-REQUEST → SNAPSHOT(version, whole state); STATUS-REQUEST → STATUS.
 public final class StoreNode: FluxNode {
-    @dynamicMemberLookup
-    public struct Configuration: Sendable {
-        /// The settings the core decides by, kept in its own rules and read and written as this
-        /// configuration's own (`configuration.heartbeatMilliseconds = 50`): each is declared, with its
-        /// default and doc line, once in ``StoreRules``. ``rules`` adds what the snapshot path says.
-        private var settings: StoreRules
-
-        /// A setting of ``StoreRules``, read and written here.
-        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<StoreRules, Value>) -> Value {
-            get { settings[keyPath: keyPath] }
-            set { settings[keyPath: keyPath] = newValue }
-        }
-
-        /// A property of ``StoreRules`` that is read only.
-        public subscript<Value>(dynamicMember keyPath: KeyPath<StoreRules, Value>) -> Value { settings[keyPath: keyPath] }
-
+    public struct Configuration: RulesConfiguration, Sendable {
+        /// The settings the core decides by (``RulesConfiguration``). ``rules`` adds what the snapshot path says.
+        public var settings: StoreRules
         public var dispatcherActions: String
         public var dispatcherReplay: String
         public var dispatcherIntake: String

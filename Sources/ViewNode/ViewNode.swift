@@ -9,22 +9,9 @@ import ZeroMQ
 /// updates the snapshot already covers, then apply live updates. A version gap, a heartbeat announcing
 /// a newer version, or silence past the timeout makes it snapshot again.
 public final class ViewNode: FluxNode {
-    @dynamicMemberLookup
-    public struct Configuration: Sendable {
-        /// The settings the core decides by, kept in its own rules and read and written as this
-        /// configuration's own (`configuration.heartbeatMilliseconds = 50`): each is declared, with its
-        /// default and doc line, once in ``ViewRules``.
-        private var settings: ViewRules
-
-        /// A setting of ``ViewRules``, read and written here.
-        public subscript<Value>(dynamicMember keyPath: WritableKeyPath<ViewRules, Value>) -> Value {
-            get { settings[keyPath: keyPath] }
-            set { settings[keyPath: keyPath] = newValue }
-        }
-
-        /// A property of ``ViewRules`` that is read only.
-        public subscript<Value>(dynamicMember keyPath: KeyPath<ViewRules, Value>) -> Value { settings[keyPath: keyPath] }
-
+    public struct Configuration: RulesConfiguration, Sendable {
+        /// The settings the core decides by (``RulesConfiguration``).
+        public var settings: ViewRules
         public var state: String
         public var snapshot: String
         /// True when the view follows versions only: it does not materialize the state

@@ -58,6 +58,7 @@ public final class DispatcherNode: FluxNode {
             // The dispatcher binds these; with `listen` set, on that address instead of the advertised one.
             let bound = topology.dispatcher.bound
             self.init(intake: bound.intake, actions: bound.actions, replay: bound.replay, apps: apps)
+            settings.read(topology.settings ?? SettingValues())
             settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
             if let hwm = topology.highWaterMark { publishHighWaterMark = Int32(hwm) }
             if let bytes = topology.queueBytes { queueBytes = bytes }

@@ -68,6 +68,7 @@ public final class StoreNode: FluxNode {
                 dispatcherReplay: topology.dispatcher.replay, dispatcherIntake: topology.dispatcher.intake,
                 state: Topology.bindEndpoint(store.state, listen: store.listen),
                 snapshot: Topology.bindEndpoint(store.snapshot, listen: store.listen))
+            settings.read(topology.settings ?? SettingValues())
             settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
             settings.runsEffects = Settings.Store.effects.value(store.runsEffects)
             if let durability = topology.durability {

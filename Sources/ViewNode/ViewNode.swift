@@ -43,6 +43,7 @@ public final class ViewNode: FluxNode {
 
         public init(topology: Topology, store: Topology.StoreEndpoints, app: (any AnyApp)? = nil) {
             self.init(store: store.name, state: store.state, snapshot: store.snapshot, app: app)
+            settings.read(topology.settings ?? SettingValues())
             settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
             settings.silenceTimeoutMilliseconds = topology.silenceTimeoutMilliseconds
             settings.codec = Settings.Cluster.codec.value(topology.codec)

@@ -191,7 +191,7 @@ let package = Package(
         .testTarget(name: "FluxTestingTests", dependencies: ["FluxTesting"]),
         .testTarget(
             name: "NodeCoresTests", dependencies: ["NodeCores", "FluxCore", "Examples", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ViewTests", dependencies: ["ViewNode"]),
+        .testTarget(name: "ViewTests", dependencies: ["ViewNode", "FluxCore"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "Cluster", "NodeSupport", "Examples"]),
         .testTarget(name: "CLITests", dependencies: ["ZFluxCLI", "FluxCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Dispatcher", "Examples"]),

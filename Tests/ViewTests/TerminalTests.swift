@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 import Testing
 
@@ -79,6 +80,16 @@ struct TerminalTests {
         #expect(body.frame(width: 100, room: 20, changed: false, render: render).map(\.plainText) == ["render 3"], "the terminal was resized")
         #expect(body.frame(width: 100, room: 30, changed: false, render: render).map(\.plainText) == ["render 4"])
         #expect(renders == 4)
+    }
+
+    @Test("top's STATE shows a store's effect actions held for a newer dispatcher, as its status counts them, and nothing while none is")
+    func topShowsHeldEffects() {
+        var status = NodeStatus(role: .store, pid: 1, uptimeMs: 1, subscribers: 0, rejected: 0)
+        status.dispatcher = "connected"
+        status.effectsHeld = 0
+        #expect(TopTable.state(of: status) == "connected")
+        status.effectsHeld = 2
+        #expect(TopTable.state(of: status) == "connected, 2 effects held (dispatcher older?)")
     }
 
     @Test("top and the full-screen tail are titled with the binary's own name, their key help too: a team's poll says poll top")

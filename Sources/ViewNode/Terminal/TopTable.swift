@@ -42,22 +42,12 @@ public final class TopTable: @unchecked Sendable {
             let uptime = String(format: "%.0fs", Double(status.uptimeMs) / 1000)
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
             let journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
-            var state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
             var role = status.role.rawValue
             if let leads = status.leader {
-                // A dispatcher of a pair: which one leads, in which epoch, and how far its standby is.
+                // A dispatcher of a pair: which one leads.
                 role = "\(leads ? "leader" : "stepped down") \(status.name ?? "")"
-                let standby =
-                    status.standbyFollowing == true
-                    ? "standby \(status.replicationLag.map { $0 == 0 ? "in sync" : "\($0) behind" } ?? "?")" : "no standby"
-                state = "epoch \(status.epoch.map { HistoryID.epochDescription($0) } ?? "?"), \(standby)"
             }
-            if status.journalWritable == false { state = status.leader == nil ? "JOURNAL FULL" : state + ", JOURNAL FULL" }
-            if let quarantined = status.quarantined, !quarantined.isEmpty {
-                // The dispatcher keeps them all; a store lists those it skipped.
-                let seqs = quarantined.prefix(3).map { "\($0.seq)" }.joined(separator: " ") + (quarantined.count > 3 ? " …" : "")
-                state += ", \(quarantined.count) quarantined (seq \(seqs))"
-            }
+            let state = Self.state(of: status)
             // A dispatcher's pending schedules (`zflux schedules` lists them); stores have none.
             let schedules = status.role == .dispatcher ? "\(status.schedulesPending ?? 0)" : "-"
             rows.append([
@@ -65,6 +55,27 @@ public final class TopTable: @unchecked Sendable {
                 "\(status.subscribers)", journal, schedules, "\(restarts[key] ?? 0)", state,
             ])
         }
+    }
+
+    /// The STATE column of a node that answered: how it stands, and what needs a look.
+    package static func state(of status: NodeStatus) -> String {
+        var state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
+        if status.leader != nil {
+            // A dispatcher of a pair: in which epoch, and how far its standby is.
+            let standby =
+                status.standbyFollowing == true
+                ? "standby \(status.replicationLag.map { $0 == 0 ? "in sync" : "\($0) behind" } ?? "?")" : "no standby"
+            state = "epoch \(status.epoch.map { HistoryID.epochDescription($0) } ?? "?"), \(standby)"
+        }
+        if status.journalWritable == false { state = status.leader == nil ? "JOURNAL FULL" : state + ", JOURNAL FULL" }
+        if let quarantined = status.quarantined, !quarantined.isEmpty {
+            // The dispatcher keeps them all; a store lists those it skipped.
+            let seqs = quarantined.prefix(3).map { "\($0.seq)" }.joined(separator: " ") + (quarantined.count > 3 ? " …" : "")
+            state += ", \(quarantined.count) quarantined (seq \(seqs))"
+        }
+        // A store's effect actions its dispatcher refused for now, kept to send again (a newer one takes them).
+        if let held = status.effectsHeld, held > 0 { state += ", \(held) effect\(held == 1 ? "" : "s") held (dispatcher older?)" }
+        return state
     }
 
     /// The columns' titles, as the table shows them.

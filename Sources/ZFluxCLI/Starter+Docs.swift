@@ -95,6 +95,18 @@ extension Starter {
         only `FluxCore`): send an action, receive what its effect sends back, finish. One suite runs the app
         in a real dispatcher and store inside the test process, with `TestCluster` (from `FluxClusterTesting`).
 
+        ## Ship
+
+            make dist
+
+        builds `\#(appName)` for release with the Swift runtime linked in and packs it, with `cluster.toml` and this
+        README, into `dist/\#(appName)-VERSION-linux-ARCH.tar.gz` (VERSION from the newest git tag, or `make dist
+        VERSION=1.0.0`); `make dist-test` runs the packed binary with an empty environment and checks that it
+        needs no Swift library. A host needs only glibc, libstdc++ and libzmq5. The binary is the whole zflux
+        command line for this app: install it as `/usr/local/bin/\#(appName)` and run it where zflux's docs run
+        the stock `zflux` (its systemd units, with `zflux` in their `ExecStart` replaced by `\#(appName)`; its
+        OPERATIONS.md, "Shipping your own binary").
+
         ## What is where
 
         - `Sources/\#(appModule)/\#(name).swift`: the app: `State`, `Action`, `Environment` (`live` and `mock`), a
@@ -103,6 +115,7 @@ extension Starter {
         - `Sources/\#(appName)/main.swift`: the command line: `ZFluxCLI.main(apps:screens:)` with this package's apps
           and screens. Add an app by adding it to that list.
         - `cluster.toml`: the nodes and their settings.
+        - `Makefile`: `make`, `make test`, and `make dist` for a release tarball of the binary.
 
         ## Where zflux comes from
 

@@ -78,6 +78,7 @@ extension Starter {
         .build/
         .zflux/
         .swiftpm/
+        dist/
 
         """
     }

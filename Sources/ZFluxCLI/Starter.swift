@@ -69,6 +69,7 @@ struct Starter {
             ("Sources/\(appName)/main.swift", main),
             ("Tests/\(testModule)/\(name)Tests.swift", tests),
             ("cluster.toml", clusterConfig),
+            ("Makefile", makefile),
             ("README.md", readme),
             (".gitignore", gitignore),
         ]

@@ -579,6 +579,29 @@ struct StarterNamesTests {
         #expect(section.contains("Replace the URL and version") && section.contains("--zflux-path"), "and how to replace it: \(section)")
     }
 
+    @Test(
+        "the starter's Makefile has zflux's dist target for the team's own binary: a release build with the Swift runtime linked in, packed as APP-VERSION-linux-ARCH.tar.gz, and a dist-test that runs it under env -i and checks ldd (make -n: the release build itself is make dist's in zflux's CI)"
+    )
+    func makefileDist() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-new-dist-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let package = scratch + "/poll"
+        let new = try zflux(["new", "Poll", "--output", package])
+        try #require(new.status == 0, "\(new)")
+        #expect(new.stdout.contains("Makefile"), "\(new.stdout)")
+        let makefile = try String(contentsOfFile: package + "/Makefile", encoding: .utf8)
+        #expect(makefile.contains("APP     := poll") && makefile.contains("env -i dist/check/$(DIST)/bin/$(APP) --version"), "\(makefile)")
+        #expect(try String(contentsOfFile: package + "/.gitignore", encoding: .utf8).contains("dist/"))
+        #expect(try String(contentsOfFile: package + "/README.md", encoding: .utf8).contains("make dist"))
+        let make = try #require(which("make"), "no make on PATH")
+        let dryRun = try runProgram(make, ["-n", "-C", package, "dist", "VERSION=1.2.3"])
+        #expect(dryRun.status == 0, "\(dryRun)")
+        #expect(dryRun.stdout.contains("swift build -c release --static-swift-stdlib --product poll"), "\(dryRun.stdout)")
+        #expect(dryRun.stdout.contains("dist/poll-1.2.3-linux-"), "\(dryRun.stdout)")
+        let check = try runProgram(make, ["-n", "-C", package, "dist-test", "VERSION=1.2.3"])
+        #expect(check.status == 0 && check.stdout.contains("ldd dist/check/poll-1.2.3-linux-"), "\(check)")
+    }
+
     @Test("a --zflux-path with control characters is escaped in every generated file, and the manifest still parses")
     func controlCharactersInPath() throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("zf-new-cr-\(getpid())").path

@@ -111,6 +111,8 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public var segmentMb: Int?
         public var snapshotDirectory: String?
         public var snapshotEvery: Int?
+        /// The journal's size on disk past which its oldest segments go by themselves (nil: never).
+        package var retainMb: Int?
 
         public init(
             directory: String? = nil, fsync: String? = nil, segmentMb: Int? = nil, snapshotDirectory: String? = nil, snapshotEvery: Int? = nil
@@ -127,6 +129,7 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             case segmentMb = "segment_mb"
             case snapshotDirectory = "snapshot_directory"
             case snapshotEvery = "snapshot_every"
+            case retainMb = "retain_mb"
         }
     }
 

@@ -69,8 +69,14 @@ public final class DispatcherNode: FluxNode {
             }
             if let durability = topology.durability {
                 journal = .init(directory: durability.journalDirectory, policy: durability.fsync, segmentBytes: durability.segmentBytes)
+                storeSnapshots = Dictionary(
+                    topology.stores.map { ($0.name, durability.snapshotPath(store: $0.name)) }, uniquingKeysWith: { first, _ in first })
             }
         }
+
+        /// Where each of the cluster's stores keeps its snapshot, by store: what retention reads to know
+        /// what the stores need of the journal (nil: not known, and retention removes nothing).
+        package var storeSnapshots: [String: String]? = nil
 
         /// What the core decides by: this configuration without its endpoints, sockets and security.
         public var rules: DispatcherRules {

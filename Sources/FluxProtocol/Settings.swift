@@ -157,6 +157,11 @@ package enum Settings {
         package static let snapshotEvery = Setting<Int>(
             "journal", "snapshot_every", unit: " (actions)", default: 10_000, minimum: 1,
             doc: "stores: a store writes a snapshot after this many applied actions, and when it stops")
+        package static let retainMb = Setting<Int>(
+            "journal", "retain_mb", unit: " (MiB)", defaultNote: "none: the journal keeps everything", minimum: 1,
+            doc:
+                "dispatcher: past this size on disk, its oldest segments go by themselves at each segment roll, never one a store's snapshot (in `snapshot_directory`), the standby or the older checkpoint still needs; `journal_retention` in the status says what held some back"
+        )
     }
 
     package enum Limits {
@@ -264,7 +269,7 @@ package enum Settings {
         Dispatcher.metricsPort, Dispatcher.metricsListen, PairMember.name, PairMember.host, PairMember.listen, PairMember.port,
         PairMember.metricsPort, PairMember.metricsListen, PairMember.journal, PairMember.key, HighAvailability.etcd,
         HighAvailability.leaseMs, HighAvailability.replication, HighAvailability.key, HighAvailability.unauthenticatedReplication,
-        Journal.directory, Journal.fsync, Journal.segmentMb, Journal.snapshotDirectory, Journal.snapshotEvery, Limits.clientRate,
+        Journal.directory, Journal.fsync, Journal.segmentMb, Journal.snapshotDirectory, Journal.snapshotEvery, Journal.retainMb, Limits.clientRate,
         Limits.maxPayloadBytes, Limits.payload, Security.serverKey, Security.clientKey, Security.authorizedKeys, Restart.maxRestarts,
         Restart.windowS, Devtools.listen, Devtools.tokenFile, Devtools.maxConnections, Devtools.key, Store.name, Store.app, Store.effects,
         Store.host, Store.listen, Store.port, Store.metricsPort, Store.metricsListen, Store.environment,

@@ -5,6 +5,13 @@ public enum SnapshotFormat {
     static let magic = Array("ZFSNAP02".utf8)
     static let magicVersion1 = Array("ZFSNAP01".utf8)
 
+    /// The version a snapshot's first 16 bytes say, without reading (or checking) the rest: what a
+    /// dispatcher's retention reads of its stores' snapshots. Nil for bytes that are not a snapshot's.
+    package static func version(ofHeader bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= magic.count + 8, bytes.starts(with: magic) || bytes.starts(with: magicVersion1) else { return nil }
+        return bytes.readLittleEndian(UInt64.self, at: magic.count)
+    }
+
     /// Fails when the app name or the state is longer than its u32 length field can say (4 GiB).
     public static func encode(version: UInt64, history: UInt64 = 0, app: String, state: [UInt8]) throws(ProtocolError) -> [UInt8] {
         guard let stateLength = UInt32(exactly: state.count), UInt32(exactly: app.utf8.count) != nil else {

@@ -98,6 +98,9 @@ public struct Topology: Codable, Equatable, Sendable {
         /// A store writes a snapshot after this many applied actions (and when it stops).
         public var snapshotEveryActions: Int
 
+        /// Where store `store` keeps its snapshot.
+        package func snapshotPath(store: String) -> String { snapshotDirectory + "/" + store + ".snapshot" }
+
         public init(journalDirectory: String, fsync: FsyncPolicy, segmentBytes: Int, snapshotDirectory: String, snapshotEveryActions: Int) {
             self.journalDirectory = journalDirectory
             self.fsync = fsync

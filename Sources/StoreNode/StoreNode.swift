@@ -72,7 +72,7 @@ public final class StoreNode: FluxNode {
             settings.heartbeatMilliseconds = topology.heartbeatMilliseconds
             settings.runsEffects = Settings.Store.effects.value(store.runsEffects)
             if let durability = topology.durability {
-                snapshotPath = durability.snapshotDirectory + "/" + store.name + ".snapshot"
+                snapshotPath = durability.snapshotPath(store: store.name)
                 settings.snapshotEveryActions = durability.snapshotEveryActions
             }
             if let hwm = topology.highWaterMark { highWaterMark = Int32(hwm) }

@@ -170,7 +170,7 @@ struct ScheduleProcessTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/cluster.toml"
         try
-            "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\n[[store]]\nname = \"login\"\n[[store]]\nname = \"ledger\"\n[[store]]\nname = \"counter\"\n"
+            "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\nretain_mb = 1\nsnapshot_every = 20\n[[store]]\nname = \"login\"\n[[store]]\nname = \"ledger\"\n[[store]]\nname = \"counter\"\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--ha", "--config", config])
         defer { cluster.stop() }
@@ -188,6 +188,18 @@ struct ScheduleProcessTests {
                 return names.contains { $0.hasPrefix("CHECKPOINT-") && (UInt64($0.dropFirst("CHECKPOINT-".count)) ?? 0) > request }
             }
         }
+        // Retention (retain_mb = 1) lets the leader's oldest segments go, the request's among them: the
+        // schedule lives on in the checkpoints alone.
+        var retained: String?
+        try await eventually("the leader's journal no longer holds the request", timeout: .seconds(60), interval: .milliseconds(250)) {
+            let leading = try cluster.zflux(["status"]).stdout.split(separator: "\n").compactMap { try? NodeStatus.decode(Array($0.utf8)) }
+                .first { $0.leader == true }
+            retained = leading?.journalRetention
+            return (leading?.journalFirstSeq ?? 0) > request
+        }
+        #expect(retained?.isEmpty == false, "the status says what retention did")
+        let pending = Self.listing(try cluster.zflux(["schedules", "--json"]).stdout)
+        #expect(pending?.pending == 1 && pending?.schedules.first?.requestSeq == request, "still pending: \(String(describing: pending))")
         /// The member leading now, by its own status.
         func leader() throws -> (name: String, pid: Int32)? {
             for line in try cluster.zflux(["status"]).stdout.split(separator: "\n") {

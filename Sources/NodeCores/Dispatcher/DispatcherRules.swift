@@ -22,8 +22,14 @@ public struct DispatcherRules: Sendable {
     /// The most payload bytes the pending schedules may hold together (``ScheduleBook``).
     package var maxPendingScheduleBytes = ScheduleBook.defaultMaxPendingBytes
     /// The journal's size on disk past which its oldest segments go by themselves, as far as what
-    /// still needs them allows (``JournalRetention``); nil: the journal keeps everything.
+    /// still needs them allows (``JournalRetention``); nil: the journal keeps everything
+    /// (`[journal] retain_mb`).
     package var retainBytes: Int? = nil
+
+    /// The keys no topology field carries.
+    package mutating func read(_ values: SettingValues) {
+        retainBytes = values[Settings.Journal.retainMb].map { $0 << 20 }
+    }
     /// Where the actions are kept, as the status shows it ("memory", or a directory and its fsync policy).
     public var journalDescription = "memory"
     /// With a standby: whether an ACK waits for the standby to hold the action durable too (`sync`), or

@@ -117,10 +117,9 @@ public struct WireReader {
 
     /// The `width` little-endian bytes of the double (8) or float (4) whose tag is at `offset`.
     func number(at offset: Int, width: Int, limit: Int) throws(BinaryFault) -> UInt64 {
+        precondition(width == 8 || width == 4, "a double or a float")
         guard limit - offset > width else { throw BinaryFault(.shortNumber(width: width), at: offset) }
-        var bits: UInt64 = 0
-        for i in 0..<width { bits |= UInt64(bytes[offset + 1 + i]) << (8 * UInt64(i)) }
-        return bits
+        return width == 8 ? bytes.readLittleEndian(UInt64.self, at: offset + 1) : UInt64(bytes.readLittleEndian(UInt32.self, at: offset + 1))
     }
 
     /// The header of the container whose tag is at `offset`: (first entry, count, end).
@@ -136,7 +135,7 @@ public struct WireReader {
     /// Four bytes little-endian; the caller has checked they are there.
     @inline(__always)
     func u32(at offset: Int) -> Int {
-        Int(UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }))
+        Int(bytes.readLittleEndian(UInt32.self, at: offset))
     }
 
     /// The offset just past the value at `offset`, read no further than it takes to find its end.

@@ -35,18 +35,11 @@ public struct WireWriter {
 
     /// Sets a container's length to what was written since its header.
     mutating func setLength(of container: Container) {
-        patch(UInt32(truncatingIfNeeded: bytes.count - container.lengthAt - 8), at: container.lengthAt)
+        bytes.writeLittleEndian(UInt32(truncatingIfNeeded: bytes.count - container.lengthAt - 8), at: container.lengthAt)
     }
 
     mutating func setCount(_ count: Int, of container: Container) {
-        patch(UInt32(truncatingIfNeeded: count), at: container.lengthAt + 4)
-    }
-
-    private mutating func patch(_ value: UInt32, at offset: Int) {
-        bytes[offset] = UInt8(truncatingIfNeeded: value)
-        bytes[offset + 1] = UInt8(truncatingIfNeeded: value >> 8)
-        bytes[offset + 2] = UInt8(truncatingIfNeeded: value >> 16)
-        bytes[offset + 3] = UInt8(truncatingIfNeeded: value >> 24)
+        bytes.writeLittleEndian(UInt32(truncatingIfNeeded: count), at: container.lengthAt + 4)
     }
 
     private mutating func varint(_ value: UInt64) {
@@ -96,14 +89,12 @@ public struct WireWriter {
 
     public mutating func write(_ value: Double) {
         bytes.append(BinaryTag.double.rawValue)
-        var bits = value.bitPattern.littleEndian
-        withUnsafeBytes(of: &bits) { bytes.append(contentsOf: $0) }
+        bytes.appendLittleEndian(value.bitPattern)
     }
 
     public mutating func write(_ value: Float) {
         bytes.append(BinaryTag.float.rawValue)
-        var bits = value.bitPattern.littleEndian
-        withUnsafeBytes(of: &bits) { bytes.append(contentsOf: $0) }
+        bytes.appendLittleEndian(value.bitPattern)
     }
 
     /// One value, by its generated or built-in conformance.

@@ -11,6 +11,7 @@ extension Header {
     package func encode(into out: inout [UInt8]) {
         let typeLength = actionType.utf8.count
         precondition(typeLength <= Header.maxActionTypeLength, "action type longer than 255 bytes")
+        let start = out.count
         out.append(Header.magic.0)
         out.append(Header.magic.1)
         out.append(kind.protocolVersion)
@@ -23,6 +24,7 @@ extension Header {
         out.appendLittleEndian(clientSeq)
         out.appendLittleEndian(UInt64(bitPattern: timestamp))
         out.appendLittleEndian(history)
+        assert(out.count - start == Header.fixedSize, "the fields written are the layout's")
         out.append(contentsOf: actionType.utf8)
     }
 
@@ -36,20 +38,21 @@ extension Header {
         guard count >= Header.fixedSizeVersion1 else {
             throw ProtocolError(.truncated, "header is \(count) bytes, needs at least \(Header.fixedSizeVersion1)")
         }
-        guard bytes[base] == Header.magic.0, bytes[base + 1] == Header.magic.1 else {
+        guard bytes[base + Offset.magic] == Header.magic.0, bytes[base + Offset.magic + 1] == Header.magic.1 else {
             throw ProtocolError(.badMagic, "header magic is not 'ZF'")
         }
-        guard (1...Header.protocolVersion).contains(bytes[base + 2]) else {
-            throw ProtocolError(.unsupportedVersion, "protocol version \(bytes[base + 2]) is not supported (this node speaks 1 to 3)")
+        let version = bytes[base + Offset.version]
+        guard (1...Header.protocolVersion).contains(version) else {
+            throw ProtocolError(.unsupportedVersion, "protocol version \(version) is not supported (this node speaks 1 to 3)")
         }
-        let fixedSize = bytes[base + 2] == 1 ? Header.fixedSizeVersion1 : Header.fixedSize
+        let fixedSize = version == 1 ? Header.fixedSizeVersion1 : Header.fixedSize
         guard count >= fixedSize else {
             throw ProtocolError(.truncated, "header is \(count) bytes, needs at least \(fixedSize)")
         }
-        guard let kind = MessageKind(rawValue: bytes[base + 3]) else {
-            throw ProtocolError(.unknownKind, "message kind \(bytes[base + 3]) is unknown")
+        guard let kind = MessageKind(rawValue: bytes[base + Offset.kind]) else {
+            throw ProtocolError(.unknownKind, "message kind \(bytes[base + Offset.kind]) is unknown")
         }
-        let typeLength = Int(bytes.readLittleEndian(UInt16.self, at: base + 6))
+        let typeLength = Int(bytes.readLittleEndian(UInt16.self, at: base + Offset.actionTypeLength))
         guard count == fixedSize + typeLength else {
             throw ProtocolError(.truncated, "header says the action type is \(typeLength) bytes but \(count - fixedSize) follow")
         }
@@ -59,29 +62,14 @@ extension Header {
         }
         self.init(
             kind: kind,
-            flags: Flags(rawValue: bytes.readLittleEndian(UInt16.self, at: base + 4)),
-            seq: bytes.readLittleEndian(UInt64.self, at: base + 8),
-            ref: bytes.readLittleEndian(UInt64.self, at: base + 16),
-            clientID: bytes.readLittleEndian(UInt64.self, at: base + 24),
-            clientSeq: bytes.readLittleEndian(UInt64.self, at: base + 32),
-            timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: base + 40)),
+            flags: Flags(rawValue: bytes.readLittleEndian(UInt16.self, at: base + Offset.flags)),
+            seq: bytes.readLittleEndian(UInt64.self, at: base + Offset.seq),
+            ref: bytes.readLittleEndian(UInt64.self, at: base + Offset.ref),
+            clientID: bytes.readLittleEndian(UInt64.self, at: base + Offset.clientID),
+            clientSeq: bytes.readLittleEndian(UInt64.self, at: base + Offset.clientSeq),
+            timestamp: Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: base + Offset.timestamp)),
             actionType: String(decoding: bytes[type], as: UTF8.self),
-            history: fixedSize == Header.fixedSize ? bytes.readLittleEndian(UInt64.self, at: base + 48) : 0
+            history: fixedSize == Header.fixedSize ? bytes.readLittleEndian(UInt64.self, at: base + Offset.history) : 0
         )
-    }
-}
-
-extension Array where Element == UInt8 {
-    @inlinable
-    public mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        var v = value.littleEndian
-        Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
-    }
-
-    /// Reads a little-endian integer; the caller has checked the bounds.
-    @inlinable
-    public func readLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "read past the end")
-        return withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
     }
 }

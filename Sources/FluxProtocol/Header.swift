@@ -26,6 +26,24 @@ public struct Header: Equatable, Sendable {
     public static let fixedSizeVersion1 = 48
     public static let maxActionTypeLength = 255
 
+    /// Where each fixed field starts in the header's bytes (the layout above): the one place the offsets
+    /// are written. The header's coder and the readers that take one field from a journal record without
+    /// decoding it (``JournalRecord``, ``Schedules``) all use these.
+    package enum Offset {
+        package static let magic = 0
+        package static let version = 2
+        package static let kind = 3
+        package static let flags = 4
+        package static let actionTypeLength = 6
+        package static let seq = 8
+        package static let ref = 16
+        package static let clientID = 24
+        package static let clientSeq = 32
+        package static let timestamp = 40
+        /// Absent from a version-1 header, whose action type starts here.
+        package static let history = 48
+    }
+
     public struct Flags: OptionSet, Sendable, Hashable {
         public let rawValue: UInt16
         public init(rawValue: UInt16) { self.rawValue = rawValue }

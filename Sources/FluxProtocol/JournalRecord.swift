@@ -17,8 +17,8 @@ public enum JournalRecord {
         let length = out.count - start - headerSize
         out.withUnsafeMutableBytes { raw in
             let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...]))
-            raw.storeBytes(of: UInt32(length).littleEndian, toByteOffset: start, as: UInt32.self)
-            raw.storeBytes(of: crc.littleEndian, toByteOffset: start + 4, as: UInt32.self)
+            raw.writeLittleEndian(UInt32(length), at: start)
+            raw.writeLittleEndian(crc, at: start + 4)
         }
     }
 
@@ -44,8 +44,8 @@ public enum JournalRecord {
         guard offset >= 0, bytes.count - offset >= headerSize else {
             return .failure(ProtocolError(.truncated, "record header cut short"))
         }
-        let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
-        let crc = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
+        let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
+        let crc = bytes.readLittleEndian(UInt32.self, at: offset + 4)
         guard length <= bytes.count - offset - headerSize else {
             return .failure(ProtocolError(.truncated, "record of \(length) bytes cut short"))
         }
@@ -57,13 +57,13 @@ public enum JournalRecord {
         guard let header = headerOffset(inBody: body) else {
             return .failure(ProtocolError(.truncated, "entry ends inside its header"))
         }
-        guard body[header] == Header.magic.0, body[header + 1] == Header.magic.1 else {
+        guard body[header + Header.Offset.magic] == Header.magic.0, body[header + Header.Offset.magic + 1] == Header.magic.1 else {
             return .failure(ProtocolError(.badMagic, "header magic is not 'ZF'"))
         }
-        guard body[header + 3] == MessageKind.action.rawValue else {
+        guard body[header + Header.Offset.kind] == MessageKind.action.rawValue else {
             return .failure(ProtocolError(.unexpectedKind, "record does not hold an action"))
         }
-        return .success((body.loadUnaligned(fromByteOffset: header + 8, as: UInt64.self).littleEndian, headerSize + length))
+        return .success((body.readLittleEndian(UInt64.self, at: header + Header.Offset.seq), headerSize + length))
     }
 
     /// Checks a file's records in order from `firstSeq` (``check(_:at:)``), each holding the seq due
@@ -109,15 +109,15 @@ public enum JournalRecord {
             var candidate = offset + 1
             while raw.count - candidate >= headerSize + 8 + Header.fixedSizeVersion1 {
                 defer { candidate += 1 }
-                let length = Int(raw.loadUnaligned(fromByteOffset: candidate, as: UInt32.self).littleEndian)
+                let length = Int(raw.readLittleEndian(UInt32.self, at: candidate))
                 guard length <= raw.count - candidate - headerSize else { continue }
                 let body = candidate + headerSize
-                let topicLength = Int(raw.loadUnaligned(fromByteOffset: body, as: UInt32.self).littleEndian)
+                let topicLength = Int(raw.readLittleEndian(UInt32.self, at: body))
                 guard topicLength <= length - 8, length - (topicLength + 8) >= Header.fixedSizeVersion1 else { continue }
                 let header = body + topicLength + 8
-                guard raw[header] == Header.magic.0, raw[header + 1] == Header.magic.1,
-                    raw[header + 3] == MessageKind.action.rawValue,
-                    raw.loadUnaligned(fromByteOffset: header + 8, as: UInt64.self).littleEndian > seq
+                guard raw[header + Header.Offset.magic] == Header.magic.0, raw[header + Header.Offset.magic + 1] == Header.magic.1,
+                    raw[header + Header.Offset.kind] == MessageKind.action.rawValue,
+                    raw.readLittleEndian(UInt64.self, at: header + Header.Offset.seq) > seq
                 else { continue }
                 if case .success(let checked) = check(raw, at: candidate), checked.seq > seq {
                     return (candidate, checked.seq)
@@ -131,27 +131,27 @@ public enum JournalRecord {
     /// …`), when the body holds at least a version-1 header's fixed part there.
     public static func headerOffset(inBody body: UnsafeRawBufferPointer) -> Int? {
         guard body.count >= 8 else { return nil }
-        let topicLength = Int(body.loadUnaligned(as: UInt32.self).littleEndian)
+        let topicLength = Int(body.readLittleEndian(UInt32.self, at: 0))
         guard topicLength <= body.count - 8, body.count - (topicLength + 8) >= Header.fixedSizeVersion1 else { return nil }
         return topicLength + 8
     }
 
     /// The history stamp (``Header/history``) of the action in a checked record's body, read from its
-    /// header alone (at 48 in it); 0 for a version-1 header, which has none.
+    /// header alone; 0 for a version-1 header, which has none.
     public static func history(inBody body: UnsafeRawBufferPointer) -> UInt64? {
         guard let header = headerOffset(inBody: body) else { return nil }
-        guard body[header + 2] >= 2 else { return 0 }
+        guard body[header + Header.Offset.version] >= 2 else { return 0 }
         guard body.count - header >= Header.fixedSize else { return nil }
-        return body.loadUnaligned(fromByteOffset: header + 48, as: UInt64.self).littleEndian
+        return body.readLittleEndian(UInt64.self, at: header + Header.Offset.history)
     }
 
     /// The client id and client seq of the action in a checked record's body, read from its header
-    /// alone (they sit at 24 and 32 in it).
+    /// alone.
     public static func dispatch(inBody body: UnsafeRawBufferPointer) -> (clientID: UInt64, clientSeq: UInt64)? {
         guard let header = headerOffset(inBody: body) else { return nil }
         return (
-            body.loadUnaligned(fromByteOffset: header + 24, as: UInt64.self).littleEndian,
-            body.loadUnaligned(fromByteOffset: header + 32, as: UInt64.self).littleEndian
+            body.readLittleEndian(UInt64.self, at: header + Header.Offset.clientID),
+            body.readLittleEndian(UInt64.self, at: header + Header.Offset.clientSeq)
         )
     }
 }

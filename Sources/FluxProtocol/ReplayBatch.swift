@@ -36,7 +36,7 @@ public enum ReplayBatch {
         out.appendLittleEndian(UInt32(0))  // filled in once the header is written
         header.encode(into: &out)
         let length = UInt32(out.count - headerLength - 4)
-        out.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: headerLength, as: UInt32.self) }
+        out.writeLittleEndian(length, at: headerLength)
         out.appendLittleEndian(UInt32(payloadRange.count))
         payload.withUnsafeBytes { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[payloadRange])) }
     }

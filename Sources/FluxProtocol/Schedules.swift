@@ -41,7 +41,7 @@ package enum Schedules {
         if topicLength == topicBytes.count, UnsafeRawBufferPointer(rebasing: body[4..<(4 + topicLength)]).elementsEqual(topicBytes) {
             return true
         }
-        let flags = UInt16(body[header + 4]) | UInt16(body[header + 5]) << 8
+        let flags = body.readLittleEndian(UInt16.self, at: header + Header.Offset.flags)
         return Header.Flags(rawValue: flags).contains(.scheduled)
     }
 }

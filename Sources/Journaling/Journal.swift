@@ -120,9 +120,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
 
     private func openClientScope(repair: Bool) throws {
         let path = directory + "/CLIENT-SCOPE"
-        if let words = storage.contentsIfAny(path), words.count == 16 {
-            func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(words[at + $1]) << (8 * UInt64($1)) } }
-            clientScope = ClientScope(k0: word(0), k1: word(8))
+        if let bytes = storage.contentsIfAny(path), bytes.count == ClientScope.encodedSize, let scope = ClientScope(decoding: bytes) {
+            clientScope = scope
             return
         }
         guard repair else { return }
@@ -134,7 +133,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// Replaces `CLIENT-SCOPE` whole, durably (the file and the directory entry).
     func recordClientScope(_ scope: ClientScope) throws {
         var bytes: [UInt8] = []
-        for value in [scope.k0, scope.k1] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        scope.encode(into: &bytes)
         try storage.writeWhole(bytes, to: directory + "/CLIENT-SCOPE")
         try syncDirectory()
     }
@@ -286,7 +285,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
             return count < limit
         }
         guard count > 0 else { return nil }
-        withUnsafeBytes(of: UInt32(count).littleEndian) { payload.replaceSubrange(0..<4, with: $0) }
+        payload.writeLittleEndian(UInt32(count), at: 0)
         return ReplayPlan.Batch(payload: payload, count: count, last: last)
     }
 }

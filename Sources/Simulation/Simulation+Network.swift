@@ -28,12 +28,14 @@ extension Simulation {
 
     /// The ROUTER peer id of a node's incarnation.
     static func peerID(_ node: Node, _ incarnation: UInt64) -> [UInt8] {
-        withUnsafeBytes(of: (node.code << 32 | incarnation).littleEndian) { Array($0) }
+        var peer: [UInt8] = []
+        peer.appendLittleEndian(node.code << 32 | incarnation)
+        return peer
     }
 
     static func node(fromPeer peer: [UInt8]) -> (code: UInt64, incarnation: UInt64)? {
         guard peer.count == 8 else { return nil }
-        let value = peer.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }.littleEndian
+        let value = peer.readLittleEndian(UInt64.self, at: 0)
         return (value >> 32, value & 0xFFFF_FFFF)
     }
 

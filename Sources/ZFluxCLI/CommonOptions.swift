@@ -69,10 +69,8 @@ struct RunDirOptions: ParsableArguments {
     /// is none, and nothing is checked: anyone who can reach the intake is trusted there.
     func effectToken(_ topology: Topology, security: Security.Settings?) throws -> UInt64? {
         if let server = security?.server, let secret = Curve.decode(server.secretKey), secret.count >= 16 {
-            let words = secret.withUnsafeBytes {
-                ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            }
-            return SipHash.hash(Array("zflux effect token".utf8), k0: words.0, k1: words.1) | 1
+            let k0 = secret.readLittleEndian(UInt64.self, at: 0), k1 = secret.readLittleEndian(UInt64.self, at: 8)
+            return SipHash.hash(Array("zflux effect token".utf8), k0: k0, k1: k1) | 1
         }
         guard topology.dispatcher.intake.hasPrefix("ipc://") || topology.isLoopbackOnly else { return nil }
         return try runDirectoryToken("effect-token")

@@ -1,3 +1,5 @@
+import FluxCore
+
 /// Client ids as the dispatcher keeps them: scoped to the authenticated peer that sent them.
 ///
 /// A client chooses its own id, so two keys can send the same one, by accident or to capture another's
@@ -17,10 +19,28 @@ public struct ClientScope: Sendable, Equatable {
         self.k1 = k1
     }
 
+    /// The secret's size in bytes as it is stored and sent.
+    package static let encodedSize = 16
+
+    /// The secret as the journal's `CLIENT-SCOPE` file holds it and a leader's REPLICA-WELCOME begins
+    /// with it: k0 then k1, little-endian. The one writer of those bytes.
+    package func encode(into bytes: inout [UInt8]) {
+        bytes.appendLittleEndian(k0)
+        bytes.appendLittleEndian(k1)
+    }
+
+    /// The secret from the ``encodedSize`` bytes at `offset` of `bytes` (``encode(into:)``'s), or nil
+    /// when they are not all there. The one reader of those bytes.
+    package init?(decoding bytes: [UInt8], at offset: Int = 0) {
+        precondition(offset >= 0, "an offset is never negative")
+        guard bytes.count - offset >= ClientScope.encodedSize else { return nil }
+        self.init(k0: bytes.readLittleEndian(UInt64.self, at: offset), k1: bytes.readLittleEndian(UInt64.self, at: offset + 8))
+    }
+
     /// The id the dispatcher keeps for `clientID` sent by the peer with public key `principal` (never 0).
     public func clientID(_ principal: [UInt8], _ clientID: UInt64) -> UInt64 {
         var bytes = principal
-        withUnsafeBytes(of: clientID.littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.appendLittleEndian(clientID)
         let scoped = SipHash.hash(bytes, k0: k0, k1: k1)
         return scoped == 0 ? 1 : scoped
     }
@@ -51,8 +71,7 @@ public enum SipHash {
         let whole = bytes.count / 8 * 8
         var offset = 0
         while offset < whole {
-            var m: UInt64 = 0
-            for i in 0..<8 { m |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+            let m = bytes.readLittleEndian(UInt64.self, at: offset)
             v3 ^= m
             round()
             round()

@@ -461,9 +461,8 @@ public final class DispatcherCore {
                 // earlier epochs may be anywhere up to it, so a standby may lead only once it holds that
                 // much (under sync nothing of that tail counts as committed until the standby has it).
                 var secret: [UInt8] = []
-                for word in [clientScope.k0, clientScope.k1, historySince - 1] {
-                    withUnsafeBytes(of: word.littleEndian) { secret.append(contentsOf: $0) }
-                }
+                clientScope.encode(into: &secret)
+                secret.appendLittleEndian(historySince - 1)
                 commands.append(
                     .reply(
                         .replication, peer: peer,

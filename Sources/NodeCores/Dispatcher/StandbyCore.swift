@@ -185,13 +185,13 @@ public final class StandbyCore {
         switch message.kind {
         case .replicaWelcome:
             guard phase == .greeting, !refusesOld(stamp) else { return }
-            guard message.header.seq == lastSeq, message.payload.count == 24 else {
+            guard message.header.seq == lastSeq, message.payload.count == ClientScope.encodedSize + 8,
+                let scope = ClientScope(decoding: message.payload)
+            else {
                 hello(now: now)  // an answer to an older hello
                 return
             }
             let offered = HistoryID(rawValue: stamp)
-            func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(message.payload[at + $1]) << (8 * UInt64($1)) } }
-            let scope = ClientScope(k0: word(0), k1: word(8))
             if adopted == nil || adopted?.cluster != offered.cluster || adopted?.scope != scope {
                 commands.append(.adopt(cluster: offered.cluster, clientScope: scope))
                 adopted = (offered.cluster, scope)
@@ -199,7 +199,7 @@ public final class StandbyCore {
             leader = offered
             newestEpoch = max(newestEpoch, offered.epoch)
             leaderCommitted = message.header.ref
-            leaderBegan = word(16)
+            leaderBegan = message.payload.readLittleEndian(UInt64.self, at: ClientScope.encodedSize)
             lastHeardMs = now.milliseconds
             phase = .following
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])

@@ -71,7 +71,7 @@ public struct StandbyLink: Equatable, Sendable {
     /// clients do not: ``DispatcherRules/memberToken``). Never 0.
     public static func helloProof(token: UInt64, seq: UInt64, seen: UInt64, history: UInt64) -> UInt64 {
         var bytes = Array("zflux replica hello".utf8)
-        for word in [seq, seen, history] { withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: $0) } }
+        for word in [seq, seen, history] { bytes.appendLittleEndian(word) }
         return SipHash.hash(bytes, k0: token, k1: ~token) | 1
     }
 

@@ -3,10 +3,11 @@
 /// which the containers' lengths make cheap.
 struct BinaryToJSON {
     /// One entry of an object being written: its key's bytes and its value's offset in `input`.
-    struct Entry {
+    struct Entry: KeyedEntry {
         var keyStart: Int
         var keyEnd: Int
         var value: Int
+        var position: Int { value }
     }
 
     /// The binary format's reader, over the payload: the transcoder reads every piece through it.
@@ -91,23 +92,10 @@ struct BinaryToJSON {
             cursor = try skip(at: keyEnd, limit: end)
         }
         guard cursor == end else { throw lengthMismatch(offset, cursor, end) }
-        let input = input
-        if count > 1 {
-            entries[base...].sort { a, b in
-                let order = JSONText.compare(input, a.keyStart, a.keyEnd, b.keyStart, b.keyEnd)
-                return order != 0 ? order < 0 : a.value < b.value
-            }
-        }
         out.append(ASCII.openBrace)
-        var first = true
-        for index in base..<entries.count {
+        for (written, index) in JSONText.keyOrder(&entries, from: base, keys: input).enumerated() {
+            if written > 0 { out.append(ASCII.comma) }
             let entry = entries[index]
-            if index + 1 < entries.count {
-                let next = entries[index + 1]
-                if JSONText.compare(input, entry.keyStart, entry.keyEnd, next.keyStart, next.keyEnd) == 0 { continue }
-            }
-            if !first { out.append(ASCII.comma) }
-            first = false
             // Keys were checked for UTF-8 above.
             try JSONText.appendString(input, entry.keyStart, entry.keyEnd, validating: false, to: &out)
             out.append(ASCII.colon)

@@ -4,11 +4,12 @@
 struct JSONCanonicalizer {
     /// One entry of an object being written: its key (unescaped, in `keys`) and its `"key":value` text
     /// in `out`.
-    struct Entry {
+    struct Entry: KeyedEntry {
         var keyStart: Int
         var keyEnd: Int
         var textStart: Int
         var textEnd: Int
+        var position: Int { textStart }
     }
 
     let input: [UInt8]
@@ -142,20 +143,8 @@ struct JSONCanonicalizer {
     mutating func reorder(base: Int, contentStart: Int) {
         let written = Array(out[contentStart...])
         out.removeSubrange(contentStart...)
-        let keys = keys
-        entries[base...].sort { a, b in
-            let order = JSONText.compare(keys, a.keyStart, a.keyEnd, b.keyStart, b.keyEnd)
-            return order != 0 ? order < 0 : a.textStart < b.textStart
-        }
-        var first = true
-        for index in base..<entries.count {
-            let entry = entries[index]
-            if index + 1 < entries.count {
-                let next = entries[index + 1]
-                if JSONText.compare(keys, entry.keyStart, entry.keyEnd, next.keyStart, next.keyEnd) == 0 { continue }
-            }
-            if !first { out.append(ASCII.comma) }
-            first = false
+        for (index, entry) in JSONText.keyOrder(&entries, from: base, keys: keys).map({ entries[$0] }).enumerated() {
+            if index > 0 { out.append(ASCII.comma) }
             out.append(contentsOf: written[(entry.textStart - contentStart)..<(entry.textEnd - contentStart)])
         }
     }

@@ -148,3 +148,32 @@ enum JSONText {
         return (aEnd - a) - (bEnd - b)
     }
 }
+
+/// An object's entry as both JSON writers hold one while they put an object's entries in key order
+/// (``BinaryToJSON`` from a binary payload, ``JSONCanonicalizer`` from JSON): its key's bytes in some
+/// buffer, and where it came in the object.
+protocol KeyedEntry {
+    var keyStart: Int { get }
+    var keyEnd: Int { get }
+    /// Orders entries of equal keys as they came: the last one is written.
+    var position: Int { get }
+}
+
+extension JSONText {
+    /// The order an object's entries are written in, the one rule of both writers: `entries[base...]`
+    /// (keys in `keys`) sorted by their keys' bytes, and of equal keys only the last that came. Returns
+    /// the indices to write, in that order.
+    static func keyOrder<Entry: KeyedEntry>(_ entries: inout [Entry], from base: Int, keys: [UInt8]) -> [Int] {
+        precondition(base >= 0 && base <= entries.count, "the object's entries are in the buffer")
+        if entries.count - base > 1 {
+            entries[base...].sort { a, b in
+                let order = compare(keys, a.keyStart, a.keyEnd, b.keyStart, b.keyEnd)
+                return order != 0 ? order < 0 : a.position < b.position
+            }
+        }
+        return (base..<entries.count).filter { index in
+            index + 1 == entries.count
+                || compare(keys, entries[index].keyStart, entries[index].keyEnd, entries[index + 1].keyStart, entries[index + 1].keyEnd) != 0
+        }
+    }
+}

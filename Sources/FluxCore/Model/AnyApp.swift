@@ -63,6 +63,13 @@ public protocol StateReplica: AnyObject {
     func encodedState() throws -> [UInt8]
 }
 
+/// A replica whose state is a value of the app's own `State`: a view hands it to a typed screen as it
+/// is, with nothing encoded or decoded on the way.
+package protocol TypedStateReplica: StateReplica {
+    /// The state the replica holds (a copy: the value's storage is shared until either side changes it).
+    var typedState: any Sendable { get }
+}
+
 /// One app's live state machine inside a store: not shared between threads.
 public protocol AppRuntime: AnyObject {
     /// Offers one sequenced action of any app and returns the effects it asks for, not started: nil when
@@ -324,7 +331,7 @@ extension StatefulRuntime {
     func cancelEffects() { tasks.cancelAll() }
 }
 
-final class FluxStateReplica<State: Codable & Sendable>: StateReplica {
+final class FluxStateReplica<State: Codable & Sendable>: TypedStateReplica {
     var state: State
     let codec: WireCodec
 
@@ -342,6 +349,8 @@ final class FluxStateReplica<State: Codable & Sendable>: StateReplica {
     }
 
     func encodedState() throws -> [UInt8] { try codec.encode(state) }
+
+    var typedState: any Sendable { state }
 }
 
 /// Reaches a state's `IncrementalState` conformance from code that is generic over any state, in place

@@ -148,7 +148,8 @@ public final class ViewCore {
                         connection: connection,
                         rejection: .init(
                             seq: message.header.seq, actionType: message.header.actionType,
-                            clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self)))))
+                            clientID: message.header.clientID, reason: String(decoding: message.payload, as: UTF8.self)),
+                        typedState: typedState)))
         case .heartbeat:
             guard phase == .live else { return }
             if message.header.seq > version {
@@ -290,7 +291,15 @@ public final class ViewCore {
         }
     }
 
+    /// The replica's state as the app's own value, when the replica holds the shown version.
+    private var typedState: TypedState? {
+        guard !replicaBehind, let replica = replica as? any TypedStateReplica else { return nil }
+        return TypedState(value: replica.typedState, version: version, history: history)
+    }
+
     private func emit() {
+        // The bytes of the state only for a subscriber that reads them: a typed screen's view does not
+        // (``ViewRules/materializesState``), and takes the replica's value instead.
         if replicaAhead, let replica, rules.materializesState {
             do { state = try replica.encodedState() } catch {
                 logger.warning("state not encodable", metadata: ["store": "\(rules.store)", "error": "\(error)"])
@@ -303,6 +312,7 @@ public final class ViewCore {
             .show(
                 ViewUpdate(
                     store: rules.store, version: version, currentThrough: max(currentThrough, version), state: state,
-                    connection: connection, publishedAtNanoseconds: publishedAtNanoseconds, updateBytes: updateBytes, history: history)))
+                    connection: connection, publishedAtNanoseconds: publishedAtNanoseconds, updateBytes: updateBytes, history: history,
+                    typedState: typedState)))
     }
 }

@@ -10,7 +10,9 @@ public struct ViewRules: Sendable {
     public var app: (any AnyApp)?
     /// Follow only this part of the state (nil: all of it).
     public var select: StatePath? = nil
-    /// False: updates report versions only, and the state stays empty unless a whole state arrived.
+    /// False: the state is not encoded again after changes: updates carry its bytes only when a whole
+    /// state arrived, and otherwise versions and, with the ``app``, the replica's typed value
+    /// (``ViewUpdate/typedState``), which a typed screen reads.
     public var materializesState = true
     /// What the replica encodes the state in (it reads both codecs).
     public var codec: WireCodec.Format = .binary

@@ -42,4 +42,24 @@ public struct ViewUpdate: Sendable, Equatable {
     public var updateBytes: Int = 0
     /// The history (``HistoryID``) the shown state comes from; 0 when the store does not say.
     public var history: UInt64 = 0
+    /// The shown state as the app's own `State` value, when the view holds a replica of the app: what a
+    /// typed screen renders, with nothing encoded or decoded on the way. nil without the app, or while
+    /// the replica could not load the last whole state.
+    package var typedState: TypedState? = nil
+}
+
+/// A state as the app's own value, beside an update's bytes (``ViewUpdate/typedState``).
+package struct TypedState: Sendable, Equatable {
+    package let value: any Sendable
+    /// The version and history it is the state at: two are the same state when these are the same.
+    package let version: UInt64
+    package let history: UInt64
+
+    package init(value: any Sendable, version: UInt64, history: UInt64) {
+        self.value = value
+        self.version = version
+        self.history = history
+    }
+
+    package static func == (a: TypedState, b: TypedState) -> Bool { a.version == b.version && a.history == b.history }
 }

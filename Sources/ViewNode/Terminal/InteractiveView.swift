@@ -36,10 +36,33 @@ public final class InteractiveView: @unchecked Sendable {
         case outcome(app: String, type: String, sentAt: UInt64, Result<DispatchOutcome, Error>)
     }
 
+    /// What a store's screen shows: the newest update, and the state before it (as bytes for a screen
+    /// that reads JSON, typed for a typed screen).
     struct Shown {
         var update: ViewUpdate?
         var previous: [UInt8]?
+        var previousTyped: TypedState?
         var updatedAtMs: UInt64 = 0
+        /// The screen was told the state shown (``TypedScreen/settled(state:)``) since it last changed
+        /// or this view last dispatched.
+        var settled = false
+
+        /// Takes the store's newest update: true when the state shown changed (the screen renders it),
+        /// false when only the status bar's figures did (how far it is current, the connection).
+        mutating func take(_ update: ViewUpdate) -> Bool {
+            precondition(update.rejection == nil, "a rejection leaves the state shown as it was")
+            guard let old = self.update else {
+                self.update = update
+                return true
+            }
+            let typedChanged = old.typedState != update.typedState
+            let changed = typedChanged || old.version != update.version || old.history != update.history || old.state != update.state
+            if old.state != update.state { previous = old.state }
+            if typedChanged { previousTyped = old.typedState }
+            if changed { settled = false }
+            self.update = update
+            return changed
+        }
     }
 
     private var stores: [Store]
@@ -90,7 +113,13 @@ public final class InteractiveView: @unchecked Sendable {
     /// Runs the view nodes and the UI until Ctrl-C or `stop()`. Blocks the calling thread (not the pool).
     public func run() throws {
         let nodes = try stores.map { store in
-            try ViewNode(configuration: store.configuration, logger: logger) { [weak self] update in self?.post(.update(update)) }
+            var configuration = store.configuration
+            // A typed screen renders the replica's typed state: the view need not encode it after each
+            // change for this process to decode it again.
+            if store.screen is any TypedScreen && configuration.app != nil && configuration.select == nil {
+                configuration.materializesState = false
+            }
+            return try ViewNode(configuration: configuration, logger: logger) { [weak self] update in self?.post(.update(update)) }
         }
         let tasks = nodes.map { node in Task { try await node.run() } }
         defer {
@@ -107,7 +136,9 @@ public final class InteractiveView: @unchecked Sendable {
         resized.resume()
         defer { resized.cancel() }
         if startInHistory { openHistory() }
+        // `dirty`: the body is rendered again; `statusDirty`: only the lines below it changed.
         var dirty = true
+        var statusDirty = false
         var lastDraw: UInt64 = 0
         while !stopFlag.load(ordering: .acquiring) {
             var fds = [
@@ -120,8 +151,7 @@ public final class InteractiveView: @unchecked Sendable {
             for event in inbox.withLock({ events in
                 defer { events.removeAll() }; return events
             }) {
-                handle(event)
-                dirty = true
+                if handle(event) { dirty = true } else { statusDirty = true }
             }
             if fds[0].revents != 0 {
                 for key in terminal.readKeys(timeoutMilliseconds: 0) {
@@ -164,41 +194,42 @@ public final class InteractiveView: @unchecked Sendable {
             }
             // The status bar's "updated N s ago" ticks even when nothing else changes.
             let now = MonotonicClock.nowMilliseconds()
-            if dirty || MonotonicClock.elapsed(since: lastDraw, now: now) >= 1000 {
-                // Nothing happened since the last frame: only the status bar's clock moved, so the body
-                // drawn then is drawn again as it was, without asking the screen to render it.
+            if dirty || statusDirty || MonotonicClock.elapsed(since: lastDraw, now: now) >= 1000 {
+                // Nothing new to show: only the status lines moved, so the body drawn then is drawn
+                // again as it was, without asking the screen to render it.
                 terminal.draw(frame(width: terminal.width, height: terminal.height, changed: dirty))
                 dirty = false
+                statusDirty = false
                 lastDraw = now
             }
         }
     }
 
-    private func handle(_ event: Event) {
+    /// Takes an event in; returns whether the current screen's body is to be rendered again (else only
+    /// the status lines changed).
+    private func handle(_ event: Event) -> Bool {
         switch event {
         case .update(let update):
-            guard let index = stores.firstIndex(where: { $0.name == update.store }) else { return }
+            guard let index = stores.firstIndex(where: { $0.name == update.store }) else { return false }
             if let rejection = update.rejection {
                 statusLine = StyledLine("✗ \(rejection.actionType) (seq \(rejection.seq)) rejected by \(update.store): \(rejection.reason)", .bad)
                 awaitingView[rejection.seq] = nil
-                return
+                return false
             }
-            if shown[index].update == nil {
-                _ = perform(appeared(index, update.state))
-            }
-            if shown[index].update?.state != update.state { shown[index].previous = shown[index].update?.state }
-            shown[index].update = update
-            shown[index].updatedAtMs = MonotonicClock.nowMilliseconds()
+            let appeared = shown[index].update == nil
+            var changed = shown[index].take(update)
+            if appeared { _ = perform(self.appeared(index, update)) }
+            if changed { shown[index].updatedAtMs = MonotonicClock.nowMilliseconds() }
             if let seqs = unseen[stores[index].app] { unseen[stores[index].app] = seqs.filter { $0 > update.currentThrough } }
-            settleIfQuiet(stores[index].app)
+            if settleIfQuiet(stores[index].app) { changed = true }
             let now = MonotonicClock.nowNanoseconds() / 1000
             for (seq, sentAt) in awaitingView where seq <= update.currentThrough {
                 lastLatencyMicroseconds = MonotonicClock.elapsed(since: sentAt, now: now)
                 awaitingView[seq] = nil
             }
+            return changed && index == current
         case .outcome(let app, let type, let sentAt, let result):
             unanswered[app, default: 1] -= 1
-            defer { settleIfQuiet(app) }
             switch result {
             case .success(.acknowledged(let seq)):
                 statusLine = StyledLine("✓ \(type) sequenced as \(seq)", .good)
@@ -216,6 +247,8 @@ public final class InteractiveView: @unchecked Sendable {
             case .failure(let error):
                 statusLine = StyledLine("✗ \(type): \(error)", .bad)
             }
+            // The screen may follow its store again once this answer settles it.
+            return settleIfQuiet(app)
         }
     }
 
@@ -234,41 +267,45 @@ public final class InteractiveView: @unchecked Sendable {
     }
 
     /// Once nothing this view dispatched to `app` is still on its way, the screens of its stores follow
-    /// their states again.
-    private func settleIfQuiet(_ app: String) {
-        guard unanswered[app, default: 0] <= 0, unseen[app]?.isEmpty ?? true else { return }
-        for index in stores.indices where stores[index].app == app {
+    /// their states again: each is told its state once (again after a change or a dispatch). Returns
+    /// whether the current screen was told.
+    private func settleIfQuiet(_ app: String) -> Bool {
+        guard unanswered[app, default: 0] <= 0, unseen[app]?.isEmpty ?? true else { return false }
+        var told = false
+        for index in stores.indices where stores[index].app == app && !shown[index].settled {
             guard let update = shown[index].update else { continue }
-            settled(index, update.state)
+            settled(index, update)
+            shown[index].settled = true
+            if index == current { told = true }
         }
+        return told
     }
 
     /// Lets the current screen react to a key; returns whether anything is to be redrawn.
     private func press(_ key: Key) -> Bool {
-        let wire = shown[current].update?.state ?? []
         if var typed = stores[current].screen as? any TypedScreen {
             defer { stores[current].screen = typed }
-            return perform(typed.handle(key, wire: wire))
+            return perform(typed.handle(key, shown: shown[current].update))
         }
-        return perform(stores[current].screen.handle(key, state: readable(wire, stores[current])))
+        return perform(stores[current].screen.handle(key, state: readable(shown[current].update?.state ?? [], stores[current])))
     }
 
-    /// The store's state first shown to its screen: a typed screen reads the wire's bytes itself.
-    private func appeared(_ index: Int, _ wire: [UInt8]) -> KeyOutcome {
+    /// The store's state first shown to its screen: a typed screen takes the typed state.
+    private func appeared(_ index: Int, _ update: ViewUpdate) -> KeyOutcome {
         if var typed = stores[index].screen as? any TypedScreen {
             defer { stores[index].screen = typed }
-            return typed.appeared(wire: wire)
+            return typed.appeared(shown: update)
         }
-        return stores[index].screen.appeared(state: readable(wire, stores[index]))
+        return stores[index].screen.appeared(state: readable(update.state, stores[index]))
     }
 
     /// Nothing of this view is in flight to the store's app: its screen follows the store again.
-    private func settled(_ index: Int, _ wire: [UInt8]) {
+    private func settled(_ index: Int, _ update: ViewUpdate) {
         if var typed = stores[index].screen as? any TypedScreen {
-            typed.settled(wire: wire)
+            typed.settled(shown: update)
             stores[index].screen = typed
         } else {
-            stores[index].screen.settled(state: readable(wire, stores[index]))
+            stores[index].screen.settled(state: readable(update.state, stores[index]))
         }
     }
 
@@ -302,6 +339,7 @@ public final class InteractiveView: @unchecked Sendable {
         let sentAt = MonotonicClock.nowNanoseconds() / 1000
         statusLine = StyledLine("→ \(type)…", .dim)
         unanswered[app, default: 0] += 1
+        for index in stores.indices where stores[index].app == app { shown[index].settled = false }
         client.dispatch(app: app, type: type, payload: payload) { [weak self] result in
             self?.post(.outcome(app: app, type: type, sentAt: sentAt, result))
         }
@@ -337,8 +375,8 @@ public final class InteractiveView: @unchecked Sendable {
             frame += HelpOverlay.frame(title: "Keys of \(store.name)\(mode == nil ? "" : " (history)")", help: help, global: Self.globalKeys)
         } else if let mode {
             frame += mode.render(width: width, height: max(0, room - frame.count))
-        } else if let update = info.update, let typed = store.screen as? any TypedScreen {
-            frame += typed.render(wire: update.state, previous: info.previous, width: width)
+        } else if let typed = store.screen as? any TypedScreen, let body = typed.render(shown: info, width: width) {
+            frame += body
         } else if let update = info.update {
             frame += store.screen.render(
                 state: readable(update.state, store), previous: info.previous.map { readable($0, store) }, width: width)

@@ -1,5 +1,6 @@
 import FluxCore
 import Foundation
+import NodeCores
 
 /// What a key did on a ``TypedScreen``.
 public enum ScreenOutcome<Action: Sendable>: Sendable {
@@ -72,6 +73,32 @@ extension TypedScreen {
     public mutating func settled(state: Data) { settled(wire: Array(state)) }
 
     // What the view calls: the state in the wire's own format, decoded by the app's codec.
+
+    /// The body for what a view shows: from the typed states the view's replica handed over (nothing
+    /// decoded), or from the bytes when it has none (an app this binary runs another version of).
+    func render(shown: InteractiveView.Shown, width: Int) -> Frame? {
+        guard let update = shown.update else { return nil }
+        if let state = update.typedState?.value as? State {
+            return render(state: state, previous: shown.previousTyped?.value as? State, width: width)
+        }
+        return render(wire: update.state, previous: shown.previous, width: width)
+    }
+
+    /// Reacts to a key on the state shown: its typed value when the view has one.
+    mutating func handle(_ key: Key, shown update: ViewUpdate?) -> KeyOutcome {
+        guard let state = update?.typedState?.value as? State else { return handle(key, wire: update?.state ?? []) }
+        return Self.keyOutcome(handle(key, state: state))
+    }
+
+    mutating func appeared(shown update: ViewUpdate) -> KeyOutcome {
+        guard let state = update.typedState?.value as? State else { return appeared(wire: update.state) }
+        return Self.keyOutcome(appeared(state: state))
+    }
+
+    mutating func settled(shown update: ViewUpdate) {
+        guard let state = update.typedState?.value as? State else { return settled(wire: update.state) }
+        settled(state: state)
+    }
 
     func render(wire: [UInt8], previous: [UInt8]?, width: Int) -> Frame {
         guard let typed = Self.state(wire: wire) else { return [StyledLine("(not a \(Self.app) state)", .bad)] }

@@ -113,11 +113,15 @@ let package = Package(
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),
+        // The one way zflux's small HTTP servers (metrics, devtools) write an answer, on swift-nio.
+        .target(
+            name: "HTTPReply",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         // `zflux devtools`: the page and its WebSocket on swift-nio; the cluster's side is the command's.
         .target(
             name: "DevtoolsServer",
             dependencies: [
-                "CLinux",
+                "CLinux", "HTTPReply",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -147,7 +151,7 @@ let package = Package(
         .target(
             name: "Cluster",
             dependencies: [
-                "NodeSupport", "Spawn", "TOML",
+                "NodeSupport", "Spawn", "TOML", "HTTPReply",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,5 +1,6 @@
 import FluxCore
 import Foundation
+import HTTPReply
 import Logging
 import Metrics
 import NIOCore
@@ -274,16 +275,8 @@ private final class ProbeHandler: ChannelInboundHandler {
     }
 
     private func reply(context: ChannelHandlerContext, status: Int, body: [UInt8]) {
-        guard context.channel.isActive else { return }
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
-        if status == 401 { headers.add(name: "WWW-Authenticate", value: "Bearer") }
-        headers.add(name: "Content-Length", value: String(body.count))
-        headers.add(name: "Connection", value: "close")
-        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        let challenge = status == 401 ? [(name: "WWW-Authenticate", value: "Bearer")] : []
+        HTTPReply(status: status, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body, headers: challenge).write(on: context)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPReply
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -234,6 +235,14 @@ struct PageContext: Sendable {
 
 /// The plain HTTP side: the page and its two files, and an answer that says why a WebSocket was refused.
 private final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    /// The headers of every answer of the page's server: never cached, its type taken as given, and
+    /// everything from here with no frame around it (a dispatch form must not be clicked through
+    /// another site).
+    static let policy: [(name: String, value: String)] = [
+        ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
+        ("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"),
+    ]
+
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
     static let name = "zflux-devtools-http"
@@ -300,18 +309,7 @@ private final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler 
     func reply(_ context: ChannelHandlerContext, _ status: Int, _ type: String, _ body: [UInt8]) {
         answered = true
         deadline?.cancel()
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: type)
-        headers.add(name: "Content-Length", value: String(body.count))
-        headers.add(name: "Cache-Control", value: "no-store")
-        headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        // Everything from here, and no frame around it (a dispatch form must not be clicked through another site).
-        headers.add(name: "Content-Security-Policy", value: "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
-        headers.add(name: "Connection", value: "close")
-        let response = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
-        context.write(wrapOutboundOut(.head(response)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        HTTPReply(status: status, contentType: type, body: body, headers: HTTPHandler.policy).write(on: context)
     }
 }
 

@@ -55,11 +55,5 @@ package struct TypedState: Sendable, Equatable {
     package let version: UInt64
     package let history: UInt64
 
-    package init(value: any Sendable, version: UInt64, history: UInt64) {
-        self.value = value
-        self.version = version
-        self.history = history
-    }
-
     package static func == (a: TypedState, b: TypedState) -> Bool { a.version == b.version && a.history == b.history }
 }

@@ -63,13 +63,15 @@ public final class DispatcherCore {
     /// Scopes client ids to the authenticated key that sent them (``ClientScope``).
     public let clientScope: ClientScope
 
+    /// What is sequenced, durable, committed, published and acknowledged (``CommitPipeline``).
+    private var pipeline: CommitPipeline
     /// The newest sequenced action (durable or not yet).
-    public private(set) var head: UInt64
+    public var head: UInt64 { pipeline.head }
     /// The newest action published and acknowledged: the journal holds it durable and, under `sync`
     /// replication, so does the standby. (Without a standby: what the journal has made durable.)
-    public private(set) var durableHead: UInt64
+    public var durableHead: UInt64 { pipeline.durableHead }
     /// The newest action this dispatcher's own journal has made durable.
-    public private(set) var localDurableHead: UInt64
+    public var localDurableHead: UInt64 { pipeline.localDurableHead }
     /// The standby following this leader's journal, once it has said hello (``receivedReplication(_:from:now:stampAt:)``).
     public var standby: StandbyLink? { standbyFeed.link }
     /// What is sent to the standby, and what it holds (``StandbyFeed``).
@@ -86,27 +88,6 @@ public final class DispatcherCore {
     package private(set) var schedules: ScheduleBook
     /// The last turn's time, to place the next schedule's due time on the monotonic clock.
     private var lastTick: NodeTime?
-    /// Actions stamped in this burst, not yet handed to the journal: their records, written once.
-    private var stamped = StampedRecords()
-    /// Bursts handed to the journal and not yet all published: published once durable. The first
-    /// burst's records before `publishedInFirst` have gone out already.
-    private var unpublished: [StampedRecords] = []
-    private var publishedInFirst = 0
-    /// An ACK waiting until everything up to `upTo` is durable: what it will say, not yet a message
-    /// (a batching client's ACKs become entries of one ACK-BATCH, and never messages of their own).
-    private struct WaitingReply {
-        var upTo: UInt64
-        var peer: [UInt8]
-        var ack: AckBatch.Entry
-        /// The client reads ACK-BATCH.
-        var batched: Bool
-    }
-    /// ACKs waiting for durability, in order.
-    private var waitingReplies: [WaitingReply] = []
-    /// Under sync replication, the ACK of a quarantine release also waits until the standby's REPLICA-ACK
-    /// names the list that records it (`digest`): a new leader then knows the action was released,
-    /// and neither serves it again nor lets it be released twice.
-    private var heldReleaseReplies: [(reply: WaitingReply, digest: UInt64)] = []
     /// What a REPLAY-REQUEST is answered with (``ReplayPlanner``).
     private var replayPlanner: ReplayPlanner
     private var nextHeartbeatMs: UInt64 = 0
@@ -131,11 +112,9 @@ public final class DispatcherCore {
         self.admission = Admission(
             catalog: AppCatalog(rules), clientScope: clientScope, dedupWindow: rules.dedupWindow, clientRate: rules.clientRate)
         self.schedules = ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
-        self.head = head
         // Under `sync`, what the log holds at start is committed only once the standby holds it too: a
         // tail this dispatcher wrote as a standby (or led alone) may be nowhere else.
-        self.durableHead = rules.replication == .sync ? max(firstSeq, 1) - 1 : head
-        self.localDurableHead = head
+        self.pipeline = CommitPipeline(head: head, committed: rules.replication == .sync ? max(firstSeq, 1) - 1 : head, history: history)
         self.firstSeq = max(firstSeq, 1)
         self.history = history
         self.historySince = head + 1
@@ -176,16 +155,7 @@ public final class DispatcherCore {
     /// comparisons): a broken one stops the node at the step that broke it, and ends a simulated seed
     /// there with its trace, rather than in the final state (``invariant(_:_:report:)``).
     private func checkInvariants() {
-        // Committed only what is durable here, and durable only what was sequenced.
-        invariant(
-            durableHead <= localDurableHead && localDurableHead <= head, "committed \(durableHead) ≤ durable \(localDurableHead) ≤ head \(head)",
-            report: onBrokenInvariant)
-        // Everything committed is published, and nothing is published before it is committed.
-        if let burst = unpublished.first {
-            invariant(
-                burst.records[publishedInFirst].seq > durableHead, "an action committed at \(durableHead) is left unpublished",
-                report: onBrokenInvariant)
-        }
+        pipeline.checkInvariants(report: onBrokenInvariant)
     }
 
     /// Where a broken invariant is reported instead of stopping the process (``invariant(_:_:report:)``):
@@ -275,24 +245,24 @@ public final class DispatcherCore {
             nack(peer, sent, reason, flags: flags)
         case .duplicate(let seq, let clientSeq):
             // Sequenced already: answered again once it is committed.
-            precondition(seq <= head, "a duplicate names what was sequenced")
-            waitingReplies.append(
-                WaitingReply(
-                    upTo: seq, peer: peer, ack: AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: clientSeq, timestamp: 0),
-                    batched: sent.flags.contains(.batchReplies)))
+            pipeline.acknowledge(
+                AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: clientSeq, timestamp: 0), to: peer,
+                batched: sent.flags.contains(.batchReplies))
         case .sequence(let header, let payload, let payloadRange, let owner, let isScheduling):
             sequence(
                 message.topic, message.topicRange, header: header, payload: payload, payloadRange, sent: sent, peer: peer, owner: owner, now: now)
-            if isScheduling { schedules.note(message.topic[message.topicRange], header: stampedHeader(header, now: now), payload: payload) }
+            if isScheduling {
+                schedules.note(message.topic[message.topicRange], header: stampedHeader(header, seq: head, now: now), payload: payload)
+            }
         }
     }
 
     /// The ACTION header an admitted dispatch (`header`, its client id scoped) is stamped with as seq
-    /// `head`. Of the flags a client sent, none: only ``Header/Flags/byEffect``, which the scheduling
+    /// `seq`. Of the flags a client sent, none: only ``Header/Flags/byEffect``, which the scheduling
     /// path sets itself.
-    private func stampedHeader(_ header: Header, now: NodeTime) -> Header {
+    private func stampedHeader(_ header: Header, seq: UInt64, now: NodeTime) -> Header {
         Header(
-            kind: .action, flags: header.flags.intersection(.byEffect), seq: head, clientID: header.clientID, clientSeq: header.clientSeq,
+            kind: .action, flags: header.flags.intersection(.byEffect), seq: seq, clientID: header.clientID, clientSeq: header.clientSeq,
             timestamp: now.wallNanoseconds, actionType: header.actionType, history: history.rawValue)
     }
 
@@ -302,17 +272,14 @@ public final class DispatcherCore {
         _ topic: [UInt8], _ topicRange: Range<Int>, header: Header, payload: [UInt8], _ payloadRange: Range<Int>, sent: Header,
         peer: [UInt8], owner: UInt64, now: NodeTime
     ) {
-        head += 1
-        // Encoded once, as the journal's record: the ACTION-BATCH entry and the standby's copy are these bytes.
-        stamped.append(topic: topic, topicRange, header: stampedHeader(header, now: now), payload: payload, payloadRange)
+        let seq = pipeline.nextSeq
+        pipeline.stamp(topic, topicRange, header: stampedHeader(header, seq: seq, now: now), payload: payload, payloadRange)
         counters.sequenced()
-        admission.sequenced(client: header.clientID, clientSeq: header.clientSeq, seq: head, owner: owner)
+        admission.sequenced(client: header.clientID, clientSeq: header.clientSeq, seq: seq, owner: owner)
         // The ACK carries the time the action was sequenced, for `zflux bench`'s stage breakdown.
-        waitingReplies.append(
-            WaitingReply(
-                upTo: head, peer: peer,
-                ack: AckBatch.Entry(seq: head, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds),
-                batched: sent.flags.contains(.batchReplies)))
+        pipeline.acknowledge(
+            AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: header.clientSeq, timestamp: now.wallNanoseconds), to: peer,
+            batched: sent.flags.contains(.batchReplies))
     }
 
     /// The NACK for a (client id, client seq) the dedup table let go (``DedupTable/Lookup/forgotten``).
@@ -332,13 +299,11 @@ public final class DispatcherCore {
     /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch
     /// (one write, and under `batch` one fsync), and answers that wait for nothing new go out.
     public func endOfBurst() {
-        if let first = stamped.firstSeq, let last = stamped.lastSeq {
+        if let burst = pipeline.takeBurst() {
             // Live records go to a standby that has everything before them first: its write and fsync
             // overlap the journal's own.
-            standbyFeed.live(stamped, committed: durableHead, maxBytes: DispatcherCore.replicaAppendBytes, into: &commands)
-            commands.append(.append(stamped))
-            unpublished.append(stamped)
-            stamped = StampedRecords()
+            standbyFeed.live(burst, committed: durableHead, maxBytes: DispatcherCore.replicaAppendBytes, into: &commands)
+            commands.append(.append(burst))
         }
         releaseReplies()
     }
@@ -348,8 +313,7 @@ public final class DispatcherCore {
     /// What became durable goes out burst by burst: each run of one app's actions within a burst as
     /// one ACTION-BATCH (a lone action as ACTION), and each batching client's ACKs as one ACK-BATCH.
     public func durable(through seq: UInt64) {
-        precondition(seq <= head, "the journal cannot hold what was never sequenced")
-        localDurableHead = max(localDurableHead, seq)
+        pipeline.durable(through: seq)
         commit()
     }
 
@@ -362,24 +326,9 @@ public final class DispatcherCore {
         } else if rules.replication == .sync && !brokenRules.contains(.ackBeforeReplicated) {
             committed = min(committed, standby?.durableThrough ?? 0)
         }
-        guard committed > durableHead else {
+        guard pipeline.commit(through: committed, into: &commands) else {
             releaseReplies()
             return
-        }
-        durableHead = committed
-        while let burst = unpublished.first {
-            let end = burst.records[publishedInFirst...].firstIndex { $0.seq > durableHead } ?? burst.count
-            do {
-                for message in try burst.publishMessages(publishedInFirst..<end, history: history.rawValue) { commands.append(.publish(message)) }
-            } catch {
-                preconditionFailure("the dispatcher's own records decode: \(error)")
-            }
-            guard end == burst.count else {
-                publishedInFirst = end
-                break
-            }
-            unpublished.removeFirst()
-            publishedInFirst = 0
         }
         releaseReplies()
         if !settling && !replayPlanner.deferred.isEmpty {
@@ -388,56 +337,9 @@ public final class DispatcherCore {
     }
 
     private func releaseReplies() {
-        if !heldReleaseReplies.isEmpty, let held = standby?.quarantineHeld {
-            // The standby's list records every release up to the one whose list it names (all, when it
-            // names today's).
-            let through = held == quarantineBook.digest ? heldReleaseReplies.count - 1 : (heldReleaseReplies.lastIndex { $0.digest == held } ?? -1)
-            var kept: [(reply: WaitingReply, digest: UInt64)] = []
-            for (index, entry) in heldReleaseReplies.enumerated() {
-                if index <= through && entry.reply.upTo <= durableHead {
-                    commands.append(.reply(.intake, peer: entry.reply.peer, ackMessage(entry.reply.ack)))
-                } else {
-                    kept.append(entry)
-                }
-            }
-            heldReleaseReplies = kept
-        }
-        var released = 0
-        // Per batching client, where its ACK-BATCH goes in the replies and what it holds.
-        var batchOf: [[UInt8]: Int] = [:]
-        var batches: [(peer: [UInt8], position: Int, entries: [AckBatch.Entry])] = []
-        // The batch the last reply went to: consecutive replies to one client skip the lookup.
-        var last = -1
-        for waiting in waitingReplies {
-            guard waiting.upTo <= durableHead || brokenRules.contains(.durableBeforeAck) else { break }
-            released += 1
-            guard waiting.batched else {
-                commands.append(.reply(.intake, peer: waiting.peer, ackMessage(waiting.ack)))
-                continue
-            }
-            if last < 0 || batches[last].peer != waiting.peer {
-                if let known = batchOf[waiting.peer] {
-                    last = known
-                } else {
-                    last = batches.count
-                    batchOf[waiting.peer] = last
-                    batches.append((waiting.peer, commands.count, []))
-                    // Its place: a lone ACK stays one, more become an ACK-BATCH below.
-                    commands.append(.reply(.intake, peer: waiting.peer, ackMessage(waiting.ack)))
-                }
-            }
-            batches[last].entries.append(waiting.ack)
-        }
-        waitingReplies.removeFirst(released)
-        for batch in batches where batch.entries.count > 1 {
-            commands[batch.position] = .reply(.intake, peer: batch.peer, AckBatch(entries: batch.entries, history: history.rawValue).message)
-        }
-    }
-
-    private func ackMessage(_ ack: AckBatch.Entry) -> Message {
-        Message(
-            header: Header(
-                kind: .ack, seq: ack.seq, clientID: ack.clientID, clientSeq: ack.clientSeq, timestamp: ack.timestamp, history: history.rawValue))
+        pipeline.releaseReplies(
+            standbyHolds: standby?.quarantineHeld, digest: quarantineBook.digest, ackBeforeDurable: brokenRules.contains(.durableBeforeAck),
+            into: &commands)
     }
 
     // MARK: Replication
@@ -651,10 +553,7 @@ public final class DispatcherCore {
         endOfBurst()
         guard head > before else { return quarantineBook[seq]?.releasedAs }
         quarantineBook.released(seq, as: head)
-        if rules.replication == .sync, let reply = waitingReplies.last, reply.upTo == head, reply.peer == peer {
-            waitingReplies.removeLast()
-            heldReleaseReplies.append((reply, quarantineBook.digest))
-        }
+        if rules.replication == .sync { _ = pipeline.holdLastReply(to: peer, digest: quarantineBook.digest) }
         logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
         return head
     }
@@ -707,12 +606,12 @@ public final class DispatcherCore {
         guard steppedDown == nil, journalProblem == nil, !settling else { return }
         let due = schedules.takeDue(now: now.wallNanoseconds, limit: DispatcherCore.maxFiredPerTurn)
         for entry in due {
-            head += 1
             let topic = Array(entry.app.utf8)
-            stamped.append(
-                topic: topic, topic.indices,
+            pipeline.stamp(
+                topic, topic.indices,
                 header: Header(
-                    kind: .action, flags: .scheduled, seq: head, ref: UInt64(bitPattern: entry.dueNanoseconds), clientSeq: entry.requestSeq,
+                    kind: .action, flags: .scheduled, seq: pipeline.nextSeq, ref: UInt64(bitPattern: entry.dueNanoseconds),
+                    clientSeq: entry.requestSeq,
                     timestamp: now.wallNanoseconds, actionType: entry.actionType, history: history.rawValue),
                 payload: entry.payload, entry.payload.indices)
         }

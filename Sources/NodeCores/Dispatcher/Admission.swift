@@ -25,6 +25,17 @@ struct Admission {
                 header: message.header, topic: message.topic, topicRange: message.topic.indices, payload: message.payload,
                 payloadRange: message.payload.indices)
         }
+
+        /// Each entry of a DISPATCH-BATCH as if it had come alone, read where it lies in the batch (no
+        /// copy, no message of its own), flagged so that its ACKs go out together, as an ACK-BATCH.
+        static func each(in batch: Message, _ body: (Dispatch) -> Void) throws {
+            precondition(batch.kind == .dispatchBatch, "a DISPATCH-BATCH holds the dispatches")
+            for entry in try DispatchBatch.entries(of: batch) {
+                var header = entry.header
+                header.flags.insert(.batchReplies)
+                body(Dispatch(header: header, topic: batch.payload, topicRange: entry.topic, payload: batch.payload, payloadRange: entry.payload))
+            }
+        }
     }
 
     enum Verdict {
@@ -139,6 +150,13 @@ struct Admission {
         precondition(seq >= 1, "seqs start at 1")
         guard client != 0 else { return }
         dedup.record(client: client, clientSeq: clientSeq, seq: seq, owner: owner)
+    }
+
+    /// The seq the quarantine release `header` (its client id as sent) was sequenced as, if the table
+    /// still knows it: a release's client id is scoped by ``QuarantineBook/releasePrincipal``.
+    func releaseSeq(_ header: Header) -> UInt64? {
+        guard header.clientID != 0 else { return nil }
+        return dedup.seq(client: clientScope.clientID(QuarantineBook.releasePrincipal, header.clientID), clientSeq: header.clientSeq)
     }
 
     /// The seq a (client id, client seq) was sequenced as, if the table still knows it.

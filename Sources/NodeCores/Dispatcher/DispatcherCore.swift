@@ -15,56 +15,20 @@ import Logging
 /// - bad input is NACKed with a reason and changes nothing: unknown kinds and apps, invalid actions,
 ///   payloads over their limit, clients over their rate.
 public final class DispatcherCore {
-    /// Which ROUTER a reply goes out on.
-    public enum Route: Sendable { case intake, replay, replication }
-
-    package enum Command {
-        /// Reply to one peer of a ROUTER.
-        case reply(Route, peer: [UInt8], Message)
-        /// Reply to one peer of a ROUTER with ``status(now:)`` and what the shell knows.
-        case replyStatus(Route, peer: [UInt8])
-        /// Publish on the actions PUB.
-        case publish(Message)
-        /// Append these stamped actions (their records' bytes, written as they are) to the journal and
-        /// make them durable under its fsync policy; then report ``durable(through:)``.
-        case append(StampedRecords)
-        /// Answer a replay request from the journal: queued in the shell's ``ReplayScheduler``, which
-        /// serves it a slice per turn.
-        case serveReplay(ReplayPlan)
-        /// Send the standby the journal's records `from...through` as REPLICA-APPENDs (``replicaAppend(first:records:)``
-        /// builds each), read from the journal: the standby is catching up.
-        case replicateFromLog(peer: [UInt8], from: UInt64, through: UInt64)
-        /// This dispatcher leads no more (``steppedDown``): nothing more is acknowledged or published.
-        /// The shell stops serving as the leader (docs/OPERATIONS.md, "High availability").
-        case stepDown(reason: String)
-        /// A peer on the replication port claims a newer epoch than this leader's. A peer's word deposes
-        /// no one (a forged hello did, 40 times in 20 s): the shell asks etcd whether this member still
-        /// holds the leader's key under its lease, and calls ``leaseExpired(_:)`` only if it does not.
-        case verifyLeadership(claim: String)
-        /// A store of app `asker` asks to quarantine the action at `seq`, which crashed its reducer again
-        /// and again: the shell checks the journal's record is of one of `apps` (the asker's own, or one
-        /// it reads, from this dispatcher's catalog), keeps the entry durable, and calls ``quarantined(_:)``.
-        case quarantine(seq: UInt64, asker: String, apps: Set<String>, reason: String)
-        /// `zflux quarantine release`: the shell reads the quarantined action at `seq` from the journal
-        /// and offers it again as a new dispatch (``releaseQuarantined(_:header:from:now:)``), whose ACK or
-        /// NACK goes to `peer`.
-        case releaseQuarantined(seq: UInt64, peer: [UInt8], header: Header)
-    }
-
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
     public let rules: DispatcherRules
     let logger: Logger
     /// Rules broken on purpose, so the simulator can show that its checker catches them. Never set
     /// outside the simulator.
     @_spi(Simulation) public var brokenRules: Set<Canary> = []
-    private var commands: [Command] = []
+    var commands: [Command] = []
     /// Whether a DISPATCH is sequenced, a retry, or NACKed (``Admission``).
-    private var admission: Admission
+    var admission: Admission
     /// Scopes client ids to the authenticated key that sent them (``ClientScope``).
     public let clientScope: ClientScope
 
     /// What is sequenced, durable, committed, published and acknowledged (``CommitPipeline``).
-    private var pipeline: CommitPipeline
+    var pipeline: CommitPipeline
     /// The newest sequenced action (durable or not yet).
     public var head: UInt64 { pipeline.head }
     /// The newest action published and acknowledged: the journal holds it durable and, under `sync`
@@ -75,7 +39,7 @@ public final class DispatcherCore {
     /// The standby following this leader's journal, once it has said hello (``receivedReplication(_:from:now:stampAt:)``).
     public var standby: StandbyLink? { standbyFeed.link }
     /// What is sent to the standby, and what it holds (``StandbyFeed``).
-    private var standbyFeed: StandbyFeed
+    var standbyFeed: StandbyFeed
     /// Why this dispatcher leads no more, once it does not (its lease ran out, or a standby has seen a
     /// newer epoch): from then on it sequences, publishes and acknowledges nothing.
     public private(set) var steppedDown: String?
@@ -92,7 +56,7 @@ public final class DispatcherCore {
     private var replayPlanner: ReplayPlanner
     private var nextHeartbeatMs: UInt64 = 0
     /// What it counts, and its STATUS (``DispatcherCounters``).
-    private var counters: DispatcherCounters
+    var counters: DispatcherCounters
     public var accepted: UInt64 { counters.accepted }
     public var rejected: UInt64 { counters.rejected }
     /// What the apps' `count` middleware counted, by key.
@@ -125,18 +89,6 @@ public final class DispatcherCore {
         self.counters = DispatcherCounters(startedAtMs: now.milliseconds)
     }
 
-    /// The most payload one REPLICA-APPEND carries (one larger record goes alone). With the shell's
-    /// queue of ``replicaQueueMessages`` per peer, it bounds what a peer that does not read holds in
-    /// the leader's memory.
-    public static let replicaAppendBytes = 512 << 10
-
-    /// How many REPLICA-APPENDs may wait in one peer's queue; past that, the send fails and the feed
-    /// goes back to the log (``standbyMissed(peer:from:)``).
-    public static let replicaQueueMessages: Int32 = 8
-
-    /// How many of the newest journaled actions to feed to ``remember(_:)`` at start.
-    public static let dedupRecoveryRecords: UInt64 = 65_536
-
     /// A journaled action from before the start: retries of dispatches acknowledged before a restart
     /// must still be recognised.
     public func remember(_ header: Header) { remember(client: header.clientID, clientSeq: header.clientSeq, seq: header.seq) }
@@ -156,6 +108,7 @@ public final class DispatcherCore {
     /// there with its trace, rather than in the final state (``invariant(_:_:report:)``).
     private func checkInvariants() {
         pipeline.checkInvariants(report: onBrokenInvariant)
+        standbyFeed.checkInvariants(head: head, report: onBrokenInvariant)
     }
 
     /// Where a broken invariant is reported instead of stopping the process (``invariant(_:_:report:)``):
@@ -180,12 +133,8 @@ public final class DispatcherCore {
     /// ``rebuildSchedules(from:forgettingFires:)`` from a checkpoint's `book` (``DispatcherCheckpoint``):
     /// only the log's records from `from` on (those after the checkpoint's seq) are read.
     package func restoreSchedules(from log: any ActionLog, forgettingFires: Bool = false, checkpoint: (book: ScheduleBook, from: UInt64)?) throws {
-        var book = checkpoint?.book ?? ScheduleBook(maxPendingBytes: rules.maxPendingScheduleBytes)
-        try log.forEachScheduling(from: checkpoint?.from ?? log.firstSeq) { action in
-            if forgettingFires && action.header.flags.contains(.scheduled) { return }
-            book.note(action.topic, header: action.header, payload: action.payload)
-        }
-        schedules = book
+        schedules = try ScheduleBook(
+            rebuiltFrom: log, maxPendingBytes: rules.maxPendingScheduleBytes, forgettingFires: forgettingFires, checkpoint: checkpoint)
         counters.forgetListed()
     }
 
@@ -209,13 +158,7 @@ public final class DispatcherCore {
             // Each entry as if it had come alone, read where it lies in the batch (no copy, no message
             // of its own); its ACKs go out together, as an ACK-BATCH.
             do {
-                for entry in try DispatchBatch.entries(of: message) {
-                    var header = entry.header
-                    header.flags.insert(.batchReplies)
-                    let dispatch = Dispatch(
-                        header: header, topic: message.payload, topicRange: entry.topic, payload: message.payload, payloadRange: entry.payload)
-                    receivedDispatch(dispatch, from: peer, principal: principal, now: now)
-                }
+                try Dispatch.each(in: message) { receivedDispatch($0, from: peer, principal: principal, now: now) }
             } catch {
                 counters.refused()
                 nack(peer, message.header, "bad message: \(error)")
@@ -230,10 +173,10 @@ public final class DispatcherCore {
         }
     }
 
-    private typealias Dispatch = Admission.Dispatch
+    typealias Dispatch = Admission.Dispatch
 
     /// Carries out admission's verdict on a DISPATCH (``Admission/admit(_:from:principal:now:steppedDown:journalProblem:brokenRules:schedules:host:)``).
-    private func receivedDispatch(_ message: Dispatch, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
+    func receivedDispatch(_ message: Dispatch, from peer: [UInt8], principal: [UInt8]?, now: NodeTime) {
         let verdict = admission.admit(
             message, from: peer, principal: principal, now: now, steppedDown: steppedDown, journalProblem: journalProblem, brokenRules: brokenRules,
             schedules: schedules, host: self)
@@ -282,18 +225,9 @@ public final class DispatcherCore {
             batched: sent.flags.contains(.batchReplies))
     }
 
-    /// The NACK for a (client id, client seq) the dedup table let go (``DedupTable/Lookup/forgotten``).
-    package static let dedupWindowPassed =
-        "dedup window passed: the dispatcher no longer remembers this (client id, client seq); this dispatch may already be sequenced, so it is not sequenced again"
-
-    private func nack(_ peer: [UInt8], _ header: Header, _ reason: String, flags: Header.Flags = []) {
+    func nack(_ peer: [UInt8], _ header: Header, _ reason: String, flags: Header.Flags = []) {
         logger.debug("nack", metadata: ["client": "\(header.clientID)", "reason": "\(reason)"])
-        commands.append(
-            .reply(
-                .intake, peer: peer,
-                Message(
-                    header: Header(
-                        kind: .nack, flags: flags, clientID: header.clientID, clientSeq: header.clientSeq), payload: Array(reason.utf8))))
+        commands.append(.reply(.intake, peer: peer, DispatcherCore.nackMessage(header, reason, flags: flags)))
     }
 
     /// The end of a drained burst of intake messages: what it stamped goes to the journal as one batch
@@ -359,16 +293,10 @@ public final class DispatcherCore {
             case .verifyLeadership(let claim):
                 commands.append(.verifyLeadership(claim: claim))
             case .welcome(let after):
-                // The client-scope secret, then the head this epoch began at: acknowledged actions of
-                // earlier epochs may be anywhere up to it, so a standby may lead only once it holds that
-                // much (under sync nothing of that tail counts as committed until the standby has it).
-                var secret: [UInt8] = []
-                clientScope.encode(into: &secret)
-                secret.appendLittleEndian(historySince - 1)
                 commands.append(
                     .reply(
                         .replication, peer: peer,
-                        Message(header: Header(kind: .replicaWelcome, seq: after, ref: durableHead, history: history.rawValue), payload: secret)))
+                        standbyFeed.welcome(after: after, scope: clientScope, began: historySince - 1, committed: durableHead)))
                 logger.info("standby following", metadata: ["from": "\(after + 1)", "head": "\(head)"])
                 feedStandby()
                 offerQuarantine(now: now.milliseconds)
@@ -442,17 +370,6 @@ public final class DispatcherCore {
         standbyFeed.offerQuarantine(quarantineBook.bytes, digest: quarantineBook.digest, now: now, into: &commands)
     }
 
-    /// The REPLICA-APPEND of `records` (consecutive, from `first`; none: a heartbeat), stamped with
-    /// this history and what is committed.
-    public func replicaAppend(first: UInt64, records: [Message]) -> Message {
-        standbyFeed.append(first: first, batchPayload: records.isEmpty ? [] : ReplayBatch.encode(records), committed: durableHead)
-    }
-
-    /// A REPLICA-APPEND of a payload already encoded (records read from the journal as a batch).
-    public func replicaAppend(first: UInt64, batchPayload: [UInt8]) -> Message {
-        standbyFeed.append(first: first, batchPayload: batchPayload, committed: durableHead)
-    }
-
     // MARK: Replay
 
     /// A message on the replay ROUTER from `peer`.
@@ -489,80 +406,8 @@ public final class DispatcherCore {
 
     /// Actions every store skips because they crashed a reducer, by seq (``QuarantineBook``). Kept by
     /// the shell with the journal.
-    private var quarantineBook = QuarantineBook()
+    var quarantineBook = QuarantineBook()
     public var quarantine: [UInt64: Quarantine] { quarantineBook.entries }
-    /// At most this many: a store asks only after crashing twice on one seq, so more means the app is broken.
-    public static var maxQuarantined: Int { QuarantineBook.maxEntries }
-
-    /// The quarantine the journal kept (at start), or one entry the shell has just made durable.
-    public func quarantined(_ entries: [Quarantine]) {
-        for entry in quarantineBook.record(entries) {
-            logger.warning(
-                "action quarantined: every store skips it",
-                metadata: ["seq": "\(entry.seq)", "app": "\(entry.app)", "action": "\(entry.actionType)", "reason": "\(entry.reason)"])
-        }
-    }
-
-    private func receivedRelease(_ header: Header, from peer: [UInt8], now: NodeTime) {
-        let verdict = quarantineBook.release(
-            header, leading: steppedDown == nil, effectToken: rules.effectToken,
-            standbyLacksList: rules.replication == .sync && standby?.quarantineHeld != quarantineBook.digest,
-            sameRelease: { again in
-                let client = self.clientScope.clientID(QuarantineBook.releasePrincipal, header.clientID)
-                return header.clientID != 0
-                    && self.admission.seq(client: client, clientSeq: header.clientSeq)
-                        == again
-            })
-        switch verdict {
-        case .nack(let reason, let flags, let refused):
-            if refused { counters.refused() }
-            nack(peer, header, reason, flags: flags)
-        case .retry:
-            // The same release sent again: answered as a retried dispatch is, once its action is durable.
-            var retry = header
-            retry.kind = .dispatch
-            receivedDispatch(Dispatch(Message(header: retry)), from: peer, principal: QuarantineBook.releasePrincipal, now: now)
-        case .read(let seq):
-            commands.append(.releaseQuarantined(seq: seq, peer: peer, header: header))
-        }
-    }
-
-    /// Offers the quarantined action `dispatch` (read from the journal at `seq`) as a new one, answered
-    /// to `peer` as its dispatch would be; on admission the entry records its new seq.
-    public func releaseQuarantined(_ seq: UInt64, dispatch: Message, from peer: [UInt8], now: NodeTime) -> UInt64? {
-        // Two releases drained in one burst: the second finds the first's.
-        if let again = quarantineBook[seq]?.releasedAs {
-            nack(peer, dispatch.header, "seq \(seq) was released already, as seq \(again)")
-            return nil
-        }
-        let before = head
-        // A release retried after a failover, which the old leader sequenced but whose mark did not
-        // reach this one's list: the dedup table (rebuilt from the journal) knows its seq.
-        if dispatch.header.clientID != 0,
-            let earlier = admission.seq(
-                client: clientScope.clientID(DispatcherCore.releasePrincipal, dispatch.header.clientID), clientSeq: dispatch.header.clientSeq)
-        {
-            quarantineBook.released(seq, as: earlier)
-        }
-        // The dispatcher's own action again: one only effects send is taken too (the effect token).
-        var dispatch = dispatch
-        dispatch.header.ref = rules.effectToken ?? 0
-        // Its client id is scoped, as an authenticated client's is: a release cannot pose as another
-        // client's dispatch (and be deduplicated against it).
-        receivedDispatch(Dispatch(dispatch), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
-        endOfBurst()
-        guard head > before else { return quarantineBook[seq]?.releasedAs }
-        quarantineBook.released(seq, as: head)
-        if rules.replication == .sync { _ = pipeline.holdLastReply(to: peer, digest: quarantineBook.digest) }
-        logger.notice("quarantined action released", metadata: ["seq": "\(seq)", "as": "\(head)"])
-        return head
-    }
-
-    /// The NACK for a QUARANTINE-RELEASE without the nodes' credential.
-    package static var releaseNeedsCredential: String { QuarantineBook.releaseNeedsCredential }
-
-    /// What a release's client id is scoped by (``ClientScope``), whatever key sent it.
-    static var releasePrincipal: [UInt8] { QuarantineBook.releasePrincipal }
 
     // MARK: Time
 
@@ -572,9 +417,9 @@ public final class DispatcherCore {
         lastTick = now
         fireDueSchedules(now: now)
         guard now.milliseconds >= nextHeartbeatMs else { return }
-        if let link = standby, steppedDown == nil {
+        if steppedDown == nil, let beat = standbyFeed.heartbeat(committed: durableHead) {
             // The standby hears the leader is alive, and how far it has committed, even when idle.
-            commands.append(.reply(.replication, peer: link.peer, replicaAppend(first: link.sentThrough + 1, records: [])))
+            commands.append(.reply(.replication, peer: beat.peer, beat.message))
             // A feed that its queue stopped (standbyMissed) goes on from the log, after the heartbeat
             // (which names the first seq not sent yet).
             feedStandby()
@@ -594,10 +439,6 @@ public final class DispatcherCore {
         nextHeartbeatMs = now.milliseconds + UInt64(rules.heartbeatMilliseconds)
     }
 
-    /// The most schedules fired in one turn: a start after a long stop finds many due at once, and
-    /// the rest follow in the next turns, in order.
-    public static let maxFiredPerTurn = 4096
-
     /// Sequences every schedule due at `now` (by the wall clock), in due order, as an ACTION of its app
     /// flagged `scheduled`, with the due time in `ref` and its request's seq in `clientSeq`. Only a
     /// leader that can write its journal, and has committed the tail it started with, fires.
@@ -607,13 +448,8 @@ public final class DispatcherCore {
         let due = schedules.takeDue(now: now.wallNanoseconds, limit: DispatcherCore.maxFiredPerTurn)
         for entry in due {
             let topic = Array(entry.app.utf8)
-            pipeline.stamp(
-                topic, topic.indices,
-                header: Header(
-                    kind: .action, flags: .scheduled, seq: pipeline.nextSeq, ref: UInt64(bitPattern: entry.dueNanoseconds),
-                    clientSeq: entry.requestSeq,
-                    timestamp: now.wallNanoseconds, actionType: entry.actionType, history: history.rawValue),
-                payload: entry.payload, entry.payload.indices)
+            let header = entry.firedHeader(seq: pipeline.nextSeq, now: now.wallNanoseconds, history: history)
+            pipeline.stamp(topic, topic.indices, header: header, payload: entry.payload, entry.payload.indices)
         }
         if !due.isEmpty {
             logger.info("schedules fired", metadata: ["count": "\(due.count)", "through": "\(head)"])
@@ -621,18 +457,4 @@ public final class DispatcherCore {
         }
     }
 
-    /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
-    public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
-        counters.status(
-            now: now, pid: pid, subscribers: subscribers, journalBytes: journalBytes, journal: rules.journalDescription, head: durableHead,
-            journalProblem: journalProblem, quarantine: quarantine, history: history, schedules: schedules)
-    }
-}
-
-extension DispatcherCore: MiddlewareHost {
-    public func middlewareLog(_ message: String, step: String, app: String, client: UInt64) {
-        logger.info("\(message)", metadata: ["app": "\(app)", "middleware": "\(step)", "client": "\(client)"])
-    }
-
-    public func middlewareCount(_ key: String) { counters.counted(key) }
 }

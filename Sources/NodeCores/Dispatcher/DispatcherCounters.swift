@@ -1,4 +1,5 @@
 import FluxCore
+import Logging
 
 /// What a dispatcher counts of what it was asked, and the STATUS it answers with: one of the
 /// ``DispatcherCore``'s machines. It takes the other machines' state as it is at the time of the
@@ -61,4 +62,21 @@ struct DispatcherCounters {
         }
         return status
     }
+}
+
+extension DispatcherCore {
+    /// The dispatcher's status; the journal's size and the subscriber count are the shell's to add.
+    public func status(now: NodeTime, pid: Int, subscribers: Int, journalBytes: Int) -> NodeStatus {
+        counters.status(
+            now: now, pid: pid, subscribers: subscribers, journalBytes: journalBytes, journal: rules.journalDescription, head: durableHead,
+            journalProblem: journalProblem, quarantine: quarantine, history: history, schedules: schedules)
+    }
+}
+
+extension DispatcherCore: MiddlewareHost {
+    public func middlewareLog(_ message: String, step: String, app: String, client: UInt64) {
+        logger.info("\(message)", metadata: ["app": "\(app)", "middleware": "\(step)", "client": "\(client)"])
+    }
+
+    public func middlewareCount(_ key: String) { counters.counted(key) }
 }

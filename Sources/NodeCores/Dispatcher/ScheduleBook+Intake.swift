@@ -3,6 +3,21 @@
 /// The schedule book's two verdicts at the intake and at a turn: whether a request on
 /// ``Schedules/topic`` is taken (and the payload to journal), and which schedules fire now.
 extension ScheduleBook {
+    /// The book `log` makes by the schedules it makes, cancels and fires (``DispatcherBoot`` reads it
+    /// at start). `forgettingFires` is the `schedule-fires-twice` canary's: a leader that does not see
+    /// what fired before it fires it again. From a checkpoint's book (``DispatcherCheckpoint``), only
+    /// the records from `checkpoint.from` on are read.
+    init(
+        rebuiltFrom log: any ActionLog, maxPendingBytes: Int, forgettingFires: Bool = false, checkpoint: (book: ScheduleBook, from: UInt64)? = nil
+    ) throws {
+        var book = checkpoint?.book ?? ScheduleBook(maxPendingBytes: maxPendingBytes)
+        try log.forEachScheduling(from: checkpoint?.from ?? log.firstSeq) { action in
+            if forgettingFires && action.header.flags.contains(.scheduled) { return }
+            book.note(action.topic, header: action.header, payload: action.payload)
+        }
+        self = book
+    }
+
     /// Checks a request on ``Schedules/topic`` as the intake takes it, and returns the payload to
     /// journal: a schedule whose action its app admits (through its middleware, as if dispatched, from
     /// `origin`), whose time is within ten years, within ``maxPending``; or a cancel.
@@ -114,5 +129,16 @@ extension ScheduleBook {
             due.append(entry)
         }
         return due
+    }
+}
+
+extension ScheduleBook.Entry {
+    /// The ACTION this schedule fires as seq `seq` at `now`: of its app, flagged `scheduled`, with the
+    /// due time in `ref` and its request's seq in `clientSeq`.
+    func firedHeader(seq: UInt64, now: Int64, history: HistoryID) -> Header {
+        precondition(dueNanoseconds <= now, "a schedule fires once due")
+        return Header(
+            kind: .action, flags: .scheduled, seq: seq, ref: UInt64(bitPattern: dueNanoseconds), clientSeq: requestSeq, timestamp: now,
+            actionType: actionType, history: history.rawValue)
     }
 }

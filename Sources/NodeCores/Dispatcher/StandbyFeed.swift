@@ -71,6 +71,25 @@ struct StandbyFeed {
         }
     }
 
+    /// The REPLICA-WELCOME of a standby whose record at `after` is ours: the client-scope secret, then
+    /// the head this epoch began at (`began`): acknowledged actions of earlier epochs may be anywhere up
+    /// to it, so a standby may lead only once it holds that much (under sync nothing of that tail counts
+    /// as committed until the standby has it).
+    func welcome(after: UInt64, scope: ClientScope, began: UInt64, committed: UInt64) -> Message {
+        precondition(link?.sentThrough == after, "a standby is welcomed where its feed starts")
+        var secret: [UInt8] = []
+        scope.encode(into: &secret)
+        secret.appendLittleEndian(began)
+        return Message(header: Header(kind: .replicaWelcome, seq: after, ref: committed, history: history.rawValue), payload: secret)
+    }
+
+    /// The empty REPLICA-APPEND that tells the standby, even when idle, that the leader is alive, how far
+    /// it has committed, and the first seq not sent yet; nil without a standby.
+    func heartbeat(committed: UInt64) -> (peer: [UInt8], message: Message)? {
+        guard let link else { return nil }
+        return (link.peer, append(first: link.sentThrough + 1, batchPayload: [], committed: committed))
+    }
+
     /// A REPLICA-ACK from `peer`: true when it is the standby's, of this history (the link moves on).
     mutating func acked(_ message: Message, from peer: [UInt8], now: UInt64) -> Bool {
         guard var link, link.peer == peer, message.header.history == history.rawValue else { return false }
@@ -127,6 +146,15 @@ struct StandbyFeed {
             .reply(
                 .replication, peer: link.peer,
                 Message(header: Header(kind: .replicaQuarantine, ref: digest, history: history.rawValue), payload: bytes)))
+    }
+
+    /// What holds between any two events, with `head` the newest seq sequenced: the standby was sent
+    /// only what was sequenced, and holds durable only what it was sent.
+    func checkInvariants(head: UInt64, report: ((String) -> Void)?) {
+        guard let link else { return }
+        invariant(
+            link.durableThrough <= link.sentThrough && link.sentThrough <= head,
+            "the standby holds \(link.durableThrough) ≤ sent \(link.sentThrough) ≤ head \(head)", report: report)
     }
 
     /// The REPLICA-APPEND of a payload already encoded (records read from the journal as a batch, or

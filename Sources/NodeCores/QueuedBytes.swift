@@ -105,6 +105,7 @@ public struct QueuedBytes: Sendable {
         guard let entry = peers.removeValue(forKey: peer) else { return }
         total -= entry.bytes
         released += entry.bytes
+        assert(total >= 0, "the bytes held in all are those of the peers that hold them")
     }
 
     /// Peers due a probe at `now`, in a stable order: a walk of the peers, only when one may be due.
@@ -144,6 +145,7 @@ public struct QueuedBytes: Sendable {
         scheduleProbe(&entry, now: now, gap: entry.probeGapMs)
         guard let kept = trimmed(entry, peer: peer) else { return }
         peers[peer] = kept
+        assert(total >= 0 && kept.bytes >= 0, "held bytes are never negative")
     }
 
     /// Probes `peer` from the next turn on: a message for it waits for room in its share or the budget,
@@ -172,6 +174,7 @@ public struct QueuedBytes: Sendable {
             entry.bytes -= bytes
             total -= bytes
             released += bytes
+            assert(entry.bytes >= 0 && entry.sizes.count == window, "a peer holds what its window of messages holds")
         }
         guard window == nil || entry.bytes > 0 else {
             peers[peer] = nil

@@ -14,5 +14,6 @@ public struct StalledPeers: Sendable {
     public mutating func stall(_ peer: [UInt8], now: UInt64) {
         until = until.filter { $0.value > now }
         until[peer] = now + StalledPeers.pauseMilliseconds
+        assert(contains(peer, now: now), "a stalled peer is left alone from now on")
     }
 }

@@ -73,6 +73,7 @@ extension ActionLog {
         while next <= lastSeq {
             let slice = try read(from: next, limit: 4096)
             guard let last = slice.last else { return }
+            precondition(last.header.seq >= next, "a log reads forward from where it is asked")
             for action in slice where action.header.flags.contains(.scheduled) || Schedules.isScheduling(topic: action.topic) { body(action) }
             next = last.header.seq + 1
         }
@@ -84,6 +85,7 @@ extension ActionLog {
         while next <= lastSeq {
             let slice = try read(from: next, limit: 4096)
             guard let last = slice.last else { return }
+            precondition(last.header.seq >= next, "a log reads forward from where it is asked")
             for action in slice { body(action.header.clientID, action.header.clientSeq, action.header.seq) }
             next = last.header.seq + 1
         }

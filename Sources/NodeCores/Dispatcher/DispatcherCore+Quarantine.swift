@@ -51,6 +51,7 @@ extension DispatcherCore {
         // client's dispatch (and be deduplicated against it).
         receivedDispatch(Dispatch(dispatch), from: peer, principal: DispatcherCore.releasePrincipal, now: now)
         endOfBurst()
+        assert(head <= before + 1, "a release sequences one action at most")
         guard head > before else { return quarantineBook[seq]?.releasedAs }
         quarantineBook.released(seq, as: head)
         if rules.replication == .sync { _ = pipeline.holdLastReply(to: peer, digest: quarantineBook.digest) }

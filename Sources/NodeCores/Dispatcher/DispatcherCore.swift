@@ -192,6 +192,10 @@ public final class DispatcherCore {
                 AckBatch.Entry(seq: seq, clientID: sent.clientID, clientSeq: clientSeq, timestamp: 0), to: peer,
                 batched: sent.flags.contains(.batchReplies))
         case .sequence(let header, let payload, let payloadRange, let owner, let isScheduling):
+            // Admission takes nothing new while the journal cannot be written, nor once this leader stepped down.
+            precondition(
+                journalProblem == nil && (steppedDown == nil || brokenRules.contains(.oldLeaderAcksAfterLease)),
+                "a dispatch admitted while nothing new may be taken")
             sequence(
                 message.topic, message.topicRange, header: header, payload: payload, payloadRange, sent: sent, peer: peer, owner: owner, now: now)
             if isScheduling {

@@ -6,6 +6,7 @@ struct RateLimiter {
     private var buckets: [UInt64: (tokens: Double, at: UInt64)] = [:]
 
     init(perSecond: Int, maxClients: Int = 16_384) {
+        precondition(maxClients > 0, "a limiter keeps a bucket")
         self.perSecond = max(perSecond, 1)
         self.maxClients = maxClients
     }
@@ -22,6 +23,7 @@ struct RateLimiter {
         bucket.at = now
         let allowed = bucket.tokens >= 1
         if allowed { bucket.tokens -= 1 }
+        assert(bucket.tokens >= 0 && bucket.tokens <= rate, "a bucket holds 0 to perSecond tokens")
         buckets[client] = bucket
         return allowed
     }

@@ -87,6 +87,7 @@ public struct ReplayPlan: Equatable, Sendable {
                 break
             }
             guard let next, next.count > 0 else { break }
+            precondition(next.last >= rest.from, "a batch read from \(rest.from) on ends there or after")
             replies.append(
                 Message(header: Header(kind: .replayBatch, seq: rest.from, ref: next.last, history: history.rawValue), payload: next.payload))
             rest.sentBytes += next.payload.count

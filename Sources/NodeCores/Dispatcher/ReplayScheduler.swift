@@ -77,6 +77,7 @@ public struct ReplayScheduler: Sendable {
         } else if inProgress.count < maxConcurrent {
             inProgress.append(plan)
         }
+        assert(inProgress.count <= maxConcurrent && inProgress.filter { $0.peer == plan.peer }.count <= 1, "one answer a peer, and few in all")
     }
 
     /// One turn's share: about `budget` bytes of the answers in progress, a slice of each in turn,

@@ -141,6 +141,9 @@ package struct ScheduleBook: Sendable {
             clientBytes += entry.payload.count
         }
         push((entry.dueNanoseconds, entry.requestSeq))
+        // The intake and the journal's reading ask `admits` first.
+        assert(pendingBytes <= maxPendingBytes && count <= ScheduleBook.maxPending, "the book stays within its bounds")
+        assert(heap.count == byKey.count && bySeq.count == byKey.count, "the heap and the index hold each pending schedule once")
     }
 
     /// Removes `app`'s schedule `id` (a cancel); whether one was pending.

@@ -125,6 +125,7 @@ public final class StandbyCore {
         // The journal holds no record of an epoch newer than the newest this standby has seen.
         let epoch = HistoryID(rawValue: lastStamp).epoch
         invariant(epoch <= newestEpoch, "a record of epoch \(epoch) past \(newestEpoch)", report: onBrokenInvariant)
+        invariant(phase != .following || leader != nil, "a standby follows a leader it was welcomed by", report: onBrokenInvariant)
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
@@ -202,6 +203,8 @@ public final class StandbyCore {
             leaderBegan = message.payload.readLittleEndian(UInt64.self, at: ClientScope.encodedSize)
             lastHeardMs = now.milliseconds
             phase = .following
+            // Fencing: a welcome of an older epoch than one seen was refused above.
+            assert(brokenRules.contains(.standbyAcceptsOldEpoch) || offered.epoch == newestEpoch, "the leader followed is of the newest epoch seen")
             logger.info("following the leader", metadata: ["history": "\(offered)", "from": "\(lastSeq + 1)"])
             // What it holds durable already: the leader counts nothing of it until told.
             ack(offered)
@@ -258,6 +261,8 @@ public final class StandbyCore {
                 hello(now: now)
                 return
             }
+            // What is written continues the log exactly, from the leader followed.
+            precondition(phase == .following && next.header.seq == lastSeq + 1, "records are appended in order, to a log they continue")
             var records = StampedRecords()
             for entry in fresh { records.append(entry: entry, of: message.payload) }
             commands.append(.append(records))
@@ -312,6 +317,8 @@ public final class StandbyCore {
 
     /// REPLICA-ACK: what the journal holds durable, and (in `ref`) which quarantine list it keeps.
     private func ack(_ leader: HistoryID) {
+        // An ACK names a seq it holds durable, never more.
+        precondition(durableSeq <= lastSeq, "an ACK of \(durableSeq) past what the journal was given (\(lastSeq))")
         commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, ref: quarantineHeld, history: leader.rawValue))))
     }
 
@@ -324,6 +331,8 @@ public final class StandbyCore {
 
     /// The journal dropped a run: it now ends at `lastSeq`, stamped `lastStamp`. Say hello from there.
     public func truncated(lastSeq: UInt64, lastStamp: UInt64, now: NodeTime) {
+        precondition(lastSeq <= self.lastSeq, "a cut only drops records: the journal ends at \(lastSeq), past \(self.lastSeq)")
+        assert(phase == .truncating, "the journal is cut only when the leader says where the logs part")
         self.lastSeq = lastSeq
         self.lastStamp = lastStamp
         durableSeq = min(durableSeq, lastSeq)

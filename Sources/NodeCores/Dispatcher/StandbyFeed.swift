@@ -67,6 +67,7 @@ struct StandbyFeed {
             assert(matched.map { $0 <= min(at, head) } ?? true, "what matched is below the mismatch and this leader's head")
             return .mismatch(at: at, keep: matched.map { $0 + 1 } ?? 0)
         case .tooFarBehind(let first):
+            assert(first > 1, "only a journal that lost its oldest records is too far ahead of a standby")
             return .tooFarBehind(first: first)
         }
     }
@@ -106,7 +107,8 @@ struct StandbyFeed {
     /// Stamped records `first...last` go to the journal: to a standby that has everything before them
     /// too, within the window, so its write and fsync overlap the journal's own.
     mutating func live(_ stamped: StampedRecords, committed: UInt64, maxBytes: Int, into commands: inout [DispatcherCore.Command]) {
-        guard let link, let first = stamped.firstSeq, let last = stamped.lastSeq else { return }
+        guard let link else { return }
+        guard let first = stamped.firstSeq, let last = stamped.lastSeq else { preconditionFailure("a burst handed to the journal holds records") }
         guard link.sentThrough == first - 1, last <= link.durableThrough + window else { return }
         // In messages of at most `maxBytes` (a burst may reach 16 MiB, the most a peer takes).
         for part in stamped.parts(0..<stamped.count, maxBytes: maxBytes) {
@@ -131,6 +133,7 @@ struct StandbyFeed {
     mutating func missed(peer: [UInt8], from seq: UInt64) {
         guard var link, link.peer == peer, seq > 0 else { return }
         link.sentThrough = max(link.durableThrough, min(link.sentThrough, seq - 1))
+        assert(link.sentThrough < seq || link.sentThrough == link.durableThrough, "the feed goes back to what was missed")
         self.link = link
     }
 

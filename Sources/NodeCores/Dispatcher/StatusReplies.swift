@@ -63,7 +63,8 @@ package struct StatusReplies {
     /// Probes the peers holding replies that are due at `now`, with `probe`.
     package mutating func probe(now: UInt64, _ probe: (DispatcherCore.Route, [UInt8]) -> QueuedBytes.Delivery) {
         for key in queued.probesDue(now: now) {
-            guard let (route, peer) = StatusReplies.split(key) else { continue }
+            // Every key is one `key(_:_:)` made.
+            guard let (route, peer) = StatusReplies.split(key) else { preconditionFailure("a STATUS peer's key names its route") }
             queued.probed(key, probe(route, peer), bytes: DispatcherInterpreter.probe.wireBytes, now: now)
         }
     }

@@ -50,6 +50,7 @@ struct EffectOutbox {
     private(set) var refused: UInt64 = 0
 
     init(clientID: UInt64, retryMilliseconds: Int, limit: Int, token: UInt64 = 0) {
+        precondition(limit > 0, "an effect may send something")
         self.clientID = clientID
         self.retryMilliseconds = retryMilliseconds
         self.limit = limit
@@ -70,6 +71,7 @@ struct EffectOutbox {
                 kind: .dispatch, ref: token, clientID: clientID, clientSeq: lastClientSeq, timestamp: now.wallNanoseconds, actionType: type),
             payload: payload)
         unanswered[lastClientSeq] = Entry(message: message, sentAtMs: now.milliseconds, retryAfterMs: UInt64(retryMilliseconds))
+        assert(unanswered.count <= limit, "the unanswered actions stay within the limit")
         return message
     }
 

@@ -45,6 +45,7 @@ struct HistoryJudge {
 
     /// The state was restored from a snapshot at `version`, built from history `raw` (0: not known).
     mutating func restored(version: UInt64, history raw: UInt64) {
+        precondition(history == nil && lastAppliedHistory == 0, "a state is restored once, before anything is heard or applied")
         if raw != 0 {
             history = HistoryID(rawValue: raw)
             lastAppliedHistory = raw
@@ -101,6 +102,8 @@ struct HistoryJudge {
         }
         // An epoch this store did not hear may have cut the journal too: before going on, the journal's
         // action at this store's version must be the one it applied (log matching).
+        // Of this cluster, not the one followed, not older: a newer epoch, which starts past this store.
+        assert(offered.epoch > current.epoch && since > version, "a new epoch is newer, and starts past the version")
         guard version > 0 && lastAppliedHistory != 0 else { return .newEpoch(head: head, verify: false) }
         verifying = (version, lastAppliedHistory)
         return .newEpoch(head: head, verify: true)
@@ -110,6 +113,7 @@ struct HistoryJudge {
     /// to rebuild when it is not the action the store applied, else nil.
     mutating func check(_ batch: some Sequence<Header>) -> String? {
         guard let expected = verifying, let found = batch.first(where: { $0.seq == expected.seq }) else { return nil }
+        precondition(expected.seq > 0, "the action checked is an applied one")
         verifying = nil
         guard found.history != 0 && expected.history != 0 && found.history != expected.history else { return nil }
         return "the journal's action at seq \(expected.seq) is not the one this store applied (history "

@@ -52,6 +52,7 @@ struct Selections {
         self.limit = limit
         self.claimsPerPeer = claimsPerPeer
         self.hardLimit = hardLimit ?? limit * 4
+        precondition(limit > 0 && self.hardLimit >= limit, "the hard limit is past the cap")
     }
 
     var isEmpty: Bool { byTopic.isEmpty }
@@ -74,6 +75,8 @@ struct Selections {
     mutating func follow(_ topic: String, path: StatePath, value: JSONValue, published: UInt64) -> UInt64 {
         let version = byTopic[topic]?.version ?? published
         byTopic[topic] = Selection(path: path, value: value, version: version)
+        // Followed within the cap (``canFollow(_:)``), or claimed within the hard limit (``canClaim(_:by:)``).
+        assert(byTopic.count <= hardLimit, "the selections followed stay within the hard limit")
         return version
     }
 
@@ -93,6 +96,7 @@ struct Selections {
     mutating func asked(_ topic: String, by peer: [UInt8]) {
         if asked[topic] == nil, asked.count >= hardLimit * 4 { asked.remove(at: asked.startIndex) }
         asked[topic] = peer
+        assert(asked.count <= hardLimit * 4, "the topics asked for are bounded")
     }
 
     /// The peer that asked for `topic` before its subscription, if any (and forgets it).
@@ -126,6 +130,7 @@ struct Selections {
         guard !refusedSet.contains(topic) else { return }
         if refusedSet.count >= hardLimit * 4 { refusedSet.remove(at: refusedSet.startIndex) }
         refusedSet.insert(topic)
+        assert(refusedSet.count <= hardLimit * 4, "the refused topics are bounded")
     }
 
     /// Whether `peer`, asking for `topic`'s snapshot, may have it followed past the cap.

@@ -19,6 +19,7 @@ struct SnapshotKeeper {
     var wholeState: (version: UInt64, bytes: [UInt8])?
 
     init(writes: Bool, everyActions: Int, maxWaiting: Int) {
+        precondition(maxWaiting > 0, "a view may wait for a snapshot")
         self.writes = writes
         self.everyActions = everyActions
         self.maxWaiting = maxWaiting
@@ -34,7 +35,11 @@ struct SnapshotKeeper {
     /// A snapshot at `version` was written, or the state was read from one. A write that fails counts
     /// as written too: the shell logs it, and the next is tried after as many actions more, not on
     /// every turn.
-    mutating func wrote(_ version: UInt64) { writtenVersion = version }
+    mutating func wrote(_ version: UInt64) {
+        // Read at start, then written only when due: past the last one.
+        precondition(version >= writtenVersion, "snapshots are written at growing versions: \(version) after \(writtenVersion)")
+        writtenVersion = version
+    }
 
     /// The state was dropped for an empty one: nothing written or encoded describes it.
     mutating func reset() {
@@ -46,6 +51,7 @@ struct SnapshotKeeper {
     mutating func wait(_ peer: [UInt8]) {
         guard waiting.count < maxWaiting, !waiting.contains(peer) else { return }
         waiting.append(peer)
+        assert(waiting.count <= maxWaiting, "the views waiting for a snapshot are bounded")
     }
 
     /// The peers waiting, in the order they asked, no longer waiting.

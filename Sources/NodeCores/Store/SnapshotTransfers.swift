@@ -54,6 +54,7 @@ public struct SnapshotTransfers {
             waiting.removeFirst()
         }
         waiting.append((peer, key, parts, MessageParts.credit, size, now))
+        assert(waiting.count <= SnapshotTransfers.maxTransfers, "at most maxTransfers answers wait")
         return Array(parts.prefix(MessageParts.credit))
     }
 
@@ -65,6 +66,8 @@ public struct SnapshotTransfers {
         else { return [] }
         let transfer = waiting[index]
         let end = min(transfer.next + MessageParts.credit, transfer.parts.count)
+        // An answer whose parts have all gone waits no more: one that waits has parts left.
+        precondition(end > transfer.next, "a request for more gets at least one part")
         if end == transfer.parts.count {
             waiting.remove(at: index)
         } else {

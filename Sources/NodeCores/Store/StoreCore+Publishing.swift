@@ -34,6 +34,7 @@ extension StoreCore {
             logger.error("state cannot be encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
             return
         }
+        assert(version > lastPublishedVersion, "an update moves the published version forward")
         changesSince = version
         commands.append(
             .publish(
@@ -50,6 +51,7 @@ extension StoreCore {
         let flags: Header.Flags = (replayRequestedAtMs != nil || version < dispatcherHead) ? .catchingUp : []
         // Followers of a selection hear only its topic: each gets a heartbeat of its own.
         for (topic, selection) in selections.sorted {
+            assert(selection.version <= max(version, lastPublishedVersion), "a selection changed at a version the store reached")
             commands.append(
                 .publish(
                     Message(
@@ -78,6 +80,7 @@ extension StoreCore {
                 return
             }
         }
+        assert(snapshots.wholeState?.version == lastPublishedVersion, "a snapshot answers with the state as last published")
         commands.append(
             .reply(
                 peer: peer,

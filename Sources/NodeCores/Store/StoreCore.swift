@@ -166,6 +166,9 @@ public final class StoreCore {
             pending.count <= StoreCore.maxPending && pending.bytes <= StoreCore.maxPendingBytes, "the actions held across a gap are bounded",
             report: onBrokenInvariant)
         invariant(outbox.count <= StoreCore.maxUnansweredEffects, "the effects' actions awaiting an answer are bounded", report: onBrokenInvariant)
+        // The runtime's record of changes, and the snapshots written, are of versions the state reached.
+        invariant(changesSince <= version, "changes recorded since \(changesSince), past version \(version)", report: onBrokenInvariant)
+        invariant(snapshotVersion <= version, "a snapshot at \(snapshotVersion), past version \(version)", report: onBrokenInvariant)
     }
 
     /// Everything decided since the last call, in order. The effects' DISPATCHes among them go as
@@ -195,6 +198,7 @@ public final class StoreCore {
         }
         let batches = DispatchBatch.messages(for: pending).map { Command.dispatch($0) }
         if let place { out.replaceSubrange(place...place, with: batches) }
+        assert(out.count == commands.count - dispatches + batches.count, "the batches take the DISPATCHes' place, and nothing else moves")
         return out
     }
 
@@ -238,6 +242,7 @@ public final class StoreCore {
         if rules.writesSnapshots, let empty = try? runtime.encodedSnapshot() {
             commands.append(.writeSnapshot(version: 0, history: 0, snapshot: empty))
         }
+        assert(version == 0 && pending.isEmpty && histories.verifying == nil, "an empty state holds and checks nothing")
     }
 
     // MARK: Events
@@ -319,6 +324,7 @@ public final class StoreCore {
         if seq == version + 1 && replayRequestedAtMs == nil {
             apply()
             applyPending(now: now)
+            assert(version >= seq, "an action in order is applied")
             return
         }
         if brokenRules.contains(.gapRepair) {
@@ -341,6 +347,7 @@ public final class StoreCore {
     func applyPending(now: NodeTime) {
         while let next = pending.take(version + 1) { apply(next, now: now) }
         pending.drop(through: version)
+        assert(!pending.holds(version + 1), "nothing held could apply now")
     }
 
     /// Applies one action; the version advances even when this app does not handle the action, since
@@ -394,6 +401,7 @@ public final class StoreCore {
     /// burst changed the state and its update is still to come (the update, at `seq` or later, says so).
     /// `flags`: ``Header/Flags/quarantined`` when the action is skipped as quarantined, not refused.
     private func publishRejection(of header: Header, reason: String, flags: Header.Flags = [], now: NodeTime) {
+        precondition(header.seq == version, "a rejection is published at the version of the action refused")
         commands.append(
             .publish(
                 Message(

@@ -148,7 +148,7 @@ final class DispatcherLoop: NodeLoop {
             try interpreter.retryUnwritten()
             // With replays in progress, only look: the next slice of them is due this turn (or, when they
             // wait for their peers, in a moment).
-            var wait = Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs))
+            var wait = Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs(now: time())))
             if let service = interpreter.nextServiceMs() { wait = min(wait, Int(service)) }
             if interpreter.hasUnwritten { wait = min(wait, Int(DispatcherInterpreter.journalRetryMilliseconds)) }
             _ = try poller.poll(timeoutMilliseconds: wait)

@@ -83,12 +83,12 @@ extension Simulation {
             guard let core = dispatchers[i].core else { return }
             core.tick(now: time(node))
             carryOutDispatcher(i)
-            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs)
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs(now: time(node)))
         case .store(let index):
             guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
             core.tick(now: time(node))
             carryOutStore(index)
-            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs)
+            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs(now: time(node)))
         case .view(let index):
             guard let core = views[index].core, views[index].incarnation == incarnation else { return }
             core.tick(now: time(node))

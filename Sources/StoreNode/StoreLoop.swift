@@ -163,7 +163,8 @@ final class StoreLoop: NodeLoop {
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
             let monitorIndex = poller.add(.socket(subscribers.socket))
             let publisherIndex = poller.add(.socket(statePublisher))
-            _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs)))
+            _ = try poller.poll(
+                timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs(now: .now()))))
             if poller.isReadable(wakeIndex) {
                 for case .effectAction(let app, let type, let payload) in control.takeAll() {
                     core.effectSent(app: app, type: type, payload: payload, now: .now())

@@ -14,7 +14,7 @@ import Logging
 ///   sequenced again;
 /// - bad input is NACKed with a reason and changes nothing: unknown kinds and apps, invalid actions,
 ///   payloads over their limit, clients over their rate.
-public final class DispatcherCore {
+public final class DispatcherCore: NodeCore {
     /// What it decides by: apps, limits, batch sizes, the heartbeat interval.
     public let rules: DispatcherRules
     let logger: Logger
@@ -117,7 +117,7 @@ public final class DispatcherCore {
 
     /// The latest the shell may wait before calling ``tick(now:)`` again: the next heartbeat, or the
     /// next schedule's due time if it comes first.
-    public var nextDeadlineMs: UInt64 {
+    public func nextDeadlineMs(now: NodeTime) -> UInt64 {
         guard let due = schedules.nextDue, let lastTick else { return nextHeartbeatMs }
         let ahead = due > lastTick.wallNanoseconds ? UInt64(due - lastTick.wallNanoseconds) / 1_000_000 + 1 : 0
         return min(nextHeartbeatMs, lastTick.milliseconds + ahead)

@@ -15,7 +15,7 @@ import Logging
 /// - an ACK names a seq it holds durable, never more.
 ///
 /// Events come in as method calls; decisions go out as ``Command``s, taken with ``takeCommands()``.
-public final class StandbyCore {
+public final class StandbyCore: NodeCore {
     package enum Command: Equatable {
         /// Send to the leader (the replication DEALER).
         case send(Message)

@@ -22,9 +22,9 @@ import Logging
 /// of the state), `EffectOutbox` (effects' actions until the intake answers) and `SnapshotKeeper`
 /// (when to write a snapshot, views waiting for one). Catching up is in `StoreCore+Replay.swift`,
 /// what views are told in `StoreCore+Publishing.swift`.
-public final class StoreCore {
+public final class StoreCore: NodeCore {
     /// What the store asks its shell to do, in order.
-    public enum Command {
+    package enum Command {
         /// Send on the replay DEALER.
         case requestReplay(Message)
         /// Publish on the state PUB (state updates, rejections, heartbeats).
@@ -174,7 +174,7 @@ public final class StoreCore {
     /// Everything decided since the last call, in order. The effects' DISPATCHes among them go as
     /// DISPATCH-BATCHes (``DispatchBatch/messages(for:)``), in their order, where the first of them was:
     /// one message to the intake per turn however many effects answered, and one ACK-BATCH back.
-    public func takeCommands() -> [Command] {
+    package func takeCommands() -> [Command] {
         checkInvariants()
         defer { commands.removeAll(keepingCapacity: true) }
         guard batchesEffects else { return commands }
@@ -203,7 +203,7 @@ public final class StoreCore {
     }
 
     /// The latest the shell may wait before calling ``tick(now:)`` again.
-    public var nextDeadlineMs: UInt64 { nextHeartbeatMs }
+    public func nextDeadlineMs(now: NodeTime) -> UInt64 { nextHeartbeatMs }
 
     private func restore(_ snapshot: StoreSnapshot) {
         do {
@@ -481,7 +481,7 @@ public final class StoreCore {
         }
     }
 
-    /// A turn of the loop: after every drained burst, and at ``nextDeadlineMs`` at the latest. Publishes
+    /// A turn of the loop: after every drained burst, and at ``nextDeadlineMs(now:)`` at the latest. Publishes
     /// what the burst changed (one update per burst), and runs the timers.
     public func tick(now: NodeTime) {
         let timeout = UInt64(rules.dispatcherTimeoutMilliseconds)

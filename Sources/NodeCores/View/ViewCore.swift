@@ -9,8 +9,8 @@ import Logging
 /// shows itself as catching up or stale meanwhile. It never shows an older version than one it showed
 /// of the same history; when its store follows another history (its journal was restored from an older
 /// copy and the store rebuilt), the view takes a snapshot of that history, whatever its version.
-public final class ViewCore {
-    public enum Command {
+public final class ViewCore: NodeCore {
+    package enum Command {
         /// Send on the snapshot DEALER.
         case requestSnapshot(Message)
         /// The snapshot request went unanswered: replace the DEALER with a fresh one before the next request.
@@ -63,7 +63,7 @@ public final class ViewCore {
     /// set by the simulator alone.
     @_spi(Simulation) public var onBrokenInvariant: ((String) -> Void)?
 
-    public func takeCommands() -> [Command] {
+    package func takeCommands() -> [Command] {
         invariant(queued.count <= ViewCore.maxQueued, "the updates queued before a snapshot are bounded", report: onBrokenInvariant)
         defer { commands.removeAll(keepingCapacity: true) }
         return commands

@@ -106,8 +106,7 @@ extension Simulation {
         )
         let host = StoreHost(simulation: self, index: index)
         // As the real store does: so many deaths in a row on one seq, and it asks for a quarantine.
-        let asked =
-            store.lastCrash.count >= Defaults.crashesBeforeQuarantine ? (store.lastCrash.seq, "died \(store.lastCrash.count) times") : nil
+        let asked = StoreInterpreter.quarantineToAsk(diedAt: store.lastCrash.seq, times: UInt64(store.lastCrash.count)) { "died \($0) times" }
         store.host = host
         store.interpreter = StoreInterpreter(
             core: core, io: host, logger: logger, name: spec.name, app: spec.app, effectToken: 0, quarantineAsked: asked)

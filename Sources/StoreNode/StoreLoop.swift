@@ -68,13 +68,13 @@ final class StoreLoop: NodeLoop {
             logger.warning(
                 "\(started)",
                 metadata: ["store": "\(configuration.name)", "seq": "\(crash.seq)", "times": "\(crash.count)", "trap": "\(trap ?? "-")"])
-            if crash.count >= UInt64(Defaults.crashesBeforeQuarantine) {
+            quarantineAsked = StoreInterpreter.quarantineToAsk(diedAt: crash.seq, times: crash.count) { times in
                 let said =
                     trap.map { "; its log says: \($0)" }
                     ?? configuration.logPath.map {
                         "; its log (\($0)) has no message of the crash: a trap without one, such as an arithmetic overflow in a release build (docs/OPERATIONS.md, \"A poison action\")"
                     } ?? ""
-                quarantineAsked = (crash.seq, "store \(configuration.name) died \(crash.count) times in a row applying it\(said)")
+                return "store \(configuration.name) died \(times) times in a row applying it\(said)"
             }
         }
         self.quarantineAsked = quarantineAsked

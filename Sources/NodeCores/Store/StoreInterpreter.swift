@@ -53,6 +53,16 @@ package final class StoreInterpreter {
         self.quarantineAsked = quarantineAsked
     }
 
+    /// The action a store asks the dispatcher to quarantine as it starts, given the seq its last runs
+    /// died applying and how many times in a row (nil: none): after ``Defaults/crashesBeforeQuarantine``
+    /// deaths on one seq, with `reason` (said the times) in the request. The real store and the
+    /// simulator both decide by it.
+    package static func quarantineToAsk(diedAt seq: UInt64, times: UInt64, reason: (UInt64) -> String) -> (seq: UInt64, reason: String)? {
+        precondition(seq > 0 || times == 0, "a store dies applying an action, which has a seq")
+        guard times >= UInt64(Defaults.crashesBeforeQuarantine) else { return nil }
+        return (seq, reason(times))
+    }
+
     /// Carries out what the core has decided so far.
     package func carryOut() throws {
         for command in core.takeCommands() {

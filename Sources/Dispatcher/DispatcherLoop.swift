@@ -141,17 +141,10 @@ final class DispatcherLoop: NodeLoop {
             }
             revocations.cutIfRevoked(
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
-            // A peer whose replication queue was full last turn is fed again (from the log) from this one.
-            interpreter.newTurn()
-            core.tick(now: time())
-            try interpreter.carryOut()
-            try interpreter.retryUnwritten()
-            // With replays in progress, only look: the next slice of them is due this turn (or, when they
-            // wait for their peers, in a moment).
-            var wait = Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs(now: time())))
-            if let service = interpreter.nextServiceMs() { wait = min(wait, Int(service)) }
-            if interpreter.hasUnwritten { wait = min(wait, Int(DispatcherInterpreter.journalRetryMilliseconds)) }
-            _ = try poller.poll(timeoutMilliseconds: wait)
+            // The turn the simulator takes too; with replays in progress, only look: the next slice of them
+            // is due this turn (or, when they wait for their peers, in a moment).
+            let deadline = try interpreter.turn()
+            _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: deadline)))
             if poller.isReadable(wakeIndex) {
                 for event in control.takeAll() {
                     if case .leaseLost(let reason) = event {
@@ -165,8 +158,7 @@ final class DispatcherLoop: NodeLoop {
                 for _ in 0..<1024 {
                     guard let frames = try replication.receive(dontWait: true) else { break }
                     guard let peer = frames.first, !peer.isEmpty, let message = try? Message.split(routed: frames).message else { continue }
-                    let journal = log as? Journal
-                    core.receivedReplication(message, from: peer, now: time()) { seq in (try? journal?.history(at: seq)) ?? nil }
+                    core.receivedReplication(message, from: peer, now: time()) { seq in (try? log.stamp(at: seq)) ?? nil }
                 }
                 try interpreter.carryOut()
             }

@@ -172,3 +172,8 @@ extension Journal {
         guard lockFile != nil else { throw JournalError("the journal in \(directory) was opened read-only: it cannot be \(change)") }
     }
 }
+
+extension Journal {
+    /// The record's stamp, read from its header alone (``ActionLog/stamp(at:)``).
+    public func stamp(at seq: UInt64) throws -> UInt64? { try history(at: seq) }
+}

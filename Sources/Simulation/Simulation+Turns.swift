@@ -80,10 +80,17 @@ extension Simulation {
                 return
             }
             leaseCheck(i)
-            guard let core = dispatchers[i].core else { return }
-            core.tick(now: time(node))
+            guard let interpreter = dispatchers[i].interpreter else { return }
+            // The real loop's turn (``DispatcherInterpreter/turn()``), then what the host adds to it.
+            let deadline: UInt64
+            do {
+                deadline = try interpreter.turn()
+            } catch {
+                fail("dispatcher", "\(name(of: node)) could not take its turn: \(error)")
+                return
+            }
             carryOutDispatcher(i)
-            scheduleTimer(node, deadlineMilliseconds: core.nextDeadlineMs(now: time(node)))
+            scheduleTimer(node, deadlineMilliseconds: deadline)
         case .store(let index):
             guard let core = stores[index].core, stores[index].incarnation == incarnation else { return }
             core.tick(now: time(node))

@@ -32,6 +32,8 @@ public protocol ActionLog: AnyObject {
     /// Every action from `from` on that makes, cancels or fires a schedule (``Schedules``), in order:
     /// what the dispatcher's schedules are rebuilt from when it starts.
     func forEachScheduling(from: UInt64, _ body: (Message) -> Void) throws
+    /// The history stamp of the record at `seq` (nil: none there), for log matching with a standby.
+    func stamp(at seq: UInt64) throws -> UInt64?
 }
 
 /// A log that writes the records the dispatcher stamped (``StampedRecords``) as they are: the journal.
@@ -65,6 +67,12 @@ extension ActionLog {
     /// Read and encoded; a journal builds the batch from its records' bytes instead.
     public func replayBatch(from: UInt64, limit: Int, maxBytes: Int) throws -> ReplayPlan.Batch? {
         ReplayPlan.batch(try read(from: from, limit: limit), maxBytes: maxBytes)
+    }
+
+    /// Read; a journal reads the record's header alone instead.
+    public func stamp(at seq: UInt64) throws -> UInt64? {
+        guard let record = try read(from: seq, limit: 1).first, record.header.seq == seq else { return nil }
+        return record.header.history
     }
 
     /// Read in slices and filtered; a journal decodes only the records it concerns instead.

@@ -114,6 +114,24 @@ package final class DispatcherInterpreter {
         statusReplies.probe(now: io.monotonicMilliseconds()) { route, peer in io.probe(route, peer: peer) }
     }
 
+    /// A turn of the loop before it waits, in one order for the real loop and the simulator: a standby
+    /// whose queue was full is fed again and peers holding STATUS replies are probed (``newTurn()``), the
+    /// core's timers run (heartbeats, schedules due), what it decided is carried out, and actions the
+    /// journal had no room for are tried again (``retryUnwritten()``). Returns the latest the loop may
+    /// wait until (monotonic ms): the core's deadline, or sooner for replays to serve or a write to retry.
+    package func turn() throws -> UInt64 {
+        newTurn()
+        let now = io.time()
+        core.tick(now: now)
+        try carryOut()
+        try retryUnwritten()
+        var deadline = core.nextDeadlineMs(now: now)
+        let monotonic = io.monotonicMilliseconds()
+        if let service = nextServiceMs() { deadline = min(deadline, monotonic + service) }
+        if hasUnwritten { deadline = min(deadline, monotonic + DispatcherInterpreter.journalRetryMilliseconds) }
+        return deadline
+    }
+
     /// How long the loop may wait before it serves replays or probes again (0: at once); nil when
     /// only its other events matter.
     package func nextServiceMs() -> UInt64? {

@@ -198,24 +198,6 @@ final class PairLoop: NodeLoop {
         }
     }
 
-    /// A leader asking to drop records at or below a seq some leader said was committed lacks
-    /// acknowledged actions: stop, with the reason, rather than lose them. So does one asking to drop
-    /// records a single dispatcher journaled (a journal this pair started from): a single dispatcher
-    /// acknowledges all it journals.
-    private func refuseToDropCommitted(after seq: UInt64) throws {
-        if seq < journal.lastSeq, let stamp = try journal.history(at: seq + 1), !HistoryID(rawValue: stamp).isLeadership {
-            throw NodeError(
-                "the leader asks this standby to drop records \(seq + 1)…\(journal.lastSeq), which a single dispatcher journaled "
-                    + "(history \(HistoryID(rawValue: stamp))) and may have acknowledged. Stopping without dropping anything; "
-                    + "stop that leader and let this dispatcher lead first (docs/OPERATIONS.md, High availability)")
-        }
-        guard ha.mode == .sync, seq < committedHeard else { return }
-        throw NodeError(
-            "the leader asks this standby to drop records after seq \(seq), but seq \(committedHeard) was committed: "
-                + "the leader lacks acknowledged actions this journal holds. Stopping without dropping anything; "
-                + "stop that leader and let this dispatcher lead (docs/OPERATIONS.md, High availability)")
-    }
-
     /// A cluster id (24 bits, never 0) from the lease key: FNV-1a of its bytes.
     static func clusterID(forKey key: String) -> UInt32 {
         var hash: UInt32 = 2_166_136_261
@@ -230,7 +212,8 @@ final class PairLoop: NodeLoop {
     private func follow(holding ports: PortReservations) throws -> (revision: Int64, newestEpoch: UInt64)? {
         let lastStamp = try journal.history(at: journal.lastSeq) ?? 0
         let core = StandbyCore(
-            rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch, now: .now(), logger: logger)
+            rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch,
+            committedHeard: committedHeard, now: .now(), logger: logger)
         let interpreter = StandbyInterpreter(core: core, io: self, logger: logger, checkpoints: journal)
         dealer = try connectToPeers()
         defer {
@@ -243,7 +226,7 @@ final class PairLoop: NodeLoop {
             try interpreter.carryOut()
             // Read after the commands: `.reconnect` replaces it.
             guard let dealer = self.dealer else { break }
-            committedHeard = max(committedHeard, core.leaderCommitted)
+            committedHeard = core.committedHeard
             gate.head.store(journal.lastSeq, ordering: .releasing)
             // In sync with its leader: it holds what that leader committed and the head it began at (a
             // fresh leader has committed nothing yet, though earlier epochs acknowledged up to there).
@@ -296,6 +279,7 @@ final class PairLoop: NodeLoop {
         var rules = StandbyCore.Rules()
         rules.leaderTimeoutMilliseconds = UInt64(max(1000, configuration.heartbeatMilliseconds * 5))
         rules.memberToken = ha.memberToken
+        rules.replication = ha.mode
         return rules
     }
 
@@ -336,7 +320,7 @@ extension PairLoop: StandbyIO {
     }
 
     func firstSeqOfRun(endingAt seq: UInt64) throws -> UInt64 { try journal.firstSeqOfRun(endingAt: seq) }
-    func mayDrop(after seq: UInt64) throws { try refuseToDropCommitted(after: seq) }
+    func stamp(at seq: UInt64) throws -> UInt64? { try journal.history(at: seq) }
 
     func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64) {
         try journal.truncate(after: seq)

@@ -490,13 +490,18 @@ final class StandbyHost: SimulatedHost, StandbyIO {
         return first
     }
 
-    /// The checker, not the member, finds an acknowledged action dropped.
-    func mayDrop(after seq: UInt64) throws {}
+    func stamp(at seq: UInt64) throws -> UInt64? { process.journal.stamp(at: seq) }
 
     /// Synced, as `Journal.truncate` is: all it keeps is on the disk.
     func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64) {
         let journal = process.journal
         simulation.note("\(simulation.name(of: node)) drops seqs \(seq + 1)…\(journal.lastSeq): the leader does not hold them")
+        // What a leader acknowledged is never dropped (the core refuses, and the member stops).
+        for (acked, action) in simulation.acksSent
+        where acked > seq && journal.holds(seq: acked, client: action.client, clientSeq: action.clientSeq, onDisk: false) {
+            simulation.fail("ACKs survive failover", "\(simulation.name(of: node)) drops seq \(acked), acknowledged, at its leader's word")
+            throw Refused()
+        }
         journal.truncate(after: seq)
         return (journal.lastSeq, journal.stamp(at: journal.lastSeq) ?? 0)
     }

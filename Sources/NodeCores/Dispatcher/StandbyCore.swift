@@ -55,6 +55,9 @@ public final class StandbyCore: NodeCore {
         /// The pair's member token (``DispatcherRules/memberToken``): each hello carries its proof
         /// (``StandbyLink/helloProof(token:seq:seen:history:)``). Nil: none.
         public var memberToken: UInt64? = nil
+        /// How the pair replicates: under `sync` a leader acknowledges only what this standby holds, so
+        /// nothing at or below what a leader said it committed may be dropped.
+        public var replication: DispatcherRules.Replication = .sync
         public init() {}
     }
 
@@ -82,7 +85,12 @@ public final class StandbyCore: NodeCore {
     /// The newest epoch seen: its own journal's openings, its records' stamps and every leader's.
     public private(set) var newestEpoch: UInt64
     /// What the leader said it has committed (published and acknowledged), as last heard.
-    public private(set) var leaderCommitted: UInt64 = 0
+    public private(set) var leaderCommitted: UInt64 = 0 {
+        didSet { committedHeard = max(committedHeard, leaderCommitted) }
+    }
+    /// The newest seq any leader has said it committed, as this member heard it: the shell hands it
+    /// from one core of the member to the next (a core per time it follows).
+    public private(set) var committedHeard: UInt64
     /// The head the followed leader began its epoch at (its REPLICA-WELCOME says): a standby holding
     /// less may lack acknowledged actions of earlier epochs, whatever the leader has committed yet.
     public private(set) var leaderBegan: UInt64 = 0
@@ -97,8 +105,11 @@ public final class StandbyCore: NodeCore {
 
     /// `lastSeq` is the newest record the journal holds (durable: a journal is synced when it opens),
     /// stamped `lastStamp`; `newestEpoch` the newest epoch its journal has recorded.
-    public init(rules: Rules = Rules(), lastSeq: UInt64, lastStamp: UInt64, newestEpoch: UInt64, now: NodeTime, logger: Logger) {
+    public init(
+        rules: Rules = Rules(), lastSeq: UInt64, lastStamp: UInt64, newestEpoch: UInt64, committedHeard: UInt64 = 0, now: NodeTime, logger: Logger
+    ) {
         self.rules = rules
+        self.committedHeard = committedHeard
         self.logger = logger
         self.lastSeq = lastSeq
         self.lastStamp = lastStamp
@@ -327,6 +338,31 @@ public final class StandbyCore: NodeCore {
         quarantineHeld = digest
         guard phase == .following, let leader else { return }
         ack(leader)
+    }
+
+    /// Why the journal's records after `seq` may not be dropped, or nil when they may: the member stops
+    /// rather than lose what was acknowledged. `stampAfter` is the history stamp of the record at
+    /// `seq + 1` (nil: none there).
+    /// - A record a single dispatcher journaled (a journal the pair started from) may have been
+    ///   acknowledged: a single dispatcher acknowledges all it journals.
+    /// - Under `sync`, a seq some leader said it committed was acknowledged: a leader asking to drop it
+    ///   lacks acknowledged actions.
+    public func refusalToDrop(after seq: UInt64, stampAfter: UInt64?) -> String? {
+        if seq < lastSeq, let stamp = stampAfter, !HistoryID(rawValue: stamp).isLeadership {
+            return "the leader asks this standby to drop records \(seq + 1)…\(lastSeq), which a single dispatcher journaled "
+                + "(history \(HistoryID(rawValue: stamp))) and may have acknowledged. Stopping without dropping anything; "
+                + "stop that leader and let this dispatcher lead first (docs/OPERATIONS.md, High availability)"
+        }
+        guard rules.replication == .sync, seq < committedHeard else { return nil }
+        return "the leader asks this standby to drop records after seq \(seq), but seq \(committedHeard) was committed: "
+            + "the leader lacks acknowledged actions this journal holds. Stopping without dropping anything; "
+            + "stop that leader and let this dispatcher lead (docs/OPERATIONS.md, High availability)"
+    }
+
+    /// A standby that refuses to drop what was acknowledged (``refusalToDrop(after:stampAfter:)``): the
+    /// member stops, saying why.
+    package struct RefusedToDrop: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The journal dropped a run: it now ends at `lastSeq`, stamped `lastStamp`. Say hello from there.

@@ -15,9 +15,8 @@ package protocol StandbyIO: AnyObject {
     func sync(through seq: UInt64) throws -> Bool
     /// The first seq of the run of records (one history stamp) that ends at `seq`.
     func firstSeqOfRun(endingAt seq: UInt64) throws -> UInt64
-    /// Throws when dropping the records after `seq` would drop what was acknowledged: the member stops
-    /// without dropping anything.
-    func mayDrop(after seq: UInt64) throws
+    /// The history stamp of the journal's record at `seq` (nil: none there).
+    func stamp(at seq: UInt64) throws -> UInt64?
     /// Drops every record after `seq`, synced; says what the journal then ends with.
     func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64)
     /// Takes the leader's cluster id and client-scope secret for the journal.
@@ -161,7 +160,10 @@ package final class StandbyInterpreter {
 
     private func drop(after seq: UInt64) throws {
         book = nil
-        try io.mayDrop(after: seq)
+        // What was acknowledged is never dropped: the member stops instead (the core decides).
+        if let refusal = core.refusalToDrop(after: seq, stampAfter: seq < core.lastSeq ? try io.stamp(at: seq + 1) : nil) {
+            throw StandbyCore.RefusedToDrop(description: refusal)
+        }
         let end = try io.truncate(after: seq)
         logger.warning("dropped records the leader does not hold", metadata: ["after": "\(seq)"])
         core.truncated(lastSeq: end.lastSeq, lastStamp: end.lastStamp, now: io.time())

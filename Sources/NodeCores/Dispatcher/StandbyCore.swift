@@ -368,7 +368,6 @@ public final class StandbyCore: NodeCore {
     /// The journal dropped a run: it now ends at `lastSeq`, stamped `lastStamp`. Say hello from there.
     public func truncated(lastSeq: UInt64, lastStamp: UInt64, now: NodeTime) {
         precondition(lastSeq <= self.lastSeq, "a cut only drops records: the journal ends at \(lastSeq), past \(self.lastSeq)")
-        assert(phase == .truncating, "the journal is cut only when the leader says where the logs part")
         self.lastSeq = lastSeq
         self.lastStamp = lastStamp
         durableSeq = min(durableSeq, lastSeq)

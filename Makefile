@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz clean help
+.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz upgrade-test clean help
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make bench  release build, then the journal, codec and load measurements of BENCHMARKS.md"
 	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
 	@echo "make simulate  release build, then SEEDS seeds (default 100000) of the deterministic simulator"
+	@echo "make upgrade-test  build UPGRADE_FROM (a commit or tag) beside the head, upgrade a cluster under load three ways"
 	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
 # libzmq's header and library, and etcd (leader election, and its tests); installed only when missing.
@@ -120,6 +121,13 @@ FIRST_SEED ?= 1
 simulate: deps
 	$(SWIFT) build -c release --product zflux
 	.build/release/zflux simulate --seeds $(SEEDS) --first-seed $(FIRST_SEED)
+
+# An older zflux built from git (UPGRADE_FROM, a commit or tag; scripts/upgrade-test.sh names the pin)
+# beside the head, then a cluster upgraded from one to the other under load with a schedule pending:
+# stores first, the dispatcher first, and a pair member by member. Two builds: not in `make test`;
+# each release runs it against the one before (CHANGELOG.md, "What a release is").
+upgrade-test: deps
+	scripts/upgrade-test.sh
 
 # Fuzz every decoder for longer (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 120

@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz upgrade-test clean help
+.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz dist dist-test upgrade-test clean help
 
 all: build
 
@@ -17,6 +17,8 @@ help:
 	@echo "make bench  release build, then the journal, codec and load measurements of BENCHMARKS.md"
 	@echo "make fuzz   fuzz every decoder (libFuzzer) for FUZZ_SECONDS each"
 	@echo "make simulate  release build, then SEEDS seeds (default 100000) of the deterministic simulator"
+	@echo "make dist   release build (Swift runtime linked in), then dist/zflux-VERSION-linux-ARCH.tar.gz (INSTALL.md inside)"
+	@echo "make dist-test  unpack that tarball and run its binary with an empty environment; ldd finds no Swift library"
 	@echo "make upgrade-test  build UPGRADE_FROM (a commit or tag) beside the head, upgrade a cluster under load three ways"
 	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
@@ -122,6 +124,14 @@ simulate: deps
 	$(SWIFT) build -c release --product zflux
 	.build/release/zflux simulate --seeds $(SEEDS) --first-seed $(FIRST_SEED)
 
+# The release tarball and its check (scripts/dist.sh, scripts/dist-test.sh). Not in `make test`: a
+# release build takes long; CI runs both after it (.ci/run).
+dist: deps
+	scripts/dist.sh
+
+dist-test:
+	scripts/dist-test.sh
+
 # An older zflux built from git (UPGRADE_FROM, a commit or tag; scripts/upgrade-test.sh names the pin)
 # beside the head, then a cluster upgraded from one to the other under load with a schedule pending:
 # stores first, the dispatcher first, and a pair member by member. Two builds: not in `make test`;
@@ -135,4 +145,4 @@ fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf .build .zflux
+	rm -rf .build .zflux dist

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make dist-test: checks the tarball `make dist` wrote (or the one given), as a host without Swift
 # would meet it. Unpacked into a scratch directory:
-# - every file the units and INSTALL name is in it;
+# - every file the units, INSTALL and the Containerfile name is in it;
 # - `ldd` of the binary names no library of the Swift toolchain (libswiftCore, Foundation, dispatch,
 #   the toolchain's ICU...), and none it cannot find;
 # - the binary runs with an empty environment (`env -i`): --version, then a real cluster (cluster up,
@@ -39,6 +39,13 @@ for path in INSTALL.md share/doc/zflux/OPERATIONS.md share/doc/zflux/UPGRADING.m
 done
 if grep -q '@VERSION@\|@NAME@' "$root/INSTALL.md"; then fail "INSTALL.md still has a placeholder"; fi
 
+# The Containerfile copies the tarball and nothing else of the repository's; each path it copies exists.
+while read -r source; do
+    source=${source//\$\{TARBALL\}/$tarball}
+    [ -e "$source" ] || fail "deploy/Containerfile copies $source, which does not exist"
+done < <(grep -E '^(COPY|ADD) ' deploy/Containerfile | grep -v -- '--from=' | awk '{print $2}')
+[ -x "$root/bin/zflux" ] || fail "the Containerfile's entry point, /usr/local/bin/zflux, is not in the tarball"
+
 # No library of the Swift toolchain, and nothing missing.
 libraries=$(ldd "$bin")
 echo "$libraries" | sed 's/^/  ldd: /'
@@ -74,4 +81,17 @@ for pid in $pids; do
     for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then fail "node $pid outlived cluster down"; fi
 done
+# The image, where a container tool runs (a docker client without its daemon does not).
+tool=""
+for candidate in podman docker; do
+    if command -v "$candidate" >/dev/null && "$candidate" info >/dev/null 2>&1; then tool=$candidate; break; fi
+done
+if [ -n "$tool" ]; then
+    "$tool" build -q -f deploy/Containerfile --build-arg TARBALL="$tarball" -t zflux-dist-test . >/dev/null
+    imaged=$("$tool" run --rm zflux-dist-test --version)
+    [ "$imaged" = "$printed" ] || fail "the image's zflux --version printed '$imaged'"
+    echo "  image: $imaged"
+else
+    echo "  no podman or docker that runs here: the image is not built"
+fi
 echo "dist-test: $tarball passed"

@@ -144,7 +144,13 @@ struct DeployTests {
         #expect((topology["dispatcher"] as? [String: Any])?["metricsListen"] as? String == "127.0.0.1")
         #expect((topology["stores"] as? [[String: Any]])?.allSatisfy { $0["metricsListen"] as? String == "127.0.0.1" } == true)
         let container = try String(contentsOfFile: packageRoot + "/deploy/Containerfile", encoding: .utf8)
-        #expect(container.contains("libzmq5") && container.contains("USER zflux") && container.contains("--static-swift-stdlib"))
+        #expect(container.contains("libzmq5") && container.contains("USER zflux"))
+        // It installs `make dist`'s tarball (scripts/dist-test.sh checks it copies what make dist wrote):
+        // no Swift image, no build, and nothing else of the repository's.
+        let instructions = container.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(!instructions.contains { $0.lowercased().contains("swift") }, "\(container)")
+        let copied = instructions.filter { $0.hasPrefix("COPY ") || $0.hasPrefix("ADD ") }.filter { !$0.contains("--from=") }
+        #expect(copied.map { $0.split(separator: " ")[1] } == ["${TARBALL}"], "\(copied)")
     }
 
     @Test(

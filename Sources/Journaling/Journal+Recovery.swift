@@ -80,7 +80,9 @@ extension Journal {
                 }
                 // Only a torn tail is trimmed: damage with intact records after it is corruption, and
                 // trimming it would drop what may have been acknowledged.
-                if let intact = JournalRecord.nextIntact(bytes, after: offset, seqAbove: expected - 1) {
+                if !environment.brokenRules.contains(.skipsCorruptRecord),
+                    let intact = JournalRecord.nextIntact(bytes, after: offset, seqAbove: expected - 1)
+                {
                     throw JournalError(
                         "\(segment.path) is corrupt at byte \(offset), where seq \(expected) is due (\(problem)), and an intact record (seq \(intact.seq)) follows at byte \(intact.offset): this is not a torn tail, so nothing was trimmed and nothing is served. Acknowledged actions may be in and after the damaged record. Restore the segment from a backup (in a pair, from the other member's journal); or, to give them up, `zflux journal truncate --journal \(directory) --from-seq \(expected)` keeps what precedes seq \(expected) and sets the rest aside",
                         corruptFromSeq: expected)
@@ -107,7 +109,10 @@ extension Journal {
         // What the scan found may be only in the page cache: a dispatcher that crashed after writing and
         // before syncing leaves it there. It is forced to disk now, before anything recovered is acknowledged
         // to a retrying client or replayed to a store (the simulator found the power cut that lost it).
-        for segment in segments where storage.size(segment.path) != nil { try storage.syncFile(segment.path) }
+        if !environment.brokenRules.contains(.syncJournalOnOpen) {
+            for segment in segments where storage.size(segment.path) != nil { try storage.syncFile(segment.path) }
+        }
+        syncedSize = segmentSize
         file = try storage.open(segments[segments.count - 1].path, create: true, truncate: false)
         try syncDirectory()
     }

@@ -58,6 +58,7 @@ extension Journal {
         tail.removeRecords(after: seq)
         lastSeq = seq
         segmentSize = cut
+        syncedSize = cut
         // The cut segment is synced whole (`cutSegment`).
         unsynced = false
     }

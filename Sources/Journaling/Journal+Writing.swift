@@ -15,9 +15,24 @@ extension Journal {
         unsynced = true
     }
 
+    /// A sync that fails proves nothing of what it covered, then or later: Linux may mark the pages
+    /// clean without writing them, and a second sync then succeeds with them lost. So the newest segment
+    /// is cut back to what the last sync that succeeded covered (nothing past it was acknowledged: the
+    /// core hears of durability only from a sync that returned), and the journal takes no more appends
+    /// until it is opened again; the dispatcher restarts (``DispatcherInterpreter``'s rule).
     func sync() throws {
         guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
-        try storage.sync(file)
+        do {
+            try storage.sync(file)
+        } catch {
+            guard !environment.brokenRules.contains(.trustsFailedFsync) else { throw error }
+            try? storage.truncate(file, to: syncedSize)
+            try? storage.sync(file)
+            storage.close(file)
+            self.file = nil
+            throw error
+        }
+        syncedSize = segmentSize
         unsynced = false
     }
 
@@ -29,6 +44,7 @@ extension Journal {
         try? sealIndex(segment: segments.count - 1)
         segments.append(Segment(firstSeq: firstSeq, path: segmentPath(firstSeq: firstSeq)))
         segmentSize = 0
+        syncedSize = 0
         file = try storage.open(segments[segments.count - 1].path, create: true, truncate: false)
         try syncDirectory()
     }

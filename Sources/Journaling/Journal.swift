@@ -43,6 +43,9 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// Held while this journal is open for appending: one writer per journal, ever.
     var lockFile: StorageFile? = nil
     var segmentSize = 0
+    /// How much of the newest segment the last sync that succeeded covered: what a failed sync cuts
+    /// the segment back to.
+    var syncedSize = 0
     var unsynced = false
     /// The newest records, for the common replay (gap repair) without touching the disk.
     var tail = RecordTail()
@@ -203,7 +206,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// are removed, the one it was writing is cut back to its length, and the records it remembered
     /// are forgotten.
     private func undoAppend(lastSeq before: UInt64, indexCount: Int, segmentCount: Int, segmentSize size: Int) throws {
-        if segments.count > segmentCount {
+        let rolled = segments.count > segmentCount
+        if rolled {
             if let file { storage.close(file) }
             file = nil
             for segment in segments[segmentCount...] {
@@ -219,6 +223,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
         guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
         try storage.truncate(file, to: size)
         segmentSize = size
+        // Removed segments were rolled past, which synced the one now newest whole.
+        syncedSize = rolled ? size : min(syncedSize, size)
         lastSeq = before
         index.removeLast(index.count - indexCount)
         tail.removeRecords(after: before)

@@ -1,3 +1,5 @@
+import NodeCores
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -97,11 +99,16 @@ package struct JournalEnvironment {
     package var storage: any JournalStorage
     package var wallNanoseconds: () -> Int64
     package var randomWord: () -> UInt64
+    /// Rules of the journal broken on purpose by the simulator's canaries.
+    package var brokenRules: Set<Canary> = []
 
-    package init(storage: any JournalStorage, wallNanoseconds: @escaping () -> Int64, randomWord: @escaping () -> UInt64) {
+    package init(
+        storage: any JournalStorage, wallNanoseconds: @escaping () -> Int64, randomWord: @escaping () -> UInt64, brokenRules: Set<Canary> = []
+    ) {
         self.storage = storage
         self.wallNanoseconds = wallNanoseconds
         self.randomWord = randomWord
+        self.brokenRules = brokenRules
     }
 
     /// Files, the real clock and the system's entropy.

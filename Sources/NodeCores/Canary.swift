@@ -22,6 +22,12 @@ public enum Canary: String, CaseIterable, Sendable {
     /// A dispatcher that opens its log reads the schedules made and cancelled there, not those fired:
     /// after a restart or a failover it fires them again.
     case scheduleFiresTwice = "schedule-fires-twice"
+    /// A sync that failed (EIO) is tried again, and the actions it covered acknowledged once the retry
+    /// returns: the pages the failure dropped are not on the disk.
+    case trustsFailedFsync = "trusts-failed-fsync"
+    /// Opening the journal takes a record that fails its CRC with intact records after it for a torn
+    /// tail, and trims it and everything after it.
+    case skipsCorruptRecord = "skips-corrupt-record"
 }
 
 extension Canary {
@@ -38,6 +44,8 @@ extension Canary {
         case .oldLeaderAcksAfterLease: "a leader whose lease ran out goes on ACKing alone"
         case .releaseBeforeSync: "the dispatcher's loop releases ACKs before its journal's sync returns"
         case .scheduleFiresTwice: "a new leader forgets which schedules fired, and fires them again"
+        case .trustsFailedFsync: "the dispatcher retries a failed fsync and acknowledges what it covered"
+        case .skipsCorruptRecord: "recovery trims a corrupt record with intact records after it as a torn tail"
         }
     }
 }

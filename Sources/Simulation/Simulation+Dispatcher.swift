@@ -1,4 +1,5 @@
 @_spi(Simulation) import FluxCore
+import Journaling
 @_spi(Simulation) import NodeCores
 
 /// The dispatcher in the simulation: the real loop's interpreter (``DispatcherInterpreter``, which
@@ -28,9 +29,17 @@ extension Simulation {
         var standby: StandbyCore? { standbyInterpreter?.core }
         var standbyHost: StandbyHost?
         var incarnation: UInt64 = 0
-        /// Its journal on the simulated disk: it outlives the process (a power cut takes what is not
-        /// synced); an operator may put an older copy back.
-        var journal = SimJournal()
+        /// Its disk: it outlives the process (a power cut takes what is not synced); an operator may
+        /// put an older copy of the journal's directory back.
+        var disk = SimDisk()
+        /// The real journal on it, while the process runs.
+        var journal: Journal?
+        /// Truncations of the journal (a standby dropping a run): an fsync issued before one reports nothing.
+        var cuts: UInt64 = 0
+        /// When the next try of what the journal had no room for is due, once one is.
+        var retryAt: UInt64 = 0
+        /// A standby's journal had no room for an append: until it follows again, nothing is written.
+        var standbyDiskFull = false
         var fsyncInFlight = false
         var frozenUntil: UInt64 = 0
         var turnPending = false
@@ -62,15 +71,61 @@ extension Simulation {
         return rules
     }
 
+    /// Where every dispatcher keeps its journal on its disk.
+    static let journalDirectory = "/journal"
+
+    /// Opens the real journal on the dispatcher's disk, as its process does when it starts: its
+    /// segments small, so that seeds roll them and seal their index files; its clock and entropy the
+    /// simulation's. Batches are synced when the simulation's fsync returns (``fsyncDone``), so under
+    /// `always` too the journal is given `batch` and the simulation times each sync.
+    func openJournal(_ index: Int, opensEpoch: Bool) throws -> Journal {
+        let process = dispatchers[index]
+        // The process that had it open is gone, with its descriptors and its lock.
+        process.journal = nil
+        let node = Node.dispatcher(index)
+        let environment = JournalEnvironment(
+            storage: process.disk, wallNanoseconds: { [unowned self] in time(node).wallNanoseconds }, randomWord: { [unowned self] in rng.next() },
+            brokenRules: options.canary.map { [$0] } ?? [])
+        let journal = try Journal(
+            directory: Simulation.journalDirectory, policy: fsync == .none ? .none : .batch, segmentBytes: Simulation.segmentBytes,
+            opensEpoch: opensEpoch, environment: environment)
+        if journal.recovery.trimmedBytes > 0 { note("\(name(of: node))'s journal: \(journal.recovery)") }
+        process.journal = journal
+        return journal
+    }
+
+    /// A few dozen records a segment.
+    static let segmentBytes = 4096
+
+    /// Every record the journal holds, read through it.
+    func records(of journal: Journal) -> [Message] {
+        var records: [Message] = []
+        do {
+            try journal.forEach { records.append($0) }
+        } catch {
+            fail("the journal reads back", "\(error)")
+        }
+        return records
+    }
+
     func startDispatcher() {
         let node = Node.dispatcher(0)
         dispatcher.incarnation += 1
         dispatcher.fsyncInFlight = false
         dispatcher.turnPending = false
-        let journal = dispatcher.journal
-        let records = journal.open(syncOnOpen: options.canary != .syncJournalOnOpen, wallNanoseconds: time(node).wallNanoseconds) {
-            HistoryID.newCluster(using: &rng)
+        dispatcher.retryAt = 0
+        let before = dispatcher.disk.image(in: Simulation.journalDirectory)
+        let journal: Journal
+        do {
+            journal = try openJournal(0, opensEpoch: true)
+        } catch let error as JournalError where error.corruptFromSeq != nil {
+            refusesToServe(error, before: before)
+            return
+        } catch {
+            startAgainLater(0, "it cannot open its journal: \(error)")
+            return
         }
+        let records = records(of: journal)
         checkJournal(records, when: "the dispatcher recovered its journal")
         note("the dispatcher starts: journal head \(journal.lastSeq), history \(journal.history)")
         epochsServed.insert(journal.history.epoch)
@@ -78,18 +133,47 @@ extension Simulation {
         do {
             core = try DispatcherBoot.core(rules: dispatcherRules(), log: journal, now: time(node), logger: logger)
             try forgetFiresIfCanary(core, log: journal)
+            core.quarantined(try journal.quarantine())
         } catch {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
-        core.quarantined(Array(journal.quarantine.values))
         lead(0, core: core)
         scheduleTimer(node, deadlineMilliseconds: 0)
     }
 
+    /// The process exits on an error of its disk (its loop throws), and the supervisor starts it
+    /// again: what it had not synced is not trusted, and it opens its journal from the disk.
+    func startAgainLater(_ index: Int, _ why: String) {
+        let node = Node.dispatcher(index)
+        note("\(name(of: node)) exits: \(why); it is started again")
+        result.diskErrorRestarts += 1
+        kill(node)
+        queue.schedule(.restart(node), at: now + rng.micros(50_000...400_000))
+    }
+
+    /// A single dispatcher whose journal has a corrupt record (intact records after it, so not a torn
+    /// tail) refuses to serve, as `zflux cluster up` does: the seed ends with it stopped, for an
+    /// operator. What the checker holds it to: the open changed no byte (the records from the bad one
+    /// on are all still on the disk, for a restore), and every action acknowledged below the bad
+    /// record is in the intact ones. (No wrong data was served: the stores' states were checked all along.)
+    func refusesToServe(_ error: JournalError, before: [String: [UInt8]]) {
+        let from = error.corruptFromSeq ?? 0
+        note("the dispatcher refuses to serve: its journal is corrupt from seq \(from)")
+        result.invariantChecks += 1
+        guard dispatcher.disk.image(in: Simulation.journalDirectory) == before else {
+            fail("a corrupt journal is kept whole", "opening it changed its files: \(error.message)")
+            return
+        }
+        checkJournal(dispatcher.disk.records(in: Simulation.journalDirectory), when: "the dispatcher refused its corrupt journal", below: from)
+        guard result.failure == nil else { return }
+        result.stopped = "the dispatcher refused to serve a journal corrupt from seq \(from)"
+        queue = EventQueue()
+    }
+
     /// The `schedule-fires-twice` canary: the new core reads the schedules its log makes and cancels,
     /// but not those it fired, and so fires them again.
-    func forgetFiresIfCanary(_ core: DispatcherCore, log: SimJournal) throws {
+    func forgetFiresIfCanary(_ core: DispatcherCore, log: any ActionLog) throws {
         guard options.canary == .scheduleFiresTwice else { return }
         try core.rebuildSchedules(from: log, forgettingFires: true)
     }
@@ -133,7 +217,7 @@ extension Simulation {
         case .replication(let peer, let message):
             record(20, node.code, message.header.seq, "\(name(of: node)) receives \(message.kind) seq \(message.header.seq) from its standby")
             let journal = process.journal
-            core.receivedReplication(message, from: peer, now: time(node), stampAt: { journal.stamp(at: $0) })
+            core.receivedReplication(message, from: peer, now: time(node), stampAt: { try? journal?.history(at: $0) })
             carryOutDispatcher(index)
         default: return
         }
@@ -144,7 +228,8 @@ extension Simulation {
     func lead(_ index: Int, core: DispatcherCore) {
         let process = dispatchers[index]
         let host = DispatcherHost(simulation: self, index: index)
-        let interpreter = DispatcherInterpreter(core: core, log: process.journal, io: host, logger: logger, replicaBatch: (16, 4096))
+        guard let journal = process.journal else { preconditionFailure("a dispatcher leads with its journal open") }
+        let interpreter = DispatcherInterpreter(core: core, log: journal, io: host, logger: logger, replicaBatch: (16, 4096))
         core.onBrokenInvariant = { [unowned self] in fail("core invariant", "\(name(of: .dispatcher(index)))'s core: \($0)") }
         if let canary = options.canary {
             core.brokenRules = [canary]
@@ -161,9 +246,18 @@ extension Simulation {
         let process = dispatchers[index]
         guard let interpreter = process.interpreter else { return }
         do {
+            try interpreter.retryUnwritten()
             try interpreter.carryOut()
+        } catch let error as JournalError {
+            startAgainLater(index, "its journal failed: \(error.message)")
+            return
         } catch {
             fail("dispatcher", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
+        }
+        if interpreter.hasUnwritten && process.retryAt <= now {
+            // The real loop polls again within the interval at which it tries the disk again.
+            process.retryAt = now + DispatcherInterpreter.journalRetryMilliseconds * 1000
+            queue.schedule(.turn(.dispatcher(index), incarnation: process.incarnation), at: process.retryAt)
         }
         if let deposedBy = process.deposedBy, process.interpreter === interpreter {
             process.deposedBy = nil
@@ -192,9 +286,8 @@ extension Simulation {
         let head: UInt64
         if let core = process.core {
             // What the fsync covers is what is written: the core's head may count actions stamped in
-            // this burst and not yet handed to the journal. (Without HA the simulation keeps its old
-            // reckoning, so that seeds replay as they always have: see the report of this change.)
-            let written = options.ha ? process.journal.lastSeq : core.head
+            // this burst and not yet handed to the journal, or that a full disk has not taken.
+            let written = process.journal?.lastSeq ?? 0
             guard written > core.localDurableHead else { return }
             head = written
         } else if let standby = process.standby {
@@ -204,15 +297,16 @@ extension Simulation {
             return
         }
         guard !process.fsyncInFlight else { return }
-        guard process.journal.bytes.count > process.journal.durableLength || options.canary == .syncJournalOnOpen else { return }
+        // (A segment's roll may have synced the records already: the core still hears it from here.)
         process.fsyncInFlight = true
+        // With storage faults, now and then a slow one (a busy or failing disk).
+        let slow = options.storageFaults && rng.chance(0.03)
         queue.schedule(
-            .fsyncDone(
-                dispatcher: index, incarnation: process.incarnation, length: process.journal.bytes.count, through: head, cuts: process.journal.cuts),
-            at: now + rng.micros(100...3_000))
+            .fsyncDone(dispatcher: index, incarnation: process.incarnation, length: 0, through: head, cuts: process.cuts),
+            at: now + (slow ? rng.micros(20_000...400_000) : rng.micros(100...3_000)))
     }
 
-    /// The fsync issued when the journal was `length` bytes long has returned: that much is on the disk.
+    /// The fsync has returned: the journal's sync runs now, on the simulated disk (which may fail it).
     func fsyncDone(_ index: Int, incarnation: UInt64, length: Int, through: UInt64, cuts: UInt64) {
         let process = dispatchers[index]
         record(2, Node.dispatcher(index).code, through, "\(name(of: .dispatcher(index)))'s journal durable through seq \(through)")
@@ -224,17 +318,44 @@ extension Simulation {
             return
         }
         // A cut since (a standby dropping a run) synced what it kept; this fsync reports nothing.
-        guard process.journal.cuts == cuts else {
+        guard process.cuts == cuts else {
             process.fsyncInFlight = false
             startFsyncIfNeeded(index)
             return
         }
-        process.journal.sync(upTo: length)
         process.fsyncInFlight = false
+        guard let journal = process.journal else { return }
+        // What the journal holds now is all a sync can make durable (a standby's core may be ahead of
+        // a journal that had no room).
+        let through = min(through, journal.lastSeq)
+        do {
+            try journal.commit()
+        } catch {
+            guard let interpreter = process.interpreter else {
+                startAgainLater(index, "its journal's sync failed: \(error)")
+                return
+            }
+            do {
+                // The rule of the shared interpreter: a failed sync is never trusted (a canary retries it).
+                try interpreter.syncFailed(through: through, error) {
+                    try journal.commit()
+                    return true
+                }
+            } catch {
+                startAgainLater(index, "its journal's sync failed: \(error)")
+                return
+            }
+            carryOutDispatcher(index)
+            startFsyncIfNeeded(index)
+            return
+        }
         if let interpreter = process.interpreter {
             leaseCheck(index)
             do {
                 try interpreter.synced(through: through)
+            } catch let error as JournalError {
+                startAgainLater(index, "its journal failed: \(error.message)")
+                return
             } catch {
                 fail("dispatcher", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
             }
@@ -242,6 +363,9 @@ extension Simulation {
         } else if let interpreter = process.standbyInterpreter {
             do {
                 try interpreter.synced(through: through)
+            } catch let error as JournalError {
+                startAgainLater(index, "its journal failed: \(error.message)")
+                return
             } catch {
                 fail("standby", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
             }
@@ -262,6 +386,13 @@ final class DispatcherHost: SimulatedHost, DispatcherIO {
 
     func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
         guard let (code, tag) = Simulation.node(fromPeer: peer), let target = simulation.node(code: code) else { return true }
+        // With storage faults, a send now and then finds the peer's queue full: nothing goes.
+        if simulation.options.storageFaults && simulation.rng.chance(0.02) {
+            simulation.record(
+                12, node.code, message.header.seq,
+                "\(simulation.name(of: node))'s \(message.kind) to \(simulation.name(of: target)) finds its queue full")
+            return false
+        }
         switch route {
         case .intake:
             if simulation.options.ha { simulation.checkAcks(message, from: index) }
@@ -291,17 +422,22 @@ final class DispatcherHost: SimulatedHost, DispatcherIO {
         return false
     }
 
-    /// Kept with the simulated journal, as the real shell keeps it with the real one.
+    /// Kept with the journal on the simulated disk, as the real shell keeps it with the real one.
     func keepQuarantine(_ entries: [Quarantine]) throws {
-        let journal = process.journal
-        for entry in entries where journal.quarantine[entry.seq] == nil {
+        guard let journal = process.journal else { throw JournalError("the journal is closed") }
+        let kept = Set(try journal.quarantine().map(\.seq))
+        try journal.keepQuarantine(entries)
+        for entry in entries where !kept.contains(entry.seq) {
             simulation.result.quarantined += 1
             simulation.note("\(simulation.name(of: node)) quarantines seq \(entry.seq) (\(entry.app).\(entry.actionType)): \(entry.reason)")
         }
-        journal.quarantine = Dictionary(entries.map { ($0.seq, $0) }) { _, newer in newer }
     }
 
-    func outOfSpace(_ error: any Error) -> String? { nil }
+    /// A full simulated disk, as the real shell tells one (``JournalError/isOutOfSpace``).
+    func outOfSpace(_ error: any Error) -> String? {
+        guard let error = error as? JournalError, error.isOutOfSpace else { return nil }
+        return error.message
+    }
 
     /// The lease service answers as etcd would (an oracle: no answer while it is down or frozen, and
     /// then the lease's own clock decides). A peer's word alone deposes no one. The answer is acted on

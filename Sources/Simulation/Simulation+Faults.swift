@@ -1,4 +1,5 @@
 @_spi(Simulation) import FluxCore
+import Journaling
 
 /// The faults a seed injects during its fault phase, one every 20–250 ms: crashes, power cuts,
 /// partitions, chaos windows, subscribers past their high-water mark, journal backups and restores of
@@ -6,6 +7,10 @@
 extension Simulation {
     func injectFault() {
         result.faultsInjected += 1
+        if options.storageFaults && rng.chance(0.25) {
+            injectStorageFault()
+            return
+        }
         if options.ha && rng.chance(0.3) {
             injectHAFault()
             return
@@ -21,7 +26,7 @@ extension Simulation {
         case 25..<33 where fsync != .none:
             // `none` promises only to survive a process crash (docs/GUARANTEES.md).
             for process in dispatchers {
-                let what = process.journal.powerCut(&rng)
+                let what = process.disk.powerCut(&rng)
                 note("power cut\(options.ha ? " (\(name(of: .dispatcher(process.index))))" : ""): \(what)")
             }
             let all: [Node] =
@@ -56,9 +61,9 @@ extension Simulation {
             // An operator backs the journal up (copies the directory).
             // A copy of the directory takes what the page cache holds too: its head is its last record.
             guard dispatcher.core != nil, !options.ha else { return }
-            let head = dispatcher.journal.scan().records.last?.header.seq ?? 0
+            let head = dispatcher.disk.records(in: Simulation.journalDirectory).last?.header.seq ?? 0
             note("backup of the journal at head \(head)")
-            backup = (dispatcher.journal.copy(), head)
+            backup = (dispatcher.disk.copy(), head)
         case 81..<84:
             guard !options.ha, let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else {
                 return
@@ -87,12 +92,12 @@ extension Simulation {
     /// The operator stops the dispatcher, puts back an older copy of its journal and starts it again:
     /// what was acknowledged after the copy is gone (the operator's choice), and its seqs are given
     /// again. Every store must notice (a new epoch starting at or below its version) and rebuild.
-    func restoreOlderCopy(_ copy: SimJournal, head: UInt64, replacing current: UInt64) {
+    func restoreOlderCopy(_ copy: SimDisk, head: UInt64, replacing current: UInt64) {
         note("the journal is restored from a copy at head \(head) (it was at \(current))")
         kill(.dispatcher(0))
-        dispatcher.journal = copy.copy()
         // The operator's restore ends with `sync` (docs/OPERATIONS.md): the copied files are on the disk.
-        dispatcher.journal.sync()
+        dispatcher.disk = copy.copy()
+        watch(dispatcher.disk, of: 0)
         for (seq, action) in history where seq > head {
             // A ping whose sequencing is thrown away may be sent again and sequenced anew: its effect
             // may run once more, for the new sequencing (at most once per sequenced action).
@@ -138,6 +143,9 @@ extension Simulation {
         case .dispatcher(let i):
             dispatchers[i].interpreter = nil
             dispatchers[i].standbyInterpreter = nil
+            dispatchers[i].journal = nil
+            // Pages a failed sync marked clean may still be in the cache for the next process, or not.
+            if options.storageFaults && rng.chance(0.5) { dispatchers[i].disk.evictLost() }
             dispatchers[i].lease = nil
             dispatchers[i].steppingDown = false
         case .leaseService:
@@ -158,6 +166,53 @@ extension Simulation {
         case .store(let i): if stores[i].core == nil { startStore(i) }
         case .view(let i): if views[i].core == nil { startView(i) }
         case .client: break
+        }
+    }
+
+    /// Gives a dispatcher's disk the simulation's clock, generator and trace.
+    func watch(_ disk: SimDisk, of index: Int) {
+        disk.clock = { [unowned self] in now }
+        disk.draw = { [unowned self] in Double(rng.next() >> 11) / Double(1 << 53) }
+        disk.pick = { [unowned self] in rng.int($0) }
+        disk.told = { [unowned self] in note("\(name(of: .dispatcher(index)))'s disk: \($0)") }
+        disk.faults = SimDisk.Faults(syncFails: 0.3, misdirects: options.ha ? 0 : 0.01)
+    }
+
+    /// A fault of the disk (``SimulationOptions/storageFaults``): for a while it fails syncs (EIO, the
+    /// pages lost) and misdirects writes; or it is full; or, while the dispatcher is down, a bit of a
+    /// synced record flips, to be found when it starts again. (A pair's members take the first two:
+    /// a member that repairs a corrupt journal from its partner is the real-process tests' case.)
+    func injectStorageFault() {
+        let index = options.ha ? rng.int(0...1) : 0
+        let process = dispatchers[index]
+        let node = Node.dispatcher(index)
+        switch rng.int(0...99) {
+        case 0..<50:
+            // `none` syncs nothing it promises (docs/GUARANTEES.md): a failing disk is a power cut to it.
+            guard fsync != .none else { return }
+            let until = now + rng.micros(50_000...500_000)
+            note("\(name(of: node))'s disk fails for \((until - now) / 1000) ms")
+            process.disk.failingUntil = until
+        case 50..<97:
+            let until = now + rng.micros(50_000...500_000)
+            note("\(name(of: node))'s disk is full for \((until - now) / 1000) ms")
+            process.disk.fullUntil = until
+        default:
+            guard !options.ha else { return }
+            // The newest segment: the one an opening reads whole. A record with another after it, so
+            // that recovery can tell the damage from a torn tail.
+            guard let names = try? process.disk.list(Simulation.journalDirectory),
+                let newest = names.filter({ $0.hasSuffix(".journal") }).max(),
+                let first = UInt64(newest.dropLast(".journal".count))
+            else { return }
+            let path = Simulation.journalDirectory + "/" + newest
+            let records = process.disk.syncedRecords(path, firstSeq: first)
+            guard records.count >= 2 else { return }
+            note("crash: \(name(of: node)), and while it is down a bit flips on its disk")
+            kill(node)
+            let record = records[rng.int(0...(records.count - 2))]
+            if let at = process.disk.flipBit(path, in: record, &rng) { note("\(newest): a bit of byte \(at) flips") }
+            queue.schedule(.restart(node), at: now + rng.micros(20_000...400_000))
         }
     }
 }

@@ -1,4 +1,5 @@
 @_spi(Simulation) import FluxCore
+import Journaling
 @_spi(Simulation) import NodeCores
 
 /// High availability (issue 27; docs/OPERATIONS.md, High availability): two dispatchers, each with its journal on its own disk,
@@ -113,7 +114,15 @@ extension Simulation {
         // The pair is one cluster: both journals are made with its id. (Two journals that each made
         // their own would serve two clusters, and stores refuse the second as foreign.)
         let cluster = HistoryID.newCluster(using: &rng)
-        for process in dispatchers { process.journal.provision(cluster: cluster) }
+        for index in dispatchers.indices {
+            do {
+                let journal = try openJournal(index, opensEpoch: false)
+                try journal.adopt(cluster: cluster, clientScope: journal.clientScope)
+            } catch {
+                fail("the pair is made", "\(name(of: .dispatcher(index)))'s new journal could not take the pair's cluster id: \(error)")
+                return
+            }
+        }
         for index in dispatchers.indices { startStandby(index) }
     }
 
@@ -139,13 +148,28 @@ extension Simulation {
         process.interpreter = nil
         process.lease = nil
         process.steppingDown = false
-        let records = process.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
+        process.retryAt = 0
+        process.standbyDiskFull = false
+        let journal: Journal
+        do {
+            journal = try openJournal(index, opensEpoch: false)
+        } catch {
+            startAgainLater(index, "it cannot open its journal: \(error)")
+            return
+        }
         // The members prove themselves with a member token, as over ipc.
         var standbyRules = StandbyCore.Rules()
         standbyRules.memberToken = Self.memberToken
+        let lastStamp: UInt64
+        do {
+            lastStamp = try journal.history(at: journal.lastSeq) ?? 0
+        } catch {
+            startAgainLater(index, "its journal cannot be read: \(error)")
+            return
+        }
         let standby = StandbyCore(
-            rules: standbyRules, lastSeq: process.journal.lastSeq, lastStamp: records.last?.header.history ?? 0,
-            newestEpoch: process.journal.lastEpoch, now: time(node), logger: logger)
+            rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp,
+            newestEpoch: journal.history.epoch, now: time(node), logger: logger)
         if let canary = options.canary { standby.brokenRules = [canary] }
         standby.onBrokenInvariant = { [unowned self] in fail("core invariant", "\(name(of: node))'s standby core: \($0)") }
         let host = StandbyHost(simulation: self, index: index)
@@ -153,7 +177,7 @@ extension Simulation {
         process.standbyInterpreter = StandbyInterpreter(core: standby, io: host, logger: logger)
         connect(index)
         note(
-            "\(name(of: node)) starts as a standby: journal head \(process.journal.lastSeq) (history \(process.journal.history)), following \(name(of: .dispatcher(process.following)))"
+            "\(name(of: node)) starts as a standby: journal head \(journal.lastSeq) (history \(journal.history)), following \(name(of: .dispatcher(process.following)))"
         )
         carryOutStandby(index)
         scheduleTimer(node, deadlineMilliseconds: 0)
@@ -175,6 +199,8 @@ extension Simulation {
         guard let interpreter = process.standbyInterpreter else { return }
         do {
             try interpreter.carryOut()
+        } catch let error as JournalError {
+            startAgainLater(index, "its journal failed: \(error.message)")
         } catch {
             fail("standby", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
         }
@@ -200,30 +226,46 @@ extension Simulation {
         process.fsyncInFlight = false
         process.turnPending = false
         process.standbyInterpreter = nil
-        let records = process.journal.openWithoutEpoch { HistoryID.newCluster(using: &rng) }
-        let leading = HistoryID.leading(cluster: process.journal.cluster, revision: revision)
-        guard process.journal.beginEpoch(leading.epoch) != nil else {
+        process.retryAt = 0
+        let journal: Journal
+        do {
+            journal = try openJournal(index, opensEpoch: false)
+        } catch {
+            requestLease(index, .revoke(lease: lease))
+            startAgainLater(index, "it cannot open its journal: \(error)")
+            return
+        }
+        let records = records(of: journal)
+        let leading = HistoryID.leading(cluster: journal.history.cluster, revision: revision)
+        guard leading.epoch > journal.history.epoch else {
             note("\(name(of: node)) won at revision \(revision), but its journal has seen a newer epoch: it gives the lease up")
             requestLease(index, .revoke(lease: lease))
             startStandby(index)
             return
         }
+        do {
+            _ = try journal.beginEpoch(leading.epoch)
+        } catch {
+            requestLease(index, .revoke(lease: lease))
+            startAgainLater(index, "its journal could not record the epoch: \(error)")
+            return
+        }
         record(
             22, node.code, UInt64(revision),
-            "\(name(of: node)) wins the lease at revision \(revision) (epoch \(leading)): journal head \(process.journal.lastSeq)")
+            "\(name(of: node)) wins the lease at revision \(revision) (epoch \(leading)): journal head \(journal.lastSeq)")
         checkJournal(records, when: "\(name(of: node)) won the lease")
         var rules = dispatcherRules()
         rules.replication = .sync
         rules.memberToken = Self.memberToken
         let core: DispatcherCore
         do {
-            core = try DispatcherBoot.core(rules: rules, log: process.journal, now: time(node), logger: logger)
-            try forgetFiresIfCanary(core, log: process.journal)
+            core = try DispatcherBoot.core(rules: rules, log: journal, now: time(node), logger: logger)
+            try forgetFiresIfCanary(core, log: journal)
+            core.quarantined(try journal.quarantine())
         } catch {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
-        core.quarantined(Array(process.journal.quarantine.values))
         lead(index, core: core)
         process.lease = HeldLease(id: lease, revision: revision, grantSentAt: sentAt)
         epochsServed.insert(leading.epoch)
@@ -232,6 +274,22 @@ extension Simulation {
         epochStarts.append((leading.epoch, index, held))
         scheduleTimer(node, deadlineMilliseconds: 0)
         queue.schedule(.leaseTimer(index, incarnation: process.incarnation), at: now)
+    }
+
+    /// A second after its journal had no room, the standby follows again from what the journal holds.
+    func standbyFollowsAgain(_ index: Int, incarnation: UInt64) {
+        let process = dispatchers[index]
+        guard process.incarnation == incarnation, process.standbyDiskFull, let standby = process.standby, let journal = process.journal else {
+            return
+        }
+        process.standbyDiskFull = false
+        do {
+            standby.truncated(lastSeq: journal.lastSeq, lastStamp: try journal.history(at: journal.lastSeq) ?? 0, now: time(.dispatcher(index)))
+        } catch {
+            startAgainLater(index, "its journal cannot be read: \(error)")
+            return
+        }
+        carryOutStandby(index)
     }
 
     // MARK: The lease, as a dispatcher sees it
@@ -405,7 +463,7 @@ extension Simulation {
             let victim = Node.dispatcher(index)
             if fsync != .none && rng.chance(0.5) {
                 // Its machine alone loses power: its journal keeps what was synced.
-                let what = dispatchers[index].journal.powerCut(&rng)
+                let what = dispatchers[index].disk.powerCut(&rng)
                 note("power cut of \(name(of: victim))'s machine: \(what)")
             } else {
                 note("crash: \(name(of: victim))")
@@ -433,11 +491,17 @@ extension Simulation {
                 return
             }
             ackedBy[history.epoch] = index
-            for process in dispatchers where !process.journal.holds(seq: seq, client: client, clientSeq: clientSeq, onDisk: fsync != .none) {
+            for process in dispatchers {
+                let held = process.disk.records(in: Simulation.journalDirectory, durable: fsync != .none)
+                let record = held.first { $0.header.seq == seq }
+                guard record?.header.clientID != client || record?.header.clientSeq != clientSeq else { continue }
+                let what =
+                    record.map { "its seq \(seq) is client \($0.header.clientID) seq \($0.header.clientSeq)" }
+                    ?? "it holds seqs through \(held.last?.header.seq ?? 0)"
                 fail(
                     "ACK means durable in both journals",
                     "\(name(of: .dispatcher(index))) acknowledged seq \(seq) (epoch \(history)) while \(name(of: .dispatcher(process.index)))'s journal "
-                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue)): \(process.journal.describe(seq))"
+                        + "does not hold it \(fsync == .none ? "written" : "on its disk") (fsync \(fsync.rawValue)): \(what)"
                 )
                 return
             }
@@ -470,8 +534,20 @@ final class StandbyHost: SimulatedHost, StandbyIO {
     }
 
     /// The simulated disk keeps messages; the records are the leader's entries, and decode.
+    /// As `PairLoop` does: a full disk undoes the append whole, and for a second nothing is written
+    /// (the core believes it holds records the journal lacks); then the core follows again from the
+    /// journal's end.
     func append(_ records: StampedRecords) throws -> StandbyAppend {
-        process.journal.append(try records.messages())
+        guard let journal = process.journal else { throw JournalError("the journal is closed") }
+        guard !process.standbyDiskFull else { return .skipped }
+        do {
+            try journal.append([records])
+        } catch let error as JournalError where error.isOutOfSpace {
+            simulation.note("\(simulation.name(of: node))'s journal has no room; it follows again in a second")
+            process.standbyDiskFull = true
+            simulation.queue.schedule(.standbyFollowsAgain(index, incarnation: process.incarnation), at: simulation.now + 1_000_000)
+            return .noRoom
+        }
         return .written
     }
 
@@ -482,32 +558,41 @@ final class StandbyHost: SimulatedHost, StandbyIO {
     }
 
     func firstSeqOfRun(endingAt seq: UInt64) throws -> UInt64 {
-        guard let first = process.journal.firstSeqOfRun(endingAt: seq) else {
+        guard let journal = process.journal, seq >= journal.firstSeq, seq <= journal.lastSeq else {
             simulation.fail(
                 "standby", "\(simulation.name(of: node)) was told to drop the run ending at \(seq), which its journal does not hold")
             throw Refused()
         }
-        return first
+        return try journal.firstSeqOfRun(endingAt: seq)
     }
 
     func stamp(at seq: UInt64) throws -> UInt64? { process.journal.stamp(at: seq) }
 
     /// Synced, as `Journal.truncate` is: all it keeps is on the disk.
     func truncate(after seq: UInt64) throws -> (lastSeq: UInt64, lastStamp: UInt64) {
-        let journal = process.journal
+        guard let journal = process.journal else { throw JournalError("the journal is closed") }
         simulation.note("\(simulation.name(of: node)) drops seqs \(seq + 1)…\(journal.lastSeq): the leader does not hold them")
         // What a leader acknowledged is never dropped (the core refuses, and the member stops).
-        for (acked, action) in simulation.acksSent
-        where acked > seq && journal.holds(seq: acked, client: action.client, clientSeq: action.clientSeq, onDisk: false) {
+        for (acked, action) in simulation.acksSent where acked > seq && acked <= journal.lastSeq {
+            guard let held = try journal.read(from: acked, limit: 1).first, held.header.seq == acked,
+                held.header.clientID == action.client && held.header.clientSeq == action.clientSeq
+            else { continue }
             simulation.fail("ACKs survive failover", "\(simulation.name(of: node)) drops seq \(acked), acknowledged, at its leader's word")
             throw Refused()
         }
-        journal.truncate(after: seq)
-        return (journal.lastSeq, journal.stamp(at: journal.lastSeq) ?? 0)
+        process.cuts += 1
+        try journal.truncate(after: seq)
+        return (journal.lastSeq, try journal.history(at: journal.lastSeq) ?? 0)
     }
 
     func adopt(cluster: UInt32, clientScope: ClientScope) throws {
-        guard process.journal.adopt(cluster: cluster, clientScope: clientScope) else {
+        guard let journal = process.journal else { throw JournalError("the journal is closed") }
+        do {
+            try journal.adopt(cluster: cluster, clientScope: clientScope)
+        } catch let error as JournalError where error.code != nil {
+            // The disk failed it (the member exits and starts again), not the rule.
+            throw error
+        } catch {
             simulation.fail(
                 "standby", "\(simulation.name(of: node)) holds records of another cluster and cannot adopt \(String(cluster, radix: 16))")
             throw Refused()
@@ -518,6 +603,7 @@ final class StandbyHost: SimulatedHost, StandbyIO {
 
     /// Written whole and synced, as `Journal.keepQuarantine` does.
     func keepQuarantine(_ entries: [Quarantine]) throws {
-        process.journal.quarantine = Dictionary(entries.map { ($0.seq, $0) }) { _, newer in newer }
+        guard let journal = process.journal else { throw JournalError("the journal is closed") }
+        try journal.keepQuarantine(entries)
     }
 }

@@ -159,7 +159,7 @@ extension Simulation {
         for process in dispatchers {
             result.invariantChecks += 1
             var model = ScheduleModel()
-            for record in process.journal.scan().records where record.header.seq <= core.durableHead {
+            for record in process.disk.records(in: Simulation.journalDirectory) where record.header.seq <= core.durableHead {
                 if let (invariant, detail) = model.read(record) {
                     fail(invariant, "in \(name(of: .dispatcher(process.index)))'s journal: \(detail)")
                     return

@@ -47,6 +47,8 @@ extension Simulation {
             guard dispatchers[i].incarnation == incarnation else { return }
             leaseCheck(i)
             guard let core = dispatchers[i].core else { return }
+            // As the real loop's turn begins: a standby whose queue was full is fed again from the log.
+            dispatchers[i].interpreter?.newTurn()
             core.endOfBurst()
             carryOutDispatcher(i)
         case .store(let index):
@@ -85,6 +87,11 @@ extension Simulation {
             let deadline: UInt64
             do {
                 deadline = try interpreter.turn()
+            } catch let error as JournalError {
+                // A failed sync or a damaged journal: the node stops, as the real loop's thrown error
+                // stops it, and starts again from its disk.
+                startAgainLater(i, "its journal failed: \(error.message)")
+                return
             } catch {
                 fail("dispatcher", "\(name(of: node)) could not take its turn: \(error)")
                 return

@@ -53,6 +53,8 @@ public final class Simulation {
         case crash(Node)
         /// A dispatcher that stepped down is a standby again.
         case becomeStandby(Int, incarnation: UInt64)
+        /// A standby whose journal had no room follows again from the journal's end.
+        case standbyFollowsAgain(Int, incarnation: UInt64)
         case effect(store: Int, incarnation: UInt64, app: String, type: String, payload: [UInt8])
         case clientNext(Int)
         case clientRetry(Int)
@@ -109,7 +111,7 @@ public final class Simulation {
     var ackedSeq: [[UInt64]: UInt64] = [:]
     var effectRuns: [Int: Int] = [:]
     /// A copy of the journal an operator took (for the "restore an older copy" fault), and its head.
-    var backup: (journal: SimJournal, head: UInt64)?
+    var backup: (journal: SimDisk, head: UInt64)?
     /// Every epoch the dispatcher has served, and those from before the latest restore: a store still
     /// following one of those is legitimately on the old history above `staleAbove` until it hears
     /// the new epoch; then it must rebuild.
@@ -169,6 +171,7 @@ public final class Simulation {
 
     /// Runs the seed to the end, or to the first invariant broken.
     public func run() -> SimulationResult {
+        for index in dispatchers.indices { watch(dispatchers[index].disk, of: index) }
         if options.ha {
             startHA()
         } else {
@@ -194,6 +197,7 @@ public final class Simulation {
         result.head = leaderProcess?.core?.durableHead ?? 0
         result.actionsAcknowledged = acknowledged.count
         result.leadershipsWon = epochStarts.count
+        result.syncFailures = dispatchers.reduce(0) { $0 + $1.disk.syncFailures }
         return result
     }
 
@@ -221,6 +225,8 @@ public final class Simulation {
             guard dispatchers[index].incarnation == incarnation, dispatchers[index].core != nil else { return }
             note("\(name(of: .dispatcher(index))) is a standby again")
             startStandby(index)
+        case .standbyFollowsAgain(let index, let incarnation):
+            standbyFollowsAgain(index, incarnation: incarnation)
         case .effect(let index, let incarnation, let app, let type, let payload):
             effectAnswers(store: index, incarnation: incarnation, app: app, type: type, payload: payload)
         case .clientNext(let index):

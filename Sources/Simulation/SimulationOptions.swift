@@ -20,6 +20,10 @@ public struct SimulationOptions: Sendable {
     /// once). Each store that dies twice on one asks for it to be quarantined, and every replica must
     /// still end equal to the history reduced without the poison actions.
     public var poison = false
+    /// The disk and the network lie (`zflux simulate --storage-faults`): syncs fail with EIO and lose
+    /// what they covered, a synced bit flips, a write is misdirected, the disk fills up, syncs are
+    /// slow, sends fail and queues fill (``SimDisk``).
+    public var storageFaults = false
     /// The apps under test and what the clients dispatch to them.
     public var apps: SimulatedApps
 
@@ -31,7 +35,17 @@ extension Canary {
     public var needsHA: Bool {
         switch self {
         case .ackBeforeReplicated, .standbyAcceptsOldEpoch, .oldLeaderAcksAfterLease: true
-        case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen, .releaseBeforeSync, .scheduleFiresTwice: false
+        case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen, .releaseBeforeSync, .scheduleFiresTwice,
+            .trustsFailedFsync, .skipsCorruptRecord:
+            false
+        }
+    }
+
+    /// A rule about the disk lying: its canary runs with ``SimulationOptions/storageFaults``.
+    public var needsStorageFaults: Bool {
+        switch self {
+        case .trustsFailedFsync, .skipsCorruptRecord: true
+        default: false
         }
     }
 }

@@ -40,6 +40,11 @@ public struct SimulationReport: Sendable {
             object["poison_crashes"] = .int(summary.poisonCrashes)
             object["quarantined"] = .int(summary.quarantined)
         }
+        if summary.syncFailures + summary.diskErrorRestarts + summary.stoppedOnCorruption > 0 {
+            object["sync_failures"] = .int(summary.syncFailures)
+            object["disk_error_restarts"] = .int(summary.diskErrorRestarts)
+            object["stopped_on_corruption"] = .int(summary.stoppedOnCorruption)
+        }
         // Per app: the user's under "apps", the simulator's own echo app apart under "simulator_apps".
         func counts(_ counts: SimulationResult.AppCounts) -> JSONValue {
             .object([
@@ -93,6 +98,11 @@ public struct SimulationReport: Sendable {
         }
         if summary.poisonCrashes > 0 {
             lines.append("poison: stores died \(summary.poisonCrashes) times on poison actions; \(summary.quarantined) quarantines")
+        }
+        if summary.syncFailures + summary.diskErrorRestarts + summary.stoppedOnCorruption > 0 {
+            lines.append(
+                "disks: \(summary.syncFailures) syncs failed, \(summary.diskErrorRestarts) restarts of a dispatcher on a disk error, "
+                    + "\(summary.stoppedOnCorruption) seeds ended with the dispatcher refusing a corrupt journal")
         }
         if let single {
             lines.append(

@@ -38,6 +38,13 @@ public struct SimulationResult: Sendable {
     /// simulator's own (``SimulationResult/simulatorApps``), told apart in the report.
     public var apps: [String: AppCounts] = [:]
     public var failure: SimulationFailure?
+    /// Why the seed ended with the cluster stopped on purpose, not broken: a single dispatcher that
+    /// refuses to serve a corrupt journal (``SimulationOptions/storageFaults``).
+    public var stopped: String?
+    /// Times a dispatcher exited on an error of its disk (a failed sync, a read) and was started again.
+    public var diskErrorRestarts = 0
+    /// Syncs the simulated disks failed (EIO).
+    public var syncFailures = 0
 
     /// The apps the simulator adds to the user's: its echo app, whose effects and schedules check the
     /// framework's promises (effects run once, schedules fire once) whatever the user's apps do.

@@ -14,6 +14,11 @@ public enum SimulationRunner {
         /// With poison: stores that died on a poison action, and actions quarantined.
         public var poisonCrashes = 0
         public var quarantined = 0
+        /// With storage faults: syncs that failed (EIO), dispatchers that exited on a disk error and were
+        /// started again, and seeds that ended with a single dispatcher refusing a corrupt journal.
+        public var syncFailures = 0
+        public var diskErrorRestarts = 0
+        public var stoppedOnCorruption = 0
         /// Schedules made, and fired, cancelled, replaced and left pending, over the seeds that ended well:
         /// the sums of ``apps``.
         public var schedulesMade: Int { total.schedulesMade }
@@ -51,6 +56,9 @@ public enum SimulationRunner {
                     s.simulatedMicros += result.simulatedMicros
                     s.poisonCrashes += result.poisonCrashes
                     s.quarantined += result.quarantined
+                    s.syncFailures += result.syncFailures
+                    s.diskErrorRestarts += result.diskErrorRestarts
+                    if result.stopped != nil { s.stoppedOnCorruption += 1 }
                     for (app, counts) in result.apps { s.apps[app, default: .init()].add(counts) }
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds

@@ -52,6 +52,11 @@ struct SimulateCommand: ParsableCommand {
             "Poison some actions: the echo app's reducer traps on every 23rd ping, and each store that dies twice on one asks for it to be quarantined; every replica must still end equal."
     )
     var poison = false
+    @Flag(
+        help:
+            "Let the disk and the network lie: syncs that fail (EIO) and lose what they covered, writes misdirected, a full disk, slow syncs, a bit flipped at rest, sends that fail."
+    )
+    var storageFaults = false
 
     func validate() throws {
         guard seeds >= 1, seeds <= 100_000_000 else { throw ValidationError("--seeds must be 1…100000000") }
@@ -65,7 +70,7 @@ struct SimulateCommand: ParsableCommand {
             let width = Canary.allCases.map(\.rawValue.count).max() ?? 0
             for rule in Canary.allCases {
                 emitLine(
-                    "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")"
+                    "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")\(rule.needsStorageFaults ? " (runs with --storage-faults)" : "")"
                 )
             }
             return
@@ -81,6 +86,8 @@ struct SimulateCommand: ParsableCommand {
         let ha = ha || options.canary?.needsHA == true
         options.ha = ha
         options.poison = poison
+        // A canary of a lying disk or network runs with storage faults, with or without --storage-faults.
+        options.storageFaults = storageFaults || options.canary?.needsStorageFaults == true
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil

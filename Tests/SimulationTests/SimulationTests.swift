@@ -86,9 +86,37 @@ struct SimulationTests {
         #expect(Simulation(seed: 42, options: traced).run().traceHash == first.traceHash, "keeping a trace changes nothing")
     }
 
+    @Test(
+        "seeds on disks that lie (syncs that fail and lose what they covered, misdirected writes, a full disk, slow syncs, a bit flipped at rest) and sends that fail, alone and in the HA cluster: every invariant holds",
+        arguments: [false, true])
+    func storageFaults(ha: Bool) {
+        var options = ha ? SimulationOptions.examplesHA : SimulationOptions.examples
+        options.storageFaults = true
+        let summary = SimulationRunner.run(seeds: Array(40_001...40_060), options: options, workers: 1)
+        #expect(summary.seeds == 60)
+        #expect(
+            summary.syncFailures > 0 && summary.diskErrorRestarts > 0,
+            "the disks failed syncs (\(summary.syncFailures)) and dispatchers restarted on them (\(summary.diskErrorRestarts))")
+        for failure in summary.failures.prefix(3) {
+            Issue.record("seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure!.invariant): \(failure.failure!.detail)")
+        }
+    }
+
+    @Test("a single dispatcher whose journal has a bit flipped mid-segment refuses to serve: the seed stops there, nothing acknowledged dropped")
+    func corruptJournalStops() throws {
+        var options = SimulationOptions.examples
+        options.storageFaults = true
+        let stopped = try #require(
+            (1...300 as ClosedRange<UInt64>).lazy.map { Simulation(seed: $0, options: options).run() }.first { $0.stopped != nil },
+            "no seed of 300 flipped a bit the dispatcher then refused")
+        #expect(stopped.failure == nil, "seed \(stopped.seed): \(stopped.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")
+        #expect(stopped.stopped?.contains("corrupt from seq") == true)
+    }
+
     @Test("every canary (a rule broken on purpose) is caught within 500 seeds", arguments: Canary.allCases)
     func canaries(rule: Canary) {
         var options = rule.needsHA ? SimulationOptions.examplesHA : SimulationOptions.examples
+        options.storageFaults = rule.needsStorageFaults
         options.canary = rule
         let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)
         #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 \(rule.needsHA ? "HA " : "")seeds")

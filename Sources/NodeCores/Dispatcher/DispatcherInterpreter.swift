@@ -61,9 +61,9 @@ extension DispatcherIO {
 ///
 /// It is the one interpreter of the dispatcher's commands: the real loop and the simulator both run it,
 /// so a mistake in it (a step carried out too early, say) is a mistake the simulator's seeds can find,
-/// on the paths the simulator takes. It takes no send that fails and no full disk, so the stalled
-/// standby and the unwritten-retry paths are left to the real-process tests (HostilePeerTests,
-/// DiskFullTests, PairDiskFullTests).
+/// on the paths the simulator takes. With storage faults (`zflux simulate --storage-faults`) those
+/// include sends that fail, a full disk and syncs that fail; the real-process tests (HostilePeerTests,
+/// DiskFullTests, PairDiskFullTests) take the same paths on real sockets and files.
 package final class DispatcherInterpreter {
     package let core: DispatcherCore
     package let log: any ActionLog
@@ -199,7 +199,30 @@ package final class DispatcherInterpreter {
             _ = try io.sync(through: last)
             return
         }
-        if try io.sync(through: last) { try synced(through: last) }
+        try sync(through: last)
+    }
+
+    /// Asks for the log's sync through `seq`, and releases what it covers once it is durable.
+    private func sync(through seq: UInt64) throws {
+        let durable: Bool
+        do {
+            durable = try io.sync(through: seq)
+        } catch {
+            try syncFailed(through: seq, error) { try self.io.sync(through: seq) }
+            return
+        }
+        if durable { try synced(through: seq) }
+    }
+
+    /// The log's sync through `seq` failed. Its success is what releases the ACKs and publishes of
+    /// what it covered, and a failed sync proves nothing of those bytes, then or later (Linux may
+    /// mark the pages clean without writing them, so a second sync succeeds with them lost): nothing
+    /// is released, and the error goes on to the shell, which stops (the real loop leaves `run`, and
+    /// the supervisor starts it again on its journal as the disk has it). `retry` is the canary
+    /// ``Canary/trustsFailedFsync``'s way: it syncs again and, when that returns, releases them.
+    package func syncFailed(through seq: UInt64, _ error: any Error, retry: () throws -> Bool) throws {
+        guard brokenRules.contains(.trustsFailedFsync) else { throw error }
+        if try retry() { try synced(through: seq) }
     }
 
     /// The log's sync has returned: what it holds through `seq` is durable.
@@ -248,7 +271,7 @@ package final class DispatcherInterpreter {
         unwritten = []
         core.journalUnwritable(nil)
         guard let last else { return }
-        if try io.sync(through: last) { try synced(through: last) }
+        try sync(through: last)
     }
 
     /// What retention last did or held back, for the status: nil until it first ran.

@@ -287,7 +287,7 @@ extension Simulation {
         if let core = process.core {
             // What the fsync covers is what is written: the core's head may count actions stamped in
             // this burst and not yet handed to the journal, or that a full disk has not taken.
-            let written = process.journal?.lastSeq ?? 0
+            let written = process.journal.map { $0.lastSeq } ?? 0
             guard written > core.localDurableHead else { return }
             head = written
         } else if let standby = process.standby {

@@ -1,3 +1,5 @@
+import Journaling
+
 /// What every simulated process shares with the real loops: a turn after each drained burst, a timer
 /// at the core's next deadline, and a process that may be frozen or restarted (a new incarnation,
 /// to which nothing sent to the old one is delivered). Each node's own process is in its file.

@@ -1,5 +1,4 @@
 import FluxCore
-import FluxFormat
 
 /// What a dispatcher's start would otherwise read its whole log for, as it stood at one seq: the
 /// schedule book (``ScheduleBook``), which follows from every schedule request, cancel and fire since

@@ -57,7 +57,7 @@ public final class StandbyCore: NodeCore {
         public var memberToken: UInt64? = nil
         /// How the pair replicates: under `sync` a leader acknowledges only what this standby holds, so
         /// nothing at or below what a leader said it committed may be dropped.
-        public var replication: DispatcherRules.Replication = .sync
+        public var replication = DispatcherRules.Replication(rawValue: Defaults.replication) ?? .sync
         public init() {}
     }
 

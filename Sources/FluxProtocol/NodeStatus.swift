@@ -56,6 +56,9 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     /// requests of a peer that does not read its answers.
     public var snapshotRequests: UInt64?
     public var snapshotRequestsDropped: UInt64?
+    /// A store whose snapshot was unusable when it started (a failed checksum, a state its app cannot
+    /// read): 1 once it was set aside and the state rebuilt from the journal, else 0.
+    package var snapshotsSetAside: UInt64?
     public var effectsRunning: Int?
     public var effectsUnanswered: Int?
     /// Of those, how many the dispatcher refused as unknown (a store newer than its dispatcher): kept
@@ -116,6 +119,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
             ("effects_running", effectsRunning.map(Int64.init)), ("effects_unanswered", effectsUnanswered.map(Int64.init)),
             ("effects_held", effectsHeld.map(Int64.init)), ("effects_refused", effectsRefused.map(Int64.init)),
             ("snapshot_requests", snapshotRequests.map(Int64.init)), ("snapshot_requests_dropped", snapshotRequestsDropped.map(Int64.init)),
+            ("snapshots_set_aside", snapshotsSetAside.map(Int64.init)),
             ("leader", leader.map { $0 ? 1 : 0 }), ("standby_following", standbyFollowing.map { $0 ? 1 : 0 }),
             ("standby_durable", standbyDurable.map(Int64.init)), ("replication_lag", replicationLag.map(Int64.init)),
             ("schedules_pending", schedulesPending.map(Int64.init)), ("schedules_fired", schedulesFired.map(Int64.init)),

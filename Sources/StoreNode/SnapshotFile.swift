@@ -7,8 +7,7 @@ import NodeSupport
     import Glibc
 #endif
 
-/// A store's state on disk: `ZFSNAP01`, u64 version, u32 app-name length, app name, u32 CRC-32 of the
-/// state, u32 state length, state (little-endian). Written atomically: a temporary file is written and
+/// A store's state on disk, in ``SnapshotFormat``. Written atomically: a temporary file is written and
 /// fsynced, renamed over the old one, and the directory fsynced, so a crash leaves the old snapshot or
 /// the new one, never half of one.
 public enum SnapshotFile {
@@ -34,6 +33,24 @@ public enum SnapshotFile {
         guard rename(temporary, path) == 0 else { throw SnapshotError("cannot rename \(temporary) to \(path)") }
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 { _ = fsync(dir); _ = close(dir) }
+    }
+
+    /// Moves an unusable snapshot out of the way without deleting it: to `PATH.set-aside` (or
+    /// `PATH.set-aside.2`… when one is there already), so the store rebuilds from the journal and an
+    /// operator can still look at what the disk held. Returns where it went; the rename is made durable.
+    package static func setAside(_ path: String) throws -> String {
+        var aside = path + ".set-aside"
+        var number = 2
+        while FileManager.default.fileExists(atPath: aside) {
+            aside = "\(path).set-aside.\(number)"
+            number += 1
+        }
+        guard rename(path, aside) == 0 else {
+            throw SnapshotError("cannot rename \(path) to \(aside): \(String(cString: strerror(errno)))")
+        }
+        let dir = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { _ = fsync(dir); _ = close(dir) }
+        return aside
     }
 
     /// The snapshot at `path`, nil when there is none; throws when it is there but unusable.

@@ -35,6 +35,8 @@ final class StoreLoop: NodeLoop {
     let effectTasks = EffectTasks()
     var snapshotRequests: UInt64 = 0
     var snapshotRequestsDropped: UInt64 = 0
+    /// 1 when the snapshot found at start was unusable and set aside (for the status and metrics).
+    var snapshotsSetAside: UInt64 = 0
     /// The action being applied, kept where a crash leaves it (beside the snapshot; none without one).
     let marker: CrashMarker?
     /// Carries out the core's commands against this loop's sockets, effect tasks and snapshot file
@@ -51,11 +53,12 @@ final class StoreLoop: NodeLoop {
         self.control = control
         self.context = context
         var snapshot: SnapshotFile.Contents? = nil
+        var unreadable: String? = nil
         if let path = configuration.snapshotPath {
             do {
                 snapshot = try SnapshotFile.read(path)
             } catch {
-                logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(configuration.name)", "reason": "\(error)"])
+                unreadable = "\(error)"
             }
         }
         var quarantineAsked: (seq: UInt64, reason: String)?
@@ -94,6 +97,22 @@ final class StoreLoop: NodeLoop {
                         return true
                     }, after: { marker.applying = 0 })
             } ?? runtime
+        }
+        // A snapshot that fails its checksum (a flipped bit, a torn copy) or that the app cannot
+        // restore is kept for the operator, not overwritten by the next one: the state is rebuilt from
+        // the journal, which holds everything the snapshot did.
+        if let reason = unreadable ?? core.snapshotRefused, let path = configuration.snapshotPath {
+            snapshotsSetAside = 1
+            do {
+                let aside = try SnapshotFile.setAside(path)
+                logger.warning(
+                    "snapshot not usable: set aside, rebuilding the state from the journal",
+                    metadata: ["store": "\(configuration.name)", "reason": "\(reason)", "kept": "\(aside)"])
+            } catch {
+                logger.warning(
+                    "snapshot not usable, and not set aside: rebuilding the state from the journal",
+                    metadata: ["store": "\(configuration.name)", "reason": "\(reason)", "error": "\(error)"])
+            }
         }
         let security = configuration.security
         // An XPUB: views of a selection of the state are known by their subscriptions.
@@ -311,6 +330,7 @@ extension StoreLoop: StoreIO {
         var status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
         status.snapshotRequests = snapshotRequests
         status.snapshotRequestsDropped = snapshotRequestsDropped
+        status.snapshotsSetAside = snapshotsSetAside
         status.effectsRunning = effectTasks.inFlight
         send(snapshots, Message(header: Header(kind: .status, seq: core.version), payload: status.encoded()).routedFrames(to: peer))
     }

@@ -129,6 +129,9 @@ public final class StoreCore: NodeCore {
     @exclusivity(unchecked) public internal(set) var replayed: UInt64 = 0
     public private(set) var gapsRepaired: UInt64 = 0
     public private(set) var reconnects: UInt64 = 0
+    /// Why the snapshot given at start could not be restored (nil: none was given, or it was restored):
+    /// the state starts empty and is rebuilt from the journal, and the shell keeps the file aside.
+    package private(set) var snapshotRefused: String?
 
     /// `snapshot` is what the disk held (nil: nothing usable); `makeRuntime` makes a fresh state machine
     /// of the app, whose effects' actions reach ``effectSent(app:type:payload:now:)``.
@@ -218,6 +221,7 @@ public final class StoreCore: NodeCore {
             logger.info("resumed from snapshot", metadata: ["store": "\(rules.name)", "version": "\(version)"])
         } catch {
             logger.warning("snapshot not usable; replaying everything", metadata: ["store": "\(rules.name)", "reason": "\(error)"])
+            snapshotRefused = "\(error)"
             resetToEmpty()
         }
     }

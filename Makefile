@@ -36,10 +36,13 @@ deps:
 # The terminal viewer's test drives the real `zflux view` through tmux, and the devtools' test its page
 # in headless Chromium (Debian's chromium); the deploy tests run
 # systemd-analyze and parse the Kubernetes manifests with PyYAML (Debian's python3-yaml: pip refuses to
-# install into Debian's own python3); the multi-host test uses ip netns.
+# install into Debian's own python3); the multi-host test uses ip netns; the failed-fsync test mounts
+# scripts/faultfs.py with FUSE (Debian's fuse3 and python3-pyfuse3, a few seconds to install).
 test-deps: deps
 	@missing=""; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
+	/usr/bin/python3 -c 'import pyfuse3, trio' >/dev/null 2>&1 || missing="$$missing python3-pyfuse3"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \

@@ -31,7 +31,12 @@ public enum SnapshotFile {
         guard fsync(fd) == 0 else { _ = close(fd); throw SnapshotError("cannot fsync \(temporary)") }
         _ = close(fd)
         guard rename(temporary, path) == 0 else { throw SnapshotError("cannot rename \(temporary) to \(path)") }
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        syncDirectory(of: path)
+    }
+
+    /// Makes a rename in the directory that holds `path` durable.
+    private static func syncDirectory(of path: String) {
+        let dir = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 { _ = fsync(dir); _ = close(dir) }
     }
 
@@ -48,8 +53,7 @@ public enum SnapshotFile {
         guard rename(path, aside) == 0 else {
             throw SnapshotError("cannot rename \(path) to \(aside): \(String(cString: strerror(errno)))")
         }
-        let dir = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { _ = fsync(dir); _ = close(dir) }
+        syncDirectory(of: path)
         return aside
     }
 

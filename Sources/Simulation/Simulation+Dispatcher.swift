@@ -131,7 +131,9 @@ extension Simulation {
         epochsServed.insert(journal.history.epoch)
         let core: DispatcherCore
         do {
-            core = try DispatcherBoot.core(rules: dispatcherRules(), log: journal, now: time(node), logger: logger)
+            core = try DispatcherBoot.core(
+                rules: dispatcherRules(), log: journal, now: time(node), logger: logger,
+                crossCheck: { [unowned self] in fail("checkpoint", "\(name(of: node)): \($0)") })
             try forgetFiresIfCanary(core, log: journal)
             core.quarantined(try journal.quarantine())
         } catch {

@@ -259,7 +259,9 @@ extension Simulation {
         rules.memberToken = Self.memberToken
         let core: DispatcherCore
         do {
-            core = try DispatcherBoot.core(rules: rules, log: journal, now: time(node), logger: logger)
+            core = try DispatcherBoot.core(
+                rules: rules, log: journal, now: time(node), logger: logger,
+                crossCheck: { [unowned self] in fail("checkpoint", "\(name(of: node)): \($0)") })
             try forgetFiresIfCanary(core, log: journal)
             core.quarantined(try journal.quarantine())
         } catch {

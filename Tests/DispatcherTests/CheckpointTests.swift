@@ -67,7 +67,7 @@ struct CheckpointTests {
         journal.checkpointEveryRecords = 40
         var rules = rules
         rules.retainBytes = retainBytes
-        let core = try DispatcherBoot.core(rules: rules, log: journal, now: at(1_000), logger: warnings.logger, crossCheck: true)
+        let core = try DispatcherBoot.core(rules: rules, log: journal, now: at(1_000), logger: warnings.logger, crossCheck: { Issue.record("\($0)") })
         // The interpreter holds its world unowned.
         let io = ImmediateIO()
         io.needs = storeNeeds

@@ -95,7 +95,7 @@ public final class StoreCore: NodeCore {
     /// their effects are not run again (rule 3 of docs/ARCHITECTURE.md).
     public internal(set) var liveAfter: UInt64?
     public internal(set) var lastPublishedVersion: UInt64 = 0
-    private var lastHeardFromDispatcherMs: UInt64
+    var lastHeardFromDispatcherMs: UInt64
     private var lastReconnectMs: UInt64 = 0
     /// When the last turn ran: a gap between turns longer than the timeout means this store was not
     /// running (SIGSTOP, a paused VM, a stalled disk), not that the dispatcher went silent.
@@ -122,7 +122,7 @@ public final class StoreCore: NodeCore {
     public var refusedForeignHistory: Bool { histories.refusedForeign }
     /// True once the store has caught up with the dispatcher after starting; views are answered then.
     public internal(set) var caughtUp = false
-    private let startedAtMs: UInt64
+    let startedAtMs: UInt64
 
     @exclusivity(unchecked) public private(set) var applied: UInt64 = 0
     @exclusivity(unchecked) public private(set) var rejected: UInt64 = 0
@@ -538,39 +538,6 @@ public final class StoreCore: NodeCore {
         } catch {
             logger.error("snapshot not encoded", metadata: ["store": "\(rules.name)", "error": "\(error)"])
         }
-    }
-
-    // MARK: Status
-
-    /// The store's status document; `subscribers` and `pid` are the shell's to know, and so is how many
-    /// effects are running (`effectsRunning`), since the shell runs them.
-    public func status(now: NodeTime, subscribers: Int, pid: Int) -> NodeStatus {
-        var status = NodeStatus(
-            role: .store, pid: pid, uptimeMs: now.elapsed(since: startedAtMs), subscribers: subscribers, rejected: rejected)
-        status.name = rules.name
-        status.app = rules.app.name
-        status.version = version
-        status.dispatcherHead = dispatcherHead
-        status.applied = applied
-        status.replayed = replayed
-        status.gapsRepaired = gapsRepaired
-        status.pending = pending.count
-        status.dispatcher =
-            now.elapsed(since: lastHeardFromDispatcherMs) <= UInt64(rules.dispatcherTimeoutMilliseconds) ? "connected" : "silent"
-        status.reconnects = reconnects
-        status.subscribed = liveAfter != nil
-        status.caughtUp = caughtUp
-        status.snapshotVersion = snapshotVersion
-        status.effectsUnanswered = outbox.count
-        status.effectsHeld = outbox.held
-        status.effectsRefused = outbox.refused
-        status.problem =
-            problem
-            ?? (outbox.held > 0
-                ? "\(outbox.held) effects' actions refused as unknown by the dispatcher, kept and sent again: upgrade the dispatcher" : nil)
-        status.history = history?.description
-        if !quarantined.isEmpty { status.quarantined = quarantined }
-        return status
     }
 
     /// A quarantined action (it crashed a reducer, ``MessageKind/quarantineRequest``): every replica

@@ -58,12 +58,13 @@ extension Simulation {
                 views[i].dropNext = count
             }
         case 78..<81:
-            // An operator backs the journal up (copies the directory).
-            // A copy of the directory takes what the page cache holds too: its head is its last record.
+            // An operator backs the journal up: a copy of the directory (under `none`, where no power
+            // cut comes), or a snapshot of the volume (``SimDisk/copy(durable:)``); its head is its last record.
             guard dispatcher.core != nil, !options.ha else { return }
-            let head = dispatcher.disk.records(in: Simulation.journalDirectory).last?.header.seq ?? 0
+            let durable = fsync != .none
+            let head = dispatcher.disk.records(in: Simulation.journalDirectory, durable: durable).last?.header.seq ?? 0
             note("backup of the journal at head \(head)")
-            backup = (dispatcher.disk.copy(), head)
+            backup = (dispatcher.disk.copy(durable: durable), head)
         case 81..<84:
             guard !options.ha, let (copy, head) = backup, let current = dispatcher.core?.durableHead, head < current, !dispatcherClockWentBack else {
                 return

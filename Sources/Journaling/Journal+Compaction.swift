@@ -42,7 +42,15 @@ extension Journal {
             result.removed.append((first, next - 1, bytes))
             result.firstSeq = next
         }
-        if !dryRun, !result.removed.isEmpty { try? storage.syncDirectory(directory) }
+        if !dryRun, !result.removed.isEmpty {
+            // A checkpoint whose following records are gone can no longer be started from.
+            for name in (try? storage.list(directory)) ?? [] where name.hasPrefix(Journal.checkpointPrefix) {
+                if let seq = UInt64(name.dropFirst(Journal.checkpointPrefix.count)), seq + 1 < result.firstSeq {
+                    _ = try? storage.remove(directory + "/" + name)
+                }
+            }
+            try? storage.syncDirectory(directory)
+        }
         return result
     }
 }

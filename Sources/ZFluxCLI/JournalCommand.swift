@@ -3,6 +3,7 @@ import Devtools
 import Dispatcher
 import FluxCore
 import Foundation
+import Logging
 import NodeCores
 import NodeSupport
 import StoreNode
@@ -114,7 +115,8 @@ struct JournalCommand: AsyncParsableCommand {
                 --keep-from SEQ to say yourself what to keep, and --force to keep less than a snapshot found \
                 here needs. A store left behind the journal says so and can be given another store's \
                 snapshot (docs/OPERATIONS.md, "A journal that starts above 1"). Whatever it is told, it keeps \
-                the records of schedules still pending (`zflux schedules`): they live in the journal alone.
+                what schedules still pending (`zflux schedules`) need: the records after the dispatcher's \
+                checkpoint of them, or, without one, the records that requested them.
                 """)
         @OptionGroup var location: Location
         @Option(help: ArgumentHelp("Keep every action from this seq on (default: the oldest store snapshot's version + 1).", valueName: "seq"))
@@ -161,11 +163,20 @@ struct JournalCommand: AsyncParsableCommand {
                 }
                 keep = safe
             }
-            // Pending schedules live in the journal alone: the records that made them stay, whatever the
-            // snapshots allow, or the schedules would be lost when the dispatcher next reads its journal.
-            var schedules = ScheduleBook()
-            try location.open().forEachScheduling(from: 1) { schedules.note($0.topic, header: $0.header, payload: $0.payload) }
-            if let oldest = schedules.pending().min(by: { $0.requestSeq < $1.requestSeq }), oldest.requestSeq < keep {
+            // Pending schedules live in the dispatcher's checkpoint, or, without one, in the journal alone.
+            // With a checkpoint, the records after it stay (a start reads it and them); without, the
+            // records that made the pending schedules stay, whatever the snapshots allow, or the
+            // schedules would be lost when the dispatcher next reads its journal.
+            let (schedules, checkpoint) = try DispatcherBoot.schedules(
+                of: try location.open(), logger: Logger(label: "zflux.journal") { _ in SwiftLogNoOpLogHandler() })
+            if let checkpoint {
+                if checkpoint.seq + 1 < keep {
+                    emitLine(
+                        "keeping from seq \(checkpoint.seq + 1) instead of \(keep): the dispatcher's checkpoint at seq \(checkpoint.seq) holds the schedule book (\(schedules.count) pending), and a start reads the journal after it"
+                    )
+                    keep = checkpoint.seq + 1
+                }
+            } else if let oldest = schedules.pending().min(by: { $0.requestSeq < $1.requestSeq }), oldest.requestSeq < keep {
                 emitLine(
                     "keeping from seq \(oldest.requestSeq) instead of \(keep): schedule '\(oldest.id)' of \(oldest.app) (\(schedules.count) pending) was requested there and has not fired"
                 )

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatcher
 import FluxCore
 import Foundation
+import Logging
 import NodeCores
 import NodeSupport
 
@@ -53,8 +54,9 @@ struct SchedulesCommand: ParsableCommand {
             if answered { _ = try runDir.cluster() }  // says why there is no cluster
             throw ExitCode(2)
         }
-        var book = ScheduleBook()
-        try journal.forEachScheduling(from: 1) { book.note($0.topic, header: $0.header, payload: $0.payload) }
+        // From the newest checkpoint, as the dispatcher does: with retention, the requests of schedules
+        // still pending may be in segments gone since.
+        let book = try DispatcherBoot.schedules(of: journal, logger: Logger(label: "zflux.schedules") { _ in SwiftLogNoOpLogHandler() }).book
         listing = Listing(
             pending: book.count, fired: book.fired, late: book.late, cancelled: book.cancelled,
             schedules: book.pending(limit: 100).map {

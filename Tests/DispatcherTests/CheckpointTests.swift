@@ -213,5 +213,13 @@ struct CheckpointTests {
         #expect(reopenedFirst == first && reopenedHead == head)
         #expect(restored == expected, "the checkpoint holds the schedules whose requests are gone")
         #expect(warnings.all.isEmpty, "\(warnings.all)")
+        // What `zflux schedules` shows of a stopped cluster, and what `journal compact` keeps for: the
+        // same book, read the same way.
+        let offline = try Journal(directory: directory, repair: false)
+        #expect(try DispatcherBoot.schedules(of: offline, logger: Warnings().logger).book.pending() == expected)
+        let compacted = try Journal.compact(directory: directory, keepFrom: head)
+        #expect(compacted.firstSeq <= head && !compacted.removed.isEmpty, "\(compacted)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("CHECKPOINT-") }
+        #expect(names.allSatisfy { (UInt64($0.dropFirst("CHECKPOINT-".count)) ?? 0) + 1 >= compacted.firstSeq }, "unusable checkpoints go: \(names)")
     }
 }

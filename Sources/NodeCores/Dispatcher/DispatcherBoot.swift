@@ -73,6 +73,16 @@ public enum DispatcherBoot {
         return core
     }
 
+    /// The schedule book a dispatcher opening `log` would hold, as it reads it (the newest usable
+    /// checkpoint and the records after it, or the whole log), and the checkpoint it started from: what
+    /// `zflux schedules` shows of a stopped cluster and what `zflux journal compact` must keep.
+    package static func schedules(of log: any ActionLog, logger: Logger) throws -> (book: ScheduleBook, checkpoint: DispatcherCheckpoint?) {
+        let checkpoint = (log as? any CheckpointedLog).flatMap { newestCheckpoint(of: $0, logger: logger) }
+        var book = checkpoint?.book(maxPendingBytes: ScheduleBook.defaultMaxPendingBytes) ?? ScheduleBook()
+        try log.forEachScheduling(from: checkpoint.map { $0.seq + 1 } ?? log.firstSeq) { book.note($0.topic, header: $0.header, payload: $0.payload) }
+        return (book, checkpoint)
+    }
+
     /// The newest checkpoint `log` keeps that it can start from: whole, of a seq the log holds (or the
     /// one just before its first), whose record there is the one it names.
     package static func newestCheckpoint(of log: any CheckpointedLog, logger: Logger) -> DispatcherCheckpoint? {

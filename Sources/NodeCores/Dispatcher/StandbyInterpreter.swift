@@ -139,13 +139,8 @@ package final class StandbyInterpreter {
         let head = log.lastSeq
         do {
             if book == nil || bookThrough != head {
-                // Read once (at start, or after a truncation): the newest checkpoint and what follows it.
-                let checkpoint = DispatcherBoot.newestCheckpoint(of: log, logger: logger)
-                var rebuilt = checkpoint?.book(maxPendingBytes: ScheduleBook.defaultMaxPendingBytes) ?? ScheduleBook()
-                try log.forEachScheduling(from: checkpoint.map { $0.seq + 1 } ?? log.firstSeq) {
-                    rebuilt.note($0.topic, header: $0.header, payload: $0.payload)
-                }
-                (book, bookThrough) = (rebuilt, head)
+                // Read once (at start, or after a truncation), as a start reads it.
+                (book, bookThrough) = (try DispatcherBoot.schedules(of: log, logger: logger).book, head)
             }
             guard let book, let record = try log.read(from: head, limit: 1).first, record.header.seq == head else {
                 preconditionFailure("the journal holds its newest seq, \(head), and the book follows it")

@@ -31,6 +31,15 @@ final class DispatcherLoop: NodeLoop {
     let subscribers: SocketMonitor
     /// Every sequenced action, in order.
     let log: any ActionLog
+    /// The log when it is a journal on disk (not the in-memory log of a dispatcher without one).
+    let journal: Journal?
+    /// The threads that run the journal's syncs while this one goes on (fsync `batch`); nil: syncs run
+    /// here, in place.
+    let syncThreads: SyncThreads?
+    /// Bursts were written that no sync in flight covers: the next idle lane takes them.
+    private var syncWanted = false
+    /// The newest seq the interpreter has heard is durable.
+    private var reportedDurable: UInt64 = 0
     /// Carries out the core's commands against this loop's sockets and journal (the simulator runs
     /// the same interpreter against its own network and disk).
     private(set) lazy var interpreter = DispatcherInterpreter(core: core, log: log, io: self, logger: logger, memberName: configuration.ha?.name)
@@ -74,8 +83,14 @@ final class DispatcherLoop: NodeLoop {
             }
             log = MemoryLog(history: history, clientScope: .random())
         }
+        journal = log as? Journal
+        // Pipelined group commit: on by default where syncs are group commits; ZFLUX_SYNC_THREADS=0
+        // keeps them in place (BENCHMARKS.md compares the two).
+        syncThreads =
+            journal?.policy == .batch && ProcessInfo.processInfo.environment["ZFLUX_SYNC_THREADS"] != "0" ? try SyncThreads() : nil
+        if syncThreads != nil { try journal?.useSyncLanes() }
         core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: Self.time(configuration), logger: logger)
-        if let journal = log as? Journal { core.quarantined(try journal.quarantine()) }
+        if let journal { core.quarantined(try journal.quarantine()) }
         // Past a file size limit a write fails (EFBIG, a refusal like a full disk) instead of the
         // signal ending the process.
         signal(SIGXFSZ, SIG_IGN)
@@ -132,6 +147,10 @@ final class DispatcherLoop: NodeLoop {
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
         let replicationIndex = replication.map { poller.add(.socket($0)) }
+        let syncIndex = syncThreads.map { poller.add(.fileDescriptor($0.done.descriptor)) }
+        // Syncs still in flight when the loop leaves report nothing: no more is acknowledged.
+        defer { syncThreads?.stop() }
+        reportedDurable = core.durableHead
         var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         var committed = core.durableHead
         while !control.stopRequested && interpreter.steppedDown == nil {
@@ -145,6 +164,7 @@ final class DispatcherLoop: NodeLoop {
             // is due this turn (or, when they wait for their peers, in a moment).
             let deadline = try interpreter.turn()
             _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: deadline)))
+            if let syncIndex, poller.isReadable(syncIndex) { try syncsReturned() }
             if poller.isReadable(wakeIndex) {
                 for event in control.takeAll() {
                     if case .leaseLost(let reason) = event {
@@ -289,13 +309,51 @@ extension DispatcherLoop: DispatcherIO {
         }
     }
 
-    /// The journal syncs in this thread (a sync thread was measured and lost, see BENCHMARKS.md).
+    /// With sync threads, hands the sync to an idle one and goes on (false: the interpreter hears of it
+    /// from ``syncsReturned()``); a burst written while both are busy waits for the next to return, and
+    /// shares its sync with whatever else was written by then. Without them, or when a checkpoint is
+    /// due (it must cover the journal through the head exactly), syncs here.
     func sync(through seq: UInt64) throws -> Bool {
-        try log.commit()
+        guard syncThreads != nil, let journal, !journal.checkpointDue(head: journal.lastSeq) else {
+            if let syncThreads, let journal {
+                for outcome in syncThreads.waitForAll() { try journal.syncReturned(outcome.ticket, errno: outcome.errno) }
+            }
+            try log.commit()
+            reportedDurable = max(reportedDurable, seq)
+            return true
+        }
+        syncWanted = true
+        guard try startSync() else { return false }
+        reportedDurable = max(reportedDurable, seq)
         return true
     }
 
-    func keepQuarantine(_ entries: [Quarantine]) throws { try (log as? Journal)?.keepQuarantine(entries) }
+    /// Starts a sync of what was written, if one is wanted and a lane is idle. True when nothing needs
+    /// one: all the journal holds is synced already (a segment's roll syncs in place).
+    private func startSync() throws -> Bool {
+        guard syncWanted, let syncThreads, let journal, let lane = syncThreads.idleLane else { return false }
+        syncWanted = false
+        guard let ticket = try journal.takeSyncTicket(lane: lane) else { return true }
+        syncThreads.start(ticket)
+        return false
+    }
+
+    /// Syncs have returned: the journal counts them (a failure throws, and the loop leaves with nothing
+    /// more acknowledged), the next sync starts, and the interpreter hears how far the journal is durable.
+    private func syncsReturned() throws {
+        guard let syncThreads, let journal else { return }
+        var through = reportedDurable
+        for outcome in syncThreads.takeReturned() {
+            try journal.syncReturned(outcome.ticket, errno: outcome.errno)
+            through = max(through, outcome.ticket.seq)
+        }
+        if try startSync() { through = max(through, journal.lastSeq) }
+        guard through > reportedDurable else { return }
+        reportedDurable = through
+        try interpreter.synced(through: through)
+    }
+
+    func keepQuarantine(_ entries: [Quarantine]) throws { try journal?.keepQuarantine(entries) }
     func outOfSpace(_ error: any Error) -> String? { (error as? JournalError).flatMap { $0.isOutOfSpace ? $0.message : nil } }
     func verifyLeadership(claim: String) { onLeadershipClaim?(claim) }
     func steppedDown(reason: String) {}

@@ -40,6 +40,8 @@ extension Journal {
         // descriptor until the disk agrees with it.
         if let file { storage.close(file) }
         file = nil
+        syncLanes.cuts += 1
+        retireSyncLanes()
         forget(after: seq, segment: keep, length: cut)
         try deleteSegments(paths[(keep + 1)...])
         try cutSegment(paths[keep], at: cut)

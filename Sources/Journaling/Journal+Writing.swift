@@ -26,10 +26,7 @@ extension Journal {
             try storage.sync(file)
         } catch {
             guard !environment.brokenRules.contains(.trustsFailedFsync) else { throw error }
-            try? storage.truncate(file, to: syncedSize)
-            try? storage.sync(file)
-            storage.close(file)
-            self.file = nil
+            giveUpAppending(file)
             throw error
         }
         syncedSize = segmentSize
@@ -40,6 +37,7 @@ extension Journal {
         if unsynced && policy != .none { try sync() }
         if let file { storage.close(file) }
         file = nil
+        retireSyncLanes()
         // Only a shortcut for the next opening: without it, that opening scans the segment instead.
         try? sealIndex(segment: segments.count - 1)
         segments.append(Segment(firstSeq: firstSeq, path: segmentPath(firstSeq: firstSeq)))
@@ -47,6 +45,7 @@ extension Journal {
         syncedSize = 0
         file = try storage.open(segments[segments.count - 1].path, create: true, truncate: false)
         try syncDirectory()
+        if syncLanes.enabled { try openSyncLanes() }
     }
 
     /// Writes the index file of a segment the journal has rolled past, from the index in memory.

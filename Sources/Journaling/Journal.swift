@@ -47,6 +47,8 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// the segment back to.
     var syncedSize = 0
     var unsynced = false
+    /// The newest segment's descriptors for syncs run on other threads (``takeSyncTicket()``).
+    var syncLanes = SyncLanes()
     /// The newest records, for the common replay (gap repair) without touching the disk.
     var tail = RecordTail()
     private let tailCapacity: Int
@@ -110,6 +112,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
 
     deinit {
         if let file { storage.close(file) }
+        for lane in syncLanes.files + syncLanes.retired { storage.close(lane) }
         if let lockFile { storage.close(lockFile) }  // releases the lock
     }
 
@@ -221,6 +224,7 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
             file = try storage.open(current, create: false, truncate: false)
         }
         guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
+        syncLanes.cuts += 1
         try storage.truncate(file, to: size)
         segmentSize = size
         // Removed segments were rolled past, which synced the one now newest whole.

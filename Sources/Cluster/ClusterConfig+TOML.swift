@@ -24,7 +24,7 @@ extension ClusterConfig {
     /// This config as a TOML document that ``parse(_:source:)`` reads back as the same config: the
     /// keys it sets, and nothing for those it leaves to their defaults.
     public func tomlText() throws -> String {
-        try TOMLEncoder().encode(self)
+        try TOMLEncoder(keyEncodingStrategy: Settings.keyEncoding).encode(self)
     }
 
     public static func parse(_ text: String, source: String) throws -> ClusterConfig {
@@ -35,7 +35,7 @@ extension ClusterConfig {
             if let (path, value) = firstFloat(in: .table(table), path: []) {
                 throw located(path, "is \(value.inline): it takes a whole number", text: text, source: source)
             }
-            var config = try TOMLDecoder().decode(ClusterConfig.self, from: table)
+            var config = try TOMLDecoder(keyDecodingStrategy: Settings.keyDecoding).decode(ClusterConfig.self, from: table)
             config.text = text
             config.source = source
             try config.checkKeys()
@@ -102,7 +102,8 @@ extension ClusterConfig {
         @unknown default:
             problem = "cannot be read"
         }
-        let steps = path.map { key in key.intValue.map(PathStep.index) ?? .key(key.stringValue) }
+        // The decoder names a section's field; the file, its setting's key.
+        let steps = path.indices.map { end in path[end].intValue.map(PathStep.index) ?? .key(Settings.fileKey(at: Array(path[...end]))) }
         let missing = if case .keyNotFound = error { true } else { false }
         return located(steps, problem, missing: missing, text: text, source: source)
     }

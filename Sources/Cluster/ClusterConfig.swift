@@ -55,7 +55,8 @@ import FluxCore
 /// environment = "live"     # or "mock": the app's mock environment (instant answers, no network)
 /// ```
 ///
-/// The types here are the file's schema, key for key; a value of them can be built in code and written
+/// The types here are the file's schema, key for key: each field is a setting's key in camel case
+/// (``Settings``, which names the file's keys: the sections restate none); a value of them can be built in code and written
 /// out with ``tomlText()``. Reading one (``parse(_:source:)``, ``load(path:defaultText:)``) refuses
 /// unknown keys with their line, and ``topology(runDirectory:transportOverride:basePortOverride:apps:)``
 /// checks the values and lays out the endpoints.
@@ -91,16 +92,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.codec = codec
             self.timeoutMs = timeoutMs
         }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, transport, host, codec
-            case timeoutMs = "timeout_ms"
-            case allowRemote = "allow_remote"
-            case basePort = "base_port"
-            case heartbeatMs = "heartbeat_ms"
-            case highWaterMark = "high_water_mark"
-            case queueMb = "queue_mb"
-        }
     }
 
     /// `[journal]`: what the cluster keeps on disk.
@@ -122,14 +113,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.segmentMb = segmentMb
             self.snapshotDirectory = snapshotDirectory
             self.snapshotEvery = snapshotEvery
-        }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case directory, fsync
-            case segmentMb = "segment_mb"
-            case snapshotDirectory = "snapshot_directory"
-            case snapshotEvery = "snapshot_every"
-            case retainMb = "retain_mb"
         }
     }
 
@@ -162,12 +145,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.metricsListen = metricsListen
             self.environment = environment
         }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, app, effects, host, listen, port, environment
-            case metricsPort = "metrics_port"
-            case metricsListen = "metrics_listen"
-        }
     }
 
     /// `[dispatcher]`: where the dispatcher runs, when the nodes are on several hosts.
@@ -184,12 +161,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.port = port
             self.metricsPort = metricsPort
             self.metricsListen = metricsListen
-        }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case host, listen, port
-            case metricsPort = "metrics_port"
-            case metricsListen = "metrics_listen"
         }
     }
 
@@ -222,12 +193,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.metricsListen = metricsListen
             self.journal = journal
         }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, host, listen, port, journal, key
-            case metricsPort = "metrics_port"
-            case metricsListen = "metrics_listen"
-        }
     }
 
     /// `[ha]`: a standby dispatcher. The `[[dispatcher]]` entries are the pair; the one holding the
@@ -254,12 +219,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.key = key
             self.unauthenticatedReplication = unauthenticatedReplication
         }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case etcd, replication, key
-            case leaseMs = "lease_ms"
-            case unauthenticatedReplication = "unauthenticated_replication"
-        }
     }
 
     /// `[restart]`: `zflux cluster up`'s restart policy for its nodes.
@@ -270,11 +229,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
         public init(maxRestarts: Int? = nil, windowS: Int? = nil) {
             self.maxRestarts = maxRestarts
             self.windowS = windowS
-        }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case maxRestarts = "max_restarts"
-            case windowS = "window_s"
         }
     }
 
@@ -289,12 +243,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.clientKey = clientKey
             self.authorizedKeys = authorizedKeys
         }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case serverKey = "server_key"
-            case clientKey = "client_key"
-            case authorizedKeys = "authorized_keys"
-        }
     }
 
     /// `[limits]`: what the dispatcher's intake accepts.
@@ -308,12 +256,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.clientRate = clientRate
             self.maxPayloadBytes = maxPayloadBytes
             self.payload = payload
-        }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case clientRate = "client_rate"
-            case maxPayloadBytes = "max_payload_bytes"
-            case payload
         }
     }
 
@@ -337,13 +279,6 @@ public struct ClusterConfig: Codable, Equatable, Sendable {
             self.tokenFile = tokenFile
             self.maxConnections = maxConnections
             self.key = key
-        }
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case listen
-            case tokenFile = "token_file"
-            case maxConnections = "max_connections"
-            case key
         }
     }
 

@@ -145,12 +145,15 @@ extension Session {
                 ImportedConfig.Store(name: store.name, app: store.app, effects: effectsOwners.insert(store.app).inserted ? nil : false)
             })
         // Written by the TOML library, never pasted together: no value can add a line of its own.
-        let text = "# Made by `zflux journal import` from a session of seqs \(from)…\(to).\n" + (try TOMLEncoder().encode(config))
+        let text =
+            "# Made by `zflux journal import` from a session of seqs \(from)…\(to).\n"
+            + (try TOMLEncoder(keyEncodingStrategy: Settings.keyEncoding).encode(config))
         try text.write(toFile: directory + "/cluster.toml", atomically: true, encoding: .utf8)
     }
 }
 
-/// The `cluster.toml` an import writes: the sections `ClusterConfig` reads, with only what it needs.
+/// The `cluster.toml` an import writes: the sections `ClusterConfig` reads, with only what it needs
+/// (written with the settings' keys, as `ClusterConfig` writes its own).
 private struct ImportedConfig: Encodable {
     struct Cluster: Encodable {
         var transport = "ipc"
@@ -160,11 +163,6 @@ private struct ImportedConfig: Encodable {
     struct Journal: Encodable {
         var directory: String
         var snapshotDirectory: String
-
-        enum CodingKeys: String, CodingKey {
-            case directory
-            case snapshotDirectory = "snapshot_directory"
-        }
     }
 
     struct Store: Encodable {

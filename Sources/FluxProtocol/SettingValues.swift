@@ -41,7 +41,9 @@ package struct SettingValues: Codable, Equatable, Sendable {
     /// The values of `config` (any Encodable whose top-level keys are the tables and theirs the keys,
     /// as the config file writes them) for every setting of a one-of table; a key it leaves out has none.
     package init(config: some Encodable) throws {
-        let tables = try JSONDecoder().decode([String: Table].self, from: JSONEncoder().encode(config))
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = Settings.keyEncoding
+        let tables = try JSONDecoder().decode([String: Table].self, from: encoder.encode(config))
         values = [:]
         for setting in Settings.all {
             if let value = tables[setting.table]?.entries[setting.key] { values["\(setting.table).\(setting.key)"] = value }

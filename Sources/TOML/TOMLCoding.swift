@@ -4,7 +4,12 @@ import Foundation
 /// JSON and read by Foundation's `JSONDecoder`, so a wrong type is reported as Foundation reports it,
 /// with its key path (a date-time reaches the value as its text).
 package struct TOMLDecoder {
-    package init() {}
+    /// How the document's keys are read into the value's (Foundation's strategies).
+    package var keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy
+
+    package init(keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy = .useDefaultKeys) {
+        self.keyDecodingStrategy = keyDecodingStrategy
+    }
 
     package func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
         try decode(type, from: try TOMLParser.parse(text))
@@ -13,6 +18,7 @@ package struct TOMLDecoder {
     /// Decodes a table already parsed.
     package func decode<T: Decodable>(_ type: T.Type, from table: TOMLTable) throws -> T {
         let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = keyDecodingStrategy
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: TOMLValue.infinity, negativeInfinity: TOMLValue.negativeInfinity, nan: TOMLValue.nan)
         return try decoder.decode(type, from: Data(TOMLValue.table(table).json.utf8))
@@ -23,11 +29,17 @@ package struct TOMLDecoder {
 /// tables as `[a.b]` sections and its arrays of tables as `[[a]]` entries. Keys are sorted, so equal
 /// values give equal text, and every string is escaped: no value can add a line of its own.
 package struct TOMLEncoder {
-    package init() {}
+    /// How the value's keys are written in the document (Foundation's strategies).
+    package var keyEncodingStrategy: JSONEncoder.KeyEncodingStrategy
+
+    package init(keyEncodingStrategy: JSONEncoder.KeyEncodingStrategy = .useDefaultKeys) {
+        self.keyEncodingStrategy = keyEncodingStrategy
+    }
 
     package func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        encoder.keyEncodingStrategy = keyEncodingStrategy
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: TOMLValue.infinity, negativeInfinity: TOMLValue.negativeInfinity, nan: TOMLValue.nan)
         var reader = JSONReader(bytes: Array(try encoder.encode(value)))

@@ -34,20 +34,69 @@ struct SettingsTableTests {
         }
     }
 
-    @Test("the keys the config format reads are the settings: each section's fields and its table's settings are the same keys")
+    @Test("the keys the config format reads are the settings: each section's fields are its table's settings' keys in camel case")
     func everyKeyIsASetting() {
-        func keys(_ table: String) -> Set<String> { Set(Settings.all.filter { $0.table == table }.map(\.key)) }
-        #expect(Set(ClusterConfig.ClusterSection.CodingKeys.allCases.map(\.rawValue)) == keys("cluster"))
-        #expect(Set(ClusterConfig.DispatcherSection.CodingKeys.allCases.map(\.rawValue)) == keys("dispatcher"))
-        #expect(Set(ClusterConfig.DispatcherMemberSection.CodingKeys.allCases.map(\.rawValue)) == keys("[dispatcher]"))
-        #expect(Set(ClusterConfig.HighAvailabilitySection.CodingKeys.allCases.map(\.rawValue)) == keys("ha"))
-        #expect(Set(ClusterConfig.JournalSection.CodingKeys.allCases.map(\.rawValue)) == keys("journal"))
-        #expect(Set(ClusterConfig.LimitsSection.CodingKeys.allCases.map(\.rawValue)) == keys("limits"))
-        #expect(Set(ClusterConfig.SecuritySection.CodingKeys.allCases.map(\.rawValue)) == keys("security"))
-        #expect(Set(ClusterConfig.RestartSection.CodingKeys.allCases.map(\.rawValue)) == keys("restart"))
-        #expect(Set(ClusterConfig.DevtoolsSection.CodingKeys.allCases.map(\.rawValue)) == keys("devtools"))
-        #expect(Set(ClusterConfig.StoreSection.CodingKeys.allCases.map(\.rawValue)) == keys("store"))
-        #expect(ClusterConfig.knownKeys["cluster"] == keys("cluster") && ClusterConfig.knownKeys["[dispatcher]"] == keys("[dispatcher]"))
+        func keys(_ table: String) -> Set<String> { Set(Settings.all.filter { $0.table == table }.map { Settings.fieldName(ofKey: $0.key) }) }
+        func fields(_ section: Any) -> Set<String> { Set(Mirror(reflecting: section).children.compactMap(\.label)) }
+        #expect(fields(ClusterConfig.ClusterSection()) == keys("cluster"))
+        #expect(fields(ClusterConfig.DispatcherSection()) == keys("dispatcher"))
+        #expect(fields(ClusterConfig.DispatcherMemberSection(name: "d1")) == keys("[dispatcher]"))
+        #expect(fields(ClusterConfig.HighAvailabilitySection(etcd: [])) == keys("ha"))
+        #expect(fields(ClusterConfig.JournalSection()) == keys("journal"))
+        #expect(fields(ClusterConfig.LimitsSection()) == keys("limits"))
+        #expect(fields(ClusterConfig.SecuritySection(serverKey: "", clientKey: "", authorizedKeys: "")) == keys("security"))
+        #expect(fields(ClusterConfig.RestartSection()) == keys("restart"))
+        #expect(fields(ClusterConfig.DevtoolsSection()) == keys("devtools"))
+        #expect(fields(ClusterConfig.StoreSection(name: "todo")) == keys("store"))
+        #expect(ClusterConfig.knownKeys["cluster"] == Set(Settings.all.filter { $0.table == "cluster" }.map(\.key)))
+        #expect(
+            Settings.fieldName(ofKey: "unauthenticated_replication") == "unauthenticatedReplication"
+                && Settings.fieldName(ofKey: "window_s") == "windowS")
+    }
+
+    @Test(
+        "a config travels through its file by the settings' keys: every key written as the file spells it, read back the same, and named so in errors"
+    )
+    func fileKeysAreTheSettings() throws {
+        var journal = ClusterConfig.JournalSection(directory: "j", fsync: "none", segmentMb: 8, snapshotDirectory: "s", snapshotEvery: 9)
+        journal.retainMb = 100
+        let config = ClusterConfig(
+            cluster: .init(
+                transport: "tcp", host: "127.0.0.1", basePort: 5000, heartbeatMs: 100, highWaterMark: 10, queueMb: 2, allowRemote: false,
+                codec: "json", timeoutMs: 3000, name: "shop"),
+            journal: journal, limits: .init(clientRate: 5, maxPayloadBytes: 100, payload: ["todo.add_todo": 50, "todo.addTodo": 60]),
+            security: .init(serverKey: "a", clientKey: "b", authorizedKeys: "c"), restart: .init(maxRestarts: 3, windowS: 10),
+            stores: [
+                .init(
+                    name: "todo", app: "todo", effects: false, host: "h", listen: "l", port: 6000, metricsPort: 7000, metricsListen: "m",
+                    environment: "mock")
+            ],
+            ha: .init(etcd: ["http://127.0.0.1:2379"], leaseMs: 4000, replication: "async", key: "/k", unauthenticatedReplication: true),
+            dispatchers: [.init(name: "d1", host: "h", listen: "l", port: 5000, metricsPort: 7001, metricsListen: "m", journal: "j1", key: "k1")],
+            devtools: .init(listen: "127.0.0.1:1", tokenFile: "t", maxConnections: 2, key: "k"))
+        let text = try config.tomlText()
+        for setting in Settings.all where setting.table != "dispatcher" {
+            // A table of integers is a table of its own: `[limits.payload]`.
+            #expect(
+                text.contains("\n\(setting.key) = ") || text.contains("[\(setting.table).\(setting.key)]"),
+                "\(setting.table).\(setting.key) is not in\n\(text)")
+        }
+        // An action type in [limits] payload is a name of the app's, kept as it is both ways.
+        #expect(text.contains("\"todo.add_todo\" = 50") && text.contains("\"todo.addTodo\" = 60"))
+        let read = try ClusterConfig.parse(text, source: "written")
+        #expect(read.cluster == config.cluster && read.journal == config.journal && read.limits == config.limits)
+        #expect(read.security == config.security && read.restart == config.restart && read.stores == config.stores)
+        #expect(read.ha == config.ha && read.dispatchers == config.dispatchers && read.devtools == config.devtools)
+        let dispatcher = ClusterConfig(dispatcher: .init(host: "h", listen: "l", port: 5000, metricsPort: 7000, metricsListen: "m"))
+        #expect(try ClusterConfig.parse(try dispatcher.tomlText(), source: "written").dispatcher == dispatcher.dispatcher)
+        // A field's name is no key of the file's, and a wrong type is named by the key and its line.
+        #expect(throws: ClusterError.self) { try ClusterConfig.parse("[cluster]\nheartbeatMs = 100\n", source: "c") }
+        do {
+            _ = try ClusterConfig.parse("[[store]]\nname = \"todo\"\nmetrics_port = \"x\"\n", source: "c")
+            Issue.record("a string metrics_port was read")
+        } catch let error as ClusterError {
+            #expect(error.description.hasPrefix("c:3: 'store[1].metrics_port' takes a whole number"), "\(error)")
+        }
     }
 
     @Test("the constants named after a setting hold its default, and its range where the code has one of its own")

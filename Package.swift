@@ -113,10 +113,13 @@ let package = Package(
         .target(name: "Examples", dependencies: ["FluxCore", "FluxWire"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),
-        // The one way zflux's small HTTP servers (metrics, devtools) write an answer, on swift-nio.
+        // The one way zflux's small HTTP servers (metrics, devtools) bind their port and write an answer, on swift-nio.
         .target(
             name: "HTTPReply",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         // `zflux devtools`: the page and its WebSocket on swift-nio; the cluster's side is the command's.
         .target(
             name: "DevtoolsServer",

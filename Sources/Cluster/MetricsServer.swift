@@ -20,8 +20,7 @@ import Synchronization
 ///   totals (accepted, rejected, applied, …) as counters `zflux_<role>_<field>_total`, via swift-metrics.
 public final class MetricsServer: Sendable {
     private let answers: Answers
-    private let group: MultiThreadedEventLoopGroup
-    private let channel: any Channel
+    private let listener: HTTPListener
 
     static let totals: Set<String> = [
         "accepted", "rejected", "applied", "replayed", "gaps_repaired", "reconnects", "schedules_fired", "schedules_cancelled", "schedules_late",
@@ -49,35 +48,22 @@ public final class MetricsServer: Sendable {
         let answers = Answers(statusEndpoint: statusEndpoint, security: security, node: node)
         let budget = ConnectionBudget(limits: limits, token: token)
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: answers.registry))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let queue = DispatchQueue(label: "zflux-metrics-answers", attributes: .concurrent)
-        let resolved = host == "localhost" ? "127.0.0.1" : host
         do {
-            channel = try ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 64)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(ProbeHandler(answers: answers, queue: queue, budget: budget))
-                    }
-                }
-                .bind(host: resolved, port: port).wait()
+            listener = try HTTPListener(host: host, port: port, backlog: 64) { channel in
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                try channel.pipeline.syncOperations.addHandler(ProbeHandler(answers: answers, queue: queue, budget: budget))
+            }
         } catch {
-            try? group.syncShutdownGracefully()
             throw ClusterError("metrics: cannot listen on \(host):\(port) (\(error))")
         }
         self.answers = answers
-        self.group = group
         logger.info(
             "metrics, readiness and liveness over http", metadata: ["listen": "\(host):\(port)", "token": "\(token == nil ? "none" : "required")"])
     }
 
     /// Stops listening and closes every connection (a node's process usually just ends instead).
-    public func shutdown() {
-        try? channel.close().wait()
-        try? group.syncShutdownGracefully()
-    }
+    public func shutdown() { listener.close() }
 
     /// What the port answers, computed from the node's status; safe to call from any thread.
     final class Answers: Sendable {

@@ -50,8 +50,7 @@ package final class DevtoolsServer: Sendable {
 
     /// The port it listens on (the one asked for, or the one the system chose for 0).
     package let port: Int
-    private let group: MultiThreadedEventLoopGroup
-    private let channel: any Channel
+    private let listener: HTTPListener
     private let worker: Worker
 
     /// Listens on `host:port`. `access`: the tokens a dispatch, time travel or export may carry
@@ -69,56 +68,46 @@ package final class DevtoolsServer: Sendable {
         let open = OpenConnections()
         let context = PageContext(
             hub: hub, backend: backend, gate: gate, worker: worker, connections: open, limits: limits, hello: hello, logger: logger)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            channel = try ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 32)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let upgrader = NIOWebSocketServerUpgrader(
-                            maxFrameSize: limits.maxFrameBytes,
-                            shouldUpgrade: { channel, head in
-                                channel.eventLoop.makeSucceededFuture(head.uri == "/ws" && gate.refusal(head) == nil ? HTTPHeaders() : nil)
-                            },
-                            upgradePipelineHandler: { channel, _ in
-                                channel.eventLoop.makeCompletedFuture {
-                                    try channel.pipeline.syncOperations.addHandler(PageHandler(context: context))
-                                }
-                            })
-                        try channel.pipeline.syncOperations.addHandler(ConnectionCap(open: open, limits: limits))
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                            withServerUpgrade: (
-                                upgraders: [upgrader],
-                                completionHandler: { context in context.pipeline.removeHandler(name: HTTPHandler.name, promise: nil) }
-                            ),
-                            withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(
-                            HTTPHandler(gate: gate, connections: open, timeout: limits.requestTimeout), name: HTTPHandler.name)
-                    }
-                }
-                .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port).wait()
+            listener = try HTTPListener(host: host, port: port, backlog: 32) { channel in
+                let upgrader = NIOWebSocketServerUpgrader(
+                    maxFrameSize: limits.maxFrameBytes,
+                    shouldUpgrade: { channel, head in
+                        channel.eventLoop.makeSucceededFuture(head.uri == "/ws" && gate.refusal(head) == nil ? HTTPHeaders() : nil)
+                    },
+                    upgradePipelineHandler: { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(PageHandler(context: context))
+                        }
+                    })
+                try channel.pipeline.syncOperations.addHandler(ConnectionCap(open: open, limits: limits))
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                    withServerUpgrade: (
+                        upgraders: [upgrader],
+                        completionHandler: { context in context.pipeline.removeHandler(name: HTTPHandler.name, promise: nil) }
+                    ),
+                    withErrorHandling: true)
+                try channel.pipeline.syncOperations.addHandler(
+                    HTTPHandler(gate: gate, connections: open, timeout: limits.requestTimeout), name: HTTPHandler.name)
+            }
         } catch {
-            try? group.syncShutdownGracefully()
             worker.stop()
             throw DevtoolsServerError(
                 "devtools: cannot listen on \(host):\(port): \(Self.why(error)); is another devtools running? Give it another port with --listen \(host):PORT (0: any free one)"
             )
         }
-        self.port = channel.localAddress?.port ?? port
-        self.group = group
+        self.port = listener.port ?? port
         self.worker = worker
     }
 
     /// Stops listening, closes every page and ends the worker.
     package func shutdown() {
-        try? channel.close().wait()
-        try? group.syncShutdownGracefully()
+        listener.close()
         worker.stop()
     }
 
     /// Waits until the server's channel closes (after ``shutdown()``).
-    package func wait() async throws { try await channel.closeFuture.get() }
+    package func wait() async throws { try await listener.closed() }
 }
 
 package struct DevtoolsServerError: Error, CustomStringConvertible {

@@ -18,3 +18,20 @@ struct HTTPReplyTests {
         #expect(HTTPReply(status: 200, contentType: "text/html", body: []).head(keepAlive: false).headers["Content-Length"] == ["0"])
     }
 }
+
+/// The one way the metrics port and the devtools page bind.
+@Suite("HTTP listeners")
+struct HTTPListenerTests {
+    @Test("a listener on port 0 says which port it took, holds it until closed, and a second bind of that port throws")
+    func bindAndClose() throws {
+        let first = try HTTPListener(host: "localhost", port: 0, backlog: 8) { _ in }
+        let port = try #require(first.port)
+        #expect(port > 0)
+        #expect(throws: (any Error).self) { try HTTPListener(host: "127.0.0.1", port: port, backlog: 8) { _ in } }
+        first.close()
+        #expect(first.port == nil)
+        let again = try HTTPListener(host: "127.0.0.1", port: port, backlog: 8) { _ in }
+        #expect(again.port == port)
+        again.close()
+    }
+}

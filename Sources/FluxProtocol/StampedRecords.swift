@@ -36,8 +36,11 @@ package struct StampedRecords: Sendable, Equatable {
 
     package var count: Int { records.count }
     package var isEmpty: Bool { records.isEmpty }
-    package var firstSeq: UInt64? { records.first?.seq }
-    package var lastSeq: UInt64? { records.last?.seq }
+    // By index rather than `first` and `last`: unspecialized, as in a debug build, those read the
+    // element through a coroutine whose frame is allocated on the heap, and the commit pipeline asserts
+    // `lastSeq` for every action it stamps (AllocationTests counts it).
+    package var firstSeq: UInt64? { records.isEmpty ? nil : records[0].seq }
+    package var lastSeq: UInt64? { records.isEmpty ? nil : records[records.count - 1].seq }
 
     /// Appends an action as one record: the header is encoded straight into the buffer, the checksum
     /// computed in place.

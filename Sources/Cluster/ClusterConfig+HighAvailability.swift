@@ -128,9 +128,7 @@ extension ClusterConfig {
             }
             var endpoints = Topology.DispatcherEndpoints(
                 intake: try endpoint("intake"), actions: try endpoint("actions"), replay: try endpoint("replay"))
-            endpoints.listen = entry.listen
-            endpoints.metricsPort = entry.metricsPort
-            if entry.metricsPort != nil { endpoints.metricsListen = Settings.PairMember.metricsListen.value(entry.metricsListen) }
+            entry.bind(&endpoints)
             let replication = try endpoint("replication")
             guard port <= 65_536 else { throw ClusterError("dispatcher '\(entry.name)''s ports run past 65535; choose a lower port") }
             members.append(

@@ -40,16 +40,10 @@ extension ClusterConfig {
                 stores: stores.map { ($0.name, $0.app ?? $0.name) }, heartbeatMilliseconds: heartbeat, placement: placement)
             for (index, entry) in stores.enumerated() {
                 if !Settings.Store.effects.value(entry.effects) { topology.stores[index].runsEffects = false }
-                topology.stores[index].listen = entry.listen
-                topology.stores[index].metricsPort = entry.metricsPort
-                if entry.metricsPort != nil { topology.stores[index].metricsListen = Settings.Store.metricsListen.value(entry.metricsListen) }
+                entry.bind(&topology.stores[index])
                 topology.stores[index].environment = try environment(of: entry, index: index)
             }
-            topology.dispatcher.listen = dispatcher?.listen
-            topology.dispatcher.metricsPort = dispatcher?.metricsPort
-            if dispatcher?.metricsPort != nil {
-                topology.dispatcher.metricsListen = Settings.Dispatcher.metricsListen.value(dispatcher?.metricsListen)
-            }
+            dispatcher?.bind(&topology.dispatcher)
             topology.timeoutMilliseconds = try timeoutMilliseconds(heartbeat: heartbeat)
             topology.restart = try restartPolicy()
             topology.highWaterMark = cluster?.highWaterMark

@@ -117,16 +117,11 @@ extension ClusterConfig {
     /// Ports, hosts and metrics ports: in range, tcp-only where they mean tcp, and no two alike.
     func checkPlacement(transport: Topology.Transport, stores: [StoreSection]) throws {
         var metricsPorts: [Int: String] = [:]
-        func checkNode(
-            _ name: String, host: String?, port: Int?, listen: String?, metrics: Int?, metricsListen: String?, table: String, index: Int?
-        ) throws {
-            let settings =
-                switch (table, index) {
-                case ("store", _): (port: Settings.Store.port, metrics: Settings.Store.metricsPort)
-                case (_, nil): (port: Settings.Dispatcher.port, metrics: Settings.Dispatcher.metricsPort)
-                default: (port: Settings.PairMember.port, metrics: Settings.PairMember.metricsPort)
-                }
-            try checkPort(settings.port, port, of: name, index: index)
+        func checkNode<Node: NodePlacement>(_ name: String, _ node: Node, index: Int?) throws {
+            let (host, port, listen, metrics, metricsListen, table) = (
+                node.host, node.port, node.listen, node.metricsPort, node.metricsListen, Node.table
+            )
+            try checkPort(Node.portSetting, port, of: name, index: index)
             if transport != .tcp, host != nil || port != nil || listen != nil {
                 throw error(
                     "\(name) sets host, port or listen, which only mean something with transport = \"tcp\"",
@@ -151,7 +146,7 @@ extension ClusterConfig {
                 throw error("\(name) sets metrics_listen without metrics_port", key: "metrics_listen", table: table, storeIndex: index)
             }
             if let metrics {
-                try checkPort(settings.metrics, metrics, of: name, index: index)
+                try checkPort(Node.metricsPortSetting, metrics, of: name, index: index)
                 // Nodes on different hosts may share a metrics port; on one host they may not.
                 let key = metrics
                 if let other = metricsPorts[key], (host ?? cluster?.host) == nil || transport != .tcp {
@@ -160,21 +155,9 @@ extension ClusterConfig {
                 metricsPorts[key] = name
             }
         }
-        if let dispatcher {
-            try checkNode(
-                "the dispatcher", host: dispatcher.host, port: dispatcher.port, listen: dispatcher.listen, metrics: dispatcher.metricsPort,
-                metricsListen: dispatcher.metricsListen, table: "dispatcher", index: nil)
-        }
-        for (index, entry) in (ha == nil ? [] : dispatchers ?? []).enumerated() {
-            try checkNode(
-                "dispatcher '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort,
-                metricsListen: entry.metricsListen, table: "dispatcher", index: index)
-        }
-        for (index, entry) in stores.enumerated() {
-            try checkNode(
-                "store '\(entry.name)'", host: entry.host, port: entry.port, listen: entry.listen, metrics: entry.metricsPort,
-                metricsListen: entry.metricsListen, table: "store", index: index)
-        }
+        if let dispatcher { try checkNode("the dispatcher", dispatcher, index: nil) }
+        for (index, entry) in (ha == nil ? [] : dispatchers ?? []).enumerated() { try checkNode("dispatcher '\(entry.name)'", entry, index: index) }
+        for (index, entry) in stores.enumerated() { try checkNode("store '\(entry.name)'", entry, index: index) }
     }
 
     /// The environment of the `index`-th store: nil (live), "live" or "mock".

@@ -99,6 +99,26 @@ struct SettingsTableTests {
         }
     }
 
+    @Test("the dispatcher's and a store's placement keys reach their endpoints one way: listen, metrics_port, and metrics_listen or its default")
+    func placementReachesTheTopology() throws {
+        let config = ClusterConfig(
+            cluster: .init(transport: "tcp", basePort: 5000),
+            dispatcher: .init(listen: "127.0.0.2", metricsPort: 7000),
+            stores: [
+                .init(name: "todo", listen: "127.0.0.3", metricsPort: 7001, metricsListen: "127.0.0.4"),
+                .init(name: "stats", app: "todo", effects: false),
+            ])
+        let topology = try config.topology(runDirectory: "/tmp", transportOverride: nil, basePortOverride: nil, apps: nil)
+        #expect(topology.dispatcher.listen == "127.0.0.2" && topology.dispatcher.metricsPort == 7000)
+        #expect(topology.dispatcher.metricsListen == Settings.Dispatcher.metricsListen.fallback)
+        #expect(topology.stores[0].listen == "127.0.0.3" && topology.stores[0].metricsPort == 7001 && topology.stores[0].metricsListen == "127.0.0.4")
+        #expect(topology.stores[1].listen == nil && topology.stores[1].metricsPort == nil && topology.stores[1].metricsListen == nil)
+        // One placement check for every table: a store's metrics port may not be the dispatcher's.
+        var clash = config
+        clash.stores?[1].metricsPort = 7000
+        #expect(throws: ClusterError.self) { try clash.topology(runDirectory: "/tmp", transportOverride: nil, basePortOverride: nil, apps: nil) }
+    }
+
     @Test("the constants named after a setting hold its default, and its range where the code has one of its own")
     func constantsFollowTheSettings() {
         #expect(SocketDefaults.queueBytes == Settings.Cluster.queueMb.fallback << 20)

@@ -17,11 +17,19 @@ public final class Supervisor: Sendable {
     /// The deaths of stores on one action count once, however many replicas die on it and as long
     /// as each dies on it no more than the quarantine needs (``restartDelay(for:diedApplying:)``).
     public struct RestartPolicy: Sendable {
-        public var maxRestarts = 5
-        public var window: Duration = .seconds(30)
+        public var maxRestarts = Settings.Restart.maxRestarts.fallback
+        public var window: Duration = .seconds(Settings.Restart.windowS.fallback)
         public var initialBackoff: Duration = .milliseconds(100)
         public var maxBackoff: Duration = .seconds(5)
         public init() {}
+
+        /// The policy of a cluster's `[restart]` (nil: the keys' defaults).
+        package init(_ configured: Topology.RestartPolicy?) {
+            if let configured {
+                maxRestarts = configured.maxRestarts
+                window = .seconds(configured.windowSeconds)
+            }
+        }
     }
 
     public enum Event: Sendable {

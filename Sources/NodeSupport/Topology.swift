@@ -139,7 +139,7 @@ public struct Topology: Codable, Equatable, Sendable {
     public var silenceTimeoutMilliseconds: Int {
         timeoutMilliseconds ?? max(Topology.defaultTimeoutMilliseconds, heartbeatMilliseconds * 10)
     }
-    /// `cluster up`'s restart policy: at most `maxRestarts` within `windowSeconds` (nil: 5 in 30 s).
+    /// `cluster up`'s restart policy: at most `maxRestarts` within `windowSeconds` (nil: `[restart]`'s defaults).
     public var restart: RestartPolicy? = nil
 
     public struct RestartPolicy: Codable, Equatable, Sendable {

@@ -100,13 +100,8 @@ struct ClusterCommand: AsyncParsableCommand {
             }
             defer { etcd?.stop() }
             try ClusterConfig.checkOutsideEphemeralPorts(topology)
-            var policy = Supervisor.RestartPolicy()
-            if let restart = topology.restart {
-                policy.maxRestarts = restart.maxRestarts
-                policy.window = .seconds(restart.windowSeconds)
-            }
             let supervisor = Supervisor(
-                topology: topology, runDirectory: runDir.path, logLevel: logLevel, restartPolicy: policy, pinCPUs: pinCpus)
+                topology: topology, runDirectory: runDir.path, logLevel: logLevel, restartPolicy: .init(topology.restart), pinCPUs: pinCpus)
             let signals = TerminationSignals { supervisor.forward(signal: $0) }
             let watch = ParentWatch(supervisorPid: supervisorPid) { supervisor.forward(signal: SIGTERM) }
             defer { withExtendedLifetime((signals, watch)) {} }

@@ -127,6 +127,10 @@ struct SettingsTableTests {
         #expect(ClusterConfig.DevtoolsSection.connectionRange == Settings.Devtools.maxConnections.bounds)
         #expect(RunDirectory.journalName == Settings.Journal.directory.fallback)
         #expect(Topology.defaultTimeoutMilliseconds == Settings.Cluster.timeoutMs.fallback)
+        let restart = Supervisor.RestartPolicy()
+        #expect(restart.maxRestarts == Settings.Restart.maxRestarts.fallback && restart.window == .seconds(Settings.Restart.windowS.fallback))
+        let configured = Supervisor.RestartPolicy(Topology.RestartPolicy(maxRestarts: 2, windowSeconds: 9))
+        #expect(configured.maxRestarts == 2 && configured.window == .seconds(9) && Supervisor.RestartPolicy(nil).maxRestarts == restart.maxRestarts)
     }
 
     /// Every Swift file under Sources/ but the settings' own, by its path in the package.

@@ -33,11 +33,13 @@ final class DispatcherLoop: NodeLoop {
     let log: any ActionLog
     /// The log when it is a journal on disk (not the in-memory log of a dispatcher without one).
     let journal: Journal?
-    /// The threads that run the journal's syncs while this one goes on (fsync `batch`); nil: syncs run
-    /// here, in place.
-    let syncThreads: SyncThreads?
-    /// Bursts were written that no sync in flight covers: the next idle lane takes them.
-    private var syncWanted = false
+    /// Whether the journal's syncs run on threads of their own while this one goes on (fsync `batch`,
+    /// unless ZFLUX_SYNC_THREADS=0: BENCHMARKS.md compares the two): the pipelined group commit.
+    let pipelinesSyncs: Bool
+    /// Those threads, from the start of ``run()`` to its end.
+    private var syncThreads: SyncThreads?
+    /// The newest seq a sync that returned has proven durable.
+    private var provenDurable: UInt64 = 0
     /// The newest seq the interpreter has heard is durable.
     private var reportedDurable: UInt64 = 0
     /// Carries out the core's commands against this loop's sockets and journal (the simulator runs
@@ -84,11 +86,8 @@ final class DispatcherLoop: NodeLoop {
             log = MemoryLog(history: history, clientScope: .random())
         }
         journal = log as? Journal
-        // Pipelined group commit: on by default where syncs are group commits; ZFLUX_SYNC_THREADS=0
-        // keeps them in place (BENCHMARKS.md compares the two).
-        syncThreads =
-            journal?.policy == .batch && ProcessInfo.processInfo.environment["ZFLUX_SYNC_THREADS"] != "0" ? try SyncThreads() : nil
-        if syncThreads != nil { try journal?.useSyncLanes() }
+        let lanes = ProcessInfo.processInfo.environment["ZFLUX_SYNC_THREADS"] != "0" ? try journal?.useSyncLanes() : nil
+        pipelinesSyncs = lanes ?? false
         core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: Self.time(configuration), logger: logger)
         if let journal { core.quarantined(try journal.quarantine()) }
         // Past a file size limit a write fails (EFBIG, a refusal like a full disk) instead of the
@@ -147,10 +146,16 @@ final class DispatcherLoop: NodeLoop {
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
         let replicationIndex = replication.map { poller.add(.socket($0)) }
+        if pipelinesSyncs { syncThreads = try SyncThreads() }
         let syncIndex = syncThreads.map { poller.add(.fileDescriptor($0.done.descriptor)) }
-        // Syncs still in flight when the loop leaves report nothing: no more is acknowledged.
-        defer { syncThreads?.stop() }
+        defer {
+            // Syncs still in flight when the loop leaves acknowledge nothing more; one that failed still
+            // cuts the journal back (the next opening's sync would not hear of a failure seen here).
+            for outcome in syncThreads?.stop() ?? [] { _ = try? journal?.syncReturned(outcome.ticket, errno: outcome.errno) }
+            syncThreads = nil
+        }
         reportedDurable = core.durableHead
+        provenDurable = reportedDurable
         var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         var committed = core.durableHead
         while !control.stopRequested && interpreter.steppedDown == nil {
@@ -160,11 +165,14 @@ final class DispatcherLoop: NodeLoop {
             }
             revocations.cutIfRevoked(
                 [(intake, configuration.intake), (publisher, configuration.actions), (replay, configuration.replay)], logger: logger)
+            try reportDurable()
             // The turn the simulator takes too; with replays in progress, only look: the next slice of them
             // is due this turn (or, when they wait for their peers, in a moment).
-            let deadline = try interpreter.turn()
+            var deadline = try interpreter.turn()
+            // A sync that returned while the turn waited for a lane is told at once.
+            if provenDurable > reportedDurable { deadline = 0 }
             _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: deadline)))
-            if let syncIndex, poller.isReadable(syncIndex) { try syncsReturned() }
+            if let syncIndex, poller.isReadable(syncIndex) { try reportDurable() }
             if poller.isReadable(wakeIndex) {
                 for event in control.takeAll() {
                     if case .leaseLost(let reason) = event {
@@ -310,47 +318,50 @@ extension DispatcherLoop: DispatcherIO {
     }
 
     /// With sync threads, hands the sync to an idle one and goes on (false: the interpreter hears of it
-    /// from ``syncsReturned()``); a burst written while both are busy waits for the next to return, and
-    /// shares its sync with whatever else was written by then. Without them, or when a checkpoint is
-    /// due (it must cover the journal through the head exactly), syncs here.
+    /// once it returns, from ``reportDurable()``). With both busy it first waits for one to return:
+    /// at most two syncs are in flight, and meanwhile the intake's high-water mark pushes back on
+    /// clients as it did when every sync ran here. Without the threads, or when a checkpoint is due (it
+    /// must cover the journal through the head exactly), syncs here.
     func sync(through seq: UInt64) throws -> Bool {
-        guard syncThreads != nil, let journal, !journal.checkpointDue(head: journal.lastSeq) else {
-            if let syncThreads, let journal {
-                for outcome in syncThreads.waitForAll() { try journal.syncReturned(outcome.ticket, errno: outcome.errno) }
-            }
+        guard let syncThreads, let journal else {
             try log.commit()
-            reportedDurable = max(reportedDurable, seq)
             return true
         }
-        syncWanted = true
-        guard try startSync() else { return false }
-        reportedDurable = max(reportedDurable, seq)
-        return true
-    }
-
-    /// Starts a sync of what was written, if one is wanted and a lane is idle. True when nothing needs
-    /// one: all the journal holds is synced already (a segment's roll syncs in place).
-    private func startSync() throws -> Bool {
-        guard syncWanted, let syncThreads, let journal, let lane = syncThreads.idleLane else { return false }
-        syncWanted = false
-        guard let ticket = try journal.takeSyncTicket(lane: lane) else { return true }
-        syncThreads.start(ticket)
+        if journal.checkpointDue(head: journal.lastSeq) {
+            try count(syncThreads.waitForAll())
+            try log.commit()
+            reportedDurable = max(reportedDurable, seq)
+            provenDurable = max(provenDurable, seq)
+            return true
+        }
+        if syncThreads.idleLane == nil { try count(syncThreads.waitForOne()) }
+        guard let lane = syncThreads.idleLane else { preconditionFailure("a sync returned: its lane is idle") }
+        if let ticket = try journal.takeSyncTicket(lane: lane) {
+            syncThreads.start(ticket)
+        } else {
+            // Nothing unsynced: a segment's roll synced it all in place.
+            provenDurable = max(provenDurable, journal.lastSeq)
+        }
         return false
     }
 
-    /// Syncs have returned: the journal counts them (a failure throws, and the loop leaves with nothing
-    /// more acknowledged), the next sync starts, and the interpreter hears how far the journal is durable.
-    private func syncsReturned() throws {
-        guard let syncThreads, let journal else { return }
-        var through = reportedDurable
-        for outcome in syncThreads.takeReturned() {
-            try journal.syncReturned(outcome.ticket, errno: outcome.errno)
-            through = max(through, outcome.ticket.seq)
+    /// Syncs that returned: the journal counts each (a failure throws, and the loop leaves with nothing
+    /// more acknowledged) and says what it proved durable.
+    private func count(_ outcomes: [(ticket: Journal.SyncTicket, errno: Int32)]) throws {
+        guard let journal else { return }
+        for outcome in outcomes {
+            if let proven = try journal.syncReturned(outcome.ticket, errno: outcome.errno) { provenDurable = max(provenDurable, proven) }
         }
-        if try startSync() { through = max(through, journal.lastSeq) }
-        guard through > reportedDurable else { return }
-        reportedDurable = through
-        try interpreter.synced(through: through)
+    }
+
+    /// Tells the interpreter how far the syncs that returned made the journal durable (it may write
+    /// and hand out more syncs as it carries out what that releases).
+    private func reportDurable() throws {
+        if let syncThreads { try count(syncThreads.takeReturned()) }
+        while provenDurable > reportedDurable {
+            reportedDurable = provenDurable
+            try interpreter.synced(through: reportedDurable)
+        }
     }
 
     func keepQuarantine(_ entries: [Quarantine]) throws { try journal?.keepQuarantine(entries) }

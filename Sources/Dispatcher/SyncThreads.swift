@@ -72,24 +72,34 @@ final class SyncThreads: Sendable {
         return outcomes
     }
 
-    /// Waits until every sync in flight has returned, and gives their outcomes.
+    /// Waits until every sync in flight has returned, and gives their outcomes (with any that had
+    /// returned already).
     func waitForAll() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
         var outcomes = takeReturned()
-        while !isIdle {
+        while !isIdle { outcomes += waitForOne() }
+        return outcomes
+    }
+
+    /// Waits until at least one sync has returned (one must be in flight), and gives the outcomes.
+    func waitForOne() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
+        precondition(!isIdle, "a sync is in flight to wait for")
+        var outcomes = takeReturned()
+        while outcomes.isEmpty {
             var descriptor = pollfd(fd: done.descriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&descriptor, 1, 1000)
-            outcomes += takeReturned()
+            outcomes = takeReturned()
         }
         return outcomes
     }
 
-    /// Stops the threads once the syncs in flight have returned (their outcomes are dropped: the loop
-    /// is leaving and acknowledges nothing more).
-    func stop() {
+    /// Stops the threads once the syncs in flight have returned, and gives the outcomes the loop has
+    /// not taken.
+    func stop() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
         for lane in lanes {
             lane.slot.withLock { $0.stop = true }
             lane.go.signal()
         }
         for lane in lanes { lane.exited.wait() }
+        return takeReturned()
     }
 }

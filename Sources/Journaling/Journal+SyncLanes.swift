@@ -24,8 +24,10 @@ extension Journal {
         var files: [StorageFile] = []
         var retired: [StorageFile] = []
         var inFlight: [Int32: Int] = [:]
-        /// Bumped by whatever cuts the newest segment back: a ticket taken before it says nothing of
-        /// the segment's bytes as they are now.
+        /// Bumped by whatever cuts records the journal had synced (a failed sync, a standby's drop): a
+        /// ticket taken before proves nothing of the journal as it is now. (An append undone after a
+        /// full disk cuts only bytes written after every ticket was taken: tickets are taken between
+        /// appends.)
         var cuts: UInt64 = 0
     }
 
@@ -49,12 +51,15 @@ extension Journal {
     }
 
     /// Hands syncs to other threads from now on (``takeSyncTicket(lane:)``): the newest segment's lanes
-    /// open now, and each new segment's as it is made, before anything is written to it. A journal that
-    /// syncs only in place (see below) ignores it.
-    package func useSyncLanes() throws {
-        guard policy == .batch, storage is FileStorage, file != nil else { return }
+    /// open now, and each new segment's as it is made, before anything is written to it. False, and
+    /// nothing changes, for a journal that syncs only in place: a policy other than `batch` (`always`
+    /// syncs each record as it writes it), or storage other than the real file system (the simulator's
+    /// disk models its own syncs in flight).
+    package func useSyncLanes() throws -> Bool {
+        guard policy == .batch, storage is FileStorage, file != nil else { return false }
         syncLanes.enabled = true
         try openSyncLanes()
+        return true
     }
 
     /// Opens the newest segment's lanes. Bytes written before a lane was open may have failed their
@@ -69,12 +74,11 @@ extension Journal {
     }
 
     /// A sync of what the newest segment holds, for `lane` (below ``syncLaneCount``), to be run on
-    /// another thread; nil when there is nothing to sync, or when this journal syncs only in place (a
-    /// policy other than `batch`, or storage other than the real file system: the simulator's disk
-    /// models its own syncs in flight), or before ``useSyncLanes()``.
+    /// another thread; nil when it holds nothing unsynced. Only after ``useSyncLanes()`` said yes.
     package func takeSyncTicket(lane: Int) throws -> SyncTicket? {
         precondition(lane >= 0 && lane < Journal.syncLaneCount, "lane \(lane) of \(Journal.syncLaneCount)")
-        guard syncLanes.enabled, file != nil else { return nil }
+        precondition(syncLanes.enabled, "tickets only for a journal that uses sync lanes")
+        guard file != nil else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
         let segment = segments[segments.count - 1].path
         // (After a cut that reopened the segment, say.)
         if syncLanes.segment != segment { try openSyncLanes() }
@@ -85,9 +89,11 @@ extension Journal {
     }
 
     /// A ticket's sync has returned with `code` (0: success). On success what it covered counts as
-    /// synced; on a failure the journal does what a failed sync in place does (`sync()`): it cuts the
-    /// newest segment back to what the last good sync covered, takes no more appends, and throws.
-    package func syncReturned(_ ticket: SyncTicket, errno code: Int32) throws {
+    /// synced, and the result is the seq it proved durable (nil: none, the segment was cut back since
+    /// the ticket was taken). On a failure the journal does what a failed sync in place does (`sync()`):
+    /// it cuts the newest segment back to what the last good sync covered, takes no more appends, and
+    /// throws.
+    package func syncReturned(_ ticket: SyncTicket, errno code: Int32) throws -> UInt64? {
         let left = (syncLanes.inFlight[ticket.file.handle] ?? 0) - 1
         precondition(left >= 0, "a ticket returns once: lane \(ticket.lane) of \(ticket.segment)")
         syncLanes.inFlight[ticket.file.handle] = left == 0 ? nil : left
@@ -99,10 +105,13 @@ extension Journal {
             if !environment.brokenRules.contains(.trustsFailedFsync), let file { giveUpAppending(file) }
             throw error
         }
-        guard file != nil, ticket.segment == syncLanes.segment, ticket.cuts == syncLanes.cuts, ticket.size > syncedSize else { return }
+        guard ticket.cuts == syncLanes.cuts else { return nil }
+        // A ticket of a segment rolled past proves its seq too (the roll synced the rest in place).
+        guard file != nil, ticket.segment == syncLanes.segment, ticket.size > syncedSize else { return ticket.seq }
         precondition(ticket.size <= segmentSize, "a segment only grows between cuts: synced \(ticket.size) of \(segmentSize)")
         syncedSize = ticket.size
         unsynced = segmentSize > syncedSize
+        return ticket.seq
     }
 
     /// The lanes of a segment the journal rolls past (or gives up): each closes now, or when the sync in

@@ -224,7 +224,6 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
             file = try storage.open(current, create: false, truncate: false)
         }
         guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
-        syncLanes.cuts += 1
         try storage.truncate(file, to: size)
         segmentSize = size
         // Removed segments were rolled past, which synced the one now newest whole.

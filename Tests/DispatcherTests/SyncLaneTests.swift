@@ -13,7 +13,7 @@ struct SyncLaneTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let journal = try Journal(directory: dir, policy: .batch)
-        try journal.useSyncLanes()
+        #expect(try journal.useSyncLanes())
         try journal.append((1...10).map { action($0) })
         let first = try #require(try journal.takeSyncTicket(lane: 0))
         try journal.append((11...20).map { action($0) })
@@ -21,10 +21,10 @@ struct SyncLaneTests {
         #expect((first.seq, second.seq) == (10, 20))
         // The later sync returns first: it covered the earlier burst's bytes too.
         #expect(second.run() == 0)
-        try journal.syncReturned(second, errno: 0)
+        #expect(try journal.syncReturned(second, errno: 0) == 20)
         #expect(try journal.takeSyncTicket(lane: 1) == nil, "all twenty are synced")
         #expect(first.run() == 0)
-        try journal.syncReturned(first, errno: 0)
+        #expect(try journal.syncReturned(first, errno: 0) == 10)
         #expect(try journal.takeSyncTicket(lane: 0) == nil)
         try journal.append([action(21)])
         #expect(try journal.takeSyncTicket(lane: 0)?.seq == 21)
@@ -36,11 +36,11 @@ struct SyncLaneTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
             let journal = try Journal(directory: dir, policy: .batch)
-            try journal.useSyncLanes()
+            #expect(try journal.useSyncLanes())
             try journal.append((1...10).map { action($0) })
             let good = try #require(try journal.takeSyncTicket(lane: 0))
             #expect(good.run() == 0)
-            try journal.syncReturned(good, errno: 0)
+            #expect(try journal.syncReturned(good, errno: 0) == 10)
             try journal.append((11...20).map { action($0) })
             let failed = try #require(try journal.takeSyncTicket(lane: 1))
             #expect(throws: JournalError.self) { try journal.syncReturned(failed, errno: EIO) }
@@ -55,7 +55,7 @@ struct SyncLaneTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let journal = try Journal(directory: dir, policy: .batch, segmentBytes: 4096)
-        try journal.useSyncLanes()
+        #expect(try journal.useSyncLanes())
         try journal.append((1...5).map { action($0) })
         let ticket = try #require(try journal.takeSyncTicket(lane: 0))
         try journal.append((6...200).map { action($0) })
@@ -63,7 +63,7 @@ struct SyncLaneTests {
         let descriptors = { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
         let before = try descriptors()
         #expect(ticket.run() == 0)
-        try journal.syncReturned(ticket, errno: 0)
+        #expect(try journal.syncReturned(ticket, errno: 0) == 5, "a ticket of a segment rolled past proves its seq")
         #expect(try descriptors() == before - 1, "the rolled-past lane closed once its sync returned")
         // The roll synced the old segment in place; the newest has its own lanes.
         #expect(try journal.takeSyncTicket(lane: 0)?.seq == 200)
@@ -75,8 +75,6 @@ struct SyncLaneTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let journal = try Journal(directory: dir, policy: policy)
-        try journal.useSyncLanes()
-        try journal.append((1...3).map { action($0) })
-        #expect(try journal.takeSyncTicket(lane: 0) == nil)
+        #expect(try journal.useSyncLanes() == false)
     }
 }

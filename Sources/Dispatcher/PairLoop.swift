@@ -59,17 +59,18 @@ final class PairLoop: NodeLoop {
         let leader = LeaderRecord(
             name: ha.name, intake: configuration.intake, actions: configuration.actions, replay: configuration.replay, replication: ha.replication)
         let handover = Handover(client: client, key: ha.key, name: ha.name)
-        let led = LedGate(client: client, key: ha.key, sync: ha.mode == .sync, leaseMs: ha.leaseMilliseconds, logger: logger)
+        let led = LedGate(client: client, key: ha.key, leaseMs: ha.leaseMilliseconds, logger: logger)
         gate.head.store(self.journal.lastSeq, ordering: .releasing)
         election = client.election(
             key: ha.key, value: leader.encoded(), leaseMilliseconds: ha.leaseMilliseconds, logger: logger,
-            mayCampaign: { [gate] in
-                guard gate.caughtUp.load(ordering: .acquiring) else { return false }
-                // Repaired: the records it set aside may have been acknowledged, and only a leader that
-                // holds them can give them back. (Both members repaired: neither leads; the log says why.)
-                guard !gate.repairPending.load(ordering: .acquiring) else { return false }
-                guard await led.allows(head: gate.head.load(ordering: .acquiring), synced: gate.synced.load(ordering: .acquiring)) else {
-                    return false
+            mayCampaign: { [gate, mode = ha.mode, leaseMs = UInt64(max(ha.leaseMilliseconds, 0))] in
+                // The rule is the simulator's too (``CampaignRule``); etcd is read only when it must be.
+                // (Both members repaired: neither leads; the log says why.)
+                let member = gate.member(replication: mode)
+                switch CampaignRule.verdict(member, lastLeader: nil, leaseMilliseconds: leaseMs) {
+                case .campaign: break
+                case .askLastLeader: guard await led.allows(member) else { return false }
+                default: return false
                 }
                 return await handover.allows()
             }
@@ -231,15 +232,13 @@ final class PairLoop: NodeLoop {
             // In sync with its leader: it holds what that leader committed and the head it began at (a
             // fresh leader has committed nothing yet, though earlier epochs acknowledged up to there).
             // Otherwise etcd's record decides (``LedGate``), and says why in the log.
-            let synced = core.leader != nil && core.durableSeq >= max(committedHeard, core.leaderBegan)
+            let synced = core.isInSync
             gate.synced.store(synced, ordering: .releasing)
             if synced && gate.repairPending.load(ordering: .acquiring) {
                 gate.repairPending.store(false, ordering: .releasing)
                 logger.notice("the journal's set-aside part is held again, from the leader: this dispatcher may lead again")
             }
-            // A standby that lacks what a leader has committed must not lead: it would lead without it.
-            // (Under async the leader commits ahead of its standby by design: that loss is the mode's.)
-            gate.caughtUp.store(ha.mode == .async || core.durableSeq >= committedHeard, ordering: .releasing)
+            gate.caughtUp.store(core.holdsWhatWasCommitted, ordering: .releasing)
             var poller = Poller()
             let dealerIndex = poller.add(.socket(dealer))
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
@@ -377,8 +376,10 @@ public struct Handover: Sendable {
     }
 }
 
-/// Whether a standby may campaign for the lease, set on the node thread and read by the election.
+/// What the campaign rule (``CampaignRule``) needs of this member, set on the node thread and read by
+/// the election.
 final class CampaignGate: Sendable {
+    /// It holds what the leaders it followed said they had committed (``StandbyCore/holdsWhatWasCommitted``).
     let caughtUp = Atomic<Bool>(true)
     /// The last seq of its journal.
     let head = Atomic<UInt64>(0)
@@ -389,6 +390,12 @@ final class CampaignGate: Sendable {
     /// last ACKs by seconds, so it must not lead before it has followed a leader and caught up. Cleared
     /// once it has.
     let repairPending = Atomic<Bool>(false)
+
+    func member(replication: DispatcherRules.Replication) -> CampaignRule.Member {
+        CampaignRule.Member(
+            holdsCommitted: caughtUp.load(ordering: .acquiring), inSync: synced.load(ordering: .acquiring),
+            repairPending: repairPending.load(ordering: .acquiring), head: head.load(ordering: .acquiring), replication: replication)
+    }
 }
 
 /// Where the newest leader began (its journal's head when it won) and, under sync, how far it has
@@ -487,51 +494,53 @@ final class LedRefresher: Sendable {
 final class LedGate: Sendable {
     let client: any LeaseService
     let key: String
-    /// Under async a standby lags by design and only an empty journal is held back: a member that
-    /// lags may lead, losing what async loses.
-    let sync: Bool
     let leaseMs: Int
     let logger: Logger
     private let warned = Atomic<Bool>(false)
     /// When an empty journal first asked to campaign in a pair that has not led (0: not yet).
     private let emptyAskedAtMs = Atomic<UInt64>(0)
 
-    init(client: any LeaseService, key: String, sync: Bool, leaseMs: Int, logger: Logger) {
+    init(client: any LeaseService, key: String, leaseMs: Int, logger: Logger) {
         self.client = client
         self.key = LedGate.key(for: key)
-        self.sync = sync
         self.leaseMs = leaseMs
         self.logger = logger
     }
 
     static func key(for leaderKey: String) -> String { leaderKey + "/led" }
 
-    func allows(head: UInt64, synced: Bool) async -> Bool {
-        if synced { return true }
-        // etcd silent: no campaign could succeed either.
-        let answer: [UInt8]?
+    /// Reads etcd's record of the last leader and gives the campaign rule's verdict with it.
+    func allows(_ member: CampaignRule.Member) async -> Bool {
+        var member = member
+        let lastLeader: CampaignRule.LastLeader?
+        var record: LedRecord?
         do {
-            answer = try await client.value(at: key)
+            let held = try await client.value(at: key)
+            record = held.flatMap(LedRecord.decode)
+            lastLeader = held == nil ? CampaignRule.LastLeader.neverLed : record.map { .head($0.head) } ?? .unreadable
         } catch {
-            return false
+            lastLeader = nil  // etcd silent: no campaign could succeed either
         }
-        guard let held = answer else {
-            // A new pair: a member with records (a single dispatcher's journal carried over) gets a
-            // lease's head start over an empty one, which would otherwise lead without them.
-            guard head == 0 else { return true }
+        if lastLeader == CampaignRule.LastLeader.neverLed && member.head == 0 {
             let now = MonotonicClock.nowMilliseconds()
             _ = emptyAskedAtMs.compareExchange(expected: 0, desired: now, ordering: .relaxed)
-            return now >= emptyAskedAtMs.load(ordering: .relaxed) + UInt64(leaseMs)
+            member.emptyAskingMilliseconds = now - emptyAskedAtMs.load(ordering: .relaxed)
         }
-        guard let record = LedRecord.decode(held) else {
+        switch CampaignRule.verdict(member, lastLeader: lastLeader, read: true, leaseMilliseconds: UInt64(max(leaseMs, 0))) {
+        case .campaign:
+            return true
+        case .lastLeaderUnknown where lastLeader == .unreadable:
             logger.error("the record of the last leader in etcd is not readable: not campaigning", metadata: ["key": "\(key)"])
-            return false
-        }
-        guard head < record.head, sync || head == 0 else { return true }
-        if !warned.exchange(true, ordering: .relaxed) {
-            logger.warning(
-                "this journal ends before what the last leader committed: it lacks acknowledged actions, so this dispatcher will not lead until it has followed a leader (start the other one); if that one's journal is lost for good, delete the key to let this one lead",
-                metadata: ["head": "\(head)", "last_leader": "\(record.name)", "committed": "\(record.head)", "key": "\(key)"])
+        case .behindLastLeader(let committed):
+            if !warned.exchange(true, ordering: .relaxed) {
+                logger.warning(
+                    "this journal ends before what the last leader committed: it lacks acknowledged actions, so this dispatcher will not lead until it has followed a leader (start the other one); if that one's journal is lost for good, delete the key to let this one lead",
+                    metadata: [
+                        "head": "\(member.head)", "last_leader": "\(record?.name ?? "")", "committed": "\(committed)", "key": "\(key)",
+                    ])
+            }
+        default:
+            break
         }
         return false
     }

@@ -28,6 +28,9 @@ public enum Canary: String, CaseIterable, Sendable {
     /// Opening the journal takes a record that fails its CRC with intact records after it for a torn
     /// tail, and trims it and everything after it.
     case skipsCorruptRecord = "skips-corrupt-record"
+    /// A standby drops whatever records its leader asks it to, those a single dispatcher journaled
+    /// (and acknowledged) and those a leader said it committed included: refuse-to-drop removed.
+    case dropsAcknowledged = "drops-acknowledged"
 }
 
 extension Canary {
@@ -46,6 +49,7 @@ extension Canary {
         case .scheduleFiresTwice: "a new leader forgets which schedules fired, and fires them again"
         case .trustsFailedFsync: "the dispatcher retries a failed fsync and acknowledges what it covered"
         case .skipsCorruptRecord: "recovery trims a corrupt record with intact records after it as a torn tail"
+        case .dropsAcknowledged: "a standby drops acknowledged records when its leader lacks them"
         }
     }
 }

@@ -54,6 +54,12 @@ extension Simulation {
         var lease: HeldLease?
         /// It stepped down and is on its way to standing by.
         var steppingDown = false
+        /// When, as a standby with an empty journal in a pair that has not led, it first asked to
+        /// campaign (``CampaignRule/Member/emptyAskingMilliseconds``).
+        var emptyAskingSince: UInt64?
+        /// The operator stopped it, and starts it again only once the other member leads (a member that
+        /// refused to drop acknowledged records: ``Simulation/refusedToDrop(_:_:)``). Nothing else restarts it.
+        var heldDown = false
         init(index: Int) { self.index = index }
     }
 

@@ -161,7 +161,7 @@ extension Simulation {
     func restart(_ node: Node) {
         switch node {
         case .dispatcher(let i):
-            guard dispatchers[i].core == nil, dispatchers[i].standby == nil else { return }
+            guard dispatchers[i].core == nil, dispatchers[i].standby == nil, !dispatchers[i].heldDown else { return }
             if options.ha { startStandby(i) } else { startDispatcher() }
         case .leaseService: if !leaseService.up { restartLeaseService() }
         case .store(let i): if stores[i].core == nil { startStore(i) }

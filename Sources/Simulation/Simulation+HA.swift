@@ -91,6 +91,10 @@ extension Simulation {
         var up = true
         var incarnation: UInt64 = 1
         var frozenUntil: UInt64 = 0
+        /// The record of the last leader (`<lease key>/led`, kept without a lease): the head its journal
+        /// had when it won, never lower than the one before (``CampaignRule/LastLeader``). Nil: the pair
+        /// has not led.
+        var led: UInt64?
     }
 
     enum LeaseRequest {
@@ -123,7 +127,57 @@ extension Simulation {
                 return
             }
         }
+        if options.fromSingle {
+            guard let head = journalFromSingle() else { return }
+            if rng.chance(0.5) {
+                // The order OPERATIONS asks for is not kept: dispatcher 1 is down when dispatcher 2
+                // starts, and once its head start of a lease has passed the empty member leads.
+                let at = Simulation.leaseTTL + rng.micros(300_000...1_000_000)
+                note("dispatcher 1 (the single dispatcher's journal, head \(head)) is down when dispatcher 2 starts; it starts at \(at / 1000) ms")
+                dispatchers[0].journal = nil
+                queue.schedule(.restart(.dispatcher(0)), at: at)
+                startStandby(1)
+                return
+            }
+        }
         for index in dispatchers.indices { startStandby(index) }
+    }
+
+    /// Dispatcher 1's journal becomes the one a single dispatcher kept before the pair
+    /// (``SimulationOptions/fromSingle``): an epoch of its own, taken from its clock, not won at the
+    /// lease service, and actions of the mix from a client of its own, each acknowledged (a single
+    /// dispatcher acknowledges all it journals). Its head, or nil when it could not be written.
+    func journalFromSingle() -> UInt64? {
+        let node = Node.dispatcher(0)
+        do {
+            let journal = try openJournal(0, opensEpoch: false)
+            let history = try journal.beginEpoch(
+                HistoryID.opening(cluster: journal.history.cluster, previousEpoch: journal.history.epoch, wallNanoseconds: time(node).wallNanoseconds)
+                    .epoch)
+            let client = rng.next() | 1
+            let mix = options.apps.mix
+            var actions: [Message] = []
+            for seq in 1...UInt64(rng.int(5...40)) {
+                guard let entry = mix.entry(at: rng.int(0...(mix.totalWeight - 1))) else {
+                    preconditionFailure("a draw below the mix's weight is one of its entries")
+                }
+                let arguments = entry.arguments(&rng)
+                let payload = (try? apps[entry.app]?.wirePayload(type: entry.type, argumentsJSON: Array(arguments.utf8), format: .binary)) ?? []
+                let header = Header(
+                    kind: .action, seq: seq, clientID: client, clientSeq: seq, timestamp: time(node).wallNanoseconds, actionType: entry.type,
+                    history: history.rawValue)
+                actions.append(Message(topic: entry.app, header: header, payload: payload))
+            }
+            try journal.append(actions)
+            try journal.commit()
+            for action in actions { acksSent[action.header.seq] = (client, action.header.seq) }
+            (singleHistory, singleHead) = (history.rawValue, UInt64(actions.count))
+            note("\(name(of: node))'s journal is a single dispatcher's: seqs 1…\(actions.count) (history \(history)), all acknowledged")
+            return UInt64(actions.count)
+        } catch {
+            fail("the pair is made", "\(name(of: node))'s journal could not be given a single dispatcher's records: \(error)")
+            return nil
+        }
     }
 
     /// The leading dispatcher: the one that leads the newest epoch (not stepped down); without HA,
@@ -150,6 +204,7 @@ extension Simulation {
         process.steppingDown = false
         process.retryAt = 0
         process.standbyDiskFull = false
+        process.emptyAskingSince = nil
         let journal: Journal
         do {
             journal = try openJournal(index, opensEpoch: false)
@@ -199,6 +254,8 @@ extension Simulation {
         guard let interpreter = process.standbyInterpreter else { return }
         do {
             try interpreter.carryOut()
+        } catch let refusal as StandbyCore.RefusedToDrop {
+            refusedToDrop(index, refusal)
         } catch let error as JournalError {
             startAgainLater(index, "its journal failed: \(error.message)")
         } catch {
@@ -253,7 +310,14 @@ extension Simulation {
         record(
             22, node.code, UInt64(revision),
             "\(name(of: node)) wins the lease at revision \(revision) (epoch \(leading)): journal head \(journal.lastSeq)")
-        checkJournal(records, when: "\(name(of: node)) won the lease")
+        // The one leader that may begin without acknowledged actions: the empty member of a pair started
+        // from a single dispatcher's journal, leading first (OPERATIONS names it). The other member
+        // refuses to drop them, and without it this leader acknowledges nothing.
+        let lacksSingle = singleHistory != nil && records.first?.header.history != singleHistory
+        checkJournal(records, when: "\(name(of: node)) won the lease", excusing: lacksSingle ? singleSeqs : [])
+        // Where leading began, in the record of the last leader (as `PairLoop` writes it before it
+        // serves; under sync never lower than the one before).
+        leaseService.led = max(leaseService.led ?? 0, journal.lastSeq)
         var rules = dispatcherRules()
         rules.replication = .sync
         rules.memberToken = Self.memberToken
@@ -330,9 +394,75 @@ extension Simulation {
             }
             queue.schedule(.leaseTimer(index, incarnation: incarnation), at: process.clock.trueTime(of: lease.nextWakeUp, now))
         } else {
-            requestLease(index, .campaign(sentAt: local))
+            if mayCampaign(index) { requestLease(index, .campaign(sentAt: local)) }
             queue.schedule(.leaseTimer(index, incarnation: incarnation), at: now + HeldLease.renewalInterval + rng.micros(0...20_000))
         }
+    }
+
+    /// The campaign rule (``CampaignRule``) as `PairLoop`'s election asks it before each campaign:
+    /// the lease service's record of the last leader read only when the rule needs it.
+    func mayCampaign(_ index: Int) -> Bool {
+        let process = dispatchers[index]
+        guard let standby = process.standby, let journal = process.journal else { return false }
+        var member = standby.campaigner(repairPending: false, head: journal.lastSeq)
+        let leaseMilliseconds = Simulation.leaseTTL / 1000
+        let verdict = CampaignRule.verdict(member, lastLeader: nil, leaseMilliseconds: leaseMilliseconds)
+        guard verdict == .askLastLeader else { return verdict == .campaign }
+        let service = leaseService
+        let reachable = service.up && service.frozenUntil <= now && !downLinks.contains(Simulation.link(.dispatcher(index), .leaseService))
+        let lastLeader: CampaignRule.LastLeader? = reachable ? service.led.map { .head($0) } ?? CampaignRule.LastLeader.neverLed : nil
+        if lastLeader == CampaignRule.LastLeader.neverLed && member.head == 0 {
+            let since = process.emptyAskingSince ?? now
+            process.emptyAskingSince = since
+            member.emptyAskingMilliseconds = (now - since) / 1000
+        }
+        return CampaignRule.verdict(member, lastLeader: lastLeader, read: true, leaseMilliseconds: leaseMilliseconds) == .campaign
+    }
+
+    /// A member refused to drop records its leader lacks (``StandbyCore/refusalToDrop(after:stampAfter:)``)
+    /// and stopped, as `PairLoop` does, saying why. The operator then does what OPERATIONS says: stops
+    /// the leader, starts this member and lets it lead, and starts the other again once it does. Only
+    /// a pair started from a single dispatcher's journal meets this here: otherwise, under sync, every
+    /// leader holds every acknowledged action, and the campaign rule keeps a member that lacks them
+    /// from leading.
+    func refusedToDrop(_ index: Int, _ refusal: StandbyCore.RefusedToDrop) {
+        let node = Node.dispatcher(index), other = 1 - index
+        guard options.fromSingle else {
+            fail("standby", "\(name(of: node)) had to refuse to drop records: its leader lacked acknowledged actions: \(refusal)")
+            return
+        }
+        result.refusalsToDrop += 1
+        record(26, node.code, 0, "\(name(of: node)) refuses to drop records its leader lacks, and stops: \(refusal)")
+        let head = dispatchers[index].journal?.lastSeq ?? 0
+        kill(node)
+        if let led = leaseService.led, led > head {
+            // The empty member led more than once, and its record moved past this journal's head with
+            // records of its own that nobody acknowledged (it had no standby): this member would not lead,
+            // and says to delete the record, which the operator does.
+            note("the last leader's record (\(led)) is past \(name(of: node))'s head (\(head)): the operator deletes it")
+            leaseService.led = nil
+        }
+        let otherName = name(of: .dispatcher(other))
+        note("the operator stops \(otherName), starts \(name(of: node)) to lead, then starts \(otherName) again")
+        // A clean stop gives the lease up at once.
+        if let lease = dispatchers[other].lease { requestLease(other, .revoke(lease: lease.id)) }
+        kill(.dispatcher(other))
+        dispatchers[other].heldDown = true
+        queue.schedule(.restart(node), at: now + rng.micros(100_000...1_000_000))
+        queue.schedule(.operatorStarts(other), at: now + 100_000)
+    }
+
+    /// The operator starts a member it stopped (``refusedToDrop(_:_:)``) once the other one leads.
+    func operatorStarts(_ index: Int) {
+        let process = dispatchers[index]
+        guard process.heldDown else { return }
+        guard let leader = leaderProcess, leader.index != index, leader.lease != nil else {
+            queue.schedule(.operatorStarts(index), at: now + 100_000)
+            return
+        }
+        process.heldDown = false
+        note("the operator starts \(name(of: .dispatcher(index))) again: \(name(of: .dispatcher(leader.index))) leads")
+        restart(.dispatcher(index))
     }
 
     func leaseAnswered(_ index: Int, _ answer: LeaseAnswer) {

@@ -112,7 +112,7 @@ extension Simulation {
 
     /// Every acknowledged action is in the journal as it is now (after a crash or power cut), each
     /// dispatch in it once.
-    func checkJournal(_ records: [Message], when: String, below: UInt64 = .max) {
+    func checkJournal(_ records: [Message], when: String, below: UInt64 = .max, excusing: Set<UInt64> = []) {
         result.invariantChecks += 1
         var bySeq: [UInt64: Message] = [:]
         var seen = Set<[UInt64]>()
@@ -124,7 +124,7 @@ extension Simulation {
             }
         }
         let promised = options.ha ? acksSent : acknowledged
-        for (seq, dispatch) in promised.sorted(by: { $0.key < $1.key }) where seq < below {
+        for (seq, dispatch) in promised.sorted(by: { $0.key < $1.key }) where seq < below && !excusing.contains(seq) {
             guard let record = bySeq[seq], record.header.clientID == dispatch.client, record.header.clientSeq == dispatch.clientSeq else {
                 fail(
                     "ACK means durable",

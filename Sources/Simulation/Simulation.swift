@@ -53,6 +53,8 @@ public final class Simulation {
         case crash(Node)
         /// A dispatcher that stepped down is a standby again.
         case becomeStandby(Int, incarnation: UInt64)
+        /// The operator starts a member it stopped, once the other one leads.
+        case operatorStarts(Int)
         /// A standby whose journal had no room follows again from the journal's end.
         case standbyFollowsAgain(Int, incarnation: UInt64)
         case effect(store: Int, incarnation: UInt64, app: String, type: String, payload: [UInt8])
@@ -131,6 +133,11 @@ public final class Simulation {
     var ackedBy: [UInt64: Int] = [:]
     var acksSent: [UInt64: (client: UInt64, clientSeq: UInt64)] = [:]
     var epochStarts: [(epoch: UInt64, dispatcher: Int, held: [UInt64: [UInt64]])] = []
+    /// HA, ``SimulationOptions/fromSingle``: the single dispatcher's history in dispatcher 1's journal,
+    /// and the seqs it acknowledged.
+    var singleHistory: UInt64?
+    var singleHead: UInt64 = 0
+    var singleSeqs: Set<UInt64> { singleHead == 0 ? [] : Set(1...singleHead) }
     /// HA: who leads, as each node last looked it up at the lease service.
     var leaderKnown: [Node: Int] = [:]
     /// The schedules the history makes, cancels and fires, as the checker follows them (`+Schedules`).
@@ -158,6 +165,7 @@ public final class Simulation {
             .map(StoreProcess.init)
         views = stores.indices.map(ViewProcess.init)
         clients = (0..<3).map { _ in ClientShell(id: rng.next() | 1) }
+        precondition(options.ha || !options.fromSingle, "a pair started from a single dispatcher's journal is an HA run")
         if options.ha {
             dispatchers.append(DispatcherProcess(index: 1))
             for process in dispatchers { process.clock = DriftingClock(ppm: UInt64(rng.int(990_000...1_010_000))) }
@@ -227,6 +235,8 @@ public final class Simulation {
             startStandby(index)
         case .standbyFollowsAgain(let index, let incarnation):
             standbyFollowsAgain(index, incarnation: incarnation)
+        case .operatorStarts(let index):
+            operatorStarts(index)
         case .effect(let index, let incarnation, let app, let type, let payload):
             effectAnswers(store: index, incarnation: incarnation, app: app, type: type, payload: payload)
         case .clientNext(let index):

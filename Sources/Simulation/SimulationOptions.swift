@@ -24,6 +24,13 @@ public struct SimulationOptions: Sendable {
     /// what they covered, a synced bit flips, a write is misdirected, the disk fills up, syncs are
     /// slow, sends fail and queues fill (``SimDisk``).
     public var storageFaults = false
+    /// The pair starts from a single dispatcher's journal (`zflux simulate --from-single`; docs/OPERATIONS.md,
+    /// From a single dispatcher to a pair): dispatcher 1's disk holds the journal a single dispatcher
+    /// kept, every record of it acknowledged; dispatcher 2's is empty. In half the seeds dispatcher 1 is
+    /// down when dispatcher 2 starts, and the empty one leads first: dispatcher 1 must refuse to drop
+    /// those records, and stops; the operator then stops dispatcher 2, starts dispatcher 1 and lets it
+    /// lead, then starts dispatcher 2, as OPERATIONS says. Implies ``ha``.
+    public var fromSingle = false
     /// The apps under test and what the clients dispatch to them.
     public var apps: SimulatedApps
 
@@ -34,12 +41,16 @@ extension Canary {
     /// A rule of high availability: its canary runs in the HA cluster (``SimulationOptions/ha``).
     public var needsHA: Bool {
         switch self {
-        case .ackBeforeReplicated, .standbyAcceptsOldEpoch, .oldLeaderAcksAfterLease: true
+        case .ackBeforeReplicated, .standbyAcceptsOldEpoch, .oldLeaderAcksAfterLease, .dropsAcknowledged: true
         case .durableBeforeAck, .dedup, .gapRepair, .effectsOnlyLive, .syncJournalOnOpen, .releaseBeforeSync, .scheduleFiresTwice,
             .trustsFailedFsync, .skipsCorruptRecord:
             false
         }
     }
+
+    /// A rule about a pair started from a single dispatcher's journal: its canary runs with
+    /// ``SimulationOptions/fromSingle``.
+    public var needsFromSingle: Bool { self == .dropsAcknowledged }
 
     /// A rule about the disk lying: its canary runs with ``SimulationOptions/storageFaults``.
     public var needsStorageFaults: Bool {

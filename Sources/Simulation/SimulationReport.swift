@@ -13,6 +13,9 @@ public struct SimulationReport: Sendable {
     public var traced: SimulationResult?
     /// The seeds ran the high-availability cluster (`--ha`).
     public var ha = false
+    /// The other options a failing seed replays with: `--storage-faults`, `--from-single`.
+    public var storageFaults = false
+    public var fromSingle = false
 
     public init(summary: SimulationRunner.Summary, wallSeconds: Double, canary: String?, single: SimulationResult?, traced: SimulationResult?) {
         self.summary = summary
@@ -45,6 +48,7 @@ public struct SimulationReport: Sendable {
             object["disk_error_restarts"] = .int(summary.diskErrorRestarts)
             object["stopped_on_corruption"] = .int(summary.stoppedOnCorruption)
         }
+        if summary.refusalsToDrop > 0 { object["refusals_to_drop"] = .int(summary.refusalsToDrop) }
         // Per app: the user's under "apps", the simulator's own echo app apart under "simulator_apps".
         func counts(_ counts: SimulationResult.AppCounts) -> JSONValue {
             .object([
@@ -104,6 +108,11 @@ public struct SimulationReport: Sendable {
                 "disks: \(summary.syncFailures) syncs failed, \(summary.diskErrorRestarts) restarts of a dispatcher on a disk error, "
                     + "\(summary.stoppedOnCorruption) seeds ended with the dispatcher refusing a corrupt journal")
         }
+        if summary.refusalsToDrop > 0 {
+            lines.append(
+                "pair from a single dispatcher's journal: a member refused \(summary.refusalsToDrop) times to drop what was acknowledged, "
+                    + "and the operator let it lead first")
+        }
         if let single {
             lines.append(
                 "seed \(single.seed): fsync \(single.fsync.rawValue), head \(single.head), trace hash \(String(single.traceHash, radix: 16))")
@@ -120,7 +129,8 @@ public struct SimulationReport: Sendable {
             lines.append("  \(failure.detail)")
             lines.append("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")
             lines += failure.trace.map { "    " + $0 }
-            lines.append("replay it with: \(program) simulate --seed \(traced.seed)\(ha ? " --ha" : "")\(canary.map { " --canary \($0)" } ?? "")")
+            let flags = (ha ? " --ha" : "") + (storageFaults ? " --storage-faults" : "") + (fromSingle ? " --from-single" : "")
+            lines.append("replay it with: \(program) simulate --seed \(traced.seed)\(flags)\(canary.map { " --canary \($0)" } ?? "")")
         } else if summary.failures.isEmpty {
             lines.append(canary != nil ? "the canary was NOT caught" : "every invariant held")
         }

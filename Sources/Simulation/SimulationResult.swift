@@ -41,6 +41,9 @@ public struct SimulationResult: Sendable {
     /// Why the seed ended with the cluster stopped on purpose, not broken: a single dispatcher that
     /// refuses to serve a corrupt journal (``SimulationOptions/storageFaults``).
     public var stopped: String?
+    /// HA: members that refused to drop records their leader lacked (``StandbyCore/refusalToDrop(after:stampAfter:)``),
+    /// each then led first by the operator's hand.
+    public var refusalsToDrop = 0
     /// Times a dispatcher exited on an error of its disk (a failed sync, a read) and was started again.
     public var diskErrorRestarts = 0
     /// Syncs the simulated disks failed (EIO).

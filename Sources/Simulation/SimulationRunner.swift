@@ -19,6 +19,8 @@ public enum SimulationRunner {
         public var syncFailures = 0
         public var diskErrorRestarts = 0
         public var stoppedOnCorruption = 0
+        /// HA: members that refused to drop records their leader lacked (with ``SimulationOptions/fromSingle``).
+        public var refusalsToDrop = 0
         /// Schedules made, and fired, cancelled, replaced and left pending, over the seeds that ended well:
         /// the sums of ``apps``.
         public var schedulesMade: Int { total.schedulesMade }
@@ -59,6 +61,7 @@ public enum SimulationRunner {
                     s.syncFailures += result.syncFailures
                     s.diskErrorRestarts += result.diskErrorRestarts
                     if result.stopped != nil { s.stoppedOnCorruption += 1 }
+                    s.refusalsToDrop += result.refusalsToDrop
                     for (app, counts) in result.apps { s.apps[app, default: .init()].add(counts) }
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds

@@ -57,6 +57,11 @@ struct SimulateCommand: ParsableCommand {
             "Let the disk and the network lie: syncs that fail (EIO) and lose what they covered, writes misdirected, a full disk, slow syncs, a bit flipped at rest, sends that fail."
     )
     var storageFaults = false
+    @Flag(
+        help:
+            "Start the pair from a single dispatcher's journal on dispatcher 1, dispatcher 2 empty; in half the seeds dispatcher 1 is down at first and the empty one leads, so dispatcher 1 must refuse to drop what was acknowledged (implies --ha)."
+    )
+    var fromSingle = false
 
     func validate() throws {
         guard seeds >= 1, seeds <= 100_000_000 else { throw ValidationError("--seeds must be 1…100000000") }
@@ -70,7 +75,7 @@ struct SimulateCommand: ParsableCommand {
             let width = Canary.allCases.map(\.rawValue.count).max() ?? 0
             for rule in Canary.allCases {
                 emitLine(
-                    "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA ? " (runs with --ha)" : "")\(rule.needsStorageFaults ? " (runs with --storage-faults)" : "")"
+                    "\(rule.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(rule.summary)\(rule.needsHA && !rule.needsFromSingle ? " (runs with --ha)" : "")\(rule.needsStorageFaults ? " (runs with --storage-faults)" : "")\(rule.needsFromSingle ? " (runs with --from-single)" : "")"
                 )
             }
             return
@@ -83,11 +88,13 @@ struct SimulateCommand: ParsableCommand {
         var options = SimulationOptions(apps: apps)
         options.canary = canary.flatMap(Canary.init(rawValue:))
         // A canary of high availability runs in the HA cluster, with or without --ha.
-        let ha = ha || options.canary?.needsHA == true
+        let ha = ha || fromSingle || options.canary?.needsHA == true
         options.ha = ha
         options.poison = poison
         // A canary of a lying disk or network runs with storage faults, with or without --storage-faults.
         options.storageFaults = storageFaults || options.canary?.needsStorageFaults == true
+        // A canary of a pair started from a single dispatcher's journal runs that way, with or without --from-single.
+        options.fromSingle = fromSingle || options.canary?.needsFromSingle == true
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil
@@ -107,6 +114,8 @@ struct SimulateCommand: ParsableCommand {
             summary: summary, wallSeconds: seconds, canary: canary, single: seed.map { Simulation(seed: $0, options: options).run() },
             traced: traced)
         report.ha = ha
+        report.storageFaults = options.storageFaults
+        report.fromSingle = options.fromSingle
         emitLine(json ? report.json() : report.text(program: RootCommand.binaryName))
         if isCanary {
             if summary.failures.isEmpty { throw ExitCode(1) }

@@ -117,9 +117,35 @@ struct SimulationTests {
     func canaries(rule: Canary) {
         var options = rule.needsHA ? SimulationOptions.examplesHA : SimulationOptions.examples
         options.storageFaults = rule.needsStorageFaults
+        options.fromSingle = rule.needsFromSingle
         options.canary = rule
         let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)
         #expect(!summary.failures.isEmpty, "\(rule.rawValue) was not caught in 500 \(rule.needsHA ? "HA " : "")seeds")
+    }
+
+    @Test("drops-acknowledged is caught where a standby drops, at its leader's word, what a single dispatcher acknowledged")
+    func dropsAcknowledgedIsCaught() {
+        var options = SimulationOptions.examplesHA
+        options.fromSingle = true
+        options.canary = .dropsAcknowledged
+        let summary = SimulationRunner.run(seeds: Array(1...500), options: options, stopAtFirstFailure: true, workers: 1)
+        let caught = summary.failures.first?.failure
+        #expect(caught?.invariant == "ACKs survive failover", "\(caught.map { "\($0.invariant): \($0.detail)" } ?? "not caught in 500 HA seeds")")
+    }
+
+    @Test(
+        "a pair started from a single dispatcher's journal, whose empty member leads first in some seeds: the other refuses to drop what was acknowledged, the operator lets it lead, and every invariant holds"
+    )
+    func pairFromSingle() {
+        var options = SimulationOptions.examplesHA
+        options.fromSingle = true
+        let summary = SimulationRunner.run(seeds: Array(50_001...50_060), options: options, workers: 1)
+        #expect(summary.seeds == 60)
+        #expect(summary.refusalsToDrop > 5, "members refused to drop acknowledged records: \(summary.refusalsToDrop) times")
+        for failure in summary.failures.prefix(3) {
+            Issue.record(
+                "HA seed \(failure.seed) (fsync \(failure.fsync.rawValue)): \(failure.failure.map { "\($0.invariant): \($0.detail)" } ?? "")")
+        }
     }
 
     @Test("schedule-fires-twice is caught in the HA cluster too, where a new leader fires again what its predecessor fired")

@@ -348,6 +348,7 @@ public final class StandbyCore: NodeCore {
     /// - Under `sync`, a seq some leader said it committed was acknowledged: a leader asking to drop it
     ///   lacks acknowledged actions.
     public func refusalToDrop(after seq: UInt64, stampAfter: UInt64?) -> String? {
+        guard !brokenRules.contains(.dropsAcknowledged) else { return nil }
         if seq < lastSeq, let stamp = stampAfter, !HistoryID(rawValue: stamp).isLeadership {
             return "the leader asks this standby to drop records \(seq + 1)…\(lastSeq), which a single dispatcher journaled "
                 + "(history \(HistoryID(rawValue: stamp))) and may have acknowledged. Stopping without dropping anything; "

@@ -506,6 +506,7 @@ struct ReferenceDocsTests {
 
     static let numberWords = [
         "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+        "thirteen": 13,
     ]
 
     static func number(_ word: String) -> Int? { Int(word) ?? numberWords[word.lowercased()] }
@@ -541,13 +542,14 @@ struct ReferenceDocsTests {
         return counts
     }
 
-    /// The canaries as the binary lists them: all of them, and those of a pair (they run with --ha).
+    /// The canaries as the binary lists them: all of them, and those of a pair (they run with --ha, or
+    /// with --from-single, which implies it).
     static func listedCanaries() throws -> (all: [String], pair: [String]) {
         let listed = try zflux(["simulate", "--list-canaries"])
         #expect(listed.status == 0)
         let lines = listed.stdout.split(separator: "\n").map(String.init)
         let name = { (line: String) in line.split(separator: " ").first.map(String.init) ?? "" }
-        return (lines.map(name), lines.filter { $0.hasSuffix("(runs with --ha)") }.map(name))
+        return (lines.map(name), lines.filter { $0.hasSuffix("(runs with --ha)") || $0.hasSuffix("(runs with --from-single)") }.map(name))
     }
 
     /// Checks each count of canaries `document` states against the code's list.

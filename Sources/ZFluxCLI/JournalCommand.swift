@@ -13,7 +13,7 @@ struct JournalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "journal",
         abstract: "Read the dispatcher's journal: verify it, dump or tail it, replay it to any seq, export a session of it; import one; compact it.",
-        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Export.self, Import.self, Compact.self, Truncate.self, Bench.self])
+        subcommands: [Verify.self, Dump.self, Tail.self, Replay.self, Export.self, Import.self, Compact.self, Truncate.self, Bench.self, Fill.self])
 
     struct Location: ParsableArguments {
         @Option(help: ArgumentHelp("The journal directory. Default: the cluster's (RUN_DIR/journal).", valueName: "dir"))

@@ -222,4 +222,42 @@ struct CheckpointTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("CHECKPOINT-") }
         #expect(names.allSatisfy { (UInt64($0.dropFirst("CHECKPOINT-".count)) ?? 0) + 1 >= compacted.firstSeq }, "unusable checkpoints go: \(names)")
     }
+
+    @Test(
+        "journal fill writes a pair's two journals as a dispatcher and its standby would: the same files byte for byte, an index file per sealed segment, and checkpoints a start takes"
+    )
+    func fillWritesWhatADispatcherWould() throws {
+        let other = directory + "-standby"
+        defer { for path in [directory, other] { try? FileManager.default.removeItem(atPath: path) } }
+        let payload = try Counter.app().wirePayload(type: "incrementTapped", argumentsJSON: [])
+        var heads: [UInt64] = []
+        let filled = try Journal.fill(
+            directories: [directory, other], count: 10_000, topic: Array("counter".utf8), actionType: "incrementTapped", payload: payload,
+            segmentBytes: 32_768
+        ) { heads.append($0) }
+        // Batches of 4,096, each ending in a checkpoint once the journal has rolled.
+        #expect(heads == [4096, 8192, 10_000])
+        #expect(filled.lastSeq == 10_000 && filled.segments > 10 && filled.checkpoints == [10_000, 8192], "\(filled)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "LOCK" }.sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other).filter { $0 != "LOCK" }.sorted() == files)
+        for name in files where name != "HISTORY" {
+            #expect(
+                FileManager.default.contents(atPath: directory + "/" + name) == FileManager.default.contents(atPath: other + "/" + name), "\(name)")
+        }
+        #expect(files.filter { $0.hasSuffix(".index") }.count == filled.segments - 1, "every segment rolled past has its index file")
+        for path in [directory, other] {
+            let journal = try Journal(directory: path, repair: false)
+            #expect(journal.history.cluster == filled.history.cluster && journal.recovery.badIndexFiles.isEmpty)
+            #expect(try journal.read(from: 9_999, limit: 2).map(\.header.history) == [filled.history.rawValue, filled.history.rawValue])
+            let warnings = Warnings()
+            #expect(DispatcherBoot.newestCheckpoint(of: journal, logger: warnings.logger)?.seq == 10_000 && warnings.all.isEmpty, "\(warnings.all)")
+        }
+        // A start from it: the checkpoint's book (empty) is the whole journal's.
+        let restored = try withDispatcher { _, interpreter in interpreter.core.head }
+        #expect(restored == 10_000)
+        #expect(throws: JournalError.self) {
+            try Journal.fill(
+                directories: [other], count: 1, topic: Array("counter".utf8), actionType: "incrementTapped", payload: payload, segmentBytes: 4096)
+        }
+    }
 }

@@ -72,6 +72,8 @@ bench: deps
 	.build/release/zflux bench --rate 2000 --duration 8 --floor --fsync none
 	.build/release/zflux bench --workload deploy/bench/examples-mix.toml --duration 10 --floor
 	.build/release/zflux bench --ha --rate 2000 --duration 8
+	# kill -9 of a pair's leader with 10M actions journaled (a release zflux, the debug test that drives it)
+	ZFLUX_BIN=$(CURDIR)/.build/release/zflux ZFLUX_FAILOVER_RECORDS=10000000 $(SWIFT) test --no-parallel --filter failoverWithALargeJournal
 	scripts/redis-streams.sh --rate 3000 --duration 10 --runs 2
 
 demo: build

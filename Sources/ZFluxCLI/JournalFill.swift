@@ -18,7 +18,7 @@ extension JournalCommand {
                 roll and every million records. Each journal directory must be missing or empty. Then start \
                 the cluster on it. A line on stderr says how far it has come.
 
-                  zflux journal fill --records 10000000 --app counter --action addTapped --payload '{"amount":1}' --run-dir DIR
+                  zflux journal fill --records 10000000 --app counter --action incrementTapped --run-dir DIR
                 """)
 
         @Option(help: "How many actions to journal.") var records: UInt64

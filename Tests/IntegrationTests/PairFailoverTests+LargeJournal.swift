@@ -24,7 +24,7 @@ extension PairFailoverTests {
     static let largeJournalRecords: UInt64 = ProcessInfo.processInfo.environment["ZFLUX_FAILOVER_RECORDS"].flatMap { UInt64($0) } ?? 2_000_000
 
     @Test(
-        "kill -9 of a pair's leader with two million actions journaled (ZFLUX_FAILOVER_RECORDS): the first new ACK comes at most 1 s later than with an empty journal (or than the lease), the new leader starting from the checkpoint its standby kept"
+        "a pair's leader killed with -9 over two million journaled actions (ZFLUX_FAILOVER_RECORDS): the first new ACK comes at most 1 s later than with an empty journal (or than the lease), the new leader starting from the checkpoint its standby kept"
     )
     func failoverWithALargeJournal() async throws {
         // The large journal is written first, so that both failovers run after its writes, on a disk

@@ -34,6 +34,13 @@ extension Journal {
         progress: (UInt64) -> Void = { _ in }
     ) throws -> Filled {
         precondition(!directories.isEmpty && count > 0, "a fill writes at least one record into at least one journal")
+        // Nothing a fill journals may make, cancel or fire a schedule: each checkpoint's book is empty.
+        var sample = StampedRecords()
+        sample.append(topic: topic, header: Header(kind: .action, seq: 1, actionType: actionType), payload: payload)
+        let concerns = sample.bytes.withUnsafeBytes {
+            Schedules.concernsSchedules(recordBody: UnsafeRawBufferPointer(rebasing: $0[sample.records[0].body]))
+        }
+        guard !concerns else { throw JournalError("a fill journals an app's action, not a schedule's") }
         for directory in directories {
             let existing = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             guard existing.isEmpty else { throw JournalError("\(directory) is not empty: a journal is filled from nothing") }
@@ -48,7 +55,6 @@ extension Journal {
         let history = first.history
         let client = first.environment.randomWord() | 1
         let newest = first.environment.wallNanoseconds()
-        // Nothing a fill journals makes, cancels or fires a schedule (checked below): each checkpoint's book is empty.
         let book = ScheduleBook()
         var seq: UInt64 = 1
         while seq <= count {
@@ -58,12 +64,6 @@ extension Journal {
             for next in seq...last {
                 (header.seq, header.clientID, header.clientSeq, header.timestamp) = (next, client, next, newest - Int64(count - next))
                 records.append(topic: topic, header: header, payload: payload)
-            }
-            if seq == 1 {
-                let concerns = records.bytes.withUnsafeBytes {
-                    Schedules.concernsSchedules(recordBody: UnsafeRawBufferPointer(rebasing: $0[records.records[0].body]))
-                }
-                guard !concerns else { throw JournalError("a fill journals an app's action, not a schedule's") }
             }
             for journal in journals { try journal.append([records]) }
             if first.checkpointDue(head: last) {

@@ -259,5 +259,13 @@ struct CheckpointTests {
             try Journal.fill(
                 directories: [other], count: 1, topic: Array("counter".utf8), actionType: "incrementTapped", payload: payload, segmentBytes: 4096)
         }
+        // A schedule's request is refused before anything is written.
+        let untouched = directory + "-schedules"
+        #expect(throws: JournalError.self) {
+            try Journal.fill(
+                directories: [untouched], count: 1, topic: Array(Schedules.topic.utf8), actionType: Schedules.scheduleType, payload: [],
+                segmentBytes: 4096)
+        }
+        #expect(!FileManager.default.fileExists(atPath: untouched))
     }
 }

@@ -5,7 +5,7 @@ SWIFT  ?= swift
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ZFLUX  := .build/debug/zflux
 
-.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz dist dist-test upgrade-test clean help
+.PHONY: all deps test-deps build demo test ha-test lint format bench simulate fuzz expand-macros dist dist-test upgrade-test clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make dist   release build (Swift runtime linked in), then dist/zflux-VERSION-linux-ARCH.tar.gz (INSTALL.md inside)"
 	@echo "make dist-test  unpack that tarball and run its binary with an empty environment; ldd finds no Swift library"
 	@echo "make upgrade-test  build UPGRADE_FROM (a commit or tag) beside the head, upgrade a cluster under load three ways"
+	@echo "make expand-macros  write the example apps' @WireCodable conformances again (after changing a marked type)"
 	@echo "make lint   check the style (.swift-format) of every Swift file; make format applies it"
 
 # libzmq's header and library, and etcd (leader election, and its tests); installed only when missing.
@@ -152,6 +153,15 @@ upgrade-test: deps
 FUZZ_SECONDS ?= 120
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The example apps' @WireCodable conformances, written out so that the stock binary builds no
+# swift-syntax: WireCodableExpansionTests writes them from the macro's code, then fails on purpose so
+# that the diff is reviewed (run the test again to see it pass). The file is emptied first, so that a
+# marked type's change the old conformances no longer compile with does not stop the build.
+expand-macros:
+	printf '// swift-format-ignore-file\n' > Sources/Examples/WireCodable+Generated.swift
+	-ZFLUX_WRITE_EXPANSIONS=1 $(SWIFT) test --filter WireCodableExpansionTests
+	git diff --stat Sources/Examples/WireCodable+Generated.swift
 
 clean:
 	rm -rf .build .zflux dist

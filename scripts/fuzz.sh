@@ -33,7 +33,7 @@ clusterParse="Sources/Cluster/ClusterConfig.swift Sources/Cluster/ClusterConfig+
 benchParse="Sources/Bench/Workload.swift Sources/Bench/Workload+TOML.swift Sources/Bench/PayloadTemplate.swift"
 # The targets themselves, shared with the corpus test that `make test` runs.
 targetsFile=Tests/FuzzCorpusTests/FuzzTargets.swift
-sources="$(find Sources/FluxFormat Sources/FluxProtocol Sources/FluxCore Sources/NodeCores Sources/FluxWire Sources/FluxMacros Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
+sources="$(find Sources/FluxFormat Sources/FluxProtocol Sources/FluxCore Sources/NodeCores Sources/Examples Sources/TOML Fuzz -name '*.swift' | sort) $targetsFile $formats $clusterParse $benchParse"
 if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | head -1)" ]; then
   echo "==> building the fuzzer"
   flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 "$opt" -wmo -I "$out")
@@ -46,14 +46,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
     -c $(find Sources/FluxProtocol -name '*.swift' | sort) -o "$out/FluxProtocol.o"
   quiet swiftc "${flags[@]}" -package-name zflux -module-name FluxCore -emit-module -emit-module-path "$out/FluxCore.swiftmodule" \
     -c $(find Sources/FluxCore -name '*.swift' | sort) -o "$out/FluxCore.o"
-  # The example apps use @WireCodable: SwiftPM builds the macro's plugin (swift-syntax), swiftc loads it.
-  echo "==> building the @WireCodable macro (swift build --target FluxMacros)"
-  swift build --target FluxMacros > "$out/macro.log" 2>&1 || { tail -20 "$out/macro.log"; exit 1; }
-  plugin="$(swift build --show-bin-path)/FluxMacros-tool"
-  [ -x "$plugin" ] || { echo "no macro plugin at $plugin"; exit 1; }
-  flags+=(-load-plugin-executable "$plugin#FluxMacros")
-  quiet swiftc "${flags[@]}" -module-name FluxWire -emit-module -emit-module-path "$out/FluxWire.swiftmodule" \
-    -c $(find Sources/FluxWire -name '*.swift' | sort) -o "$out/FluxWire.o"
+  # The example apps: their @WireCodable conformances are written out, so no macro plugin is needed.
   quiet swiftc "${flags[@]}" -module-name Examples -emit-module -emit-module-path "$out/Examples.swiftmodule" \
     -c $(find Sources/Examples -name '*.swift' | sort) -o "$out/Examples.o"
   quiet swiftc "${flags[@]}" -package-name swift_log -module-name Logging -emit-module -emit-module-path "$out/Logging.swiftmodule" \
@@ -67,7 +60,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources -newer "$binary" 2>/dev/null | he
   quiet swiftc "${flags[@]}" -package-name zflux -module-name Bench -emit-module -emit-module-path "$out/Bench.swiftmodule" \
     -c $benchParse -o "$out/Bench.o"
   rm -f "$binary"
-  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $targetsFile $formats "$out/FluxFormat.o" "$out/FluxProtocol.o" "$out/FluxCore.o" "$out/FluxWire.o" "$out/Examples.o" \
+  quiet swiftc "${flags[@]}" -package-name zflux -module-name ZFluxFuzz Fuzz/FuzzMain.swift $targetsFile $formats "$out/FluxFormat.o" "$out/FluxProtocol.o" "$out/FluxCore.o" "$out/Examples.o" \
     "$out/Logging.o" "$out/NodeCores.o" "$out/TOML.o" "$out/Cluster.o" "$out/Bench.o" -o "$binary"
   [ -x "$binary" ] || { echo "fuzzer build failed"; exit 1; }
 fi

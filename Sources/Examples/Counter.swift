@@ -1,15 +1,14 @@
 import FluxCore
-import FluxWire
 
 /// The smallest app: a counter.
 public enum Counter {
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct State: Codable, Equatable, Sendable {
         public var count: Int = 0
         public init(count: Int = 0) { self.count = count }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public enum Action: Codable, Equatable, Sendable {
         case incrementTapped
         case decrementTapped

@@ -1,17 +1,16 @@
 import FluxCore
-import FluxWire
 
 /// An app for fault drills: its reducer traps on `crash`, as some user's reducer one day will, so that
 /// an operator (and the tests) can watch a store survive a poison action through quarantine
 /// (`zflux quarantine`, docs/OPERATIONS.md). It is in no default cluster.
 public enum Drill {
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct State: Codable, Equatable, Sendable {
         public var count: Int = 0
         public init(count: Int = 0) { self.count = count }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public enum Action: Codable, Equatable, Sendable {
         case tick
         /// Makes the reducer trap: the store that applies it crashes, every time.

@@ -1,11 +1,10 @@
 import FluxCore
-import FluxWire
 
 /// A keyed state of any size, for load tests: `zflux bench` fills it with `--state-items` accounts and
 /// then changes one account per action. Its state is an `IncrementalState`, so an update carries the
 /// changed accounts only.
 public enum Ledger {
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct Account: Codable, Equatable, Sendable {
         public var balance: Int
         public var memo: String
@@ -15,7 +14,7 @@ public enum Ledger {
         }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct State: IncrementalState {
         public var accounts = TrackedDictionary<Int, Account>()
         /// How many postings were applied.
@@ -23,7 +22,7 @@ public enum Ledger {
 
         public init() {}
 
-        @WireCodable
+        // @WireCodable: written out in WireCodable+Generated.swift
         public struct Changes: Codable, Sendable {
             public var accounts: TrackedDictionary<Int, Account>.Changes
             public var postings: Int
@@ -37,7 +36,7 @@ public enum Ledger {
         }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public enum Action: Codable, Equatable, Sendable {
         /// Creates accounts 0..<count (keeping those that exist).
         case open(count: Int)

@@ -1,10 +1,9 @@
 import FluxCore
-import FluxWire
 
 /// MVVM login validation: the username must be an e-mail address, the password at least 6 characters,
 /// and login is enabled only when both hold. Logging in goes through a mockable client.
 public enum Login {
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct State: Codable, Equatable, Sendable {
         public var username = ""
         public var password = ""
@@ -27,7 +26,7 @@ public enum Login {
         public var isLoginEnabled: Bool { isUsernameValid && isPasswordValid && !isLoggingIn }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public enum Action: Codable, Equatable, Sendable {
         case usernameChanged(username: String)
         case passwordChanged(password: String)

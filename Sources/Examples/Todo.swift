@@ -1,11 +1,10 @@
 import FluxCore
-import FluxWire
 
 /// The state-driven ToDo list: todos load asynchronously through the Environment, add needs a title of
 /// at least 3 characters and puts the new todo at the top (as the seed does), remove by index; the
 /// list's title reads `TODO - (n)`.
 public enum Todo {
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct Item: Codable, Equatable, Sendable {
         public var title: String
         public var done: Bool
@@ -15,7 +14,7 @@ public enum Todo {
         }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct State: Codable, Equatable, Sendable {
         public var todos: [Item] = []
         public var isLoading = false
@@ -29,7 +28,7 @@ public enum Todo {
         public var title: String { "TODO - (\(todos.count))" }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public enum Action: Codable, Equatable, Sendable {
         case addTodo(title: String)
         case toggleTodo(index: Int)

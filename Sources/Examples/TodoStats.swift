@@ -1,10 +1,9 @@
 import FluxCore
-import FluxWire
 
 /// A store that reads the todo store (Flux's `waitFor`): after each todo action it sees the todo list as
 /// of that very action and keeps progress figures, plus a goal of its own.
 public enum TodoStats {
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public struct State: Codable, Equatable, Sendable {
         public var total = 0
         public var done = 0
@@ -21,7 +20,7 @@ public enum TodoStats {
         }
     }
 
-    @WireCodable
+    // @WireCodable: written out in WireCodable+Generated.swift
     public enum Action: Codable, Equatable, Sendable {
         case goalSet(done: Int)
         case goalCleared

@@ -174,6 +174,28 @@ struct LayeringTests {
         }
     }
 
+    @Test("the stock binary builds no swift-syntax: nothing zflux or zflux-allocations depends on, directly or not, is the macro")
+    func stockBinaryBuildsNoMacro() throws {
+        let targets = try Self.manifestTargets()
+        for executable in ["zflux", "zflux-allocations"] {
+            var reached: Set<String> = []
+            var products: Set<String> = []
+            var pending = [executable]
+            while let name = pending.popLast() {
+                guard reached.insert(name).inserted else { continue }
+                let dependencies = try #require(targets[name], "\(name) is a target of Package.swift")
+                products.formUnion(dependencies.products)
+                pending += dependencies.targets
+            }
+            #expect(reached.contains("Examples") && reached.count > 5, "\(executable) reaches \(reached.sorted())")
+            #expect(
+                reached.isDisjoint(with: ["FluxWire", "FluxMacros"]),
+                "\(executable) reaches \(reached.intersection(["FluxWire", "FluxMacros"]).sorted())")
+            // swift-syntax's products are all named Swift…; no other package's is.
+            #expect(!products.contains { $0.hasPrefix("Swift") }, "\(executable) builds \(products.filter { $0.hasPrefix("Swift") }.sorted())")
+        }
+    }
+
     @Test("a single dispatcher links no etcd client: the Dispatcher target neither depends on Leadership nor imports it or swift-nio")
     func dispatcherLinksNoEtcdClient() throws {
         let targets = try Self.manifestTargets()

@@ -370,19 +370,5 @@ extension DispatcherLoop: DispatcherIO {
     func steppedDown(reason: String) {}
     func statusFacts() -> (pid: Int, subscribers: Int) { (Int(getpid()), subscribers.connected) }
 
-    /// Each store's snapshot version + 1, read from its header in the snapshot directory; a store with
-    /// no snapshot here (a new one, or one on another host) needs the whole journal.
-    func storeNeeds() -> [JournalRetention.Need]? {
-        guard let snapshots = configuration.storeSnapshots else { return nil }
-        return snapshots.sorted { $0.key < $1.key }.map { store, path in
-            let header = FileHandle(forReadingAtPath: path).map { handle in
-                defer { try? handle.close() }
-                return [UInt8]((try? handle.read(upToCount: 16)) ?? Data())
-            }
-            guard let version = header.flatMap(SnapshotFormat.version(ofHeader:)) else {
-                return .init(from: 0, who: "store \(store), which has no snapshot in \(path)")
-            }
-            return .init(from: version + 1, who: "store \(store)'s snapshot (version \(version))")
-        }
-    }
+    func storeNeeds() -> [JournalRetention.Need]? { configuration.storeNeeds() }
 }

@@ -78,6 +78,24 @@ public final class DispatcherNode: FluxNode {
         /// what the stores need of the journal (nil: not known, and retention removes nothing).
         package var storeSnapshots: [String: String]? = nil
 
+        /// Each store's snapshot version + 1, read from its header in the snapshot directory: what the
+        /// journal's retention keeps for the stores, on the leader and the standby alike. A store with
+        /// no snapshot here (a new one, or one on another host) needs the whole journal; nil when the
+        /// snapshots are not known.
+        package func storeNeeds() -> [JournalRetention.Need]? {
+            guard let snapshots = storeSnapshots else { return nil }
+            return snapshots.sorted { $0.key < $1.key }.map { store, path in
+                let header = FileHandle(forReadingAtPath: path).map { handle in
+                    defer { try? handle.close() }
+                    return [UInt8]((try? handle.read(upToCount: 16)) ?? Data())
+                }
+                guard let version = header.flatMap(SnapshotFormat.version(ofHeader:)) else {
+                    return .init(from: 0, who: "store \(store), which has no snapshot in \(path)")
+                }
+                return .init(from: version + 1, who: "store \(store)'s snapshot (version \(version))")
+            }
+        }
+
         /// What the core decides by: this configuration without its endpoints, sockets and security.
         public var rules: DispatcherRules {
             var rules = settings

@@ -215,7 +215,8 @@ final class PairLoop: NodeLoop {
         let core = StandbyCore(
             rules: standbyRules, lastSeq: journal.lastSeq, lastStamp: lastStamp, newestEpoch: journal.history.epoch,
             committedHeard: committedHeard, now: .now(), logger: logger)
-        let interpreter = StandbyInterpreter(core: core, io: self, logger: logger, checkpoints: journal)
+        let interpreter = StandbyInterpreter(
+            core: core, io: self, logger: logger, checkpoints: journal, retainBytes: configuration.rules.retainBytes)
         dealer = try connectToPeers()
         defer {
             dealer?.close()
@@ -334,6 +335,7 @@ extension PairLoop: StandbyIO {
     }
 
     func keepQuarantine(_ entries: [Quarantine]) throws { try journal.keepQuarantine(entries) }
+    func storeNeeds() -> [JournalRetention.Need]? { configuration.storeNeeds() }
 }
 
 /// The lease key's value: who leads and where it listens.

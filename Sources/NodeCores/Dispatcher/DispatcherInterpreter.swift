@@ -282,28 +282,13 @@ package final class DispatcherInterpreter {
     /// removed records made are in one.
     private func retain(_ log: any CheckpointedLog) throws {
         guard let budget = core.rules.retainBytes else { return }
-        var needs: [JournalRetention.Need] = []
-        // The older of the two checkpoints kept: a start that finds the newest damaged reads on from it.
-        let kept = log.checkpoints().map(\.seq)
-        needs.append(
-            kept.count >= 2
-                ? .init(from: (kept.min() ?? 0) + 1, who: "the older checkpoint (seq \(kept.min() ?? 0))")
-                : .init(from: log.firstSeq, who: "a second checkpoint, not yet written"))
+        var standby: [JournalRetention.Need] = []
         if core.rules.replication != nil {
-            needs.append(
+            standby.append(
                 core.standby.map { .init(from: $0.durableThrough + 1, who: "the standby (durable through seq \($0.durableThrough))") }
                     ?? .init(from: log.firstSeq, who: "a standby that has not followed yet"))
         }
-        needs += io.storeNeeds() ?? [.init(from: log.firstSeq, who: "the stores, whose snapshots cannot be read here")]
-        let plan = JournalRetention.plan(segments: log.segmentSpans(), maxBytes: budget, needs: needs)
-        if plan.remove > 0 {
-            let first = log.firstSeq
-            try log.removeOldestSegments(plan.remove)
-            logger.notice(
-                "retention let the journal's oldest segments go",
-                metadata: ["segments": "\(plan.remove)", "bytes": "\(plan.freedBytes)", "seqs": "\(first)…\(log.firstSeq - 1)"])
-        }
-        retention = plan.keptFor.map { "over retain_mb, kept from seq \(log.firstSeq) for \($0.who)" } ?? "within retain_mb"
+        retention = try JournalRetention.run(on: log, budget: budget, stores: io.storeNeeds(), others: standby, logger: logger)
     }
 
     private func replicateFromLog(to peer: [UInt8], from: UInt64, through: UInt64) throws {

@@ -25,6 +25,15 @@ package protocol StandbyIO: AnyObject {
     func reconnect() throws
     /// Keeps the leader's quarantine list beside the journal, durably.
     func keepQuarantine(_ entries: [Quarantine]) throws
+    /// What the cluster's stores need of the journal, as ``DispatcherIO/storeNeeds()`` says for a
+    /// leader: a standby that leads serves them. Nil when that cannot be known here, and then
+    /// retention removes nothing.
+    func storeNeeds() -> [JournalRetention.Need]?
+}
+
+extension StandbyIO {
+    /// A host that cannot tell what its stores need (the simulator's): retention removes nothing.
+    package func storeNeeds() -> [JournalRetention.Need]? { nil }
 }
 
 /// What became of a standby's append.
@@ -54,12 +63,21 @@ package final class StandbyInterpreter {
     /// and again after records were dropped (it is then read again from a checkpoint and the journal).
     private var book: ScheduleBook?
     private var bookThrough: UInt64 = 0
+    /// `[journal] retain_mb` in bytes (``DispatcherRules/retainBytes``): past it, the journal's oldest
+    /// segments go after each checkpoint, as on the leader (``JournalRetention/run(on:budget:stores:others:logger:)``).
+    let retainBytes: Int?
+    /// What retention last did or held back: nil until it first ran.
+    package private(set) var retention: String?
 
-    package init(core: StandbyCore, io: any StandbyIO, logger: Logger, checkpoints: (any CheckpointedLog)? = nil) {
+    package init(
+        core: StandbyCore, io: any StandbyIO, logger: Logger, checkpoints: (any CheckpointedLog)? = nil, retainBytes: Int? = nil
+    ) {
+        precondition(retainBytes.map { $0 > 0 } ?? true, "a retention budget is positive")
         self.core = core
         self.io = io
         self.logger = logger
         self.checkpoints = checkpoints
+        self.retainBytes = retainBytes
     }
 
     /// Carries out what the core has decided, and what that leads it to decide, until nothing is left.
@@ -146,6 +164,9 @@ package final class StandbyInterpreter {
                 preconditionFailure("the journal holds its newest seq, \(head), and the book follows it")
             }
             try log.writeCheckpoint(seq: head, bytes: DispatcherCheckpoint(seq: head, anchor: .init(record.header), book: book).encoded())
+            // After the checkpoint, as the leader does: the schedules of the records that go are in it.
+            // It needs nothing for another member: the leader holds at least what it holds.
+            if let budget = retainBytes { retention = try JournalRetention.run(on: log, budget: budget, stores: io.storeNeeds(), logger: logger) }
         } catch {
             logger.warning(
                 "a checkpoint could not be written: a start as the leader reads more of the journal",

@@ -1,0 +1,84 @@
+import FluxCore
+import FluxTesting
+import Foundation
+import NodeSupport
+import Testing
+
+/// Retention (`[journal] retain_mb`) on real processes: what each dispatcher lets go by itself, and
+/// what those who read the journal meanwhile get.
+@Suite("journal retention on real processes")
+struct RetentionProcessTests {
+    /// The segments of the journal in `directory`: each one's first seq and bytes, oldest first.
+    static func segments(_ directory: String) -> [(first: UInt64, bytes: Int)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".journal") }.sorted().compactMap { name in
+            guard let first = UInt64(name.dropLast(".journal".count)) else { return nil }
+            let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?.intValue ?? 0
+            return (first, size)
+        }
+    }
+
+    /// Writes a cluster config with retention on (1 MiB segments, 1 MiB budget, stores that snapshot
+    /// often) into a new temporary directory.
+    static func retainingConfig() throws -> (dir: String, config: String) {
+        var template = Array("/tmp/zf-retain-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        let config = dir + "/cluster.toml"
+        try
+            "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\nretain_mb = 1\nsnapshot_every = 20\n[[store]]\nname = \"ledger\"\n[[store]]\nname = \"counter\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        return (dir, config)
+    }
+
+    /// Dispatches `count` ledger actions of about 8 KB each: a MiB every 128.
+    static func fill(_ count: Int, _ run: ([String]) throws -> CommandResult) throws {
+        let memo = String(repeating: "s", count: 8_000)
+        let filled = try run(["dispatch", "ledger", "post", #"{"account":1,"amount":1,"memo":"\#(memo)"}"#, "--repeat", "\(count)"])
+        try #require(filled.status == 0, "\(filled.stderr)")
+    }
+
+    @Test(
+        "with retain_mb, a pair's standby lets its own oldest segments go after its checkpoints, as the leader does: both journals stay bounded, and a failover afterwards serves from the standby's compacted journal"
+    )
+    func standbyRetains() async throws {
+        let (dir, config) = try Self.retainingConfig()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--ha", "--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady(timeout: .seconds(60))
+        // About 7 MiB of actions, in 1 MiB segments: without retention each journal holds them all.
+        try Self.fill(900) { try cluster.zflux($0, timeout: .seconds(300)) }
+        let members = try #require(cluster.topology?.ha).dispatchers
+        for member in members {
+            // The budget, plus the segments the older checkpoint and the newest keep.
+            try await eventually("\(member.name)'s journal stays bounded and starts past seq 1", timeout: .seconds(60), interval: .milliseconds(250))
+            {
+                let segments = Self.segments(member.journalDirectory)
+                return (segments.first?.first ?? 0) > 1 && segments.reduce(0) { $0 + $1.bytes } <= 4 << 20
+            }
+        }
+        func leader() throws -> NodeStatus? {
+            try cluster.zflux(["status"]).stdout.split(separator: "\n").compactMap { try? NodeStatus.decode(Array($0.utf8)) }.first {
+                $0.leader == true
+            }
+        }
+        var victim: NodeStatus?
+        try await eventually("a leader to kill", timeout: .seconds(60), interval: .milliseconds(200)) {
+            victim = try leader()
+            return victim != nil
+        }
+        let killed = try #require(victim)
+        #expect(signalNode(Int32(killed.pid), SIGKILL), "kill -9 of \(killed.name ?? "the leader")")
+        #expect(waitUntilGone(Int32(killed.pid)))
+        // The standby, its journal compacted by its own retention, leads and serves.
+        var successor: NodeStatus?
+        try await eventually("the pair leads again", timeout: .seconds(60), interval: .milliseconds(250)) {
+            guard let now = try leader(), now.pid != killed.pid else { return false }
+            successor = now
+            return (try? cluster.zflux(["dispatch", "counter", "incrementTapped"]))?.status == 0
+        }
+        #expect((successor?.journalFirstSeq ?? 0) > 1, "the new leader's journal was compacted: \(String(describing: successor))")
+        let state = try cluster.zflux(["state", "counter"])
+        #expect(state.status == 0, "\(state.stderr)")
+    }
+}

@@ -7,7 +7,10 @@ extension Journal {
     /// the disk, starting at the nearest indexed record. With `onDisk` always from the disk: only then
     /// are a body's offsets its record's place in its segment file (the tail's are its burst's), which
     /// a truncation cuts the file at.
+    /// A `from` before the journal's first seq fails (``compacted(from:)``): the records from there on
+    /// would not be the ones asked for.
     func walk(from: UInt64, onDisk: Bool = false, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool) throws {
+        guard from >= firstSeq else { throw compacted(from: from) }
         if !onDisk && tail.holds(from, through: lastSeq) { return try tail.visit(from: from, visit) }
         func nearest() -> Int {
             var lo = 0, hi = index.count - 1
@@ -87,9 +90,12 @@ extension Journal {
         }
     }
 
-    /// Every record in order, for `zflux journal dump` and time travel.
-    public func forEach(from: UInt64 = 1, through last: UInt64 = .max, _ body: (Message) throws -> Void) throws {
-        var next = from
+    /// Every record in order from `from` (nil: the journal's first seq), for `zflux journal dump` and
+    /// time travel. A `from` the journal no longer holds fails (``compacted(from:)``), and so does a
+    /// read of a segment that retention removed after this journal was opened: a reader gets the
+    /// records in order, with no gap, or an error that says they were compacted away.
+    public func forEach(from: UInt64? = nil, through last: UInt64 = .max, _ body: (Message) throws -> Void) throws {
+        var next = max(from ?? firstSeq, 1)
         while next <= min(last, lastSeq) {
             let batch = try read(from: next, limit: 4096)
             guard !batch.isEmpty else { return }
@@ -107,7 +113,12 @@ extension Journal {
     /// A segment's bytes for reading. A sealed segment opened from its index file has every record
     /// checked the first time it is read: a damaged record is never served, it stops the read instead.
     private func loadSegment(_ number: Int) throws -> [UInt8] {
-        let bytes = try readFile(segments[number].path)
+        let bytes: [UInt8]
+        do {
+            bytes = try readFile(segments[number].path)
+        } catch {
+            throw removedSince(opened: number) ?? error
+        }
         guard unchecked.contains(number) else { return bytes }
         var walked: [IndexEntry] = []
         let (offset, expected, found) = JournalRecord.checkRecords(bytes, firstSeq: segments[number].firstSeq) { seq, offset in
@@ -134,4 +145,25 @@ extension Journal {
 
     /// A whole file.
     func readFile(_ path: String) throws -> [UInt8] { try storage.contents(path) }
+
+    /// Why a read from `from` cannot be served: the journal no longer holds it.
+    func compacted(from: UInt64) -> JournalError {
+        JournalError(
+            "seq \(from) was compacted away: the journal in \(directory) starts at seq \(firstSeq) (retention or `zflux journal compact` let the records before it go); read from seq \(firstSeq) on"
+        )
+    }
+
+    /// A sealed segment's file is gone since this journal was opened (a reader of a journal whose
+    /// dispatcher's retention, or `zflux journal compact`, let it go meanwhile): says so, and where
+    /// the journal now starts. Nil when the file is there (another failure, reported as it is).
+    private func removedSince(opened number: Int) -> JournalError? {
+        let segment = segments[number]
+        guard storage.size(segment.path) == nil else { return nil }
+        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
+        let now = ((try? storage.list(directory)) ?? []).filter { $0.hasSuffix(".journal") }
+            .compactMap { UInt64($0.dropLast(".journal".count)) }.min()
+        return JournalError(
+            "seqs \(segment.firstSeq)…\(last) were compacted away while this journal was read (retention or `zflux journal compact` removed \(segment.path))"
+                + (now.map { "; the journal now starts at seq \($0): read from there on" } ?? ""))
+    }
 }

@@ -201,7 +201,7 @@ struct JournalCommand: AsyncParsableCommand {
                 "Print records as JSON lines: seq, time, app, type, client, client_seq, payload (and scheduled, for a schedule's action; quarantined {reason, released_as}, for a quarantined action; release_of, for the release of one)."
         )
         @OptionGroup var location: Location
-        @Option(help: "First seq to print.") var from: UInt64 = 1
+        @Option(help: "First seq to print (default: the journal's first; one it no longer holds is an error).") var from: UInt64?
         @Option(help: "Last seq to print.") var to: UInt64?
 
         func run() throws {
@@ -234,7 +234,7 @@ struct JournalCommand: AsyncParsableCommand {
         func run() throws {
             var journal = try location.open()
             if follow { StandardOutput.endWhenReaderGoes() }
-            var next = journal.lastSeq > lines ? journal.lastSeq - lines + 1 : 1
+            var next = max(journal.lastSeq > lines ? journal.lastSeq - lines + 1 : 1, journal.firstSeq)
             while true {
                 try journal.forEach(from: next) { message in
                     emitLine(jsonLine(message, .current))

@@ -17,7 +17,10 @@ struct CheckpointTests {
     final class ImmediateIO: DispatcherIO {
         func monotonicMilliseconds() -> UInt64 { 1_000 }
         func time() -> NodeTime { NodeTime(milliseconds: 1_000, wallNanoseconds: 1_000_000_000) }
-        func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool { true }
+        func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
+            if route == .replay { replayed.append(message) }
+            return true
+        }
         func publish(_ message: Message) {}
         func sync(through seq: UInt64) throws -> Bool { true }
         func keepQuarantine(_ entries: [Quarantine]) throws {}
@@ -25,6 +28,12 @@ struct CheckpointTests {
         func verifyLeadership(claim: String) {}
         func steppedDown(reason: String) {}
         func statusFacts() -> (pid: Int, subscribers: Int) { (1, 0) }
+        /// What was sent on the replay route, in order.
+        var replayed: [Message] = []
+        func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery {
+            if route == .replay { replayed.append(message) }
+            return .sent
+        }
         /// What the stores need, as a test says; nil: not known.
         var needs: [JournalRetention.Need]? = nil
         func storeNeeds() -> [JournalRetention.Need]? { needs }
@@ -60,13 +69,14 @@ struct CheckpointTests {
     /// journal's), runs `body`, and closes both, releasing the journal's lock.
     @discardableResult
     func withDispatcher<T>(
-        _ warnings: Warnings = Warnings(), retainBytes: Int? = nil, storeNeeds: [JournalRetention.Need]? = nil,
+        _ warnings: Warnings = Warnings(), retainBytes: Int? = nil, storeNeeds: [JournalRetention.Need]? = nil, replayBatchSize: Int = 512,
         _ body: (Journal, DispatcherInterpreter) throws -> T
     ) throws -> T {
         let journal = try Journal(directory: directory, policy: .none, segmentBytes: 4096)
         journal.checkpointEveryRecords = 40
         var rules = rules
         rules.retainBytes = retainBytes
+        rules.replayBatchSize = replayBatchSize
         let core = try DispatcherBoot.core(rules: rules, log: journal, now: at(1_000), logger: warnings.logger, crossCheck: { Issue.record("\($0)") })
         // The interpreter holds its world unowned.
         let io = ImmediateIO()

@@ -43,8 +43,9 @@ public final class DispatcherCore: NodeCore {
     /// Why this dispatcher leads no more, once it does not (its lease ran out, or a standby has seen a
     /// newer epoch): from then on it sequences, publishes and acknowledges nothing.
     public private(set) var steppedDown: String?
-    /// The oldest action the journal holds (above 1 once older segments were removed).
-    public let firstSeq: UInt64
+    /// The oldest action the journal holds (above 1 once older segments were removed): it moves up
+    /// when retention lets segments go (``journalStarts(at:)``).
+    public private(set) var firstSeq: UInt64
     /// The history served: the journal's cluster id and this opening's epoch, which starts at `since`.
     public let history: HistoryID
     public let historySince: UInt64
@@ -372,6 +373,17 @@ public final class DispatcherCore: NodeCore {
     private func offerQuarantine(now: UInt64) {
         guard steppedDown == nil else { return }
         standbyFeed.offerQuarantine(quarantineBook.bytes, digest: quarantineBook.digest, now: now, into: &commands)
+    }
+
+    /// Retention let the journal's oldest segments go: it now starts at `seq`. A replay from before it
+    /// is answered that the history was truncated, and a standby that would need it is told it is too
+    /// far behind, as at a start from a journal that begins there.
+    package func journalStarts(at seq: UInt64) {
+        precondition(seq >= firstSeq, "a journal's first seq only moves up: \(firstSeq) then \(seq)")
+        precondition(seq <= max(head, 1), "the journal keeps its newest record")
+        firstSeq = seq
+        replayPlanner.firstSeq = seq
+        standbyFeed.firstSeq = seq
     }
 
     // MARK: Replay

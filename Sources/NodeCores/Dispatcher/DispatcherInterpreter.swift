@@ -289,6 +289,10 @@ package final class DispatcherInterpreter {
                     ?? .init(from: log.firstSeq, who: "a standby that has not followed yet"))
         }
         retention = try JournalRetention.run(on: log, budget: budget, stores: io.storeNeeds(), others: standby, logger: logger)
+        // New replay requests from before it are told the history was truncated; one being served
+        // ends where the journal fails to read it (a read from before the first seq fails, and never
+        // answers with later records), and the store's next request is told so.
+        core.journalStarts(at: log.firstSeq)
     }
 
     private func replicateFromLog(to peer: [UInt8], from: UInt64, through: UInt64) throws {
@@ -318,7 +322,8 @@ package final class DispatcherInterpreter {
             return
         }
         nextQuarantineCheckMs = now + 100
-        guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, apps.contains(record.topicString) else {
+        guard seq >= log.firstSeq, let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq, apps.contains(record.topicString)
+        else {
             logger.warning(
                 "a quarantine request names an action of an app the asking store neither is nor reads; ignored",
                 metadata: ["seq": "\(seq)", "asker": "\(asker)"])
@@ -339,7 +344,7 @@ package final class DispatcherInterpreter {
     }
 
     private func releaseQuarantined(_ seq: UInt64, to peer: [UInt8], header: Header) throws {
-        guard let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else {
+        guard seq >= log.firstSeq, let record = try log.read(from: seq, limit: 1).first, record.header.seq == seq else {
             let reason = "the journal no longer holds seq \(seq) (compacted): it cannot be sequenced again"
             reply(
                 .intake, to: peer,

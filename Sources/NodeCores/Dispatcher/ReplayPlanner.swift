@@ -9,7 +9,9 @@ import FluxCore
 struct ReplayPlanner {
     /// The history served, the oldest seq the journal holds, and how much one answer holds.
     let history: HistoryID
-    let firstSeq: UInt64
+    var firstSeq: UInt64 {
+        willSet { precondition(newValue >= firstSeq, "the journal's first seq only moves up") }
+    }
     let batchSize: Int
     let batchesPerRequest: Int
     /// Replay requests that came while a new leader settled, the newest per peer.

@@ -10,7 +10,9 @@ import FluxCore
 struct StandbyFeed {
     /// This leader's history, and the oldest seq its journal holds.
     let history: HistoryID
-    let firstSeq: UInt64
+    var firstSeq: UInt64 {
+        willSet { precondition(newValue >= firstSeq, "the journal's first seq only moves up") }
+    }
     /// Records sent and not yet acknowledged, at most.
     let window: UInt64
     /// How often the quarantine list is offered again while the standby holds another.

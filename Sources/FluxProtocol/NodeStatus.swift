@@ -77,6 +77,9 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     public var standbyFollowing: Bool?
     public var standbyDurable: UInt64?
     public var replicationLag: UInt64?
+    /// The oldest seq the standby's journal holds, and what its retention last did, as its ACKs say.
+    package var standbyJournalFirstSeq: UInt64?
+    package var standbyRetention: String?
     /// A dispatcher with schedules: how many are pending, the first ``maxSchedulesListed`` of them by
     /// due time, and how many fired (late: more than a second after their time) and were cancelled, over
     /// the journal's whole history.
@@ -122,6 +125,7 @@ public struct NodeStatus: Codable, Equatable, Sendable {
             ("snapshots_set_aside", snapshotsSetAside.map(Int64.init)),
             ("leader", leader.map { $0 ? 1 : 0 }), ("standby_following", standbyFollowing.map { $0 ? 1 : 0 }),
             ("standby_durable", standbyDurable.map(Int64.init)), ("replication_lag", replicationLag.map(Int64.init)),
+            ("standby_journal_first_seq", standbyJournalFirstSeq.map(Int64.init)),
             ("schedules_pending", schedulesPending.map(Int64.init)), ("schedules_fired", schedulesFired.map(Int64.init)),
             ("schedules_cancelled", schedulesCancelled.map(Int64.init)), ("schedules_late", schedulesLate.map(Int64.init)),
         ]

@@ -62,6 +62,14 @@ struct RetentionProcessTests {
                 $0.leader == true
             }
         }
+        // The standby answers no STATUS: its ACKs tell the leader what its retention did, and the
+        // leader's status says it (`top` too: TerminalTests.retentionInTop).
+        var reported: NodeStatus?
+        try await eventually("the leader's status says what the standby's retention did", timeout: .seconds(60), interval: .milliseconds(250)) {
+            reported = try leader()
+            return (reported?.standbyJournalFirstSeq ?? 0) > 1 && reported?.standbyRetention?.isEmpty == false
+        }
+        #expect(reported?.numericFields.contains { $0.name == "standby_journal_first_seq" && $0.value > 1 } == true, "a metric")
         var victim: NodeStatus?
         try await eventually("a leader to kill", timeout: .seconds(60), interval: .milliseconds(200)) {
             victim = try leader()

@@ -26,4 +26,14 @@ struct JournalRetentionTests {
         // A need the budget does not reach is not named.
         #expect(JournalRetention.plan(segments: segments, maxBytes: 8_000, needs: [standby]) == .init(remove: 2, freedBytes: 2_000, keptFor: nil))
     }
+
+    @Test("a standby's retention report travels in its ACK's payload and back; an ACK with none (an earlier version's) reports nothing")
+    func retentionReport() {
+        let report = RetentionReport(journalFirstSeq: 1_234_567, note: "over retain_mb, kept from seq 1234567 for store counter's snapshot")
+        #expect(RetentionReport(payload: report.encoded) == report)
+        #expect(RetentionReport(payload: []) == nil)
+        #expect(RetentionReport(payload: [1, 2, 3]) == nil)
+        let long = RetentionReport(journalFirstSeq: 2, note: String(repeating: "x", count: 10_000))
+        #expect(long.encoded.count == 8 + 512, "an ACK stays small")
+    }
 }

@@ -92,6 +92,18 @@ struct TerminalTests {
         #expect(TopTable.state(of: status) == "connected, 2 effects held (dispatcher older?)")
     }
 
+    @Test("top's STATE says who holds a journal over retain_mb back, the leader's and the standby's")
+    func retentionInTop() {
+        var status = NodeStatus(role: .dispatcher, pid: 1, uptimeMs: 1, subscribers: 0, rejected: 0)
+        status.journalRetention = "within retain_mb"
+        #expect(TopTable.state(of: status) == "ok")
+        status.journalRetention = "over retain_mb, kept from seq 40 for store ledger's snapshot (version 39)"
+        status.standbyRetention = "over retain_mb, kept from seq 12 for the older checkpoint (seq 11)"
+        #expect(
+            TopTable.state(of: status)
+                == "ok, journal kept for store ledger's snapshot (version 39), standby's journal kept for the older checkpoint (seq 11)")
+    }
+
     @Test("top and the full-screen tail are titled with the binary's own name, their key help too: a team's poll says poll top")
     func ownBinaryTitles() {
         let table = TopTable(nodes: [], runDirectory: "/srv/poll", program: "poll")

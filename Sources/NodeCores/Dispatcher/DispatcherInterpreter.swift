@@ -378,6 +378,8 @@ package final class DispatcherInterpreter {
             let held = core.standby?.durableThrough ?? (core.historySince - 1)
             status.standbyDurable = held
             status.replicationLag = core.head - min(held, core.head)
+            status.standbyJournalFirstSeq = core.standby?.retention?.journalFirstSeq
+            status.standbyRetention = core.standby?.retention?.note
             if let reason = core.steppedDown { status.problem = "stepped down: \(reason)" }
         }
         return Message(header: Header(kind: .status, seq: core.durableHead), payload: status.encoded())

@@ -102,6 +102,8 @@ public final class StandbyCore: NodeCore {
     /// The leader's quarantine list this standby keeps (``QuarantineList/digest(_:)``): none until the
     /// leader has sent one, so the first ACK to a leader asks for its list.
     public private(set) var quarantineHeld = QuarantineList.none
+    /// What retention last did to the journal (``RetentionReport``), carried in each ACK: empty until it ran.
+    private var retentionReport: [UInt8] = []
 
     /// `lastSeq` is the newest record the journal holds (durable: a journal is synced when it opens),
     /// stamped `lastStamp`; `newestEpoch` the newest epoch its journal has recorded.
@@ -330,8 +332,13 @@ public final class StandbyCore: NodeCore {
     private func ack(_ leader: HistoryID) {
         // An ACK names a seq it holds durable, never more.
         precondition(durableSeq <= lastSeq, "an ACK of \(durableSeq) past what the journal was given (\(lastSeq))")
-        commands.append(.send(Message(header: Header(kind: .replicaAck, seq: durableSeq, ref: quarantineHeld, history: leader.rawValue))))
+        commands.append(
+            .send(
+                Message(header: Header(kind: .replicaAck, seq: durableSeq, ref: quarantineHeld, history: leader.rawValue), payload: retentionReport)))
     }
+
+    /// Retention ran on the journal: the next ACKs say what it did.
+    package func retained(_ report: RetentionReport) { retentionReport = report.encoded }
 
     /// The shell keeps the list named `digest` beside the journal now: tell the leader.
     public func quarantineKept(digest: UInt64) {

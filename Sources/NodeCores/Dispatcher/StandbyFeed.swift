@@ -101,6 +101,7 @@ struct StandbyFeed {
         link.durableThrough = max(link.durableThrough, min(message.header.seq, link.sentThrough))
         link.lastHeardMs = now
         link.quarantineHeld = message.header.ref
+        if let report = RetentionReport(payload: message.payload) { link.retention = report }
         assert(link.durableThrough >= before && link.durableThrough <= link.sentThrough, "what the standby holds only grows, within what it was sent")
         self.link = link
         return true

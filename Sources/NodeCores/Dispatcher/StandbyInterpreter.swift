@@ -166,7 +166,12 @@ package final class StandbyInterpreter {
             try log.writeCheckpoint(seq: head, bytes: DispatcherCheckpoint(seq: head, anchor: .init(record.header), book: book).encoded())
             // After the checkpoint, as the leader does: the schedules of the records that go are in it.
             // It needs nothing for another member: the leader holds at least what it holds.
-            if let budget = retainBytes { retention = try JournalRetention.run(on: log, budget: budget, stores: io.storeNeeds(), logger: logger) }
+            if let budget = retainBytes {
+                let note = try JournalRetention.run(on: log, budget: budget, stores: io.storeNeeds(), logger: logger)
+                retention = note
+                // The standby answers no STATUS: its ACKs tell the leader, whose status and `top` show it.
+                core.retained(RetentionReport(journalFirstSeq: log.firstSeq, note: note))
+            }
         } catch {
             logger.warning(
                 "a checkpoint could not be written: a start as the leader reads more of the journal",

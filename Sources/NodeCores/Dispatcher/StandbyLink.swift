@@ -17,6 +17,8 @@ public struct StandbyLink: Equatable, Sendable {
     public var lastHeardMs: UInt64
     /// The quarantine list it holds (``QuarantineList/digest(_:)``), as its last REPLICA-ACK said.
     package var quarantineHeld = QuarantineList.none
+    /// What its retention last did to its own journal, as its last REPLICA-ACK said (nil: nothing said).
+    package var retention: RetentionReport?
     /// The list last sent to it, and when: sent again while it holds another, at most every heartbeat.
     package var quarantineSent = QuarantineList.none
     package var quarantineSentMs: UInt64 = 0

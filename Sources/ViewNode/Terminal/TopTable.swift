@@ -41,7 +41,9 @@ public final class TopTable: @unchecked Sendable {
             previous[key] = (count, now)
             let uptime = String(format: "%.0fs", Double(status.uptimeMs) / 1000)
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
-            let journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+            var journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+            // Once retention (or a compaction) let its oldest segments go: where it now starts.
+            if let first = status.journalFirstSeq, first > 1 { journal += " from \(first)" }
             var role = status.role.rawValue
             if let leads = status.leader {
                 // A dispatcher of a pair: which one leads.
@@ -66,6 +68,11 @@ public final class TopTable: @unchecked Sendable {
                 status.standbyFollowing == true
                 ? "standby \(status.replicationLag.map { $0 == 0 ? "in sync" : "\($0) behind" } ?? "?")" : "no standby"
             state = "epoch \(status.epoch.map { HistoryID.epochDescription($0) } ?? "?"), \(standby)"
+        }
+        // Retention over its budget: who holds the oldest segments (the leader's journal, then the standby's).
+        for (whose, note) in [("journal", status.journalRetention), ("standby's journal", status.standbyRetention)] {
+            guard let note, let held = note.range(of: " for ") else { continue }
+            state += ", \(whose) kept for \(note[held.upperBound...])"
         }
         if status.journalWritable == false { state = status.leader == nil ? "JOURNAL FULL" : state + ", JOURNAL FULL" }
         if let quarantined = status.quarantined, !quarantined.isEmpty {

@@ -123,7 +123,7 @@ test: test-deps
 	@ZFLUX_REQUIRED_STAGES="lint build simulate simulate-ha simulate-storage simulate-storage-ha suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
 # The tests of a dispatcher pair and its etcd client (make test runs them beside the suites).
-HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig|pairLeaderKill
+HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig|pairLeaderKill|standbyRetains
 ha-test: deps
 	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'
 

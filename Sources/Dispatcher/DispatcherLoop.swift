@@ -38,10 +38,8 @@ final class DispatcherLoop: NodeLoop {
     let pipelinesSyncs: Bool
     /// Those threads, from the start of ``run()`` to its end.
     private var syncThreads: SyncThreads?
-    /// The newest seq a sync that returned has proven durable.
-    private var provenDurable: UInt64 = 0
-    /// The newest seq the interpreter has heard is durable.
-    private var reportedDurable: UInt64 = 0
+    /// The syncs in flight, what each will prove, what is proven and what the interpreter was told.
+    private var pipeline = SyncPipeline(lanes: 1, durable: 0)
     /// Carries out the core's commands against this loop's sockets and journal (the simulator runs
     /// the same interpreter against its own network and disk).
     private(set) lazy var interpreter = DispatcherInterpreter(core: core, log: log, io: self, logger: logger, memberName: configuration.ha?.name)
@@ -154,8 +152,7 @@ final class DispatcherLoop: NodeLoop {
             for outcome in syncThreads?.stop() ?? [] { _ = try? journal?.syncReturned(outcome.ticket, errno: outcome.errno) }
             syncThreads = nil
         }
-        reportedDurable = core.durableHead
-        provenDurable = reportedDurable
+        pipeline = SyncPipeline(lanes: syncThreads == nil ? 1 : Journal.syncLaneCount, durable: core.durableHead)
         var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         var committed = core.durableHead
         while !control.stopRequested && interpreter.steppedDown == nil {
@@ -170,7 +167,7 @@ final class DispatcherLoop: NodeLoop {
             // is due this turn (or, when they wait for their peers, in a moment).
             var deadline = try interpreter.turn()
             // A sync that returned while the turn waited for a lane is told at once.
-            if provenDurable > reportedDurable { deadline = 0 }
+            if pipeline.hasNews { deadline = 0 }
             _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: deadline)))
             if let syncIndex, poller.isReadable(syncIndex) { try reportDurable() }
             if poller.isReadable(wakeIndex) {
@@ -327,22 +324,27 @@ extension DispatcherLoop: DispatcherIO {
             try log.commit()
             return true
         }
-        if journal.checkpointDue(head: journal.lastSeq) {
-            try count(syncThreads.waitForAll())
-            try log.commit()
-            reportedDurable = max(reportedDurable, seq)
-            provenDurable = max(provenDurable, seq)
-            return true
+        while true {
+            switch pipeline.next(checkpointDue: journal.checkpointDue(head: journal.lastSeq)) {
+            case .waitForAllThenSyncInPlace:
+                try count(syncThreads.waitForAll())
+                try log.commit()
+                pipeline.syncedInPlace(through: seq)
+                return true
+            case .waitForOne:
+                try count(syncThreads.waitForOne())
+            case .start(let lane):
+                precondition(syncThreads.idleLane == lane, "the threads' idle lane is the pipeline's: \(lane)")
+                if let ticket = try journal.takeSyncTicket(lane: lane) {
+                    pipeline.started(lane: lane, covering: ticket.seq)
+                    syncThreads.start(ticket)
+                } else {
+                    // Nothing unsynced: a segment's roll synced it all in place.
+                    pipeline.provenInPlace(journal.lastSeq)
+                }
+                return false
+            }
         }
-        if syncThreads.idleLane == nil { try count(syncThreads.waitForOne()) }
-        guard let lane = syncThreads.idleLane else { preconditionFailure("a sync returned: its lane is idle") }
-        if let ticket = try journal.takeSyncTicket(lane: lane) {
-            syncThreads.start(ticket)
-        } else {
-            // Nothing unsynced: a segment's roll synced it all in place.
-            provenDurable = max(provenDurable, journal.lastSeq)
-        }
-        return false
     }
 
     /// Syncs that returned: the journal counts each (a failure throws, and the loop leaves with nothing
@@ -350,7 +352,7 @@ extension DispatcherLoop: DispatcherIO {
     private func count(_ outcomes: [(ticket: Journal.SyncTicket, errno: Int32)]) throws {
         guard let journal else { return }
         for outcome in outcomes {
-            if let proven = try journal.syncReturned(outcome.ticket, errno: outcome.errno) { provenDurable = max(provenDurable, proven) }
+            pipeline.returned(lane: outcome.ticket.lane, proved: try journal.syncReturned(outcome.ticket, errno: outcome.errno))
         }
     }
 
@@ -358,10 +360,7 @@ extension DispatcherLoop: DispatcherIO {
     /// and hand out more syncs as it carries out what that releases).
     private func reportDurable() throws {
         if let syncThreads { try count(syncThreads.takeReturned()) }
-        while provenDurable > reportedDurable {
-            reportedDurable = provenDurable
-            try interpreter.synced(through: reportedDurable)
-        }
+        while let seq = pipeline.takeReport() { try interpreter.synced(through: seq) }
     }
 
     func keepQuarantine(_ entries: [Quarantine]) throws { try journal?.keepQuarantine(entries) }

@@ -34,7 +34,10 @@ extension JournalCommand {
         }
 
         func run() throws {
-            let topology = try? runDir.topology()
+            // A config named is read, or its error stops the fill; a run directory's recorded topology
+            // (of a cluster running or stopped) is read when there is one.
+            let recorded = ["cluster.json", "cluster.last.json"].contains { FileManager.default.fileExists(atPath: runDir.path + "/" + $0) }
+            let topology = runDir.configPath != nil || recorded ? try runDir.recordedTopology() : nil
             let directories =
                 journal.map { [$0] } ?? topology?.ha?.dispatchers.map(\.journalDirectory)
                 ?? [topology?.durability?.journalDirectory ?? runDir.path + "/journal"]
@@ -62,7 +65,9 @@ extension JournalCommand {
             for directory in directories {
                 emitLine(
                     "\(directory): \(filled.lastSeq) actions at seqs 1…\(filled.lastSeq) in \(filled.segments) segments, history \(filled.history), "
-                        + "checkpoints at seq \(filled.checkpoints.map(String.init).joined(separator: ", "))")
+                        + (filled.checkpoints.isEmpty
+                            ? "no checkpoint (no segment rolled)"
+                            : "checkpoints at seq \(filled.checkpoints.map(String.init).joined(separator: ", "))"))
             }
             emitLine(String(format: "written in %.1f s", seconds))
         }

@@ -35,3 +35,19 @@ extension JournalCommandTests {
         #expect(refused.stderr.contains("compacted") && refused.stderr.contains("seq \(first)"), "\(refused.stderr)")
     }
 }
+
+extension JournalCommandTests {
+    @Test("zflux journal fill stops on a config it cannot read, writing nothing, and says so when no segment rolled")
+    func fillReadsItsConfig() throws {
+        var template = Array("/tmp/zf-fill-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let arguments = ["journal", "fill", "--records", "10", "--app", "counter", "--action", "incrementTapped", "--run-dir", dir]
+        let refused = try zflux(arguments + ["--config", dir + "/missing.toml"])
+        #expect(refused.status != 0 && refused.stderr.contains("missing.toml"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "nothing written")
+        let filled = try zflux(arguments)
+        #expect(
+            filled.status == 0 && filled.stdout.contains("10 actions") && filled.stdout.contains("no checkpoint"), "\(filled.stdout)\(filled.stderr)")
+    }
+}

@@ -158,10 +158,19 @@ fuzz: deps
 # swift-syntax: WireCodableExpansionTests writes them from the macro's code, then fails on purpose so
 # that the diff is reviewed (run the test again to see it pass). The file is emptied first, so that a
 # marked type's change the old conformances no longer compile with does not stop the build.
+# The test, told to write, writes the file and records a failure on purpose (so that a run with the
+# variable set by mistake cannot pass); what says whether it worked is the file afterwards.
 expand-macros:
 	printf '// swift-format-ignore-file\n' > Sources/Examples/WireCodable+Generated.swift
 	-ZFLUX_WRITE_EXPANSIONS=1 $(SWIFT) test --filter WireCodableExpansionTests
-	git diff --stat Sources/Examples/WireCodable+Generated.swift
+	@if grep -q '^extension' Sources/Examples/WireCodable+Generated.swift; then \
+		echo "==> Sources/Examples/WireCodable+Generated.swift written again (the failure above is the test saying so); changes:"; \
+		git diff --stat -- Sources/Examples/WireCodable+Generated.swift; \
+	else \
+		git checkout -- Sources/Examples/WireCodable+Generated.swift; \
+		echo "==> the expansion test did not build or run (above): Sources/Examples/WireCodable+Generated.swift is as it was"; \
+		exit 1; \
+	fi
 
 clean:
 	rm -rf .build .zflux dist

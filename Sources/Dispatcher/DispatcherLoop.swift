@@ -33,8 +33,8 @@ final class DispatcherLoop: NodeLoop {
     let log: any ActionLog
     /// The log when it is a journal on disk (not the in-memory log of a dispatcher without one).
     let journal: Journal?
-    /// Whether the journal's syncs run on threads of their own while this one goes on (fsync `batch`,
-    /// unless ZFLUX_SYNC_THREADS=0: BENCHMARKS.md compares the two): the pipelined group commit.
+    /// Whether the journal's syncs run on threads of their own while this one goes on (fsync `batch`
+    /// with ZFLUX_SYNC_THREADS=2): the pipelined group commit.
     let pipelinesSyncs: Bool
     /// Those threads, from the start of ``run()`` to its end.
     private var syncThreads: SyncThreads?
@@ -84,7 +84,9 @@ final class DispatcherLoop: NodeLoop {
             log = MemoryLog(history: history, clientScope: .random())
         }
         journal = log as? Journal
-        let lanes = ProcessInfo.processInfo.environment["ZFLUX_SYNC_THREADS"] != "0" ? try journal?.useSyncLanes() : nil
+        // Off unless asked for: on the 2-core machine it was measured on, syncing in place cost less at
+        // every rate (BENCHMARKS.md, "The pipelined group commit, measured").
+        let lanes = ProcessInfo.processInfo.environment["ZFLUX_SYNC_THREADS"] == "2" ? try journal?.useSyncLanes() : nil
         pipelinesSyncs = lanes ?? false
         core = try DispatcherBoot.core(rules: configuration.rules, log: log, now: Self.time(configuration), logger: logger)
         if let journal { core.quarantined(try journal.quarantine()) }
@@ -144,7 +146,10 @@ final class DispatcherLoop: NodeLoop {
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
         let monitorIndex = poller.add(.socket(subscribers.socket))
         let replicationIndex = replication.map { poller.add(.socket($0)) }
-        if pipelinesSyncs { syncThreads = try SyncThreads() }
+        if pipelinesSyncs {
+            syncThreads = try SyncThreads()
+            logger.notice("the journal's syncs run on sync threads while the dispatcher goes on (ZFLUX_SYNC_THREADS=2)")
+        }
         let syncIndex = syncThreads.map { poller.add(.fileDescriptor($0.done.descriptor)) }
         defer {
             // Syncs still in flight when the loop leaves acknowledge nothing more; one that failed still

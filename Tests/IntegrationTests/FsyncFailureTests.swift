@@ -92,8 +92,9 @@ struct FsyncFailureTests {
         "fsync failing under load (EIO, its pages dropped): no action whose sync failed is acknowledged, the dispatcher stops and is started again from what the disk holds, and once fsync works every acknowledged action is in the journal and the store",
         .enabled(
             if: FaultFS.isAvailable,
-            "needs root, /dev/fuse, and Debian's fuse3 and python3-pyfuse3 (`make test-deps` installs them); this machine lacks one"))
-    func failedFsyncIsNeverTrusted() async throws {
+            "needs root, /dev/fuse, and Debian's fuse3 and python3-pyfuse3 (`make test-deps` installs them); this machine lacks one"),
+        arguments: ["in place", "on sync threads"])
+    func failedFsyncIsNeverTrusted(syncs: String) async throws {
         var template = Array("/tmp/zf-XXXXXX".utf8CString)
         let dir = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -111,7 +112,11 @@ struct FsyncFailureTests {
         [[store]]
         name = "counter"
         """.write(toFile: config, atomically: true, encoding: .utf8)
-        let cluster = try ClusterProcess(transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", config])
+        // The pipelined group commit (ZFLUX_SYNC_THREADS=2) syncs through descriptors of its own: each
+        // must meet the failure too.
+        let cluster = try ClusterProcess(
+            transport: "ipc", runDir: dir + "/run", extraArguments: ["--config", config],
+            environment: syncs == "on sync threads" ? ["ZFLUX_SYNC_THREADS": "2"] : [:])
         defer { cluster.stop() }
         try cluster.waitUntilReady()
         let first = try #require(cluster.currentPid("dispatcher"))
@@ -138,6 +143,7 @@ struct FsyncFailureTests {
         let failures = fs.failures
         #expect(!failures.isEmpty, "an fsync failed under the dispatcher")
         let dispatcherLog = try String(contentsOfFile: cluster.runDir + "/logs/dispatcher.log", encoding: .utf8)
+        #expect(dispatcherLog.contains("syncs run on sync threads") == (syncs == "on sync threads"), "the mode asked for is the one that ran")
         #expect(dispatcherLog.contains("Input/output error"), "the dispatcher says why: \(dispatcherLog.suffix(3000))")
         #expect(cluster.currentPid("dispatcher") != first, "the dispatcher stopped and was started again")
 

@@ -48,6 +48,15 @@ public struct BinaryPayloadCodec: PayloadCodec {
             }
             return value
         }
+        return try Self.decodeCodable(type, from: bytes)
+    }
+
+    /// The `Codable` path of ``decode(_:from:)``, without asking the runtime on each call whether `T` has
+    /// a generated conformance: for a caller that asked once (``TypedWireDecoder``).
+    package static func decodeCodable<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        guard bytes.first == marker else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a binary payload"))
+        }
         let shared = SharedReader(bytes)
         let end = try shared.reader.valueEnd(at: 1, [])
         guard end == bytes.count else {

@@ -203,6 +203,12 @@ package struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
         generated = (T.self as? any WireDecodable.Type).map { Self.decoder(for: $0) }
     }
 
+    /// The decoder of a binary payload: the generated one if `T` has one, else `Codable`'s, with nothing
+    /// asked of the runtime per call (for a caller that keeps it: a store's runtime).
+    package var binary: ([UInt8]) throws -> T {
+        generated ?? { bytes in try BinaryPayloadCodec.decodeCodable(T.self, from: bytes) }
+    }
+
     /// The generated decoder of `W`, which is `T` (it was found as `T`'s conformance).
     private static func decoder<W: WireDecodable>(for _: W.Type) -> ([UInt8]) throws -> T {
         { bytes in
@@ -213,7 +219,8 @@ package struct TypedWireDecoder<T: Decodable>: @unchecked Sendable {
 
     /// `bytes` in either codec, as ``WireCodec/decode(_:from:)`` reads them.
     package func decode(_ bytes: [UInt8], codec: WireCodec) throws -> T {
-        if let generated, codec.generated, WireCodec.isBinary(bytes) { return try generated(bytes) }
-        return try codec.decode(T.self, from: bytes)
+        guard WireCodec.isBinary(bytes) else { return try codec.decode(T.self, from: bytes) }
+        if let generated, codec.generated { return try generated(bytes) }
+        return try BinaryPayloadCodec.decodeCodable(T.self, from: bytes)
     }
 }

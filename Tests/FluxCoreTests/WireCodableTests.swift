@@ -185,6 +185,31 @@ struct WireCodableTests {
         #expect(BinaryPayloadCodec.firstKey(of: single, is: "clearCompleted"))
     }
 
+    /// An action with no generated conformance, as an app's are unless it marks them `@WireCodable`.
+    enum PlainAction: Codable, Equatable { case add(amount: Int), clear }
+
+    @Test("a type's binary decoder, chosen once (a store's runtime), reads and refuses what the codec does")
+    func chosenOnce() throws {
+        let plain = TypedWireDecoder<PlainAction>()
+        #expect(plain.generated == nil)
+        for action in [PlainAction.add(amount: -3), .clear] {
+            #expect(try plain.binary(Self.codable.encode(action)) == action)
+        }
+        let good = try Self.codable.encode(PlainAction.add(amount: 5))
+        for (bad, what) in [(Array(good.dropLast()), "truncated"), (good + [0], "trailing byte"), (Array(#"{"clear":{}}"#.utf8), "JSON")] {
+            var slow: String?
+            var once: String?
+            do { _ = try Self.codable.decode(PlainAction.self, from: bad) } catch let error as DecodingError { slow = error.shortDescription }
+            do { _ = try plain.binary(bad) } catch let error as DecodingError { once = error.shortDescription }
+            #expect(once != nil && once == slow, "\(what): \(once ?? "accepted") / \(slow ?? "accepted")")
+        }
+        // A type with a generated conformance keeps it.
+        let wire = TypedWireDecoder<Ledger.Action>()
+        let post = Ledger.Action.post(account: 7, amount: -100, memo: "rent")
+        #expect(wire.generated != nil)
+        #expect(try wire.binary(Self.codable.encode(post)) == post)
+    }
+
     @Test("bad input is a DecodingError with the Codable path's description, never a trap")
     func badInput() throws {
         try Self.sameError(Ledger.Action.self, #"{"post":{"account":1,"amount":5}}"#)

@@ -263,7 +263,7 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     // another generic type looks that type up at run time: a fifth of a replaying store's time.
     // A closure is called, and a stored property of this class read, without such a look-up.
     private let name: String
-    private let decodeBinary: (([UInt8]) throws -> Action)?
+    private let decodeBinary: ([UInt8]) throws -> Action
     private let reject: @Sendable (State, Action) -> String?
     private let reducer: @Sendable (inout State, Action, Environment, Stamp) -> Effect<Action>
     private let environment: Environment
@@ -274,7 +274,9 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
         self.codec = codec
         self.send = app.deliverer(codec, deliver)
         name = app.name
-        decodeBinary = app.codec.generated ? app.actionDecoder.generated : nil
+        // Generated or `Codable`, chosen once: the app's own decode (`decodeAction`), reached through
+        // `app`, costs a replaying store a copy of the whole app per action.
+        decodeBinary = app.actionDecoder.binary
         reject = app.reject
         reducer = app.reducer.reduce
         environment = app.environment
@@ -283,10 +285,10 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
     func reduce(app name: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
         guard name == self.name else { return nil }
         let action: Action
-        if let decodeBinary, WireCodec.isBinary(payload), let decoded = try? decodeBinary(payload) {
+        if WireCodec.isBinary(payload), let decoded = try? decodeBinary(payload) {
             action = decoded
         } else {
-            // Not the generated decoder's, or refused by it: the app's own decode, which says why.
+            // JSON, or a binary payload the decoder refused: the app's own decode, which says why.
             action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         }
         if let reason = reject(state, action) { throw ActionError(reason) }

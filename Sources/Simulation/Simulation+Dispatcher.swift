@@ -134,6 +134,7 @@ extension Simulation {
         let records = records(of: journal)
         checkJournal(records, when: "the dispatcher recovered its journal")
         note("the dispatcher starts: journal head \(journal.lastSeq), history \(journal.history)")
+        restoredAwaitingStart = false
         epochsServed.insert(journal.history.epoch)
         let core: DispatcherCore
         do {

@@ -122,6 +122,8 @@ public final class Simulation {
     /// The dispatcher's clock went back at some point: a restored older copy would then open an epoch
     /// older than one the stores saw, and they would take it for a dead dispatcher's (documented).
     var dispatcherClockWentBack = false
+    /// An older copy of the journal was put back, and the dispatcher has not opened it yet.
+    var restoredAwaitingStart = false
     var staleAbove: UInt64 = .max
     /// Versions that existed in a history an operator threw away: a view may still show them.
     var discardedVersions: ClosedRange<UInt64>?

@@ -433,7 +433,8 @@ extension Simulation {
         }
         result.refusalsToDrop += 1
         record(26, node.code, 0, "\(name(of: node)) refuses to drop records its leader lacks, and stops: \(refusal)")
-        let head = dispatchers[index].journal?.lastSeq ?? 0
+        // What this member's journal holds (nothing when it has none open).
+        let head = dispatchers[index].journal.map(\.lastSeq) ?? UInt64.zero
         kill(node)
         if let led = leaseService.led, led > head {
             // The empty member led more than once, and its record moved past this journal's head with

@@ -10,7 +10,7 @@ import ZeroMQ
 @Suite("Quarantine of a poison action (real processes)", .serialized, .timeLimit(.minutes(5)))
 struct QuarantineTests {
     @Test(
-        "an action whose reducer traps crashes both replicas of its app twice, is quarantined, and every replica skips it: both serve within 30 s, equal, the quarantine in status and `zflux quarantine list`; released, it is sequenced again, crashes them again and is quarantined at its new seq"
+        "an action whose reducer traps crashes both replicas of its app twice, is quarantined, and every replica skips it: both serve again (within a minute), equal, the quarantine in status and `zflux quarantine list`; released, it is sequenced again, crashes them again and is quarantined at its new seq"
     )
     func poisonActionIsQuarantined() async throws {
         let dir = NSTemporaryDirectory() + "zflux-quarantine-\(UUID().uuidString.prefix(8))"
@@ -76,7 +76,9 @@ struct QuarantineTests {
         let tick = try #require(try dispatch("tick"))
         try await bothServe(version: tick, count: 3)
         let recovered = started.duration(to: .now)
-        #expect(recovered < .seconds(30), "both replicas served again \(recovered) after the poison action")
+        // A bound on a stall, not a timing: two crashes, two restarts and a replay each take seconds in a
+        // debug build, more on a busy machine (31 s was seen under CI's parallel suites).
+        #expect(recovered < .seconds(60), "both replicas served again \(recovered) after the poison action")
         for (name, pid) in zip(["drill", "replica"], storePids) {
             #expect(cluster.currentPid("store-\(name)") != pid, "\(name) crashed on the poison action and was restarted")
         }

@@ -21,24 +21,21 @@ extension Journal {
             return lo
         }
         guard !index.isEmpty else { return }
-        var lo = nearest()
-        // A segment taken from its index file is checked (and its index corrected) before its offsets are used.
-        if unchecked.contains(index[lo].segment) {
-            readCache = (index[lo].segment, try loadSegment(index[lo].segment))
-            lo = nearest()
-        }
+        let lo = nearest()
         var segment = index[lo].segment
         var offset = index[lo].offset
         var seq = index[lo].seq
+        var visited = false
         while segment < segments.count {
             var bytes: [UInt8]
             if let cached = readCache, cached.segment == segment, cached.bytes.count >= offset + JournalRecord.headerSize {
                 bytes = cached.bytes
             } else {
-                bytes = try loadSegment(segment)
+                bytes = try readSegment(segment)
                 readCache = (segment, bytes)
             }
             var reloaded = false
+            var unverified = unchecked.contains(segment)
             while true {
                 guard offset + JournalRecord.headerSize <= bytes.count,
                     offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset)) <= bytes.count
@@ -46,15 +43,33 @@ extension Journal {
                     // A cached copy may end early: the newest segment grows, and one cached while it was the
                     // newest may have been sealed since. Records written after the copy are read anew, once.
                     let holdsMore = segment == segments.count - 1 ? bytes.count < segmentSize : seq < segments[segment + 1].firstSeq
-                    guard seq <= lastSeq, holdsMore, !reloaded else { break }
+                    guard seq <= lastSeq, holdsMore, !reloaded else {
+                        // An unchecked segment whose records end before its index file's last seq is damaged.
+                        if unverified, seq <= lastSeq, holdsMore {
+                            return try recheck(segment, after: visited, from: from, onDisk: onDisk, visit)
+                        }
+                        break
+                    }
                     reloaded = true
                     bytes = try readFile(segments[segment].path)
                     readCache = (segment, bytes)
                     continue
                 }
+                // A record of a segment opened from its index file is served only once it checks out: the
+                // seq the walk expects there, and its checksum. One that does not means damage, or an
+                // index file whose entry pointed elsewhere: the whole segment is checked then.
+                if unverified {
+                    guard try checked(segment, bytes, at: offset, seq: seq) else {
+                        return try recheck(segment, after: visited, from: from, onDisk: onDisk, visit)
+                    }
+                    unverified = unchecked.contains(segment)
+                }
                 let length = Int(bytes.readLittleEndian(UInt32.self, at: offset))
                 let body = (offset + JournalRecord.headerSize)..<(offset + JournalRecord.headerSize + length)
-                if seq >= from, try !visit(seq, bytes, body) { return }
+                if seq >= from {
+                    visited = true
+                    if try !visit(seq, bytes, body) { return }
+                }
                 offset += JournalRecord.headerSize + length
                 seq += 1
                 if seq > lastSeq { return }
@@ -62,6 +77,50 @@ extension Journal {
             segment += 1
             offset = 0
         }
+    }
+
+    /// Whether the record at `offset` of `segment`, which was opened from its index file, is `seq` and
+    /// intact. Checks that run from the segment's start, record after record, also walk its index; when
+    /// they reach its end the segment is settled as a whole check settles it
+    /// (``settle(_:length:walked:expected:)``), and a segment whose bytes and seqs do not end together
+    /// does not check out.
+    private func checked(_ segment: Int, _ bytes: [UInt8], at offset: Int, seq: UInt64) throws -> Bool {
+        guard case .success(let record) = bytes.withUnsafeBytes({ JournalRecord.check($0, at: offset) }), record.seq == seq else {
+            return false
+        }
+        precondition(segment < segments.count - 1, "only sealed segments are opened from their index files")
+        if offset == 0, checking?.segment != segment {
+            precondition(seq == segments[segment].firstSeq, "a segment's first record is its first seq")
+            checking = SegmentCheck(segment: segment, seq: seq)
+        }
+        guard var progress = checking, progress.segment == segment, progress.offset == offset else { return true }
+        precondition(progress.seq == seq, "the checks from a segment's start follow its seqs")
+        if (seq - 1) % indexStride == 0 || offset == 0 { progress.walked.append(IndexEntry(seq: seq, segment: segment, offset: offset)) }
+        progress.offset += record.size
+        progress.seq += 1
+        checking = progress
+        // The segment's end, by its bytes or by the next segment's first seq: both must come together.
+        if progress.offset == bytes.count || progress.seq == segments[segment + 1].firstSeq {
+            checking = nil
+            guard progress.offset == bytes.count else { return false }
+            try settle(segment, length: bytes.count, walked: progress.walked, expected: progress.seq)
+        }
+        return true
+    }
+
+    /// A record of an unchecked segment did not check out: the segment is checked whole, which throws
+    /// when a record is damaged and corrects its index when only the index file was wrong. In the latter
+    /// case a walk that has visited nothing yet starts again from the corrected index; one that has
+    /// cannot (it would visit records twice), and the read fails.
+    private func recheck(
+        _ segment: Int, after visited: Bool, from: UInt64, onDisk: Bool, _ visit: (UInt64, [UInt8], Range<Int>) throws -> Bool
+    ) throws {
+        readCache = (segment, try loadSegment(segment))
+        precondition(!unchecked.contains(segment), "a segment checked whole is no longer unchecked")
+        guard !visited else {
+            throw JournalError("\(segments[segment].path) changed while it was read; read again from seq \(from)")
+        }
+        try walk(from: from, onDisk: onDisk, visit)
     }
 
     /// The (client id, client seq, seq) of every record from `from` on, read from the records' headers
@@ -110,37 +169,53 @@ extension Journal {
         segments.reduce(0) { $0 + (storage.size($1.path) ?? 0) }
     }
 
-    /// A segment's bytes for reading. A sealed segment opened from its index file has every record
-    /// checked the first time it is read: a damaged record is never served, it stops the read instead.
-    private func loadSegment(_ number: Int) throws -> [UInt8] {
-        let bytes: [UInt8]
+    /// A segment's bytes as they are on disk, or why they are gone.
+    private func readSegment(_ number: Int) throws -> [UInt8] {
         do {
-            bytes = try readFile(segments[number].path)
+            return try readFile(segments[number].path)
         } catch {
             throw removedSince(opened: number) ?? error
         }
+    }
+
+    /// A segment's bytes for reading, every record checked when it was opened from its index file and
+    /// not checked since: a damaged record is never served, it stops the read instead.
+    private func loadSegment(_ number: Int) throws -> [UInt8] {
+        let bytes = try readSegment(number)
         guard unchecked.contains(number) else { return bytes }
         var walked: [IndexEntry] = []
         let (offset, expected, found) = JournalRecord.checkRecords(bytes, firstSeq: segments[number].firstSeq) { seq, offset in
             if (seq - 1) % indexStride == 0 || offset == 0 { walked.append(IndexEntry(seq: seq, segment: number, offset: offset)) }
         }
-        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
-        if let problem = found ?? (expected != last + 1 ? "it ends at seq \(expected - 1), not \(last)" : nil) {
+        if let found {
             throw JournalError(
-                "\(segments[number].path) is damaged at byte \(offset) (\(problem)); acknowledged actions are in it: restore it from a backup")
+                "\(segments[number].path) is damaged at byte \(offset) (\(found)); acknowledged actions are in it: restore it from a backup")
         }
-        // The index file's entries are a claim until the records agree: on a mismatch the walked ones
-        // replace them, and the file is written again from them.
+        if checking?.segment == number { checking = nil }
+        try settle(number, length: bytes.count, walked: walked, expected: expected)
+        return bytes
+    }
+
+    /// A sealed segment whose every record was checked, `walked` the index entries its records gave and
+    /// `expected` the seq after its last: it must end where the next segment begins, and its index file
+    /// is trusted no further than the records. On a mismatch the walked entries replace the claimed ones
+    /// and the file is written again from them. The segment is no longer unchecked.
+    private func settle(_ number: Int, length: Int, walked: [IndexEntry], expected: UInt64) throws {
+        let last = number + 1 < segments.count ? segments[number + 1].firstSeq - 1 : lastSeq
+        guard expected == last + 1 else {
+            throw JournalError(
+                "\(segments[number].path) is damaged at byte \(length) (it ends at seq \(expected - 1), not \(last)); acknowledged actions are in it: restore it from a backup"
+            )
+        }
         let claimed = index.indices.filter { index[$0].segment == number }
         if claimed.map({ index[$0] }) != walked, let first = claimed.first, let after = claimed.last.map({ $0 + 1 }) {
             index.replaceSubrange(first..<after, with: walked)
             try? SegmentIndex(
-                firstSeq: segments[number].firstSeq, lastSeq: last, length: bytes.count,
+                firstSeq: segments[number].firstSeq, lastSeq: last, length: length,
                 entries: walked.map { SegmentIndex.Entry(seq: $0.seq, offset: $0.offset) }
             ).write(segment: segments[number].path, on: storage)
         }
         unchecked.remove(number)
-        return bytes
     }
 
     /// A whole file.

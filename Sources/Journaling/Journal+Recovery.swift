@@ -53,7 +53,7 @@ extension Journal {
                 recovery.records += sealed.lastSeq - segment.firstSeq + 1
                 recovery.indexedSegments += 1
                 lastSeq = sealed.lastSeq
-                // Its records are checked when it is first read (``loadSegment(_:)``).
+                // Its records are checked as reads reach them (``walk(from:onDisk:_:)``).
                 unchecked.insert(number)
                 continue
             }

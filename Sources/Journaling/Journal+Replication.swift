@@ -53,6 +53,7 @@ extension Journal {
         segments.removeSubrange((keep + 1)...)
         index.removeAll { $0.segment > keep || $0.seq > seq }
         unchecked = unchecked.filter { $0 < keep }
+        checking = nil
         if let cached = readCache, cached.segment >= keep {
             // Bytes before the cut stay as they are; those after it will be other records.
             readCache = cached.segment == keep ? (keep, Array(cached.bytes.prefix(cut))) : nil

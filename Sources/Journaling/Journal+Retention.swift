@@ -25,6 +25,7 @@ extension Journal {
         // The index and the caches name segments by their place: each moves down by `count`.
         index = index.filter { $0.segment >= count }.map { IndexEntry(seq: $0.seq, segment: $0.segment - count, offset: $0.offset) }
         unchecked = Set(unchecked.filter { $0 >= count }.map { $0 - count })
+        checking = nil
         readCache = readCache.flatMap { $0.segment >= count ? ($0.segment - count, $0.bytes) : nil }
         checkpointedSegments = max(checkpointedSegments - count, 0)
         precondition(index.first.map { $0.seq == firstSeq && $0.segment == 0 } ?? true, "the index starts at the journal's first seq")

@@ -25,6 +25,15 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
         let offset: Int
     }
 
+    /// How far reads have checked a segment opened from its index file, from its start: the next
+    /// record's offset and seq, and the index entries the records checked so far gave.
+    struct SegmentCheck {
+        let segment: Int
+        var offset = 0
+        var seq: UInt64
+        var walked: [IndexEntry] = []
+    }
+
     public let directory: String
     public let policy: FsyncPolicy
     public let segmentBytes: Int
@@ -60,8 +69,12 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     /// The segment last read from disk. Segments only grow by appends (a truncation cuts the copy with
     /// the segment), so the copy stays valid for every record inside its length.
     var readCache: (segment: Int, bytes: [UInt8])? = nil
-    /// Sealed segments opened from their index files whose records have not been checked yet.
+    /// Sealed segments opened from their index files whose records have not all been checked yet: a
+    /// read checks each record it takes from one (``Journal/walk(from:onDisk:_:)``).
     var unchecked: Set<Int> = []
+    /// How far reads have checked an unchecked segment from its start, record after record: when they
+    /// reach its end, its index file is compared with what they found and the segment is checked.
+    var checking: SegmentCheck? = nil
     /// A checkpoint is due after this many records even within one segment (``checkpointDue(head:)``).
     package var checkpointEveryRecords: UInt64 = Journal.defaultCheckpointEveryRecords
     /// The seq of the newest checkpoint kept, and how many segments the journal had then.

@@ -229,6 +229,39 @@ struct JournalTests {
         #expect(error?.description.contains("not the newest segment") == true)
     }
 
+    @Test(
+        "a sealed segment opened from its index file is checked as it is read: its first records are served before the rest is read, and a damaged record after them still stops the read"
+    )
+    func checkedAsRead() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 4096)
+            try journal.append((1...200).map { action($0) })
+        }
+        let first =
+            dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: first)))
+        var offset = 0
+        var records: [Int] = []
+        while offset < bytes.count {
+            records.append(offset)
+            offset += JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset))
+        }
+        try #require(records.count > 4 && offset == bytes.count)
+        let last = try #require(records.last)
+        bytes[last + JournalRecord.headerSize + 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: first))
+        let opened = try Journal(directory: dir)
+        #expect(opened.recovery.indexedSegments > 0, "the open trusted the index file")
+        #expect(try opened.read(from: 1, limit: 3).map(\.header.seq) == [1, 2, 3], "what a read takes before the damage is served at once")
+        let error = #expect(throws: JournalError.self) { try opened.read(from: 1, limit: 200) }
+        #expect(error?.description.contains("is damaged") == true, "the damaged record is never served")
+        let again = #expect(throws: JournalError.self) { try opened.read(from: UInt64(records.count), limit: 1) }
+        #expect(again?.description.contains("is damaged") == true, "nor read on its own")
+        #expect(try opened.read(from: 200, limit: 1).map(\.header.seq) == [200], "other segments still read")
+    }
+
     @Test("sealed segments open from their index files; a missing, damaged or stale index file means a scan, which writes it again")
     func segmentIndexes() throws {
         let dir = try temporaryDirectory()

@@ -63,6 +63,24 @@ struct SegmentIndexTests {
         #expect(try Journal(directory: dir, repair: false).recovery.badIndexFiles.isEmpty)
     }
 
+    @Test("a read that walks a segment from its start checks each record once and corrects a false entry it never used")
+    func falseEntryFoundByWalking() throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let index = try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1))
+        let entry = try #require(index.entries.dropFirst().first)
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: segments[0])))
+        let next = entry.offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: entry.offset))
+        try tamper(segments[0]) { write(UInt64(next), at: 44 + 16, in: &$0) }
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(reopened.recovery.indexedSegments == segments.count - 1, "the open trusted it")
+        #expect(try reopened.read(from: 1, limit: 2) == [action(1), action(2)], "a read from the start uses no entry past the first")
+        #expect(SegmentIndex.load(segment: segments[0], firstSeq: 1) != index, "nor has it reached the end yet")
+        #expect(try reopened.read(from: 1, limit: 2000) == (1...1500).map { action($0) }, "the whole journal, every record checked")
+        #expect(SegmentIndex.load(segment: segments[0], firstSeq: 1) == index, "and the walk through the segment wrote its index again, right")
+        #expect(try reopened.read(from: entry.seq, limit: 3) == (entry.seq..<entry.seq + 3).map { action($0) }, "which reads use from then on")
+    }
+
     @Test("an index without entries is refused: it would hide its segment from every read")
     func noEntries() throws {
         let (dir, segments) = try journal()

@@ -155,20 +155,25 @@ fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The example apps' @WireCodable conformances, written out so that the stock binary builds no
-# swift-syntax: WireCodableExpansionTests writes them from the macro's code, then fails on purpose so
-# that the diff is reviewed (run the test again to see it pass). The file is emptied first, so that a
-# marked type's change the old conformances no longer compile with does not stop the build.
-# The test, told to write, writes the file and records a failure on purpose (so that a run with the
-# variable set by mistake cannot pass); what says whether it worked is the file afterwards.
+# swift-syntax, one file per example source with marked types (Counter.swift → Counter+WireCodable.swift):
+# WireCodableExpansionTests writes them from the macro's code, removes a generated file whose source is
+# gone or marks no type, then fails on purpose so that the diff is reviewed (run the test again to see it
+# pass). The files are emptied first, so that a marked type's change the old conformances no longer
+# compile with does not stop the build.
+# The test, told to write, writes the files and records a failure on purpose (so that a run with the
+# variable set by mistake cannot pass); what says whether it worked is the files afterwards.
+EXPANSIONS = Sources/Examples/*+WireCodable.swift
 expand-macros:
-	printf '// swift-format-ignore-file\n' > Sources/Examples/WireCodable+Generated.swift
+	for f in $(EXPANSIONS); do [ -e "$$f" ] || continue; printf '// swift-format-ignore-file\n' > "$$f"; done
 	-ZFLUX_WRITE_EXPANSIONS=1 $(SWIFT) test --filter WireCodableExpansionTests
-	@if grep -q '^extension' Sources/Examples/WireCodable+Generated.swift; then \
-		echo "==> Sources/Examples/WireCodable+Generated.swift written again (the failure above is the test saying so); changes:"; \
-		git diff --stat -- Sources/Examples/WireCodable+Generated.swift; \
+	@written=yes; for f in $(EXPANSIONS); do grep -q '^extension' "$$f" || written=no; done; \
+	if [ $$written = yes ]; then \
+		echo "==> Sources/Examples/*+WireCodable.swift written again (the failure above is the test saying so); changes:"; \
+		git status --short -- Sources/Examples; \
+		git diff --stat -- Sources/Examples; \
 	else \
-		git checkout -- Sources/Examples/WireCodable+Generated.swift; \
-		echo "==> the expansion test did not build or run (above): Sources/Examples/WireCodable+Generated.swift is as it was"; \
+		git checkout -- 'Sources/Examples/*+WireCodable.swift'; \
+		echo "==> the expansion test did not build or run (above): Sources/Examples/*+WireCodable.swift are as they were"; \
 		exit 1; \
 	fi
 

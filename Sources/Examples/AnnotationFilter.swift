@@ -3,7 +3,7 @@ import FluxCore
 /// PlanGrid's annotation filter: filters on annotation types and, inside the issue group, on issue
 /// properties. Turning on an issue-specific filter turns on the issue type filter too.
 public enum AnnotationFilter {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in AnnotationFilter+WireCodable.swift
     public enum Filter: String, Codable, CaseIterable, Comparable, Sendable {
         // Annotation types.
         case issues, photos, links, text
@@ -18,7 +18,7 @@ public enum AnnotationFilter {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in AnnotationFilter+WireCodable.swift
     public enum Group: String, Codable, CaseIterable, Sendable {
         case types, issues
         public var filters: [Filter] {
@@ -29,7 +29,7 @@ public enum AnnotationFilter {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in AnnotationFilter+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         /// The active filters, kept sorted so equal states encode to equal bytes.
         public var active: [Filter] = []
@@ -43,7 +43,7 @@ public enum AnnotationFilter {
         public func isActive(_ filter: Filter) -> Bool { active.contains(filter) }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in AnnotationFilter+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case filterToggled(filter: Filter)
         case groupEntered(group: Group)

@@ -2,13 +2,13 @@ import FluxCore
 
 /// The smallest app: a counter.
 public enum Counter {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Counter+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var count: Int = 0
         public init(count: Int = 0) { self.count = count }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Counter+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case incrementTapped
         case decrementTapped

@@ -4,13 +4,13 @@ import FluxCore
 /// an operator (and the tests) can watch a store survive a poison action through quarantine
 /// (`zflux quarantine`, docs/OPERATIONS.md). It is in no default cluster.
 public enum Drill {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Drill+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var count: Int = 0
         public init(count: Int = 0) { self.count = count }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Drill+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case tick
         /// Makes the reducer trap: the store that applies it crashes, every time.

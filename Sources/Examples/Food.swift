@@ -9,7 +9,7 @@ import Foundation
 /// order as the login store, and reacts with the fetch. Logging out clears the list.
 public enum Food {
     /// One food as the service sends it.
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Food+WireCodable.swift
     public struct Item: Codable, Equatable, Sendable {
         public var name: String
         public var calories: Int
@@ -22,7 +22,7 @@ public enum Food {
     }
 
     /// One line of the list as shown: the item with its date formatted.
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Food+WireCodable.swift
     public struct Row: Codable, Equatable, Sendable {
         public var item: Item
         public var eaten: String
@@ -32,7 +32,7 @@ public enum Food {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Food+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         /// Whose list this is (nil: nobody signed in).
         public var user: String? = nil
@@ -48,7 +48,7 @@ public enum Food {
         public var totalCalories: Int { rows.reduce(0) { $0 + $1.item.calories } }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Food+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case refreshTapped
         case listLoaded(items: [Item])

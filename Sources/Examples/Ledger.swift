@@ -4,7 +4,7 @@ import FluxCore
 /// then changes one account per action. Its state is an `IncrementalState`, so an update carries the
 /// changed accounts only.
 public enum Ledger {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Ledger+WireCodable.swift
     public struct Account: Codable, Equatable, Sendable {
         public var balance: Int
         public var memo: String
@@ -14,7 +14,7 @@ public enum Ledger {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Ledger+WireCodable.swift
     public struct State: IncrementalState {
         public var accounts = TrackedDictionary<Int, Account>()
         /// How many postings were applied.
@@ -22,7 +22,7 @@ public enum Ledger {
 
         public init() {}
 
-        // @WireCodable: written out in WireCodable+Generated.swift
+        // @WireCodable: written out in Ledger+WireCodable.swift
         public struct Changes: Codable, Sendable {
             public var accounts: TrackedDictionary<Int, Account>.Changes
             public var postings: Int
@@ -36,7 +36,7 @@ public enum Ledger {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Ledger+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         /// Creates accounts 0..<count (keeping those that exist).
         case open(count: Int)

@@ -3,7 +3,7 @@ import FluxCore
 /// MVVM login validation: the username must be an e-mail address, the password at least 6 characters,
 /// and login is enabled only when both hold. Logging in goes through a mockable client.
 public enum Login {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Login+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var username = ""
         public var password = ""
@@ -26,7 +26,7 @@ public enum Login {
         public var isLoginEnabled: Bool { isUsernameValid && isPasswordValid && !isLoggingIn }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Login+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case usernameChanged(username: String)
         case passwordChanged(password: String)

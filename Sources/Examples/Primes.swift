@@ -6,7 +6,7 @@ import Synchronization
 /// button disabled while the request runs, the answer shown as an alert to dismiss), and keep favourite
 /// primes, saved by a fire-and-forget effect through a `FileClient` and loaded again at start.
 public enum Primes {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Primes+WireCodable.swift
     public struct Favorite: Codable, Equatable, Sendable {
         public var prime: Int
         /// When it was saved: the action's sequenced time (its ``Stamp``), so a replay saves the same.
@@ -17,7 +17,7 @@ public enum Primes {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Primes+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var count = 0
         public var favorites: [Favorite] = []
@@ -44,7 +44,7 @@ public enum Primes {
         public var isNthPrimeButtonEnabled: Bool { !isNthPrimeRequestInFlight && count >= 1 }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Primes+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case incrementTapped
         case decrementTapped

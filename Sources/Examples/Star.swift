@@ -3,12 +3,12 @@ import FluxCore
 /// ReSwift's star button: tapping starts a request (staring / unstaring); the answer arrives later as an
 /// action the request's effect sends, through the dispatcher like any other.
 public enum Star {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Star+WireCodable.swift
     public enum Status: String, Codable, Equatable, Sendable {
         case unstarred, staring, starred, unstaring
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Star+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var status: Status = .unstarred
         public var count: Int = 0
@@ -20,7 +20,7 @@ public enum Star {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Star+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case starTapped
         case starResponse(success: Bool)

@@ -4,7 +4,7 @@ import FluxCore
 /// at least 3 characters and puts the new todo at the top (as the seed does), remove by index; the
 /// list's title reads `TODO - (n)`.
 public enum Todo {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Todo+WireCodable.swift
     public struct Item: Codable, Equatable, Sendable {
         public var title: String
         public var done: Bool
@@ -14,7 +14,7 @@ public enum Todo {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Todo+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var todos: [Item] = []
         public var isLoading = false
@@ -28,7 +28,7 @@ public enum Todo {
         public var title: String { "TODO - (\(todos.count))" }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in Todo+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case addTodo(title: String)
         case toggleTodo(index: Int)

@@ -3,7 +3,7 @@ import FluxCore
 /// A store that reads the todo store (Flux's `waitFor`): after each todo action it sees the todo list as
 /// of that very action and keeps progress figures, plus a goal of its own.
 public enum TodoStats {
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in TodoStats+WireCodable.swift
     public struct State: Codable, Equatable, Sendable {
         public var total = 0
         public var done = 0
@@ -20,7 +20,7 @@ public enum TodoStats {
         }
     }
 
-    // @WireCodable: written out in WireCodable+Generated.swift
+    // @WireCodable: written out in TodoStats+WireCodable.swift
     public enum Action: Codable, Equatable, Sendable {
         case goalSet(done: Int)
         case goalCleared

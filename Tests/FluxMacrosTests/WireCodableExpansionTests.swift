@@ -12,11 +12,12 @@ import Testing
 ///
 /// An example type asks for its conformance with a line comment `// @WireCodable` where the attribute
 /// would be. This test expands each such type with the macro's own code, through the same entry point
-/// the compiler's plugin calls (`expandAttachedMacro`, both roles), and checks that
-/// Sources/Examples/WireCodable+Generated.swift is what it writes today, byte for byte: the file and
-/// the macro cannot drift. `ZFLUX_WRITE_EXPANSIONS=1 swift test --filter WireCodableExpansionTests`
-/// (`make expand-macros`) writes the file again and then fails on purpose; review the diff and run
-/// the test again.
+/// the compiler's plugin calls (`expandAttachedMacro`, both roles), and checks that each example source
+/// with marked types has its generated file beside it (Counter.swift → Counter+WireCodable.swift) that
+/// is what the macro writes today, byte for byte, and that no generated file is left without such a
+/// source: the files and the macro cannot drift. `ZFLUX_WRITE_EXPANSIONS=1 swift test --filter
+/// WireCodableExpansionTests` (`make expand-macros`) writes the files again, removes the stale ones and
+/// then fails on purpose; review the diff and run the test again.
 ///
 /// The one change to the macro's text: its member part (the `__WireTypeN` aliases) lives in the type
 /// where the compiler expands it, and here in an extension at file scope, where a type nested in an
@@ -28,30 +29,49 @@ import Testing
 struct WireCodableExpansionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
     static let examples = root.appendingPathComponent("Sources/Examples")
-    static let generatedName = "WireCodable+Generated.swift"
     static let marker = "// @WireCodable"
+    /// What a generated file's name ends with; the generator owns every file in Sources/Examples so named.
+    static let generatedSuffix = "+WireCodable.swift"
+    /// How every generated file begins, whatever its name (a file so begun is the generator's too).
+    static let generatedOpening = "// swift-format-ignore-file\n// Generated: what `@WireCodable` writes"
 
-    @Test("Sources/Examples/WireCodable+Generated.swift is what the macro writes for the marked types today")
-    func generatedFileIsTheMacros() throws {
-        let file = Self.examples.appendingPathComponent(Self.generatedName)
+    @Test("each example with marked types has its +WireCodable.swift, what the macro writes today, and no other is left")
+    func generatedFilesAreTheMacros() throws {
         let expected = try Self.generate()
+        let onDisk = try Self.generatedFiles()
+        let stale = onDisk.filter { expected[$0.lastPathComponent] == nil }
         if ProcessInfo.processInfo.environment["ZFLUX_WRITE_EXPANSIONS"] == "1" {
-            try expected.write(to: file, atomically: true, encoding: .utf8)
-            Issue.record("wrote \(file.path): review the diff, then run the test again without ZFLUX_WRITE_EXPANSIONS")
-            return
-        }
-        let actual = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-        let firstDifference =
-            zip(actual.split(separator: "\n", omittingEmptySubsequences: false), expected.split(separator: "\n", omittingEmptySubsequences: false))
-            .enumerated().first { $0.element.0 != $0.element.1 }
-            .map { "line \($0.offset + 1): the file has\n\($0.element.0)\nthe macro writes\n\($0.element.1)" } ?? "their lengths differ"
-        // The first differing line only: the files are long.
-        if actual != expected {
+            for (name, text) in expected { try text.write(to: Self.examples.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+            for file in stale { try FileManager.default.removeItem(at: file) }
             Issue.record(
                 """
-                \(Self.generatedName) is not what @WireCodable writes for the example types marked \(Self.marker) (\(firstDifference)). \
-                Write it again with `make expand-macros` (ZFLUX_WRITE_EXPANSIONS=1 swift test --filter WireCodableExpansionTests).
+                wrote \(expected.keys.sorted().joined(separator: ", ")) in \(Self.examples.path)\
+                \(stale.isEmpty ? "" : " and removed \(stale.map(\.lastPathComponent).joined(separator: ", "))"): \
+                review the diff, then run the test again without ZFLUX_WRITE_EXPANSIONS
                 """)
+            return
+        }
+        #expect(!expected.isEmpty, "the generator finds the marked types")
+        let again = "Write them again with `make expand-macros` (ZFLUX_WRITE_EXPANSIONS=1 swift test --filter WireCodableExpansionTests)."
+        for (name, text) in expected.sorted(by: { $0.key < $1.key }) {
+            guard let actual = try? String(contentsOf: Self.examples.appendingPathComponent(name), encoding: .utf8) else {
+                Issue.record("\(name) is missing: \(Self.sourceName(of: name)) marks types \(Self.marker). \(again)")
+                continue
+            }
+            if actual != text {
+                Issue.record(
+                    """
+                    \(name) is not what @WireCodable writes for the types \(Self.sourceName(of: name)) marks \(Self.marker) \
+                    (\(Self.firstDifference(actual, text))). \(again)
+                    """)
+            }
+        }
+        for name in stale.map(\.lastPathComponent) {
+            let why =
+                name.hasSuffix(Self.generatedSuffix)
+                ? "no \(Self.sourceName(of: name)) marks a type \(Self.marker) (names ending \(Self.generatedSuffix) are the generator's)"
+                : "it begins as a generated file, and the generator writes only names ending \(Self.generatedSuffix)"
+            Issue.record("\(name) is a stale generated file: \(why). Remove it, or write the files again with `make expand-macros`.")
         }
     }
 
@@ -64,6 +84,10 @@ struct WireCodableExpansionTests {
             let finder = MarkedTypes(viewMode: .sourceAccurate)
             finder.walk(tree)
             marked += finder.found.count
+            let named = "\(Self.marker): written out in \(Self.generatedName(for: file.lastPathComponent))"
+            for text in finder.markers where text != Self.marker && text != named {
+                Issue.record("\(file.lastPathComponent) marks a type `\(text)`: write `\(Self.marker)` or `\(named)`")
+            }
             #expect(!finder.attributes.contains("WireCodable"), "\(file.lastPathComponent) writes @WireCodable: mark the type \(Self.marker) instead")
             #expect(
                 !tree.statements.contains { $0.item.as(ImportDeclSyntax.self)?.path.first?.name.text == "FluxWire" },
@@ -97,36 +121,68 @@ struct WireCodableExpansionTests {
 
     // MARK: The generator
 
+    /// The first line where a file differs from what the macro writes (the files are long).
+    static func firstDifference(_ actual: String, _ expected: String) -> String {
+        let has = actual.split(separator: "\n", omittingEmptySubsequences: false)
+        let writes = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = zip(has, writes).enumerated().first(where: { $0.element.0 != $0.element.1 }) else { return "their lengths differ" }
+        return "line \(first.offset + 1): the file has\n\(first.element.0)\nthe macro writes\n\(first.element.1)"
+    }
+
+    /// The example sources: every Swift file in Sources/Examples but the generated ones.
     static func sourceFiles() throws -> [URL] {
+        try swiftFiles().filter { !(try isGenerated($0)) }
+    }
+
+    /// The generated files in Sources/Examples today, whether or not a source still stands behind them.
+    static func generatedFiles() throws -> [URL] {
+        try swiftFiles().filter { try isGenerated($0) }
+    }
+
+    static func swiftFiles() throws -> [URL] {
         try FileManager.default.contentsOfDirectory(at: examples, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "swift" && $0.lastPathComponent != generatedName }
+            .filter { $0.pathExtension == "swift" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
-    /// The whole generated file: a header, the imports of the files with marked types, and each marked
-    /// type's expansion, file by file in name order, types in source order.
-    static func generate() throws -> String {
-        var imports: Set<String> = []
-        var sections: [String] = []
+    static func isGenerated(_ file: URL) throws -> Bool {
+        if file.lastPathComponent.hasSuffix(generatedSuffix) { return true }
+        return try String(contentsOf: file, encoding: .utf8).hasPrefix(generatedOpening)
+    }
+
+    /// The generated file for an example source: Counter.swift → Counter+WireCodable.swift.
+    static func generatedName(for source: String) -> String {
+        String(source.dropLast(".swift".count)) + generatedSuffix
+    }
+
+    /// The source a generated file's name stands for: Counter+WireCodable.swift → Counter.swift.
+    static func sourceName(of generated: String) -> String {
+        generated.hasSuffix(generatedSuffix) ? String(generated.dropLast(generatedSuffix.count)) + ".swift" : generated
+    }
+
+    /// Each generated file by name, one per example source with marked types: a header, the source's
+    /// own imports, and each marked type's expansion in source order.
+    static func generate() throws -> [String: String] {
+        var files: [String: String] = [:]
         for file in try sourceFiles() {
             let tree = Parser.parse(source: try String(contentsOf: file, encoding: .utf8))
             let body = try expansions(of: tree, file: file.lastPathComponent)
             guard !body.isEmpty else { continue }
-            sections.append(body)
+            var imports: Set<String> = []
             for statement in tree.statements {
                 if let name = statement.item.as(ImportDeclSyntax.self)?.path.first?.name.text, name != "FluxWire" { imports.insert(name) }
             }
+            let header = """
+                \(generatedOpening) for the types in \(file.lastPathComponent) marked `\(marker)`, so that
+                // the examples, and the stock binary, build without the macro (swift-syntax). Do not edit: after changing
+                // a marked type, `make expand-macros` writes this file again; WireCodableExpansionTests (Tests/FluxMacrosTests)
+                // fails while it differs from what the macro writes.
+
+
+                """
+            files[generatedName(for: file.lastPathComponent)] = header + imports.sorted().map { "import \($0)\n" }.joined() + body
         }
-        let header = """
-            // swift-format-ignore-file
-            // Generated: what `@WireCodable` writes for the example types marked `\(marker)`, so that the
-            // examples, and the stock binary, build without the macro (swift-syntax). Do not edit: after changing
-            // a marked type, `make expand-macros` writes this file again; WireCodableExpansionTests (Tests/FluxMacrosTests)
-            // fails while it differs from what the macro writes.
-
-
-            """
-        return header + imports.sorted().map { "import \($0)\n" }.joined() + sections.joined()
+        return files
     }
 
     /// The expansions of every marked struct and enum in `tree`.
@@ -210,11 +266,13 @@ struct WireCodableExpansionTests {
         }
     }
 
-    /// The structs and enums marked `// @WireCodable`, with the types enclosing each (itself last), and
-    /// the attributes written on any type.
+    /// The structs and enums marked `// @WireCodable`, with the types enclosing each (itself last), the
+    /// markers as written, and the attributes written on any type.
     final class MarkedTypes: SyntaxVisitor {
         var found: [(declaration: DeclSyntax, enclosing: [Enclosing])] = []
         var attributes: [String] = []
+        /// The marker comments as written.
+        var markers: [String] = []
         var stack: [Enclosing] = []
 
         func enter(_ node: some DeclGroupSyntax, name: String) {
@@ -229,11 +287,12 @@ struct WireCodableExpansionTests {
             }
             stack.append(Enclosing(name: name, nestedTypes: Set(nested)))
             attributes += node.attributes.compactMap { $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription }
-            let marked = node.leadingTrivia.contains { piece in
-                if case .lineComment(let text) = piece { return text.hasPrefix(WireCodableExpansionTests.marker) }
-                return false
+            let markers = node.leadingTrivia.compactMap { piece -> String? in
+                if case .lineComment(let text) = piece, text.hasPrefix(WireCodableExpansionTests.marker) { return text }
+                return nil
             }
-            if marked {
+            self.markers += markers
+            if !markers.isEmpty {
                 // The declaration as the compiler hands it to the plugin: with its attribute.
                 var declaration = node
                 let attribute = AttributeSyntax(attributeName: IdentifierTypeSyntax(name: .identifier("WireCodable")))

@@ -110,8 +110,8 @@ let package = Package(
         .target(name: "Dispatcher", dependencies: ["NodeSupport", "NodeCores", "Journaling"]),
         .target(name: "StoreNode", dependencies: ["NodeSupport", "NodeCores"]),
         .target(name: "ViewNode", dependencies: ["NodeSupport", "NodeCores"]),
-        // Their `@WireCodable` conformances are written out (WireCodable+Generated.swift, which
-        // WireCodableExpansionTests checks against the macro), so the stock binary builds no swift-syntax.
+        // Their `@WireCodable` conformances are written out (Counter+WireCodable.swift beside Counter.swift, and so on,
+        // which WireCodableExpansionTests checks against the macro), so the stock binary builds no swift-syntax.
         .target(name: "Examples", dependencies: ["FluxCore"]),
         .target(
             name: "Devtools", dependencies: ["NodeSupport", "Dispatcher", "StoreNode", "ViewNode", "TOML"]),

@@ -37,6 +37,12 @@ extension Journal {
             var reloaded = false
             var unverified = unchecked.contains(segment)
             while true {
+                // A sealed segment ends where the next one begins. Bytes after that in one opened from its
+                // index file are damage (a copy of the next record there would be served twice).
+                if segment < segments.count - 1, seq == segments[segment + 1].firstSeq {
+                    if unverified, offset != bytes.count { return try recheck(segment, after: visited, from: from, onDisk: onDisk, visit) }
+                    break
+                }
                 guard offset + JournalRecord.headerSize <= bytes.count,
                     offset + JournalRecord.headerSize + Int(bytes.readLittleEndian(UInt32.self, at: offset)) <= bytes.count
                 else {

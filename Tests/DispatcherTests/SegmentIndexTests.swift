@@ -81,6 +81,37 @@ struct SegmentIndexTests {
         #expect(try reopened.read(from: entry.seq, limit: 3) == (entry.seq..<entry.seq + 3).map { action($0) }, "which reads use from then on")
     }
 
+    @Test(
+        "bytes after a sealed segment's last record stop a read from its middle that reaches them, as one from its start: a copy of the next segment's first record is never served twice",
+        arguments: ["a copy of the next record", "garbage"], [false, true])
+    func trailingBytes(extra: String, nextIsNewest: Bool) throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try #require(segments.count >= 3)
+        let number = nextIsNewest ? segments.count - 2 : 0
+        let firstSeq = try #require(UInt64(URL(fileURLWithPath: segments[number]).lastPathComponent.dropLast(".journal".count)))
+        let index = try #require(SegmentIndex.load(segment: segments[number], firstSeq: firstSeq))
+        let entry = try #require(index.entries.last)
+        try #require(entry.seq > firstSeq, "an entry in the segment's middle")
+        let next = [UInt8](try #require(FileManager.default.contents(atPath: segments[number + 1])))
+        let trailing =
+            extra == "garbage"
+            ? [0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4, 5] : Array(next[..<(JournalRecord.headerSize + Int(next.readLittleEndian(UInt32.self, at: 0)))])
+        let handle = try #require(FileHandle(forWritingAtPath: segments[number]))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(trailing))
+        try handle.close()
+        // The index file says the segment is that long: the open trusts it.
+        try tamper(segments[number]) { write(UInt64(index.length + trailing.count), at: 24, in: &$0) }
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(reopened.recovery.indexedSegments == segments.count - 1, "the open trusted it")
+        #expect(try reopened.read(from: entry.seq, limit: 1) == [action(entry.seq)], "a read that stops before the end is served")
+        let error = #expect(throws: JournalError.self) { try reopened.read(from: entry.seq, limit: 2000) }
+        #expect(error?.description.contains("is damaged") == true, "\(error.map { "\($0)" } ?? "served")")
+        let again = #expect(throws: JournalError.self) { try reopened.read(from: firstSeq, limit: 2000) }
+        #expect(again?.description.contains("is damaged") == true, "\(again.map { "\($0)" } ?? "served")")
+    }
+
     @Test("an index without entries is refused: it would hide its segment from every read")
     func noEntries() throws {
         let (dir, segments) = try journal()

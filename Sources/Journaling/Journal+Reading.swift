@@ -186,7 +186,7 @@ extension Journal {
 
     /// A segment's bytes for reading, every record checked when it was opened from its index file and
     /// not checked since: a damaged record is never served, it stops the read instead.
-    private func loadSegment(_ number: Int) throws -> [UInt8] {
+    func loadSegment(_ number: Int) throws -> [UInt8] {
         let bytes = try readSegment(number)
         guard unchecked.contains(number) else { return bytes }
         var walked: [IndexEntry] = []

@@ -26,7 +26,9 @@ extension Journal {
         var cut = 0
         if segments[keep].firstSeq <= seq {
             var found: Int? = nil
-            // Checks the segment first if it was taken from its index file: damage stops us before any change.
+            // The segment is checked whole first if it was taken from its index file: damage stops us before
+            // any change, and what stays of it is the newest segment then, whose records reads no longer check.
+            if unchecked.contains(keep) { readCache = (keep, try loadSegment(keep)) }
             // From the disk: the offset is where to cut the segment file.
             try walk(from: seq + 1, onDisk: true) { _, _, body in
                 found = body.lowerBound - JournalRecord.headerSize

@@ -262,6 +262,33 @@ struct JournalTests {
         #expect(try opened.read(from: 200, limit: 1).map(\.header.seq) == [200], "other segments still read")
     }
 
+    @Test(
+        "a truncation inside a sealed segment opened from its index file checks that segment whole first: a damaged record before the cut stops it, and is not served afterwards"
+    )
+    func truncationChecksKeptSegment() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 64 * 1024)
+            try journal.append((1...1500).map { action($0) })
+        }
+        let first =
+            dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: first)))
+        let records = recordOffsets(bytes)
+        try #require(records.count > 300, "an index entry (seq 257) lies between the damage and the cut")
+        // The last byte of seq 2's payload: the record still decodes, to another action.
+        bytes[records[2] - 1] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: first))
+        let opened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(opened.recovery.indexedSegments > 0, "the open trusted the index file")
+        let error = #expect(throws: JournalError.self) { try opened.truncate(after: 260) }
+        #expect(error?.description.contains("is damaged") == true)
+        #expect(opened.lastSeq == 1500, "nothing was cut")
+        let read = #expect(throws: JournalError.self) { try opened.read(from: 1, limit: 10) }
+        #expect(read?.description.contains("is damaged") == true, "the damaged record is never served")
+    }
+
     @Test("sealed segments open from their index files; a missing, damaged or stale index file means a scan, which writes it again")
     func segmentIndexes() throws {
         let dir = try temporaryDirectory()

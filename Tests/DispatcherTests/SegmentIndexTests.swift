@@ -112,6 +112,49 @@ struct SegmentIndexTests {
         #expect(again?.description.contains("is damaged") == true, "\(again.map { "\($0)" } ?? "served")")
     }
 
+    @Test(
+        "an entry that points into the middle of a record, or so near the segment's end that no record fits, is found out by the read that starts there",
+        arguments: ["middle", "end"])
+    func entryOffRecords(place: String) throws {
+        let (dir, segments) = try journal()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let index = try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1))
+        let entry = try #require(index.entries.last)
+        try #require(index.entries.count >= 2)
+        let offset = place == "middle" ? entry.offset + 3 : index.length - 4
+        try tamper(segments[0]) { write(UInt64(offset), at: 44 + 16 * (index.entries.count - 1), in: &$0) }
+        try #require(SegmentIndex.load(segment: segments[0], firstSeq: 1)?.entries.last?.offset == offset)
+        let reopened = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(reopened.recovery.indexedSegments == segments.count - 1, "the open trusted it")
+        #expect(try reopened.read(from: entry.seq + 1, limit: 3) == (entry.seq + 1...entry.seq + 3).map { action($0) })
+        #expect(SegmentIndex.load(segment: segments[0], firstSeq: 1) == index, "and the file is written again, right")
+    }
+
+    @Test("retention while a read has checked part of a segment from its start: the segments renumbered, a later walk still settles each one")
+    func retentionDuringCheck() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let journal = try Journal(directory: dir, segmentBytes: 64 * 1024)
+            try journal.append((1...3000).map { action($0) })
+        }
+        let segments = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().map { dir + "/" + $0 }
+        try #require(segments.count >= 4)
+        let firstSeqs = try segments.map { try #require(UInt64(URL(fileURLWithPath: $0).lastPathComponent.dropLast(".journal".count))) }
+        // The third segment's index file has a false entry, which only a walk through it from its start corrects.
+        let index = try #require(SegmentIndex.load(segment: segments[2], firstSeq: firstSeqs[2]))
+        try #require(index.entries.count >= 2)
+        try tamper(segments[2]) { write(UInt64(index.entries[1].offset + 1), at: 44 + 16, in: &$0) }
+        let journal = try Journal(directory: dir, segmentBytes: 64 * 1024)
+        #expect(journal.recovery.indexedSegments == segments.count - 1)
+        // Checked from its start, part way: the second segment.
+        #expect(try journal.read(from: firstSeqs[1], limit: 10) == (firstSeqs[1]..<firstSeqs[1] + 10).map { action($0) })
+        try journal.removeOldestSegments(1)
+        // The third segment is the second now: a walk from its start checks it from there, whatever was checked of the one before.
+        #expect(try journal.read(from: firstSeqs[2], limit: 5000) == (firstSeqs[2]...3000).map { action($0) })
+        #expect(SegmentIndex.load(segment: segments[2], firstSeq: firstSeqs[2]) == index, "the walk through the third segment corrected its index")
+    }
+
     @Test("an index without entries is refused: it would hide its segment from every read")
     func noEntries() throws {
         let (dir, segments) = try journal()

@@ -20,6 +20,7 @@ struct DispatcherCommand: AsyncParsableCommand {
 
     func run() async throws {
         LogSetup.bootstrap()
+        try IOThreadScheduling.applyFromEnvironment()
         try node.runDir.makePrivate()
         let topology = try node.runDir.topology()
         var configuration = DispatcherNode.Configuration(topology: topology, apps: ZFluxCLI.Host.current.apps)
@@ -119,6 +120,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         LogSetup.bootstrap()
+        try IOThreadScheduling.applyFromEnvironment()
         let name = storeName ?? nodeName ?? ""
         try node.runDir.makePrivate()
         let topology = try node.runDir.topology()

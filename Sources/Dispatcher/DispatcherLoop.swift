@@ -144,7 +144,6 @@ final class DispatcherLoop: NodeLoop {
         let intakeIndex = poller.add(.socket(intake))
         let replayIndex = poller.add(.socket(replay))
         let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
-        let monitorIndex = poller.add(.socket(subscribers.socket))
         let replicationIndex = replication.map { poller.add(.socket($0)) }
         if pipelinesSyncs {
             syncThreads = try SyncThreads()
@@ -223,12 +222,26 @@ final class DispatcherLoop: NodeLoop {
                 }
                 try interpreter.carryOut()
             }
-            if poller.isReadable(monitorIndex) { subscribers.drain() }
+            drainMonitorIfDue()
             interpreter.serveReplays()
             releaseMemoryAfterDrain()
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
         if let steppedDown = interpreter.steppedDown { throw SteppedDown(reason: steppedDown) }
+    }
+
+    /// When the subscriber monitor is next read.
+    private var nextMonitorDrainMs: UInt64 = 0
+
+    /// The subscriber monitor is read, not polled: libzmq's poll costs two system calls per socket
+    /// on each pass (its command mailbox looked at), on every turn, whether anything came or not; and
+    /// its count is only reported in a STATUS, which reads the monitor first (``statusFacts()``).
+    /// Meanwhile it is read about once a second, so that its events do not pile up.
+    private func drainMonitorIfDue() {
+        let now = MonotonicClock.nowMilliseconds()
+        guard now >= nextMonitorDrainMs else { return }
+        nextMonitorDrainMs = now + 1000
+        subscribers.drain()
     }
 
     /// Bytes the replay and STATUS budgets gave back since memory was last returned to the system.
@@ -372,7 +385,10 @@ extension DispatcherLoop: DispatcherIO {
     func outOfSpace(_ error: any Error) -> String? { (error as? JournalError).flatMap { $0.isOutOfSpace ? $0.message : nil } }
     func verifyLeadership(claim: String) { onLeadershipClaim?(claim) }
     func steppedDown(reason: String) {}
-    func statusFacts() -> (pid: Int, subscribers: Int) { (Int(getpid()), subscribers.connected) }
+    func statusFacts() -> (pid: Int, subscribers: Int) {
+        subscribers.drain()
+        return (Int(getpid()), subscribers.connected)
+    }
 
     func storeNeeds() -> [JournalRetention.Need]? { configuration.storeNeeds() }
 }

@@ -30,6 +30,8 @@ final class StoreLoop: NodeLoop {
     /// The answers held a lot of memory: once libzmq has let go of all of it, give it back.
     var trimWhenIdle = false
     var lastRefusalLogMs: UInt64 = 0
+    /// When the subscriber monitor is next read (``run()``).
+    var nextMonitorDrainMs: UInt64 = 0
     /// The effects the core asked to run (`.runEffects`): they send their actions back through
     /// `control`, from their own tasks.
     let effectTasks = EffectTasks()
@@ -180,7 +182,6 @@ final class StoreLoop: NodeLoop {
             let snapshotIndex = poller.add(.socket(snapshots))
             let effectsIndex = poller.add(.socket(effects))
             let wakeIndex = poller.add(.fileDescriptor(control.wake.descriptor))
-            let monitorIndex = poller.add(.socket(subscribers.socket))
             let publisherIndex = poller.add(.socket(statePublisher))
             _ = try poller.poll(
                 timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: core.nextDeadlineMs(now: .now()))))
@@ -194,7 +195,12 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(replayIndex) { try drain(replay, limit: 1024) { core.receivedReplay($0, now: $1) } }
             if poller.isReadable(snapshotIndex) { try drainRequests() }
             if poller.isReadable(effectsIndex) { try drain(effects, limit: 10_000) { message, _ in core.receivedIntakeReply(message) } }
-            if poller.isReadable(monitorIndex) { subscribers.drain() }
+            // Read, not polled (as the dispatcher's: `DispatcherLoop.drainMonitorIfDue`); a STATUS reads it first.
+            let nowMs = MonotonicClock.nowMilliseconds()
+            if nowMs >= nextMonitorDrainMs {
+                nextMonitorDrainMs = nowMs + 1000
+                subscribers.drain()
+            }
             if poller.isReadable(publisherIndex) { try drainSubscriptions() }
             transfers.expire(now: MonotonicClock.nowMilliseconds())
             giveBackAnswerMemory()
@@ -327,6 +333,7 @@ extension StoreLoop: StoreIO {
     func publish(_ message: Message) { send(statePublisher, message.frames) }
 
     func replyStatus(to peer: [UInt8]) {
+        subscribers.drain()
         var status = core.status(now: .now(), subscribers: subscribers.connected, pid: Int(getpid()))
         status.snapshotRequests = snapshotRequests
         status.snapshotRequestsDropped = snapshotRequestsDropped

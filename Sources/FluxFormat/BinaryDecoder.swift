@@ -46,15 +46,18 @@ struct _BinaryDecoder: Decoder {
 
 /// Looks keys up starting where the previous one was found, so fields read in the order they were
 /// written (as synthesized conformances do) cost one comparison each.
-final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+///
+/// A struct: `KeyedDecodingContainer` boxes it, and the box holds it in place, so a container costs one
+/// allocation, not two. Where the next look-up starts is all it changes as it reads, kept in a
+/// ``KeyCursor`` made only for a map of more than one entry (an enum's map has one).
+struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let shared: SharedReader
     let first: Int
     let count: Int
     let end: Int
     var codingPath: [any CodingKey]
-    /// The next entry to look at, and its index.
-    private var cursor: Int
-    private var cursorIndex = 0
+    /// The next entry to look at; nil for a map of one entry (or none), where each look-up starts at it.
+    private let cursor: KeyCursor?
 
     init(shared: SharedReader, first: Int, count: Int, end: Int, codingPath: [any CodingKey]) {
         self.shared = shared
@@ -62,21 +65,21 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.count = count
         self.end = end
         self.codingPath = codingPath
-        self.cursor = first
+        self.cursor = count > 1 ? KeyCursor(offset: first) : nil
     }
-
-    /// Synthesized enum decoding asks for every key twice (to count them, then to switch on the
-    /// first): they are read once.
-    private var keysRead: [Key]? = nil
 
     var allKeys: [Key] {
-        if let keysRead { return keysRead }
-        let keys = readKeys()
-        keysRead = keys
-        return keys
-    }
-
-    private func readKeys() -> [Key] {
+        // Synthesized enum decoding asks for the keys twice (to count them, then to switch on the
+        // first): an enum's map holds one entry, read again each time, which is cheaper than keeping it.
+        // Its one key goes in an array literal: in code generic over `Key`, appending to an empty array
+        // looks the array's type up at run time twice, a literal once.
+        if count == 1 {
+            guard let (start, keyEnd) = try? shared.reader.run(at: first, codingPath),
+                (try? shared.reader.valueEnd(at: keyEnd, codingPath)) != nil,
+                let key = Key(stringValue: String(decoding: shared.reader.bytes[start..<keyEnd], as: UTF8.self))
+            else { return [] }
+            return [key]
+        }
         var keys: [Key] = []
         var offset = first
         for _ in 0..<count {
@@ -93,7 +96,7 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func find(_ key: Key) throws -> Int? {
         guard count > 0 else { return nil }
         let name = key.stringValue
-        var offset = cursor, index = cursorIndex
+        var offset = cursor?.offset ?? first, index = cursor?.index ?? 0
         for _ in 0..<count {
             if index == count { offset = first; index = 0 }
             let (equal, valueAt) = try shared.reader.keyEquals(at: offset, name, codingPath)
@@ -101,8 +104,10 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             guard next <= end else { throw shared.reader.corrupted("entry past its container", codingPath) }
             index += 1
             if equal {
-                cursor = next
-                cursorIndex = index
+                if let cursor {
+                    cursor.offset = next
+                    cursor.index = index
+                }
                 return valueAt
             }
             offset = next
@@ -118,17 +123,17 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func contains(_ key: Key) -> Bool {
-        let (savedCursor, savedIndex) = (cursor, cursorIndex)
-        defer { (cursor, cursorIndex) = (savedCursor, savedIndex) }
+        let saved = cursor?.saved
+        defer { cursor?.restore(saved) }
         return (try? find(key)) != nil
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        let (savedCursor, savedIndex) = (cursor, cursorIndex)
+        let saved = cursor?.saved
         guard let offset = try find(key) else { return true }
         let isNil = try shared.reader.isNil(at: offset, codingPath)
         // A non-nil value is about to be decoded: look it up again from the same place.
-        if !isNil { (cursor, cursorIndex) = (savedCursor, savedIndex) }
+        if !isNil { cursor?.restore(saved) }
         return isNil
     }
 
@@ -175,6 +180,21 @@ final class BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         _BinaryDecoder(shared: shared, offset: try value(key), codingPath: codingPath)
+    }
+}
+
+/// Where a ``BinaryKeyedDecoder`` of more than one entry looks next: the entry's offset and its index.
+final class KeyCursor {
+    var offset: Int
+    var index = 0
+
+    init(offset: Int) { self.offset = offset }
+
+    var saved: (Int, Int) { (offset, index) }
+
+    func restore(_ saved: (Int, Int)?) {
+        guard let saved else { return }
+        (offset, index) = saved
     }
 }
 

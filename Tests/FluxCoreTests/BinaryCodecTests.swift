@@ -183,3 +183,81 @@ extension BinaryCodecTests {
         #expect(decoded.id == 42 && decoded.name == "x")
     }
 }
+
+/// What the `Codable` decoder makes of every cut and every changed byte of one payload, pinned as a digest
+/// of its outcomes taken before its keyed containers became structs (issue 56): a faster decoder must
+/// read the same values and throw the same errors, with the same paths, on the same bytes.
+extension BinaryCodecTests {
+    enum Pinned {
+        enum Op: Codable, Equatable { case add(amount: Int, memo: String?), clear, move(from: Int, to: Int), tag([String]) }
+        struct Record: Codable, Equatable {
+            var id: UInt64
+            var name: String
+            var ops: [Op]
+            var score: Double
+            var flags: [String: Bool]
+            var parent: Int?
+            var small: Int8
+        }
+
+        static let record = Record(
+            id: 300, name: "née", ops: [.add(amount: -5, memo: nil), .add(amount: 7, memo: "m"), .clear, .move(from: 1, to: 2), .tag(["a", "b"])],
+            score: 2.5, flags: ["on": true], parent: 9, small: -3)
+
+        /// The payload cut at every length, with a byte after it, and each byte after the marker replaced by
+        /// each of a few tags and lengths and by itself plus one.
+        static func variants(of bytes: [UInt8]) -> [[UInt8]] {
+            var variants = (0..<bytes.count).map { Array(bytes[0..<$0]) } + [bytes + [0]]
+            for offset in 1..<bytes.count {
+                for byte: UInt8 in [0x00, 0x01, 0x03, 0x07, 0x08, 0x09, 0x0A, 0x7F, 0x80, 0xFF, bytes[offset] &+ 1] where bytes[offset] != byte {
+                    var changed = bytes
+                    changed[offset] = byte
+                    variants.append(changed)
+                }
+            }
+            return variants
+        }
+
+        /// One line per variant: the value decoded (as sorted JSON), or the error with its path.
+        static func outcome(_ bytes: [UInt8]) -> String {
+            do {
+                let record = try BinaryPayloadCodec(generated: false).decode(Record.self, from: bytes)
+                return "value " + String(decoding: try JSONPayloadCodec().encode(record), as: UTF8.self)
+            } catch let error as DecodingError {
+                func context(_ c: DecodingError.Context) -> String {
+                    "[\(c.codingPath.map(\.stringValue).joined(separator: "."))] \(c.debugDescription)"
+                }
+                switch error {
+                case .typeMismatch(let type, let c): return "typeMismatch \(type) \(context(c))"
+                case .valueNotFound(let type, let c): return "valueNotFound \(type) \(context(c))"
+                case .keyNotFound(let key, let c): return "keyNotFound \(key.stringValue) \(context(c))"
+                case .dataCorrupted(let c): return "dataCorrupted \(context(c))"
+                @unknown default: return "\(error)"
+                }
+            } catch {
+                return "other \(error)"
+            }
+        }
+
+        /// FNV-1a, 64 bits, of the lines.
+        static func digest(_ lines: [String]) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in lines.joined(separator: "\n").utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            return hash
+        }
+    }
+
+    @Test("the Codable decoder reads every cut and changed byte of a payload as it did before its containers became structs")
+    func pinnedOutcomes() throws {
+        let bytes = try BinaryPayloadCodec(generated: false).encode(Pinned.record)
+        #expect(bytes.count == 260)
+        let lines = Pinned.variants(of: bytes).map(Pinned.outcome)
+        #expect(lines.count == 2976)
+        #expect(lines.filter { $0.hasPrefix("value ") }.count == 482)
+        // Taken with the decoder of 9bd92f8.
+        #expect(String(Pinned.digest(lines), radix: 16) == "bd437f9dba28e50d")
+    }
+}

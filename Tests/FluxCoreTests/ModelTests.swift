@@ -65,6 +65,40 @@ struct ActionCodingTests {
     }
 }
 
+extension ActionCodingTests {
+    /// An action with no generated conformance: the store decodes it through `Codable`.
+    enum Tally: Codable, Equatable, Sendable { case add(amount: Int), clear }
+
+    @Test("a store's runtime applies a binary Codable action, and refuses a bad one with the reason the app's decode gives")
+    func runtimeDecode() throws {
+        let app = FluxApp<Int, Tally, Void>(
+            name: "tally", initialState: 0,
+            reducer: Reducer { state, action, _ in
+                switch action {
+                case .add(let amount): state += amount
+                case .clear: state = 0
+                }
+                return .none
+            }, environment: (), actions: [.user(.add(amount: 1), "adds"), .user(.clear, "clears")])
+        let runtime = app.makeRuntime { _, _, _ in }
+        let add = try WireCodec(.binary).encode(Tally.add(amount: 5))
+        for _ in 0..<3 { _ = try runtime.reduce(app: "tally", actionType: "add", payload: add, stamp: .unstamped) }
+        #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 15)
+        func refusal(_ payload: [UInt8]) -> String? {
+            do { _ = try runtime.reduce(app: "tally", actionType: "add", payload: payload, stamp: .unstamped) } catch { return error.reason }
+            return nil
+        }
+        let cut = Array(add.dropLast())
+        #expect(refusal(cut) == "the payload of tally.add is not a well-formed binary value (\(cut.count) bytes)")
+        let text = try WireCodec(.binary).encode(["add": ["amount": "five"]])
+        #expect(refusal(text)?.hasPrefix("bad arguments for tally.add: ") == true, "\(refusal(text) ?? "accepted")")
+        let other = try WireCodec(.binary).encode(["nope": [String: Int]()])
+        #expect(refusal(other)?.hasPrefix("tally has no action 'add'") == true, "\(refusal(other) ?? "accepted")")
+        #expect(refusal(Array(#"{"add":{"amount":2}}"#.utf8)) == nil, "JSON still decodes")
+        #expect(try WireCodec().decode(Int.self, from: runtime.encodedState()) == 17, "refused actions left the state alone")
+    }
+}
+
 @Suite("Reducers and effects")
 struct ModelTests {
     @Test("the todo reducer adds, toggles, removes and clears; its title counts")

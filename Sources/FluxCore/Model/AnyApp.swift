@@ -284,11 +284,15 @@ where State: Codable & Equatable & Sendable, Action: Codable & Sendable, Environ
 
     func reduce(app name: String, actionType: String, payload: [UInt8], stamp: Stamp) throws(ActionError) -> PendingEffects? {
         guard name == self.name else { return nil }
+        // JSON, or a binary payload the decoder refused: the app's own decode, which says why. A binary one
+        // is decoded straight into `action`: `try?` would hold it in an `Optional<Action>` first, a type
+        // this class (compiled once for every app) looks up at run time for each action.
         let action: Action
-        if WireCodec.isBinary(payload), let decoded = try? decodeBinary(payload) {
-            action = decoded
+        if WireCodec.isBinary(payload) {
+            do { action = try decodeBinary(payload) } catch {
+                action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
+            }
         } else {
-            // JSON, or a binary payload the decoder refused: the app's own decode, which says why.
             action = try app.decodeAction(actionType: actionType, payload: payload, verifyType: false)
         }
         if let reason = reject(state, action) { throw ActionError(reason) }

@@ -10,16 +10,14 @@ final class SharedReader {
 
     /// The value of type `T` at `offset`, with fast paths for the common scalars.
     func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, codingPath: @autoclosure () -> [any CodingKey]) throws -> T {
-        // swift-format-ignore: NeverForceUnwrap
-        // (each case's cast is to the type its `case is` just matched T against)
-        switch type {
-        case is String.Type: return try reader.string(at: offset, codingPath()).0 as! T
-        case is Int.Type: return try reader.integer(Int.self, at: offset, codingPath()).0 as! T
-        case is UInt64.Type: return try reader.integer(UInt64.self, at: offset, codingPath()).0 as! T
-        case is Bool.Type: return try reader.bool(at: offset, codingPath()) as! T
-        case is Double.Type: return try reader.double(at: offset, codingPath()).0 as! T
-        default: return try T(from: _BinaryDecoder(shared: self, offset: offset, codingPath: codingPath()))
-        }
+        // Each test compares two types' metadata, and each value is the type the test matched T against:
+        // no dynamic cast on either side (`case is String.Type` and `as! T` were one each, on every value).
+        if T.self == String.self { return unsafeBitCast(try reader.string(at: offset, codingPath()).0, to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try reader.integer(Int.self, at: offset, codingPath()).0, to: T.self) }
+        if T.self == UInt64.self { return unsafeBitCast(try reader.integer(UInt64.self, at: offset, codingPath()).0, to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try reader.bool(at: offset, codingPath()), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try reader.double(at: offset, codingPath()).0, to: T.self) }
+        return try T(from: _BinaryDecoder(shared: self, offset: offset, codingPath: codingPath()))
     }
 }
 

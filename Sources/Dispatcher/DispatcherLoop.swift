@@ -38,8 +38,8 @@ final class DispatcherLoop: NodeLoop {
     let pipelinesSyncs: Bool
     /// Those threads, from the start of ``run()`` to its end.
     private var syncThreads: SyncThreads?
-    /// The syncs in flight, what each will prove, what is proven and what the interpreter was told.
-    private var pipeline = SyncPipeline(lanes: 1, durable: 0)
+    /// The syncs in flight and what each will prove, while the threads run (``PipelinedSync``).
+    private var pipelined: PipelinedSync?
     /// Carries out the core's commands against this loop's sockets and journal (the simulator runs
     /// the same interpreter against its own network and disk).
     private(set) lazy var interpreter = DispatcherInterpreter(core: core, log: log, io: self, logger: logger, memberName: configuration.ha?.name)
@@ -156,7 +156,7 @@ final class DispatcherLoop: NodeLoop {
             for outcome in syncThreads?.stop() ?? [] { _ = try? journal?.syncReturned(outcome.ticket, errno: outcome.errno) }
             syncThreads = nil
         }
-        pipeline = SyncPipeline(lanes: syncThreads == nil ? 1 : Journal.syncLaneCount, durable: core.durableHead)
+        pipelined = syncThreads == nil ? nil : PipelinedSync(durable: core.durableHead)
         var revocations = RevocationWatch(configuration.revocations, wake: control.wake)
         var committed = core.durableHead
         while !control.stopRequested && interpreter.steppedDown == nil {
@@ -171,7 +171,7 @@ final class DispatcherLoop: NodeLoop {
             // is due this turn (or, when they wait for their peers, in a moment).
             var deadline = try interpreter.turn()
             // A sync that returned while the turn waited for a lane is told at once.
-            if pipeline.hasNews { deadline = 0 }
+            if pipelined?.pipeline.hasNews == true { deadline = 0 }
             _ = try poller.poll(timeoutMilliseconds: Int(MonotonicClock.elapsed(since: MonotonicClock.nowMilliseconds(), now: deadline)))
             if let syncIndex, poller.isReadable(syncIndex) { try reportDurable() }
             if poller.isReadable(wakeIndex) {
@@ -333,52 +333,21 @@ extension DispatcherLoop: DispatcherIO {
     }
 
     /// With sync threads, hands the sync to an idle one and goes on (false: the interpreter hears of it
-    /// once it returns, from ``reportDurable()``). With both busy it first waits for one to return:
-    /// at most two syncs are in flight, and meanwhile the intake's high-water mark pushes back on
-    /// clients as it did when every sync ran here. Without the threads, or when a checkpoint is due (it
-    /// must cover the journal through the head exactly), syncs here.
+    /// once it returns, from ``reportDurable()``), as ``PipelinedSync`` decides: the simulator's
+    /// dispatcher runs the same. Meanwhile the intake's high-water mark pushes back on clients as it
+    /// did when every sync ran here. Without the threads, syncs here.
     func sync(through seq: UInt64) throws -> Bool {
-        guard let syncThreads, let journal else {
+        guard let syncThreads, let journal, let pipelined else {
             try log.commit()
             return true
         }
-        while true {
-            switch pipeline.next(checkpointDue: journal.checkpointDue(head: journal.lastSeq)) {
-            case .waitForAllThenSyncInPlace:
-                try count(syncThreads.waitForAll())
-                try log.commit()
-                pipeline.syncedInPlace(through: seq)
-                return true
-            case .waitForOne:
-                try count(syncThreads.waitForOne())
-            case .start(let lane):
-                precondition(syncThreads.idleLane == lane, "the threads' idle lane is the pipeline's: \(lane)")
-                if let ticket = try journal.takeSyncTicket(lane: lane) {
-                    pipeline.started(lane: lane, covering: ticket.seq)
-                    syncThreads.start(ticket)
-                } else {
-                    // Nothing unsynced: a segment's roll synced it all in place.
-                    pipeline.provenInPlace(journal.lastSeq)
-                }
-                return false
-            }
-        }
+        return try pipelined.sync(through: seq, journal: journal, lanes: syncThreads, interpreter: interpreter)
     }
 
-    /// Syncs that returned: the journal counts each (a failure throws, and the loop leaves with nothing
-    /// more acknowledged) and says what it proved durable.
-    private func count(_ outcomes: [(ticket: Journal.SyncTicket, errno: Int32)]) throws {
-        guard let journal else { return }
-        for outcome in outcomes {
-            pipeline.returned(lane: outcome.ticket.lane, proved: try journal.syncReturned(outcome.ticket, errno: outcome.errno))
-        }
-    }
-
-    /// Tells the interpreter how far the syncs that returned made the journal durable (it may write
-    /// and hand out more syncs as it carries out what that releases).
+    /// Tells the interpreter how far the syncs that returned made the journal durable.
     private func reportDurable() throws {
-        if let syncThreads { try count(syncThreads.takeReturned()) }
-        while let seq = pipeline.takeReport() { try interpreter.synced(through: seq) }
+        guard let syncThreads, let journal, let pipelined else { return }
+        try pipelined.reportDurable(syncThreads, journal: journal, to: interpreter)
     }
 
     func keepQuarantine(_ entries: [Quarantine]) throws { try journal?.keepQuarantine(entries) }

@@ -7,11 +7,11 @@ import ZeroMQ
 /// per lane (``Journal/syncLaneCount``), each waiting for a ticket, running its fdatasync and posting
 /// the outcome, which wakes the loop through ``done``. The loop's thread keeps reading, sequencing and
 /// writing meanwhile; what a sync covered is acknowledged only once the loop hears it returned.
-final class SyncThreads: Sendable {
+final class SyncThreads: SyncLaneRunner, Sendable {
     /// Signalled after each sync returns: the loop polls it.
     let done: EventFD
     private let lanes: [Lane]
-    private let returned = Mutex<[(ticket: Journal.SyncTicket, errno: Int32)]>([])
+    private let returned = Mutex<[SyncOutcome]>([])
 
     private final class Lane: Sendable {
         let go = DispatchSemaphore(value: 0)
@@ -62,7 +62,7 @@ final class SyncThreads: Sendable {
     }
 
     /// The syncs that returned since the last call; their lanes are idle again.
-    func takeReturned() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
+    func takeReturned() -> [SyncOutcome] {
         done.drain()
         let outcomes = returned.withLock { returned in
             defer { returned.removeAll(keepingCapacity: true) }
@@ -74,14 +74,14 @@ final class SyncThreads: Sendable {
 
     /// Waits until every sync in flight has returned, and gives their outcomes (with any that had
     /// returned already).
-    func waitForAll() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
+    func waitForAll() -> [SyncOutcome] {
         var outcomes = takeReturned()
         while !isIdle { outcomes += waitForOne() }
         return outcomes
     }
 
     /// Waits until at least one sync has returned (one must be in flight), and gives the outcomes.
-    func waitForOne() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
+    func waitForOne() -> [SyncOutcome] {
         precondition(!isIdle, "a sync is in flight to wait for")
         var outcomes = takeReturned()
         while outcomes.isEmpty {
@@ -94,7 +94,7 @@ final class SyncThreads: Sendable {
 
     /// Stops the threads once the syncs in flight have returned, and gives the outcomes the loop has
     /// not taken.
-    func stop() -> [(ticket: Journal.SyncTicket, errno: Int32)] {
+    func stop() -> [SyncOutcome] {
         for lane in lanes {
             lane.slot.withLock { $0.stop = true }
             lane.go.signal()

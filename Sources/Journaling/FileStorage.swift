@@ -11,6 +11,9 @@ package final class FileStorage: JournalStorage, Sendable {
 
     package init() {}
 
+    /// Each lane's fdatasync runs on a thread of its own, through a descriptor of its own.
+    package var syncsInFlight: Bool { true }
+
     package func makeDirectory(_ path: String, private: Bool) throws {
         if `private` {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -36,7 +36,8 @@ extension Journal {
         /// The journal is durable through this seq once the sync returns without an error.
         package let seq: UInt64
         package let lane: Int
-        let file: StorageFile
+        /// The lane's own descriptor of the segment: what the sync goes through.
+        package let file: StorageFile
         let segment: String
         let size: Int
         let cuts: UInt64
@@ -53,10 +54,10 @@ extension Journal {
     /// Hands syncs to other threads from now on (``takeSyncTicket(lane:)``): the newest segment's lanes
     /// open now, and each new segment's as it is made, before anything is written to it. False, and
     /// nothing changes, for a journal that syncs only in place: a policy other than `batch` (`always`
-    /// syncs each record as it writes it), or storage other than the real file system (the simulator's
-    /// disk models its own syncs in flight).
+    /// syncs each record as it writes it), or storage that cannot have syncs in flight
+    /// (``JournalStorage/syncsInFlight``).
     package func useSyncLanes() throws -> Bool {
-        guard policy == .batch, storage is FileStorage, file != nil else { return false }
+        guard policy == .batch, storage.syncsInFlight, file != nil else { return false }
         syncLanes.enabled = true
         try openSyncLanes()
         return true

@@ -56,9 +56,16 @@ package protocol JournalStorage: AnyObject {
     /// Takes the exclusive writer lock held in the file `path` (made when missing) and writes this
     /// process's id in it; nil when another process holds it. With `waiting`, asks again for up to a second.
     func lock(_ path: String, waiting: Bool) throws -> StorageFile?
+    /// Whether syncs of a file may run while the journal goes on writing it, each through a descriptor
+    /// of its own (``Journal/useSyncLanes()``): the real file system's, and the simulator's disk, which
+    /// schedules when each returns. Other storage syncs in place.
+    var syncsInFlight: Bool { get }
 }
 
 extension JournalStorage {
+    /// Syncs in place unless it says otherwise.
+    package var syncsInFlight: Bool { false }
+
     /// The whole of `path`; throws when there is no such file.
     package func contents(_ path: String) throws -> [UInt8] {
         guard let size = size(path) else { throw JournalError("open \(path) failed: \(String(cString: strerror(ENOENT)))", code: ENOENT) }

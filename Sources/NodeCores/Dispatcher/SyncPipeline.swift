@@ -2,8 +2,8 @@
 /// lane each), the seq each will prove durable once it returns, the newest seq proven, and how far the
 /// interpreter has been told. `DispatcherLoop` (whose lanes are threads running fdatasync) asks it: may
 /// a sync start now, must the loop wait for one to return first, what to tell the interpreter now
-/// (issue 54: no decision in a shell). Pure, so that the simulator's dispatcher can ask it too (it
-/// still models one fsync in flight).
+/// (issue 54: no decision in a shell). Pure; `PipelinedSync` (Journaling) carries its decisions out
+/// for the real loop and for the simulator's dispatcher (`zflux simulate --sync-threads`) alike.
 ///
 /// A sync covers what the journal held when it started: an fdatasync makes durable every page written
 /// before it was issued, so one that returns proves its seq even while an older one is still in

@@ -69,6 +69,9 @@ final class SimDisk: JournalStorage {
 
     init() {}
 
+    /// Its syncs return when the simulation schedules them (``beginSync(_:)``, ``finishSync(_:prefix:)``).
+    var syncsInFlight: Bool { true }
+
     /// The directory as an operator's copy takes it, put back synced: what the page cache holds, or
     /// (`durable`, a snapshot of the volume) what is on the platter. (A copy of the page cache may hold
     /// a record a power cut then takes back, and its seq be given to another action before the copy
@@ -187,17 +190,21 @@ final class SimDisk: JournalStorage {
     }
 
     /// The file's cache onto its platter, but for what a failed sync lost; or, drawn from the seed,
-    /// the sync fails (EIO) and loses what it covered, or writes one sector to the wrong place.
-    private func sync(_ inode: Inode, _ path: String, mayFail: Bool = true) throws {
-        guard inode.cache != inode.platter else { return }
-        let dirty = dirtyRange(inode)
+    /// the sync fails (EIO) and loses what it covered, or writes one sector to the wrong place. With
+    /// `prefix`, a sync that began when the file held that many bytes: it writes those (what was
+    /// written before it began), and what the platter holds past them stays as it is.
+    private func sync(_ inode: Inode, _ path: String, mayFail: Bool = true, prefix: Int? = nil) throws {
+        let cache = prefix.map { Array(inode.cache.prefix($0)) } ?? inode.cache
+        let covered = prefix.map { _ in Array(inode.platter.prefix(cache.count)) } ?? inode.platter
+        guard cache != covered else { return }
+        let dirty = dirtyRange(cache: cache, platter: inode.platter)
         if mayFail && !dirty.isEmpty && failing && draw() < faults.syncFails {
             inode.lost = inode.lost.map { min($0.lowerBound, dirty.lowerBound)..<max($0.upperBound, dirty.upperBound) } ?? dirty
             syncFailures += 1
             told("fsync of \(path) fails (EIO): bytes \(dirty.lowerBound)..<\(dirty.upperBound) are marked clean and never reach the disk")
             throw JournalError("fdatasync \(path) failed: Input/output error", code: SimDisk.ioError)
         }
-        var written = inode.cache
+        var written = cache
         if let lost = inode.lost {
             for offset in lost where offset < written.count { written[offset] = offset < inode.platter.count ? inode.platter[offset] : 0 }
         }
@@ -216,13 +223,34 @@ final class SimDisk: JournalStorage {
             written.replaceSubrange((target * size)..<((target + 1) * size), with: sector)
             told("a write to \(path) is misdirected: sector \(firstWhole) lands on sector \(target)")
         }
+        // A sync of a prefix leaves what a later one (returned first) put past it.
+        if prefix != nil && inode.platter.count > written.count { written += inode.platter[written.count...] }
         inode.platter = written
     }
 
-    /// Where the cache and the platter differ: from the first byte that differs to the end.
-    private func dirtyRange(_ inode: Inode) -> Range<Int> {
-        let common = zip(inode.cache, inode.platter).prefix { $0 == $1 }.count
-        return common..<max(common, inode.cache.count)
+    /// A sync through `file` begins (a lane's fdatasync, issued on another thread): it will make
+    /// durable what the file holds now, and returns when the simulation says
+    /// (``finishSync(_:prefix:)`` with what this returns).
+    func beginSync(_ file: StorageFile) -> Int { open[file.handle]?.cache.count ?? 0 }
+
+    /// The sync that began when the file held `prefix` bytes returns: 0, having written them to the
+    /// platter (and whatever a failed sync lost, not), or the errno it failed with: EIO drawn from the
+    /// seed as for any sync (what it covered is lost), EBADF for a file closed meanwhile.
+    func finishSync(_ file: StorageFile, prefix: Int) -> Int32 {
+        guard let inode = open[file.handle] else { return SimDisk.badHandle }
+        do {
+            try sync(inode, file.path, prefix: prefix)
+            return 0
+        } catch {
+            return (error as? JournalError)?.code ?? SimDisk.ioError
+        }
+    }
+
+    /// Where `cache` (a file's, or the part of it a sync covers) and the platter differ: from the first
+    /// byte that differs to the end.
+    private func dirtyRange(cache: [UInt8], platter: [UInt8]) -> Range<Int> {
+        let common = zip(cache, platter).prefix { $0 == $1 }.count
+        return common..<max(common, cache.count)
     }
 
     /// The power goes: the names and bytes on the platter are all that is left. Of each file's unsynced

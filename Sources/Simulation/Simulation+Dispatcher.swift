@@ -41,6 +41,10 @@ extension Simulation {
         /// A standby's journal had no room for an append: until it follows again, nothing is written.
         var standbyDiskFull = false
         var fsyncInFlight = false
+        /// While it leads with `--sync-threads`: its journal's sync lanes, and the real loop's
+        /// pipelined group commit over them.
+        var syncLanes: SimSyncLanes?
+        var pipelined: PipelinedSync?
         var frozenUntil: UInt64 = 0
         var turnPending = false
         // HA
@@ -147,7 +151,7 @@ extension Simulation {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
-        lead(0, core: core)
+        guard lead(0, core: core) else { return }
         scheduleTimer(node, deadlineMilliseconds: 0)
     }
 
@@ -233,8 +237,10 @@ extension Simulation {
         scheduleTurn(node)
     }
 
-    /// The core leads: the real interpreter carries out its commands here.
-    func lead(_ index: Int, core: DispatcherCore) {
+    /// The core leads: the real interpreter carries out its commands here. False when it could not
+    /// (its journal's sync lanes did not open, and the process exits).
+    @discardableResult
+    func lead(_ index: Int, core: DispatcherCore) -> Bool {
         let process = dispatchers[index]
         let host = DispatcherHost(simulation: self, index: index)
         guard let journal = process.journal else { preconditionFailure("a dispatcher leads with its journal open") }
@@ -247,6 +253,7 @@ extension Simulation {
         process.host = host
         process.deposedBy = nil
         process.interpreter = interpreter
+        return useSyncLanes(index, journal: journal, durable: core.durableHead)
     }
 
     /// Carries out the core's commands with the real interpreter, then serves this turn's slice of the
@@ -263,6 +270,9 @@ extension Simulation {
         } catch {
             fail("dispatcher", "\(name(of: .dispatcher(index))) could not carry out its core's commands: \(error)")
         }
+        // A sync the loop waited for proved something the interpreter has not heard: the real loop's
+        // next turn comes at once and tells it first.
+        if process.pipelined?.pipeline.hasNews == true { scheduleTurn(.dispatcher(index)) }
         if interpreter.hasUnwritten && process.retryAt <= now {
             // The real loop polls again within the interval at which it tries the disk again.
             process.retryAt = now + DispatcherInterpreter.journalRetryMilliseconds * 1000
@@ -294,6 +304,8 @@ extension Simulation {
         let process = dispatchers[index]
         let head: UInt64
         if let core = process.core {
+            // (A leader that pipelines its syncs never syncs this way.)
+            guard process.pipelined == nil else { return }
             // What the fsync covers is what is written: the core's head may count actions stamped in
             // this burst and not yet handed to the journal, or that a full disk has not taken.
             let written = process.journal.map { $0.lastSeq } ?? 0
@@ -427,6 +439,10 @@ final class DispatcherHost: SimulatedHost, DispatcherIO {
     /// takes a while, and ``Simulation/fsyncDone(_:incarnation:length:through:cuts:)`` tells the interpreter.
     func sync(through seq: UInt64) throws -> Bool {
         if simulation.fsync == .none { return true }
+        if let pipelined = process.pipelined, let lanes = process.syncLanes, let journal = process.journal, let interpreter = process.interpreter {
+            // The real loop's pipelined group commit, its lanes the simulated disk's.
+            return try pipelined.sync(through: seq, journal: journal, lanes: lanes, interpreter: interpreter)
+        }
         simulation.startFsyncIfNeeded(index)
         return false
     }
@@ -445,6 +461,7 @@ final class DispatcherHost: SimulatedHost, DispatcherIO {
     /// A full simulated disk, as the real shell tells one (``JournalError/isOutOfSpace``).
     func outOfSpace(_ error: any Error) -> String? {
         guard let error = error as? JournalError, error.isOutOfSpace else { return nil }
+        if process.syncLanes?.inFlight.isEmpty == false { simulation.result.lanes.fullWhileInFlight += 1 }
         return error.message
     }
 

@@ -26,6 +26,7 @@ extension Simulation {
         case 25..<33 where fsync != .none:
             // `none` promises only to survive a process crash (docs/GUARANTEES.md).
             for process in dispatchers {
+                if process.syncLanes?.inFlight.isEmpty == false { result.lanes.powerCutsWhileInFlight += 1 }
                 let what = process.disk.powerCut(&rng)
                 note("power cut\(options.ha ? " (\(name(of: .dispatcher(process.index))))" : ""): \(what)")
             }
@@ -149,6 +150,9 @@ extension Simulation {
             dispatchers[i].interpreter = nil
             dispatchers[i].standbyInterpreter = nil
             dispatchers[i].journal = nil
+            // Its lanes' syncs in flight are never heard of (the next process syncs the journal as it opens it).
+            dispatchers[i].syncLanes = nil
+            dispatchers[i].pipelined = nil
             // Pages a failed sync marked clean may still be in the cache for the next process, or not.
             if options.storageFaults && rng.chance(0.5) { dispatchers[i].disk.evictLost() }
             dispatchers[i].lease = nil

@@ -200,6 +200,8 @@ extension Simulation {
         process.fsyncInFlight = false
         process.turnPending = false
         process.interpreter = nil
+        process.syncLanes = nil
+        process.pipelined = nil
         process.lease = nil
         process.steppingDown = false
         process.retryAt = 0
@@ -332,7 +334,10 @@ extension Simulation {
             fail("the dispatcher starts", "its journal could not be read: \(error)")
             return
         }
-        lead(index, core: core)
+        guard lead(index, core: core) else {
+            requestLease(index, .revoke(lease: lease))
+            return
+        }
         process.lease = HeldLease(id: lease, revision: revision, grantSentAt: sentAt)
         epochsServed.insert(leading.epoch)
         var held: [UInt64: [UInt64]] = [:]

@@ -49,6 +49,8 @@ extension Simulation {
             guard dispatchers[i].incarnation == incarnation else { return }
             leaseCheck(i)
             guard let core = dispatchers[i].core else { return }
+            // As the real loop's turn begins, the syncs that returned are told first.
+            guard reportSyncs(i), dispatchers[i].core === core else { return }
             // As the real loop's turn begins: a standby whose queue was full is fed again from the log.
             dispatchers[i].interpreter?.newTurn()
             core.endOfBurst()

@@ -44,6 +44,8 @@ public final class Simulation {
         case turn(Node, incarnation: UInt64)
         case timer(Node, incarnation: UInt64)
         case fsyncDone(dispatcher: Int, incarnation: UInt64, length: Int, through: UInt64, cuts: UInt64)
+        /// A sync on one of a dispatcher's lanes returns (``SimSyncLanes``), unless its loop waited for it first.
+        case syncLaneReturns(dispatcher: Int, incarnation: UInt64, lane: Int, token: UInt64)
         /// A dispatcher's lease clock is due (its next keepalive, or its lease running out), or a
         /// standby's next campaign.
         case leaseTimer(Int, incarnation: UInt64)
@@ -223,6 +225,8 @@ public final class Simulation {
             timer(node, incarnation: incarnation)
         case .fsyncDone(let index, let incarnation, let length, let through, let cuts):
             fsyncDone(index, incarnation: incarnation, length: length, through: through, cuts: cuts)
+        case .syncLaneReturns(let index, let incarnation, let lane, let token):
+            syncLaneReturns(index, incarnation: incarnation, lane: lane, token: token)
         case .leaseTimer(let index, let incarnation):
             leaseTimer(index, incarnation: incarnation)
         case .leaseExpiry(let lease):

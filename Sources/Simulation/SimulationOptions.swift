@@ -31,6 +31,10 @@ public struct SimulationOptions: Sendable {
     /// those records, and stops; the operator then stops dispatcher 2, starts dispatcher 1 and lets it
     /// lead, then starts dispatcher 2, as OPERATIONS says. Implies ``ha``.
     public var fromSingle = false
+    /// The leading dispatcher pipelines its syncs (`zflux simulate --sync-threads`, as
+    /// `ZFLUX_SYNC_THREADS=2` runs it): two syncs of its journal in flight at once, returning in either
+    /// order, each making durable what the journal held when it began (seeds with fsync `batch`).
+    public var syncThreads = false
     /// The apps under test and what the clients dispatch to them.
     public var apps: SimulatedApps
 

@@ -13,9 +13,10 @@ public struct SimulationReport: Sendable {
     public var traced: SimulationResult?
     /// The seeds ran the high-availability cluster (`--ha`).
     public var ha = false
-    /// The other options a failing seed replays with: `--storage-faults`, `--from-single`.
+    /// The other options a failing seed replays with: `--storage-faults`, `--from-single`, `--sync-threads`.
     public var storageFaults = false
     public var fromSingle = false
+    public var syncThreads = false
 
     public init(summary: SimulationRunner.Summary, wallSeconds: Double, canary: String?, single: SimulationResult?, traced: SimulationResult?) {
         self.summary = summary
@@ -49,6 +50,14 @@ public struct SimulationReport: Sendable {
             object["stopped_on_corruption"] = .int(summary.stoppedOnCorruption)
         }
         if summary.refusalsToDrop > 0 { object["refusals_to_drop"] = .int(summary.refusalsToDrop) }
+        if summary.lanes.syncs > 0 {
+            let lanes = summary.lanes
+            object["sync_lanes"] = .object([
+                "syncs": .int(lanes.syncs), "waits": .int(lanes.waits), "out_of_order": .int(lanes.outOfOrder),
+                "failed_while_other_in_flight": .int(lanes.failedWhileOtherInFlight), "full_while_in_flight": .int(lanes.fullWhileInFlight),
+                "power_cuts_while_in_flight": .int(lanes.powerCutsWhileInFlight),
+            ])
+        }
         // Per app: the user's under "apps", the simulator's own echo app apart under "simulator_apps".
         func counts(_ counts: SimulationResult.AppCounts) -> JSONValue {
             .object([
@@ -113,6 +122,13 @@ public struct SimulationReport: Sendable {
                 "pair from a single dispatcher's journal: a member refused \(summary.refusalsToDrop) times to drop what was acknowledged, "
                     + "and the operator let it lead first")
         }
+        if summary.lanes.syncs > 0 {
+            let lanes = summary.lanes
+            lines.append(
+                "sync lanes: \(lanes.syncs) syncs, \(lanes.waits) waits for one in flight, \(lanes.outOfOrder) returned before an older one, "
+                    + "\(lanes.failedWhileOtherInFlight) failed while the other was in flight, \(lanes.fullWhileInFlight) writes refused "
+                    + "by a full disk with one in flight, \(lanes.powerCutsWhileInFlight) power cuts with one in flight")
+        }
         if let single {
             lines.append(
                 "seed \(single.seed): fsync \(single.fsync.rawValue), head \(single.head), trace hash \(String(single.traceHash, radix: 16))")
@@ -129,7 +145,9 @@ public struct SimulationReport: Sendable {
             lines.append("  \(failure.detail)")
             lines.append("  at \(Double(failure.atMicros) / 1000) ms; the events before it:")
             lines += failure.trace.map { "    " + $0 }
-            let flags = (ha ? " --ha" : "") + (storageFaults ? " --storage-faults" : "") + (fromSingle ? " --from-single" : "")
+            let flags =
+                (ha ? " --ha" : "") + (storageFaults ? " --storage-faults" : "") + (fromSingle ? " --from-single" : "")
+                + (syncThreads ? " --sync-threads" : "")
             lines.append("replay it with: \(program) simulate --seed \(traced.seed)\(flags)\(canary.map { " --canary \($0)" } ?? "")")
         } else if summary.failures.isEmpty {
             lines.append(canary != nil ? "the canary was NOT caught" : "every invariant held")

@@ -48,6 +48,37 @@ public struct SimulationResult: Sendable {
     public var diskErrorRestarts = 0
     /// Syncs the simulated disks failed (EIO).
     public var syncFailures = 0
+    /// With ``SimulationOptions/syncThreads``: what the leaders' sync lanes went through.
+    public var lanes = LaneCounts()
+
+    /// The moments of the pipelined group commit that a seed reached, counted to show that the seeds
+    /// explore them.
+    public struct LaneCounts: Sendable, Equatable {
+        /// Syncs handed to a lane.
+        public var syncs = 0
+        /// Times the loop waited for a sync in flight (both lanes busy, or a checkpoint due).
+        public var waits = 0
+        /// Syncs that returned while an older one was still in flight.
+        public var outOfOrder = 0
+        /// Lanes' syncs that failed (EIO) while the other lane's was in flight.
+        public var failedWhileOtherInFlight = 0
+        /// Writes the full disk refused while a sync was in flight.
+        public var fullWhileInFlight = 0
+        /// Power cuts with a sync in flight (its return never heard).
+        public var powerCutsWhileInFlight = 0
+
+        public init() {}
+
+        /// Adds `other`'s counts to these.
+        public mutating func add(_ other: LaneCounts) {
+            syncs += other.syncs
+            waits += other.waits
+            outOfOrder += other.outOfOrder
+            failedWhileOtherInFlight += other.failedWhileOtherInFlight
+            fullWhileInFlight += other.fullWhileInFlight
+            powerCutsWhileInFlight += other.powerCutsWhileInFlight
+        }
+    }
 
     /// The apps the simulator adds to the user's: its echo app, whose effects and schedules check the
     /// framework's promises (effects run once, schedules fire once) whatever the user's apps do.

@@ -21,6 +21,8 @@ public enum SimulationRunner {
         public var stoppedOnCorruption = 0
         /// HA: members that refused to drop records their leader lacked (with ``SimulationOptions/fromSingle``).
         public var refusalsToDrop = 0
+        /// With ``SimulationOptions/syncThreads``: what the sync lanes went through, over every seed.
+        public var lanes = SimulationResult.LaneCounts()
         /// Schedules made, and fired, cancelled, replaced and left pending, over the seeds that ended well:
         /// the sums of ``apps``.
         public var schedulesMade: Int { total.schedulesMade }
@@ -62,6 +64,7 @@ public enum SimulationRunner {
                     s.diskErrorRestarts += result.diskErrorRestarts
                     if result.stopped != nil { s.stoppedOnCorruption += 1 }
                     s.refusalsToDrop += result.refusalsToDrop
+                    s.lanes.add(result.lanes)
                     for (app, counts) in result.apps { s.apps[app, default: .init()].add(counts) }
                     if result.failure != nil { s.failures.append(result) }
                     return s.seeds

@@ -62,6 +62,11 @@ struct SimulateCommand: ParsableCommand {
             "Start the pair from a single dispatcher's journal on dispatcher 1, dispatcher 2 empty; in half the seeds dispatcher 1 is down at first and the empty one leads, so dispatcher 1 must refuse to drop what was acknowledged (implies --ha)."
     )
     var fromSingle = false
+    @Flag(
+        help:
+            "Pipeline the leading dispatcher's syncs as ZFLUX_SYNC_THREADS=2 does, in the seeds with fsync batch: two syncs in flight, returning in either order, each making durable what the journal held when it began."
+    )
+    var syncThreads = false
 
     func validate() throws {
         guard seeds >= 1, seeds <= 100_000_000 else { throw ValidationError("--seeds must be 1…100000000") }
@@ -95,6 +100,7 @@ struct SimulateCommand: ParsableCommand {
         options.storageFaults = storageFaults || options.canary?.needsStorageFaults == true
         // A canary of a pair started from a single dispatcher's journal runs that way, with or without --from-single.
         options.fromSingle = fromSingle || options.canary?.needsFromSingle == true
+        options.syncThreads = syncThreads
         let list: [UInt64] = seed.map { [$0] } ?? (0..<UInt64(seeds)).map { firstSeed &+ $0 }
         let started = ContinuousClock.now
         let total = list.count, isCanary = options.canary != nil
@@ -116,6 +122,7 @@ struct SimulateCommand: ParsableCommand {
         report.ha = ha
         report.storageFaults = options.storageFaults
         report.fromSingle = options.fromSingle
+        report.syncThreads = options.syncThreads
         emitLine(json ? report.json() : report.text(program: RootCommand.binaryName))
         if isCanary {
             if summary.failures.isEmpty { throw ExitCode(1) }

@@ -110,6 +110,9 @@ test: test-deps
 	@# disk, a flipped bit, failed sends): a seed of those takes about twice as long, so half as many.
 	@$(STAGE) simulate-storage $(ZFLUX) simulate --seeds 500 --storage-faults
 	@$(STAGE) simulate-storage-ha $(ZFLUX) simulate --seeds 500 --ha --storage-faults
+	@# …and 200 with the dispatcher's syncs pipelined (ZFLUX_SYNC_THREADS=2's two syncs in flight), in
+	@# the seeds with fsync batch.
+	@$(STAGE) simulate-sync-threads $(ZFLUX) simulate --seeds 200 --sync-threads
 	@# The suites, and beside them the dispatcher pair's tests against a real etcd, one at a time. The
 	@# pair's leases are timed, so the suites run at a lower priority (nice 10): the pair's processes and
 	@# etcd get a core when they wake, and the suites have the rest. Neither builds, so neither needs
@@ -120,7 +123,7 @@ test: test-deps
 		ha=$$!; trap 'kill -TERM -- -$$ha 2>/dev/null' INT TERM; \
 		nice -n 10 $(STAGE) --log $(TEST_LOGS)/suites.log suites $(SWIFT) test --skip-build --ignore-lock --skip '$(HA_TESTS)' $(TEST_ARGS); \
 		wait $$ha
-	@ZFLUX_REQUIRED_STAGES="lint build simulate simulate-ha simulate-storage simulate-storage-ha suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
+	@ZFLUX_REQUIRED_STAGES="lint build simulate simulate-ha simulate-storage simulate-storage-ha simulate-sync-threads suites ha-tests" $(STAGE) --summary $(TEST_LOGS)/suites.log $(TEST_LOGS)/ha.log
 
 # The tests of a dispatcher pair and its etcd client (make test runs them beside the suites).
 HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig|pairLeaderKill|standbyRetains

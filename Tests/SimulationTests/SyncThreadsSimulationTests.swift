@@ -55,6 +55,18 @@ struct SyncThreadsSimulationTests {
         #expect(summary.failures.first?.fsync == .batch, "\(rule.rawValue) was not caught in 300 seeds with fsync batch")
     }
 
+    @Test(
+        "trusts-failed-fsync is caught where a lane's sync fails and the dispatcher trusts it: the lanes' failures go through the interpreter's rule for a failed sync (seed 14)"
+    )
+    func trustedLaneFailure() {
+        var options = Self.options
+        options.storageFaults = true
+        options.canary = .trustsFailedFsync
+        let result = Simulation(seed: 14, options: options).run()
+        #expect(result.fsync == .batch && result.lanes.failedWhileOtherInFlight > 0, "\(result.lanes)")
+        #expect(result.failure != nil, "the canary was not caught: a lane's failed sync never reached the interpreter's rule")
+    }
+
     @Test("without the flag a seed replays as it did before the lanes: the flag changes only the seeds that pipeline")
     func flagOnlyMovesBatchSeeds() {
         for seed in UInt64(1)...8 {

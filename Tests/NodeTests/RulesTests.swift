@@ -36,6 +36,16 @@ struct RulesTests {
         #expect(store.highWaterMark == SocketDefaults.highWaterMarkMessages)
     }
 
+    @Test(
+        "a replay answer keeps a catching-up store busy between refills: the batches the replay ROUTER queues a peer hold 16k small actions at least"
+    )
+    func replayWindow() {
+        let rules = DispatcherRules(apps: [])
+        // Refilled once a dispatcher turn; 2,560 (five batches of 512) lasted a store under 2 ms.
+        #expect((ReplayScheduler.queueMessages + 1) * rules.replayBatchSize >= 16_384)
+        #expect(rules.replayBatchSize * 64 <= ReplayPlan.maxBatchBytes, "a batch of 64-byte actions closes by count, not by bytes")
+    }
+
     @Test("a dispatcher's configuration: the rules' defaults, then every setting the core reads")
     func dispatcher() {
         var configuration = DispatcherNode.Configuration(intake: "", actions: "", replay: "", apps: [Counter.app()])

@@ -8,8 +8,12 @@ public struct DispatcherRules: Sendable {
     public var apps: [any AnyApp]
     /// How often a heartbeat announces the durable head.
     public var heartbeatMilliseconds = Defaults.heartbeatMilliseconds
-    /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END.
-    public var replayBatchSize = 512
+    /// Actions per REPLAY-BATCH, and batches per replay answer before REPLAY-END. The replay ROUTER
+    /// queues a few batches a peer (``ReplayScheduler/queueMessages``) and the dispatcher refills them
+    /// once a turn, so a batch must hold enough small actions to keep a catching-up store busy between
+    /// refills: at 512 a store applying generated decoders waited for its next batches a third of the
+    /// time (`zflux journal bench --catch-up`); a batch still closes at ``ReplayPlan/maxBatchBytes``.
+    public var replayBatchSize = 4096
     public var replayBatchesPerRequest = 64
     /// Dispatches remembered per client for deduplicating retries.
     public var dedupWindow = Defaults.dedupWindow

@@ -205,12 +205,7 @@ struct JournalTests {
     func damagedOlderSegment() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        do {
-            let journal = try Journal(directory: dir, segmentBytes: 4096)
-            try journal.append((1...200).map { action($0) })
-        }
-        let first =
-            dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
+        let first = try oldestSegment(ofJournalIn: dir, records: 200, segmentBytes: 4096)
         var bytes = try #require(FileManager.default.contents(atPath: first))
         bytes[20] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: first))
@@ -235,12 +230,7 @@ struct JournalTests {
     func checkedAsRead() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        do {
-            let journal = try Journal(directory: dir, segmentBytes: 4096)
-            try journal.append((1...200).map { action($0) })
-        }
-        let first =
-            dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
+        let first = try oldestSegment(ofJournalIn: dir, records: 200, segmentBytes: 4096)
         var bytes = [UInt8](try #require(FileManager.default.contents(atPath: first)))
         var offset = 0
         var records: [Int] = []
@@ -268,12 +258,7 @@ struct JournalTests {
     func truncationChecksKeptSegment() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        do {
-            let journal = try Journal(directory: dir, segmentBytes: 64 * 1024)
-            try journal.append((1...1500).map { action($0) })
-        }
-        let first =
-            dir + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted().first))
+        let first = try oldestSegment(ofJournalIn: dir, records: 1500, segmentBytes: 64 * 1024)
         var bytes = [UInt8](try #require(FileManager.default.contents(atPath: first)))
         let records = recordOffsets(bytes)
         try #require(records.count > 300, "an index entry (seq 257) lies between the damage and the cut")
@@ -467,4 +452,16 @@ struct JournalCompactionTests {
         let left = try Journal(directory: dir, repair: false)
         #expect(left.lastSeq == 1000 && left.firstSeq == all.firstSeq && left.firstSeq <= 1000, "the newest segment always stays")
     }
+}
+
+/// Writes actions 1 through `records` into a new journal in `dir` (several segments of `segmentBytes`)
+/// and returns its oldest segment's path: a sealed segment, opened from its index file on the next open.
+func oldestSegment(ofJournalIn dir: String, records: UInt64, segmentBytes: Int) throws -> String {
+    do {
+        let journal = try Journal(directory: dir, segmentBytes: segmentBytes)
+        try journal.append((1...records).map { action($0) })
+    }
+    let segments = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".journal") }.sorted()
+    try #require(segments.count > 1, "the oldest segment is sealed")
+    return dir + "/" + segments[0]
 }

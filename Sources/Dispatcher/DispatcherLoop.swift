@@ -69,6 +69,13 @@ final class DispatcherLoop: NodeLoop {
                         "bytes": "\(opened.recovery.trimmedBytes)", "where": "\(opened.recovery.trimmedReason ?? "")",
                     ])
             }
+            if !opened.recovery.removedCheckpoints.isEmpty {
+                logger.warning(
+                    "checkpoints past the journal's newest record removed (a tail lost or truncated since): schedules are read from an older checkpoint or the whole journal",
+                    metadata: [
+                        "checkpoints": "\(opened.recovery.removedCheckpoints.joined(separator: ", "))", "last_seq": "\(opened.recovery.lastSeq)",
+                    ])
+            }
             logger.info(
                 "journal opened",
                 metadata: [

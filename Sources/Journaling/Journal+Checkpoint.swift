@@ -31,7 +31,10 @@ extension Journal {
     /// opening: the seqs they name will be given to other actions.
     func noteCheckpoints(repair: Bool) {
         if repair {
-            for stale in checkpointFiles() where stale.seq > lastSeq { _ = try? storage.remove(directory + "/" + stale.name) }
+            for stale in checkpointFiles() where stale.seq > lastSeq {
+                _ = try? storage.remove(directory + "/" + stale.name)
+                recovery.removedCheckpoints.append(stale.name)
+            }
         }
         let newest = checkpointFiles().first?.seq ?? 0
         checkpointedThrough = min(newest, lastSeq)

@@ -195,7 +195,8 @@ extension Journal {
         }
         if let found {
             throw JournalError(
-                "\(segments[number].path) is damaged at byte \(offset) (\(found)); acknowledged actions are in it: restore it from a backup")
+                "\(segments[number].path) is damaged at byte \(offset) (\(found)), where seq \(expected) is due; acknowledged actions are in it: restore it from a backup (in a pair, from the other member's journal); or, to give them up, `zflux journal truncate --journal \(directory) --from-seq \(expected)` keeps what precedes seq \(expected) and sets the rest aside"
+            )
         }
         if checking?.segment == number { checking = nil }
         try settle(number, length: bytes.count, walked: walked, expected: expected)

@@ -15,6 +15,9 @@ extension Journal {
         /// Index files of sealed segments that disagree with their records (ignored; a repairing open
         /// writes them again when it reads the segment).
         public var badIndexFiles: [String] = []
+        /// Checkpoints a repairing open removed because they cover seqs past the newest record (a tail
+        /// lost or truncated since): those seqs will be given to other actions.
+        public var removedCheckpoints: [String] = []
         public var description: String {
             "\(records) records in \(segments) segments, last seq \(lastSeq)"
                 + (trimmedBytes > 0 ? "; trimmed a torn tail of \(trimmedBytes) bytes (\(trimmedReason ?? ""))" : "")

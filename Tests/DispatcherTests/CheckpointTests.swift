@@ -179,6 +179,9 @@ struct CheckpointTests {
         _ = try Journal.truncate(directory: directory, fromSeq: newest.seq - 3)
         let expected = try withDispatcher { journal, interpreter in
             #expect(!journal.checkpoints().contains { $0.seq == newest.seq }, "\(journal.checkpoints().map(\.name))")
+            #expect(
+                journal.recovery.removedCheckpoints.contains { newest.name.hasSuffix($0) },
+                "the opening says which it removed (the dispatcher warns): \(journal.recovery.removedCheckpoints)")
             try run(interpreter, count: 10, clientSeqFrom: 10_000)
             #expect(journal.lastSeq >= newest.seq)
             return try wholeBook(journal)

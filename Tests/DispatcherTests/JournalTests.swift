@@ -247,6 +247,7 @@ struct JournalTests {
         #expect(try opened.read(from: 1, limit: 3).map(\.header.seq) == [1, 2, 3], "what a read takes before the damage is served at once")
         let error = #expect(throws: JournalError.self) { try opened.read(from: 1, limit: 200) }
         #expect(error?.description.contains("is damaged") == true, "the damaged record is never served")
+        #expect(error?.description.contains("--from-seq \(records.count)") == true, "and the seq due there is named, with the way to give it up")
         let again = #expect(throws: JournalError.self) { try opened.read(from: UInt64(records.count), limit: 1) }
         #expect(again?.description.contains("is damaged") == true, "nor read on its own")
         #expect(try opened.read(from: 200, limit: 1).map(\.header.seq) == [200], "other segments still read")

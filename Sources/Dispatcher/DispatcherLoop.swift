@@ -229,26 +229,13 @@ final class DispatcherLoop: NodeLoop {
                 }
                 try interpreter.carryOut()
             }
-            drainMonitorIfDue()
+            // Read, not polled; a STATUS reads it first (``statusFacts()``).
+            subscribers.drain(ifDueAt: MonotonicClock.nowMilliseconds())
             interpreter.serveReplays()
             releaseMemoryAfterDrain()
         }
         logger.info("dispatcher stopped", metadata: ["head": "\(core.head)"])
         if let steppedDown = interpreter.steppedDown { throw SteppedDown(reason: steppedDown) }
-    }
-
-    /// When the subscriber monitor is next read.
-    private var nextMonitorDrainMs: UInt64 = 0
-
-    /// The subscriber monitor is read, not polled: libzmq's poll costs two system calls per socket
-    /// on each pass (its command mailbox looked at), on every turn, whether anything came or not; and
-    /// its count is only reported in a STATUS, which reads the monitor first (``statusFacts()``).
-    /// Meanwhile it is read about once a second, so that its events do not pile up.
-    private func drainMonitorIfDue() {
-        let now = MonotonicClock.nowMilliseconds()
-        guard now >= nextMonitorDrainMs else { return }
-        nextMonitorDrainMs = now + 1000
-        subscribers.drain()
     }
 
     /// Bytes the replay and STATUS budgets gave back since memory was last returned to the system.

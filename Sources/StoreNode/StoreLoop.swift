@@ -30,8 +30,6 @@ final class StoreLoop: NodeLoop {
     /// The answers held a lot of memory: once libzmq has let go of all of it, give it back.
     var trimWhenIdle = false
     var lastRefusalLogMs: UInt64 = 0
-    /// When the subscriber monitor is next read (``run()``).
-    var nextMonitorDrainMs: UInt64 = 0
     /// The effects the core asked to run (`.runEffects`): they send their actions back through
     /// `control`, from their own tasks.
     let effectTasks = EffectTasks()
@@ -195,12 +193,8 @@ final class StoreLoop: NodeLoop {
             if poller.isReadable(replayIndex) { try drain(replay, limit: 1024) { core.receivedReplay($0, now: $1) } }
             if poller.isReadable(snapshotIndex) { try drainRequests() }
             if poller.isReadable(effectsIndex) { try drain(effects, limit: 10_000) { message, _ in core.receivedIntakeReply(message) } }
-            // Read, not polled (as the dispatcher's: `DispatcherLoop.drainMonitorIfDue`); a STATUS reads it first.
-            let nowMs = MonotonicClock.nowMilliseconds()
-            if nowMs >= nextMonitorDrainMs {
-                nextMonitorDrainMs = nowMs + 1000
-                subscribers.drain()
-            }
+            // Read, not polled; a STATUS reads it first (``replyStatus(to:)``).
+            subscribers.drain(ifDueAt: MonotonicClock.nowMilliseconds())
             if poller.isReadable(publisherIndex) { try drainSubscriptions() }
             transfers.expire(now: MonotonicClock.nowMilliseconds())
             giveBackAnswerMemory()

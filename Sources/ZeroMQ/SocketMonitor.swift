@@ -3,10 +3,16 @@ import CZMQ
 /// Counts the peers connected to a bound socket, from libzmq's socket monitor (ACCEPTED and
 /// DISCONNECTED events). Monitors cover tcp and ipc; over inproc the count stays 0.
 ///
-/// Like the socket it watches, a monitor belongs to one thread: poll `socket` and call `drain()`.
+/// Like the socket it watches, a monitor belongs to one thread: call `drain()` before reading
+/// `connected`, and ``drain(ifDueAt:)`` on each turn so that its events do not pile up, rather than
+/// polling `socket` (libzmq's poll costs two system calls per socket on each pass, on every turn).
 public final class SocketMonitor {
     public let socket: Socket
     public private(set) var connected = 0
+    /// When ``drain(ifDueAt:)`` reads the events next (monotonic ms).
+    private var nextDrainMs: UInt64 = 0
+    /// How often ``drain(ifDueAt:)`` reads them.
+    package static let drainIntervalMilliseconds: UInt64 = 1000
     private static let accepted = UInt16(ZMQ_EVENT_ACCEPTED)
     private static let disconnected = UInt16(ZMQ_EVENT_DISCONNECTED)
 
@@ -21,6 +27,14 @@ public final class SocketMonitor {
     }
 
     deinit { socket.close() }
+
+    /// Reads every pending event when ``drainIntervalMilliseconds`` have passed since it last did, at
+    /// `now` (monotonic ms).
+    package func drain(ifDueAt now: UInt64) {
+        guard now >= nextDrainMs else { return }
+        nextDrainMs = now + Self.drainIntervalMilliseconds
+        drain()
+    }
 
     /// Reads every pending event and updates `connected`.
     public func drain() {

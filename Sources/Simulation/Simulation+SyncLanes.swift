@@ -73,12 +73,13 @@ extension Simulation {
             return returned
         }
 
+        /// The sync in flight due to return first (by lane between two due at once).
+        private var dueFirst: InFlight? { inFlight.values.min { ($0.due, $0.ticket.lane) < ($1.due, $1.ticket.lane) } }
+
         /// The loop blocks until a sync returns: the one due first returns now (its scheduled return
         /// is then stale).
         func waitForOne() -> [SyncOutcome] {
-            guard let first = inFlight.values.min(by: { ($0.due, $0.ticket.lane) < ($1.due, $1.ticket.lane) }) else {
-                preconditionFailure("a sync is in flight to wait for")
-            }
+            guard let first = dueFirst else { preconditionFailure("a sync is in flight to wait for") }
             simulation.result.lanes.waits += 1
             finish(lane: first.ticket.lane)
             return takeReturned()
@@ -86,7 +87,7 @@ extension Simulation {
 
         func waitForAll() -> [SyncOutcome] {
             if !inFlight.isEmpty { simulation.result.lanes.waits += 1 }
-            while let first = inFlight.values.min(by: { ($0.due, $0.ticket.lane) < ($1.due, $1.ticket.lane) }) { finish(lane: first.ticket.lane) }
+            while let first = dueFirst { finish(lane: first.ticket.lane) }
             return takeReturned()
         }
     }

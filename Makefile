@@ -101,15 +101,15 @@ test: test-deps
 	@if command -v python3 >/dev/null; then python3 scripts/extract-guide.py && python3 scripts/extract-api.py; fi
 	@# Every target, test targets included, so that the two test stages below only run.
 	@$(STAGE) build $(SWIFT) build --build-tests
-	@# The deterministic simulator: 1,000 seeds of the whole cluster under faults, on both cores, alone
+	@# The deterministic simulator: 500 seeds of the whole cluster under faults, on both cores, alone
 	@# (make simulate runs 100,000 in a release build).
-	@$(STAGE) simulate $(ZFLUX) simulate --seeds 1000
-	@# …and 1,000 seeds of the high-availability cluster: a leader, its sync standby and a lease service.
-	@$(STAGE) simulate-ha $(ZFLUX) simulate --seeds 1000 --ha
-	@# …and 500 of each on disks and a network that lie (failed and slow syncs, misdirected writes, a full
-	@# disk, a flipped bit, failed sends): a seed of those takes about twice as long, so half as many.
-	@$(STAGE) simulate-storage $(ZFLUX) simulate --seeds 500 --storage-faults
-	@$(STAGE) simulate-storage-ha $(ZFLUX) simulate --seeds 500 --ha --storage-faults
+	@$(STAGE) simulate $(ZFLUX) simulate --seeds 500
+	@# …and 500 seeds of the high-availability cluster: a leader, its sync standby and a lease service.
+	@$(STAGE) simulate-ha $(ZFLUX) simulate --seeds 500 --ha
+	@# …and 300 of each on disks and a network that lie (failed and slow syncs, misdirected writes, a full
+	@# disk, a flipped bit, failed sends): a seed of those takes about twice as long, so fewer.
+	@$(STAGE) simulate-storage $(ZFLUX) simulate --seeds 300 --storage-faults
+	@$(STAGE) simulate-storage-ha $(ZFLUX) simulate --seeds 300 --ha --storage-faults
 	@# …and 200 with the dispatcher's syncs pipelined (ZFLUX_SYNC_THREADS=2's two syncs in flight), in
 	@# the seeds with fsync batch.
 	@$(STAGE) simulate-sync-threads $(ZFLUX) simulate --seeds 200 --sync-threads
@@ -130,7 +130,7 @@ HA_TESTS := LeadershipTests|PairFailoverTests|PairPartitionTests|pairFromConfig|
 ha-test: deps
 	$(SWIFT) test --no-parallel --filter '$(HA_TESTS)'
 
-# The deterministic simulator for as long as asked: SEEDS seeds from FIRST_SEED (make test runs 1,000).
+# The deterministic simulator for as long as asked: SEEDS seeds from FIRST_SEED (make test runs 500).
 SEEDS ?= 100000
 FIRST_SEED ?= 1
 simulate: deps

@@ -30,6 +30,8 @@ public final class BenchSession {
     var feed: BenchLiveFeed?
     /// The current trial's start (monotonic ns); views time their arrivals from it.
     let start = StartTime()
+    /// The journal's syncs during the last trial, as the dispatcher's status told them.
+    var lastJournalSyncs: BenchReport.JournalSyncs?
 
     final class StartTime: Sendable {
         private let value = Atomic<UInt64>(0)
@@ -259,6 +261,7 @@ public final class BenchSession {
         } else {
             let (result, usage) = try trial(rate: options.rate)
             outcome = BenchOutcome(report: report(rate: options.rate, result: result, usage: usage, floor: nil), result: result)
+            outcome.report.journalSyncs = lastJournalSyncs
         }
         outcome.report.hostStealPercent = HostCPU.now()?.stealPercent(since: hostBefore)
         if options.floor {
@@ -354,9 +357,11 @@ public final class BenchSession {
         var client = LoadClient(intake: topology.dispatcher.intake, mix: mix, clients: options.clients)
         client.security = security
         feed?.trial(rate: rate, label: "zflux")
+        let syncsBefore = journalSyncs()
         let before = usageNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
         let usage = usageNow().since(before)
+        lastJournalSyncs = BenchReport.JournalSyncs(before: syncsBefore, after: journalSyncs(), actions: log.log.sent)
         let startWall = log.startWall
         var result = Accounting.evaluate(
             log.log, subscribers: viewLogs.map(\.all), apps: (viewLogs.map(\.app), mix.kinds.map(\.app)), warmUp: UInt64(options.warmUp * 1e9),
@@ -366,6 +371,11 @@ public final class BenchSession {
     }
 
     struct Driven { var log: TrialLog; var startWall: Int64 }
+
+    /// The dispatcher's status, for its journal's syncs (nil: no answer within a second).
+    func journalSyncs() -> NodeStatus? {
+        nodeStatus(endpoint: topology.dispatcher.intake, security: security, timeoutMilliseconds: 1000)
+    }
 
     /// Runs `client` on its own thread from a start a little in the future, shows progress, then waits
     /// for the subscribers to see the newest acknowledged seq (or gives up after 10 s: that is loss).

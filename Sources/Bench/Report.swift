@@ -1,3 +1,4 @@
+import FluxCore
 import Foundation
 import NodeSupport
 
@@ -56,6 +57,31 @@ public struct BenchReport: Codable, Sendable {
         package var contextSwitchesPerAction: Double? = nil
         /// The share of the machine's CPU time the hypervisor took during the floor's run (``HostCPU``).
         public var hostStealPercent: Double? = nil
+    }
+
+    /// The journal's syncs in a run, as the dispatcher timed them: how many per action, and the median,
+    /// 99th percentile and longest of the newest 1,024 (at the run's end). Beside ``FsyncProbe``, it
+    /// tells what a sync costs under the run's load from what it costs on a quiet disk.
+    package struct JournalSyncs: Codable, Sendable, Equatable {
+        package var perAction: Double
+        package var p50Us: Double
+        package var p99Us: Double
+        package var maxUs: Double
+
+        package init(perAction: Double, p50Us: Double, p99Us: Double, maxUs: Double) {
+            (self.perAction, self.p50Us, self.p99Us, self.maxUs) = (perAction, p50Us, p99Us, maxUs)
+        }
+
+        /// From the dispatcher's status before and after a run of `actions` actions; nil when either is
+        /// missing or the journal did not sync during the run.
+        package init?(before: NodeStatus?, after: NodeStatus?, actions: Int) {
+            guard let after, let count = after.journalSyncs, let p50 = after.journalSyncP50Us, let p99 = after.journalSyncP99Us,
+                let max = after.journalSyncMaxUs, actions > 0
+            else { return nil }
+            let syncs = count - min(count, before?.journalSyncs ?? 0)
+            guard syncs > 0 else { return nil }
+            (perAction, p50Us, p99Us, maxUs) = (Double(syncs) / Double(actions), Double(p50), Double(p99), Double(max))
+        }
     }
 
     /// What `write` + `fdatasync` of one record costs on the journal's filesystem (the floor of
@@ -120,6 +146,8 @@ public struct BenchReport: Codable, Sendable {
     package var contextSwitchesPerAction: [String: Double]?
     public var floor: Floor?
     public var fsyncProbe: FsyncProbe?
+    /// The journal's own syncs during the run, from the dispatcher's status (nil: none, or with `--max`).
+    package var journalSyncs: JournalSyncs?
     /// The share of the machine's CPU time the hypervisor took during zflux's run (``HostCPU``): a VM
     /// out of CPU quota is paused, and the pauses show in the tails.
     public var hostStealPercent: Double?
@@ -240,7 +268,8 @@ public struct BenchReport: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case setup, rateTarget, rateAchieved, sent, acked, nacked, firstRefusal, lost, refusedByStore, firstStoreRefusal, resent, e2e, ack
         case stages, stateUpdateBytes, cpuSeconds
-        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, ratios, search, hostStealPercent, e2ePercentiles, timeline, e2eHistogram
+        case cpuUsPerAction, contextSwitchesPerAction, floor, fsyncProbe, journalSyncs, ratios, search, hostStealPercent, e2ePercentiles, timeline
+        case e2eHistogram
         case maxRate = "max"
     }
 
@@ -337,6 +366,11 @@ public struct BenchReport: Codable, Sendable {
             lines.append(
                 "write+fdatasync of \(probe.bytes) B on the journal's filesystem: p50 \(Self.number(probe.p50Us)) µs, "
                     + "p99 \(Self.number(probe.p99Us)) µs, max \(Self.number(probe.maxUs)) µs (\(probe.count) tries)")
+        }
+        if let syncs = journalSyncs {
+            lines.append(
+                "the journal's own syncs in the run: \(String(format: "%.3f", syncs.perAction)) per action; the newest 1,024: p50 \(Self.number(syncs.p50Us)) µs, "
+                    + "p99 \(Self.number(syncs.p99Us)) µs, max \(Self.number(syncs.maxUs)) µs (the dispatcher's status)")
         }
         if let search {
             lines.append("search for the highest rate with zero loss:")

@@ -24,6 +24,7 @@ public final class MetricsServer: Sendable {
 
     static let totals: Set<String> = [
         "accepted", "rejected", "applied", "replayed", "gaps_repaired", "reconnects", "schedules_fired", "schedules_cancelled", "schedules_late",
+        "journal_syncs",
     ]
 
     /// What a connection may hold: a peer gets `requestTimeout` to send its whole request, body

@@ -348,9 +348,9 @@ extension DispatcherLoop: DispatcherIO {
     func outOfSpace(_ error: any Error) -> String? { (error as? JournalError).flatMap { $0.isOutOfSpace ? $0.message : nil } }
     func verifyLeadership(claim: String) { onLeadershipClaim?(claim) }
     func steppedDown(reason: String) {}
-    func statusFacts() -> (pid: Int, subscribers: Int) {
+    func statusFacts() -> DispatcherStatusFacts {
         subscribers.drain()
-        return (Int(getpid()), subscribers.connected)
+        return DispatcherStatusFacts(pid: Int(getpid()), subscribers: subscribers.connected, syncs: syncThreads?.syncTimes ?? journal?.syncTimes)
     }
 
     func storeNeeds() -> [JournalRetention.Need]? { configuration.storeNeeds() }

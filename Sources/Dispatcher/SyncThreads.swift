@@ -1,5 +1,6 @@
 import Foundation
 import Journaling
+import NodeCores
 import Synchronization
 import ZeroMQ
 
@@ -12,6 +13,9 @@ final class SyncThreads: SyncLaneRunner, Sendable {
     let done: EventFD
     private let lanes: [Lane]
     private let returned = Mutex<[SyncOutcome]>([])
+    /// How long the lanes' syncs took (the dispatcher's status reads it).
+    private let times = Mutex(SyncTimes())
+    var syncTimes: SyncTimes { times.withLock { $0 } }
 
     private final class Lane: Sendable {
         let go = DispatchSemaphore(value: 0)
@@ -34,7 +38,10 @@ final class SyncThreads: SyncLaneRunner, Sendable {
                         return slot
                     }
                     if let ticket {
+                        let start = SyncTimes.now()
                         let code = ticket.run()
+                        let took = SyncTimes.now() &- start
+                        times.withLock { $0.record(nanoseconds: took) }
                         returned.withLock { $0.append((ticket, code)) }
                         done.signal()
                     }

@@ -25,6 +25,12 @@ public struct NodeStatus: Codable, Equatable, Sendable {
     package var journalFirstSeq: UInt64?
     /// What retention (`[journal] retain_mb`) last did: within its budget, or what held segments back.
     package var journalRetention: String?
+    /// The journal's syncs since the dispatcher started, and the median, 99th percentile and longest of
+    /// the newest 1,024, in microseconds, as the dispatcher timed them (absent until the first sync).
+    package var journalSyncs: UInt64?
+    package var journalSyncP50Us: UInt64?
+    package var journalSyncP99Us: UInt64?
+    package var journalSyncMaxUs: UInt64?
     /// False while the journal cannot be written (a full disk): dispatches are refused until it can.
     public var journalWritable: Bool?
     /// Actions quarantined because they crashed a store's reducer: every store skips them.
@@ -112,7 +118,9 @@ public struct NodeStatus: Codable, Equatable, Sendable {
         let fields: [(String, Int64?)] = [
             ("pid", Int64(pid)), ("uptime_ms", Int64(uptimeMs)), ("subscribers", Int64(subscribers)), ("rejected", Int64(rejected)),
             ("head", head.map(Int64.init)), ("accepted", accepted.map(Int64.init)), ("journal_bytes", journalBytes.map(Int64.init)),
-            ("journal_first_seq", journalFirstSeq.map(Int64.init)),
+            ("journal_first_seq", journalFirstSeq.map(Int64.init)), ("journal_syncs", journalSyncs.map(Int64.init)),
+            ("journal_sync_p50_us", journalSyncP50Us.map(Int64.init)), ("journal_sync_p99_us", journalSyncP99Us.map(Int64.init)),
+            ("journal_sync_max_us", journalSyncMaxUs.map(Int64.init)),
             ("journal_writable", journalWritable.map { $0 ? 1 : 0 }), ("quarantined", quarantined.map { Int64($0.count) }),
             ("version", version.map(Int64.init)), ("dispatcher_head", dispatcherHead.map(Int64.init)),
             ("applied", applied.map(Int64.init)), ("replayed", replayed.map(Int64.init)),

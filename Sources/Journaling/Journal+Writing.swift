@@ -23,7 +23,7 @@ extension Journal {
     func sync() throws {
         guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
         do {
-            try storage.sync(file)
+            try syncTimes.timing { try storage.sync(file) }
         } catch {
             guard !environment.brokenRules.contains(.trustsFailedFsync) else { throw error }
             giveUpAppending(file)

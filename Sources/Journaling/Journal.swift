@@ -58,6 +58,9 @@ public final class Journal: ActionLog, RecordLog, CheckpointedLog {
     var unsynced = false
     /// The newest segment's descriptors for syncs run on other threads (``takeSyncTicket()``).
     var syncLanes = SyncLanes()
+    /// How long this journal's syncs of its newest segment took, run here (``sync()``); a sync run on a
+    /// lane thread is timed by that thread's host.
+    package internal(set) var syncTimes = SyncTimes()
     /// The newest records, for the common replay (gap repair) without touching the disk.
     var tail = RecordTail()
     private let tailCapacity: Int

@@ -477,5 +477,5 @@ final class DispatcherHost: SimulatedHost, DispatcherIO {
     }
 
     func steppedDown(reason: String) { simulation.steppedDown(index, reason: reason) }
-    func statusFacts() -> (pid: Int, subscribers: Int) { (0, 0) }
+    func statusFacts() -> DispatcherStatusFacts { DispatcherStatusFacts(pid: 0, subscribers: 0) }
 }

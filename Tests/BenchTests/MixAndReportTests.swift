@@ -141,6 +141,30 @@ struct MixAndReportTests {
         #expect(!ledgerLine.contains("workload") && ledgerLine.contains("payload 64 B") && ledgerLine.contains("state 10 items"))
     }
 
+    @Test("the report tells the journal's own syncs in the run from the dispatcher's status before and after it")
+    func journalSyncs() throws {
+        func status(syncs: UInt64?, p50: UInt64 = 240, p99: UInt64 = 400, max: UInt64 = 900) -> NodeStatus {
+            var status = NodeStatus(role: .dispatcher, pid: 1, uptimeMs: 0, subscribers: 0, rejected: 0)
+            if let syncs { (status.journalSyncs, status.journalSyncP50Us, status.journalSyncP99Us, status.journalSyncMaxUs) = (syncs, p50, p99, max) }
+            return status
+        }
+        let syncs = try #require(BenchReport.JournalSyncs(before: status(syncs: 100), after: status(syncs: 350), actions: 1000))
+        #expect(syncs == BenchReport.JournalSyncs(perAction: 0.25, p50Us: 240, p99Us: 400, maxUs: 900))
+        // A dispatcher that had not synced before the run counts from nothing.
+        #expect(BenchReport.JournalSyncs(before: status(syncs: nil), after: status(syncs: 500), actions: 1000)?.perAction == 0.5)
+        // No answer after the run, no sync in it (fsync none), or no action: nothing to tell.
+        #expect(BenchReport.JournalSyncs(before: status(syncs: 100), after: nil, actions: 1000) == nil)
+        #expect(BenchReport.JournalSyncs(before: status(syncs: 100), after: status(syncs: 100), actions: 1000) == nil)
+        #expect(BenchReport.JournalSyncs(before: nil, after: status(syncs: 100), actions: 0) == nil)
+        var report = BenchReport(
+            setup: Self.setup(workload: "ledger", actions: []), rateTarget: 10, result: TrialResult(), cpuSeconds: [:], floor: nil,
+            stateUpdateBytes: nil)
+        report.journalSyncs = syncs
+        #expect(report.table().contains("the journal's own syncs in the run: 0.250 per action; the newest 1,024: p50 240 µs, p99 400 µs, max 900 µs"))
+        let json = try Self.object(Array(report.json().utf8))
+        #expect((json["journal_syncs"] as? [String: Any])?["per_action"] as? Double == 0.25, "\(json)")
+    }
+
     @Test("the stock ledger workload: open the accounts first, then post to accounts spread over them, padded")
     func ledgerDefault() throws {
         let workload = Workload.ledger(stateItems: 100, payloadBytes: 64, probeBytes: 40)

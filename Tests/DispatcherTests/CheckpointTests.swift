@@ -27,7 +27,7 @@ struct CheckpointTests {
         func outOfSpace(_ error: any Error) -> String? { nil }
         func verifyLeadership(claim: String) {}
         func steppedDown(reason: String) {}
-        func statusFacts() -> (pid: Int, subscribers: Int) { (1, 0) }
+        func statusFacts() -> DispatcherStatusFacts { DispatcherStatusFacts(pid: 1, subscribers: 0) }
         /// What was sent on the replay route, in order.
         var replayed: [Message] = []
         func deliver(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> QueuedBytes.Delivery {

@@ -173,7 +173,7 @@ struct PipelinedSyncFullDiskTests {
         func outOfSpace(_ error: any Error) -> String? { (error as? JournalError).flatMap { $0.isOutOfSpace ? $0.message : nil } }
         func verifyLeadership(claim: String) {}
         func steppedDown(reason: String) {}
-        func statusFacts() -> (pid: Int, subscribers: Int) { (1, 0) }
+        func statusFacts() -> DispatcherStatusFacts { DispatcherStatusFacts(pid: 1, subscribers: 0) }
     }
 
     func dispatch(_ clientSeqs: ClosedRange<UInt64>, to interpreter: DispatcherInterpreter, io: LaneIO) throws {

@@ -237,6 +237,18 @@ struct DeployTests {
         }
         let dispatcherMetrics = httpGet(base, "/metrics")?.1 ?? ""
         #expect(dispatcherMetrics.contains(#"zflux_dispatcher_accepted_total{node="dispatcher"} 3"#), "\(dispatcherMetrics)")
+        // Under fsync batch (the default) each of the three dispatches, sent one after the other's ACK,
+        // waited for a sync of its own; the dispatcher times them.
+        func metric(_ name: String) -> Double? {
+            dispatcherMetrics.split(separator: "\n").first { $0.hasPrefix(name + "{") }.flatMap { $0.split(separator: " ").last }.flatMap {
+                Double($0)
+            }
+        }
+        let syncs = try #require(metric("zflux_dispatcher_journal_syncs_total"), "\(dispatcherMetrics)")
+        #expect(syncs >= 3, "\(dispatcherMetrics)")
+        let p50 = try #require(metric("zflux_dispatcher_journal_sync_p50_us")), p99 = try #require(metric("zflux_dispatcher_journal_sync_p99_us"))
+        let longest = try #require(metric("zflux_dispatcher_journal_sync_max_us"))
+        #expect(p50 <= p99 && p99 <= longest, "\(dispatcherMetrics)")
         #expect(httpGet(base, "/ready")?.0 == 200)
         #expect(httpGet(base + 1, "/ready")?.0 == 200)
         #expect(httpGet(base + 1, "/live")?.0 == 200)

@@ -15,6 +15,7 @@ struct InterpreterTests {
     /// `syncsLater`, is left under way for the test to finish.
     final class RecordingIO: DispatcherIO {
         var calls: [String] = []
+        var sent: [Message] = []
         var syncsLater = false
         var quarantineKept: [[Quarantine]] = []
         /// The monotonic clock: 1,000 ms unless a test moves it.
@@ -23,6 +24,7 @@ struct InterpreterTests {
         func time() -> NodeTime { F.at(1) }
         func send(_ route: DispatcherCore.Route, to peer: [UInt8], _ message: Message) -> Bool {
             calls.append("send \(route) \(message.kind) \(message.header.seq)")
+            sent.append(message)
             return true
         }
         func publish(_ message: Message) { calls.append("publish \(message.kind)") }
@@ -34,7 +36,9 @@ struct InterpreterTests {
         func outOfSpace(_ error: any Error) -> String? { nil }
         func verifyLeadership(claim: String) { calls.append("verify") }
         func steppedDown(reason: String) { calls.append("stepped down") }
-        func statusFacts() -> (pid: Int, subscribers: Int) { (42, 0) }
+        /// What the host tells of its journal's syncs.
+        var syncs: SyncTimes?
+        func statusFacts() -> DispatcherStatusFacts { DispatcherStatusFacts(pid: 42, subscribers: 0, syncs: syncs) }
     }
 
     func dispatch(_ clientSeq: UInt64, to core: DispatcherCore) {
@@ -100,6 +104,17 @@ struct InterpreterTests {
         interpreter.core.receivedIntake(.success(Message(header: Header(kind: .statusRequest))), from: [3], now: F.at(1))
         try interpreter.carryOut()
         #expect(io.calls == ["send intake STATUS 0"])
+        // Its journal had not synced: no sync fields.
+        let quiet = try NodeStatus.decode(try #require(io.sent.last).payload)
+        #expect(quiet.journalSyncs == nil && quiet.journalSyncP50Us == nil && quiet.pid == 42)
+        // Once it has, the host's timings are in the answer.
+        var syncs = SyncTimes()
+        for micros: UInt64 in [300, 100, 200] { syncs.record(nanoseconds: micros * 1000) }
+        io.syncs = syncs
+        interpreter.core.receivedIntake(.success(Message(header: Header(kind: .statusRequest))), from: [4], now: F.at(1))
+        try interpreter.carryOut()
+        let told = try NodeStatus.decode(try #require(io.sent.last).payload)
+        #expect(told.journalSyncs == 3 && told.journalSyncP50Us == 200 && told.journalSyncP99Us == 300 && told.journalSyncMaxUs == 300)
     }
 
     @Test("STATUS requests are answered a few a second per peer and a few hundred in all; the rest cost no status")
@@ -170,7 +185,7 @@ struct InterpreterTests {
         func outOfSpace(_ error: any Error) -> String? { nil }
         func verifyLeadership(claim: String) {}
         func steppedDown(reason: String) {}
-        func statusFacts() -> (pid: Int, subscribers: Int) { (42, 0) }
+        func statusFacts() -> DispatcherStatusFacts { DispatcherStatusFacts(pid: 42, subscribers: 0) }
     }
 
     /// A store's world that writes down what it is asked.

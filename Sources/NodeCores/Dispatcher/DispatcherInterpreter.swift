@@ -5,6 +5,17 @@ import Logging
 /// loop (`DispatcherLoop`) gives it libzmq sockets and the journal's fsync; the simulator gives it its
 /// network, its disk (whose fsync takes time) and its clock. Everything else, the order in which the
 /// core's commands are carried out included, is ``DispatcherInterpreter``'s, and so the same in both.
+/// What only a dispatcher's host knows, for a STATUS answer.
+package struct DispatcherStatusFacts {
+    package var pid: Int
+    /// Peers subscribed to the action stream.
+    package var subscribers: Int
+    /// How long the journal's syncs took (nil: no journal).
+    package var syncs: SyncTimes?
+
+    package init(pid: Int, subscribers: Int, syncs: SyncTimes? = nil) { (self.pid, self.subscribers, self.syncs) = (pid, subscribers, syncs) }
+}
+
 package protocol DispatcherIO: AnyObject {
     /// The monotonic clock, in milliseconds.
     func monotonicMilliseconds() -> UInt64
@@ -27,8 +38,8 @@ package protocol DispatcherIO: AnyObject {
     func verifyLeadership(claim: String)
     /// The core stepped down: the host stops leading.
     func steppedDown(reason: String)
-    /// The process id and the subscribers of the action stream, for a STATUS answer.
-    func statusFacts() -> (pid: Int, subscribers: Int)
+    /// What only the host knows, for a STATUS answer.
+    func statusFacts() -> DispatcherStatusFacts
     /// What the cluster's stores need of the journal to start again: each one's snapshot's version + 1
     /// (the first seq of a store with none). Nil when that cannot be known here, and then retention
     /// removes nothing.
@@ -368,6 +379,10 @@ package final class DispatcherInterpreter {
     private func statusMessage() -> Message {
         let facts = io.statusFacts()
         var status = core.status(now: io.time(), pid: facts.pid, subscribers: facts.subscribers, journalBytes: log.sizeInBytes)
+        if let syncs = facts.syncs, let percentiles = syncs.percentiles {
+            status.journalSyncs = syncs.count
+            (status.journalSyncP50Us, status.journalSyncP99Us, status.journalSyncMaxUs) = percentiles
+        }
         status.journalFirstSeq = log.firstSeq
         status.journalRetention = retention
         if let memberName {

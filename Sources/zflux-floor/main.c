@@ -14,7 +14,10 @@
 // The client's FILE: u64 start, u64 sent, then per scheduled action u64 ACK time after the start and
 // u64 seq (0, 0: no ACK). A sink's FILE: per message u64 seq, u64 arrival time. Both write FILE.cpu,
 // the CPU they used in µs and their context switches.
-//   zflux-floor fsync     --dir D [--count N] [--bytes B]
+//   zflux-floor fsync     --dir D [--count N] [--bytes B] [--layout append|preallocated]
+//     (append, the journal's way: each write grows the file, so each fdatasync also writes the inode;
+//     preallocated: the file is written whole with zeros and synced first, then each record overwrites
+//     its place, and fdatasync has no size to write)
 //
 // Times are CLOCK_MONOTONIC nanoseconds (every process is on one host). The client writes its start
 // time and, per scheduled message, when its ACK came and the seq it got; a sink writes, per message,
@@ -380,13 +383,25 @@ static int fsync_probe(int argc, char **argv) {
     size_t bytes = (size_t)strtoull(option(argc, argv, "--bytes", "160"), NULL, 10);
     char path[4096];
     snprintf(path, sizeof path, "%s/zflux-floor-fsync-%d", dir, (int)getpid());
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    const char *layout = option(argc, argv, "--layout", "append");
+    int preallocated = strcmp(layout, "preallocated") == 0;
+    if (!preallocated && strcmp(layout, "append") != 0) { fprintf(stderr, "zflux-floor: --layout is append or preallocated\n"); return 2; }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (preallocated ? 0 : O_APPEND), 0600);
     if (fd < 0 || count < 1) { fprintf(stderr, "zflux-floor: cannot create %s: %s\n", path, strerror(errno)); return 1; }
     unsigned char *block = calloc(bytes ? bytes : 1, 1);
     uint64_t *times = calloc((size_t)count, sizeof(uint64_t));
+    if (preallocated) {
+        unsigned char *zeros = calloc((size_t)count, bytes ? bytes : 1);
+        if (write(fd, zeros, (size_t)count * bytes) != (ssize_t)((size_t)count * bytes) || fsync(fd) != 0) {
+            fprintf(stderr, "zflux-floor: cannot preallocate %s: %s\n", path, strerror(errno));
+            return 1;
+        }
+        free(zeros);
+    }
     for (int i = 0; i < count; i++) {
         uint64_t t0 = now_ns();
-        if (write(fd, block, bytes) != (ssize_t)bytes || fdatasync(fd) != 0) {
+        ssize_t written = preallocated ? pwrite(fd, block, bytes, (off_t)i * (off_t)bytes) : write(fd, block, bytes);
+        if (written != (ssize_t)bytes || fdatasync(fd) != 0) {
             fprintf(stderr, "zflux-floor: write+fdatasync failed: %s\n", strerror(errno));
             return 1;
         }

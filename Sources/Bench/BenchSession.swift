@@ -357,11 +357,12 @@ public final class BenchSession {
         var client = LoadClient(intake: topology.dispatcher.intake, mix: mix, clients: options.clients)
         client.security = security
         feed?.trial(rate: rate, label: "zflux")
-        let syncsBefore = journalSyncs()
+        // The search's trials report no syncs: none of them asks.
+        let syncsBefore = options.max ? nil : journalSyncs()
         let before = usageNow()
         let log = try drive(client, schedule, logs: viewLogs) { self.start.set($0) }
         let usage = usageNow().since(before)
-        lastJournalSyncs = BenchReport.JournalSyncs(before: syncsBefore, after: journalSyncs(), actions: log.log.sent)
+        lastJournalSyncs = options.max ? nil : BenchReport.JournalSyncs(before: syncsBefore, after: journalSyncs(), actions: log.log.sent)
         let startWall = log.startWall
         var result = Accounting.evaluate(
             log.log, subscribers: viewLogs.map(\.all), apps: (viewLogs.map(\.app), mix.kinds.map(\.app)), warmUp: UInt64(options.warmUp * 1e9),

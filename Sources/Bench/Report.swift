@@ -59,28 +59,35 @@ public struct BenchReport: Codable, Sendable {
         public var hostStealPercent: Double? = nil
     }
 
-    /// The journal's syncs in a run, as the dispatcher timed them: how many per action, and the median,
-    /// 99th percentile and longest of the newest 1,024 (at the run's end). Beside ``FsyncProbe``, it
-    /// tells what a sync costs under the run's load from what it costs on a quiet disk.
+    /// The journal's syncs in a run, as the dispatcher timed them: how many, how many per action, and
+    /// the median, 99th percentile and longest of the dispatcher's newest (`sampled`, at most 1,024,
+    /// read at the run's end: a long run's last ones, and in a run of fewer syncs some from before it).
+    /// Beside ``FsyncProbe``, it tells what a sync costs under the run's load from what it costs on a
+    /// quiet disk.
     package struct JournalSyncs: Codable, Sendable, Equatable {
+        package var syncs: UInt64
         package var perAction: Double
+        package var sampled: UInt64
         package var p50Us: Double
         package var p99Us: Double
         package var maxUs: Double
 
-        package init(perAction: Double, p50Us: Double, p99Us: Double, maxUs: Double) {
-            (self.perAction, self.p50Us, self.p99Us, self.maxUs) = (perAction, p50Us, p99Us, maxUs)
+        package init(syncs: UInt64, perAction: Double, sampled: UInt64, p50Us: Double, p99Us: Double, maxUs: Double) {
+            (self.syncs, self.perAction, self.sampled, self.p50Us, self.p99Us, self.maxUs) = (syncs, perAction, sampled, p50Us, p99Us, maxUs)
         }
 
         /// From the dispatcher's status before and after a run of `actions` actions; nil when either is
-        /// missing or the journal did not sync during the run.
+        /// missing (no answer) or the journal did not sync during the run.
         package init?(before: NodeStatus?, after: NodeStatus?, actions: Int) {
-            guard let after, let count = after.journalSyncs, let p50 = after.journalSyncP50Us, let p99 = after.journalSyncP99Us,
+            guard let before, let after, let count = after.journalSyncs, let p50 = after.journalSyncP50Us, let p99 = after.journalSyncP99Us,
                 let max = after.journalSyncMaxUs, actions > 0
             else { return nil }
-            let syncs = count - min(count, before?.journalSyncs ?? 0)
+            // A dispatcher that had not synced before the run answered without the field.
+            let syncs = count - Swift.min(count, before.journalSyncs ?? 0)
             guard syncs > 0 else { return nil }
-            (perAction, p50Us, p99Us, maxUs) = (Double(syncs) / Double(actions), Double(p50), Double(p99), Double(max))
+            self.init(
+                syncs: syncs, perAction: Double(syncs) / Double(actions), sampled: Swift.min(count, 1024), p50Us: Double(p50), p99Us: Double(p99),
+                maxUs: Double(max))
         }
     }
 
@@ -369,8 +376,9 @@ public struct BenchReport: Codable, Sendable {
         }
         if let syncs = journalSyncs {
             lines.append(
-                "the journal's own syncs in the run: \(String(format: "%.3f", syncs.perAction)) per action; the newest 1,024: p50 \(Self.number(syncs.p50Us)) µs, "
-                    + "p99 \(Self.number(syncs.p99Us)) µs, max \(Self.number(syncs.maxUs)) µs (the dispatcher's status)")
+                "the journal's own syncs in the run: \(syncs.syncs) (\(String(format: "%.3f", syncs.perAction)) per action); the dispatcher's newest "
+                    + "\(syncs.sampled) at its end: p50 \(Self.number(syncs.p50Us)) µs, p99 \(Self.number(syncs.p99Us)) µs, max \(Self.number(syncs.maxUs)) µs"
+            )
         }
         if let search {
             lines.append("search for the highest rate with zero loss:")

@@ -350,7 +350,10 @@ extension DispatcherLoop: DispatcherIO {
     func steppedDown(reason: String) {}
     func statusFacts() -> DispatcherStatusFacts {
         subscribers.drain()
-        return DispatcherStatusFacts(pid: Int(getpid()), subscribers: subscribers.connected, syncs: syncThreads?.syncTimes ?? journal?.syncTimes)
+        // With sync threads, the syncs run in place too (a checkpoint's, a roll's) count with the lanes'.
+        var syncs = journal?.syncTimes
+        if let lanes = syncThreads?.syncTimes { syncs?.add(lanes) }
+        return DispatcherStatusFacts(pid: Int(getpid()), subscribers: subscribers.connected, syncs: syncs)
     }
 
     func storeNeeds() -> [JournalRetention.Need]? { configuration.storeNeeds() }

@@ -1,6 +1,7 @@
 import Foundation
 import Journaling
 import NodeCores
+import NodeSupport
 import Synchronization
 import ZeroMQ
 
@@ -38,9 +39,9 @@ final class SyncThreads: SyncLaneRunner, Sendable {
                         return slot
                     }
                     if let ticket {
-                        let start = SyncTimes.now()
+                        let start = MonotonicClock.nowNanoseconds()
                         let code = ticket.run()
-                        let took = SyncTimes.now() &- start
+                        let took = MonotonicClock.nowNanoseconds() &- start
                         times.withLock { $0.record(nanoseconds: took) }
                         returned.withLock { $0.append((ticket, code)) }
                         done.signal()

@@ -23,7 +23,9 @@ extension Journal {
     func sync() throws {
         guard let file else { throw JournalError("the journal in \(directory) is not open for appending: open it again") }
         do {
-            try syncTimes.timing { try storage.sync(file) }
+            let started = environment.monotonicNanoseconds()
+            defer { syncTimes.record(nanoseconds: environment.monotonicNanoseconds() &- started) }
+            try storage.sync(file)
         } catch {
             guard !environment.brokenRules.contains(.trustsFailedFsync) else { throw error }
             giveUpAppending(file)

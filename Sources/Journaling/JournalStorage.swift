@@ -105,15 +105,19 @@ extension JournalStorage {
 package struct JournalEnvironment {
     package var storage: any JournalStorage
     package var wallNanoseconds: () -> Int64
+    /// The monotonic clock in nanoseconds: what the journal times its syncs with (``Journal/syncTimes``).
+    package var monotonicNanoseconds: () -> UInt64
     package var randomWord: () -> UInt64
     /// Rules of the journal broken on purpose by the simulator's canaries.
     package var brokenRules: Set<Canary> = []
 
     package init(
-        storage: any JournalStorage, wallNanoseconds: @escaping () -> Int64, randomWord: @escaping () -> UInt64, brokenRules: Set<Canary> = []
+        storage: any JournalStorage, wallNanoseconds: @escaping () -> Int64, monotonicNanoseconds: @escaping () -> UInt64,
+        randomWord: @escaping () -> UInt64, brokenRules: Set<Canary> = []
     ) {
         self.storage = storage
         self.wallNanoseconds = wallNanoseconds
+        self.monotonicNanoseconds = monotonicNanoseconds
         self.randomWord = randomWord
         self.brokenRules = brokenRules
     }
@@ -126,6 +130,11 @@ package struct JournalEnvironment {
                 var ts = timespec()
                 clock_gettime(CLOCK_REALTIME, &ts)
                 return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+            },
+            monotonicNanoseconds: {
+                var ts = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
             },
             randomWord: {
                 var generator = SystemRandomNumberGenerator()

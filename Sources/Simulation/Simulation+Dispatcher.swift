@@ -94,7 +94,8 @@ extension Simulation {
         process.journal = nil
         let node = Node.dispatcher(index)
         let environment = JournalEnvironment(
-            storage: process.disk, wallNanoseconds: { [unowned self] in time(node).wallNanoseconds }, randomWord: { [unowned self] in rng.next() },
+            storage: process.disk, wallNanoseconds: { [unowned self] in time(node).wallNanoseconds },
+            monotonicNanoseconds: { [unowned self] in time(node).milliseconds &* 1_000_000 }, randomWord: { [unowned self] in rng.next() },
             brokenRules: options.canary.map { [$0] } ?? [])
         let journal = try Journal(
             directory: Simulation.journalDirectory, policy: fsync == .none ? .none : .batch, segmentBytes: Simulation.segmentBytes,

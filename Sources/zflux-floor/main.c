@@ -381,37 +381,46 @@ static int fsync_probe(int argc, char **argv) {
     const char *dir = option(argc, argv, "--dir", NULL);
     int count = atoi(option(argc, argv, "--count", "500"));
     size_t bytes = (size_t)strtoull(option(argc, argv, "--bytes", "160"), NULL, 10);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/zflux-floor-fsync-%d", dir, (int)getpid());
     const char *layout = option(argc, argv, "--layout", "append");
     int preallocated = strcmp(layout, "preallocated") == 0;
     if (!preallocated && strcmp(layout, "append") != 0) { fprintf(stderr, "zflux-floor: --layout is append or preallocated\n"); return 2; }
+    if (count < 1 || bytes < 1) { fprintf(stderr, "zflux-floor: --count and --bytes are at least 1\n"); return 2; }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/zflux-floor-fsync-%d", dir, (int)getpid());
+    // append, the journal's way: each write grows the file. preallocated: the file is written whole
+    // with zeros and synced first; each record then overwrites its place.
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (preallocated ? 0 : O_APPEND), 0600);
-    if (fd < 0 || count < 1) { fprintf(stderr, "zflux-floor: cannot create %s: %s\n", path, strerror(errno)); return 1; }
-    unsigned char *block = calloc(bytes ? bytes : 1, 1);
+    if (fd < 0) { fprintf(stderr, "zflux-floor: cannot create %s: %s\n", path, strerror(errno)); return 1; }
+    unsigned char *block = calloc(bytes, 1);
     uint64_t *times = calloc((size_t)count, sizeof(uint64_t));
-    if (preallocated) {
-        unsigned char *zeros = calloc((size_t)count, bytes ? bytes : 1);
-        if (write(fd, zeros, (size_t)count * bytes) != (ssize_t)((size_t)count * bytes) || fsync(fd) != 0) {
-            fprintf(stderr, "zflux-floor: cannot preallocate %s: %s\n", path, strerror(errno));
-            return 1;
+    const char *failed = block && times ? NULL : "out of memory";
+    if (!failed && preallocated) {
+        // In chunks of at most 1 MiB: one write of it all could come back short.
+        static unsigned char zeros[1 << 20];
+        for (off_t left = (off_t)count * (off_t)bytes; left > 0 && !failed;) {
+            size_t chunk = left < (off_t)sizeof zeros ? (size_t)left : sizeof zeros;
+            ssize_t written = write(fd, zeros, chunk);
+            if (written <= 0) failed = "cannot preallocate";
+            else left -= written;
         }
-        free(zeros);
+        if (!failed && fsync(fd) != 0) failed = "cannot preallocate";
     }
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < count && !failed; i++) {
         uint64_t t0 = now_ns();
         ssize_t written = preallocated ? pwrite(fd, block, bytes, (off_t)i * (off_t)bytes) : write(fd, block, bytes);
-        if (written != (ssize_t)bytes || fdatasync(fd) != 0) {
-            fprintf(stderr, "zflux-floor: write+fdatasync failed: %s\n", strerror(errno));
-            return 1;
-        }
+        if (written != (ssize_t)bytes || fdatasync(fd) != 0) failed = "write+fdatasync failed";
         times[i] = now_ns() - t0;
     }
+    int error = errno;
     close(fd);
     unlink(path);
+    if (failed) {
+        fprintf(stderr, "zflux-floor: %s in %s: %s\n", failed, dir, strerror(error));
+        return 1;
+    }
     qsort(times, (size_t)count, sizeof(uint64_t), compare_u64);
-    printf("{\"count\":%d,\"bytes\":%zu,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f}\n", count, bytes,
-           times[count / 2] / 1e3, times[count * 9 / 10] / 1e3, times[count * 99 / 100] / 1e3, times[count - 1] / 1e3);
+    printf("{\"count\":%d,\"bytes\":%zu,\"layout\":\"%s\",\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f}\n", count,
+           bytes, layout, times[count / 2] / 1e3, times[count * 9 / 10] / 1e3, times[count * 99 / 100] / 1e3, times[count - 1] / 1e3);
     return 0;
 }
 

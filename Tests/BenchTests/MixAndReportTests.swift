@@ -149,18 +149,22 @@ struct MixAndReportTests {
             return status
         }
         let syncs = try #require(BenchReport.JournalSyncs(before: status(syncs: 100), after: status(syncs: 350), actions: 1000))
-        #expect(syncs == BenchReport.JournalSyncs(perAction: 0.25, p50Us: 240, p99Us: 400, maxUs: 900))
-        // A dispatcher that had not synced before the run counts from nothing.
-        #expect(BenchReport.JournalSyncs(before: status(syncs: nil), after: status(syncs: 500), actions: 1000)?.perAction == 0.5)
-        // No answer after the run, no sync in it (fsync none), or no action: nothing to tell.
+        #expect(syncs == BenchReport.JournalSyncs(syncs: 250, perAction: 0.25, sampled: 350, p50Us: 240, p99Us: 400, maxUs: 900))
+        // A dispatcher that had not synced before the run answered without the field: it counts from nothing.
+        #expect(BenchReport.JournalSyncs(before: status(syncs: nil), after: status(syncs: 5000), actions: 1000)?.sampled == 1024)
+        // No answer before or after the run, no sync in it (fsync none), or no action: nothing to tell.
+        #expect(BenchReport.JournalSyncs(before: nil, after: status(syncs: 100), actions: 1000) == nil)
         #expect(BenchReport.JournalSyncs(before: status(syncs: 100), after: nil, actions: 1000) == nil)
         #expect(BenchReport.JournalSyncs(before: status(syncs: 100), after: status(syncs: 100), actions: 1000) == nil)
-        #expect(BenchReport.JournalSyncs(before: nil, after: status(syncs: 100), actions: 0) == nil)
+        #expect(BenchReport.JournalSyncs(before: status(syncs: nil), after: status(syncs: 100), actions: 0) == nil)
         var report = BenchReport(
             setup: Self.setup(workload: "ledger", actions: []), rateTarget: 10, result: TrialResult(), cpuSeconds: [:], floor: nil,
             stateUpdateBytes: nil)
         report.journalSyncs = syncs
-        #expect(report.table().contains("the journal's own syncs in the run: 0.250 per action; the newest 1,024: p50 240 µs, p99 400 µs, max 900 µs"))
+        #expect(
+            report.table().contains(
+                "the journal's own syncs in the run: 250 (0.250 per action); the dispatcher's newest 350 at its end: p50 240 µs, p99 400 µs, max 900 µs"
+            ))
         let json = try Self.object(Array(report.json().utf8))
         #expect((json["journal_syncs"] as? [String: Any])?["per_action"] as? Double == 0.25, "\(json)")
     }

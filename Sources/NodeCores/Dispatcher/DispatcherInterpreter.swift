@@ -1,10 +1,6 @@
 @_spi(Simulation) import FluxCore
 import Logging
 
-/// What a dispatcher's interpreter needs of the world it runs in: sockets, a disk, a clock. The real
-/// loop (`DispatcherLoop`) gives it libzmq sockets and the journal's fsync; the simulator gives it its
-/// network, its disk (whose fsync takes time) and its clock. Everything else, the order in which the
-/// core's commands are carried out included, is ``DispatcherInterpreter``'s, and so the same in both.
 /// What only a dispatcher's host knows, for a STATUS answer.
 package struct DispatcherStatusFacts {
     package var pid: Int
@@ -16,6 +12,10 @@ package struct DispatcherStatusFacts {
     package init(pid: Int, subscribers: Int, syncs: SyncTimes? = nil) { (self.pid, self.subscribers, self.syncs) = (pid, subscribers, syncs) }
 }
 
+/// What a dispatcher's interpreter needs of the world it runs in: sockets, a disk, a clock. The real
+/// loop (`DispatcherLoop`) gives it libzmq sockets and the journal's fsync; the simulator gives it its
+/// network, its disk (whose fsync takes time) and its clock. Everything else, the order in which the
+/// core's commands are carried out included, is ``DispatcherInterpreter``'s, and so the same in both.
 package protocol DispatcherIO: AnyObject {
     /// The monotonic clock, in milliseconds.
     func monotonicMilliseconds() -> UInt64

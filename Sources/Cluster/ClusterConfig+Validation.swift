@@ -48,7 +48,11 @@ extension ClusterConfig {
     /// their dependencies must be met. At most one store per app runs its effects.
     func checkedStores(apps: [any AnyApp]?) throws -> [StoreSection] {
         let stores = self.stores ?? []
-        guard !stores.isEmpty else { throw ClusterError("the config has no [[store]] entries") }
+        guard !stores.isEmpty else {
+            throw ClusterError(
+                "the config has no [[store]] entries: a cluster runs at least one store; add one, such as [[store]] with name = \"counter\" (docs/reference/config.md lists its keys)"
+            )
+        }
         for entry in stores {
             let app = entry.app ?? entry.name
             if let apps, !apps.contains(where: { $0.name == app }) {

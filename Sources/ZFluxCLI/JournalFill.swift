@@ -14,8 +14,10 @@ extension JournalCommand {
                 into the journal of the cluster whose topology --run-dir holds (each member's, for a \
                 dispatcher pair: the same records under one cluster id, as a standby holds them once it has \
                 followed its leader). The records go in as a running dispatcher writes them: segments of the \
-                cluster's segment_mb, an index file for each segment rolled past, and a checkpoint at each \
-                roll and every million records. Each journal directory must be missing or empty. Then start \
+                cluster's segment_mb, an index file for each segment rolled past, and a checkpoint after each \
+                roll (at the end of the batch of 4,096 records that rolled, as a dispatcher writes one at \
+                its first commit after a roll) and every million records. Each journal directory must be \
+                missing or empty. Then start \
                 the cluster on it. A line on stderr says how far it has come.
 
                   zflux journal fill --records 10000000 --app counter --action incrementTapped --run-dir DIR

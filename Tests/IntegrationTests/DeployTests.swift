@@ -198,6 +198,8 @@ struct DeployTests {
             ("[restart]\nmax_restarts = -1\n[[store]]\nname = \"todo\"\n", ":2: max_restarts must be"),
             ("[journal]\nfsync = \"sometimes\"\n[[store]]\nname = \"todo\"\n", ":2: fsync 'sometimes' is not one of: always, batch, none"),
             ("[cluster]\ncodec = \"xml\"\n[[store]]\nname = \"todo\"\n", ":2: codec 'xml' is not one of: binary, json"),
+            // The new user's trial: a config of only [journal] was refused with no word on what to add.
+            ("[journal]\nsegment_mb = 1\n", "no [[store]] entries: a cluster runs at least one store; add one, such as [[store]] with name"),
         ]
         for (index, (text, expected)) in cases.enumerated() {
             let path = dir + "/c\(index).toml"

@@ -55,6 +55,13 @@ struct BenchCommand: AsyncParsableCommand {
             and an e2e p99 of at most 20 ms (a queue that grows shows in its latency first); --json \
             reports it as max.rate with the trials.
 
+            A run at one rate also reads the dispatcher's status before and after it, and prints the \
+            journal's own syncs in the run: how many, how many per action sent (warm-up included), and \
+            the p50, p99 and longest of the dispatcher's newest syncs at the run's end (up to 1,024; \
+            journal_syncs in --json: syncs, per_action, sampled, p50_us, p99_us, max_us). With --floor, \
+            the quiet disk's write+fdatasync is printed beside it. Under fsync none the journal never \
+            syncs, and there is no such line.
+
             On a VM the report also says how much of the machine's CPU time the hypervisor took during the \
             run (steal, from /proc/stat): a guest out of CPU quota is paused, and the pauses show in the \
             tails. Compare runs only when their steal is alike.

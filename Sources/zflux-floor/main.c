@@ -69,6 +69,47 @@ static void die(const char *what) {
     exit(1);
 }
 
+/// What `zflux-floor --help` prints (the comment at the top of this file, for a user without it).
+static const char usage[] =
+    "zflux-floor: the physical floor of `zflux bench --floor`: C programs on libzmq, the same hops as a\n"
+    "zflux cluster and none of its logic. `zflux bench --floor` starts them; run alone, `fsync` is the one\n"
+    "a user may want.\n"
+    "\n"
+    "  zflux-floor sequencer --input EP --publish EP\n"
+    "  zflux-floor forward   --input EP --publish EP\n"
+    "  zflux-floor sink      --input EP --out FILE --count N [--timeout-ms T]\n"
+    "  zflux-floor client    --connect EP --rate R --count N --clients C --payload-bytes P --out FILE [--ready FILE]...\n"
+    "  zflux-floor fsync     --dir D [--count N] [--bytes B] [--layout append|preallocated]\n"
+    "\n"
+    "fsync times N (default 500) writes of B bytes (default 160, a small journal record) each followed by\n"
+    "fdatasync, in a file it makes in D (made when missing) and removes, and prints one JSON line:\n"
+    "count, bytes, layout, p50_us, p90_us, p99_us, max_us. --layout append (default) grows the file at\n"
+    "each write, as the journal does, so each fdatasync also writes the file's size; preallocated writes\n"
+    "the file whole with zeros and syncs it first, then each record overwrites its place.\n";
+
+/// Exits 2 naming the first argument after the command that is not one of `names` (each taking a
+/// value) or lacks its value.
+static void only_options(int argc, char **argv, const char *const *names) {
+    for (int i = 2; i < argc; i += 2) {
+        int known = 0;
+        for (const char *const *name = names; *name; name++) known |= strcmp(argv[i], *name) == 0;
+        if (!known) { fprintf(stderr, "zflux-floor %s: unknown option %s (--help lists them)\n", argv[1], argv[i]); exit(2); }
+        if (i + 1 >= argc) { fprintf(stderr, "zflux-floor %s: %s needs a value\n", argv[1], argv[i]); exit(2); }
+    }
+}
+
+/// The whole of `text` as a positive integer, or exit 2 naming `name`.
+static long long positive(const char *name, const char *text) {
+    char *end = NULL;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < 1) {
+        fprintf(stderr, "zflux-floor: %s must be a whole number of at least 1, not '%s'\n", name, text);
+        exit(2);
+    }
+    return value;
+}
+
 static const char *option(int argc, char **argv, const char *name, const char *fallback) {
     for (int i = 2; i + 1 < argc; i++) if (strcmp(argv[i], name) == 0) return argv[i + 1];
     if (!fallback) { fprintf(stderr, "zflux-floor: %s is required\n", name); exit(2); }
@@ -378,13 +419,28 @@ static int compare_u64(const void *a, const void *b) {
 
 // What the journal's disk costs: append B bytes and fdatasync, N times, in a file in DIR.
 static int fsync_probe(int argc, char **argv) {
+    static const char *const names[] = {"--dir", "--count", "--bytes", "--layout", NULL};
+    only_options(argc, argv, names);
     const char *dir = option(argc, argv, "--dir", NULL);
-    int count = atoi(option(argc, argv, "--count", "500"));
-    size_t bytes = (size_t)strtoull(option(argc, argv, "--bytes", "160"), NULL, 10);
+    long long counted = positive("--count", option(argc, argv, "--count", "500"));
+    long long sized = positive("--bytes", option(argc, argv, "--bytes", "160"));
+    if (counted > 100000000 || sized > (1 << 30)) { fprintf(stderr, "zflux-floor: --count at most 100000000, --bytes at most 1 GiB\n"); return 2; }
+    int count = (int)counted;
+    size_t bytes = (size_t)sized;
     const char *layout = option(argc, argv, "--layout", "append");
     int preallocated = strcmp(layout, "preallocated") == 0;
-    if (!preallocated && strcmp(layout, "append") != 0) { fprintf(stderr, "zflux-floor: --layout is append or preallocated\n"); return 2; }
-    if (count < 1 || bytes < 1) { fprintf(stderr, "zflux-floor: --count and --bytes are at least 1\n"); return 2; }
+    if (!preallocated && strcmp(layout, "append") != 0) { fprintf(stderr, "zflux-floor: --layout is append or preallocated, not '%s'\n", layout); return 2; }
+    // Made when missing, with its parents (mkdir -p).
+    char made[4096];
+    snprintf(made, sizeof made, "%s", dir);
+    for (char *slash = made + 1;; slash++) {
+        int last = *slash == '\0';
+        if (*slash != '/' && !last) continue;
+        *slash = '\0';
+        if (mkdir(made, 0700) != 0 && errno != EEXIST) { fprintf(stderr, "zflux-floor: cannot make %s: %s\n", made, strerror(errno)); return 1; }
+        if (last) break;
+        *slash = '/';
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/zflux-floor-fsync-%d", dir, (int)getpid());
     // append, the journal's way: each write grows the file. preallocated: the file is written whole
@@ -437,11 +493,17 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
     const char *command = argc > 1 ? argv[1] : "";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+    }
     if (strcmp(command, "sequencer") == 0) return sequencer(argc, argv);
     if (strcmp(command, "forward") == 0) return forward(argc, argv);
     if (strcmp(command, "sink") == 0) return sink(argc, argv);
     if (strcmp(command, "client") == 0) return client(argc, argv);
     if (strcmp(command, "fsync") == 0) return fsync_probe(argc, argv);
-    fprintf(stderr, "usage: zflux-floor sequencer|forward|sink|client|fsync [options] (see the comment at the top of main.c)\n");
+    fputs(usage, stderr);
     return 2;
 }

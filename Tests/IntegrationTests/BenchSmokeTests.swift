@@ -129,6 +129,33 @@ struct BenchSmokeTests {
         #expect(same.status == 0 && same.stderr.contains("no regression"), "\(same.stderr)")
     }
 
+    @Test("zflux-floor fsync times both layouts in a directory it makes, leaves nothing there, and refuses options it does not take")
+    func floorFsyncProbe() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-fsync-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let program = (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-floor"
+        for layout in ["append", "preallocated"] {
+            let probed = try runProgram(program, ["fsync", "--dir", dir + "/made", "--count", "20", "--layout", layout])
+            #expect(probed.status == 0, "\(probed.stderr)")
+            let line = try #require(try JSONSerialization.jsonObject(with: Data(probed.stdout.utf8)) as? [String: Any], "\(probed.stdout)")
+            #expect(line["layout"] as? String == layout && line["count"] as? Int == 20 && line["bytes"] as? Int == 160, "\(line)")
+            let p50 = try #require(line["p50_us"] as? Double), p99 = try #require(line["p99_us"] as? Double)
+            #expect(p50 <= p99 && p99 <= (line["max_us"] as? Double ?? 0), "\(line)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/made").isEmpty, "its file is removed")
+        }
+        // The trial's trips: each is refused with exit 2 and a reason, before anything is written.
+        for (arguments, reason) in [
+            (["--frobnicate", "1"], "unknown option --frobnicate"), (["--layout"], "--layout needs a value"),
+            (["--count", "abc"], "--count must be a whole number"), (["--layout", "sideways"], "not 'sideways'"),
+        ] {
+            let refused = try runProgram(program, ["fsync", "--dir", dir + "/refused"] + arguments)
+            #expect(refused.status == 2 && refused.stderr.contains(reason), "\(arguments): \(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/refused"))
+        let help = try runProgram(program, ["fsync", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("--layout append|preallocated"), "\(help.stdout)")
+    }
+
     @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")
     func floorStopsWhateverItsMask() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-mask-\(getpid())").path

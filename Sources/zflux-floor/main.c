@@ -417,7 +417,8 @@ static int compare_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-// What the journal's disk costs: append B bytes and fdatasync, N times, in a file in DIR.
+// What the journal's disk costs: B bytes written and fdatasync, N times, in a file in DIR (appended,
+// or each over its place in a file written whole first: --layout).
 static int fsync_probe(int argc, char **argv) {
     static const char *const names[] = {"--dir", "--count", "--bytes", "--layout", NULL};
     only_options(argc, argv, names);
@@ -430,6 +431,7 @@ static int fsync_probe(int argc, char **argv) {
     const char *layout = option(argc, argv, "--layout", "append");
     int preallocated = strcmp(layout, "preallocated") == 0;
     if (!preallocated && strcmp(layout, "append") != 0) { fprintf(stderr, "zflux-floor: --layout is append or preallocated, not '%s'\n", layout); return 2; }
+    if (dir[0] == '\0') { fprintf(stderr, "zflux-floor: --dir is empty\n"); return 2; }
     // Made when missing, with its parents (mkdir -p).
     char made[4096];
     snprintf(made, sizeof made, "%s", dir);
@@ -456,7 +458,8 @@ static int fsync_probe(int argc, char **argv) {
         for (off_t left = (off_t)count * (off_t)bytes; left > 0 && !failed;) {
             size_t chunk = left < (off_t)sizeof zeros ? (size_t)left : sizeof zeros;
             ssize_t written = write(fd, zeros, chunk);
-            if (written <= 0) failed = "cannot preallocate";
+            if (written < 0) failed = "cannot preallocate";
+            else if (written == 0) { errno = ENOSPC; failed = "cannot preallocate"; }
             else left -= written;
         }
         if (!failed && fsync(fd) != 0) failed = "cannot preallocate";

@@ -4,8 +4,6 @@ import Testing
 /// How the dispatcher times its journal's syncs for its status (`journal_sync_p50_us`…).
 @Suite("The journal's sync times: a count, and percentiles of the newest 1,024")
 struct SyncTimesTests {
-    struct Refused: Error {}
-
     @Test("before a sync there is nothing to tell; after, the median, 99th percentile and longest")
     func percentiles() {
         var times = SyncTimes()

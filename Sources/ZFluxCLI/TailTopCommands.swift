@@ -100,7 +100,8 @@ struct TailCommand: AsyncParsableCommand {
 struct TopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "top",
-        abstract: "A live dashboard of the cluster: every node, its role, pid, uptime, version, rate, lag, subscribers, journal size, restarts.",
+        abstract:
+            "A live dashboard of the cluster: every node, its role, pid, uptime, version, rate, lag, subscribers, journal size and sync p99, restarts.",
         discussion:
             "Refreshes every second on a terminal: / filters the nodes, ? lists the keys, q or Ctrl-C quits. Not on a terminal, or with --once, prints the table once."
     )

@@ -92,6 +92,18 @@ struct TerminalTests {
         #expect(TopTable.state(of: status) == "connected, 2 effects held (dispatcher older?)")
     }
 
+    @Test("top's JOURNAL cell: the size, the first seq once segments were let go, and the syncs' p99 once the journal synced")
+    func journalCell() {
+        var status = NodeStatus(role: .dispatcher, pid: 1, uptimeMs: 1, subscribers: 0, rejected: 0)
+        status.journalBytes = 3_100_000
+        #expect(TopTable.journal(of: status) == "3.1 MB")
+        status.journalFirstSeq = 1171
+        #expect(TopTable.journal(of: status) == "3.1 MB from 1171")
+        (status.journalSyncs, status.journalSyncP50Us, status.journalSyncP99Us, status.journalSyncMaxUs) = (40, 180, 412, 900)
+        #expect(TopTable.journal(of: status) == "3.1 MB from 1171, sync p99 412 µs")
+        #expect(TopTable.journal(of: NodeStatus(role: .store, pid: 1, uptimeMs: 1, subscribers: 0, rejected: 0)) == "-")
+    }
+
     @Test("top's STATE says who holds a journal over retain_mb back, the leader's and the standby's")
     func retentionInTop() {
         var status = NodeStatus(role: .dispatcher, pid: 1, uptimeMs: 1, subscribers: 0, rejected: 0)

@@ -41,9 +41,7 @@ public final class TopTable: @unchecked Sendable {
             previous[key] = (count, now)
             let uptime = String(format: "%.0fs", Double(status.uptimeMs) / 1000)
             let lag = key == "dispatcher" ? "-" : "\(max(0, head - count))"
-            var journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
-            // Once retention (or a compaction) let its oldest segments go: where it now starts.
-            if let first = status.journalFirstSeq, first > 1 { journal += " from \(first)" }
+            let journal = TopTable.journal(of: status)
             var role = status.role.rawValue
             if let leads = status.leader {
                 // A dispatcher of a pair: which one leads.
@@ -60,6 +58,16 @@ public final class TopTable: @unchecked Sendable {
     }
 
     /// The STATE column of a node that answered: how it stands, and what needs a look.
+    /// The JOURNAL cell: the journal's size; where it starts once retention (or a compaction) let its
+    /// oldest segments go; and, once it has synced, the p99 of its newest syncs (a slowing disk shows
+    /// there before the ACKs do).
+    package static func journal(of status: NodeStatus) -> String {
+        var journal = status.journalBytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+        if let first = status.journalFirstSeq, first > 1 { journal += " from \(first)" }
+        if let p99 = status.journalSyncP99Us { journal += ", sync p99 \(p99) µs" }
+        return journal
+    }
+
     package static func state(of status: NodeStatus) -> String {
         var state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
         if status.leader != nil {

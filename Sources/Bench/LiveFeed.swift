@@ -32,7 +32,8 @@ package final class BenchLiveFeed {
         // The same file, now under its name: the lines after go on through the open descriptor.
         guard rename(aside, path) == 0 else {
             let reason = String(cString: strerror(errno))
-            close(descriptor)
+            // The descriptor is closed by deinit, which runs when an initializer throws after every
+            // property is set: closing it here too would close another thread's file under that number.
             unlink(aside)
             throw BenchError("cannot write \(path): \(reason)")
         }

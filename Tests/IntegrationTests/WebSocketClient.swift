@@ -44,13 +44,14 @@ final class WebSocketClient {
                 guard status == 101 else {
                     while fill() {}
                     let body = String(decoding: buffer, as: UTF8.self)
-                    Glibc.close(fd)
+                    // Not closed here: an initializer that throws once every property is set still runs
+                    // deinit, which closes it. A second close would close whatever another thread opened
+                    // under the number meanwhile (a child's pipe failed to spawn with EBADF in CI).
                     throw Refused(status: status, body: body)
                 }
                 return
             }
             guard fill() else {
-                Glibc.close(fd)
                 throw NodeError("the connection closed during the upgrade")
             }
         }

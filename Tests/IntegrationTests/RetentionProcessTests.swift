@@ -38,6 +38,40 @@ struct RetentionProcessTests {
     }
 
     @Test(
+        "a store's snapshot that held retention back lets the segments go once it is written, without waiting for the next checkpoint (a journal that no longer grows writes none)"
+    )
+    func retentionRunsAgainOnceAStoreSnapshots() async throws {
+        var template = Array("/tmp/zf-retain-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/cluster.toml"
+        // One store, which snapshots only after 400 actions: the fill's rolls find it without one.
+        try "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\nretain_mb = 1\nsnapshot_every = 400\n[[store]]\nname = \"ledger\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
+        defer { cluster.stop() }
+        try cluster.waitUntilReady(timeout: .seconds(60))
+        func dispatcher() throws -> NodeStatus? {
+            try cluster.zflux(["status"]).stdout.split(separator: "\n").compactMap { try? NodeStatus.decode(Array($0.utf8)) }.first {
+                $0.role == .dispatcher
+            }
+        }
+        // About 2.4 MiB in 1 MiB segments: two rolls, two checkpoints, and the store's missing snapshot
+        // holds every segment back.
+        try Self.fill(300) { try cluster.zflux($0, timeout: .seconds(300)) }
+        try await eventually("retention says the store held it back", timeout: .seconds(60), interval: .milliseconds(250)) {
+            try dispatcher()?.journalRetention?.hasPrefix("over retain_mb") == true
+        }
+        #expect(try dispatcher()?.journalFirstSeq == 1)
+        // Small actions take the store past 400 (it snapshots) and roll no segment.
+        let small = try cluster.zflux(["dispatch", "ledger", "post", #"{"account":1,"amount":1,"memo":"m"}"#, "--repeat", "150"])
+        try #require(small.status == 0, "\(small.stderr)")
+        try await eventually("the oldest segment goes once the snapshot is there", timeout: .seconds(30), interval: .milliseconds(250)) {
+            (try dispatcher()?.journalFirstSeq ?? 0) > 1
+        }
+    }
+
+    @Test(
         "with retain_mb, a pair's standby lets its own oldest segments go after its checkpoints, as the leader does: both journals stay bounded, and a failover afterwards serves from the standby's compacted journal"
     )
     func standbyRetains() async throws {

@@ -136,8 +136,10 @@ package final class DispatcherInterpreter {
         core.tick(now: now)
         try carryOut()
         try retryUnwritten()
+        retainIfHeldBack()
         var deadline = core.nextDeadlineMs(now: now)
         let monotonic = io.monotonicMilliseconds()
+        if let retry = retentionRetryMs { deadline = min(deadline, retry) }
         if let service = nextServiceMs() { deadline = min(deadline, monotonic + service) }
         if hasUnwritten { deadline = min(deadline, monotonic + DispatcherInterpreter.journalRetryMilliseconds) }
         return deadline
@@ -287,6 +289,24 @@ package final class DispatcherInterpreter {
 
     /// What retention last did or held back, for the status: nil until it first ran.
     package private(set) var retention: String?
+    /// When retention runs again (monotonic ms) because a reader held segments back the last time: a
+    /// store that snapshots, or a standby that catches up, lets them go within a second, not at the
+    /// next checkpoint (which a journal that no longer grows never writes). Nil while nothing held back.
+    private var retentionRetryMs: UInt64?
+    static let retentionRetryMilliseconds: UInt64 = 1000
+
+    /// Runs retention again once it is due (``retentionRetryMs``).
+    private func retainIfHeldBack() {
+        guard let due = retentionRetryMs, io.monotonicMilliseconds() >= due, unwritten.isEmpty, let log = log as? any CheckpointedLog else {
+            return
+        }
+        do {
+            try retain(log)
+        } catch {
+            retentionRetryMs = io.monotonicMilliseconds() + DispatcherInterpreter.retentionRetryMilliseconds
+            logger.warning("retention could not let segments go", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// Lets the journal's oldest segments go when it is over `[journal] retain_mb`, as far as its
     /// readers allow (``JournalRetention``): run after each checkpoint, so that the schedules the
@@ -300,6 +320,9 @@ package final class DispatcherInterpreter {
                     ?? .init(from: log.firstSeq, who: "a standby that has not followed yet"))
         }
         retention = try JournalRetention.run(on: log, budget: budget, stores: io.storeNeeds(), others: standby, logger: logger)
+        retentionRetryMs =
+            retention?.hasPrefix(JournalRetention.heldBack) == true
+            ? io.monotonicMilliseconds() + DispatcherInterpreter.retentionRetryMilliseconds : nil
         // New replay requests from before it are told the history was truncated; one being served
         // ends where the journal fails to read it (a read from before the first seq fails, and never
         // answers with later records), and the store's next request is told so.

@@ -29,6 +29,9 @@ extension JournalRetention {
                 metadata: ["segments": "\(plan.remove)", "bytes": "\(plan.freedBytes)", "seqs": "\(first)…\(log.firstSeq - 1)"])
         }
         assert(needs.allSatisfy { $0.from >= log.firstSeq || plan.remove == 0 }, "nothing a reader needs went")
-        return plan.keptFor.map { "over retain_mb, kept from seq \(log.firstSeq) for \($0.who)" } ?? "within retain_mb"
+        return plan.keptFor.map { "\(heldBack) kept from seq \(log.firstSeq) for \($0.who)" } ?? "within retain_mb"
     }
+
+    /// How ``run(on:budget:stores:others:logger:)``'s answer begins when a reader held segments back.
+    package static let heldBack = "over retain_mb,"
 }

@@ -160,7 +160,7 @@ package enum Settings {
         package static let retainMb = Setting<Int>(
             "journal", "retain_mb", unit: " (MiB)", defaultNote: "none: the journal keeps everything", minimum: 1,
             doc:
-                "dispatcher: past this size on disk, its oldest segments go by themselves at each segment roll, never one a store's snapshot (in `snapshot_directory`), the standby or the older checkpoint still needs; `journal_retention` in the status says what held some back"
+                "dispatcher: past this size on disk, its oldest segments go by themselves at each segment roll (and every second while a reader holds some back), never one a store's snapshot (in `snapshot_directory`), the standby or the older checkpoint still needs; `journal_retention` in the status says what held some back"
         )
     }
 

@@ -1,5 +1,6 @@
 import FluxCore
 import Foundation
+import NodeCores
 import NodeSupport
 
 /// One bench run as `--json` prints it (keys in snake_case: `rate_target`, `e2e.p99_us`, …).
@@ -86,7 +87,8 @@ public struct BenchReport: Codable, Sendable {
             let syncs = count - Swift.min(count, before.journalSyncs ?? 0)
             guard syncs > 0 else { return nil }
             self.init(
-                syncs: syncs, perAction: Double(syncs) / Double(actions), sampled: Swift.min(count, 1024), p50Us: Double(p50), p99Us: Double(p99),
+                syncs: syncs, perAction: Double(syncs) / Double(actions), sampled: Swift.min(count, UInt64(SyncTimes.kept)), p50Us: Double(p50),
+                p99Us: Double(p99),
                 maxUs: Double(max))
         }
     }

@@ -18,14 +18,15 @@ struct RetentionProcessTests {
         }
     }
 
-    /// Writes a cluster config with retention on (1 MiB segments, 1 MiB budget, stores that snapshot
-    /// often) into a new temporary directory.
-    static func retainingConfig() throws -> (dir: String, config: String) {
+    /// Writes a cluster config with retention on (1 MiB segments, 1 MiB budget, `stores` that snapshot
+    /// every `snapshotEvery` actions: often, by default) into a new temporary directory.
+    static func retainingConfig(snapshotEvery: Int = 20, stores: [String] = ["ledger", "counter"]) throws -> (dir: String, config: String) {
         var template = Array("/tmp/zf-retain-XXXXXX".utf8CString)
         let dir = String(cString: try #require(mkdtemp(&template)))
         let config = dir + "/cluster.toml"
         try
-            "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\nretain_mb = 1\nsnapshot_every = 20\n[[store]]\nname = \"ledger\"\n[[store]]\nname = \"counter\"\n"
+            ("[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\nretain_mb = 1\nsnapshot_every = \(snapshotEvery)\n"
+            + stores.map { "[[store]]\nname = \"\($0)\"\n" }.joined())
             .write(toFile: config, atomically: true, encoding: .utf8)
         return (dir, config)
     }
@@ -41,13 +42,9 @@ struct RetentionProcessTests {
         "a store's snapshot that held retention back lets the segments go once it is written, without waiting for the next checkpoint (a journal that no longer grows writes none)"
     )
     func retentionRunsAgainOnceAStoreSnapshots() async throws {
-        var template = Array("/tmp/zf-retain-XXXXXX".utf8CString)
-        let dir = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/cluster.toml"
         // One store, which snapshots only after 400 actions: the fill's rolls find it without one.
-        try "[cluster]\ntransport = \"ipc\"\n[journal]\nsegment_mb = 1\nretain_mb = 1\nsnapshot_every = 400\n[[store]]\nname = \"ledger\"\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
+        let (dir, config) = try Self.retainingConfig(snapshotEvery: 400, stores: ["ledger"])
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let cluster = try ClusterProcess(transport: "ipc", extraArguments: ["--config", config])
         defer { cluster.stop() }
         try cluster.waitUntilReady(timeout: .seconds(60))

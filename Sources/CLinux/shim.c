@@ -3,7 +3,11 @@
 
 #include <malloc.h>
 #include <sched.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int CLinux_set_timer_slack_ns(unsigned long nanoseconds) { return prctl(PR_SET_TIMERSLACK, nanoseconds); }
 
@@ -26,3 +30,30 @@ int CLinux_allowed_cpus(int *cpus, int capacity) {
 }
 
 int CLinux_trim_heap(void) { return malloc_trim(0); }
+
+/* sched_setattr(2)'s argument as the kernel reads it (glibc has no wrapper before 2.41). */
+struct CLinux_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+int CLinux_request_slice(int tid, unsigned long long nanoseconds) {
+    struct CLinux_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, tid, &attr, sizeof attr, 0) != 0) return -1;
+    if (attr.policy != SCHED_OTHER) return -1;
+    attr.size = sizeof attr;
+    attr.flags = 0;
+    attr.runtime = nanoseconds;
+    return (int)syscall(SYS_sched_setattr, tid, &attr, 0);
+}
+
+unsigned long long CLinux_slice(int tid) {
+    struct CLinux_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, tid, &attr, sizeof attr, 0) != 0) return 0;
+    return attr.runtime;
+}

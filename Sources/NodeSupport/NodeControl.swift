@@ -65,12 +65,17 @@ public final class NodeShell<Command: Sendable>: Sendable {
         let control = control, ready = ready, makeLoop = makeLoop
         @Sendable func runLoop() throws {
             let loop: any NodeLoop
+            let slice: UInt64?
             do {
+                slice = try NodeThreadSlice.fromEnvironment()
                 loop = try makeLoop(control)
             } catch {
                 ready.open(error: "\(error)")
                 throw error
             }
+            // Asked for once the loop's sockets exist, so that libzmq's threads, started with the first
+            // socket, keep the default slice rather than inherit this thread's.
+            NodeThreadSlice.ask(slice)
             ready.open()
             try loop.run()
         }

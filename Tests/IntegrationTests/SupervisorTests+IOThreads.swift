@@ -44,3 +44,63 @@ extension SupervisorTests {
         #expect(dispatched.status == 0, "\(dispatched)")
     }
 }
+
+/// ZFLUX_NODE_SLICE_US: a node's own thread asks for a shorter slice than its libzmq threads'.
+extension SupervisorTests {
+    /// The slice of each thread of `pid` by its name, in nanoseconds (`se.slice` in /proc/PID/task/TID/sched).
+    static func slices(_ pid: Int32) -> [(name: String, slice: UInt64)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { task in
+            guard let sched = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/sched", encoding: .utf8),
+                let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
+                let line = sched.split(separator: "\n").first(where: { $0.hasPrefix("se.slice") }),
+                let value = line.split(separator: ":").last.flatMap({ UInt64($0.trimmingCharacters(in: .whitespaces)) })
+            else { return nil }
+            return (comm.trimmingCharacters(in: .newlines), value)
+        }
+    }
+
+    @Test(
+        "a node's own thread asks for a slice shorter than its libzmq threads' (half the default, at most 1 ms; ZFLUX_NODE_SLICE_US sets it, 0 keeps the default), and the libzmq threads keep the default",
+        arguments: [nil, "0", "250"] as [String?])
+    func nodeThreadSlice(asked: String?) throws {
+        var environment: [String: String] = [:]
+        if let asked { environment[NodeThreadSlice.environmentKey] = asked }
+        let cluster = try ClusterProcess(transport: "ipc", environment: environment)
+        defer { cluster.stop() }
+        try cluster.waitUntilReady()
+        #expect(cluster.nodePids.count >= 2, "a dispatcher and a store: \(cluster.nodePids)")
+        for (name, pid) in cluster.nodePids {
+            let threads = Self.slices(pid)
+            let io = try #require(threads.first { $0.name.hasPrefix("ZMQbg/IO") }, "\(name) has a libzmq I/O thread: \(threads)")
+            #expect(threads.filter { $0.name.hasPrefix("ZMQbg/") }.allSatisfy { $0.slice == io.slice }, "\(name): \(threads)")
+            let expected: UInt64? =
+                NodeThreadSlice.kernelTakesSlices
+                ? try NodeThreadSlice.slice(environment: environment, defaultSlice: io.slice) : nil
+            if let expected {
+                #expect(expected < io.slice, "\(name): the slice asked for is shorter than the default \(io.slice)")
+                #expect(threads.contains { $0.slice == expected && !$0.name.hasPrefix("ZMQbg/") }, "\(name) asks for \(expected): \(threads)")
+            } else {
+                #expect(threads.allSatisfy { $0.slice == io.slice }, "\(name) keeps the default everywhere: \(threads)")
+            }
+        }
+        let dispatched = try cluster.zflux(["dispatch", "counter", "addTapped", #"{"amount":3}"#, "--wait"])
+        #expect(dispatched.status == 0, "\(dispatched)")
+    }
+
+    @Test("ZFLUX_NODE_SLICE_US: unset, half the default slice within 100 µs…1 ms; 0, the default; 100…100000 µs as given; anything else refused")
+    func nodeThreadSliceRule() throws {
+        let key = NodeThreadSlice.environmentKey
+        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 3_000_000) == 1_000_000)
+        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 1_500_000) == 750_000)
+        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 150_000) == 100_000)
+        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 0) == nil, "a kernel that tells no slice is asked for none")
+        #expect(try NodeThreadSlice.slice(environment: [key: ""], defaultSlice: 3_000_000) == 1_000_000)
+        #expect(try NodeThreadSlice.slice(environment: [key: "0"], defaultSlice: 3_000_000) == nil)
+        #expect(try NodeThreadSlice.slice(environment: [key: "100"], defaultSlice: 0) == 100_000)
+        #expect(try NodeThreadSlice.slice(environment: [key: "100000"], defaultSlice: 3_000_000) == 100_000_000)
+        for bad in ["99", "100001", "-5", "1ms", " 200"] {
+            #expect(throws: NodeError.self, "\(bad)") { try NodeThreadSlice.slice(environment: [key: bad], defaultSlice: 3_000_000) }
+        }
+    }
+}

@@ -30,4 +30,13 @@ int CLinux_allowed_cpus(int *cpus, int capacity);
  * 1 when memory was released. */
 int CLinux_trim_heap(void);
 
+/* Asks the scheduler for a time slice of `nanoseconds` for thread `tid` (0: the calling thread), keeping
+ * its policy (SCHED_OTHER only) and nice value: sched_setattr's sched_runtime, which Linux 6.12 and
+ * later read as the slice a fair task asks for (0: the default). Returns 0, or -1 with errno set. */
+int CLinux_request_slice(int tid, unsigned long long nanoseconds);
+
+/* The slice thread `tid` (0: the calling thread) asked for (sched_getattr's sched_runtime): 0 for the
+ * default, or when it cannot be read. */
+unsigned long long CLinux_slice(int tid);
+
 #endif

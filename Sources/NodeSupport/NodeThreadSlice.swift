@@ -1,0 +1,59 @@
+import CLinux
+import Foundation
+
+/// The time slice a node's own thread asks the scheduler for: shorter than its libzmq I/O thread's.
+///
+/// Each message the node thread sends wakes libzmq's I/O thread through an eventfd. With both on the
+/// kernel's default slice, the woken I/O thread preempts the node thread at once (about once per action
+/// at 2k/s, in the dispatcher and in the store), sends, and hands the CPU back; the node's second send
+/// of a turn (the ACK after the publish) then wakes it again. Linux's EEVDF scheduler (6.6 and later)
+/// runs the eligible task with the earliest deadline, a task's deadline is its slice ahead of it, and
+/// from 6.12 a thread may ask for its slice (`sched_setattr`'s `sched_runtime`). A node thread with
+/// the shorter slice keeps the CPU through its turn: the I/O thread runs when the node thread waits,
+/// and sends everything it was handed in one go. The other way round, a node thread woken by its I/O
+/// thread gets the CPU at once. The share of CPU each thread gets stays the same.
+///
+/// Measured with `zflux bench` at 2k/s, fsync `none` (BENCHMARKS.md): about two task switches fewer
+/// per action in the dispatcher and one in the store. The libzmq threads, started with the node's
+/// first socket, keep the default: the slice is asked for once the node's sockets exist.
+package enum NodeThreadSlice {
+    /// The slice in microseconds: `0` keeps the kernel's default.
+    package static let environmentKey = "ZFLUX_NODE_SLICE_US"
+    /// What Linux accepts for a fair thread's slice, in microseconds.
+    package static let accepted: ClosedRange<UInt64> = 100...100_000
+    /// The longest slice asked for by default, in microseconds.
+    package static let longestByDefault: UInt64 = 1_000
+
+    /// The slice to ask for, in nanoseconds, given the environment and the slice a thread gets by
+    /// default (`defaultSlice`, nanoseconds; 0 where the kernel does not say, before Linux 6.12): nil
+    /// to keep the default. Unset, half the default slice, at most ``longestByDefault`` and at least
+    /// the shortest Linux accepts. Throws on a value that is neither `0` nor in ``accepted``.
+    package static func slice(environment: [String: String], defaultSlice: UInt64) throws -> UInt64? {
+        guard let text = environment[environmentKey], !text.isEmpty else {
+            guard defaultSlice > 0 else { return nil }
+            let half = defaultSlice / 2 / 1_000
+            return min(max(half, accepted.lowerBound), longestByDefault) * 1_000
+        }
+        guard let micros = UInt64(text), micros == 0 || accepted.contains(micros) else {
+            throw NodeError(
+                "\(environmentKey) must be 0 (the kernel's default slice) or a slice from \(accepted.lowerBound) to \(accepted.upperBound) µs, not '\(text)'"
+            )
+        }
+        return micros == 0 ? nil : micros * 1_000
+    }
+
+    /// Whether this kernel tells a thread's slice, and so takes one asked for (Linux 6.12 and later).
+    package static var kernelTakesSlices: Bool { CLinux_slice(0) > 0 }
+
+    /// The slice the environment asks for the calling thread, in nanoseconds (nil: the default).
+    package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64? {
+        try slice(environment: environment, defaultSlice: CLinux_slice(0))
+    }
+
+    /// Asks for `nanoseconds` as the calling thread's slice. A kernel that refuses keeps the default:
+    /// the node works the same, only with more task switches.
+    package static func ask(_ nanoseconds: UInt64?) {
+        guard let nanoseconds else { return }
+        _ = CLinux_request_slice(0, nanoseconds)
+    }
+}

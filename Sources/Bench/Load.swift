@@ -71,6 +71,9 @@ public struct LoadClient: Sendable {
             try socket.connectSecurely(intake, security)
             sockets.append(socket)
         }
+        // The nodes' threads ask for a short slice (NodeThreadSlice); the client asks for the same, as the
+        // floor's C client does, so that the nodes' shorter slices do not make the measurer wait.
+        NodeThreadSlice.ask(try? NodeThreadSlice.fromEnvironment())
         let clientIDs = (0..<clients).map { _ in UInt64.random(in: 1...UInt64.max) }
         let timer = try TimerFD()
         let topics = mix.kinds.map { Array($0.app.utf8) }

@@ -1,7 +1,8 @@
 import CLinux
 import Foundation
 
-/// The time slice a node's own thread asks the scheduler for: shorter than its libzmq I/O thread's.
+/// The time slice a node's own thread asks the scheduler for, when its environment asks
+/// (``environmentKey``).
 ///
 /// Each message the node thread sends wakes libzmq's I/O thread through an eventfd. With both on the
 /// kernel's default slice, the woken I/O thread preempts the node thread at once (about once per action
@@ -9,31 +10,26 @@ import Foundation
 /// of a turn (the ACK after the publish) then wakes it again. Linux's EEVDF scheduler (6.6 and later)
 /// runs the eligible task with the earliest deadline, a task's deadline is its slice ahead of it, and
 /// from 6.12 a thread may ask for its slice (`sched_setattr`'s `sched_runtime`). A node thread with
-/// the shorter slice keeps the CPU through its turn: the I/O thread runs when the node thread waits,
-/// and sends everything it was handed in one go. The other way round, a node thread woken by its I/O
-/// thread gets the CPU at once. The share of CPU each thread gets stays the same.
+/// a shorter slice than its I/O thread's keeps the CPU through its turn, and the I/O thread sends
+/// everything it was handed in one go once the node thread waits. Each thread's share of the CPU stays
+/// the same. The libzmq threads, started with the node's first socket, keep the default: the slice is
+/// asked for once the node's sockets exist.
 ///
-/// Measured with `zflux bench` at 2k/s, fsync `none` (BENCHMARKS.md): about two task switches fewer
-/// per action in the dispatcher and one in the store. The libzmq threads, started with the node's
-/// first socket, keep the default: the slice is asked for once the node's sockets exist.
+/// Measured with `zflux bench` (BENCHMARKS.md, "A shorter slice for the node's thread"): at 2k/s,
+/// fsync `none`, a third fewer task switches in the dispatcher and a sixth fewer in the store, but no
+/// gain in latency or CPU per action beyond the runs' spread once the bench's client and the floor ask
+/// for the same slice; at 3k/s, fsync `batch`, more switches in the dispatcher (woken by its sync, it
+/// preempts its I/O thread). So it is asked for, not the default.
 package enum NodeThreadSlice {
     /// The slice in microseconds: `0` keeps the kernel's default.
     package static let environmentKey = "ZFLUX_NODE_SLICE_US"
     /// What Linux accepts for a fair thread's slice, in microseconds.
     package static let accepted: ClosedRange<UInt64> = 100...100_000
-    /// The longest slice asked for by default, in microseconds.
-    package static let longestByDefault: UInt64 = 1_000
 
-    /// The slice to ask for, in nanoseconds, given the environment and the slice a thread gets by
-    /// default (`defaultSlice`, nanoseconds; 0 where the kernel does not say, before Linux 6.12): nil
-    /// to keep the default. Unset, half the default slice, at most ``longestByDefault`` and at least
-    /// the shortest Linux accepts. Throws on a value that is neither `0` nor in ``accepted``.
-    package static func slice(environment: [String: String], defaultSlice: UInt64) throws -> UInt64? {
-        guard let text = environment[environmentKey], !text.isEmpty else {
-            guard defaultSlice > 0 else { return nil }
-            let half = defaultSlice / 2 / 1_000
-            return min(max(half, accepted.lowerBound), longestByDefault) * 1_000
-        }
+    /// The slice to ask for, in nanoseconds, given the environment: nil (unset, empty or `0`) keeps the
+    /// default. Throws on a value that is neither `0` nor in ``accepted``.
+    package static func slice(environment: [String: String]) throws -> UInt64? {
+        guard let text = environment[environmentKey], !text.isEmpty else { return nil }
         guard let micros = UInt64(text), micros == 0 || accepted.contains(micros) else {
             throw NodeError(
                 "\(environmentKey) must be 0 (the kernel's default slice) or a slice from \(accepted.lowerBound) to \(accepted.upperBound) µs, not '\(text)'"
@@ -47,7 +43,7 @@ package enum NodeThreadSlice {
 
     /// The slice the environment asks for the calling thread, in nanoseconds (nil: the default).
     package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64? {
-        try slice(environment: environment, defaultSlice: CLinux_slice(0))
+        try slice(environment: environment)
     }
 
     /// Asks for `nanoseconds` as the calling thread's slice. A kernel that refuses keeps the default:

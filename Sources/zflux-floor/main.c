@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,6 +158,26 @@ static int receive(void *s, zmq_msg_t *parts, int max) {
 
 static void write_cpu(const char *path);
 
+// The scheduler's slice zflux's node threads ask for when ZFLUX_NODE_SLICE_US says (µs; unset or 0: the
+// kernel's default; Sources/NodeSupport/NodeThreadSlice.swift), asked for here the same way once a
+// role's sockets exist, so that the floor runs under the scheduling the cluster does. A value zflux
+// refuses makes no request here (zflux's own nodes stop on it).
+static void ask_slice(void) {
+    struct { uint32_t size, policy; uint64_t flags; int32_t nice; uint32_t priority; uint64_t runtime, deadline, period; } attr;
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0 || attr.policy != 0) return;
+    const char *text = getenv("ZFLUX_NODE_SLICE_US");
+    if (!text || text[0] < '0' || text[0] > '9') return;
+    char *end;
+    errno = 0;
+    unsigned long long micros = strtoull(text, &end, 10);
+    if (errno || *end || micros < 100 || micros > 100000) return;
+    attr.size = sizeof attr;
+    attr.flags = 0;
+    attr.runtime = micros * 1000;
+    syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
 static void close_all(zmq_msg_t *parts, int n) { for (int i = 0; i < n; i++) zmq_msg_close(&parts[i]); }
 
 // The dispatcher's place: numbers each message, acknowledges it and publishes it, a drained burst at a time.
@@ -165,6 +186,7 @@ static int sequencer(int argc, char **argv) {
     void *in = socket_of(context, ZMQ_ROUTER), *out = socket_of(context, ZMQ_PUB);
     if (zmq_bind(in, option(argc, argv, "--input", NULL)) != 0) die("bind input");
     if (zmq_bind(out, option(argc, argv, "--publish", NULL)) != 0) die("bind publish");
+    ask_slice();
     uint64_t seq = 0;
     zmq_msg_t parts[4];
     while (!stopping) {
@@ -202,6 +224,7 @@ static int forward(int argc, char **argv) {
     zmq_setsockopt(in, ZMQ_SUBSCRIBE, "", 0);
     if (zmq_connect(in, option(argc, argv, "--input", NULL)) != 0) die("connect input");
     if (zmq_bind(out, option(argc, argv, "--publish", NULL)) != 0) die("bind publish");
+    ask_slice();
     zmq_msg_t parts[3];
     while (!stopping) {
         zmq_pollitem_t item = {in, 0, ZMQ_POLLIN, 0};
@@ -236,6 +259,7 @@ static int sink(int argc, char **argv) {
     void *in = socket_of(context, ZMQ_SUB);
     zmq_setsockopt(in, ZMQ_SUBSCRIBE, "", 0);
     if (zmq_connect(in, option(argc, argv, "--input", NULL)) != 0) die("connect input");
+    ask_slice();
     size_t capacity = (size_t)expected + 1024, count = 0;
     uint64_t *records = malloc(capacity * 2 * sizeof(uint64_t));
     if (!records) { fprintf(stderr, "zflux-floor: out of memory\n"); return 1; }
@@ -309,6 +333,7 @@ static int client(int argc, char **argv) {
         if (zmq_connect(sockets[c], option(argc, argv, "--connect", NULL)) != 0) die("connect");
         items[c] = (zmq_pollitem_t){sockets[c], 0, ZMQ_POLLIN, 0};
     }
+    ask_slice();
     unsigned char header[header_size];
     unsigned char *payload = calloc(payload_bytes ? payload_bytes : 1, 1);
     make_header(header, kind_dispatch);

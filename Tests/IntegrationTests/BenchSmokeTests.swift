@@ -1,5 +1,6 @@
 import FluxTesting
 import Foundation
+import NodeSupport
 import Testing
 
 @Suite("zflux bench (real processes)")
@@ -154,6 +155,32 @@ struct BenchSmokeTests {
         #expect(!FileManager.default.fileExists(atPath: dir + "/refused"))
         let help = try runProgram(program, ["fsync", "--help"])
         #expect(help.status == 0 && help.stdout.contains("--layout append|preallocated"), "\(help.stdout)")
+    }
+
+    @Test(
+        "the floor's sequencer asks for the slice ZFLUX_NODE_SLICE_US names once its sockets exist, as zflux's nodes do, its libzmq threads keeping the default"
+    )
+    func floorAsksTheNodesSlice() async throws {
+        try #require(NodeThreadSlice.kernelTakesSlices, "this kernel (before Linux 6.12) takes no slice")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-slice-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sequencer = Process()
+        sequencer.executableURL = URL(fileURLWithPath: (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-floor")
+        sequencer.arguments = ["sequencer", "--input", "ipc://\(dir)/in", "--publish", "ipc://\(dir)/out"]
+        sequencer.environment = ProcessInfo.processInfo.environment.merging([NodeThreadSlice.environmentKey: "250"]) { _, new in new }
+        try sequencer.run()
+        defer {
+            sequencer.terminate()
+            sequencer.waitUntilExit()
+        }
+        let pid = sequencer.processIdentifier
+        try await eventually("the sequencer's thread asks for 250 µs: \(SupervisorTests.slices(pid))", timeout: .seconds(30)) {
+            SupervisorTests.slices(pid).contains { $0.slice == 250_000 && !$0.name.hasPrefix("ZMQbg/") }
+        }
+        let threads = SupervisorTests.slices(pid)
+        let io = try #require(threads.first { $0.name.hasPrefix("ZMQbg/IO") }, "\(threads)")
+        #expect(io.slice > 250_000, "the I/O thread keeps the default: \(threads)")
     }
 
     @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")

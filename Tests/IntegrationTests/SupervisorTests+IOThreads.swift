@@ -61,24 +61,22 @@ extension SupervisorTests {
     }
 
     @Test(
-        "a node's own thread asks for a slice shorter than its libzmq threads' (half the default, at most 1 ms; ZFLUX_NODE_SLICE_US sets it, 0 keeps the default), and the libzmq threads keep the default",
+        "with ZFLUX_NODE_SLICE_US=250 the dispatcher's and the store's own thread asks for a 250 µs slice and their libzmq threads keep the default; unset or 0, every thread keeps it",
         arguments: [nil, "0", "250"] as [String?])
     func nodeThreadSlice(asked: String?) throws {
-        var environment: [String: String] = [:]
+        var environment: [String: String] = [NodeThreadSlice.environmentKey: ""]
         if let asked { environment[NodeThreadSlice.environmentKey] = asked }
         let cluster = try ClusterProcess(transport: "ipc", environment: environment)
         defer { cluster.stop() }
         try cluster.waitUntilReady()
         #expect(cluster.nodePids.count >= 2, "a dispatcher and a store: \(cluster.nodePids)")
+        let expected = try NodeThreadSlice.slice(environment: environment)
         for (name, pid) in cluster.nodePids {
             let threads = Self.slices(pid)
             let io = try #require(threads.first { $0.name.hasPrefix("ZMQbg/IO") }, "\(name) has a libzmq I/O thread: \(threads)")
             #expect(threads.filter { $0.name.hasPrefix("ZMQbg/") }.allSatisfy { $0.slice == io.slice }, "\(name): \(threads)")
-            let expected: UInt64? =
-                NodeThreadSlice.kernelTakesSlices
-                ? try NodeThreadSlice.slice(environment: environment, defaultSlice: io.slice) : nil
-            if let expected {
-                #expect(expected < io.slice, "\(name): the slice asked for is shorter than the default \(io.slice)")
+            if let expected, NodeThreadSlice.kernelTakesSlices {
+                #expect(expected < io.slice, "\(name): 250 µs is shorter than the default \(io.slice)")
                 #expect(threads.contains { $0.slice == expected && !$0.name.hasPrefix("ZMQbg/") }, "\(name) asks for \(expected): \(threads)")
             } else {
                 #expect(threads.allSatisfy { $0.slice == io.slice }, "\(name) keeps the default everywhere: \(threads)")
@@ -88,19 +86,16 @@ extension SupervisorTests {
         #expect(dispatched.status == 0, "\(dispatched)")
     }
 
-    @Test("ZFLUX_NODE_SLICE_US: unset, half the default slice within 100 µs…1 ms; 0, the default; 100…100000 µs as given; anything else refused")
+    @Test("ZFLUX_NODE_SLICE_US: unset, empty or 0 keeps the default; 100…100000 µs as given; anything else refused")
     func nodeThreadSliceRule() throws {
         let key = NodeThreadSlice.environmentKey
-        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 3_000_000) == 1_000_000)
-        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 1_500_000) == 750_000)
-        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 150_000) == 100_000)
-        #expect(try NodeThreadSlice.slice(environment: [:], defaultSlice: 0) == nil, "a kernel that tells no slice is asked for none")
-        #expect(try NodeThreadSlice.slice(environment: [key: ""], defaultSlice: 3_000_000) == 1_000_000)
-        #expect(try NodeThreadSlice.slice(environment: [key: "0"], defaultSlice: 3_000_000) == nil)
-        #expect(try NodeThreadSlice.slice(environment: [key: "100"], defaultSlice: 0) == 100_000)
-        #expect(try NodeThreadSlice.slice(environment: [key: "100000"], defaultSlice: 3_000_000) == 100_000_000)
+        #expect(try NodeThreadSlice.slice(environment: [:]) == nil)
+        #expect(try NodeThreadSlice.slice(environment: [key: ""]) == nil)
+        #expect(try NodeThreadSlice.slice(environment: [key: "0"]) == nil)
+        #expect(try NodeThreadSlice.slice(environment: [key: "100"]) == 100_000)
+        #expect(try NodeThreadSlice.slice(environment: [key: "100000"]) == 100_000_000)
         for bad in ["99", "100001", "-5", "1ms", " 200"] {
-            #expect(throws: NodeError.self, "\(bad)") { try NodeThreadSlice.slice(environment: [key: bad], defaultSlice: 3_000_000) }
+            #expect(throws: NodeError.self, "\(bad)") { try NodeThreadSlice.slice(environment: [key: bad]) }
         }
     }
 }

@@ -73,7 +73,8 @@ public struct LoadClient: Sendable {
         }
         // The nodes' threads ask for a short slice (NodeThreadSlice); the client asks for the same, as the
         // floor's C client does, so that the nodes' shorter slices do not make the measurer wait.
-        NodeThreadSlice.ask(try? NodeThreadSlice.fromEnvironment())
+        // A refusal leaves the default, as it does the nodes' (each node says so on its stderr).
+        _ = NodeThreadSlice.ask(try? NodeThreadSlice.fromEnvironment())
         let clientIDs = (0..<clients).map { _ in UInt64.random(in: 1...UInt64.max) }
         let timer = try TimerFD()
         let topics = mix.kinds.map { Array($0.app.utf8) }

@@ -1,11 +1,15 @@
 #define _GNU_SOURCE
 #include "CLinux.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#ifndef SCHED_FLAG_RESET_ON_FORK
+#define SCHED_FLAG_RESET_ON_FORK 0x01
+#endif
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,9 +48,14 @@ int CLinux_request_slice(int tid, unsigned long long nanoseconds) {
     struct CLinux_sched_attr attr;
     memset(&attr, 0, sizeof attr);
     if (syscall(SYS_sched_getattr, tid, &attr, sizeof attr, 0) != 0) return -1;
-    if (attr.policy != SCHED_OTHER) return -1;
+    if (attr.policy != SCHED_OTHER) {
+        errno = EINVAL;
+        return -1;
+    }
     attr.size = sizeof attr;
-    attr.flags = 0;
+    /* Threads the caller starts later begin with the default slice (and a reset-on-fork flag set by
+     * someone else stays set: an unprivileged thread may not clear it). */
+    attr.flags = SCHED_FLAG_RESET_ON_FORK;
     attr.runtime = nanoseconds;
     return (int)syscall(SYS_sched_setattr, tid, &attr, 0);
 }

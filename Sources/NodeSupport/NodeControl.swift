@@ -75,7 +75,7 @@ public final class NodeShell<Command: Sendable>: Sendable {
             }
             // Asked for once the loop's sockets exist, so that libzmq's threads, started with the first
             // socket, keep the default slice rather than inherit this thread's.
-            NodeThreadSlice.ask(slice)
+            if let refused = NodeThreadSlice.ask(slice) { StandardOutput.error("zflux: \(refused)\n") }
             ready.open()
             try loop.run()
         }

@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -165,7 +166,7 @@ static void write_cpu(const char *path);
 static void ask_slice(void) {
     struct { uint32_t size, policy; uint64_t flags; int32_t nice; uint32_t priority; uint64_t runtime, deadline, period; } attr;
     memset(&attr, 0, sizeof attr);
-    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0 || attr.policy != 0) return;
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0 || attr.policy != SCHED_OTHER) return;
     const char *text = getenv("ZFLUX_NODE_SLICE_US");
     if (!text || text[0] < '0' || text[0] > '9') return;
     char *end;
@@ -173,7 +174,7 @@ static void ask_slice(void) {
     unsigned long long micros = strtoull(text, &end, 10);
     if (errno || *end || micros < 100 || micros > 100000) return;
     attr.size = sizeof attr;
-    attr.flags = 0;
+    attr.flags = 0x01;  // SCHED_FLAG_RESET_ON_FORK, as the nodes ask (threads started later get the default)
     attr.runtime = micros * 1000;
     syscall(SYS_sched_setattr, 0, &attr, 0);
 }

@@ -1,6 +1,7 @@
 import FluxTesting
 import Foundation
 import NodeSupport
+import Spawn
 import Testing
 
 @Suite("zflux bench (real processes)")
@@ -158,29 +159,27 @@ struct BenchSmokeTests {
     }
 
     @Test(
-        "the floor's sequencer asks for the slice ZFLUX_NODE_SLICE_US names once its sockets exist, as zflux's nodes do, its libzmq threads keeping the default"
+        "the floor's sequencer asks for the slice ZFLUX_NODE_SLICE_US names once its sockets exist, as zflux's nodes do, its libzmq threads keeping theirs",
+        .enabled(if: NodeThreadSlice.kernelTakesSlices && threadSlicesReadable(getpid()), "this kernel takes or shows no slice (before Linux 6.12)")
     )
     func floorAsksTheNodesSlice() async throws {
-        try #require(NodeThreadSlice.kernelTakesSlices, "this kernel (before Linux 6.12) takes no slice")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("floor-slice-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let sequencer = Process()
-        sequencer.executableURL = URL(fileURLWithPath: (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-floor")
-        sequencer.arguments = ["sequencer", "--input", "ipc://\(dir)/in", "--publish", "ipc://\(dir)/out"]
-        sequencer.environment = ProcessInfo.processInfo.environment.merging([NodeThreadSlice.environmentKey: "250"]) { _, new in new }
-        try sequencer.run()
-        defer {
-            sequencer.terminate()
-            sequencer.waitUntilExit()
+        let sequencer = try ChildProcess(
+            executable: (zfluxBinary as NSString).deletingLastPathComponent + "/zflux-floor",
+            arguments: ["sequencer", "--input", "ipc://\(dir)/in", "--publish", "ipc://\(dir)/out"],
+            environment: ProcessInfo.processInfo.environment.merging([NodeThreadSlice.environmentKey: "250"]) { _, new in new },
+            output: .discarded)
+        defer { _ = sequencer.stop(grace: .seconds(10)) }
+        let pid = sequencer.pid
+        try await eventually("the sequencer's own thread asks for a 250 µs slice", timeout: .seconds(30)) {
+            threadSlices(pid).contains { $0.slice == 250_000 }
         }
-        let pid = sequencer.processIdentifier
-        try await eventually("the sequencer's thread asks for 250 µs: \(SupervisorTests.slices(pid))", timeout: .seconds(30)) {
-            SupervisorTests.slices(pid).contains { $0.slice == 250_000 && !$0.name.hasPrefix("ZMQbg/") }
-        }
-        let threads = SupervisorTests.slices(pid)
+        let threads = threadSlices(pid)
+        #expect(threads.filter { $0.slice == 250_000 }.count == 1, "its own thread alone: \(threads)")
         let io = try #require(threads.first { $0.name.hasPrefix("ZMQbg/IO") }, "\(threads)")
-        #expect(io.slice > 250_000, "the I/O thread keeps the default: \(threads)")
+        #expect(io.slice > 250_000, "the I/O thread keeps its slice: \(threads)")
     }
 
     @Test("a floor process spawned from a thread that blocks SIGTERM still stops on SIGTERM and writes what it measured")

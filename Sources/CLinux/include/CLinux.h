@@ -31,12 +31,14 @@ int CLinux_allowed_cpus(int *cpus, int capacity);
 int CLinux_trim_heap(void);
 
 /* Asks the scheduler for a time slice of `nanoseconds` for thread `tid` (0: the calling thread), keeping
- * its policy (SCHED_OTHER only) and nice value: sched_setattr's sched_runtime, which Linux 6.12 and
- * later read as the slice a fair task asks for (0: the default). Returns 0, or -1 with errno set. */
+ * its policy (SCHED_OTHER only: EINVAL otherwise) and nice value: sched_setattr's sched_runtime, which
+ * Linux 6.12 and later read as the slice a fair task asks for (and clamp to 0.1 ms ... 100 ms); earlier
+ * kernels ignore it. Sets the reset-on-fork flag, so that threads the caller starts later begin with
+ * the default slice (and a nice below 0 reset to 0). Returns 0, or -1 with errno set. */
 int CLinux_request_slice(int tid, unsigned long long nanoseconds);
 
-/* The slice thread `tid` (0: the calling thread) asked for (sched_getattr's sched_runtime): 0 for the
- * default, or when it cannot be read. */
+/* The slice of thread `tid` (0: the calling thread), sched_getattr's sched_runtime: on Linux 6.12 and
+ * later its slice in nanoseconds, the default included; 0 on earlier kernels, or when it cannot be read. */
 unsigned long long CLinux_slice(int tid);
 
 #endif

@@ -58,6 +58,7 @@ package enum NodeThreadSlice {
     package static func ask(_ nanoseconds: UInt64?) -> String? {
         guard let nanoseconds else { return nil }
         guard CLinux_request_slice(0, nanoseconds) != 0 else { return nil }
-        return "\(environmentKey): the kernel refused a \(nanoseconds / 1_000) µs slice (\(String(cString: strerror(errno)))); the node thread keeps the default"
+        return
+            "\(environmentKey): the kernel refused a \(nanoseconds / 1_000) µs slice (\(String(cString: strerror(errno)))); the node thread keeps the default"
     }
 }

@@ -100,7 +100,9 @@ extension SupervisorTests {
         let up = try runProgram(
             zfluxBinary, ["cluster", "up", "--run-dir", runDir], timeout: .seconds(60), environment: [NodeThreadSlice.environmentKey: "5"])
         #expect(up.status != 0, "\(up)")
-        #expect(up.stderr.contains("ZFLUX_NODE_SLICE_US must be 0 (the kernel's default slice) or a slice from 100 to 100000 µs, not '5'"), "\(up.stderr)")
+        #expect(
+            up.stderr.contains("ZFLUX_NODE_SLICE_US must be 0 (the kernel's default slice) or a slice from 100 to 100000 µs, not '5'"), "\(up.stderr)"
+        )
     }
 
     @Test("ZFLUX_NODE_SLICE_US: unset, empty or 0 keeps the default; 100…100000 µs as given, in digits only; anything else refused")

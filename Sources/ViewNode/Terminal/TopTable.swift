@@ -57,7 +57,6 @@ public final class TopTable: @unchecked Sendable {
         }
     }
 
-    /// The STATE column of a node that answered: how it stands, and what needs a look.
     /// The JOURNAL cell: the journal's size; where it starts once retention (or a compaction) let its
     /// oldest segments go; and, once it has synced, the p99 of its newest syncs (a slowing disk shows
     /// there before the ACKs do).
@@ -68,6 +67,7 @@ public final class TopTable: @unchecked Sendable {
         return journal
     }
 
+    /// The STATE column of a node that answered: how it stands, and what needs a look.
     package static func state(of status: NodeStatus) -> String {
         var state = status.role == .dispatcher ? "ok" : "\(status.dispatcher ?? "?")\(status.caughtUp == false ? ", catching up" : "")"
         if status.leader != nil {

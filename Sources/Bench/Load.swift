@@ -74,7 +74,7 @@ public struct LoadClient: Sendable {
         // Where ZFLUX_NODE_SLICE_US asks the nodes' threads for a shorter slice (NodeThreadSlice), the client
         // asks for the same, as the floor's C client does, so that the nodes do not make the measurer wait.
         // A refusal leaves the default, as it does the nodes' (each node says so on its stderr).
-        _ = NodeThreadSlice.ask(try? NodeThreadSlice.fromEnvironment())
+        _ = NodeThreadSlice.ask(try? NodeThreadSlice.slice())
         let clientIDs = (0..<clients).map { _ in UInt64.random(in: 1...UInt64.max) }
         let timer = try TimerFD()
         let topics = mix.kinds.map { Array($0.app.utf8) }

@@ -67,7 +67,7 @@ public final class NodeShell<Command: Sendable>: Sendable {
             let loop: any NodeLoop
             let slice: UInt64?
             do {
-                slice = try NodeThreadSlice.fromEnvironment()
+                slice = try NodeThreadSlice.slice()
                 loop = try makeLoop(control)
             } catch {
                 ready.open(error: "\(error)")

@@ -30,9 +30,9 @@ package enum NodeThreadSlice {
     /// takes only these.
     package static let accepted: ClosedRange<UInt64> = 100...100_000
 
-    /// The slice to ask for, in nanoseconds, given the environment: nil (unset, empty or `0`) keeps the
-    /// default. Throws on a value that is neither `0` nor in ``accepted``.
-    package static func slice(environment: [String: String]) throws -> UInt64? {
+    /// The slice to ask for, in nanoseconds, given the environment (the process's by default): nil
+    /// (unset, empty or `0`) keeps the default. Throws on a value that is neither `0` nor in ``accepted``.
+    package static func slice(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64? {
         guard let text = environment[environmentKey], !text.isEmpty else { return nil }
         // Digits only, as zflux-floor reads it ("+250" is not taken by either).
         guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let micros = UInt64(text),
@@ -47,11 +47,6 @@ package enum NodeThreadSlice {
 
     /// Whether this kernel tells a thread's slice, and so takes one asked for (Linux 6.12 and later).
     package static var kernelTakesSlices: Bool { CLinux_slice(0) > 0 }
-
-    /// The slice the environment asks for the calling thread, in nanoseconds (nil: the default).
-    package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> UInt64? {
-        try slice(environment: environment)
-    }
 
     /// Asks for `nanoseconds` as the calling thread's slice: nil when it was taken (or none was
     /// asked), else why not. A kernel that refuses leaves the default: the node works the same.

@@ -176,17 +176,41 @@ func signalNode(_ pid: Int32, _ signal: Int32) -> Bool {
 
 /// A base port with `count` consecutive free tcp ports on 127.0.0.1, below the kernel's ephemeral range:
 /// inside it, the cluster's own outgoing connections could take a port before a node binds it.
+///
+/// The ports are free when it looks, but nothing binds them until the cluster starts, so two tests
+/// running at once (in this process, or in the other `swift test` process CI runs beside it) could be
+/// handed overlapping ranges: a store then failed to bind "Address already in use". So the space is
+/// cut into blocks of ``portBlockSize``, and a range is the start of a block this process holds: an
+/// exclusive `flock` on a file per block, kept until the process ends, which no other test process can
+/// take meanwhile and this one never hands out twice.
 func freePortRange(count: Int) throws -> Int {
+    precondition(count <= portBlockSize, "a range fits in one block of \(portBlockSize) ports")
     let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
         .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
     let ephemeralStart = range?.first ?? 32_768
-    let upper = max(ephemeralStart - count - 1, 10_001)
+    let blocks = (ephemeralStart - 10_000) / portBlockSize
+    try FileManager.default.createDirectory(atPath: portBlockDirectory, withIntermediateDirectories: true)
     for _ in 0..<200 {
-        let base = Int.random(in: 10_000...upper)
-        if (base..<base + count).allSatisfy(isPortFree) { return base }
+        let block = Int.random(in: 0..<blocks)
+        let base = 10_000 + block * portBlockSize
+        guard (base..<base + count).allSatisfy(isPortFree) else { continue }
+        let fd = open(portBlockDirectory + "/block-\(block)", O_CREAT | O_RDWR | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { continue }
+        // Held (the descriptor stays open) until the process ends; taken by another test process, or
+        // by this one already (flock on a second open file description conflicts too): another block.
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            continue
+        }
+        return base
     }
     throw NodeError("no free tcp port range found")
 }
+
+/// How many ports a block of ``freePortRange(count:)`` spans.
+let portBlockSize = 64
+/// Where the test processes' lock files for their port blocks are.
+let portBlockDirectory = NSTemporaryDirectory() + "zflux-test-ports"
 
 private func isPortFree(_ port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
